@@ -1,0 +1,309 @@
+//! The catalog: everything gpuplan knows about the instance types of one region, and where each number
+//! came from.
+//!
+//! A catalog is a committed JSON snapshot (`catalogs/<region>.json`), written by `gpuplan catalog import`
+//! (from DescribeInstanceTypes JSON, offerings and price tables on disk) or `gpuplan catalog refresh` (from the
+//! EC2 and Pricing APIs). The us-east-1 snapshot is embedded in the binary, so `compile` works offline and
+//! without credentials. The format is the same whichever way it was made; `format` is bumped on any
+//! incompatible change.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Snapshot format version. Loading refuses any other value.
+pub const FORMAT: u32 = 1;
+
+/// The snapshot compiled into the binary (us-east-1), used when no catalogs/<region>.json is on disk.
+pub const EMBEDDED_US_EAST_1: &str = include_str!("../catalogs/us-east-1.json");
+
+/// One region's catalog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalog {
+    pub format: u32,
+    pub region: String,
+    /// Availability zones seen in the offerings, sorted.
+    pub zones: Vec<String>,
+    /// Where the numbers came from, keyed by a short id that prices and offerings refer to
+    /// (e.g. "describe-instance-types", "karpenter-ondemand-2026-07-20", "spot-estimate").
+    pub sources: BTreeMap<String, Source>,
+    /// All instance types of the region (not only accelerated ones), sorted by name.
+    pub instance_types: Vec<InstanceType>,
+}
+
+/// Provenance of one kind of number in the catalog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// What it is, in words ("EC2 DescribeInstanceTypes via moto 5.2.5 snapshot").
+    pub description: String,
+    /// When the data was produced or fetched (RFC 3339, UTC), if known. Never the wall clock of a
+    /// compile: only import/refresh write it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_at: Option<String>,
+    /// True when the numbers are estimates, not observations (e.g. spot prices derived from on-demand).
+    #[serde(default)]
+    pub estimate: bool,
+}
+
+/// CPU architecture, as Kubernetes labels it (`kubernetes.io/arch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    Amd64,
+    Arm64,
+}
+
+impl Arch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arch::Amd64 => "amd64",
+            Arch::Arm64 => "arm64",
+        }
+    }
+}
+
+/// Karpenter capacity type (`karpenter.sh/capacity-type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacityType {
+    Spot,
+    OnDemand,
+    Reserved,
+}
+
+impl CapacityType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CapacityType::Spot => "spot",
+            CapacityType::OnDemand => "on-demand",
+            CapacityType::Reserved => "reserved",
+        }
+    }
+}
+
+/// One EC2 instance type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceType {
+    /// "g5.xlarge"
+    pub name: String,
+    /// "g" (karpenter.k8s.aws/instance-category)
+    pub category: String,
+    /// "g5" (karpenter.k8s.aws/instance-family)
+    pub family: String,
+    /// 5 (karpenter.k8s.aws/instance-generation)
+    pub generation: u32,
+    /// "xlarge" (karpenter.k8s.aws/instance-size)
+    pub size: String,
+    pub vcpu: u32,
+    pub memory_mib: u64,
+    pub arch: Vec<Arch>,
+    pub current_generation: bool,
+    pub bare_metal: bool,
+    pub efa: bool,
+    /// GPUs, one entry per GPU model on the instance. Empty for non-GPU types.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<Gpu>,
+    /// AWS Neuron devices (Inferentia/Trainium), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neuron: Option<Neuron>,
+    /// Usage classes EC2 supports for this type ("on-demand", "spot"), sorted.
+    pub capacity_types: Vec<CapacityType>,
+    /// Availability zones that offer the type, sorted.
+    pub zones: Vec<String>,
+    /// On-demand Linux price, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_demand: Option<Price>,
+    /// Spot price per zone (only zones that offer the type), if known or estimated.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub spot: BTreeMap<String, Price>,
+}
+
+/// One GPU model on an instance type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    /// "A10G", "H100", "Radeon Pro V520"
+    pub name: String,
+    /// "NVIDIA", "AMD", ...
+    pub manufacturer: String,
+    /// Whole GPUs of this model. Zero for fractional-GPU types (g6f, gr6f).
+    pub count: u32,
+    /// Memory per GPU (or per GPU partition for fractional types), MiB.
+    pub memory_mib: u64,
+    /// Fraction of a physical GPU one logical GPU gets (1.0 for whole GPUs; 0.125 for g6f.large).
+    pub partition_size: f64,
+}
+
+/// AWS Neuron devices on an instance type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Neuron {
+    /// "Inferentia", "Inferentia2", "Trainium", "Trainium2"
+    pub name: String,
+    /// Devices (`aws.amazon.com/neuron`).
+    pub count: u32,
+    /// Neuron cores per device (`aws.amazon.com/neuroncore` is count × cores_per_device).
+    pub cores_per_device: u32,
+    pub memory_mib_per_device: u64,
+}
+
+/// A price in USD per instance-hour, with the id of its source in `Catalog::sources`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub usd_per_hour: f64,
+    pub source: String,
+}
+
+/// What kind of accelerator a pool schedules, and the Kubernetes extended resource that counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AcceleratorKind {
+    Nvidia,
+    Amd,
+    Neuron,
+}
+
+impl AcceleratorKind {
+    /// The extended resource name used in limits, requests and taints.
+    pub fn resource(self) -> &'static str {
+        match self {
+            AcceleratorKind::Nvidia => "nvidia.com/gpu",
+            AcceleratorKind::Amd => "amd.com/gpu",
+            AcceleratorKind::Neuron => "aws.amazon.com/neuron",
+        }
+    }
+}
+
+impl InstanceType {
+    /// Whole accelerators of the given kind this type exposes to the scheduler. Fractional GPUs count 0.
+    pub fn accelerators(&self, kind: AcceleratorKind) -> u32 {
+        match kind {
+            AcceleratorKind::Neuron => self.neuron.as_ref().map_or(0, |n| n.count),
+            AcceleratorKind::Nvidia | AcceleratorKind::Amd => self
+                .gpus
+                .iter()
+                .filter(|g| manufacturer_kind(&g.manufacturer) == Some(kind))
+                .map(|g| g.count)
+                .sum(),
+        }
+    }
+
+    /// True when EC2 reports a GPU that is not a whole device (g6f, gr6f) or a GPU entry with a zero
+    /// count: such types must never enter a pool unless named explicitly.
+    pub fn has_partial_gpus(&self) -> bool {
+        self.gpus.iter().any(|g| g.count == 0 || g.partition_size < 1.0)
+    }
+
+    /// True when the type has exactly one GPU model: only then does Karpenter publish the
+    /// `karpenter.k8s.aws/instance-gpu-*` labels for it.
+    pub fn single_gpu_model(&self) -> Option<&Gpu> {
+        match self.gpus.as_slice() {
+            [gpu] => Some(gpu),
+            _ => None,
+        }
+    }
+
+    /// The price of one hour of this type for the capacity type: the on-demand price, or the highest spot
+    /// price among the given zones (the worst the pool can pay). Reserved capacity is billed like
+    /// on-demand here (a capacity reservation's price is the on-demand price of the type).
+    pub fn price(&self, capacity: CapacityType, zones: &[String]) -> Option<&Price> {
+        match capacity {
+            CapacityType::OnDemand | CapacityType::Reserved => self.on_demand.as_ref(),
+            CapacityType::Spot => self
+                .spot
+                .iter()
+                .filter(|(zone, _)| zones.is_empty() || zones.contains(zone))
+                .map(|(_, price)| price)
+                .max_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour)),
+        }
+    }
+}
+
+/// Maps an EC2 GPU manufacturer string to the accelerator kind that schedules it.
+pub fn manufacturer_kind(manufacturer: &str) -> Option<AcceleratorKind> {
+    match manufacturer.to_ascii_lowercase().as_str() {
+        "nvidia" => Some(AcceleratorKind::Nvidia),
+        "amd" => Some(AcceleratorKind::Amd),
+        _ => None,
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("cannot read catalog {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("catalog {path} is not a gpuplan catalog snapshot: {source}")]
+    Parse { path: PathBuf, source: serde_json::Error },
+    #[error("catalog {path} has format {found}, this gpuplan reads format {FORMAT}; run `gpuplan catalog import` or `gpuplan catalog refresh` to rewrite it")]
+    Format { path: PathBuf, found: u32 },
+    #[error("no catalog for region {region}: looked for {looked_in}/{region}.json, and only us-east-1 is built in; run `gpuplan catalog refresh --region {region}`")]
+    Missing { region: String, looked_in: String },
+}
+
+impl Catalog {
+    /// Parses a snapshot; `origin` names it in errors.
+    pub fn from_json(text: &str, origin: &Path) -> Result<Catalog, CatalogError> {
+        let catalog: Catalog = serde_json::from_str(text)
+            .map_err(|source| CatalogError::Parse { path: origin.to_path_buf(), source })?;
+        if catalog.format != FORMAT {
+            return Err(CatalogError::Format { path: origin.to_path_buf(), found: catalog.format });
+        }
+        Ok(catalog)
+    }
+
+    /// Serializes a snapshot: pretty JSON, one stable byte sequence for the same catalog.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a catalog always serializes");
+        text.push('\n');
+        text
+    }
+
+    /// Loads `<dir>/<region>.json`, or the embedded snapshot for us-east-1 when the file is absent.
+    pub fn load(dir: &Path, region: &str) -> Result<Catalog, CatalogError> {
+        let path = dir.join(format!("{region}.json"));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Catalog::from_json(&text, &path),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                if region == "us-east-1" {
+                    Catalog::from_json(EMBEDDED_US_EAST_1, Path::new("<built-in us-east-1 catalog>"))
+                } else {
+                    Err(CatalogError::Missing {
+                        region: region.to_string(),
+                        looked_in: dir.display().to_string(),
+                    })
+                }
+            }
+            Err(source) => Err(CatalogError::Read { path, source }),
+        }
+    }
+
+    /// A short content digest (sha256 of the canonical JSON, first 12 hex digits) for provenance
+    /// annotations: the same catalog always gives the same digest.
+    pub fn digest(&self) -> String {
+        let hash = Sha256::digest(self.to_json().as_bytes());
+        hash.iter().take(6).map(|b| format!("{b:02x}")).collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&InstanceType> {
+        self.instance_types
+            .binary_search_by(|t| t.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.instance_types[i])
+    }
+
+    /// True when the price's source is an estimate.
+    pub fn is_estimate(&self, price: &Price) -> bool {
+        self.sources.get(&price.source).is_some_and(|s| s.estimate)
+    }
+
+    /// The date of the newest `fetched_at` among the sources, for the staleness warning.
+    pub fn newest_fetch(&self) -> Option<&str> {
+        self.sources.values().filter_map(|s| s.fetched_at.as_deref()).max()
+    }
+}

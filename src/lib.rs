@@ -1,0 +1,8 @@
+//! gpuplan: a compiler for GPU capacity on Kubernetes.
+//!
+//! The pipeline, one stage per module, one typed value between stages:
+//! profiles/*.kdl → [`intent`] → Intent; catalogs/*.json → [`catalog`] → Catalog;
+//! [`solve`] → Plan; [`render`] → Manifests; [`validate`] → checked; [`output`] → out/.
+
+pub mod catalog;
+pub mod import;
