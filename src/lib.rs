@@ -6,3 +6,9 @@
 
 pub mod catalog;
 pub mod import;
+pub mod diagnostic;
+pub mod intent;
+pub mod solve;
+pub mod compile;
+pub mod output;
+pub mod render;

@@ -1,0 +1,110 @@
+//! The whole pipeline for one `gpuplan compile`: profiles → Intent → (catalogs) → Plan → Manifests → files.
+//! Nothing here touches out/: the caller decides whether to write, check or diff.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::catalog::{Catalog, CatalogError};
+use crate::diagnostic::{ProfileDiagnostic, Sources};
+use crate::intent::{self, Profile};
+use crate::render::{Manifest, RenderError, Renderer};
+use crate::solve::{self, Plan};
+
+#[derive(Debug, Clone)]
+pub struct CompileOptions {
+    /// Profile files, or directories whose `*.kdl` files are all read (sorted by name).
+    pub profiles: Vec<PathBuf>,
+    /// Where `<region>.json` catalog snapshots live; us-east-1 falls back to the built-in snapshot.
+    pub catalogs_dir: PathBuf,
+    pub templates_dir: Option<PathBuf>,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions { profiles: vec![PathBuf::from("profiles")], catalogs_dir: PathBuf::from("catalogs"), templates_dir: None }
+    }
+}
+
+/// Everything one compile produced, for compile/check/diff/commit/explain/lint to use.
+#[derive(Debug)]
+pub struct Compilation {
+    pub sources: Sources,
+    pub profiles: Vec<Profile>,
+    pub catalogs: BTreeMap<String, Catalog>,
+    pub plan: Plan,
+    pub manifests: Vec<Manifest>,
+    /// Warnings (lint findings, stale catalog) that did not stop the compile.
+    pub warnings: Vec<ProfileDiagnostic>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("{} error{} in the profiles", .diagnostics.iter().filter(|d| d.is_error()).count(), if .diagnostics.iter().filter(|d| d.is_error()).count() == 1 { "" } else { "s" })]
+    Profiles { diagnostics: Vec<ProfileDiagnostic> },
+    #[error("no profiles found in {0}; write one (see README) or pass profile files")]
+    NoProfiles(String),
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error(transparent)]
+    Render(#[from] RenderError),
+}
+
+/// Expands directories into their `*.kdl` files, sorted, so the compile order never depends on the file system.
+pub fn profile_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CompileError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path).map_err(|source| CompileError::Read { path: path.clone(), source })?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "kdl"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    if files.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(CompileError::NoProfiles(shown.join(", ")));
+    }
+    Ok(files)
+}
+
+pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
+    let files = profile_files(&opts.profiles)?;
+    let mut sources = Sources::default();
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let (profiles, diagnostics) = intent::parse_files(&paths, &mut sources);
+    if diagnostics.iter().any(ProfileDiagnostic::is_error) {
+        return Err(CompileError::Profiles { diagnostics });
+    }
+    let mut warnings = diagnostics;
+
+    let mut catalogs = BTreeMap::new();
+    for profile in &profiles {
+        let region = &profile.cluster.region.value;
+        if !catalogs.contains_key(region) {
+            catalogs.insert(region.clone(), Catalog::load(&opts.catalogs_dir, region)?);
+        }
+    }
+
+    let plan = solve::solve(&profiles, &sources, &catalogs).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
+    let renderer = Renderer::new(opts.templates_dir.as_deref())?;
+    let manifests = renderer.render_plan(&plan)?;
+    warnings.sort_by(|a, b| a.location.cmp(&b.location));
+    Ok(Compilation { sources, profiles, catalogs, plan, manifests, warnings })
+}
+
+impl Compilation {
+    /// The files for out/: path relative to out/ → full text with the generated-code header.
+    pub fn files(&self) -> BTreeMap<PathBuf, String> {
+        self.manifests
+            .iter()
+            .map(|m| (m.path.clone(), crate::output::with_header(&m.source, &m.to_yaml())))
+            .collect()
+    }
+}

@@ -1,0 +1,1323 @@
+//! Stage 1: KDL profiles → typed, spanned [`Profile`]s.
+//!
+//! One file is one profile. The grammar (KDL v2) is documented in README.md; in short:
+//!
+//! ```kdl
+//! profile "llm-inference" priority=100      // optional; the file stem names the profile otherwise
+//! cluster "ml-prod" { region "us-east-1"; zones "us-east-1a" "us-east-1b"; ami "al2023@v20251023" }
+//! budget usd-per-hour=150
+//! pool "llm" preset="inference-spot" {
+//!     gpu { name "A10G" "L4"; memory-min "22GiB"; per-node max=1 }
+//!     max-accelerators 40
+//! }
+//! ```
+//!
+//! The walk is written by hand over `kdl::KdlDocument` rather than through kdl's serde deserializer so that
+//! every value keeps its own span: a contradiction found later (by the solver or lint) still points at the
+//! exact text the user wrote, and unknown names get a "did you mean" from the list of names valid *there*.
+//!
+//! Presets give defaults; every setting can be written at pool level and again inside a `tier`, the inner
+//! one winning. Settings that came from a preset carry the span of the `preset=` property.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use kdl::{KdlDocument, KdlEntry, KdlNode, KdlValue};
+
+use crate::catalog::{AcceleratorKind, Arch, CapacityType};
+use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned};
+
+/// Lint/solver price-quality knob default: admit a type only if its $/accelerator-hour is at most this
+/// multiple of the cheapest candidate's (see README "Price quality").
+pub const DEFAULT_PRICE_RATIO_MAX: f64 = 1.6;
+
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub name: Spanned<String>,
+    pub file: usize,
+    /// Higher priority profiles get higher NodePool weights within their cluster.
+    pub priority: Spanned<i64>,
+    pub cluster: Cluster,
+    pub budget_usd_per_hour: Option<Spanned<f64>>,
+    pub pools: Vec<Pool>,
+    /// Lint codes silenced for the whole profile.
+    pub allow: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub name: Spanned<String>,
+    pub region: Spanned<String>,
+    pub zones: Vec<Spanned<String>>,
+    /// Value of the `karpenter.sh/discovery` tag on subnets and security groups.
+    pub discovery_tag: Spanned<String>,
+    pub node_role: Spanned<String>,
+    /// EC2NodeClass AMI alias, e.g. `al2023@v20251023`.
+    pub ami: Spanned<String>,
+    /// True for EKS accelerated AMIs (NVIDIA driver and toolkit preinstalled).
+    pub accelerated_ami: Spanned<bool>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// One pool allowing spot and on-demand (Karpenter prefers spot within the pool).
+    General,
+    /// Spot first, on-demand fallback: two NodePools.
+    InferenceSpot,
+    InferenceOnDemand,
+    TrainingOnDemand,
+    BatchSpot,
+    /// An ordered chain of user-defined `tier`s.
+    Tiered,
+}
+
+impl Preset {
+    pub const NAMES: [&'static str; 6] =
+        ["general", "inference-spot", "inference-on-demand", "training-on-demand", "batch-spot", "tiered"];
+
+    fn parse(name: &str) -> Option<Preset> {
+        Some(match name {
+            "general" => Preset::General,
+            "inference-spot" => Preset::InferenceSpot,
+            "inference-on-demand" => Preset::InferenceOnDemand,
+            "training-on-demand" => Preset::TrainingOnDemand,
+            "batch-spot" => Preset::BatchSpot,
+            "tiered" => Preset::Tiered,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Preset::NAMES[self as usize]
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Pool {
+    pub name: Spanned<String>,
+    pub preset: Spanned<Preset>,
+    /// In fallback order: the first tier gets the highest weight. Each tier becomes one NodePool.
+    pub tiers: Vec<Tier>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Tier {
+    /// The NodePool name.
+    pub name: Spanned<String>,
+    pub settings: Settings,
+}
+
+/// GPU sharing on the pool's nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sharing {
+    /// Device-plugin time-slicing: each GPU is advertised `replicas` times.
+    TimeSlicing { replicas: u32 },
+    /// A mig-parted configuration name (e.g. `all-1g.10gb`), applied via the `nvidia.com/mig.config` label.
+    Mig { config: String },
+}
+
+/// On-demand capacity reservations or capacity blocks the pool launches into.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reserved {
+    pub ids: Vec<String>,
+    pub tags: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Taint {
+    pub key: String,
+    pub value: Option<String>,
+    pub effect: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DisruptionBudget {
+    pub nodes: String,
+    pub schedule: Option<String>,
+    pub duration: Option<String>,
+    pub reasons: Vec<String>,
+}
+
+/// A weekly maintenance window, UTC: the only time training nodes may be disrupted voluntarily.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaintenanceWindow {
+    /// 0 = Sunday … 6 = Saturday (cron numbering).
+    pub weekday: u32,
+    pub start_minute_of_day: u32,
+    pub duration_minutes: u32,
+    /// Nodes that may be disrupted at once inside the window.
+    pub nodes: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Disruption {
+    pub consolidation_policy: Spanned<String>,
+    pub consolidate_after: Spanned<String>,
+    pub expire_after: Spanned<String>,
+    pub termination_grace_period: Option<Spanned<String>>,
+    pub maintenance_window: Option<Spanned<MaintenanceWindow>>,
+    /// Explicit budgets; when given they replace the preset's.
+    pub budgets: Vec<Spanned<DisruptionBudget>>,
+}
+
+/// Everything that decides one NodePool.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub accelerator: Spanned<AcceleratorKind>,
+    /// GPU or Neuron device names, case-insensitive ("A10G", "L4", "Inferentia2"). Empty = any.
+    pub accelerator_names: Vec<Spanned<String>>,
+    pub memory_min_mib: Option<Spanned<u64>>,
+    pub per_node_min: Option<Spanned<u32>>,
+    pub per_node_max: Option<Spanned<u32>>,
+    pub arch: Vec<Spanned<Arch>>,
+    pub generation_min: Option<Spanned<u32>>,
+    pub families: Vec<Spanned<String>>,
+    pub exclude_families: Vec<Spanned<String>>,
+    /// Named types: the only way fractional-GPU types get in.
+    pub types: Vec<Spanned<String>>,
+    pub exclude_types: Vec<Spanned<String>>,
+    pub efa: Option<Spanned<bool>>,
+    pub capacity: Spanned<Vec<CapacityType>>,
+    pub max_accelerators: Option<Spanned<u32>>,
+    /// Explicit NodePool weight (1–100); computed from priority and tier order when absent.
+    pub weight: Option<Spanned<u32>>,
+    pub price_ratio_max: Spanned<f64>,
+    pub sharing: Option<Spanned<Sharing>>,
+    pub reserved: Option<Spanned<Reserved>>,
+    pub disruption: Disruption,
+    pub labels: BTreeMap<String, Spanned<String>>,
+    pub taints: Vec<Spanned<Taint>>,
+    pub allow: Vec<Spanned<String>>,
+}
+
+/// Parses every profile; returns them with all diagnostics (errors and warnings) found.
+pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec<ProfileDiagnostic>) {
+    let mut profiles = Vec::new();
+    let mut diagnostics = Vec::new();
+    for path in paths {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) => {
+                let file = sources.add(path, String::new());
+                diagnostics.push(
+                    sources
+                        .error(Span { file, offset: 0, len: 0 }, "E0001", format!("cannot read profile: {err}"))
+                        .help("check the path; `gpuplan compile` reads profiles/*.kdl by default"),
+                );
+                continue;
+            }
+        };
+        let file = sources.add(path, text);
+        let mut parser = Parser { sources, file, diagnostics: Vec::new() };
+        let profile = parser.parse_profile(path);
+        diagnostics.extend(parser.diagnostics);
+        profiles.extend(profile);
+    }
+    (profiles, diagnostics)
+}
+
+struct Parser<'s> {
+    sources: &'s Sources,
+    file: usize,
+    diagnostics: Vec<ProfileDiagnostic>,
+}
+
+/// Names valid at each level, for unknown-name errors and their "did you mean".
+const TOP_LEVEL: &[&str] = &["profile", "cluster", "budget", "pool", "allow"];
+const CLUSTER_CHILDREN: &[&str] = &["region", "zones", "discovery-tag", "node-role", "ami", "accelerated-ami"];
+const SETTING_NODES: &[&str] = &[
+    "gpu",
+    "neuron",
+    "arch",
+    "generation-min",
+    "families",
+    "exclude-families",
+    "types",
+    "exclude-types",
+    "efa",
+    "capacity",
+    "max-accelerators",
+    "weight",
+    "price-ratio-max",
+    "time-slicing",
+    "mig",
+    "reserved",
+    "disruption",
+    "label",
+    "taint",
+    "allow",
+];
+const ACCELERATOR_CHILDREN: &[&str] = &["name", "manufacturer", "memory-min", "per-node"];
+const DISRUPTION_CHILDREN: &[&str] =
+    &["consolidation", "consolidate-after", "expire-after", "termination-grace-period", "maintenance-window", "budget"];
+
+impl Parser<'_> {
+    fn span(&self, span: miette::SourceSpan) -> Span {
+        Span::new(self.file, span)
+    }
+
+    fn error(&mut self, span: Span, code: &'static str, message: impl Into<String>, help: impl Into<String>) {
+        let help = help.into();
+        let mut d = self.sources.error(span, code, message);
+        if !help.is_empty() {
+            d = d.help(help);
+        }
+        self.diagnostics.push(d);
+    }
+
+    fn unknown_node(&mut self, node: &KdlNode, valid: &[&str], context: &str) {
+        let name = node.name().value();
+        let mut help = did_you_mean(name, valid.iter().copied()).unwrap_or_default();
+        if !help.is_empty() {
+            help.push(' ');
+        }
+        help.push_str(&format!("valid here: {}", valid.join(", ")));
+        self.error(
+            self.span(node.name().span()),
+            "E0102",
+            format!("unknown node `{name}` in {context}"),
+            help,
+        );
+    }
+
+    /// Rejects properties other than `allowed`, and arguments beyond `max_args`.
+    fn check_entries(&mut self, node: &KdlNode, allowed: &[&str], max_args: usize) {
+        let mut args = 0;
+        for entry in node.entries() {
+            match entry.name() {
+                Some(name) if !allowed.contains(&name.value()) => {
+                    let mut help = did_you_mean(name.value(), allowed.iter().copied()).unwrap_or_default();
+                    if allowed.is_empty() {
+                        help = format!("`{}` takes no properties", node.name().value());
+                    } else {
+                        if !help.is_empty() {
+                            help.push(' ');
+                        }
+                        help.push_str(&format!("valid properties: {}", allowed.join(", ")));
+                    }
+                    self.error(
+                        self.span(entry.span()),
+                        "E0103",
+                        format!("unknown property `{}` on `{}`", name.value(), node.name().value()),
+                        help,
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    args += 1;
+                    if args > max_args {
+                        self.error(
+                            self.span(entry.span()),
+                            "E0104",
+                            format!(
+                                "`{}` takes {} argument{}",
+                                node.name().value(),
+                                if max_args == 0 { "no".to_string() } else { format!("at most {max_args}") },
+                                if max_args == 1 { "" } else { "s" }
+                            ),
+                            "remove the extra value",
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn expect_string(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<String>> {
+        let span = self.span(entry.span());
+        match entry.value() {
+            KdlValue::String(s) => Some(Spanned::new(s.clone(), span)),
+            other => {
+                self.error(
+                    span,
+                    "E0105",
+                    format!("{what} must be a string, found {}", describe(other)),
+                    format!("quote it: \"{}\"", value_text(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn expect_integer(&mut self, entry: &KdlEntry, what: &str, min: i128, max: i128) -> Option<Spanned<i128>> {
+        let span = self.span(entry.span());
+        match entry.value() {
+            KdlValue::Integer(i) if (min..=max).contains(i) => Some(Spanned::new(*i, span)),
+            KdlValue::Integer(i) => {
+                self.error(span, "E0106", format!("{what} must be between {min} and {max}, found {i}"), "");
+                None
+            }
+            other => {
+                self.error(
+                    span,
+                    "E0105",
+                    format!("{what} must be an integer, found {}", describe(other)),
+                    "write a whole number without quotes, e.g. 8",
+                );
+                None
+            }
+        }
+    }
+
+    fn expect_number(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<f64>> {
+        let span = self.span(entry.span());
+        let value = match entry.value() {
+            KdlValue::Integer(i) => *i as f64,
+            KdlValue::Float(f) => *f,
+            other => {
+                self.error(
+                    span,
+                    "E0105",
+                    format!("{what} must be a number, found {}", describe(other)),
+                    "write a number without quotes or units, e.g. 150 or 12.5",
+                );
+                return None;
+            }
+        };
+        if !value.is_finite() || value <= 0.0 {
+            self.error(span, "E0106", format!("{what} must be a positive number, found {value}"), "");
+            return None;
+        }
+        Some(Spanned::new(value, span))
+    }
+
+    fn expect_bool(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<bool>> {
+        let span = self.span(entry.span());
+        match entry.value() {
+            KdlValue::Bool(b) => Some(Spanned::new(*b, span)),
+            other => {
+                self.error(
+                    span,
+                    "E0105",
+                    format!("{what} must be #true or #false, found {}", describe(other)),
+                    "KDL v2 booleans are written #true and #false",
+                );
+                None
+            }
+        }
+    }
+
+    /// The node's single argument as a string, or an error pointing at the node.
+    fn single_string(&mut self, node: &KdlNode) -> Option<Spanned<String>> {
+        self.check_entries(node, &[], 1);
+        match args(node).next() {
+            Some(entry) => self.expect_string(entry, &format!("`{}`", node.name().value())),
+            None => {
+                self.error(
+                    self.span(node.span()),
+                    "E0107",
+                    format!("`{}` needs a value", node.name().value()),
+                    format!("write it as {} \"…\"", node.name().value()),
+                );
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, node: &KdlNode) -> Vec<Spanned<String>> {
+        self.check_entries(node, &[], usize::MAX);
+        let entries: Vec<&KdlEntry> = args(node).collect();
+        if entries.is_empty() {
+            self.error(
+                self.span(node.span()),
+                "E0107",
+                format!("`{}` needs at least one value", node.name().value()),
+                "",
+            );
+        }
+        entries.into_iter().filter_map(|e| self.expect_string(e, &format!("`{}`", node.name().value()))).collect()
+    }
+
+    fn no_children(&mut self, node: &KdlNode) {
+        if let Some(children) = node.children() {
+            self.error(
+                self.span(children.span()),
+                "E0108",
+                format!("`{}` takes no block", node.name().value()),
+                "remove the { … }",
+            );
+        }
+    }
+
+    fn parse_profile(&mut self, path: &Path) -> Option<Profile> {
+        let text = self.sources.text(self.file).to_string();
+        let doc = match KdlDocument::parse(&text) {
+            Ok(doc) => doc,
+            Err(err) => {
+                for d in err.diagnostics {
+                    let message = d.message.clone().unwrap_or_else(|| "invalid KDL".to_string());
+                    let help = d.help.clone().unwrap_or_else(|| {
+                        "gpuplan profiles are KDL v2 documents (https://kdl.dev): strings in double quotes, booleans #true/#false".into()
+                    });
+                    let mut diag = self.sources.error(self.span(d.span), "E0101", format!("malformed KDL: {message}"), );
+                    diag = diag.help(help).label(d.label.clone().unwrap_or_else(|| "here".into()));
+                    self.diagnostics.push(diag);
+                }
+                return None;
+            }
+        };
+
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let whole = Span { file: self.file, offset: 0, len: 0 };
+        let mut name = Spanned::new(stem, whole);
+        let mut priority = Spanned::new(0i64, whole);
+        let mut cluster: Option<Cluster> = None;
+        let mut budget = None;
+        let mut pool_nodes = Vec::new();
+        let mut allow = Vec::new();
+
+        for node in doc.nodes() {
+            match node.name().value() {
+                "profile" => {
+                    self.check_entries(node, &["priority"], 1);
+                    self.no_children(node);
+                    if let Some(arg) = args(node).next() {
+                        if let Some(n) = self.expect_string(arg, "the profile name") {
+                            self.check_name(&n, "profile");
+                            name = n;
+                        }
+                    }
+                    if let Some(p) = prop(node, "priority") {
+                        if let Some(p) = self.expect_integer(p, "priority", 0, 1000) {
+                            priority = Spanned::new(p.value as i64, p.span);
+                        }
+                    }
+                }
+                "cluster" => {
+                    if cluster.is_some() {
+                        self.error(
+                            self.span(node.span()),
+                            "E0109",
+                            "a profile has one cluster",
+                            "split pools for another cluster into their own profile file",
+                        );
+                        continue;
+                    }
+                    cluster = self.parse_cluster(node);
+                }
+                "budget" => {
+                    self.check_entries(node, &["usd-per-hour"], 0);
+                    self.no_children(node);
+                    match prop(node, "usd-per-hour") {
+                        Some(entry) => budget = self.expect_number(entry, "budget usd-per-hour"),
+                        None => self.error(
+                            self.span(node.span()),
+                            "E0107",
+                            "`budget` needs usd-per-hour",
+                            "write it as budget usd-per-hour=150",
+                        ),
+                    }
+                }
+                "pool" => pool_nodes.push(node),
+                "allow" => allow.extend(self.strings(node)),
+                _ => self.unknown_node(node, TOP_LEVEL, "a profile"),
+            }
+        }
+
+        let Some(cluster) = cluster else {
+            self.error(
+                whole,
+                "E0110",
+                "the profile has no `cluster` block",
+                "add cluster \"name\" { region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@vYYYYMMDD\" }",
+            );
+            return None;
+        };
+        let pools: Vec<Pool> = pool_nodes.into_iter().filter_map(|n| self.parse_pool(n, &name)).collect();
+        if pools.is_empty() {
+            self.error(whole, "E0111", "the profile has no `pool`", "add pool \"name\" preset=\"inference-spot\" { gpu { … } }");
+        }
+        let mut seen: BTreeMap<String, Span> = BTreeMap::new();
+        for tier in pools.iter().flat_map(|p| &p.tiers) {
+            if let Some(first) = seen.insert(tier.name.value.clone(), tier.name.span) {
+                let first_at = self.sources.location(first);
+                self.error(
+                    tier.name.span,
+                    "E0112",
+                    format!("NodePool name `{}` is used twice in this profile (first at {first_at})", tier.name.value),
+                    "give each pool and tier a distinct name",
+                );
+            }
+        }
+        Some(Profile { name, file: self.file, priority, cluster, budget_usd_per_hour: budget, pools, allow })
+    }
+
+    /// Kubernetes object names: lowercase RFC 1123 labels (we use them as NodePool names).
+    fn check_name(&mut self, name: &Spanned<String>, what: &str) {
+        let ok = !name.is_empty()
+            && name.len() <= 50
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !name.starts_with('-')
+            && !name.ends_with('-');
+        if !ok {
+            self.error(
+                name.span,
+                "E0113",
+                format!("{what} name `{}` is not a valid Kubernetes name", name.value),
+                "use at most 50 lowercase letters, digits and '-', starting and ending with a letter or digit",
+            );
+        }
+    }
+
+    fn parse_cluster(&mut self, node: &KdlNode) -> Option<Cluster> {
+        self.check_entries(node, &[], 1);
+        let name = args(node).next().and_then(|e| self.expect_string(e, "the cluster name"));
+        let Some(name) = name else {
+            self.error(self.span(node.span()), "E0107", "`cluster` needs a name", "write cluster \"ml-prod\" { … }");
+            return None;
+        };
+        self.check_name(&name, "cluster");
+        let node_span = self.span(node.name().span());
+        let mut region = None;
+        let mut zones = Vec::new();
+        let mut discovery_tag = None;
+        let mut node_role = None;
+        let mut ami = None;
+        let mut accelerated_ami = Spanned::new(true, node_span);
+        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+            self.no_children(child);
+            match child.name().value() {
+                "region" => region = self.single_string(child),
+                "zones" => zones = self.strings(child),
+                "discovery-tag" => discovery_tag = self.single_string(child),
+                "node-role" => node_role = self.single_string(child),
+                "ami" => ami = self.single_string(child),
+                "accelerated-ami" => {
+                    self.check_entries(child, &[], 1);
+                    if let Some(b) = args(child).next().and_then(|e| self.expect_bool(e, "accelerated-ami")) {
+                        accelerated_ami = b;
+                    }
+                }
+                _ => self.unknown_node(child, CLUSTER_CHILDREN, "`cluster`"),
+            }
+        }
+        let Some(region) = region else {
+            self.error(node_span, "E0107", "the cluster has no `region`", "add region \"us-east-1\" to the cluster block");
+            return None;
+        };
+        if !region.value.split('-').count().eq(&3) || !region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+            self.error(region.span, "E0114", format!("`{}` is not an AWS region name", region.value), "e.g. us-east-1");
+        }
+        for zone in &zones {
+            let suffix_ok = zone.strip_prefix(region.as_str()).is_some_and(|s| s.len() == 1 && s.chars().all(|c| c.is_ascii_lowercase()));
+            if !suffix_ok {
+                self.error(
+                    zone.span,
+                    "E0114",
+                    format!("zone `{}` is not an availability zone of {}", zone.value, region.value),
+                    format!("zones of {0} look like {0}a, {0}b, …", region.value),
+                );
+            }
+        }
+        let ami = ami.unwrap_or_else(|| Spanned::new(String::new(), node_span));
+        if ami.is_empty() {
+            self.error(
+                node_span,
+                "E0115",
+                "the cluster has no `ami`",
+                "pin an EC2NodeClass AMI alias, e.g. ami \"al2023@v20251023\" (see README: why not @latest)",
+            );
+        } else if !valid_ami_alias(&ami) {
+            self.error(
+                ami.span,
+                "E0115",
+                format!("`{}` is not an AMI alias", ami.value),
+                "write family@version, e.g. al2023@v20251023 or bottlerocket@v1.50.0",
+            );
+        }
+        Some(Cluster {
+            discovery_tag: discovery_tag.unwrap_or_else(|| name.clone()),
+            node_role: node_role.unwrap_or_else(|| Spanned::new(format!("KarpenterNodeRole-{}", name.value), name.span)),
+            name,
+            region,
+            zones,
+            ami,
+            accelerated_ami,
+            span: node_span,
+        })
+    }
+
+    fn parse_pool(&mut self, node: &KdlNode, profile: &Spanned<String>) -> Option<Pool> {
+        let _ = profile;
+        self.check_entries(node, &["preset"], 1);
+        let name = args(node).next().and_then(|e| self.expect_string(e, "the pool name"));
+        let Some(name) = name else {
+            self.error(self.span(node.span()), "E0107", "`pool` needs a name", "write pool \"llm\" preset=\"inference-spot\" { … }");
+            return None;
+        };
+        self.check_name(&name, "pool");
+        let preset = match prop(node, "preset") {
+            None => Spanned::new(Preset::General, name.span),
+            Some(entry) => {
+                let s = self.expect_string(entry, "preset")?;
+                match Preset::parse(&s) {
+                    Some(p) => Spanned::new(p, s.span),
+                    None => {
+                        let mut help = did_you_mean(&s, Preset::NAMES).unwrap_or_default();
+                        if !help.is_empty() {
+                            help.push(' ');
+                        }
+                        help.push_str(&format!("presets: {}", Preset::NAMES.join(", ")));
+                        self.error(s.span, "E0116", format!("unknown preset `{}`", s.value), help);
+                        return None;
+                    }
+                }
+            }
+        };
+        let mut settings = preset_defaults(preset.value, preset.span);
+        let mut tier_nodes = Vec::new();
+        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+            if child.name().value() == "tier" {
+                tier_nodes.push(child);
+            } else {
+                self.apply_setting(child, &mut settings, "`pool`");
+            }
+        }
+
+        let mut tiers = Vec::new();
+        let preset_tiers: Vec<(&str, Vec<CapacityType>)> = match preset.value {
+            Preset::InferenceSpot => {
+                vec![("spot", vec![CapacityType::Spot]), ("on-demand", vec![CapacityType::OnDemand])]
+            }
+            Preset::Tiered => Vec::new(),
+            _ => vec![("", settings.capacity.value.clone())],
+        };
+        if preset.value == Preset::Tiered {
+            if tier_nodes.is_empty() {
+                self.error(
+                    preset.span,
+                    "E0117",
+                    "a `tiered` pool needs at least one `tier`",
+                    "add tier \"a10g-spot\" capacity=\"spot\" { gpu { name \"A10G\" } } in fallback order",
+                );
+            }
+            for tier_node in tier_nodes {
+                self.check_entries(tier_node, &["capacity"], 1);
+                let Some(tier_name) = args(tier_node).next().and_then(|e| self.expect_string(e, "the tier name")) else {
+                    self.error(self.span(tier_node.span()), "E0107", "`tier` needs a name", "write tier \"t4-spot\" capacity=\"spot\" { … }");
+                    continue;
+                };
+                let mut tier_settings = settings.clone();
+                if let Some(entry) = prop(tier_node, "capacity") {
+                    if let Some(c) = self.expect_string(entry, "capacity").and_then(|c| self.capacity_type(&c)) {
+                        tier_settings.capacity = Spanned::new(vec![c.value], c.span);
+                    }
+                }
+                for child in tier_node.children().map(|c| c.nodes()).unwrap_or_default() {
+                    self.apply_setting(child, &mut tier_settings, "`tier`");
+                }
+                let full = Spanned::new(format!("{}-{}", name.value, tier_name.value), tier_name.span);
+                self.check_name(&full, "tier");
+                tiers.push(Tier { name: full, settings: tier_settings });
+            }
+        } else {
+            for tier_node in tier_nodes {
+                self.error(
+                    self.span(tier_node.name().span()),
+                    "E0117",
+                    format!("`tier` is only valid in a pool with preset=\"tiered\" (this pool is {})", preset.value.as_str()),
+                    "use preset=\"tiered\" to write your own fallback chain",
+                );
+            }
+            for (suffix, capacity) in preset_tiers {
+                let mut tier_settings = settings.clone();
+                if !suffix.is_empty() {
+                    tier_settings.capacity = Spanned::new(capacity, settings.capacity.span);
+                }
+                let tier_name = if suffix.is_empty() { name.value.clone() } else { format!("{}-{suffix}", name.value) };
+                tiers.push(Tier { name: Spanned::new(tier_name, name.span), settings: tier_settings });
+            }
+        }
+        for tier in &tiers {
+            self.check_settings(&tier.settings);
+        }
+        Some(Pool { name, preset, tiers, span: self.span(node.name().span()) })
+    }
+
+    fn capacity_type(&mut self, s: &Spanned<String>) -> Option<Spanned<CapacityType>> {
+        let c = match s.as_str() {
+            "spot" => CapacityType::Spot,
+            "on-demand" => CapacityType::OnDemand,
+            "reserved" => CapacityType::Reserved,
+            other => {
+                let help = did_you_mean(other, ["spot", "on-demand", "reserved"]).unwrap_or_else(|| "one of spot, on-demand, reserved".into());
+                self.error(s.span, "E0118", format!("unknown capacity type `{other}`"), help);
+                return None;
+            }
+        };
+        Some(Spanned::new(c, s.span))
+    }
+
+    /// Applies one setting node (valid in `pool` and `tier`) over the inherited settings.
+    fn apply_setting(&mut self, node: &KdlNode, s: &mut Settings, context: &str) {
+        let name = node.name().value();
+        let node_span = self.span(node.span());
+        if !matches!(name, "gpu" | "neuron" | "disruption" | "reserved") {
+            self.no_children(node);
+        }
+        match name {
+            "gpu" | "neuron" => {
+                self.check_entries(node, &[], 0);
+                let mut kind = if name == "gpu" { AcceleratorKind::Nvidia } else { AcceleratorKind::Neuron };
+                let mut names = Vec::new();
+                for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+                    self.no_children(child);
+                    match child.name().value() {
+                        "name" => names = self.strings(child),
+                        "manufacturer" if name == "gpu" => {
+                            if let Some(m) = self.single_string(child) {
+                                match m.to_ascii_lowercase().as_str() {
+                                    "nvidia" => kind = AcceleratorKind::Nvidia,
+                                    "amd" => kind = AcceleratorKind::Amd,
+                                    other => self.error(
+                                        m.span,
+                                        "E0118",
+                                        format!("unknown GPU manufacturer `{other}`"),
+                                        "one of nvidia, amd (for AWS Inferentia/Trainium write a `neuron` block)",
+                                    ),
+                                }
+                            }
+                        }
+                        "memory-min" => {
+                            if let Some(m) = self.single_string(child) {
+                                s.memory_min_mib = self.memory_mib(&m);
+                            }
+                        }
+                        "per-node" => {
+                            self.check_entries(child, &["min", "max"], 0);
+                            if let Some(e) = prop(child, "min") {
+                                s.per_node_min = self.expect_integer(e, "per-node min", 1, 64).map(|v| Spanned::new(v.value as u32, v.span));
+                            }
+                            if let Some(e) = prop(child, "max") {
+                                s.per_node_max = self.expect_integer(e, "per-node max", 1, 64).map(|v| Spanned::new(v.value as u32, v.span));
+                            }
+                        }
+                        _ => {
+                            let valid: Vec<&str> = ACCELERATOR_CHILDREN
+                                .iter()
+                                .copied()
+                                .filter(|c| name == "gpu" || *c != "manufacturer")
+                                .collect();
+                            self.unknown_node(child, &valid, &format!("`{name}`"));
+                        }
+                    }
+                }
+                s.accelerator = Spanned::new(kind, node_span);
+                s.accelerator_names = names;
+            }
+            "arch" => {
+                s.arch = self
+                    .strings(node)
+                    .into_iter()
+                    .filter_map(|a| match a.as_str() {
+                        "amd64" | "x86_64" => Some(Spanned::new(Arch::Amd64, a.span)),
+                        "arm64" | "aarch64" => Some(Spanned::new(Arch::Arm64, a.span)),
+                        other => {
+                            self.error(a.span, "E0118", format!("unknown architecture `{other}`"), "one of amd64, arm64");
+                            None
+                        }
+                    })
+                    .collect();
+            }
+            "generation-min" => {
+                self.check_entries(node, &[], 1);
+                s.generation_min = args(node)
+                    .next()
+                    .and_then(|e| self.expect_integer(e, "generation-min", 1, 99))
+                    .map(|v| Spanned::new(v.value as u32, v.span));
+            }
+            "families" => s.families = self.strings(node),
+            "exclude-families" => s.exclude_families = self.strings(node),
+            "types" => s.types = self.strings(node),
+            "exclude-types" => s.exclude_types = self.strings(node),
+            "efa" => {
+                self.check_entries(node, &[], 1);
+                s.efa = args(node).next().and_then(|e| self.expect_bool(e, "efa"));
+            }
+            "capacity" => {
+                let types: Vec<Spanned<CapacityType>> =
+                    self.strings(node).iter().filter_map(|c| self.capacity_type(c)).collect();
+                if !types.is_empty() {
+                    let mut values: Vec<CapacityType> = types.iter().map(|t| t.value).collect();
+                    values.sort();
+                    values.dedup();
+                    s.capacity = Spanned::new(values, node_span);
+                }
+            }
+            "max-accelerators" => {
+                self.check_entries(node, &[], 1);
+                s.max_accelerators = args(node)
+                    .next()
+                    .and_then(|e| self.expect_integer(e, "max-accelerators", 1, 100_000))
+                    .map(|v| Spanned::new(v.value as u32, v.span));
+            }
+            "weight" => {
+                self.check_entries(node, &[], 1);
+                s.weight = args(node)
+                    .next()
+                    .and_then(|e| self.expect_integer(e, "weight", 1, 100))
+                    .map(|v| Spanned::new(v.value as u32, v.span));
+            }
+            "price-ratio-max" => {
+                self.check_entries(node, &[], 1);
+                if let Some(r) = args(node).next().and_then(|e| self.expect_number(e, "price-ratio-max")) {
+                    if r.value < 1.0 {
+                        self.error(r.span, "E0106", "price-ratio-max must be at least 1.0 (1.0 admits only the cheapest $/accelerator-hour)", "");
+                    } else {
+                        s.price_ratio_max = r;
+                    }
+                }
+            }
+            "time-slicing" => {
+                self.check_entries(node, &["replicas"], 0);
+                match prop(node, "replicas") {
+                    Some(e) => {
+                        if let Some(r) = self.expect_integer(e, "time-slicing replicas", i128::MIN, i128::MAX) {
+                            if r.value < 2 || r.value > 64 {
+                                self.error(
+                                    r.span,
+                                    "E0119",
+                                    format!("time-slicing replicas must be between 2 and 64, found {}", r.value),
+                                    "the device plugin rejects replicas < 2; for no sharing remove `time-slicing`",
+                                );
+                            } else {
+                                s.sharing = Some(Spanned::new(Sharing::TimeSlicing { replicas: r.value as u32 }, node_span));
+                            }
+                        }
+                    }
+                    None => self.error(node_span, "E0107", "`time-slicing` needs replicas", "write time-slicing replicas=4"),
+                }
+            }
+            "mig" => {
+                if let Some(config) = self.single_string(node) {
+                    s.sharing = Some(Spanned::new(Sharing::Mig { config: config.value }, config.span));
+                }
+            }
+            "reserved" => {
+                self.check_entries(node, &[], 0);
+                let mut reserved = Reserved::default();
+                for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+                    self.no_children(child);
+                    match child.name().value() {
+                        "id" => reserved.ids.extend(self.strings(child).into_iter().map(|i| i.value)),
+                        "tag" => {
+                            self.check_entries(child, &[], 2);
+                            let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "tag")).collect();
+                            if let [k, v] = kv.as_slice() {
+                                reserved.tags.insert(k.value.clone(), v.value.clone());
+                            } else {
+                                self.error(self.span(child.span()), "E0107", "`tag` needs a key and a value", "write tag \"purpose\" \"training\"");
+                            }
+                        }
+                        _ => self.unknown_node(child, &["id", "tag"], "`reserved`"),
+                    }
+                }
+                if !s.capacity.contains(&CapacityType::Reserved) {
+                    s.capacity = Spanned::new(vec![CapacityType::Reserved], node_span);
+                }
+                s.reserved = Some(Spanned::new(reserved, node_span));
+            }
+            "disruption" => {
+                self.check_entries(node, &[], 0);
+                self.parse_disruption(node, &mut s.disruption);
+            }
+            "label" => {
+                self.check_entries(node, &[], 2);
+                let kv: Vec<_> = args(node).filter_map(|e| self.expect_string(e, "label")).collect();
+                match kv.as_slice() {
+                    [k, v] => {
+                        s.labels.insert(k.value.clone(), v.clone());
+                    }
+                    _ => self.error(node_span, "E0107", "`label` needs a key and a value", "write label \"team\" \"ml\""),
+                }
+            }
+            "taint" => {
+                self.check_entries(node, &["value", "effect"], 1);
+                let key = args(node).next().and_then(|e| self.expect_string(e, "taint key"));
+                let value = prop(node, "value").and_then(|e| self.expect_string(e, "taint value"));
+                let effect = prop(node, "effect")
+                    .and_then(|e| self.expect_string(e, "taint effect"))
+                    .unwrap_or_else(|| Spanned::new("NoSchedule".into(), node_span));
+                if !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect.as_str()) {
+                    let help = did_you_mean(&effect, ["NoSchedule", "PreferNoSchedule", "NoExecute"])
+                        .unwrap_or_else(|| "one of NoSchedule, PreferNoSchedule, NoExecute".into());
+                    self.error(effect.span, "E0118", format!("unknown taint effect `{}`", effect.value), help);
+                }
+                if let Some(key) = key {
+                    s.taints.push(Spanned::new(
+                        Taint { key: key.value, value: value.map(|v| v.value), effect: effect.value },
+                        node_span,
+                    ));
+                }
+            }
+            "allow" => s.allow.extend(self.strings(node)),
+            _ => self.unknown_node(node, &[SETTING_NODES, &["tier"]].concat(), context),
+        }
+    }
+
+    fn parse_disruption(&mut self, node: &KdlNode, d: &mut Disruption) {
+        let mut budgets = Vec::new();
+        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+            self.no_children(child);
+            let span = self.span(child.span());
+            match child.name().value() {
+                "consolidation" => {
+                    if let Some(p) = self.single_string(child) {
+                        if ["WhenEmpty", "WhenEmptyOrUnderutilized"].contains(&p.as_str()) {
+                            d.consolidation_policy = p;
+                        } else {
+                            let help = did_you_mean(&p, ["WhenEmpty", "WhenEmptyOrUnderutilized"])
+                                .unwrap_or_else(|| "one of WhenEmpty, WhenEmptyOrUnderutilized".into());
+                            self.error(p.span, "E0118", format!("unknown consolidation policy `{}`", p.value), help);
+                        }
+                    }
+                }
+                "consolidate-after" => {
+                    if let Some(v) = self.single_string(child).and_then(|v| self.duration(v, true)) {
+                        d.consolidate_after = v;
+                    }
+                }
+                "expire-after" => {
+                    if let Some(v) = self.single_string(child).and_then(|v| self.duration(v, true)) {
+                        d.expire_after = v;
+                    }
+                }
+                "termination-grace-period" => {
+                    d.termination_grace_period = self.single_string(child).and_then(|v| self.duration(v, false));
+                }
+                "maintenance-window" => {
+                    self.check_entries(child, &["day", "start", "duration", "nodes"], 0);
+                    let day = prop(child, "day").and_then(|e| self.expect_string(e, "day"));
+                    let start = prop(child, "start").and_then(|e| self.expect_string(e, "start"));
+                    let duration = prop(child, "duration").and_then(|e| self.expect_string(e, "duration"));
+                    let nodes = prop(child, "nodes").and_then(|e| self.expect_string(e, "nodes"));
+                    let (Some(day), Some(start), Some(duration)) = (day, start, duration) else {
+                        self.error(
+                            span,
+                            "E0107",
+                            "`maintenance-window` needs day, start and duration",
+                            "write maintenance-window day=\"sunday\" start=\"02:00\" duration=\"4h\" (UTC)",
+                        );
+                        continue;
+                    };
+                    let weekday = WEEKDAYS.iter().position(|w| w.eq_ignore_ascii_case(&day) || w[..3].eq_ignore_ascii_case(&day));
+                    let start_minute = parse_hhmm(&start);
+                    let minutes = self.duration(duration.clone(), false).and_then(|d| duration_minutes(&d));
+                    match (weekday, start_minute, minutes) {
+                        (None, _, _) => self.error(day.span, "E0118", format!("unknown day `{}`", day.value), "sunday … saturday"),
+                        (_, None, _) => self.error(start.span, "E0118", format!("`{}` is not a UTC time of day", start.value), "write HH:MM, e.g. 02:00"),
+                        (_, _, None) => {}
+                        (Some(_), Some(_), Some(m)) if m == 0 || m >= 7 * 24 * 60 => self.error(
+                            duration.span,
+                            "E0106",
+                            "a maintenance window lasts between 1 minute and 1 week",
+                            "",
+                        ),
+                        (Some(w), Some(s), Some(m)) => {
+                            let nodes = nodes.map(|n| n.value).unwrap_or_else(|| "1".into());
+                            if !valid_budget_nodes(&nodes) {
+                                self.error(span, "E0118", format!("nodes `{nodes}` is not a count or a percentage"), "write e.g. nodes=\"1\" or nodes=\"10%\"");
+                            }
+                            d.maintenance_window = Some(Spanned::new(
+                                MaintenanceWindow { weekday: w as u32, start_minute_of_day: s, duration_minutes: m, nodes },
+                                span,
+                            ));
+                        }
+                    }
+                }
+                "budget" => {
+                    self.check_entries(child, &["nodes", "schedule", "duration", "reasons"], 0);
+                    let nodes = prop(child, "nodes").and_then(|e| self.expect_string(e, "budget nodes"));
+                    let Some(nodes) = nodes else {
+                        self.error(span, "E0107", "`budget` needs nodes", "write budget nodes=\"10%\" (a count or a percentage, quoted)");
+                        continue;
+                    };
+                    if !valid_budget_nodes(&nodes) {
+                        self.error(nodes.span, "E0118", format!("nodes `{}` is not a count or a percentage", nodes.value), "write e.g. nodes=\"1\" or nodes=\"10%\"");
+                    }
+                    let schedule = prop(child, "schedule").and_then(|e| self.expect_string(e, "budget schedule"));
+                    let duration = prop(child, "duration").and_then(|e| self.expect_string(e, "budget duration"));
+                    if schedule.is_some() != duration.is_some() {
+                        self.error(
+                            span,
+                            "E0120",
+                            "a scheduled budget needs both schedule and duration",
+                            "write both, e.g. schedule=\"0 9 * * 1-5\" duration=\"8h\" (cron in UTC); or neither for an always-on budget",
+                        );
+                    }
+                    if let Some(s) = &schedule {
+                        if s.split_whitespace().count() != 5 && !s.starts_with('@') {
+                            self.error(s.span, "E0118", format!("`{}` is not a 5-field cron schedule", s.value), "minute hour day-of-month month day-of-week, in UTC, e.g. \"0 9 * * 1-5\"");
+                        }
+                    }
+                    let duration = duration.and_then(|d| self.duration(d, false));
+                    let reasons = prop(child, "reasons").and_then(|e| self.expect_string(e, "budget reasons"));
+                    let mut reason_list = Vec::new();
+                    if let Some(r) = &reasons {
+                        for reason in r.split([',', ' ']).filter(|s| !s.is_empty()) {
+                            if ["Underutilized", "Empty", "Drifted"].contains(&reason) {
+                                reason_list.push(reason.to_string());
+                            } else {
+                                let help = did_you_mean(reason, ["Underutilized", "Empty", "Drifted"])
+                                    .unwrap_or_else(|| "reasons are Underutilized, Empty, Drifted (comma-separated)".into());
+                                self.error(r.span, "E0118", format!("unknown disruption reason `{reason}`"), help);
+                            }
+                        }
+                    }
+                    budgets.push(Spanned::new(
+                        DisruptionBudget {
+                            nodes: nodes.value,
+                            schedule: schedule.map(|s| s.value),
+                            duration: duration.map(|d| d.value),
+                            reasons: reason_list,
+                        },
+                        span,
+                    ));
+                }
+                _ => self.unknown_node(child, DISRUPTION_CHILDREN, "`disruption`"),
+            }
+        }
+        if !budgets.is_empty() {
+            d.budgets = budgets;
+        }
+    }
+
+    /// Karpenter durations: `^([0-9]+(s|m|h))+$`, or `Never` where allowed.
+    fn duration(&mut self, v: Spanned<String>, never_ok: bool) -> Option<Spanned<String>> {
+        if (never_ok && v.as_str() == "Never") || duration_minutes(&v).is_some() {
+            return Some(v);
+        }
+        let help = if never_ok {
+            "write a Go duration in s, m and h (e.g. \"30m\", \"720h\", \"1h30m\") or \"Never\"; days are not a unit (\"7d\" → \"168h\")"
+        } else {
+            "write a Go duration in s, m and h, e.g. \"30m\", \"4h\", \"1h30m\"; days are not a unit (\"7d\" → \"168h\")"
+        };
+        self.error(v.span, "E0121", format!("`{}` is not a duration", v.value), help);
+        None
+    }
+
+    /// "24GiB", "22888MiB" → MiB. Decimal units are rejected: EC2 reports MiB and "GB" is ambiguous.
+    fn memory_mib(&mut self, m: &Spanned<String>) -> Option<Spanned<u64>> {
+        let text = m.trim();
+        let digits: String = text.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let unit = text[digits.len()..].trim();
+        let number: Option<u64> = digits.parse().ok();
+        let factor = match unit {
+            "GiB" | "Gi" => Some(1024),
+            "MiB" | "Mi" => Some(1),
+            _ => None,
+        };
+        match (number, factor) {
+            (Some(n), Some(f)) if n > 0 => Some(Spanned::new(n * f, m.span)),
+            (Some(_), None) => {
+                self.error(
+                    m.span,
+                    "E0122",
+                    format!("unknown memory unit `{unit}` in `{}`", m.value),
+                    "use binary units GiB or MiB (EC2 reports GPU memory in MiB; \"24GB\" → \"24GiB\")",
+                );
+                None
+            }
+            _ => {
+                self.error(m.span, "E0122", format!("`{}` is not a memory size", m.value), "write a whole number with a unit, e.g. \"24GiB\"");
+                None
+            }
+        }
+    }
+
+    /// Contradictions within one NodePool's settings.
+    fn check_settings(&mut self, s: &Settings) {
+        if let (Some(min), Some(max)) = (&s.per_node_min, &s.per_node_max) {
+            if min.value > max.value {
+                self.error(
+                    min.span,
+                    "E0130",
+                    format!("per-node min={} is greater than max={}", min.value, max.value),
+                    "no instance type can satisfy both; lower min or raise max",
+                );
+            }
+        }
+        for (included, excluded, what) in [(&s.families, &s.exclude_families, "family"), (&s.types, &s.exclude_types, "type")] {
+            for inc in included {
+                if let Some(exc) = excluded.iter().find(|e| e.value == inc.value) {
+                    let at = self.sources.location(exc.span);
+                    self.error(
+                        inc.span,
+                        "E0130",
+                        format!("{what} `{}` is both included and excluded (excluded at {at})", inc.value),
+                        "remove it from one of the two lists",
+                    );
+                }
+            }
+        }
+        if matches!(s.sharing.as_ref().map(|x| &x.value), Some(Sharing::Mig { .. }) | Some(Sharing::TimeSlicing { .. }))
+            && s.accelerator.value != AcceleratorKind::Nvidia
+        {
+            let span = s.sharing.as_ref().map(|x| x.span).unwrap_or(s.accelerator.span);
+            self.error(span, "E0130", "GPU sharing (time-slicing, MIG) is an NVIDIA device-plugin feature", "remove it, or select NVIDIA GPUs");
+        }
+        if s.capacity.contains(&CapacityType::Reserved) && s.reserved.is_none() {
+            self.error(
+                s.capacity.span,
+                "E0131",
+                "capacity \"reserved\" needs a `reserved` block naming the capacity reservations",
+                "add reserved { id \"cr-0123456789abcdef0\" } or reserved { tag \"purpose\" \"training\" }",
+            );
+        }
+        if let Some(r) = &s.reserved {
+            if r.ids.is_empty() && r.tags.is_empty() {
+                self.error(r.span, "E0131", "`reserved` selects no capacity reservation", "add id \"cr-…\" or tag \"key\" \"value\"");
+            }
+        }
+    }
+}
+
+fn args(node: &KdlNode) -> impl Iterator<Item = &KdlEntry> {
+    node.entries().iter().filter(|e| e.name().is_none())
+}
+
+/// The last value given for a property (KDL: later properties override earlier ones).
+fn prop<'n>(node: &'n KdlNode, key: &str) -> Option<&'n KdlEntry> {
+    node.entries().iter().rev().find(|e| e.name().is_some_and(|n| n.value() == key))
+}
+
+const WEEKDAYS: [&str; 7] = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+
+fn parse_hhmm(s: &str) -> Option<u32> {
+    let (h, m) = s.split_once(':')?;
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    (h < 24 && m < 60).then_some(h * 60 + m)
+}
+
+/// Minutes in a Go-style duration made of h/m/s parts ("1h30m"); None if malformed. Seconds round down.
+pub fn duration_minutes(s: &str) -> Option<u32> {
+    if s.is_empty() {
+        return None;
+    }
+    let mut total_seconds: u64 = 0;
+    let mut number = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            number.push(c);
+        } else {
+            let n: u64 = number.parse().ok()?;
+            number.clear();
+            total_seconds += n * match c {
+                'h' => 3600,
+                'm' => 60,
+                's' => 1,
+                _ => return None,
+            };
+        }
+    }
+    number.is_empty().then_some((total_seconds / 60) as u32)
+}
+
+fn valid_budget_nodes(nodes: &str) -> bool {
+    let digits = nodes.strip_suffix('%').unwrap_or(nodes);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) && (!nodes.ends_with('%') || digits.parse::<u32>().is_ok_and(|p| p <= 100))
+}
+
+fn valid_ami_alias(alias: &str) -> bool {
+    alias.split_once('@').is_some_and(|(family, version)| {
+        ["al2023", "al2", "bottlerocket", "windows2019", "windows2022", "windows2025"].contains(&family)
+            && !version.is_empty()
+            && version.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+    })
+}
+
+fn describe(value: &KdlValue) -> String {
+    match value {
+        KdlValue::String(s) => format!("the string \"{s}\""),
+        KdlValue::Integer(i) => format!("the integer {i}"),
+        KdlValue::Float(f) => format!("the number {f}"),
+        KdlValue::Bool(b) => format!("#{b}"),
+        KdlValue::Null => "#null".into(),
+    }
+}
+
+fn value_text(value: &KdlValue) -> String {
+    match value {
+        KdlValue::String(s) => s.clone(),
+        KdlValue::Integer(i) => i.to_string(),
+        KdlValue::Float(f) => f.to_string(),
+        KdlValue::Bool(b) => b.to_string(),
+        KdlValue::Null => "null".into(),
+    }
+}
+
+/// The defaults each preset gives; every one can be overridden in the profile. Spans point at the preset.
+fn preset_defaults(preset: Preset, span: Span) -> Settings {
+    let s = |v: &str| Spanned::new(v.to_string(), span);
+    let (capacity, consolidate_after, expire_after, grace, window) = match preset {
+        Preset::General => (vec![CapacityType::Spot, CapacityType::OnDemand], "5m", "720h", None, None),
+        Preset::InferenceSpot | Preset::Tiered => (vec![CapacityType::Spot], "5m", "720h", None, None),
+        Preset::InferenceOnDemand => (vec![CapacityType::OnDemand], "10m", "720h", None, None),
+        // Training: never expire (a restart loses hours of progress), long grace to checkpoint, and voluntary
+        // disruption only inside a weekly window (Sunday 02:00 UTC, 4h, one node at a time).
+        Preset::TrainingOnDemand => (
+            vec![CapacityType::OnDemand],
+            "1h",
+            "Never",
+            Some(s("2h")),
+            Some(MaintenanceWindow { weekday: 0, start_minute_of_day: 120, duration_minutes: 240, nodes: "1".into() }),
+        ),
+        Preset::BatchSpot => (vec![CapacityType::Spot], "2m", "168h", Some(s("30m")), None),
+    };
+    Settings {
+        accelerator: Spanned::new(AcceleratorKind::Nvidia, span),
+        accelerator_names: Vec::new(),
+        memory_min_mib: None,
+        per_node_min: None,
+        per_node_max: None,
+        arch: Vec::new(),
+        generation_min: None,
+        families: Vec::new(),
+        exclude_families: Vec::new(),
+        types: Vec::new(),
+        exclude_types: Vec::new(),
+        efa: None,
+        capacity: Spanned::new(capacity, span),
+        max_accelerators: None,
+        weight: None,
+        price_ratio_max: Spanned::new(DEFAULT_PRICE_RATIO_MAX, span),
+        sharing: None,
+        reserved: None,
+        disruption: Disruption {
+            // A node busy on its GPU looks idle to WhenEmptyOrUnderutilized (it judges CPU/memory only).
+            consolidation_policy: s("WhenEmpty"),
+            consolidate_after: s(consolidate_after),
+            expire_after: s(expire_after),
+            termination_grace_period: grace,
+            maintenance_window: window.map(|w| Spanned::new(w, span)),
+            budgets: Vec::new(),
+        },
+        labels: BTreeMap::new(),
+        taints: Vec::new(),
+        allow: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_follow_karpenter_pattern() {
+        assert_eq!(duration_minutes("1h30m"), Some(90));
+        assert_eq!(duration_minutes("720h"), Some(720 * 60));
+        assert_eq!(duration_minutes("7d"), None);
+        assert_eq!(duration_minutes("10"), None);
+        assert_eq!(duration_minutes(""), None);
+    }
+
+    #[test]
+    fn budget_nodes() {
+        assert!(valid_budget_nodes("0"));
+        assert!(valid_budget_nodes("10%"));
+        assert!(!valid_budget_nodes("110%"));
+        assert!(!valid_budget_nodes("ten"));
+    }
+}

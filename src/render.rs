@@ -1,0 +1,213 @@
+//! Stage 4: Plan → Manifests. Templates (minijinja) turn the plan into YAML; each result is parsed back into a
+//! value, so that what is validated and written is exactly what the templates produced, then re-emitted
+//! canonically (serde-saphyr: sorted keys, strings that YAML 1.1 would misread are quoted).
+//!
+//! Built-in templates are compiled into the binary; `--templates DIR` replaces any of them by file name.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use minijinja::Environment;
+use serde_json::{json, Value};
+
+use crate::catalog::CapacityType;
+use crate::solve::{ClusterPlan, NodeClassPlan, Plan, PoolPlan};
+
+/// One generated object, before the file header is added.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// Path relative to out/: `<cluster>/<kind>-<name>.yaml`.
+    pub path: PathBuf,
+    /// The profile file it came from ("gpuplan" for cluster-wide objects).
+    pub source: String,
+    pub object: Value,
+}
+
+impl Manifest {
+    pub fn kind(&self) -> &str {
+        self.object.get("kind").and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// Canonical YAML text of the object.
+    pub fn to_yaml(&self) -> String {
+        to_yaml(&self.object)
+    }
+}
+
+/// Canonical YAML for a value: serde_json's maps are BTreeMaps, so keys come out sorted.
+/// Long strings stay on one line (no folded `>` scalars that reflow on every wording change); multi-line
+/// strings (PromQL) become literal blocks. Strings YAML 1.1 would misread (`on`, `1:30`, `2026-01-01`) are quoted.
+pub fn to_yaml(value: &Value) -> String {
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.folded_wrap_chars = usize::MAX / 2;
+    let mut text = serde_saphyr::to_string_with_options(value, options).expect("a JSON value always serializes to YAML");
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// The built-in templates: (file name, text).
+pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
+    ("nodepool.yaml.j2", include_str!("../templates/nodepool.yaml.j2")),
+    ("ec2nodeclass.yaml.j2", include_str!("../templates/ec2nodeclass.yaml.j2")),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("cannot read template {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("template {name}: {source:#}")]
+    Template { name: String, source: minijinja::Error },
+    #[error("template {name} rendered YAML that does not parse for {object}: {message}\n--- rendered ---\n{text}")]
+    Yaml { name: String, object: String, message: String, text: String },
+}
+
+pub struct Renderer {
+    env: Environment<'static>,
+}
+
+impl Renderer {
+    /// The built-in templates, each replaced by `<dir>/<name>` when that file exists.
+    pub fn new(template_dir: Option<&Path>) -> Result<Renderer, RenderError> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        for (name, builtin) in BUILTIN_TEMPLATES {
+            let text = match template_dir.map(|d| d.join(name)).filter(|p| p.exists()) {
+                Some(path) => std::fs::read_to_string(&path).map_err(|source| RenderError::Read { path, source })?,
+                None => builtin.to_string(),
+            };
+            env.add_template_owned(name.to_string(), text)
+                .map_err(|source| RenderError::Template { name: name.to_string(), source })?;
+        }
+        Ok(Renderer { env })
+    }
+
+    fn render(&self, name: &str, object: &str, context: Value) -> Result<Value, RenderError> {
+        let template = self.env.get_template(name).map_err(|source| RenderError::Template { name: name.into(), source })?;
+        let text = template.render(minijinja::value::Serde(&context)).map_err(|source| RenderError::Template { name: name.into(), source })?;
+        serde_saphyr::from_str::<Value>(&text).map_err(|err| RenderError::Yaml {
+            name: name.into(),
+            object: object.into(),
+            message: err.to_string(),
+            text,
+        })
+    }
+
+    /// Renders every object of the plan, sorted by path.
+    pub fn render_plan(&self, plan: &Plan) -> Result<Vec<Manifest>, RenderError> {
+        let mut manifests = Vec::new();
+        for cluster in &plan.clusters {
+            for class in &cluster.node_classes {
+                manifests.push(Manifest {
+                    path: object_path(&cluster.name, "ec2nodeclass", &class.name),
+                    source: class.source.clone(),
+                    object: self.render("ec2nodeclass.yaml.j2", &class.name, node_class_context(cluster, class))?,
+                });
+            }
+            for pool in &cluster.pools {
+                manifests.push(Manifest {
+                    path: object_path(&cluster.name, "nodepool", &pool.name),
+                    source: pool.source.clone(),
+                    object: self.render("nodepool.yaml.j2", &pool.name, node_pool_context(cluster, pool))?,
+                });
+            }
+        }
+        manifests.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(manifests)
+    }
+}
+
+pub fn object_path(cluster: &str, kind: &str, name: &str) -> PathBuf {
+    PathBuf::from(cluster).join(format!("{kind}-{name}.yaml"))
+}
+
+/// Labels every generated object carries.
+pub fn common_labels() -> Value {
+    json!({ "app.kubernetes.io/managed-by": "gpuplan" })
+}
+
+/// Provenance annotations every generated object carries.
+pub fn provenance(profile: &str, source: &str, cluster: &ClusterPlan) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("gpuplan.dev/profile".to_string(), profile.to_string()),
+        ("gpuplan.dev/source".to_string(), source.to_string()),
+        ("gpuplan.dev/catalog".to_string(), format!("{}@{}", cluster.region, cluster.catalog_digest)),
+    ])
+}
+
+fn usd(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
+    let mut annotations = provenance(&pool.profile, &pool.source, cluster);
+    annotations.insert("gpuplan.dev/expected-usd-per-hour".into(), usd(pool.expected_usd_per_hour));
+    annotations.insert("gpuplan.dev/worst-case-usd-per-hour".into(), usd(pool.worst_case_usd_per_hour));
+    if let Some(b) = pool.budget_usd_per_hour {
+        annotations.insert("gpuplan.dev/budget-usd-per-hour".into(), usd(b));
+    }
+    if pool.uses_estimates() {
+        annotations.insert(
+            "gpuplan.dev/price-estimate".into(),
+            "spot prices are estimates (no observed spot data in the catalog); refresh the catalog for real ones".into(),
+        );
+    }
+    let requirements: Vec<Value> = pool
+        .requirements
+        .iter()
+        .map(|r| json!({ "key": r.key, "operator": r.operator, "values": r.values, "min_values": r.min_values }))
+        .collect();
+    let budgets: Vec<Value> = pool
+        .disruption
+        .budgets
+        .iter()
+        .map(|b| json!({ "nodes": b.nodes, "schedule": b.schedule, "duration": b.duration, "reasons": b.reasons }))
+        .collect();
+    let taints: Vec<Value> = pool.taints.iter().map(|t| json!({ "key": t.key, "value": t.value, "effect": t.effect })).collect();
+    json!({
+        "labels": common_labels(),
+        "annotations": annotations,
+        "pool": {
+            "name": pool.name,
+            "weight": pool.weight,
+            "resource": pool.resource(),
+            "limit": pool.limit,
+            "node_class": pool.node_class,
+            "labels": pool.labels,
+            "requirements": requirements,
+            "taints": taints,
+            "capacity_types": pool.capacity_types.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+            "reserved": pool.capacity_types.contains(&CapacityType::Reserved),
+            "disruption": {
+                "consolidation_policy": pool.disruption.consolidation_policy,
+                "consolidate_after": pool.disruption.consolidate_after,
+                "expire_after": pool.disruption.expire_after,
+                "termination_grace_period": pool.disruption.termination_grace_period,
+                "budgets": budgets,
+            },
+        },
+    })
+}
+
+fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
+    // Bottlerocket keeps container images on its second volume; AL2023 on the root volume.
+    let root_device = if class.ami_alias.starts_with("bottlerocket") { "/dev/xvdb" } else { "/dev/xvda" };
+    let tags = BTreeMap::from([
+        ("gpuplan.dev/profile".to_string(), class.profile.clone()),
+        ("gpuplan.dev/cluster".to_string(), cluster.name.clone()),
+    ]);
+    json!({
+        "labels": common_labels(),
+        "annotations": provenance(&class.profile, &class.source, cluster),
+        "tags": tags,
+        "class": {
+            "name": class.name,
+            "role": class.role,
+            "ami_alias": class.ami_alias,
+            "discovery_tag": class.discovery_tag,
+            "root_device": root_device,
+            "reserved": class.reserved.as_ref().map(|r| json!({ "ids": r.ids, "tags": r.tags })),
+        },
+    })
+}

@@ -1,0 +1,880 @@
+//! Stage 3: Intent + Catalog → [`Plan`]. Every number in the output is decided here, bounded and explained.
+//!
+//! Per NodePool (one per tier):
+//! 1. **Filter** the catalog by the intent, recording for each constraint which types it removed, so that an
+//!    empty result names the constraint that removed the last candidates.
+//! 2. **Rank** by $/accelerator-hour (the price for the pool's capacity type; for spot, the highest spot price
+//!    among the pool's zones), ties by name.
+//! 3. **Price quality**: drop types whose $/accelerator-hour exceeds `price-ratio-max` × the cheapest.
+//! 4. **Size** the accelerator limit: `max-accelerators`, and the profile's $/h budget split across its pools
+//!    so that Σ limit × worst $/accelerator-hour ≤ budget (see [`size_limits`]). Types with more accelerators
+//!    than the limit are dropped (they could never launch); if that empties a pool, it is an error.
+//! 5. **Weights**, distinct across the cluster: profile priority first, then tier order.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::catalog::{AcceleratorKind, Arch, CapacityType, Catalog, InstanceType};
+use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
+use crate::intent::{DisruptionBudget, MaintenanceWindow, Profile, Reserved, Settings, Sharing, Taint, Tier};
+
+/// The solver's decisions for every cluster of one compile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub clusters: Vec<ClusterPlan>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterPlan {
+    pub name: String,
+    pub region: String,
+    pub catalog_digest: String,
+    pub accelerated_ami: bool,
+    pub node_classes: Vec<NodeClassPlan>,
+    /// Sorted by weight, highest first.
+    pub pools: Vec<PoolPlan>,
+    pub profiles: Vec<ProfileSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileSummary {
+    pub name: String,
+    pub source: String,
+    pub budget_usd_per_hour: Option<f64>,
+    pub expected_usd_per_hour: f64,
+    pub worst_case_usd_per_hour: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeClassPlan {
+    pub name: String,
+    pub profile: String,
+    pub source: String,
+    pub role: String,
+    pub ami_alias: String,
+    pub discovery_tag: String,
+    pub reserved: Option<Reserved>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub name: String,
+    pub family: String,
+    /// Physical accelerators on the node.
+    pub accelerators: u32,
+    pub accelerator_name: String,
+    pub memory_mib_per_accelerator: u64,
+    /// Price per hour for this pool's capacity type (worst zone for spot).
+    pub usd_per_hour: f64,
+    /// Price per schedulable accelerator-hour (time-slicing divides it).
+    pub usd_per_accelerator_hour: f64,
+    pub usd_per_accelerator_gib_hour: f64,
+    pub estimate: bool,
+}
+
+/// Why a type did not make it into a pool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removal {
+    /// The constraint, in words ("gpu name in [A10G]", "price ratio ≤ 1.6 × cheapest").
+    pub constraint: String,
+    pub types: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    pub key: String,
+    pub operator: String,
+    pub values: Vec<String>,
+    pub min_values: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DisruptionPlan {
+    pub consolidation_policy: String,
+    pub consolidate_after: String,
+    pub expire_after: String,
+    pub termination_grace_period: Option<String>,
+    pub budgets: Vec<DisruptionBudget>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolPlan {
+    pub name: String,
+    pub profile: String,
+    pub source: String,
+    pub pool: String,
+    pub tier_index: usize,
+    pub node_class: String,
+    pub accelerator: AcceleratorKind,
+    pub capacity_types: Vec<CapacityType>,
+    /// Zones the pool may launch in (empty: any zone of the region).
+    pub zones: Vec<String>,
+    /// Chosen types ranked by $/accelerator-hour, cheapest first.
+    pub candidates: Vec<Candidate>,
+    pub removed: Vec<Removal>,
+    pub requirements: Vec<Requirement>,
+    pub taints: Vec<Taint>,
+    pub labels: BTreeMap<String, String>,
+    /// Limit on the accelerator resource in schedulable units (physical × time-slicing replicas).
+    pub limit: u32,
+    pub limit_reason: String,
+    pub weight: u32,
+    pub disruption: DisruptionPlan,
+    pub sharing: Option<Sharing>,
+    pub expected_usd_per_hour: f64,
+    pub worst_case_usd_per_hour: f64,
+    pub budget_usd_per_hour: Option<f64>,
+    /// Lint codes the profile silenced for this pool.
+    pub allow: BTreeSet<String>,
+    pub notes: Vec<String>,
+}
+
+impl PoolPlan {
+    /// Schedulable units per physical accelerator.
+    pub fn replicas(&self) -> u32 {
+        match &self.sharing {
+            Some(Sharing::TimeSlicing { replicas }) => *replicas,
+            _ => 1,
+        }
+    }
+
+    pub fn resource(&self) -> &'static str {
+        self.accelerator.resource()
+    }
+
+    /// Schedulable accelerators on the largest allowed node.
+    pub fn largest_node(&self) -> u32 {
+        self.candidates.iter().map(|c| c.accelerators).max().unwrap_or(0) * self.replicas()
+    }
+
+    pub fn uses_estimates(&self) -> bool {
+        self.candidates.iter().any(|c| c.estimate)
+    }
+}
+
+/// Everything the solver needs from outside: the profiles, their sources, and a catalog per region.
+pub fn solve(
+    profiles: &[Profile],
+    sources: &Sources,
+    catalogs: &BTreeMap<String, Catalog>,
+) -> Result<Plan, Vec<ProfileDiagnostic>> {
+    let mut diagnostics = Vec::new();
+    let mut clusters: BTreeMap<String, Vec<&Profile>> = BTreeMap::new();
+    for p in profiles {
+        clusters.entry(p.cluster.name.value.clone()).or_default().push(p);
+    }
+    let mut plan = Plan { clusters: Vec::new() };
+    for (cluster_name, mut members) in clusters {
+        members.sort_by(|a, b| b.priority.value.cmp(&a.priority.value).then(a.name.value.cmp(&b.name.value)));
+        let first = members[0];
+        for other in &members[1..] {
+            if other.cluster.region.value != first.cluster.region.value {
+                diagnostics.push(
+                    sources
+                        .error(
+                            other.cluster.region.span,
+                            "E0150",
+                            format!(
+                                "cluster `{cluster_name}` is in {} here but in {} at {}",
+                                other.cluster.region.value,
+                                first.cluster.region.value,
+                                sources.location(first.cluster.region.span)
+                            ),
+                            )
+                        .help("a cluster lives in one region; use another cluster name for another region"),
+                );
+            }
+        }
+        let Some(catalog) = catalogs.get(&first.cluster.region.value) else {
+            diagnostics.push(
+                sources
+                    .error(first.cluster.region.span, "E0151", format!("no catalog for region {}", first.cluster.region.value))
+                    .help(format!("run `gpuplan catalog refresh --region {}`", first.cluster.region.value)),
+            );
+            continue;
+        };
+        match solve_cluster(&cluster_name, &members, sources, catalog) {
+            Ok(c) => plan.clusters.push(c),
+            Err(d) => diagnostics.extend(d),
+        }
+    }
+    if diagnostics.is_empty() { Ok(plan) } else { Err(diagnostics) }
+}
+
+fn solve_cluster(
+    name: &str,
+    profiles: &[&Profile],
+    sources: &Sources,
+    catalog: &Catalog,
+) -> Result<ClusterPlan, Vec<ProfileDiagnostic>> {
+    let mut diagnostics = Vec::new();
+    let mut pools: Vec<(PoolPlan, Option<Spanned<u32>>, Span)> = Vec::new();
+    let mut node_classes = Vec::new();
+    let mut summaries = Vec::new();
+
+    for profile in profiles {
+        let source = sources.path(profile.file).display().to_string();
+        let zones: Vec<String> = profile.cluster.zones.iter().map(|z| z.value.clone()).collect();
+        for zone in &profile.cluster.zones {
+            if !catalog.zones.is_empty() && !catalog.zones.contains(&zone.value) {
+                diagnostics.push(
+                    sources
+                        .error(zone.span, "E0152", format!("the {} catalog knows no zone `{}`", catalog.region, zone.value))
+                        .help(format!("zones in the catalog: {}", catalog.zones.join(", "))),
+                );
+            }
+        }
+        let default_class = NodeClassPlan {
+            name: profile.name.value.clone(),
+            profile: profile.name.value.clone(),
+            source: source.clone(),
+            role: profile.cluster.node_role.value.clone(),
+            ami_alias: profile.cluster.ami.value.clone(),
+            discovery_tag: profile.cluster.discovery_tag.value.clone(),
+            reserved: None,
+        };
+        let mut profile_pools = Vec::new();
+        let mut uses_default_class = false;
+        for pool in &profile.pools {
+            for (tier_index, tier) in pool.tiers.iter().enumerate() {
+                let node_class = match &tier.settings.reserved {
+                    Some(reserved) => {
+                        node_classes.push(NodeClassPlan {
+                            name: tier.name.value.clone(),
+                            reserved: Some(reserved.value.clone()),
+                            ..default_class.clone()
+                        });
+                        tier.name.value.clone()
+                    }
+                    None => {
+                        uses_default_class = true;
+                        default_class.name.clone()
+                    }
+                };
+                match select(tier, catalog, &zones, sources) {
+                    Ok((candidates, removed)) => {
+                        let allow: BTreeSet<String> = profile
+                            .allow
+                            .iter()
+                            .chain(&tier.settings.allow)
+                            .map(|a| a.value.clone())
+                            .collect();
+                        profile_pools.push((
+                            pool_plan(tier, tier_index, &pool.name.value, profile, &source, node_class, &zones, candidates, removed, allow),
+                            tier,
+                        ));
+                    }
+                    Err(d) => diagnostics.push(d),
+                }
+            }
+        }
+        if uses_default_class {
+            node_classes.push(default_class);
+        }
+        if let Err(d) = size_limits(profile, &mut profile_pools, sources) {
+            diagnostics.extend(d);
+            continue;
+        }
+        let mut summary = ProfileSummary {
+            name: profile.name.value.clone(),
+            source: source.clone(),
+            budget_usd_per_hour: profile.budget_usd_per_hour.as_ref().map(|b| b.value),
+            expected_usd_per_hour: 0.0,
+            worst_case_usd_per_hour: 0.0,
+        };
+        for (plan, tier) in profile_pools {
+            summary.expected_usd_per_hour += plan.expected_usd_per_hour;
+            summary.worst_case_usd_per_hour += plan.worst_case_usd_per_hour;
+            pools.push((plan, tier.settings.weight.clone(), tier.name.span));
+        }
+        summaries.push(summary);
+    }
+
+    // Weights: pools arrive in (profile priority, tier order); explicit weights win, the rest are spread
+    // evenly, highest first, in the room between the explicit ones.
+    if let Err(d) = assign_weights(&mut pools, name, sources) {
+        diagnostics.extend(d);
+        return Err(diagnostics);
+    }
+    let mut by_weight: BTreeMap<u32, (String, Span)> = BTreeMap::new();
+    for (plan, explicit, span) in &pools {
+        if let Some((other, _)) = by_weight.insert(plan.weight, (plan.name.clone(), explicit.as_ref().map_or(*span, |w| w.span))) {
+            let span = explicit.as_ref().map_or(*span, |w| w.span);
+            diagnostics.push(
+                sources
+                    .error(span, "E0153", format!("NodePool `{}` and `{other}` both have weight {} in cluster `{name}`", plan.name, plan.weight))
+                    .help("Karpenter breaks weight ties by name, silently; give every pool of a cluster a distinct weight"),
+            );
+        }
+    }
+    let mut names: BTreeMap<&str, &str> = BTreeMap::new();
+    for (plan, _, span) in &pools {
+        if let Some(other_profile) = names.insert(&plan.name, &plan.profile) {
+            diagnostics.push(
+                sources
+                    .error(*span, "E0154", format!("NodePool `{}` is also defined by profile `{other_profile}` in cluster `{name}`", plan.name))
+                    .help("NodePool names are cluster-wide: rename the pool"),
+            );
+        }
+    }
+    if !diagnostics.is_empty() {
+        return Err(diagnostics);
+    }
+    let mut pools: Vec<PoolPlan> = pools.into_iter().map(|(p, _, _)| p).collect();
+    pools.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.name.cmp(&b.name)));
+    node_classes.sort_by(|a, b| a.name.cmp(&b.name));
+    node_classes.dedup_by(|a, b| a.name == b.name);
+    summaries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(ClusterPlan {
+        name: name.to_string(),
+        region: catalog.region.clone(),
+        catalog_digest: catalog.digest(),
+        accelerated_ami: profiles.iter().all(|p| p.cluster.accelerated_ami.value),
+        node_classes,
+        pools,
+        profiles: summaries,
+    })
+}
+
+/// Gives every pool a weight: explicit ones as written; each run of pools without one gets distinct weights
+/// spaced up to 10 apart, strictly between the explicit weights around it (100 at the top of the cluster).
+fn assign_weights(pools: &mut [(PoolPlan, Option<Spanned<u32>>, Span)], cluster: &str, sources: &Sources) -> Result<(), Vec<ProfileDiagnostic>> {
+    let n = pools.len();
+    let mut i = 0;
+    while i < n {
+        if let Some(w) = &pools[i].1 {
+            pools[i].0.weight = w.value;
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < n && pools[i].1.is_none() {
+            i += 1;
+        }
+        let run = (i - start) as u32;
+        let lower = pools.get(i).and_then(|p| p.1.as_ref()).map_or(0, |w| w.value);
+        let above = start.checked_sub(1).map(|k| pools[k].0.weight);
+        // Candidate weights: `first - k·step` for k in 0..run, all > lower.
+        let (first, step) = match above {
+            // Top of the cluster: start at 100.
+            None => (100, if run > 1 { (99u32.saturating_sub(lower) / (run - 1)).clamp(1, 10) } else { 10 }),
+            // Below an explicit weight: start one step under it.
+            Some(upper) => {
+                let step = (upper.saturating_sub(lower + 1) / run).clamp(1, 10);
+                (upper.saturating_sub(step), step)
+            }
+        };
+        let room = match above {
+            None => 100u32.saturating_sub(lower),
+            Some(upper) => upper.saturating_sub(lower + 1),
+        };
+        if room < run {
+            let span = pools[start].2;
+            return Err(vec![sources
+                .error(span, "E0153", match above {
+                    Some(upper) => format!("no room for distinct weights in cluster `{cluster}`: {run} pool(s) must fit between weights {lower} and {upper}"),
+                    None => format!("no room for distinct weights in cluster `{cluster}`: {run} pool(s) must rank above the explicit weight {lower}, and 100 is the maximum"),
+                })
+                .help("spread the explicit `weight`s further apart, or remove them and let gpuplan assign weights")]);
+        }
+        for (k, pool) in pools[start..i].iter_mut().enumerate() {
+            pool.0.weight = first - k as u32 * step;
+        }
+    }
+    Ok(())
+}
+
+/// Filters and ranks the catalog for one tier. On failure, names the constraint that removed the last types.
+fn select(
+    tier: &Tier,
+    catalog: &Catalog,
+    zones: &[String],
+    sources: &Sources,
+) -> Result<(Vec<Candidate>, Vec<Removal>), ProfileDiagnostic> {
+    let s = &tier.settings;
+    let kind = s.accelerator.value;
+    let named = |t: &InstanceType| s.types.iter().any(|n| n.value == t.name);
+    type Filter<'a> = (String, Span, Box<dyn Fn(&InstanceType) -> bool + 'a>);
+    let mut filters: Vec<Filter> = Vec::new();
+
+    let what = match kind {
+        AcceleratorKind::Nvidia => "NVIDIA GPUs",
+        AcceleratorKind::Amd => "AMD GPUs",
+        AcceleratorKind::Neuron => "AWS Neuron devices",
+    };
+    filters.push((
+        format!("has {what} (and no other accelerator)"),
+        s.accelerator.span,
+        Box::new(move |t| {
+            let others = t.gpus.iter().any(|g| crate::catalog::manufacturer_kind(&g.manufacturer) != Some(kind))
+                || (kind != AcceleratorKind::Neuron && t.neuron.is_some());
+            !others && (t.accelerators(kind) > 0 || (t.has_partial_gpus() && kind != AcceleratorKind::Neuron))
+        }),
+    ));
+    filters.push((
+        "whole accelerators (fractional-GPU types only when named in `types`)".into(),
+        s.accelerator.span,
+        Box::new(move |t| (!t.has_partial_gpus() && t.accelerators(kind) > 0) || named(t)),
+    ));
+    if !s.accelerator_names.is_empty() {
+        let names: Vec<String> = s.accelerator_names.iter().map(|n| n.value.to_ascii_lowercase()).collect();
+        let span = s.accelerator_names[0].span;
+        let label = format!("accelerator name in [{}]", s.accelerator_names.iter().map(|n| n.value.as_str()).collect::<Vec<_>>().join(", "));
+        filters.push((
+            label,
+            span,
+            Box::new(move |t| {
+                let model = match kind {
+                    AcceleratorKind::Neuron => t.neuron.as_ref().map(|n| n.name.to_ascii_lowercase()),
+                    _ => t.single_gpu_model().map(|g| g.name.to_ascii_lowercase()),
+                };
+                model.is_some_and(|m| names.contains(&m))
+            }),
+        ));
+    }
+    if let Some(min) = &s.memory_min_mib {
+        let min_mib = min.value;
+        filters.push((
+            format!("memory per accelerator ≥ {} MiB", min_mib),
+            min.span,
+            Box::new(move |t| accelerator_memory_mib(t, kind) >= min_mib),
+        ));
+    }
+    if let Some(min) = &s.per_node_min {
+        let v = min.value;
+        filters.push((format!("accelerators per node ≥ {v}"), min.span, Box::new(move |t| t.accelerators(kind) >= v || named(t))));
+    }
+    if let Some(max) = &s.per_node_max {
+        let v = max.value;
+        filters.push((format!("accelerators per node ≤ {v}"), max.span, Box::new(move |t| t.accelerators(kind) <= v)));
+    }
+    if !s.arch.is_empty() {
+        let arch: Vec<Arch> = s.arch.iter().map(|a| a.value).collect();
+        let label = format!("arch in [{}]", arch.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "));
+        filters.push((label, s.arch[0].span, Box::new(move |t| t.arch.iter().any(|a| arch.contains(a)))));
+    }
+    if let Some(g) = &s.generation_min {
+        let v = g.value;
+        filters.push((format!("instance generation ≥ {v}"), g.span, Box::new(move |t| t.generation >= v)));
+    }
+    if !s.families.is_empty() {
+        let families: Vec<String> = s.families.iter().map(|f| f.value.clone()).collect();
+        let label = format!("family in [{}]", families.join(", "));
+        filters.push((label, s.families[0].span, Box::new(move |t| families.contains(&t.family))));
+    }
+    if !s.exclude_families.is_empty() {
+        let families: Vec<String> = s.exclude_families.iter().map(|f| f.value.clone()).collect();
+        let label = format!("family not in [{}]", families.join(", "));
+        filters.push((label, s.exclude_families[0].span, Box::new(move |t| !families.contains(&t.family))));
+    }
+    if !s.types.is_empty() {
+        let label = format!("type in [{}]", s.types.iter().map(|t| t.value.as_str()).collect::<Vec<_>>().join(", "));
+        filters.push((label, s.types[0].span, Box::new(named)));
+    }
+    if !s.exclude_types.is_empty() {
+        let types: Vec<String> = s.exclude_types.iter().map(|f| f.value.clone()).collect();
+        let label = format!("type not in [{}]", types.join(", "));
+        filters.push((label, s.exclude_types[0].span, Box::new(move |t| !types.contains(&t.name))));
+    }
+    if let Some(efa) = &s.efa {
+        let v = efa.value;
+        filters.push((format!("EFA {}", if v { "supported" } else { "not required" }), efa.span, Box::new(move |t| !v || t.efa)));
+    }
+    let capacity: Vec<CapacityType> = s.capacity.value.clone();
+    {
+        let capacity = capacity.clone();
+        let label = format!("supports capacity type {}", capacity.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(" and "));
+        filters.push((
+            label,
+            s.capacity.span,
+            Box::new(move |t| {
+                capacity.iter().all(|c| match c {
+                    CapacityType::Reserved => {
+                        t.capacity_types.contains(&CapacityType::OnDemand) || t.capacity_types.contains(&CapacityType::Reserved)
+                    }
+                    other => t.capacity_types.contains(other),
+                })
+            }),
+        ));
+    }
+    {
+        let zones = zones.to_vec();
+        let label = if zones.is_empty() {
+            format!("offered in {}", catalog.region)
+        } else {
+            format!("offered in one of [{}]", zones.join(", "))
+        };
+        filters.push((label, tier.name.span, Box::new(move |t| if zones.is_empty() { !t.zones.is_empty() } else { t.zones.iter().any(|z| zones.contains(z)) })));
+    }
+    {
+        let capacity = capacity.clone();
+        let zones = zones.to_vec();
+        filters.push((
+            "has a price for the capacity type".into(),
+            s.capacity.span,
+            Box::new(move |t| capacity.iter().all(|c| t.price(*c, &zones).is_some())),
+        ));
+    }
+
+    let mut remaining: Vec<&InstanceType> = catalog.instance_types.iter().collect();
+    let mut removed = Vec::new();
+    for (label, span, keep) in &filters {
+        let (kept, dropped): (Vec<&InstanceType>, Vec<&InstanceType>) = remaining.iter().partition(|t| keep(t));
+        if kept.is_empty() {
+            let examples: Vec<&str> = dropped.iter().take(8).map(|t| t.name.as_str()).collect();
+            let more = dropped.len().saturating_sub(examples.len());
+            let before = removed.iter().map(|r: &Removal| format!("{} removed {}", r.constraint, r.types.len())).collect::<Vec<_>>();
+            return Err(sources
+                .error(*span, "E0140", format!("no instance type satisfies pool `{}`: `{label}` removed the last {} candidate{}", tier.name.value, dropped.len(), if dropped.len() == 1 { "" } else { "s" }))
+                .label(format!("this removed {}{}", examples.join(", "), if more > 0 { format!(" and {more} more") } else { String::new() }))
+                .help(if before.is_empty() {
+                    "relax this constraint".to_string()
+                } else {
+                    format!("relax this constraint; before it: {}", before.join("; "))
+                }));
+        }
+        if !dropped.is_empty() && !label.starts_with("has ") {
+            removed.push(Removal { constraint: label.clone(), types: dropped.iter().map(|t| t.name.clone()).collect() });
+        }
+        remaining = kept;
+    }
+
+    let replicas = match &s.sharing {
+        Some(Spanned { value: Sharing::TimeSlicing { replicas }, .. }) => *replicas,
+        _ => 1,
+    };
+    let mut candidates: Vec<Candidate> = remaining
+        .iter()
+        .map(|t| {
+            let accelerators = t.accelerators(kind).max(1);
+            // Worst price among the allowed capacity types (e.g. on-demand for a spot+on-demand pool).
+            let price = capacity
+                .iter()
+                .filter_map(|c| t.price(*c, zones))
+                .max_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour))
+                .expect("filtered on having a price");
+            let memory = accelerator_memory_mib(t, kind);
+            let per_unit = price.usd_per_hour / f64::from(accelerators * replicas);
+            Candidate {
+                name: t.name.clone(),
+                family: t.family.clone(),
+                accelerators,
+                accelerator_name: match kind {
+                    AcceleratorKind::Neuron => t.neuron.as_ref().map(|n| n.name.clone()).unwrap_or_default(),
+                    _ => t.gpus.iter().map(|g| g.name.clone()).collect::<Vec<_>>().join("+"),
+                },
+                memory_mib_per_accelerator: memory,
+                usd_per_hour: price.usd_per_hour,
+                usd_per_accelerator_hour: per_unit,
+                usd_per_accelerator_gib_hour: if memory > 0 { per_unit / (memory as f64 / 1024.0) } else { 0.0 },
+                estimate: capacity.iter().filter_map(|c| t.price(*c, zones)).any(|p| catalog.is_estimate(p)),
+            }
+        })
+        .collect();
+    candidates.sort_by(|a, b| a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour).then(a.name.cmp(&b.name)));
+
+    // Price quality: a 1-GPU 16xlarge costs 4× a 1-GPU xlarge per GPU; keep only types within the ratio of the
+    // best $/accelerator-hour, unless the user named them.
+    let cheapest = candidates[0].usd_per_accelerator_hour;
+    let ratio = s.price_ratio_max.value;
+    let (mut kept, mut dropped): (Vec<Candidate>, Vec<Candidate>) = candidates
+        .into_iter()
+        .partition(|c| c.usd_per_accelerator_hour <= cheapest * ratio + 1e-9 || s.types.iter().any(|t| t.value == c.name));
+    // Spot diversity: spot-to-spot consolidation needs SPOT_MIN_TYPES candidates. When the price ratio leaves
+    // fewer, admit the next cheapest types up to SPOT_DIVERSITY_RATIO_MAX × cheapest (a spot pool that can
+    // always find capacity is worth a somewhat worse $/accelerator-hour; the worst case still bounds the cost).
+    if capacity.contains(&CapacityType::Spot) && kept.len() < SPOT_MIN_TYPES {
+        let widen = ratio.max(SPOT_DIVERSITY_RATIO_MAX);
+        let missing = SPOT_MIN_TYPES - kept.len();
+        let admit: Vec<usize> = dropped
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.usd_per_accelerator_hour <= cheapest * widen + 1e-9)
+            .map(|(i, _)| i)
+            .take(missing)
+            .collect();
+        for i in admit.into_iter().rev() {
+            kept.push(dropped.remove(i));
+        }
+        kept.sort_by(|a, b| a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour).then(a.name.cmp(&b.name)));
+    }
+    if !dropped.is_empty() {
+        removed.push(Removal {
+            constraint: format!("$/accelerator-hour ≤ {ratio} × cheapest (${cheapest:.4}) [price-ratio-max{}]", if capacity.contains(&CapacityType::Spot) { format!("; spot pools widen to {SPOT_DIVERSITY_RATIO_MAX} × to reach {SPOT_MIN_TYPES} types") } else { String::new() }),
+            types: dropped.iter().map(|c| c.name.clone()).collect(),
+        });
+    }
+    Ok((kept, removed))
+}
+
+/// Memory per accelerator in MiB (per GPU, or per Neuron device).
+fn accelerator_memory_mib(t: &InstanceType, kind: AcceleratorKind) -> u64 {
+    match kind {
+        AcceleratorKind::Neuron => t.neuron.as_ref().map_or(0, |n| n.memory_mib_per_device),
+        _ => t.gpus.iter().map(|g| g.memory_mib).min().unwrap_or(0),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pool_plan(
+    tier: &Tier,
+    tier_index: usize,
+    pool: &str,
+    profile: &Profile,
+    source: &str,
+    node_class: String,
+    zones: &[String],
+    candidates: Vec<Candidate>,
+    removed: Vec<Removal>,
+    allow: BTreeSet<String>,
+) -> PoolPlan {
+    let s = &tier.settings;
+    let mut labels: BTreeMap<String, String> = s.labels.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
+    labels.insert("gpuplan.dev/pool".into(), tier.name.value.clone());
+    match s.sharing.as_ref().map(|x| &x.value) {
+        Some(Sharing::TimeSlicing { replicas }) => {
+            labels.insert("nvidia.com/device-plugin.config".into(), format!("time-slicing-{replicas}"));
+        }
+        Some(Sharing::Mig { config }) => {
+            labels.insert("nvidia.com/mig.config".into(), config.clone());
+        }
+        None => {}
+    }
+    let mut taints = vec![Taint { key: s.accelerator.value.resource().to_string(), value: None, effect: "NoSchedule".into() }];
+    for t in &s.taints {
+        if !taints.iter().any(|x| x.key == t.key && x.effect == t.effect) {
+            taints.push(t.value.clone());
+        }
+    }
+    let disruption = DisruptionPlan {
+        consolidation_policy: s.disruption.consolidation_policy.value.clone(),
+        consolidate_after: s.disruption.consolidate_after.value.clone(),
+        expire_after: s.disruption.expire_after.value.clone(),
+        termination_grace_period: s.disruption.termination_grace_period.as_ref().map(|g| g.value.clone()),
+        budgets: budgets(s),
+    };
+    PoolPlan {
+        name: tier.name.value.clone(),
+        profile: profile.name.value.clone(),
+        source: source.to_string(),
+        pool: pool.to_string(),
+        tier_index,
+        node_class,
+        accelerator: s.accelerator.value,
+        capacity_types: s.capacity.value.clone(),
+        zones: zones.to_vec(),
+        requirements: requirements(s, zones, &candidates),
+        candidates,
+        removed,
+        taints,
+        labels,
+        limit: 0,
+        limit_reason: String::new(),
+        weight: 0,
+        disruption,
+        sharing: s.sharing.as_ref().map(|x| x.value.clone()),
+        expected_usd_per_hour: 0.0,
+        worst_case_usd_per_hour: 0.0,
+        budget_usd_per_hour: None,
+        allow,
+        notes: Vec::new(),
+    }
+}
+
+/// Karpenter spot-to-spot consolidation wants ≥ 15 candidate types; diversity across families is asked for
+/// with `minValues` on the family requirement (2 when at least 2 families qualify).
+pub const SPOT_MIN_TYPES: usize = 15;
+
+/// How far above the cheapest $/accelerator-hour a spot pool may reach to get SPOT_MIN_TYPES types.
+pub const SPOT_DIVERSITY_RATIO_MAX: f64 = 3.0;
+
+fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate]) -> Vec<Requirement> {
+    let mut types: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
+    types.sort();
+    let families: BTreeSet<String> = candidates.iter().map(|c| c.family.clone()).collect();
+    let mut reqs = vec![
+        Requirement {
+            key: "karpenter.sh/capacity-type".into(),
+            operator: "In".into(),
+            values: s.capacity.value.iter().map(|c| c.as_str().to_string()).collect(),
+            min_values: None,
+        },
+        Requirement {
+            key: "karpenter.k8s.aws/instance-family".into(),
+            operator: "In".into(),
+            min_values: (s.capacity.contains(&CapacityType::Spot) && families.len() >= 2).then_some(2),
+            values: families.into_iter().collect(),
+        },
+        Requirement { key: "node.kubernetes.io/instance-type".into(), operator: "In".into(), values: types, min_values: None },
+    ];
+    let arch: BTreeSet<&str> = if s.arch.is_empty() {
+        BTreeSet::from(["amd64"])
+    } else {
+        s.arch.iter().map(|a| a.value.as_str()).collect()
+    };
+    reqs.push(Requirement { key: "kubernetes.io/arch".into(), operator: "In".into(), values: arch.into_iter().map(String::from).collect(), min_values: None });
+    reqs.push(Requirement { key: "kubernetes.io/os".into(), operator: "In".into(), values: vec!["linux".into()], min_values: None });
+    if !zones.is_empty() {
+        let mut z = zones.to_vec();
+        z.sort();
+        reqs.push(Requirement { key: "topology.kubernetes.io/zone".into(), operator: "In".into(), values: z, min_values: None });
+    }
+    reqs.sort_by(|a, b| a.key.cmp(&b.key));
+    reqs
+}
+
+/// Disruption budgets. Explicit budgets win. A maintenance window becomes: `nodes: "0"` for the rest of the
+/// week (a scheduled budget starting when the window ends), an always-on budget with the window's node count
+/// (so the scheduled one never leaves disruption unbounded when inactive), and a separate `Drifted` budget.
+fn budgets(s: &Settings) -> Vec<DisruptionBudget> {
+    let d = &s.disruption;
+    if !d.budgets.is_empty() {
+        return d.budgets.iter().map(|b| b.value.clone()).collect();
+    }
+    match &d.maintenance_window {
+        Some(w) => {
+            let (schedule, duration) = outside_window(&w.value);
+            vec![
+                DisruptionBudget { nodes: "0".into(), schedule: Some(schedule), duration: Some(duration), reasons: Vec::new() },
+                DisruptionBudget { nodes: w.nodes.clone(), schedule: None, duration: None, reasons: Vec::new() },
+                DisruptionBudget { nodes: "1".into(), schedule: None, duration: None, reasons: vec!["Drifted".into()] },
+            ]
+        }
+        None => {
+            let mut b = vec![DisruptionBudget { nodes: "10%".into(), schedule: None, duration: None, reasons: Vec::new() }];
+            if d.expire_after.value == "Never" {
+                b.push(DisruptionBudget { nodes: "1".into(), schedule: None, duration: None, reasons: vec!["Drifted".into()] });
+            }
+            b
+        }
+    }
+}
+
+/// The cron schedule (UTC) and duration of the complement of a weekly window: it starts when the window ends.
+pub fn outside_window(w: &MaintenanceWindow) -> (String, String) {
+    const WEEK: u32 = 7 * 24 * 60;
+    let end = (w.weekday * 24 * 60 + w.start_minute_of_day + w.duration_minutes) % WEEK;
+    let (day, minute_of_day) = (end / (24 * 60), end % (24 * 60));
+    let schedule = format!("{} {} * * {}", minute_of_day % 60, minute_of_day / 60, day);
+    let rest = WEEK - w.duration_minutes;
+    let duration = if rest % 60 == 0 { format!("{}h", rest / 60) } else { format!("{}h{}m", rest / 60, rest % 60) };
+    (schedule, duration)
+}
+
+/// Sizes each pool's accelerator limit and fills in the cost figures.
+///
+/// Worst case of a pool = limit × the priciest $/accelerator-hour among its types (for its capacity type);
+/// expected = limit × the cheapest. With a profile budget B and pools p₁…pₙ (worst prices w₁…wₙ, caps cᵢ
+/// from `max-accelerators`, ∞ when absent), the solver picks the largest common limit L with
+/// Σ min(cᵢ, L)·wᵢ ≤ B: every tier can carry the same number of accelerators, so a fallback tier can take over
+/// all the work of the tier above it, and the sum of all worst cases never exceeds the budget. Types with
+/// more accelerators than their pool's limit are then dropped and L recomputed (dropping types never raises a
+/// pool's worst price, so the bound still holds).
+fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sources) -> Result<(), Vec<ProfileDiagnostic>> {
+    let budget = profile.budget_usd_per_hour.as_ref();
+    let mut diagnostics = Vec::new();
+    for (plan, tier) in pools.iter() {
+        if budget.is_none() && tier.settings.max_accelerators.is_none() {
+            diagnostics.push(
+                sources
+                    .error(tier.name.span, "E0141", format!("pool `{}` is unbounded: it has no max-accelerators and the profile has no budget", plan.name))
+                    .help("add `max-accelerators 16` to the pool or `budget usd-per-hour=100` to the profile; gpuplan never emits a GPU NodePool without limits"),
+            );
+        }
+    }
+    if !diagnostics.is_empty() {
+        return Err(diagnostics);
+    }
+    let cap = |tier: &Tier, plan: &PoolPlan| tier.settings.max_accelerators.as_ref().map(|m| m.value * plan.replicas());
+    let worst = |plan: &PoolPlan| plan.candidates.iter().map(|c| c.usd_per_accelerator_hour).fold(0.0, f64::max);
+
+    for _round in 0..2 {
+        let common = budget.map(|b| {
+            // Largest L with Σ min(cᵢ, L)·wᵢ ≤ B; binary search over integers.
+            let cost = |l: u32| pools.iter().map(|(p, t)| f64::from(cap(t, p).map_or(l, |c| c.min(l))) * worst(p)).sum::<f64>();
+            let (mut lo, mut hi) = (0u32, 1_000_000u32);
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if cost(mid) <= b.value + 1e-9 { lo = mid } else { hi = mid - 1 }
+            }
+            lo
+        });
+        for (plan, tier) in pools.iter_mut() {
+            let capped = cap(tier, plan);
+            let (limit, reason) = match (capped, common) {
+                (Some(c), Some(l)) if c <= l => (c, format!("max-accelerators {}{}", c / plan.replicas(), replicas_note(plan))),
+                (_, Some(l)) => (
+                    l,
+                    format!(
+                        "budget ${:.2}/h split evenly across the profile's {} pool(s): Σ limit × worst $/accelerator-hour ≤ budget",
+                        budget.map_or(0.0, |b| b.value),
+                        profile.pools.iter().map(|p| p.tiers.len()).sum::<usize>()
+                    ),
+                ),
+                (Some(c), None) => (c, format!("max-accelerators {}{}", c / plan.replicas(), replicas_note(plan))),
+                (None, None) => unreachable!("checked above"),
+            };
+            // When every allowed node has the same number of accelerators, only multiples of it can ever be
+            // in use: round down so the worst case is exact rather than an overestimate.
+            let sizes: BTreeSet<u32> = plan.candidates.iter().map(|c| c.accelerators * plan.replicas()).collect();
+            let (limit, reason) = match sizes.iter().next() {
+                Some(&size) if sizes.len() == 1 && size > 1 && limit >= size && limit % size != 0 => {
+                    (limit - limit % size, format!("{reason}; rounded down to whole {size}-accelerator nodes"))
+                }
+                _ => (limit, reason),
+            };
+            plan.limit = limit;
+            plan.limit_reason = reason;
+            // A node with more accelerators than the limit could never launch: drop it.
+            let too_big: Vec<String> = plan
+                .candidates
+                .iter()
+                .filter(|c| c.accelerators * plan.replicas() > limit)
+                .map(|c| c.name.clone())
+                .collect();
+            if !too_big.is_empty() {
+                let replicas = plan.replicas();
+                plan.candidates.retain(|c| c.accelerators * replicas <= limit);
+                plan.removed.push(Removal { constraint: format!("node accelerators ≤ limit {limit}"), types: too_big });
+            }
+        }
+    }
+
+    for (plan, tier) in pools.iter_mut() {
+        if plan.candidates.is_empty() {
+            let (span, what) = match (&profile.budget_usd_per_hour, &tier.settings.max_accelerators) {
+                (Some(b), _) if plan.limit_reason.starts_with("budget") => (b.span, format!("the budget ${:.2}/h", b.value)),
+                (_, Some(m)) => (m.span, format!("max-accelerators {}", m.value)),
+                (Some(b), None) => (b.span, format!("the budget ${:.2}/h", b.value)),
+                (None, None) => (tier.name.span, "the limit".into()),
+            };
+            let smallest = plan.removed.last().map(|r| r.types.join(", ")).unwrap_or_default();
+            diagnostics.push(
+                sources
+                    .error(span, "E0142", format!("{what} is too small for one node of pool `{}`: its limit would be {} {}", plan.name, plan.limit, plan.resource()))
+                    .label(format!("allows {} {}", plan.limit, plan.resource()))
+                    .help(format!("raise it, or allow smaller nodes (every candidate has more accelerators than the limit: {smallest})")),
+            );
+            continue;
+        }
+        plan.requirements = requirements(&tier.settings, &plan.zones, &plan.candidates);
+        let (cheapest, priciest) = plan.candidates.iter().fold((f64::MAX, 0.0f64), |(lo, hi), c| {
+            (lo.min(c.usd_per_accelerator_hour), hi.max(c.usd_per_accelerator_hour))
+        });
+        plan.expected_usd_per_hour = round_cents(cheapest * f64::from(plan.limit));
+        plan.worst_case_usd_per_hour = round_cents(priciest * f64::from(plan.limit));
+        plan.budget_usd_per_hour = profile.budget_usd_per_hour.as_ref().map(|b| b.value);
+    }
+    if diagnostics.is_empty() { Ok(()) } else { Err(diagnostics) }
+}
+
+fn replicas_note(plan: &PoolPlan) -> String {
+    match plan.replicas() {
+        1 => String::new(),
+        r => format!(" × time-slicing replicas {r}"),
+    }
+}
+
+/// Costs are rounded to cents for the annotations and for comparisons across runs.
+pub fn round_cents(usd: f64) -> f64 {
+    (usd * 100.0).round() / 100.0
+}
