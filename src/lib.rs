@@ -6,3 +6,4 @@
 
 pub mod catalog;
 pub mod import;
+pub mod validate;

@@ -1,0 +1,142 @@
+//! CEL (`x-kubernetes-validations`) support on top of the `cel` crate 0.15.
+//!
+//! The environment is the CEL standard library plus what the Kubernetes API server adds and the
+//! CRDs we validate against use: the strings extension (`split`, `lowerAscii`, ...; cel-go's
+//! `ext.Strings`, which Kubernetes enables) and the Kubernetes regex library (`find`, `findAll`),
+//! which the crate lacks and which is implemented here on top of [`super::regex`]. Other Kubernetes
+//! libraries (`isSorted`, `quantity`, `url`, `ip`, `cidr`, `format`...) are not registered: none of
+//! the embedded CRDs uses them, and a rule that does fails to evaluate, which is reported as a
+//! violation, never as a pass.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use cel::common::types::{CelInt, CelList, CelString};
+use cel::common::value::Val;
+use cel::objects::{Key, Map};
+use cel::{Context, Env, ExecutionError, Program, Value};
+
+use super::regex::Regex;
+
+/// One `x-kubernetes-validations` entry, compiled.
+pub(crate) struct Rule {
+    pub(crate) rule: String,
+    /// The rule's `message`, or the rule text when it has none.
+    pub(crate) message: String,
+    /// `Err` when the rule does not compile: reported at every place it applies.
+    pub(crate) program: Result<Program, String>,
+}
+
+// `Program` holds an AST of plain data; the validator is shared behind a `OnceLock`, so check the
+// bounds the compiler needs here, where a change in the `cel` crate would show first.
+const _: fn() = || {
+    fn sync_send<T: Send + Sync>() {}
+    sync_send::<Program>();
+    sync_send::<Env>();
+};
+
+pub(crate) fn env() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        env.add_extension(cel::extensions::strings).expect("strings extension");
+        cel::add_member_overload!(env, fn find: (CelString, CelString) -> Result<CelString>)
+            .expect("find");
+        cel::add_member_overload!(env, fn find_all: (CelString, CelString) -> Result<CelList>)
+            .expect("findAll");
+        cel::add_member_overload!(env, fn find_all_n: (CelString, CelString, CelInt) -> Result<CelList>,
+            name = "findAll")
+        .expect("findAll(n)");
+        Arc::new(env)
+    })
+}
+
+fn compile_regex(function: &str, re: &CelString<'_>) -> Result<Regex, ExecutionError> {
+    Regex::new(re.inner()).map_err(|e| ExecutionError::function_error(function, e))
+}
+
+fn find(this: &CelString<'_>, re: &CelString<'_>) -> Result<CelString<'static>, ExecutionError> {
+    Ok(CelString::from(compile_regex("find", re)?.find(this.inner())))
+}
+
+fn strings_list(items: Vec<String>) -> CelList<'static> {
+    items
+        .into_iter()
+        .map(|s| Box::new(CelString::from(s)) as Box<dyn Val>)
+        .collect::<Vec<_>>()
+        .into()
+}
+
+fn find_all(this: &CelString<'_>, re: &CelString<'_>) -> Result<CelList<'static>, ExecutionError> {
+    Ok(strings_list(compile_regex("findAll", re)?.find_all(this.inner(), -1)))
+}
+
+fn find_all_n(
+    this: &CelString<'_>,
+    re: &CelString<'_>,
+    n: &CelInt,
+) -> Result<CelList<'static>, ExecutionError> {
+    Ok(strings_list(compile_regex("findAll", re)?.find_all(this.inner(), *n.inner())))
+}
+
+/// Whether a rule is a transition rule (refers to `oldSelf`).
+pub(crate) fn is_transition_rule(program: &Program) -> bool {
+    program.references().has_variable("oldSelf")
+}
+
+pub(crate) fn compile(rule: &str, message: Option<&str>) -> Rule {
+    let program = env().compile(rule).map_err(|e| format!("rule does not compile: {e}"));
+    Rule {
+        rule: rule.to_owned(),
+        message: message.filter(|m| !m.is_empty()).unwrap_or(rule).to_owned(),
+        program,
+    }
+}
+
+/// JSON → CEL, the way the API server binds `self`: integers as `int` (i64, never `uint`, so that
+/// `x.values.size() >= x.minValues` compares int with int), other numbers as `double`, objects as
+/// maps with string keys (so `has(x.f)` and `x.f` behave as on an object).
+pub(crate) fn to_cel(v: &serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Null => Value::Null,
+        serde_json::Value::Bool(b) => Value::Bool(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => match n.as_u64() {
+                // Larger than i64::MAX: the API server's int64 cannot hold it either.
+                Some(u) => Value::UInt(u),
+                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+        },
+        serde_json::Value::String(s) => Value::String(Arc::new(s.clone())),
+        serde_json::Value::Array(a) => Value::List(Arc::new(a.iter().map(to_cel).collect())),
+        serde_json::Value::Object(o) => {
+            let map: HashMap<Key, Value> =
+                o.iter().map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v))).collect();
+            Value::Map(Map { map: Arc::new(map) })
+        }
+    }
+}
+
+/// The outcome of one rule on one value.
+pub(crate) enum Outcome {
+    Pass,
+    Fail,
+    /// Did not compile, did not evaluate, or evaluated to something other than a bool.
+    Error(String),
+}
+
+pub(crate) fn evaluate(rule: &Rule, value: &serde_json::Value) -> Outcome {
+    let program = match &rule.program {
+        Ok(p) => p,
+        Err(e) => return Outcome::Error(e.clone()),
+    };
+    let mut ctx = Context::with_env(Arc::clone(env()));
+    ctx.add_variable_from_value("self", to_cel(value));
+    match program.execute(&ctx) {
+        Ok(Value::Bool(true)) => Outcome::Pass,
+        Ok(Value::Bool(false)) => Outcome::Fail,
+        Ok(other) => Outcome::Error(format!("rule evaluated to {other:?}, not a bool")),
+        Err(e) => Outcome::Error(format!("rule failed to evaluate: {e}")),
+    }
+}
