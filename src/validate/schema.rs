@@ -220,8 +220,19 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
             st.items = Some(Box::new(child));
         }
     }
+    let int_or_string = flag("x-kubernetes-int-or-string");
     for kw in ["allOf", "anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = s.get(kw) {
+            // `anyOf: [{type: integer}, {type: string}]` beside int-or-string only repeats the
+            // `type` above (and would report the same error twice).
+            let only_types = branches.iter().all(|b| {
+                b.as_object().is_some_and(|o| {
+                    o.len() == 1 && matches!(o.get("type").and_then(Value::as_str), Some("integer" | "string"))
+                })
+            });
+            if int_or_string && only_types {
+                continue;
+            }
             let branches: Vec<Value> = branches.iter().map(|b| convert(b, true).0).collect();
             out.insert(kw.into(), Value::Array(branches));
         }
