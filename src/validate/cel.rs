@@ -140,3 +140,53 @@ pub(crate) fn evaluate(rule: &Rule, value: &serde_json::Value) -> Outcome {
         Err(e) => Outcome::Error(format!("rule failed to evaluate: {e}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Outcome, compile, evaluate, is_transition_rule};
+    use serde_json::json;
+
+    fn outcome(rule: &str, value: serde_json::Value) -> String {
+        match evaluate(&compile(rule, None), &value) {
+            Outcome::Pass => "pass".into(),
+            Outcome::Fail => "fail".into(),
+            Outcome::Error(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn validate_cel_kubernetes_functions() {
+        assert_eq!(outcome("self.find('^[^@]+') == 'al2023'", json!("al2023@v20251023")), "pass");
+        assert_eq!(outcome("self.find('^([^/]+)').endsWith('karpenter.sh')", json!("karpenter.sh/x")), "pass");
+        assert_eq!(outcome("self.findAll('[0-9]+') == ['1', '22']", json!("a1b22")), "pass");
+        assert_eq!(outcome("self.findAll('[0-9]+', 1) == ['1']", json!("a1b22")), "pass");
+        assert_eq!(outcome("self.split('@')[1] == 'latest'", json!("windows2022@latest")), "pass");
+        assert_eq!(outcome("self.all(k, k != '' && self[k] != '')", json!({"a": "b", "c": ""})), "fail");
+        assert_eq!(outcome("self.filter(x, has(x.r) ? x.r == true : false).size() <= 1", json!([{"r": true}, {"r": true}])), "fail");
+    }
+
+    #[test]
+    fn validate_cel_integers_are_signed() {
+        // JSON integers bind as int: comparing with size() (an int) must work.
+        assert_eq!(outcome("self.values.size() >= self.minValues", json!({"values": ["a", "b"], "minValues": 2})), "pass");
+        assert_eq!(outcome("self.n > -1", json!({"n": 0})), "pass");
+    }
+
+    #[test]
+    fn validate_cel_failures_are_errors_not_passes() {
+        assert!(outcome("self.isSorted()", json!([1, 2])).starts_with("error: rule failed to evaluate"));
+        assert!(outcome("self.missing == 1", json!({})).starts_with("error: rule failed to evaluate"));
+        assert!(outcome("int(self) >= 0", json!("lots")).starts_with("error: rule failed to evaluate"));
+        assert!(outcome("self ==", json!(1)).starts_with("error: rule does not compile"));
+        assert!(outcome("1", json!(1)).starts_with("error: rule evaluated to"));
+    }
+
+    #[test]
+    fn validate_cel_transition_rules_are_recognised() {
+        let r = compile("self.group == oldSelf.group", None);
+        assert!(is_transition_rule(r.program.as_ref().unwrap()));
+        let r = compile("self.group != ''", Some("group may not be empty"));
+        assert!(!is_transition_rule(r.program.as_ref().unwrap()));
+        assert_eq!(r.message, "group may not be empty");
+    }
+}

@@ -449,3 +449,94 @@ fn sample_value(s: &Value) -> Value {
         _ => Value::Null,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Validator;
+    use serde_json::json;
+    use std::path::Path;
+
+    const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Cluster
+  versions:
+    - name: v1alpha1
+      served: false
+      storage: false
+      schema: {openAPIV3Schema: {type: object}}
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            apiVersion: {type: string}
+            kind: {type: string}
+            metadata: {type: object}
+            spec:
+              type: object
+              properties:
+                size: {type: string, default: small}
+                free: {type: object, x-kubernetes-preserve-unknown-fields: true}
+                items:
+                  type: array
+                  x-kubernetes-list-type: map
+                  x-kubernetes-list-map-keys: [name]
+                  items:
+                    type: object
+                    properties: {name: {type: string}}
+                sorted:
+                  type: array
+                  items: {type: integer}
+                  x-kubernetes-validations:
+                    - rule: self.isSorted()
+                      message: must be sorted
+              x-kubernetes-validations:
+                - rule: self.size == oldSelf.size
+                  message: size is immutable
+                - rule: self.size in ['small', 'large']
+"#;
+
+    fn widgets() -> Validator {
+        let mut v = Validator::empty();
+        v.add_crd(Path::new("widgets.yaml"), CRD).unwrap();
+        v
+    }
+
+    #[test]
+    fn validate_unsupported_rule_is_a_violation_and_transition_rules_are_skipped() {
+        let v = widgets();
+        let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                       "spec": {"sorted": [1, 2], "free": {"anything": [1]}}});
+        let violations = v.validate(&w);
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(violations[0].pointer, "/spec/sorted");
+        assert!(violations[0].message.starts_with("must be sorted (rule failed to evaluate"), "{}", violations[0]);
+        // default applied (size: small), so the non-transition rule on spec passes.
+        let (rules, transition) = v.cel_rules("example.com/v1", "Widget");
+        assert_eq!((rules.len(), transition), (2, 1));
+        assert_eq!(rules.iter().filter(|r| r.unsupported.is_some()).count(), 1);
+    }
+
+    #[test]
+    fn validate_unserved_version_and_list_map_keys() {
+        let v = widgets();
+        let w = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget", "metadata": {"name": "w"}});
+        let violations = v.validate(&w);
+        assert_eq!(violations[0].pointer, "/apiVersion");
+        assert_eq!(violations[0].message, "version v1alpha1 of kind Widget in group example.com is not served (served versions: v1)");
+        let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                       "spec": {"items": [{"name": "a"}, {"name": "a"}]}});
+        let violations = v.validate(&w);
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(violations[0].pointer, "/spec/items/1");
+        assert_eq!(violations[0].message, "duplicate entry in a map list (name=\"a\")");
+    }
+}
