@@ -25,6 +25,10 @@ pub(crate) struct Rule {
     pub(crate) message: String,
     /// `Err` when the rule does not compile: reported at every place it applies.
     pub(crate) program: Result<Program, String>,
+    /// `messageExpression`, compiled: when it evaluates to a string, that is the message.
+    pub(crate) message_expression: Option<Program>,
+    /// `fieldPath` as a JSON pointer suffix (`.a.b` → `/a/b`), when it has that simple form.
+    pub(crate) field_path: Option<String>,
 }
 
 // `Program` holds an AST of plain data; the validator is shared behind a `OnceLock`, so check the
@@ -90,6 +94,42 @@ pub(crate) fn compile(rule: &str, message: Option<&str>) -> Rule {
         rule: rule.to_owned(),
         message: message.filter(|m| !m.is_empty()).unwrap_or(rule).to_owned(),
         program,
+        message_expression: None,
+        field_path: None,
+    }
+}
+
+/// A rule from its `x-kubernetes-validations` entry (`rule`, `message`, `messageExpression`,
+/// `fieldPath`; `reason` only picks the HTTP status and is not needed here).
+pub(crate) fn compile_entry(entry: &serde_json::Value) -> Option<Rule> {
+    let rule = entry.get("rule")?.as_str()?;
+    let mut compiled = compile(rule, entry.get("message").and_then(serde_json::Value::as_str));
+    compiled.message_expression = entry
+        .get("messageExpression")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|m| env().compile(m).ok());
+    compiled.field_path = entry
+        .get("fieldPath")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|p| p.strip_prefix('.'))
+        .filter(|p| p.split('.').all(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')))
+        .map(|p| p.split('.').map(|t| format!("/{t}")).collect());
+    Some(compiled)
+}
+
+impl Rule {
+    /// The message for a failure: `messageExpression`'s string when it yields one, else `message`.
+    pub(crate) fn message_for(&self, value: &Value) -> String {
+        if let Some(expr) = &self.message_expression {
+            let mut ctx = Context::with_env(Arc::clone(env()));
+            ctx.add_variable_from_value("self", value.clone());
+            if let Ok(Value::String(s)) = expr.execute(&ctx)
+                && !s.is_empty()
+            {
+                return s.to_string();
+            }
+        }
+        self.message.clone()
     }
 }
 
@@ -126,13 +166,19 @@ pub(crate) enum Outcome {
     Error(String),
 }
 
+#[cfg(test)]
 pub(crate) fn evaluate(rule: &Rule, value: &serde_json::Value) -> Outcome {
+    evaluate_cel(rule, &to_cel(value))
+}
+
+/// Evaluates a rule with `self` bound to an already converted value (convert once per location).
+pub(crate) fn evaluate_cel(rule: &Rule, value: &Value) -> Outcome {
     let program = match &rule.program {
         Ok(p) => p,
         Err(e) => return Outcome::Error(e.clone()),
     };
     let mut ctx = Context::with_env(Arc::clone(env()));
-    ctx.add_variable_from_value("self", to_cel(value));
+    ctx.add_variable_from_value("self", value.clone());
     match program.execute(&ctx) {
         Ok(Value::Bool(true)) => Outcome::Pass,
         Ok(Value::Bool(false)) => Outcome::Fail,

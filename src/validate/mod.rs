@@ -309,7 +309,7 @@ impl Validator {
         st.visit_rules("", &mut |location, rule| {
             let sub = schema_at(openapi_schema, location);
             let sample = sub.map(sample_value).unwrap_or(Value::Null);
-            let unsupported = match cel::evaluate(rule, &sample) {
+            let unsupported = match cel::evaluate_cel(rule, &cel::to_cel(&sample)) {
                 cel::Outcome::Pass | cel::Outcome::Fail => None,
                 cel::Outcome::Error(e) => Some(e),
             };
@@ -343,14 +343,18 @@ fn add_required(schema: &mut Value, fields: &[&str]) {
 
 /// CEL rules and list-map keys at every place the object reaches.
 fn walk(st: &Structural, value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
-    for rule in &st.rules {
-        match cel::evaluate(rule, value) {
-            cel::Outcome::Pass => {}
-            cel::Outcome::Fail => out.push(Violation::new(pointer.clone(), rule.message.clone())),
-            cel::Outcome::Error(e) => out.push(Violation::new(
-                pointer.clone(),
-                format!("{} ({e}; rule: {})", rule.message, rule.rule),
-            )),
+    if !st.rules.is_empty() {
+        let bound = cel::to_cel(value);
+        for rule in &st.rules {
+            let at = format!("{pointer}{}", rule.field_path.as_deref().unwrap_or(""));
+            match cel::evaluate_cel(rule, &bound) {
+                cel::Outcome::Pass => {}
+                cel::Outcome::Fail => out.push(Violation::new(at, rule.message_for(&bound))),
+                cel::Outcome::Error(e) => out.push(Violation::new(
+                    at,
+                    format!("{} ({e}; rule: {})", rule.message, rule.rule),
+                )),
+            }
         }
     }
     let len = pointer.len();
@@ -502,6 +506,9 @@ spec:
                 - rule: self.size == oldSelf.size
                   message: size is immutable
                 - rule: self.size in ['small', 'large']
+                - rule: "!has(self.free) || !has(self.free.bad)"
+                  messageExpression: "'free.bad is not allowed, got ' + string(self.free.bad)"
+                  fieldPath: .free
 "#;
 
     fn widgets() -> Validator {
@@ -521,7 +528,7 @@ spec:
         assert!(violations[0].message.starts_with("must be sorted (rule failed to evaluate"), "{}", violations[0]);
         // default applied (size: small), so the non-transition rule on spec passes.
         let (rules, transition) = v.cel_rules("example.com/v1", "Widget");
-        assert_eq!((rules.len(), transition), (2, 1));
+        assert_eq!((rules.len(), transition), (3, 1));
         assert_eq!(rules.iter().filter(|r| r.unsupported.is_some()).count(), 1);
     }
 
@@ -538,5 +545,15 @@ spec:
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert_eq!(violations[0].pointer, "/spec/items/1");
         assert_eq!(violations[0].message, "duplicate entry in a map list (name=\"a\")");
+    }
+
+    #[test]
+    fn validate_field_path_and_message_expression() {
+        let v = widgets();
+        let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                       "spec": {"free": {"bad": 3}}});
+        let violations = v.validate(&w);
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(violations[0].to_string(), "/spec/free: free.bad is not allowed, got 3");
     }
 }

@@ -243,8 +243,7 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
 
     if let Some(Value::Array(rules)) = s.get("x-kubernetes-validations") {
         for r in rules {
-            let Some(rule) = r.get("rule").and_then(Value::as_str) else { continue };
-            let compiled = cel::compile(rule, r.get("message").and_then(Value::as_str));
+            let Some(compiled) = cel::compile_entry(r) else { continue };
             if compiled.program.as_ref().is_ok_and(cel::is_transition_rule) {
                 // A transition rule compares with the stored object (`oldSelf`). At create time
                 // there is no old object, and the API server does not evaluate them: skip.
