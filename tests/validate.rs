@@ -21,7 +21,10 @@ const CRD_FILES: &[&str] = &[
 fn validator() -> &'static Validator {
     static V: OnceLock<Validator> = OnceLock::new();
     V.get_or_init(|| {
-        let paths: Vec<PathBuf> = CRD_FILES.iter().map(|f| PathBuf::from(SCHEMAS).join(f)).collect();
+        let paths: Vec<PathBuf> = CRD_FILES
+            .iter()
+            .map(|f| PathBuf::from(SCHEMAS).join(f))
+            .collect();
         Validator::from_crd_files(&paths).expect("real CRDs compile")
     })
 }
@@ -42,7 +45,9 @@ fn ec2nodeclass() -> Value {
 fn set(v: &mut Value, pointer: &str, new: Value) {
     let (parent, last) = pointer.rsplit_once('/').unwrap();
     let last = last.replace("~1", "/").replace("~0", "~");
-    let p = v.pointer_mut(parent).unwrap_or_else(|| panic!("no {parent}"));
+    let p = v
+        .pointer_mut(parent)
+        .unwrap_or_else(|| panic!("no {parent}"));
     match p {
         Value::Object(o) => {
             o.insert(last, new);
@@ -61,12 +66,22 @@ fn set(v: &mut Value, pointer: &str, new: Value) {
 
 fn remove(v: &mut Value, pointer: &str) {
     let (parent, last) = pointer.rsplit_once('/').unwrap();
-    v.pointer_mut(parent).unwrap().as_object_mut().unwrap().remove(last);
+    v.pointer_mut(parent)
+        .unwrap()
+        .as_object_mut()
+        .unwrap()
+        .remove(last);
 }
 
 fn assert_valid(v: &Value) {
     let violations = validator().validate(v);
-    assert!(violations.is_empty(), "{} {} should be valid, got:\n{}", v["kind"], v["metadata"]["name"], show(&violations));
+    assert!(
+        violations.is_empty(),
+        "{} {} should be valid, got:\n{}",
+        v["kind"],
+        v["metadata"]["name"],
+        show(&violations)
+    );
 }
 
 fn show(violations: &[Violation]) -> String {
@@ -77,7 +92,9 @@ fn show(violations: &[Violation]) -> String {
 fn assert_one(v: &Value, pointer: &str, message: &str) {
     let violations = validator().validate(v);
     assert!(
-        violations.len() == 1 && violations[0].pointer == pointer && violations[0].message.contains(message),
+        violations.len() == 1
+            && violations[0].pointer == pointer
+            && violations[0].message.contains(message),
         "expected exactly one violation at {pointer:?} containing {message:?}, got:\n{}",
         show(&violations)
     );
@@ -136,7 +153,12 @@ fn builtin_validator_accepts_the_same_objects() {
     for text in all_fixtures() {
         let obj = yaml(text);
         let violations = v.validate(&obj);
-        assert!(violations.is_empty(), "{}: {}", obj["kind"], show(&violations));
+        assert!(
+            violations.is_empty(),
+            "{}: {}",
+            obj["kind"],
+            show(&violations)
+        );
     }
     assert_eq!(v.kinds(), validator().kinds());
 }
@@ -175,7 +197,11 @@ fn wrong_type_is_rejected() {
 fn out_of_range_weight_is_rejected() {
     let mut np = nodepool();
     set(&mut np, "/spec/weight", json!(101));
-    assert_one(&np, "/spec/weight", "101 is greater than the maximum of 100");
+    assert_one(
+        &np,
+        "/spec/weight",
+        "101 is greater than the maximum of 100",
+    );
 }
 
 #[test]
@@ -184,21 +210,37 @@ fn limits_accept_int_or_string() {
     set(&mut np, "/spec/limits/nvidia.com~1gpu", json!(8));
     assert_valid(&np);
     set(&mut np, "/spec/limits/nvidia.com~1gpu", json!(true));
-    assert_one(&np, "/spec/limits/nvidia.com~1gpu", "true is not of types \"integer\", \"string\"");
+    assert_one(
+        &np,
+        "/spec/limits/nvidia.com~1gpu",
+        "true is not of types \"integer\", \"string\"",
+    );
 }
 
 #[test]
 fn enum_is_enforced() {
     let mut np = nodepool();
-    set(&mut np, "/spec/disruption/consolidationPolicy", json!("Sometimes"));
-    assert_one(&np, "/spec/disruption/consolidationPolicy", "\"Sometimes\" is not one of");
+    set(
+        &mut np,
+        "/spec/disruption/consolidationPolicy",
+        json!("Sometimes"),
+    );
+    assert_one(
+        &np,
+        "/spec/disruption/consolidationPolicy",
+        "\"Sometimes\" is not one of",
+    );
 }
 
 #[test]
 fn required_field_is_enforced() {
     let mut np = nodepool();
     remove(&mut np, "/spec/template/spec/nodeClassRef");
-    assert_one(&np, "/spec/template/spec", "\"nodeClassRef\" is a required property");
+    assert_one(
+        &np,
+        "/spec/template/spec",
+        "\"nodeClassRef\" is a required property",
+    );
 }
 
 #[test]
@@ -231,31 +273,75 @@ fn metadata_is_checked() {
 fn schedule_without_duration_is_rejected() {
     let mut np = nodepool();
     remove(&mut np, "/spec/disruption/budgets/1/duration");
-    assert_one(&np, "/spec/disruption/budgets", "'schedule' must be set with 'duration'");
+    assert_one(
+        &np,
+        "/spec/disruption/budgets",
+        "'schedule' must be set with 'duration'",
+    );
 }
 
 #[test]
 fn restricted_requirement_keys_are_rejected() {
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/0/key", json!("karpenter.sh/nodepool"));
-    assert_one(&np, "/spec/template/spec/requirements/0/key", "label \"karpenter.sh/nodepool\" is restricted");
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/0/key",
+        json!("karpenter.sh/nodepool"),
+    );
+    assert_one(
+        &np,
+        "/spec/template/spec/requirements/0/key",
+        "label \"karpenter.sh/nodepool\" is restricted",
+    );
 
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/0/key", json!("karpenter.sh/custom"));
-    assert_one(&np, "/spec/template/spec/requirements/0/key", "label domain \"karpenter.sh\" is restricted");
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/0/key",
+        json!("karpenter.sh/custom"),
+    );
+    assert_one(
+        &np,
+        "/spec/template/spec/requirements/0/key",
+        "label domain \"karpenter.sh\" is restricted",
+    );
 
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/0/key", json!("kubernetes.io/hostname"));
-    assert_one(&np, "/spec/template/spec/requirements/0/key", "label \"kubernetes.io/hostname\" is restricted");
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/0/key",
+        json!("kubernetes.io/hostname"),
+    );
+    assert_one(
+        &np,
+        "/spec/template/spec/requirements/0/key",
+        "label \"kubernetes.io/hostname\" is restricted",
+    );
 
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/0/key", json!("karpenter.k8s.aws/instance-foo"));
-    assert_one(&np, "/spec/template/spec/requirements/0/key", "label domain \"karpenter.k8s.aws\" is restricted");
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/0/key",
+        json!("karpenter.k8s.aws/instance-foo"),
+    );
+    assert_one(
+        &np,
+        "/spec/template/spec/requirements/0/key",
+        "label domain \"karpenter.k8s.aws\" is restricted",
+    );
 
     // The same rules guard the template's labels (a map: evaluated once, on the whole map).
     let mut np = nodepool();
-    set(&mut np, "/spec/template/metadata/labels/karpenter.sh~1nodepool", json!("x"));
-    assert_one(&np, "/spec/template/metadata/labels", "label \"karpenter.sh/nodepool\" is restricted");
+    set(
+        &mut np,
+        "/spec/template/metadata/labels/karpenter.sh~1nodepool",
+        json!("x"),
+    );
+    assert_one(
+        &np,
+        "/spec/template/metadata/labels",
+        "label \"karpenter.sh/nodepool\" is restricted",
+    );
 }
 
 #[test]
@@ -263,7 +349,11 @@ fn kubernetes_io_keys_other_than_hostname_pass_the_crd() {
     // The v1.14.1 CRD only restricts kubernetes.io/hostname in that domain; Karpenter rejects other
     // kubernetes.io keys that are not well-known labels in its controller, not at admission.
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/0/key", json!("kubernetes.io/foo"));
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/0/key",
+        json!("kubernetes.io/foo"),
+    );
     assert_valid(&np);
 }
 
@@ -272,26 +362,50 @@ fn requirement_operator_rules() {
     const GT: &str = "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value";
     // A non-integer value makes int() fail: the API server reports that as the rule failing.
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/2/values", json!(["lots"]));
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/2/values",
+        json!(["lots"]),
+    );
     assert_one(&np, "/spec/template/spec/requirements", GT);
 
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/2/values", json!(["1", "2"]));
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/2/values",
+        json!(["1", "2"]),
+    );
     assert_one(&np, "/spec/template/spec/requirements", GT);
 
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/2/values", json!(["-1"]));
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/2/values",
+        json!(["-1"]),
+    );
     assert_one(&np, "/spec/template/spec/requirements", GT);
 
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/0/values", json!([]));
-    assert_one(&np, "/spec/template/spec/requirements", "requirements with operator 'In' must have a value defined");
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/0/values",
+        json!([]),
+    );
+    assert_one(
+        &np,
+        "/spec/template/spec/requirements",
+        "requirements with operator 'In' must have a value defined",
+    );
 }
 
 #[test]
 fn min_values_above_value_count_is_rejected() {
     let mut np = nodepool();
-    set(&mut np, "/spec/template/spec/requirements/1/minValues", json!(4));
+    set(
+        &mut np,
+        "/spec/template/spec/requirements/1/minValues",
+        json!(4),
+    );
     assert_one(
         &np,
         "/spec/template/spec/requirements",
@@ -307,7 +421,10 @@ fn static_nodepool_rules() {
     let messages: Vec<&str> = violations.iter().map(|v| v.message.as_str()).collect();
     assert_eq!(
         messages,
-        ["only 'limits.nodes' is supported on static NodePools", "'weight' is not supported on static NodePools"],
+        [
+            "only 'limits.nodes' is supported on static NodePools",
+            "'weight' is not supported on static NodePools"
+        ],
         "{}",
         show(&violations)
     );
@@ -318,15 +435,35 @@ fn static_nodepool_rules() {
 fn ec2nodeclass_alias_rules() {
     let mut nc = ec2nodeclass();
     set(&mut nc, "/spec/amiSelectorTerms/0/alias", json!("al2023"));
-    assert_one(&nc, "/spec/amiSelectorTerms/0/alias", "'alias' is improperly formatted, must match the format 'family@version'");
+    assert_one(
+        &nc,
+        "/spec/amiSelectorTerms/0/alias",
+        "'alias' is improperly formatted, must match the format 'family@version'",
+    );
 
     let mut nc = ec2nodeclass();
-    set(&mut nc, "/spec/amiSelectorTerms/0/alias", json!("ubuntu@latest"));
-    assert_one(&nc, "/spec/amiSelectorTerms/0/alias", "family is not supported");
+    set(
+        &mut nc,
+        "/spec/amiSelectorTerms/0/alias",
+        json!("ubuntu@latest"),
+    );
+    assert_one(
+        &nc,
+        "/spec/amiSelectorTerms/0/alias",
+        "family is not supported",
+    );
 
     let mut nc = ec2nodeclass();
-    set(&mut nc, "/spec/amiSelectorTerms/0/alias", json!("windows2022@v20240101"));
-    assert_one(&nc, "/spec/amiSelectorTerms/0/alias", "windows families may only specify version 'latest'");
+    set(
+        &mut nc,
+        "/spec/amiSelectorTerms/0/alias",
+        json!("windows2022@v20240101"),
+    );
+    assert_one(
+        &nc,
+        "/spec/amiSelectorTerms/0/alias",
+        "windows families may only specify version 'latest'",
+    );
 }
 
 #[test]
@@ -334,24 +471,52 @@ fn ec2nodeclass_cross_field_rules() {
     // alias is exclusive with other terms (list rule), and find() on the alias drives the
     // amiFamily rules.
     let mut nc = ec2nodeclass();
-    set(&mut nc, "/spec/amiSelectorTerms/1", json!({"id": "ami-0123456789abcdef0"}));
-    assert_one(&nc, "/spec/amiSelectorTerms", "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms");
+    set(
+        &mut nc,
+        "/spec/amiSelectorTerms/1",
+        json!({"id": "ami-0123456789abcdef0"}),
+    );
+    assert_one(
+        &nc,
+        "/spec/amiSelectorTerms",
+        "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",
+    );
 
     let mut nc = ec2nodeclass();
     set(&mut nc, "/spec/amiFamily", json!("Bottlerocket"));
-    assert_one(&nc, "/spec", "if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias");
+    assert_one(
+        &nc,
+        "/spec",
+        "if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias",
+    );
 
     let mut nc = ec2nodeclass();
-    set(&mut nc, "/spec/instanceProfile", json!("KarpenterNodeInstanceProfile"));
-    assert_one(&nc, "/spec", "must specify exactly one of ['role', 'instanceProfile']");
+    set(
+        &mut nc,
+        "/spec/instanceProfile",
+        json!("KarpenterNodeInstanceProfile"),
+    );
+    assert_one(
+        &nc,
+        "/spec",
+        "must specify exactly one of ['role', 'instanceProfile']",
+    );
 
     let mut nc = ec2nodeclass();
     set(&mut nc, "/spec/tags/karpenter.sh~1nodepool", json!("x"));
-    assert_one(&nc, "/spec/tags", "tag contains a restricted tag matching karpenter.sh/nodepool");
+    assert_one(
+        &nc,
+        "/spec/tags",
+        "tag contains a restricted tag matching karpenter.sh/nodepool",
+    );
 
     let mut nc = ec2nodeclass();
     set(&mut nc, "/spec/subnetSelectorTerms/0/tags/team", json!(""));
-    assert_one(&nc, "/spec/subnetSelectorTerms/0/tags", "empty tag keys or values aren't supported");
+    assert_one(
+        &nc,
+        "/spec/subnetSelectorTerms/0/tags",
+        "empty tag keys or values aren't supported",
+    );
 }
 
 #[test]
@@ -359,19 +524,39 @@ fn every_karpenter_cel_rule_compiles_and_evaluates() {
     // Each non-transition rule is evaluated once on a value built from its schema with every field
     // present; "unsupported" = did not compile or did not evaluate. No exceptions are expected.
     const EXCEPTIONS: &[(&str, &str)] = &[];
-    for (api_version, kind, expected_rules, expected_transition) in
-        [("karpenter.sh/v1", "NodePool", 17, 3), ("karpenter.k8s.aws/v1", "EC2NodeClass", 54, 0)]
-    {
+    for (api_version, kind, expected_rules, expected_transition) in [
+        ("karpenter.sh/v1", "NodePool", 17, 3),
+        ("karpenter.k8s.aws/v1", "EC2NodeClass", 54, 0),
+    ] {
         let (rules, transition) = validator().cel_rules(api_version, kind);
         assert_eq!(rules.len(), expected_rules, "{kind}: rule count");
-        assert_eq!(transition, expected_transition, "{kind}: transition rules skipped");
+        assert_eq!(
+            transition, expected_transition,
+            "{kind}: transition rules skipped"
+        );
         let unsupported: Vec<String> = rules
             .iter()
             .filter(|r| r.unsupported.is_some())
-            .filter(|r| !EXCEPTIONS.iter().any(|(k, rule)| *k == kind && *rule == r.rule))
-            .map(|r| format!("{} {}: {} ({})", kind, r.location, r.rule, r.unsupported.as_deref().unwrap()))
+            .filter(|r| {
+                !EXCEPTIONS
+                    .iter()
+                    .any(|(k, rule)| *k == kind && *rule == r.rule)
+            })
+            .map(|r| {
+                format!(
+                    "{} {}: {} ({})",
+                    kind,
+                    r.location,
+                    r.rule,
+                    r.unsupported.as_deref().unwrap()
+                )
+            })
             .collect();
-        assert!(unsupported.is_empty(), "unsupported rules:\n{}", unsupported.join("\n"));
+        assert!(
+            unsupported.is_empty(),
+            "unsupported rules:\n{}",
+            unsupported.join("\n")
+        );
     }
 }
 
@@ -381,16 +566,28 @@ fn every_karpenter_cel_rule_compiles_and_evaluates() {
 fn unserved_version_is_rejected() {
     let mut np = nodepool();
     set(&mut np, "/apiVersion", json!("karpenter.sh/v1beta1"));
-    assert_one(&np, "/apiVersion", "no schema for kind NodePool in group/version karpenter.sh/v1beta1 (served versions: v1)");
+    assert_one(
+        &np,
+        "/apiVersion",
+        "no schema for kind NodePool in group/version karpenter.sh/v1beta1 (served versions: v1)",
+    );
 }
 
 #[test]
 fn unknown_kind_is_rejected() {
     let mut np = nodepool();
     set(&mut np, "/kind", json!("NodeClaim"));
-    assert_one(&np, "/kind", "no schema for kind NodeClaim in group/version karpenter.sh/v1");
+    assert_one(
+        &np,
+        "/kind",
+        "no schema for kind NodeClaim in group/version karpenter.sh/v1",
+    );
     let obj = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}});
-    assert_one(&obj, "/kind", "no schema for kind Deployment in group/version apps/v1");
+    assert_one(
+        &obj,
+        "/kind",
+        "no schema for kind Deployment in group/version apps/v1",
+    );
 }
 
 #[test]
@@ -399,11 +596,20 @@ fn missing_api_version_and_kind() {
     assert_eq!(
         v,
         [
-            Violation { pointer: "/apiVersion".into(), message: "apiVersion must be set (a string)".into() },
-            Violation { pointer: "/kind".into(), message: "kind must be set (a string)".into() },
+            Violation {
+                pointer: "/apiVersion".into(),
+                message: "apiVersion must be set (a string)".into()
+            },
+            Violation {
+                pointer: "/kind".into(),
+                message: "kind must be set (a string)".into()
+            },
         ]
     );
-    assert_eq!(v[0].to_string(), "/apiVersion: apiVersion must be set (a string)");
+    assert_eq!(
+        v[0].to_string(),
+        "/apiVersion: apiVersion must be set (a string)"
+    );
 }
 
 // ---- built-in kinds -----------------------------------------------------------------------------
@@ -412,7 +618,11 @@ fn missing_api_version_and_kind() {
 fn pdb_rules() {
     let mut pdb = yaml(include_str!("validate/pdb.yaml"));
     set(&mut pdb, "/spec/maxUnavailable", json!(1));
-    assert_one(&pdb, "/spec", "minAvailable and maxUnavailable cannot be both set");
+    assert_one(
+        &pdb,
+        "/spec",
+        "minAvailable and maxUnavailable cannot be both set",
+    );
     let mut pdb = yaml(include_str!("validate/pdb.yaml"));
     set(&mut pdb, "/spec/minAvailable", json!("150%"));
     assert_one(&pdb, "/spec/minAvailable", "must not be greater than 100%");
@@ -425,12 +635,22 @@ fn pdb_rules() {
 fn hpa_rules() {
     let mut hpa = yaml(include_str!("validate/hpa.yaml"));
     set(&mut hpa, "/spec/minReplicas", json!(20));
-    assert_one(&hpa, "/spec/maxReplicas", "must be greater than or equal to `minReplicas`");
+    assert_one(
+        &hpa,
+        "/spec/maxReplicas",
+        "must be greater than or equal to `minReplicas`",
+    );
     let mut hpa = yaml(include_str!("validate/hpa.yaml"));
     set(&mut hpa, "/spec/metrics/0/type", json!("Resource"));
     let violations = validator().validate(&hpa);
-    assert!(violations.iter().any(|v| v.pointer == "/spec/metrics/0/resource"
-        && v.message == "must populate information for the given metric source"), "{}", show(&violations));
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.pointer == "/spec/metrics/0/resource"
+                && v.message == "must populate information for the given metric source"),
+        "{}",
+        show(&violations)
+    );
     let mut hpa = yaml(include_str!("validate/hpa.yaml"));
     remove(&mut hpa, "/spec/maxReplicas");
     assert_one(&hpa, "/spec", "\"maxReplicas\" is a required property");
@@ -440,7 +660,11 @@ fn hpa_rules() {
 fn configmap_rules() {
     let mut cm = yaml(include_str!("validate/configmap.yaml"));
     set(&mut cm, "/data/bad key", json!("x"));
-    assert_one(&cm, "/data/bad key", "a valid config key must consist of alphanumeric characters");
+    assert_one(
+        &cm,
+        "/data/bad key",
+        "a valid config key must consist of alphanumeric characters",
+    );
     let mut cm = yaml(include_str!("validate/configmap.yaml"));
     set(&mut cm, "/metadata/namespace", json!("GPU Operator"));
     assert_one(&cm, "/metadata/namespace", "does not match");
@@ -460,29 +684,58 @@ fn embedded_crds_equal_shared_schemas() {
     assert_eq!(EMBEDDED_CRDS.len(), CRD_FILES.len());
     for (path, text) in EMBEDDED_CRDS {
         let shared = std::fs::read(PathBuf::from(SCHEMAS).join(path)).unwrap();
-        assert!(text.as_bytes() == shared.as_slice(), "src/crds/{path} differs from ../shared/schemas/{path}");
-        let on_disk = std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/crds").join(path)).unwrap();
-        assert!(on_disk == shared, "src/crds/{path} differs from ../shared/schemas/{path}");
+        assert!(
+            text.as_bytes() == shared.as_slice(),
+            "src/crds/{path} differs from ../shared/schemas/{path}"
+        );
+        let on_disk = std::fs::read(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("src/crds")
+                .join(path),
+        )
+        .unwrap();
+        assert!(
+            on_disk == shared,
+            "src/crds/{path} differs from ../shared/schemas/{path}"
+        );
     }
 }
 
 #[test]
 fn from_crd_files_reports_bad_inputs() {
     let missing = PathBuf::from(SCHEMAS).join("karpenter/nope.yaml");
-    let err = Validator::from_crd_files(&[missing]).err().expect("missing file is an error");
+    let err = Validator::from_crd_files(&[missing])
+        .err()
+        .expect("missing file is an error");
     assert!(matches!(err, ValidateError::Io { .. }), "{err}");
     let not_crd = PathBuf::from(SCHEMAS).join("gpu-operator/default-mig-parted-config.yaml");
-    let err = Validator::from_crd_files(&[not_crd]).err().expect("not a CRD is an error");
-    assert!(err.to_string().ends_with("not a CustomResourceDefinition"), "{err}");
+    let err = Validator::from_crd_files(&[not_crd])
+        .err()
+        .expect("not a CRD is an error");
+    assert!(
+        err.to_string().ends_with("not a CustomResourceDefinition"),
+        "{err}"
+    );
 }
 
 #[test]
 fn validating_100_objects_takes_milliseconds() {
-    let objects: Vec<Value> = all_fixtures().iter().cycle().take(100).map(|t| yaml(t)).collect();
+    let objects: Vec<Value> = all_fixtures()
+        .iter()
+        .cycle()
+        .take(100)
+        .map(|t| yaml(t))
+        .collect();
     let start = Instant::now();
-    let paths: Vec<PathBuf> = CRD_FILES.iter().map(|f| PathBuf::from(SCHEMAS).join(f)).collect();
+    let paths: Vec<PathBuf> = CRD_FILES
+        .iter()
+        .map(|f| PathBuf::from(SCHEMAS).join(f))
+        .collect();
     let v = &Validator::from_crd_files(&paths).unwrap();
-    eprintln!("built the validator (6 CRDs + 4 built-in kinds) in {:?}", start.elapsed());
+    eprintln!(
+        "built the validator (6 CRDs + 4 built-in kinds) in {:?}",
+        start.elapsed()
+    );
     let start = Instant::now();
     for o in &objects {
         assert!(v.validate(o).is_empty());
@@ -490,5 +743,8 @@ fn validating_100_objects_takes_milliseconds() {
     let took = start.elapsed();
     eprintln!("validated 100 objects in {took:?}");
     // Generous for an unoptimised debug build on a shared 2-core machine.
-    assert!(took.as_millis() < 2000, "validating 100 objects took {took:?}");
+    assert!(
+        took.as_millis() < 2000,
+        "validating 100 objects took {took:?}"
+    );
 }

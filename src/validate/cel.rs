@@ -60,7 +60,9 @@ fn compile_regex(function: &str, re: &CelString<'_>) -> Result<Regex, ExecutionE
 }
 
 fn find(this: &CelString<'_>, re: &CelString<'_>) -> Result<CelString<'static>, ExecutionError> {
-    Ok(CelString::from(compile_regex("find", re)?.find(this.inner())))
+    Ok(CelString::from(
+        compile_regex("find", re)?.find(this.inner()),
+    ))
 }
 
 fn strings_list(items: Vec<String>) -> CelList<'static> {
@@ -72,7 +74,9 @@ fn strings_list(items: Vec<String>) -> CelList<'static> {
 }
 
 fn find_all(this: &CelString<'_>, re: &CelString<'_>) -> Result<CelList<'static>, ExecutionError> {
-    Ok(strings_list(compile_regex("findAll", re)?.find_all(this.inner(), -1)))
+    Ok(strings_list(
+        compile_regex("findAll", re)?.find_all(this.inner(), -1),
+    ))
 }
 
 fn find_all_n(
@@ -80,7 +84,9 @@ fn find_all_n(
     re: &CelString<'_>,
     n: &CelInt,
 ) -> Result<CelList<'static>, ExecutionError> {
-    Ok(strings_list(compile_regex("findAll", re)?.find_all(this.inner(), *n.inner())))
+    Ok(strings_list(
+        compile_regex("findAll", re)?.find_all(this.inner(), *n.inner()),
+    ))
 }
 
 /// Whether a rule is a transition rule (refers to `oldSelf`).
@@ -89,7 +95,9 @@ pub(crate) fn is_transition_rule(program: &Program) -> bool {
 }
 
 pub(crate) fn compile(rule: &str, message: Option<&str>) -> Rule {
-    let program = env().compile(rule).map_err(|e| format!("rule does not compile: {e}"));
+    let program = env()
+        .compile(rule)
+        .map_err(|e| format!("rule does not compile: {e}"));
     Rule {
         rule: rule.to_owned(),
         message: message.filter(|m| !m.is_empty()).unwrap_or(rule).to_owned(),
@@ -103,7 +111,10 @@ pub(crate) fn compile(rule: &str, message: Option<&str>) -> Rule {
 /// `fieldPath`; `reason` only picks the HTTP status and is not needed here).
 pub(crate) fn compile_entry(entry: &serde_json::Value) -> Option<Rule> {
     let rule = entry.get("rule")?.as_str()?;
-    let mut compiled = compile(rule, entry.get("message").and_then(serde_json::Value::as_str));
+    let mut compiled = compile(
+        rule,
+        entry.get("message").and_then(serde_json::Value::as_str),
+    );
     compiled.message_expression = entry
         .get("messageExpression")
         .and_then(serde_json::Value::as_str)
@@ -112,7 +123,10 @@ pub(crate) fn compile_entry(entry: &serde_json::Value) -> Option<Rule> {
         .get("fieldPath")
         .and_then(serde_json::Value::as_str)
         .and_then(|p| p.strip_prefix('.'))
-        .filter(|p| p.split('.').all(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')))
+        .filter(|p| {
+            p.split('.')
+                .all(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        })
         .map(|p| p.split('.').map(|t| format!("/{t}")).collect());
     Some(compiled)
 }
@@ -151,8 +165,10 @@ pub(crate) fn to_cel(v: &serde_json::Value) -> Value {
         serde_json::Value::String(s) => Value::String(Arc::new(s.clone())),
         serde_json::Value::Array(a) => Value::List(Arc::new(a.iter().map(to_cel).collect())),
         serde_json::Value::Object(o) => {
-            let map: HashMap<Key, Value> =
-                o.iter().map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v))).collect();
+            let map: HashMap<Key, Value> = o
+                .iter()
+                .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v)))
+                .collect();
             Value::Map(Map { map: Arc::new(map) })
         }
     }
@@ -202,27 +218,72 @@ mod tests {
 
     #[test]
     fn validate_cel_kubernetes_functions() {
-        assert_eq!(outcome("self.find('^[^@]+') == 'al2023'", json!("al2023@v20251023")), "pass");
-        assert_eq!(outcome("self.find('^([^/]+)').endsWith('karpenter.sh')", json!("karpenter.sh/x")), "pass");
-        assert_eq!(outcome("self.findAll('[0-9]+') == ['1', '22']", json!("a1b22")), "pass");
-        assert_eq!(outcome("self.findAll('[0-9]+', 1) == ['1']", json!("a1b22")), "pass");
-        assert_eq!(outcome("self.split('@')[1] == 'latest'", json!("windows2022@latest")), "pass");
-        assert_eq!(outcome("self.all(k, k != '' && self[k] != '')", json!({"a": "b", "c": ""})), "fail");
-        assert_eq!(outcome("self.filter(x, has(x.r) ? x.r == true : false).size() <= 1", json!([{"r": true}, {"r": true}])), "fail");
+        assert_eq!(
+            outcome("self.find('^[^@]+') == 'al2023'", json!("al2023@v20251023")),
+            "pass"
+        );
+        assert_eq!(
+            outcome(
+                "self.find('^([^/]+)').endsWith('karpenter.sh')",
+                json!("karpenter.sh/x")
+            ),
+            "pass"
+        );
+        assert_eq!(
+            outcome("self.findAll('[0-9]+') == ['1', '22']", json!("a1b22")),
+            "pass"
+        );
+        assert_eq!(
+            outcome("self.findAll('[0-9]+', 1) == ['1']", json!("a1b22")),
+            "pass"
+        );
+        assert_eq!(
+            outcome(
+                "self.split('@')[1] == 'latest'",
+                json!("windows2022@latest")
+            ),
+            "pass"
+        );
+        assert_eq!(
+            outcome(
+                "self.all(k, k != '' && self[k] != '')",
+                json!({"a": "b", "c": ""})
+            ),
+            "fail"
+        );
+        assert_eq!(
+            outcome(
+                "self.filter(x, has(x.r) ? x.r == true : false).size() <= 1",
+                json!([{"r": true}, {"r": true}])
+            ),
+            "fail"
+        );
     }
 
     #[test]
     fn validate_cel_integers_are_signed() {
         // JSON integers bind as int: comparing with size() (an int) must work.
-        assert_eq!(outcome("self.values.size() >= self.minValues", json!({"values": ["a", "b"], "minValues": 2})), "pass");
+        assert_eq!(
+            outcome(
+                "self.values.size() >= self.minValues",
+                json!({"values": ["a", "b"], "minValues": 2})
+            ),
+            "pass"
+        );
         assert_eq!(outcome("self.n > -1", json!({"n": 0})), "pass");
     }
 
     #[test]
     fn validate_cel_failures_are_errors_not_passes() {
-        assert!(outcome("self.isSorted()", json!([1, 2])).starts_with("error: rule failed to evaluate"));
-        assert!(outcome("self.missing == 1", json!({})).starts_with("error: rule failed to evaluate"));
-        assert!(outcome("int(self) >= 0", json!("lots")).starts_with("error: rule failed to evaluate"));
+        assert!(
+            outcome("self.isSorted()", json!([1, 2])).starts_with("error: rule failed to evaluate")
+        );
+        assert!(
+            outcome("self.missing == 1", json!({})).starts_with("error: rule failed to evaluate")
+        );
+        assert!(
+            outcome("int(self) >= 0", json!("lots")).starts_with("error: rule failed to evaluate")
+        );
         assert!(outcome("self ==", json!(1)).starts_with("error: rule does not compile"));
         assert!(outcome("1", json!(1)).starts_with("error: rule evaluated to"));
     }

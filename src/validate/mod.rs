@@ -47,7 +47,10 @@ impl std::fmt::Display for Violation {
 
 impl Violation {
     fn new(pointer: impl Into<String>, message: impl Into<String>) -> Violation {
-        Violation { pointer: pointer.into(), message: message.into() }
+        Violation {
+            pointer: pointer.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -55,11 +58,18 @@ impl Violation {
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
     #[error("cannot read {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {message}")]
     Crd { path: PathBuf, message: String },
     #[error("schema of {kind} ({api_version}) does not compile: {message}")]
-    Schema { api_version: String, kind: String, message: String },
+    Schema {
+        api_version: String,
+        kind: String,
+        message: String,
+    },
 }
 
 struct Entry {
@@ -81,12 +91,30 @@ pub struct Validator {
 
 /// The CRDs compiled into the binary: (path under src/crds, contents).
 pub const EMBEDDED_CRDS: &[(&str, &str)] = &[
-    ("karpenter/karpenter.sh_nodepools.yaml", include_str!("../crds/karpenter/karpenter.sh_nodepools.yaml")),
-    ("karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml", include_str!("../crds/karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml")),
-    ("gpu-operator/nvidia.com_clusterpolicies.yaml", include_str!("../crds/gpu-operator/nvidia.com_clusterpolicies.yaml")),
-    ("prometheus-operator/monitoring.coreos.com_prometheusrules.yaml", include_str!("../crds/prometheus-operator/monitoring.coreos.com_prometheusrules.yaml")),
-    ("prometheus-operator/monitoring.coreos.com_servicemonitors.yaml", include_str!("../crds/prometheus-operator/monitoring.coreos.com_servicemonitors.yaml")),
-    ("prometheus-operator/monitoring.coreos.com_podmonitors.yaml", include_str!("../crds/prometheus-operator/monitoring.coreos.com_podmonitors.yaml")),
+    (
+        "karpenter/karpenter.sh_nodepools.yaml",
+        include_str!("../crds/karpenter/karpenter.sh_nodepools.yaml"),
+    ),
+    (
+        "karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml",
+        include_str!("../crds/karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml"),
+    ),
+    (
+        "gpu-operator/nvidia.com_clusterpolicies.yaml",
+        include_str!("../crds/gpu-operator/nvidia.com_clusterpolicies.yaml"),
+    ),
+    (
+        "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
+        include_str!("../crds/prometheus-operator/monitoring.coreos.com_prometheusrules.yaml"),
+    ),
+    (
+        "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml",
+        include_str!("../crds/prometheus-operator/monitoring.coreos.com_servicemonitors.yaml"),
+    ),
+    (
+        "prometheus-operator/monitoring.coreos.com_podmonitors.yaml",
+        include_str!("../crds/prometheus-operator/monitoring.coreos.com_podmonitors.yaml"),
+    ),
 ];
 
 /// A CEL rule of a CRD, as compiled (for reports and tests).
@@ -110,7 +138,8 @@ impl Validator {
         BUILTIN.get_or_init(|| {
             let mut v = Validator::empty();
             for (path, text) in EMBEDDED_CRDS {
-                v.add_crd(Path::new(path), text).expect("embedded CRD compiles");
+                v.add_crd(Path::new(path), text)
+                    .expect("embedded CRD compiles");
             }
             builtin::register(&mut v).expect("built-in schemas compile");
             v
@@ -121,8 +150,10 @@ impl Validator {
     pub fn from_crd_files(paths: &[PathBuf]) -> Result<Validator, ValidateError> {
         let mut v = Validator::empty();
         for path in paths {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| ValidateError::Io { path: path.clone(), source })?;
+            let text = std::fs::read_to_string(path).map_err(|source| ValidateError::Io {
+                path: path.clone(),
+                source,
+            })?;
             v.add_crd(path, &text)?;
         }
         builtin::register(&mut v)?;
@@ -130,11 +161,17 @@ impl Validator {
     }
 
     fn empty() -> Validator {
-        Validator { kinds: BTreeMap::new(), versions: BTreeMap::new() }
+        Validator {
+            kinds: BTreeMap::new(),
+            versions: BTreeMap::new(),
+        }
     }
 
     fn add_crd(&mut self, path: &Path, text: &str) -> Result<(), ValidateError> {
-        let err = |message: String| ValidateError::Crd { path: path.to_owned(), message };
+        let err = |message: String| ValidateError::Crd {
+            path: path.to_owned(),
+            message,
+        };
         let docs: Vec<Value> =
             serde_saphyr::from_multiple(text).map_err(|e| err(format!("not YAML: {e}")))?;
         let mut found = false;
@@ -144,11 +181,19 @@ impl Validator {
             }
             found = true;
             let spec = &doc["spec"];
-            let group = spec["group"].as_str().ok_or_else(|| err("no spec.group".into()))?;
-            let kind = spec["names"]["kind"].as_str().ok_or_else(|| err("no spec.names.kind".into()))?;
-            let versions = spec["versions"].as_array().ok_or_else(|| err("no spec.versions".into()))?;
+            let group = spec["group"]
+                .as_str()
+                .ok_or_else(|| err("no spec.group".into()))?;
+            let kind = spec["names"]["kind"]
+                .as_str()
+                .ok_or_else(|| err("no spec.names.kind".into()))?;
+            let versions = spec["versions"]
+                .as_array()
+                .ok_or_else(|| err("no spec.versions".into()))?;
             for ver in versions {
-                let name = ver["name"].as_str().ok_or_else(|| err("a version has no name".into()))?;
+                let name = ver["name"]
+                    .as_str()
+                    .ok_or_else(|| err("a version has no name".into()))?;
                 let served = ver["served"].as_bool().unwrap_or(false);
                 self.versions
                     .entry((group.to_owned(), kind.to_owned()))
@@ -166,7 +211,13 @@ impl Validator {
                 json_schema["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
                 json_schema["properties"]["metadata"] = schema::object_meta();
                 add_required(&mut json_schema, &["apiVersion", "kind", "metadata"]);
-                self.insert(&api_version, kind, &json_schema, Some((structural, open_api.clone())), None)?;
+                self.insert(
+                    &api_version,
+                    kind,
+                    &json_schema,
+                    Some((structural, open_api.clone())),
+                    None,
+                )?;
             }
         }
         if !found {
@@ -201,7 +252,15 @@ impl Validator {
             Some((s, o)) => (Some(s), Some(o)),
             None => (None, None),
         };
-        self.kinds.insert(key, Entry { schema: compiled, structural, openapi, checks });
+        self.kinds.insert(
+            key,
+            Entry {
+                schema: compiled,
+                structural,
+                openapi,
+                checks,
+            },
+        );
         Ok(())
     }
 
@@ -215,7 +274,10 @@ impl Validator {
         let kind = obj.get("kind").and_then(Value::as_str);
         let (Some(api_version), Some(kind)) = (api_version, kind) else {
             if api_version.is_none() {
-                out.push(Violation::new("/apiVersion", "apiVersion must be set (a string)"));
+                out.push(Violation::new(
+                    "/apiVersion",
+                    "apiVersion must be set (a string)",
+                ));
             }
             if kind.is_none() {
                 out.push(Violation::new("/kind", "kind must be set (a string)"));
@@ -273,8 +335,11 @@ impl Validator {
                 format!("no schema for kind {kind} in group/version {api_version}"),
             ),
             Some(versions) => {
-                let served: Vec<&str> =
-                    versions.iter().filter(|(_, s)| *s).map(|(v, _)| v.as_str()).collect();
+                let served: Vec<&str> = versions
+                    .iter()
+                    .filter(|(_, s)| *s)
+                    .map(|(v, _)| v.as_str())
+                    .collect();
                 let served = served.join(", ");
                 let message = if versions.iter().any(|(v, s)| v == version && !s) {
                     format!(
@@ -381,8 +446,11 @@ fn walk(st: &Structural, value: &Value, pointer: &mut String, out: &mut Vec<Viol
             if !st.list_map_keys.is_empty() {
                 let mut seen: Vec<Vec<&Value>> = Vec::new();
                 for (i, item) in items.iter().enumerate() {
-                    let key: Vec<&Value> =
-                        st.list_map_keys.iter().map(|k| item.get(k).unwrap_or(&Value::Null)).collect();
+                    let key: Vec<&Value> = st
+                        .list_map_keys
+                        .iter()
+                        .map(|k| item.get(k).unwrap_or(&Value::Null))
+                        .collect();
                     if seen.contains(&key) {
                         let shown: Vec<String> = st
                             .list_map_keys
@@ -438,7 +506,12 @@ fn sample_value(s: &Value) -> Value {
     }
     match s.get("type").and_then(Value::as_str) {
         Some("object") | None if s.get("properties").is_some() => Value::Object(
-            s["properties"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), sample_value(v))).collect(),
+            s["properties"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), sample_value(v)))
+                .collect(),
         ),
         Some("object") => match s.get("additionalProperties") {
             Some(a @ Value::Object(_)) => serde_json::json!({ "1": sample_value(a) }),
@@ -525,7 +598,13 @@ spec:
         let violations = v.validate(&w);
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert_eq!(violations[0].pointer, "/spec/sorted");
-        assert!(violations[0].message.starts_with("must be sorted (rule failed to evaluate"), "{}", violations[0]);
+        assert!(
+            violations[0]
+                .message
+                .starts_with("must be sorted (rule failed to evaluate"),
+            "{}",
+            violations[0]
+        );
         // default applied (size: small), so the non-transition rule on spec passes.
         let (rules, transition) = v.cel_rules("example.com/v1", "Widget");
         assert_eq!((rules.len(), transition), (3, 1));
@@ -538,13 +617,19 @@ spec:
         let w = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget", "metadata": {"name": "w"}});
         let violations = v.validate(&w);
         assert_eq!(violations[0].pointer, "/apiVersion");
-        assert_eq!(violations[0].message, "version v1alpha1 of kind Widget in group example.com is not served (served versions: v1)");
+        assert_eq!(
+            violations[0].message,
+            "version v1alpha1 of kind Widget in group example.com is not served (served versions: v1)"
+        );
         let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
                        "spec": {"items": [{"name": "a"}, {"name": "a"}]}});
         let violations = v.validate(&w);
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert_eq!(violations[0].pointer, "/spec/items/1");
-        assert_eq!(violations[0].message, "duplicate entry in a map list (name=\"a\")");
+        assert_eq!(
+            violations[0].message,
+            "duplicate entry in a map list (name=\"a\")"
+        );
     }
 
     #[test]
@@ -554,6 +639,9 @@ spec:
                        "spec": {"free": {"bad": 3}}});
         let violations = v.validate(&w);
         assert_eq!(violations.len(), 1, "{violations:?}");
-        assert_eq!(violations[0].to_string(), "/spec/free: free.bad is not allowed, got 3");
+        assert_eq!(
+            violations[0].to_string(),
+            "/spec/free: free.bad is not allowed, got 3"
+        );
     }
 }

@@ -14,11 +14,19 @@
 enum Node {
     Char(char),
     Any,
-    Class { ranges: Vec<(char, char)>, negated: bool },
+    Class {
+        ranges: Vec<(char, char)>,
+        negated: bool,
+    },
     Start,
     End,
     Alt(Vec<Vec<Node>>),
-    Repeat { node: Box<Node>, min: u32, max: Option<u32>, greedy: bool },
+    Repeat {
+        node: Box<Node>,
+        min: u32,
+        max: Option<u32>,
+        greedy: bool,
+    },
 }
 
 /// A compiled pattern.
@@ -35,7 +43,10 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn err(&self, what: &str) -> String {
-        format!("unsupported or invalid regex {:?} at offset {}: {what}", self.pattern, self.pos)
+        format!(
+            "unsupported or invalid regex {:?} at offset {}: {what}",
+            self.pattern, self.pos
+        )
     }
 
     fn peek(&self) -> Option<char> {
@@ -71,9 +82,15 @@ impl Parser<'_> {
             Some('?') => (0, Some(1)),
             Some('{') => {
                 let rest: String = self.chars[self.pos + 1..].iter().collect();
-                let Some(close) = rest.find('}') else { return Ok(atom) };
+                let Some(close) = rest.find('}') else {
+                    return Ok(atom);
+                };
                 let body = &rest[..close];
-                let parse = |s: &str| s.trim().parse::<u32>().map_err(|_| self.err("bad repetition"));
+                let parse = |s: &str| {
+                    s.trim()
+                        .parse::<u32>()
+                        .map_err(|_| self.err("bad repetition"))
+                };
                 let (min, max) = match body.split_once(',') {
                     None => {
                         let n = parse(body)?;
@@ -100,7 +117,12 @@ impl Parser<'_> {
         if matches!(self.peek(), Some('*' | '+' | '?' | '{')) {
             return Err(self.err("nested quantifier"));
         }
-        Ok(Node::Repeat { node: Box::new(atom), min, max, greedy })
+        Ok(Node::Repeat {
+            node: Box::new(atom),
+            min,
+            max,
+            greedy,
+        })
     }
 
     fn parse_atom(&mut self) -> Result<Node, String> {
@@ -144,9 +166,14 @@ impl Parser<'_> {
             'd' => class(digit, false),
             'w' => class(word, false),
             's' => class(space, false),
-            'D' | 'W' | 'S' if !in_class => {
-                class(match c { 'D' => digit, 'W' => word, _ => space }, true)
-            }
+            'D' | 'W' | 'S' if !in_class => class(
+                match c {
+                    'D' => digit,
+                    'W' => word,
+                    _ => space,
+                },
+                true,
+            ),
             'n' => Node::Char('\n'),
             't' => Node::Char('\t'),
             'r' => Node::Char('\r'),
@@ -211,7 +238,11 @@ impl Parser<'_> {
 
 impl Regex {
     pub fn new(pattern: &str) -> Result<Regex, String> {
-        let mut p = Parser { chars: pattern.chars().collect(), pos: 0, pattern };
+        let mut p = Parser {
+            chars: pattern.chars().collect(),
+            pos: 0,
+            pattern,
+        };
         let alts = p.parse_alt()?;
         if p.pos != p.chars.len() {
             return Err(p.err("unbalanced )"));
@@ -254,7 +285,9 @@ impl Regex {
             if limit >= 0 && out.len() as i64 >= limit {
                 break;
             }
-            let Some((a, b)) = self.search(&input, pos) else { break };
+            let Some((a, b)) = self.search(&input, pos) else {
+                break;
+            };
             if a == b && prev_end == Some(a) {
                 pos = a + 1;
                 continue;
@@ -273,14 +306,18 @@ fn class_matches(ranges: &[(char, char)], negated: bool, c: char) -> bool {
 
 /// Matches `seq` at `pos`, calling `k` with each end position in priority order until it accepts.
 fn matches_seq(seq: &[Node], input: &[char], pos: usize, k: &mut dyn FnMut(usize) -> bool) -> bool {
-    let Some((first, rest)) = seq.split_first() else { return k(pos) };
+    let Some((first, rest)) = seq.split_first() else {
+        return k(pos);
+    };
     match first {
         Node::Char(c) => input.get(pos) == Some(c) && matches_seq(rest, input, pos + 1, k),
         Node::Any => {
             input.get(pos).is_some_and(|&c| c != '\n') && matches_seq(rest, input, pos + 1, k)
         }
         Node::Class { ranges, negated } => {
-            input.get(pos).is_some_and(|&c| class_matches(ranges, *negated, c))
+            input
+                .get(pos)
+                .is_some_and(|&c| class_matches(ranges, *negated, c))
                 && matches_seq(rest, input, pos + 1, k)
         }
         Node::Start => pos == 0 && matches_seq(rest, input, pos, k),
@@ -288,9 +325,12 @@ fn matches_seq(seq: &[Node], input: &[char], pos: usize, k: &mut dyn FnMut(usize
         Node::Alt(alts) => alts
             .iter()
             .any(|alt| matches_seq(alt, input, pos, &mut |p| matches_seq(rest, input, p, k))),
-        Node::Repeat { node, min, max, greedy } => {
-            repeat(node, *min, *max, *greedy, 0, rest, input, pos, k)
-        }
+        Node::Repeat {
+            node,
+            min,
+            max,
+            greedy,
+        } => repeat(node, *min, *max, *greedy, 0, rest, input, pos, k),
     }
 }
 
@@ -349,7 +389,10 @@ mod tests {
             Regex::new("[0-9]*").unwrap().find_all("a12b3", -1),
             vec!["", "12", "3"]
         );
-        assert_eq!(Regex::new("[a-c]").unwrap().find_all("abcabc", 2), vec!["a", "b"]);
+        assert_eq!(
+            Regex::new("[a-c]").unwrap().find_all("abcabc", 2),
+            vec!["a", "b"]
+        );
         assert!(Regex::new("(?i)a").is_err());
         assert!(Regex::new("\\bfoo").is_err());
         assert!(Regex::new("(a").is_err());

@@ -99,9 +99,19 @@ impl Structural {
 
     pub(crate) fn count_transition_rules(&self) -> usize {
         self.transition_rules
-            + self.properties.iter().map(|(_, c)| c.count_transition_rules()).sum::<usize>()
-            + self.items.as_ref().map_or(0, |i| i.count_transition_rules())
-            + self.additional.as_ref().map_or(0, |a| a.count_transition_rules())
+            + self
+                .properties
+                .iter()
+                .map(|(_, c)| c.count_transition_rules())
+                .sum::<usize>()
+            + self
+                .items
+                .as_ref()
+                .map_or(0, |i| i.count_transition_rules())
+            + self
+                .additional
+                .as_ref()
+                .map_or(0, |a| a.count_transition_rules())
     }
 }
 
@@ -114,7 +124,9 @@ pub(crate) fn escape(token: &str) -> String {
 /// branches only constrain values and must not reject fields as unknown.
 pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) {
     let mut st = Structural::default();
-    let Some(s) = s.as_object() else { return (json!({}), st) };
+    let Some(s) = s.as_object() else {
+        return (json!({}), st);
+    };
     let mut out = Map::new();
     let flag = |k: &str| s.get(k).and_then(Value::as_bool).unwrap_or(false);
     let preserve = flag("x-kubernetes-preserve-unknown-fields");
@@ -131,11 +143,28 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
         if nullable {
             types.push("null".into());
         }
-        out.insert("type".into(), if types.len() == 1 { types[0].clone() } else { Value::Array(types.clone()) });
+        out.insert(
+            "type".into(),
+            if types.len() == 1 {
+                types[0].clone()
+            } else {
+                Value::Array(types.clone())
+            },
+        );
     }
     for kw in [
-        "pattern", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems",
-        "minProperties", "maxProperties", "required", "uniqueItems", "multipleOf",
+        "pattern",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "required",
+        "uniqueItems",
+        "multipleOf",
     ] {
         if let Some(v) = s.get(kw) {
             out.insert(kw.into(), v.clone());
@@ -149,7 +178,10 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
         out.insert("enum".into(), Value::Array(values));
     }
     // OpenAPI v3.0's boolean exclusiveMinimum/Maximum → JSON Schema's numeric ones.
-    for (ex, bound) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
+    for (ex, bound) in [
+        ("exclusiveMinimum", "minimum"),
+        ("exclusiveMaximum", "maximum"),
+    ] {
         if flag(ex)
             && let Some(b) = out.remove(bound)
         {
@@ -167,7 +199,10 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
     if s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("map")
         && let Some(Value::Array(keys)) = s.get("x-kubernetes-list-map-keys")
     {
-        st.list_map_keys = keys.iter().filter_map(|k| k.as_str().map(str::to_owned)).collect();
+        st.list_map_keys = keys
+            .iter()
+            .filter_map(|k| k.as_str().map(str::to_owned))
+            .collect();
     }
     if !value_validation {
         st.default = s.get("default").cloned();
@@ -185,7 +220,11 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
     }
     let embedded = flag("x-kubernetes-embedded-resource");
     if embedded {
-        for (k, v) in [("apiVersion", json!({"type": "string"})), ("kind", json!({"type": "string"})), ("metadata", json!({"type": "object"}))] {
+        for (k, v) in [
+            ("apiVersion", json!({"type": "string"})),
+            ("kind", json!({"type": "string"})),
+            ("metadata", json!({"type": "object"})),
+        ] {
             props_out.entry(k).or_insert(v);
         }
     }
@@ -227,7 +266,11 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
             // `type` above (and would report the same error twice).
             let only_types = branches.iter().all(|b| {
                 b.as_object().is_some_and(|o| {
-                    o.len() == 1 && matches!(o.get("type").and_then(Value::as_str), Some("integer" | "string"))
+                    o.len() == 1
+                        && matches!(
+                            o.get("type").and_then(Value::as_str),
+                            Some("integer" | "string")
+                        )
                 })
             });
             if int_or_string && only_types {
@@ -243,7 +286,9 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
 
     if let Some(Value::Array(rules)) = s.get("x-kubernetes-validations") {
         for r in rules {
-            let Some(compiled) = cel::compile_entry(r) else { continue };
+            let Some(compiled) = cel::compile_entry(r) else {
+                continue;
+            };
             if compiled.program.as_ref().is_ok_and(cel::is_transition_rule) {
                 // A transition rule compares with the stored object (`oldSelf`). At create time
                 // there is no old object, and the API server does not evaluate them: skip.
