@@ -17,6 +17,17 @@
 //!
 //! An unknown kind or an unserved version is a violation, never a pass; so is a CEL rule that
 //! cannot be compiled or evaluated.
+//!
+//! Deliberate differences from the API server:
+//! - `null` for a field that is not `nullable` is a violation here; the API server silently drops
+//!   it. In generated output a null is a template bug (and a perpetual GitOps diff), so we say so.
+//! - Only the formats whose JSON Schema meaning matches Kubernetes' are checked (see
+//!   `schema::FORMATS`); `int32`/`int64`/`byte`/`duration`... are ignored.
+//! - Transition rules (`oldSelf`) are skipped: there is no old object at create time.
+//! - CEL cost budgets are not enforced, and `metadata.namespace` on a cluster-scoped kind is not
+//!   rejected.
+//! - The object is validated as the caller parsed it: YAML 1.1 scalars (`on`, `yes`, `0777`) are
+//!   the renderer's concern.
 
 mod builtin;
 mod cel;
@@ -87,6 +98,14 @@ pub struct Validator {
     kinds: BTreeMap<(String, String), Entry>,
     /// (group, kind) → every version the schemas define, and whether it is served.
     versions: BTreeMap<(String, String), Vec<(String, bool)>>,
+}
+
+impl std::fmt::Debug for Validator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Validator")
+            .field("kinds", &self.kinds.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// The CRDs compiled into the binary: (path under src/crds, contents).
