@@ -3,7 +3,7 @@
 //! The environment is the CEL standard library plus what the Kubernetes API server adds and the
 //! CRDs we validate against use: the strings extension (`split`, `lowerAscii`, ...; cel-go's
 //! `ext.Strings`, which Kubernetes enables) and the Kubernetes regex library (`find`, `findAll`),
-//! which the crate lacks and which is implemented here on top of [`super::regex`]. Other Kubernetes
+//! which the crate lacks and which is implemented here on top of the `regex` crate (RE2 syntax). Other Kubernetes
 //! libraries (`isSorted`, `quantity`, `url`, `ip`, `cidr`, `format`...) are not registered: none of
 //! the embedded CRDs uses them, and a rule that does fails to evaluate, which is reported as a
 //! violation, never as a pass.
@@ -16,7 +16,7 @@ use cel::common::value::Val;
 use cel::objects::{Key, Map};
 use cel::{Context, Env, ExecutionError, Program, Value};
 
-use super::regex::Regex;
+use regex::Regex;
 
 /// One `x-kubernetes-validations` entry, compiled.
 pub(crate) struct Rule {
@@ -56,12 +56,13 @@ pub(crate) fn env() -> &'static Arc<Env> {
 }
 
 fn compile_regex(function: &str, re: &CelString<'_>) -> Result<Regex, ExecutionError> {
-    Regex::new(re.inner()).map_err(|e| ExecutionError::function_error(function, e))
+    // RE2 syntax, as Kubernetes' CEL library uses; the regex crate implements the same leftmost-first semantics.
+    Regex::new(re.inner()).map_err(|e| ExecutionError::function_error(function, e.to_string()))
 }
 
 fn find(this: &CelString<'_>, re: &CelString<'_>) -> Result<CelString<'static>, ExecutionError> {
     Ok(CelString::from(
-        compile_regex("find", re)?.find(this.inner()),
+        compile_regex("find", re)?.find(this.inner()).map_or_else(String::new, |m| m.as_str().to_string()),
     ))
 }
 
@@ -75,7 +76,7 @@ fn strings_list(items: Vec<String>) -> CelList<'static> {
 
 fn find_all(this: &CelString<'_>, re: &CelString<'_>) -> Result<CelList<'static>, ExecutionError> {
     Ok(strings_list(
-        compile_regex("findAll", re)?.find_all(this.inner(), -1),
+        compile_regex("findAll", re)?.find_iter(this.inner()).map(|m| m.as_str().to_string()).collect(),
     ))
 }
 
@@ -85,7 +86,11 @@ fn find_all_n(
     n: &CelInt,
 ) -> Result<CelList<'static>, ExecutionError> {
     Ok(strings_list(
-        compile_regex("findAll", re)?.find_all(this.inner(), *n.inner()),
+        {
+            // Go's FindAllString: a negative limit means all matches.
+            let limit = usize::try_from(*n.inner()).unwrap_or(usize::MAX);
+            compile_regex("findAll", re)?.find_iter(this.inner()).take(limit).map(|m| m.as_str().to_string()).collect()
+        },
     ))
 }
 

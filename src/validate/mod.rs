@@ -31,7 +31,6 @@
 
 mod builtin;
 mod cel;
-mod regex;
 mod schema;
 
 use std::collections::BTreeMap;
