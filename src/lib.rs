@@ -6,3 +6,6 @@
 
 pub mod catalog;
 pub mod import;
+pub mod diff;
+pub mod gitops;
+pub mod output;
