@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 use similar::TextDiff;
 
-use crate::output::{ChangeKind, OutputTree, changes, cluster_of, strip_header};
+use crate::output::{ChangeKind, OutputTree, changes, cluster_of, parse_header, strip_header};
 
 /// Output format of [`render_diff`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,7 +126,8 @@ impl ObjectChange {
     }
 }
 
-/// Sum of a cost annotation over all NodePools of a cluster, before and after.
+/// Sum of a cost annotation over all NodePools of a cluster, before and after (the budget, which every pool of a
+/// profile repeats, is counted once per profile).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClusterCost {
     pub cluster: String,
@@ -230,6 +231,8 @@ struct ObjKey {
 #[derive(Debug, Clone)]
 struct Obj {
     path: PathBuf,
+    /// The `<source>` of the gpuplan header (the profile), if any.
+    source: Option<String>,
     api_version: String,
     /// `Err(message)` when the file did not parse as YAML.
     value: Result<Value, String>,
@@ -260,7 +263,7 @@ fn objects(tree: &OutputTree) -> BTreeMap<ObjKey, Obj> {
                 };
                 // Compare unparsable files by their text.
                 let value = Err(format!("{e}\u{0}{}", strip_header(text)));
-                out.insert(key, Obj { path: path.clone(), api_version: String::new(), value });
+                out.insert(key, Obj { path: path.clone(), source: None, api_version: String::new(), value });
                 continue;
             }
         };
@@ -278,7 +281,8 @@ fn objects(tree: &OutputTree) -> BTreeMap<ObjKey, Obj> {
             if out.contains_key(&key) {
                 key.name = format!("{} ({})", key.name, path.display());
             }
-            out.insert(key, Obj { path: path.clone(), api_version, value: Ok(doc) });
+            let source = parse_header(text).map(|h| h.source.to_owned());
+            out.insert(key, Obj { path: path.clone(), source, api_version, value: Ok(doc) });
         }
     }
     out
@@ -559,7 +563,7 @@ fn nodepool_overview(v: &Value) -> String {
     let key = |label: &str| (label.to_owned(), "In".to_owned());
     let types = values_of(reqs.get(&key(INSTANCE_TYPE_LABEL)));
     if !types.is_empty() {
-        parts.push(format!("{} instance types", types.len()));
+        parts.push(format!("{} instance type{}", types.len(), if types.len() == 1 { "" } else { "s" }));
     }
     let caps = values_of(reqs.get(&key(CAPACITY_TYPE_LABEL)));
     if !caps.is_empty() {
@@ -672,23 +676,35 @@ pub fn semantic_changes(old: &OutputTree, new: &OutputTree) -> Vec<ObjectChange>
 pub fn cluster_costs(old: &OutputTree, new: &OutputTree) -> Vec<ClusterCost> {
     let sums = |tree: &OutputTree| {
         let mut m: BTreeMap<(String, CostMeasure), f64> = BTreeMap::new();
+        // The budget is the profile's, repeated on each of its pools: count it once per profile.
+        let mut budgets: BTreeMap<(String, String), f64> = BTreeMap::new();
         for (key, obj) in objects(tree) {
             let Ok(v) = &obj.value else { continue };
             if !is_nodepool(&key.kind, &obj.api_version) {
                 continue;
             }
             for measure in CostMeasure::ALL {
-                if let Some(c) = cost_of(v, measure) {
+                let Some(c) = cost_of(v, measure) else { continue };
+                if measure == CostMeasure::Budget {
+                    let profile = obj.source.clone().unwrap_or_else(|| key.name.clone());
+                    let b = budgets.entry((key.cluster.clone(), profile)).or_default();
+                    *b = b.max(c);
+                } else {
                     *m.entry((key.cluster.clone(), measure)).or_default() += c;
                 }
             }
+        }
+        for ((cluster, _), b) in budgets {
+            *m.entry((cluster, CostMeasure::Budget)).or_default() += b;
         }
         m
     };
     let (a, b) = (sums(old), sums(new));
     let keys: BTreeSet<&(String, CostMeasure)> = a.keys().chain(b.keys()).collect();
+    // Round sums to cents so 112.00 + 12.80 is 124.80, not 124.80000000000001.
+    let cents = |v: Option<&f64>| v.map(|v| (v * 100.0).round() / 100.0);
     keys.into_iter()
-        .map(|k| ClusterCost { cluster: k.0.clone(), measure: k.1, old: a.get(k).copied(), new: b.get(k).copied() })
+        .map(|k| ClusterCost { cluster: k.0.clone(), measure: k.1, old: cents(a.get(k)), new: cents(b.get(k)) })
         .collect()
 }
 
