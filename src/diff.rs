@@ -45,7 +45,11 @@ pub enum CostMeasure {
 }
 
 impl CostMeasure {
-    pub const ALL: [CostMeasure; 3] = [CostMeasure::Expected, CostMeasure::WorstCase, CostMeasure::Budget];
+    pub const ALL: [CostMeasure; 3] = [
+        CostMeasure::Expected,
+        CostMeasure::WorstCase,
+        CostMeasure::Budget,
+    ];
 
     pub fn annotation(self) -> &'static str {
         match self {
@@ -69,21 +73,50 @@ impl CostMeasure {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Detail {
     /// NodePool: values of the `node.kubernetes.io/instance-type In` requirement.
-    InstanceTypes { added: Vec<String>, removed: Vec<String> },
+    InstanceTypes {
+        added: Vec<String>,
+        removed: Vec<String>,
+    },
     /// NodePool: values of the `karpenter.sh/capacity-type In` requirement.
-    CapacityTypes { added: Vec<String>, removed: Vec<String> },
+    CapacityTypes {
+        added: Vec<String>,
+        removed: Vec<String>,
+    },
     /// NodePool: any other requirement (by key and operator), rendered as `Op [values]`.
-    Requirement { key: String, old: Option<String>, new: Option<String> },
+    Requirement {
+        key: String,
+        old: Option<String>,
+        new: Option<String>,
+    },
     /// NodePool: `spec.limits.<resource>`.
-    Limit { resource: String, old: Option<String>, new: Option<String> },
+    Limit {
+        resource: String,
+        old: Option<String>,
+        new: Option<String>,
+    },
     /// NodePool: `spec.weight`.
-    Weight { old: Option<String>, new: Option<String> },
+    Weight {
+        old: Option<String>,
+        new: Option<String>,
+    },
     /// NodePool: `spec.disruption.<field>` (budgets rendered compactly).
-    Disruption { field: String, old: Option<String>, new: Option<String> },
+    Disruption {
+        field: String,
+        old: Option<String>,
+        new: Option<String>,
+    },
     /// NodePool: a `gpuplan.dev/*-usd-per-hour` annotation.
-    Cost { measure: CostMeasure, old: Option<f64>, new: Option<f64> },
+    Cost {
+        measure: CostMeasure,
+        old: Option<f64>,
+        new: Option<f64>,
+    },
     /// Any other field, by JSON path (`spec.template.spec.taints[0].effect`).
-    Field { path: String, old: Option<Value>, new: Option<Value> },
+    Field {
+        path: String,
+        old: Option<Value>,
+        new: Option<Value>,
+    },
     /// Free text (e.g. an object that could not be parsed, or the overview of an added NodePool).
     Note { text: String },
 }
@@ -118,9 +151,11 @@ impl ObjectChange {
     /// The worst-case $/h change this object contributes (added: +new, removed: −old).
     pub fn worst_case_delta(&self) -> Option<f64> {
         self.details.iter().find_map(|d| match d {
-            Detail::Cost { measure: CostMeasure::WorstCase, old, new } => {
-                Some(new.unwrap_or(0.0) - old.unwrap_or(0.0))
-            }
+            Detail::Cost {
+                measure: CostMeasure::WorstCase,
+                old,
+                new,
+            } => Some(new.unwrap_or(0.0) - old.unwrap_or(0.0)),
             _ => None,
         })
     }
@@ -142,7 +177,11 @@ fn money(v: f64) -> String {
 }
 
 fn signed_money(d: f64) -> String {
-    if d < 0.0 { format!("-{:.2}", -d) } else { format!("+{d:.2}") }
+    if d < 0.0 {
+        format!("-{:.2}", -d)
+    } else {
+        format!("+{d:.2}")
+    }
 }
 
 fn opt_str(v: &Option<String>) -> &str {
@@ -156,7 +195,11 @@ fn value_text(v: &Value) -> String {
         Value::Bool(_) | Value::Number(_) => v.to_string(),
         _ => {
             let s = v.to_string();
-            if s.chars().count() > 60 { format!("{}…", s.chars().take(59).collect::<String>()) } else { s }
+            if s.chars().count() > 60 {
+                format!("{}…", s.chars().take(59).collect::<String>())
+            } else {
+                s
+            }
         }
     }
 }
@@ -171,25 +214,42 @@ fn scalar_list(v: &Option<Value>) -> Option<Vec<String>> {
 }
 
 fn set_words(added: &[String], removed: &[String]) -> String {
-    added.iter().map(|a| format!("+{a}")).chain(removed.iter().map(|r| format!("-{r}"))).collect::<Vec<_>>().join(", ")
+    added
+        .iter()
+        .map(|a| format!("+{a}"))
+        .chain(removed.iter().map(|r| format!("-{r}")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Detail::InstanceTypes { added, removed } => f.write_str(&set_words(added, removed)),
-            Detail::CapacityTypes { added, removed } => write!(f, "capacity types {}", set_words(added, removed)),
+            Detail::CapacityTypes { added, removed } => {
+                write!(f, "capacity types {}", set_words(added, removed))
+            }
             Detail::Requirement { key, old, new } => {
                 write!(f, "requirement {key} {}→{}", opt_str(old), opt_str(new))
             }
-            Detail::Limit { resource, old, new } => write!(f, "limit {resource} {}→{}", opt_str(old), opt_str(new)),
+            Detail::Limit { resource, old, new } => {
+                write!(f, "limit {resource} {}→{}", opt_str(old), opt_str(new))
+            }
             Detail::Weight { old, new } => write!(f, "weight {}→{}", opt_str(old), opt_str(new)),
-            Detail::Disruption { field, old, new } => write!(f, "{field} {}→{}", opt_str(old), opt_str(new)),
+            Detail::Disruption { field, old, new } => {
+                write!(f, "{field} {}→{}", opt_str(old), opt_str(new))
+            }
             Detail::Cost { measure, old, new } => {
                 let label = measure.label();
                 match (old, new) {
                     (Some(o), Some(n)) => {
-                        write!(f, "{label} {}→{} ({})", money(*o), money(*n), signed_money(n - o))
+                        write!(
+                            f,
+                            "{label} {}→{} ({})",
+                            money(*o),
+                            money(*n),
+                            signed_money(n - o)
+                        )
                     }
                     (None, Some(n)) => write!(f, "{label} {}", money(*n)),
                     (Some(o), None) => write!(f, "{label} {}→none", money(*o)),
@@ -199,7 +259,8 @@ impl fmt::Display for Detail {
             Detail::Field { path, old, new } => {
                 if let (Some(o), Some(n)) = (scalar_list(old), scalar_list(new)) {
                     let added: Vec<String> = n.iter().filter(|x| !o.contains(x)).cloned().collect();
-                    let removed: Vec<String> = o.iter().filter(|x| !n.contains(x)).cloned().collect();
+                    let removed: Vec<String> =
+                        o.iter().filter(|x| !n.contains(x)).cloned().collect();
                     if added.is_empty() && removed.is_empty() {
                         return write!(f, "{path} reordered");
                     }
@@ -246,14 +307,20 @@ fn objects(tree: &OutputTree) -> BTreeMap<ObjKey, Obj> {
     let mut out = BTreeMap::new();
     for (path, text) in &tree.files {
         let cluster = cluster_of(path).unwrap_or_default();
-        let is_yaml = matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"));
+        let is_yaml = matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        );
         let parsed: Result<Vec<Value>, String> = if is_yaml {
             serde_saphyr::from_multiple::<Value>(strip_header(text)).map_err(|e| e.to_string())
         } else {
             Err("not a YAML file".into())
         };
         let docs = match parsed {
-            Ok(docs) => docs.into_iter().filter(|d| !d.is_null()).collect::<Vec<_>>(),
+            Ok(docs) => docs
+                .into_iter()
+                .filter(|d| !d.is_null())
+                .collect::<Vec<_>>(),
             Err(e) => {
                 let key = ObjKey {
                     cluster: cluster.clone(),
@@ -263,7 +330,15 @@ fn objects(tree: &OutputTree) -> BTreeMap<ObjKey, Obj> {
                 };
                 // Compare unparsable files by their text.
                 let value = Err(format!("{e}\u{0}{}", strip_header(text)));
-                out.insert(key, Obj { path: path.clone(), source: None, api_version: String::new(), value });
+                out.insert(
+                    key,
+                    Obj {
+                        path: path.clone(),
+                        source: None,
+                        api_version: String::new(),
+                        value,
+                    },
+                );
                 continue;
             }
         };
@@ -282,7 +357,15 @@ fn objects(tree: &OutputTree) -> BTreeMap<ObjKey, Obj> {
                 key.name = format!("{} ({})", key.name, path.display());
             }
             let source = parse_header(text).map(|h| h.source.to_owned());
-            out.insert(key, Obj { path: path.clone(), source, api_version, value: Ok(doc) });
+            out.insert(
+                key,
+                Obj {
+                    path: path.clone(),
+                    source,
+                    api_version,
+                    value: Ok(doc),
+                },
+            );
         }
     }
     out
@@ -293,7 +376,9 @@ fn is_nodepool(kind: &str, api_version: &str) -> bool {
 }
 
 fn cost_of(v: &Value, measure: CostMeasure) -> Option<f64> {
-    let s = v.pointer("/metadata/annotations")?.get(measure.annotation())?;
+    let s = v
+        .pointer("/metadata/annotations")?
+        .get(measure.annotation())?;
     match s {
         Value::String(s) => s.trim().trim_start_matches('$').parse().ok(),
         Value::Number(n) => n.as_f64(),
@@ -304,13 +389,23 @@ fn cost_of(v: &Value, measure: CostMeasure) -> Option<f64> {
 /// Requirements of a NodePool by (key, operator) → the requirement minus key and operator; removed from `v`.
 fn take_requirements(v: &mut Value) -> BTreeMap<(String, String), Value> {
     let mut out = BTreeMap::new();
-    let Some(reqs) = v.pointer_mut("/spec/template/spec/requirements").map(Value::take) else { return out };
-    if let Some(obj) = v.pointer_mut("/spec/template/spec").and_then(Value::as_object_mut) {
+    let Some(reqs) = v
+        .pointer_mut("/spec/template/spec/requirements")
+        .map(Value::take)
+    else {
+        return out;
+    };
+    if let Some(obj) = v
+        .pointer_mut("/spec/template/spec")
+        .and_then(Value::as_object_mut)
+    {
         obj.remove("requirements");
     }
     let Value::Array(reqs) = reqs else { return out };
     for (i, mut req) in reqs.into_iter().enumerate() {
-        let key = str_at(&req, "/key").map(str::to_owned).unwrap_or_else(|| format!("[{i}]"));
+        let key = str_at(&req, "/key")
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("[{i}]"));
         let op = str_at(&req, "/operator").unwrap_or_default().to_owned();
         if let Some(o) = req.as_object_mut() {
             o.remove("key");
@@ -322,15 +417,18 @@ fn take_requirements(v: &mut Value) -> BTreeMap<(String, String), Value> {
 }
 
 fn values_of(req: Option<&Value>) -> Vec<String> {
-    req.and_then(|r| r.get("values")).and_then(Value::as_array).map_or_else(Vec::new, |a| {
-        a.iter().map(value_text).collect()
-    })
+    req.and_then(|r| r.get("values"))
+        .and_then(Value::as_array)
+        .map_or_else(Vec::new, |a| a.iter().map(value_text).collect())
 }
 
 fn requirement_text(op: &str, req: &Value) -> String {
     let mut s = op.to_owned();
     if let Some(values) = req.get("values").and_then(Value::as_array) {
-        s.push_str(&format!(" [{}]", values.iter().map(value_text).collect::<Vec<_>>().join(", ")));
+        s.push_str(&format!(
+            " [{}]",
+            values.iter().map(value_text).collect::<Vec<_>>().join(", ")
+        ));
     }
     if let Some(obj) = req.as_object() {
         for (k, v) in obj {
@@ -343,13 +441,18 @@ fn requirement_text(op: &str, req: &Value) -> String {
 }
 
 fn budget_text(b: &Value) -> String {
-    let Some(obj) = b.as_object() else { return value_text(b) };
+    let Some(obj) = b.as_object() else {
+        return value_text(b);
+    };
     let mut parts = Vec::new();
     if let Some(n) = obj.get("nodes") {
         parts.push(format!("nodes {}", value_text(n)));
     }
     if let Some(Value::Array(r)) = obj.get("reasons") {
-        parts.push(format!("reasons {}", r.iter().map(value_text).collect::<Vec<_>>().join("|")));
+        parts.push(format!(
+            "reasons {}",
+            r.iter().map(value_text).collect::<Vec<_>>().join("|")
+        ));
     }
     if let Some(s) = obj.get("schedule") {
         parts.push(format!("schedule \"{}\"", value_text(s)));
@@ -368,13 +471,18 @@ fn budget_text(b: &Value) -> String {
 fn budgets_text(v: Option<&Value>) -> Option<String> {
     let v = v?;
     Some(match v {
-        Value::Array(items) => format!("[{}]", items.iter().map(budget_text).collect::<Vec<_>>().join("; ")),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(budget_text).collect::<Vec<_>>().join("; ")
+        ),
         other => value_text(other),
     })
 }
 
 fn take_pointer(v: &mut Value, parent: &str, key: &str) -> Option<Value> {
-    v.pointer_mut(parent).and_then(Value::as_object_mut).and_then(|o| o.remove(key))
+    v.pointer_mut(parent)
+        .and_then(Value::as_object_mut)
+        .and_then(|o| o.remove(key))
 }
 
 fn nodepool_details(old: &Value, new: &Value) -> Vec<Detail> {
@@ -450,14 +558,24 @@ fn nodepool_details(old: &Value, new: &Value) -> Vec<Detail> {
     for r in resources {
         let (a, b) = (lo_m.get(r).map(value_text), ln_m.get(r).map(value_text));
         if a != b {
-            details.push(Detail::Limit { resource: r.clone(), old: a, new: b });
+            details.push(Detail::Limit {
+                resource: r.clone(),
+                old: a,
+                new: b,
+            });
         }
     }
 
     // Weight.
-    let (wo, wn) = (take_pointer(&mut o, "/spec", "weight"), take_pointer(&mut n, "/spec", "weight"));
+    let (wo, wn) = (
+        take_pointer(&mut o, "/spec", "weight"),
+        take_pointer(&mut n, "/spec", "weight"),
+    );
     if wo != wn {
-        details.push(Detail::Weight { old: wo.as_ref().map(value_text), new: wn.as_ref().map(value_text) });
+        details.push(Detail::Weight {
+            old: wo.as_ref().map(value_text),
+            new: wn.as_ref().map(value_text),
+        });
     }
 
     // Disruption.
@@ -468,14 +586,23 @@ fn nodepool_details(old: &Value, new: &Value) -> Vec<Detail> {
         let b = dnb.as_object_mut().and_then(|m| m.remove(field));
         if a != b {
             let render = |v: Option<&Value>| {
-                if field == "budgets" { budgets_text(v) } else { v.map(value_text) }
+                if field == "budgets" {
+                    budgets_text(v)
+                } else {
+                    v.map(value_text)
+                }
             };
-            details.push(Detail::Disruption { field: field.into(), old: render(a.as_ref()), new: render(b.as_ref()) });
+            details.push(Detail::Disruption {
+                field: field.into(),
+                old: render(a.as_ref()),
+                new: render(b.as_ref()),
+            });
         }
     }
     // Other disruption fields fall through to the generic diff.
     for (v, d) in [(&mut o, dob), (&mut n, dnb)] {
-        if let (Some(spec), Value::Object(m)) = (v.pointer_mut("/spec").and_then(Value::as_object_mut), d)
+        if let (Some(spec), Value::Object(m)) =
+            (v.pointer_mut("/spec").and_then(Value::as_object_mut), d)
             && !m.is_empty()
         {
             spec.insert("disruption".into(), Value::Object(m));
@@ -499,13 +626,20 @@ fn cost_details(old: &Value, new: &Value) -> Vec<Detail> {
         .into_iter()
         .filter_map(|measure| {
             let (a, b) = (cost_of(old, measure), cost_of(new, measure));
-            (a != b).then_some(Detail::Cost { measure, old: a, new: b })
+            (a != b).then_some(Detail::Cost {
+                measure,
+                old: a,
+                new: b,
+            })
         })
         .collect()
 }
 
 fn path_key(path: &str, key: &str) -> String {
-    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     match (path.is_empty(), plain) {
         (true, true) => key.to_owned(),
         (false, true) => format!("{path}.{key}"),
@@ -525,7 +659,12 @@ fn field_details(old: &Value, new: &Value) -> Vec<Detail> {
         v
     };
     let mut out = Vec::new();
-    walk(String::new(), Some(&strip(old)), Some(&strip(new)), &mut out);
+    walk(
+        String::new(),
+        Some(&strip(old)),
+        Some(&strip(new)),
+        &mut out,
+    );
     out
 }
 
@@ -548,7 +687,11 @@ fn walk(path: String, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Detail
             }
         }
         _ => out.push(Detail::Field {
-            path: if path.is_empty() { "(document)".into() } else { path },
+            path: if path.is_empty() {
+                "(document)".into()
+            } else {
+                path
+            },
             old: a.cloned(),
             new: b.cloned(),
         }),
@@ -563,7 +706,11 @@ fn nodepool_overview(v: &Value) -> String {
     let key = |label: &str| (label.to_owned(), "In".to_owned());
     let types = values_of(reqs.get(&key(INSTANCE_TYPE_LABEL)));
     if !types.is_empty() {
-        parts.push(format!("{} instance type{}", types.len(), if types.len() == 1 { "" } else { "s" }));
+        parts.push(format!(
+            "{} instance type{}",
+            types.len(),
+            if types.len() == 1 { "" } else { "s" }
+        ));
     }
     let caps = values_of(reqs.get(&key(CAPACITY_TYPE_LABEL)));
     if !caps.is_empty() {
@@ -580,7 +727,13 @@ fn nodepool_overview(v: &Value) -> String {
     parts.join(", ")
 }
 
-fn summary_line(kind: &str, namespace: &Option<String>, name: &str, change: ChangeKind, details: &[Detail]) -> String {
+fn summary_line(
+    kind: &str,
+    namespace: &Option<String>,
+    name: &str,
+    change: ChangeKind,
+    details: &[Detail],
+) -> String {
     let object = match namespace {
         Some(ns) => format!("{kind} {ns}/{name}"),
         None => format!("{kind} {name}"),
@@ -627,14 +780,18 @@ pub fn semantic_changes(old: &OutputTree, new: &OutputTree) -> Vec<ObjectChange>
         let (change, obj) = match (a, b) {
             (None, Some(b)) => (ChangeKind::Added, b),
             (Some(a), None) => (ChangeKind::Removed, a),
-            (Some(a), Some(b)) if a.value != b.value || a.api_version != b.api_version => (ChangeKind::Modified, b),
+            (Some(a), Some(b)) if a.value != b.value || a.api_version != b.api_version => {
+                (ChangeKind::Modified, b)
+            }
             _ => continue,
         };
         let nodepool = is_nodepool(&key.kind, &obj.api_version);
         let details = match (change, a.map(|o| &o.value), b.map(|o| &o.value)) {
             (_, Some(Err(e)), _) | (_, _, Some(Err(e))) => {
                 let reason = e.split('\u{0}').next().unwrap_or_default();
-                vec![Detail::Note { text: format!("not compared as YAML: {reason}") }]
+                vec![Detail::Note {
+                    text: format!("not compared as YAML: {reason}"),
+                }]
             }
             (ChangeKind::Added, _, Some(Ok(v))) => {
                 let mut d = Vec::new();
@@ -648,10 +805,18 @@ pub fn semantic_changes(old: &OutputTree, new: &OutputTree) -> Vec<ObjectChange>
                 d
             }
             (ChangeKind::Removed, Some(Ok(v)), _) => {
-                if nodepool { cost_details(v, &Value::Null) } else { Vec::new() }
+                if nodepool {
+                    cost_details(v, &Value::Null)
+                } else {
+                    Vec::new()
+                }
             }
             (ChangeKind::Modified, Some(Ok(x)), Some(Ok(y))) => {
-                if nodepool { nodepool_details(x, y) } else { field_details(x, y) }
+                if nodepool {
+                    nodepool_details(x, y)
+                } else {
+                    field_details(x, y)
+                }
             }
             _ => Vec::new(),
         };
@@ -684,7 +849,9 @@ pub fn cluster_costs(old: &OutputTree, new: &OutputTree) -> Vec<ClusterCost> {
                 continue;
             }
             for measure in CostMeasure::ALL {
-                let Some(c) = cost_of(v, measure) else { continue };
+                let Some(c) = cost_of(v, measure) else {
+                    continue;
+                };
                 if measure == CostMeasure::Budget {
                     let profile = obj.source.clone().unwrap_or_else(|| key.name.clone());
                     let b = budgets.entry((key.cluster.clone(), profile)).or_default();
@@ -704,7 +871,12 @@ pub fn cluster_costs(old: &OutputTree, new: &OutputTree) -> Vec<ClusterCost> {
     // Round sums to cents so 112.00 + 12.80 is 124.80, not 124.80000000000001.
     let cents = |v: Option<&f64>| v.map(|v| (v * 100.0).round() / 100.0);
     keys.into_iter()
-        .map(|k| ClusterCost { cluster: k.0.clone(), measure: k.1, old: cents(a.get(k)), new: cents(b.get(k)) })
+        .map(|k| ClusterCost {
+            cluster: k.0.clone(),
+            measure: k.1,
+            old: cents(a.get(k)),
+            new: cents(b.get(k)),
+        })
         .collect()
 }
 
@@ -715,7 +887,8 @@ pub fn render_diff(old: &OutputTree, new: &OutputTree, format: DiffFormat) -> St
         DiffFormat::Unified => render_unified(old, new, "out"),
         DiffFormat::Markdown => render_markdown(old, new),
         DiffFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&semantic_changes(old, new)).expect("serializable");
+            let mut s =
+                serde_json::to_string_pretty(&semantic_changes(old, new)).expect("serializable");
             s.push('\n');
             s
         }
@@ -746,13 +919,22 @@ pub fn render_unified(old: &OutputTree, new: &OutputTree, out_label: &str) -> St
             ChangeKind::Modified => (a, b),
         };
         let diff = TextDiff::from_lines(a_text, b_text);
-        s.push_str(&diff.unified_diff().context_radius(3).header(&a, &b).to_string());
+        s.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&a, &b)
+                .to_string(),
+        );
     }
     s
 }
 
 fn slash(p: &Path) -> String {
-    p.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 fn md_escape(s: &str) -> String {
@@ -763,7 +945,12 @@ fn cost_line(c: &ClusterCost) -> String {
     let label = c.measure.label();
     match (c.old, c.new) {
         (Some(o), Some(n)) if money(o) == money(n) => format!("{label}: {} (unchanged)", money(n)),
-        (Some(o), Some(n)) => format!("{label}: {} → {} (**{}**)", money(o), money(n), signed_money(n - o)),
+        (Some(o), Some(n)) => format!(
+            "{label}: {} → {} (**{}**)",
+            money(o),
+            money(n),
+            signed_money(n - o)
+        ),
         (None, Some(n)) => format!("{label}: none → {} (**{}**)", money(n), signed_money(n)),
         (Some(o), None) => format!("{label}: {} → none (**{}**)", money(o), signed_money(-o)),
         (None, None) => format!("{label}: none"),
@@ -795,9 +982,14 @@ pub fn render_markdown(old: &OutputTree, new: &OutputTree) -> String {
         files.len()
     );
     for cluster in clusters {
-        let title = if cluster.is_empty() { "out/".to_owned() } else { format!("`{cluster}`") };
+        let title = if cluster.is_empty() {
+            "out/".to_owned()
+        } else {
+            format!("`{cluster}`")
+        };
         s.push_str(&format!("\n### {title}\n\n"));
-        let mut cluster_costs: Vec<&ClusterCost> = costs.iter().filter(|c| c.cluster == cluster).collect();
+        let mut cluster_costs: Vec<&ClusterCost> =
+            costs.iter().filter(|c| c.cluster == cluster).collect();
         cluster_costs.sort_by_key(|c| match c.measure {
             CostMeasure::WorstCase => 0,
             CostMeasure::Expected => 1,
@@ -831,8 +1023,14 @@ pub fn render_markdown(old: &OutputTree, new: &OutputTree) -> String {
                 ));
             }
         }
-        let my_files: Vec<_> = files.iter().filter(|f| cluster_of(&f.path).unwrap_or_default() == cluster).collect();
-        s.push_str(&format!("\n<details><summary>{} file(s)</summary>\n\n", my_files.len()));
+        let my_files: Vec<_> = files
+            .iter()
+            .filter(|f| cluster_of(&f.path).unwrap_or_default() == cluster)
+            .collect();
+        s.push_str(&format!(
+            "\n<details><summary>{} file(s)</summary>\n\n",
+            my_files.len()
+        ));
         for f in my_files {
             let kind = match f.kind {
                 ChangeKind::Added => "added",

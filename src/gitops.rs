@@ -29,8 +29,8 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use git2::{
-    Branch, ErrorCode, Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryState, Signature,
-    Tree, TreeWalkMode, TreeWalkResult,
+    Branch, ErrorCode, Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryState,
+    Signature, Tree, TreeWalkMode, TreeWalkResult,
 };
 
 use crate::diff::{CostMeasure, cluster_costs, semantic_changes};
@@ -89,15 +89,22 @@ pub enum GitopsError {
     #[error("extra path {}: {reason}", path.display())]
     InvalidExtraPath { path: PathBuf, reason: String },
     #[error("{}", hand_edited_message(out_dir, files))]
-    HandEdited { out_dir: PathBuf, files: Vec<HandEdit> },
-    #[error("`{0}` is not a valid branch name; use a name `git branch` accepts, e.g. gpuplan/update")]
+    HandEdited {
+        out_dir: PathBuf,
+        files: Vec<HandEdit>,
+    },
+    #[error(
+        "`{0}` is not a valid branch name; use a name `git branch` accepts, e.g. gpuplan/update"
+    )]
     InvalidBranch(String),
     #[error(
         "branch {branch} is checked out in the worktree {}; commit there, or pick another --branch",
         worktree.display()
     )]
     BranchCheckedOutElsewhere { branch: String, worktree: PathBuf },
-    #[error("the repository is in the middle of a {0}; finish or abort it (git status says how), then run gpuplan commit again")]
+    #[error(
+        "the repository is in the middle of a {0}; finish or abort it (git status says how), then run gpuplan commit again"
+    )]
     RepositoryBusy(String),
     #[error(
         "no git identity ({0}); set one with `git config user.name \"Your Name\"` and `git config user.email you@example.com`, or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"
@@ -149,22 +156,37 @@ enum Target {
 }
 
 fn slash(p: &Path) -> String {
-    p.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 fn is_plain_relative(p: &Path) -> bool {
-    p.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    p.components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
         && p.components().any(|c| matches!(c, Component::Normal(_)))
 }
 
 /// `out_dir` relative to the work tree, resolving symlinks of the existing part.
 fn repo_relative(workdir: &Path, out_dir: &Path) -> Result<PathBuf, GitopsError> {
-    let outside = || GitopsError::OutsideRepository { out_dir: out_dir.to_path_buf(), workdir: workdir.to_path_buf() };
-    let wd = fs::canonicalize(workdir).map_err(|source| GitopsError::Read { path: workdir.into(), source })?;
+    let outside = || GitopsError::OutsideRepository {
+        out_dir: out_dir.to_path_buf(),
+        workdir: workdir.to_path_buf(),
+    };
+    let wd = fs::canonicalize(workdir).map_err(|source| GitopsError::Read {
+        path: workdir.into(),
+        source,
+    })?;
     let abs = if out_dir.is_absolute() {
         out_dir.to_path_buf()
     } else {
-        std::env::current_dir().map_err(|source| GitopsError::Read { path: ".".into(), source })?.join(out_dir)
+        std::env::current_dir()
+            .map_err(|source| GitopsError::Read {
+                path: ".".into(),
+                source,
+            })?
+            .join(out_dir)
     };
     // Canonicalize the longest existing ancestor, then re-append the rest.
     let mut existing = abs.clone();
@@ -173,7 +195,9 @@ fn repo_relative(workdir: &Path, out_dir: &Path) -> Result<PathBuf, GitopsError>
         match fs::canonicalize(&existing) {
             Ok(c) => break c,
             Err(_) => {
-                let Some(name) = existing.file_name() else { return Err(outside()) };
+                let Some(name) = existing.file_name() else {
+                    return Err(outside());
+                };
                 rest.push(name.to_os_string());
                 if !existing.pop() {
                     return Err(outside());
@@ -192,8 +216,14 @@ fn repo_relative(workdir: &Path, out_dir: &Path) -> Result<PathBuf, GitopsError>
     Ok(rel)
 }
 
-fn resolve_target(repo: &Repository, workdir: &Path, branch: Option<&str>) -> Result<Target, GitopsError> {
-    let Some(b) = branch else { return Ok(Target::Head) };
+fn resolve_target(
+    repo: &Repository,
+    workdir: &Path,
+    branch: Option<&str>,
+) -> Result<Target, GitopsError> {
+    let Some(b) = branch else {
+        return Ok(Target::Head);
+    };
     let b = b.strip_prefix("refs/heads/").unwrap_or(b);
     if b.is_empty() || !Branch::name_is_valid(b)? {
         return Err(GitopsError::InvalidBranch(b.to_owned()));
@@ -204,7 +234,10 @@ fn resolve_target(repo: &Repository, workdir: &Path, branch: Option<&str>) -> Re
         return Ok(Target::Head);
     }
     if let Some(worktree) = checked_out_elsewhere(repo, workdir, &refname) {
-        return Err(GitopsError::BranchCheckedOutElsewhere { branch: b.to_owned(), worktree });
+        return Err(GitopsError::BranchCheckedOutElsewhere {
+            branch: b.to_owned(),
+            worktree,
+        });
     }
     let exists = match repo.find_reference(&refname) {
         Ok(_) => true,
@@ -240,7 +273,11 @@ fn checked_out_elsewhere(repo: &Repository, workdir: &Path, refname: &str) -> Op
 
 /// The files under `prefix` in a git tree, as an OutputTree relative to `prefix`. Non-UTF-8 blobs are read
 /// lossily (they are foreign files and will fail the header check anyway).
-pub fn tree_from_git(repo: &Repository, tree: Option<&Tree<'_>>, prefix: &Path) -> Result<OutputTree, git2::Error> {
+pub fn tree_from_git(
+    repo: &Repository,
+    tree: Option<&Tree<'_>>,
+    prefix: &Path,
+) -> Result<OutputTree, git2::Error> {
     let mut out = OutputTree::default();
     let Some(tree) = tree else { return Ok(out) };
     let entry = match tree.get_path(prefix) {
@@ -255,13 +292,19 @@ pub fn tree_from_git(repo: &Repository, tree: Option<&Tree<'_>>, prefix: &Path) 
     let mut blobs = Vec::new();
     sub.walk(TreeWalkMode::PreOrder, |dir, e| {
         if e.kind() == Some(ObjectType::Blob) {
-            blobs.push((format!("{dir}{}", String::from_utf8_lossy(e.name_bytes())), e.id()));
+            blobs.push((
+                format!("{dir}{}", String::from_utf8_lossy(e.name_bytes())),
+                e.id(),
+            ));
         }
         TreeWalkResult::Ok
     })?;
     for (path, id) in blobs {
         let blob = repo.find_blob(id)?;
-        out.files.insert(PathBuf::from(path), String::from_utf8_lossy(blob.content()).into_owned());
+        out.files.insert(
+            PathBuf::from(path),
+            String::from_utf8_lossy(blob.content()).into_owned(),
+        );
     }
     Ok(out)
 }
@@ -303,7 +346,9 @@ fn state_name(state: RepositoryState) -> Option<&'static str> {
         RepositoryState::Revert | RepositoryState::RevertSequence => "revert",
         RepositoryState::CherryPick | RepositoryState::CherryPickSequence => "cherry-pick",
         RepositoryState::Bisect => "bisect",
-        RepositoryState::Rebase | RepositoryState::RebaseInteractive | RepositoryState::RebaseMerge => "rebase",
+        RepositoryState::Rebase
+        | RepositoryState::RebaseInteractive
+        | RepositoryState::RebaseMerge => "rebase",
         RepositoryState::ApplyMailbox | RepositoryState::ApplyMailboxOrRebase => "git am",
     })
 }
@@ -312,9 +357,15 @@ fn state_name(state: RepositoryState) -> Option<&'static str> {
 /// extra path, and the worst-case $/h totals per cluster.
 pub fn commit_message(old: &OutputTree, new: &OutputTree, extra_changed: &[PathBuf]) -> String {
     let objects = semantic_changes(old, new);
-    let costs: Vec<_> =
-        cluster_costs(old, new).into_iter().filter(|c| c.measure == CostMeasure::WorstCase && c.old != c.new).collect();
-    let clusters: BTreeSet<&str> = objects.iter().map(|o| o.cluster.as_str()).filter(|c| !c.is_empty()).collect();
+    let costs: Vec<_> = cluster_costs(old, new)
+        .into_iter()
+        .filter(|c| c.measure == CostMeasure::WorstCase && c.old != c.new)
+        .collect();
+    let clusters: BTreeSet<&str> = objects
+        .iter()
+        .map(|o| o.cluster.as_str())
+        .filter(|c| !c.is_empty())
+        .collect();
     let count = |k| objects.iter().filter(|o| o.change == k).count();
     let (added, modified, removed) = (
         count(crate::output::ChangeKind::Added),
@@ -322,14 +373,21 @@ pub fn commit_message(old: &OutputTree, new: &OutputTree, extra_changed: &[PathB
         count(crate::output::ChangeKind::Removed),
     );
     let mut counts = Vec::new();
-    for (n, w) in [(added, "added"), (modified, "changed"), (removed, "removed")] {
+    for (n, w) in [
+        (added, "added"),
+        (modified, "changed"),
+        (removed, "removed"),
+    ] {
         if n > 0 {
             counts.push(format!("{n} {w}"));
         }
     }
     let scope = match clusters.len() {
         0 => String::new(),
-        1..=3 => format!("{}: ", clusters.iter().copied().collect::<Vec<_>>().join(", ")),
+        1..=3 => format!(
+            "{}: ",
+            clusters.iter().copied().collect::<Vec<_>>().join(", ")
+        ),
         n => format!("{n} clusters: "),
     };
     let mut subject = if !counts.is_empty() {
@@ -337,13 +395,23 @@ pub fn commit_message(old: &OutputTree, new: &OutputTree, extra_changed: &[PathB
     } else if !extra_changed.is_empty() {
         format!(
             "gpuplan: update {}",
-            extra_changed.iter().map(|p| slash(p)).collect::<Vec<_>>().join(", ")
+            extra_changed
+                .iter()
+                .map(|p| slash(p))
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     } else {
         "gpuplan: regenerate out/".to_owned()
     };
-    let total_delta: f64 = costs.iter().map(|c| c.new.unwrap_or(0.0) - c.old.unwrap_or(0.0)).sum();
-    if !costs.is_empty() && format!("{total_delta:.2}") != "0.00" && format!("{total_delta:.2}") != "-0.00" {
+    let total_delta: f64 = costs
+        .iter()
+        .map(|c| c.new.unwrap_or(0.0) - c.old.unwrap_or(0.0))
+        .sum();
+    if !costs.is_empty()
+        && format!("{total_delta:.2}") != "0.00"
+        && format!("{total_delta:.2}") != "-0.00"
+    {
         let sign = if total_delta < 0.0 { "-" } else { "+" };
         subject.push_str(&format!(", worst case {sign}${:.2}/h", total_delta.abs()));
     }
@@ -390,9 +458,14 @@ pub fn commit(
     tree: &OutputTree,
     opts: &CommitOptions,
 ) -> Result<CommitOutcome, GitopsError> {
-    let repo = Repository::discover(repo_dir)
-        .map_err(|source| GitopsError::NotARepository { path: repo_dir.to_path_buf(), source })?;
-    let workdir = repo.workdir().ok_or_else(|| GitopsError::BareRepository(repo.path().to_path_buf()))?.to_path_buf();
+    let repo = Repository::discover(repo_dir).map_err(|source| GitopsError::NotARepository {
+        path: repo_dir.to_path_buf(),
+        source,
+    })?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| GitopsError::BareRepository(repo.path().to_path_buf()))?
+        .to_path_buf();
     if let Some(state) = state_name(repo.state()) {
         return Err(GitopsError::RepositoryBusy(state.to_owned()));
     }
@@ -402,7 +475,10 @@ pub fn commit(
         if !is_plain_relative(p) {
             return Err(GitopsError::Write {
                 out_dir: out_dir.to_path_buf(),
-                source: io::Error::new(io::ErrorKind::InvalidInput, format!("bad output path {}", p.display())),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("bad output path {}", p.display()),
+                ),
             });
         }
     }
@@ -437,7 +513,10 @@ pub fn commit(
     };
     let parent = match &target {
         Target::Head => head_commit,
-        Target::Branch { refname, exists: true } => Some(repo.find_reference(refname)?.peel_to_commit()?),
+        Target::Branch {
+            refname,
+            exists: true,
+        } => Some(repo.find_reference(refname)?.peel_to_commit()?),
         Target::Branch { exists: false, .. } => head_commit,
     };
     let base_tree = parent.as_ref().map(|c| c.tree()).transpose()?;
@@ -447,12 +526,18 @@ pub fn commit(
     // Refuse on hand edits before anything is written.
     if !opts.force {
         let current = match target {
-            Target::Head => read_tree(&abs_out).map_err(|source| GitopsError::Read { path: abs_out.clone(), source })?,
+            Target::Head => read_tree(&abs_out).map_err(|source| GitopsError::Read {
+                path: abs_out.clone(),
+                source,
+            })?,
             Target::Branch { .. } => old_out.clone(),
         };
         let edits = hand_edits(&current);
         if !edits.is_empty() {
-            return Err(GitopsError::HandEdited { out_dir: out_dir.to_path_buf(), files: edits });
+            return Err(GitopsError::HandEdited {
+                out_dir: out_dir.to_path_buf(),
+                files: edits,
+            });
         }
     }
     let (author, committer) = signature(&repo)?;
@@ -485,12 +570,18 @@ pub fn commit(
                 });
             }
             Ok(m) if m.file_type().is_symlink() => {
-                let target = fs::read_link(&full).map_err(|source| GitopsError::Read { path: full.clone(), source })?;
+                let target = fs::read_link(&full).map_err(|source| GitopsError::Read {
+                    path: full.clone(),
+                    source,
+                })?;
                 let bytes = target.to_string_lossy().into_owned().into_bytes();
                 idx.add(&index_entry(p, repo.blob(&bytes)?, 0o120000, bytes.len()))?;
             }
             Ok(m) => {
-                let bytes = fs::read(&full).map_err(|source| GitopsError::Read { path: full.clone(), source })?;
+                let bytes = fs::read(&full).map_err(|source| GitopsError::Read {
+                    path: full.clone(),
+                    source,
+                })?;
                 #[cfg(unix)]
                 let exec = std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0;
                 #[cfg(not(unix))]
@@ -526,7 +617,10 @@ pub fn commit(
 
     let worktree_updated = matches!(target, Target::Head);
     if worktree_updated {
-        write_tree(&abs_out, tree).map_err(|source| GitopsError::Write { out_dir: out_dir.to_path_buf(), source })?;
+        write_tree(&abs_out, tree).map_err(|source| GitopsError::Write {
+            out_dir: out_dir.to_path_buf(),
+            source,
+        })?;
     }
     if unchanged {
         if worktree_updated {
@@ -535,8 +629,11 @@ pub fn commit(
         return Ok(CommitOutcome::NothingToCommit);
     }
 
-    let extra_changed: Vec<PathBuf> =
-        files.iter().filter(|p| extras.contains(&slash(p))).cloned().collect();
+    let extra_changed: Vec<PathBuf> = files
+        .iter()
+        .filter(|p| extras.contains(&slash(p)))
+        .cloned()
+        .collect();
     let message = match &opts.message {
         Some(m) => m.clone(),
         None => commit_message(&old_out, tree, &extra_changed),
@@ -545,7 +642,10 @@ pub fn commit(
     let reference = match &target {
         Target::Head => {
             let head = repo.find_reference("HEAD")?;
-            head.symbolic_target().ok().flatten().map_or_else(|| "HEAD".to_owned(), str::to_owned)
+            head.symbolic_target()
+                .ok()
+                .flatten()
+                .map_or_else(|| "HEAD".to_owned(), str::to_owned)
         }
         Target::Branch { refname, .. } => refname.clone(),
     };
@@ -553,11 +653,24 @@ pub fn commit(
         Target::Head => "HEAD",
         Target::Branch { refname, .. } => refname.as_str(),
     };
-    let id = repo.commit(Some(update_ref), &author, &committer, &message, &new_tree, &parents)?;
+    let id = repo.commit(
+        Some(update_ref),
+        &author,
+        &committer,
+        &message,
+        &new_tree,
+        &parents,
+    )?;
     if worktree_updated {
         sync_index(&repo, &out_prefix, tree, &extras, &new_tree)?;
     }
-    Ok(CommitOutcome::Committed { id: id.to_string(), files, message, reference, worktree_updated })
+    Ok(CommitOutcome::Committed {
+        id: id.to_string(),
+        files,
+        message,
+        reference,
+        worktree_updated,
+    })
 }
 
 /// Makes the repository index agree with the new commit for our paths only (out/ and the extra paths); every
@@ -571,11 +684,17 @@ fn sync_index(
 ) -> Result<(), GitopsError> {
     let mut index = repo.index()?;
     index.read(false)?;
-    let ours: BTreeSet<String> = tree.files.keys().map(|p| format!("{out_prefix}/{}", slash(p))).collect();
+    let ours: BTreeSet<String> = tree
+        .files
+        .keys()
+        .map(|p| format!("{out_prefix}/{}", slash(p)))
+        .collect();
     let stale: Vec<String> = index
         .iter()
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-        .filter(|p| (*p == out_prefix || p.starts_with(&format!("{out_prefix}/"))) && !ours.contains(p))
+        .filter(|p| {
+            (*p == out_prefix || p.starts_with(&format!("{out_prefix}/"))) && !ours.contains(p)
+        })
         .collect();
     for p in stale {
         index.remove_path(Path::new(&p))?;

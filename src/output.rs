@@ -62,7 +62,10 @@ pub fn with_header(source: &str, body: &str) -> String {
         body.push('\n');
     }
     // A source with a newline would break the header; it never comes from a real path, but be safe.
-    let source: String = source.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
+    let source: String = source
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
     format!(
         "{HEADER_PREFIX}{source}{HEADER_SUFFIX}\n{DIGEST_PREFIX}{}\n{body}",
         body_digest(&body)
@@ -94,14 +97,20 @@ pub struct Header<'a> {
 /// Splits `text` into header and body; `None` when line 1 is not a gpuplan header.
 pub fn parse_header(text: &str) -> Option<Header<'_>> {
     let (line1, rest) = split_line(text)?;
-    let source = line1.strip_prefix(HEADER_PREFIX)?.strip_suffix(HEADER_SUFFIX)?;
+    let source = line1
+        .strip_prefix(HEADER_PREFIX)?
+        .strip_suffix(HEADER_SUFFIX)?;
     match split_line(rest) {
         Some((line2, body)) if line2.starts_with(DIGEST_PREFIX) => Some(Header {
             source,
             digest: Some(&line2[DIGEST_PREFIX.len()..]),
             body,
         }),
-        _ => Some(Header { source, digest: None, body: rest }),
+        _ => Some(Header {
+            source,
+            digest: None,
+            body: rest,
+        }),
     }
 }
 
@@ -118,7 +127,11 @@ pub fn strip_header(text: &str) -> &str {
 pub fn header_status(text: &str) -> HeaderStatus {
     match parse_header(text) {
         None => HeaderStatus::NotGenerated,
-        Some(Header { digest: Some(d), body, .. }) if d == body_digest(body) => HeaderStatus::Intact,
+        Some(Header {
+            digest: Some(d),
+            body,
+            ..
+        }) if d == body_digest(body) => HeaderStatus::Intact,
         Some(_) => HeaderStatus::HandEdited,
     }
 }
@@ -136,7 +149,10 @@ pub fn hand_edits(tree: &OutputTree) -> Vec<HandEdit> {
         .iter()
         .filter_map(|(path, text)| match header_status(text) {
             HeaderStatus::Intact => None,
-            status => Some(HandEdit { path: path.clone(), status }),
+            status => Some(HandEdit {
+                path: path.clone(),
+                status,
+            }),
         })
         .collect()
 }
@@ -169,7 +185,10 @@ pub fn changes(old: &OutputTree, new: &OutputTree) -> Vec<FileChange> {
                 (Some(a), Some(b)) if a != b => ChangeKind::Modified,
                 _ => return None,
             };
-            Some(FileChange { path: path.clone(), kind })
+            Some(FileChange {
+                path: path.clone(),
+                kind,
+            })
         })
         .collect()
 }
@@ -232,15 +251,22 @@ impl Default for GitopsAppOptions {
 /// double-quoted scalar).
 pub fn yaml_scalar(s: &str) -> String {
     let plain = !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@".contains(c))
-        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '.' || c == '_' || c == '/')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@".contains(c))
+        && s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '.' || c == '_' || c == '/')
         && !s.contains(": ")
         && !s.ends_with(':')
         && !matches!(
             s.to_ascii_lowercase().as_str(),
             "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n" | "null" | "~"
         );
-    if plain { s.to_owned() } else { serde_json::to_string(s).expect("string serializes") }
+    if plain {
+        s.to_owned()
+    } else {
+        serde_json::to_string(s).expect("string serializes")
+    }
 }
 
 /// The top-level directory (cluster) of a path relative to out/, if it has one.
@@ -281,8 +307,12 @@ impl OutputTree {
     pub fn add_kustomizations(&mut self) {
         let mut per_cluster: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for path in self.files.keys() {
-            let Some(cluster) = cluster_of(path) else { continue };
-            let rel = path.strip_prefix(&cluster).expect("cluster is the first component");
+            let Some(cluster) = cluster_of(path) else {
+                continue;
+            };
+            let rel = path
+                .strip_prefix(&cluster)
+                .expect("cluster is the first component");
             let list = per_cluster.entry(cluster).or_default();
             let is_self = rel == Path::new(KUSTOMIZATION_FILE);
             let in_gitops = rel.starts_with(GITOPS_DIR);
@@ -292,7 +322,8 @@ impl OutputTree {
         }
         for (cluster, mut resources) in per_cluster {
             resources.sort();
-            let mut body = String::from("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n");
+            let mut body =
+                String::from("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n");
             if resources.is_empty() {
                 body.push_str("resources: []\n");
             } else {
@@ -301,8 +332,10 @@ impl OutputTree {
                     body.push_str(&format!("  - {}\n", yaml_scalar(r)));
                 }
             }
-            self.files
-                .insert(Path::new(&cluster).join(KUSTOMIZATION_FILE), with_header(GPUPLAN_SOURCE, &body));
+            self.files.insert(
+                Path::new(&cluster).join(KUSTOMIZATION_FILE),
+                with_header(GPUPLAN_SOURCE, &body),
+            );
         }
     }
 
@@ -352,7 +385,10 @@ impl OutputTree {
                     path = yaml_scalar(&path),
                     server = yaml_scalar(&opts.argocd_destination_server),
                 );
-                self.files.insert(dir.join("argocd-application.yaml"), with_header(GPUPLAN_SOURCE, &body));
+                self.files.insert(
+                    dir.join("argocd-application.yaml"),
+                    with_header(GPUPLAN_SOURCE, &body),
+                );
             }
             if opts.flux {
                 let prune = if opts.prune { "true" } else { "false" };
@@ -377,7 +413,10 @@ impl OutputTree {
                     path = yaml_scalar(&format!("./{path}")),
                     source = yaml_scalar(&opts.flux_source_name),
                 );
-                self.files.insert(dir.join("flux-kustomization.yaml"), with_header(GPUPLAN_SOURCE, &body));
+                self.files.insert(
+                    dir.join("flux-kustomization.yaml"),
+                    with_header(GPUPLAN_SOURCE, &body),
+                );
             }
         }
     }
@@ -413,7 +452,10 @@ fn read_dir_into(root: &Path, rel: &Path, tree: &mut OutputTree) -> io::Result<(
         } else {
             let bytes = fs::read(&full)?;
             let text = String::from_utf8(bytes).map_err(|_| {
-                io::Error::new(io::ErrorKind::InvalidData, format!("{} is not UTF-8", full.display()))
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{} is not UTF-8", full.display()),
+                )
             })?;
             tree.files.insert(rel, text);
         }
@@ -424,14 +466,19 @@ fn read_dir_into(root: &Path, rel: &Path, tree: &mut OutputTree) -> io::Result<(
 /// Checks that `path` is a plain relative path (no root, no `..`, not empty).
 fn validate_rel(path: &Path) -> io::Result<()> {
     let ok = !path.as_os_str().is_empty()
-        && path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
         && path.components().any(|c| matches!(c, Component::Normal(_)));
     if ok {
         Ok(())
     } else {
         Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("output path {} must be relative and stay inside out/", path.display()),
+            format!(
+                "output path {} must be relative and stay inside out/",
+                path.display()
+            ),
         ))
     }
 }
@@ -464,7 +511,10 @@ fn create_unique_dir(parent: &Path, stem: &str, tag: &str) -> io::Result<TempDir
             Err(e) => return Err(e),
         }
     }
-    Err(io::Error::new(io::ErrorKind::AlreadyExists, "could not create a temporary directory beside out/"))
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "could not create a temporary directory beside out/",
+    ))
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
@@ -502,7 +552,10 @@ pub fn write_tree(out_dir: &Path, tree: &OutputTree) -> io::Result<()> {
         _ => out_dir.to_path_buf(),
     };
     let name = out_dir.file_name().ok_or_else(|| {
-        io::Error::new(io::ErrorKind::InvalidInput, format!("{} has no file name", out_dir.display()))
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} has no file name", out_dir.display()),
+        )
     })?;
     let stem = name.to_string_lossy().into_owned();
     let parent = match out_dir.parent() {
@@ -540,7 +593,10 @@ pub fn write_tree(out_dir: &Path, tree: &OutputTree) -> io::Result<()> {
                 d = d.parent().expect("inside staging");
             }
         }
-        let mut f = fs::OpenOptions::new().write(true).create_new(true).open(&full)?;
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&full)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
     }
