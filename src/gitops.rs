@@ -450,6 +450,11 @@ pub fn commit_message(old: &OutputTree, new: &OutputTree, extra_changed: &[PathB
 /// that changed (added, modified, deleted) plus `extra_paths`, in one commit whose generated message summarises
 /// the semantic diff (subject line + per-object bullet lines) unless a message is given.
 ///
+/// `out_dir` is absolute or relative to the current directory. Order of effects: all checks (hand edits,
+/// identity, paths, branch), then the git objects, then out/ is written atomically, then the commit and the ref
+/// update, then the index entries of our paths. If the commit itself fails after out/ was written, out/ holds the
+/// new tree (as after `compile`) and re-running `commit` commits it.
+///
 /// "Changed" is relative to the parent commit, not to the work tree: running `compile` first and `commit` second
 /// commits the same files. See the module docs for what is and is not touched, and for `--branch`.
 pub fn commit(
