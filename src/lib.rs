@@ -8,6 +8,8 @@
 pub mod catalog;
 pub mod compile;
 pub mod diagnostic;
+pub mod diff;
+pub mod gitops;
 pub mod import;
 pub mod intent;
 pub mod output;
