@@ -12,3 +12,5 @@ pub mod solve;
 pub mod compile;
 pub mod output;
 pub mod render;
+pub mod lint;
+pub mod explain;
