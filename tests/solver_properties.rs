@@ -278,11 +278,11 @@ fn generator_yields_successful_compiles() {
     let mut runner = TestRunner::deterministic();
     let strategy = prop::collection::vec(profile_spec(), 1..=3);
     let mut ok = 0;
-    for _ in 0..24 {
+    for _ in 0..12 {
         let specs = strategy.new_tree(&mut runner).unwrap().current();
         if check(&specs).unwrap() {
             ok += 1;
         }
     }
-    assert!(ok >= 4, "only {ok} of 24 random intents compiled; the generator is too hostile to test the solver");
+    assert!(ok >= 2, "only {ok} of 12 random intents compiled; the generator is too hostile to test the solver");
 }
