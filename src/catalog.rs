@@ -307,3 +307,16 @@ impl Catalog {
         self.sources.values().filter_map(|s| s.fetched_at.as_deref()).max()
     }
 }
+
+/// Writes a snapshot so that readers see the old file or the new one, never half of either: a temporary file
+/// in the same directory, flushed to disk, then renamed over the target.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(text.as_bytes())?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog::{Catalog, CatalogError};
 use crate::diagnostic::{ProfileDiagnostic, Sources};
+use crate::output::{with_header, GitopsAppOptions, OutputTree};
 use crate::intent::{self, Profile};
 use crate::render::{Manifest, RenderError, Renderer};
 use crate::solve::{self, Plan};
@@ -85,7 +86,7 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     if diagnostics.iter().any(ProfileDiagnostic::is_error) {
         return Err(CompileError::Profiles { diagnostics });
     }
-    let mut warnings = diagnostics;
+    let warnings = diagnostics;
 
     let mut catalogs = BTreeMap::new();
     for profile in &profiles {
@@ -106,16 +107,40 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     if !violations.is_empty() {
         return Err(CompileError::Invalid { violations });
     }
-    warnings.sort_by(|a, b| a.location.cmp(&b.location));
-    Ok(Compilation { sources, profiles, catalogs, plan, manifests, warnings })
+    let mut compilation = Compilation { sources, profiles, catalogs, plan, manifests, warnings };
+    compilation.warnings.extend(crate::lint::lint(&compilation));
+    // By file, then position in the file (not the location string: line 12 sorts after line 9).
+    compilation.warnings.sort_by_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
+    Ok(compilation)
 }
 
 impl Compilation {
-    /// The files for out/: path relative to out/ → full text with the generated-code header.
-    pub fn files(&self) -> BTreeMap<PathBuf, String> {
-        self.manifests
-            .iter()
-            .map(|m| (m.path.clone(), crate::output::with_header(&m.source, &m.to_yaml())))
-            .collect()
+    /// Everything for out/: one file per object with the generated-code header, a sorted kustomization.yaml per
+    /// cluster, and the Argo CD / Flux objects of clusters that ask for them.
+    pub fn output_tree(&self) -> OutputTree {
+        let mut tree = OutputTree::default();
+        for m in &self.manifests {
+            tree.insert(m.path.clone(), with_header(&m.source, &m.to_yaml()));
+        }
+        tree.add_kustomizations();
+        for cluster in &self.plan.clusters {
+            let Some(g) = &cluster.gitops else { continue };
+            // The app objects of one cluster: generated on a tree holding only that cluster's kustomization.
+            let mut one = OutputTree::default();
+            let kustomization = PathBuf::from(&cluster.name).join("kustomization.yaml");
+            if let Some(text) = tree.files.get(&kustomization) {
+                one.insert(kustomization, text.clone());
+            }
+            one.add_gitops_apps(&GitopsAppOptions {
+                repo_url: g.repo.clone(),
+                target_revision: g.revision.clone(),
+                out_path: g.path.clone(),
+                argocd: g.argocd,
+                flux: g.flux,
+                ..GitopsAppOptions::default()
+            });
+            tree.files.extend(one.files);
+        }
+        tree
     }
 }

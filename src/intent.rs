@@ -56,7 +56,19 @@ pub struct Cluster {
     pub ami: Spanned<String>,
     /// True for EKS accelerated AMIs (NVIDIA driver and toolkit preinstalled).
     pub accelerated_ami: Spanned<bool>,
+    /// Argo CD Application / Flux Kustomization pointing at out/<cluster>, when asked for.
+    pub gitops: Option<Spanned<Gitops>>,
     pub span: Span,
+}
+
+/// `gitops repo="…" revision="main" path="out" argocd=#true flux=#false` in a cluster block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gitops {
+    pub repo: String,
+    pub revision: String,
+    pub path: String,
+    pub argocd: bool,
+    pub flux: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,7 +238,7 @@ struct Parser<'s> {
 
 /// Names valid at each level, for unknown-name errors and their "did you mean".
 const TOP_LEVEL: &[&str] = &["profile", "cluster", "budget", "pool", "allow"];
-const CLUSTER_CHILDREN: &[&str] = &["region", "zones", "discovery-tag", "node-role", "ami", "accelerated-ami"];
+const CLUSTER_CHILDREN: &[&str] = &["region", "zones", "discovery-tag", "node-role", "ami", "accelerated-ami", "gitops"];
 const SETTING_NODES: &[&str] = &[
     "gpu",
     "neuron",
@@ -577,6 +589,7 @@ impl Parser<'_> {
         let mut node_role = None;
         let mut ami = None;
         let mut accelerated_ami = Spanned::new(true, node_span);
+        let mut gitops = None;
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             self.no_children(child);
             match child.name().value() {
@@ -590,6 +603,28 @@ impl Parser<'_> {
                     if let Some(b) = args(child).next().and_then(|e| self.expect_bool(e, "accelerated-ami")) {
                         accelerated_ami = b;
                     }
+                }
+                "gitops" => {
+                    self.check_entries(child, &["repo", "revision", "path", "argocd", "flux"], 0);
+                    let span = self.span(child.span());
+                    let text = |p: &mut Self, key: &str, default: &str| {
+                        prop(child, key).and_then(|e| p.expect_string(e, key)).map_or_else(|| default.to_string(), |v| v.value)
+                    };
+                    let flag = |p: &mut Self, key: &str, default: bool| {
+                        prop(child, key).and_then(|e| p.expect_bool(e, key)).map_or(default, |v| v.value)
+                    };
+                    let repo = text(self, "repo", "");
+                    if repo.is_empty() {
+                        self.error(span, "E0107", "`gitops` needs repo", "write gitops repo=\"https://github.com/org/platform.git\" revision=\"main\"");
+                    }
+                    let settings = Gitops {
+                        repo,
+                        revision: text(self, "revision", "HEAD"),
+                        path: text(self, "path", "out"),
+                        argocd: flag(self, "argocd", true),
+                        flux: flag(self, "flux", false),
+                    };
+                    gitops = Some(Spanned::new(settings, span));
                 }
                 _ => self.unknown_node(child, CLUSTER_CHILDREN, "`cluster`"),
             }
@@ -636,6 +671,7 @@ impl Parser<'_> {
             zones,
             ami,
             accelerated_ami,
+            gitops,
             span: node_span,
         })
     }

@@ -1,12 +1,15 @@
-//! The `gpuplan` command: a thin layer over the library's stages. Exit codes: 0 ok, 1 differences found
-//! (`compile --check`, `diff --exit-code`), 2 error.
+//! The `gpuplan` command: a thin layer over the library's stages. Exit codes: 0 ok, 1 differences or findings
+//! (`compile --check`, `diff --exit-code`, `lint --deny-warnings`), 2 error.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gpuplan::compile::{compile, CompileError, CompileOptions};
+use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
 use gpuplan::diagnostic::render_plain;
+use gpuplan::diff::{render_diff, DiffFormat};
+use gpuplan::explain::{explain, ExplainFormat};
+use gpuplan::output::{self, HeaderStatus};
 
 #[derive(Parser)]
 #[command(name = "gpuplan", version, about = "Compile GPU capacity intent (KDL profiles) into validated Karpenter and GPU Operator manifests")]
@@ -20,6 +23,13 @@ struct Inputs {
     /// Profile files or directories of *.kdl files.
     #[arg(default_value = "profiles")]
     profiles: Vec<PathBuf>,
+    #[command(flatten)]
+    data: Data,
+}
+
+/// Catalogs and templates (shared by every command that compiles).
+#[derive(clap::Args, Clone)]
+struct Data {
     /// Directory of catalog snapshots (<region>.json); us-east-1 is built in.
     #[arg(long, default_value = "catalogs")]
     catalogs: PathBuf,
@@ -29,24 +39,94 @@ struct Inputs {
 }
 
 impl Inputs {
-    fn options(&self) -> CompileOptions {
-        CompileOptions { profiles: self.profiles.clone(), catalogs_dir: self.catalogs.clone(), templates_dir: self.templates.clone() }
+    fn compile(&self) -> Result<Compilation, String> {
+        compile_with(&self.profiles, &self.data)
     }
+}
+
+fn compile_with(profiles: &[PathBuf], data: &Data) -> Result<Compilation, String> {
+    let options = CompileOptions { profiles: profiles.to_vec(), catalogs_dir: data.catalogs.clone(), templates_dir: data.templates.clone() };
+    let compiled = compile(&options).map_err(compile_error)?;
+    if !compiled.warnings.is_empty() {
+        eprint!("{}", render_plain(&compiled.warnings));
+    }
+    Ok(compiled)
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Compile profiles into out/.
+    /// Compile profiles into out/ (or, with --check, exit 1 and print the diff if out/ is stale).
     Compile {
         #[command(flatten)]
         inputs: Inputs,
         /// Output directory.
         #[arg(long, default_value = "out")]
         out: PathBuf,
+        /// Change nothing; exit 1 and print a unified diff when out/ differs from what compile would write.
+        #[arg(long)]
+        check: bool,
+        /// Replace files in out/ that have no gpuplan header (compile refuses to delete them otherwise).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Show what compile would change in out/.
+    Diff {
+        #[command(flatten)]
+        inputs: Inputs,
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Unified)]
+        format: Format,
+        /// Exit 1 when there are differences.
+        #[arg(long)]
+        exit_code: bool,
+    },
+    /// Compile, then commit exactly the changed files under out/ (and changed catalog snapshots) in one commit.
+    Commit {
+        #[command(flatten)]
+        inputs: Inputs,
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Commit message (default: a summary of the semantic diff).
+        #[arg(short, long)]
+        message: Option<String>,
+        /// Commit on this branch (created from HEAD if missing) without touching the work tree.
+        #[arg(long)]
+        branch: Option<String>,
+        /// Overwrite files in out/ that were edited by hand.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Run the misconfiguration checks (also run by compile, as warnings).
+    Lint {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// Exit 1 when there are findings.
+        #[arg(long)]
+        deny_warnings: bool,
+    },
+    /// Explain the plan: candidates ranked by price, what each constraint removed, limits, weights, costs.
+    Explain {
+        /// Only this profile.
+        profile: Option<String>,
+        /// Profile files or directories.
+        #[arg(long = "profiles", default_value = "profiles")]
+        profiles: Vec<PathBuf>,
+        #[command(flatten)]
+        data: Data,
+        #[arg(long, value_enum, default_value_t)]
+        format: ExplainFormat,
     },
     /// Build or update catalog snapshots.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Unified,
+    Markdown,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -85,25 +165,96 @@ fn main() -> ExitCode {
 
 fn compile_error(err: CompileError) -> String {
     match err {
-        CompileError::Profiles { diagnostics } => format!("{}error: {}", render_plain(&diagnostics), CompileError::Profiles { diagnostics: diagnostics.clone() }),
+        CompileError::Profiles { diagnostics } => {
+            let summary = CompileError::Profiles { diagnostics: diagnostics.clone() }.to_string();
+            format!("{}error: {summary}", render_plain(&diagnostics))
+        }
         other => format!("error: {other}"),
     }
 }
 
+fn io_error(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> String {
+    let path = path.display().to_string();
+    let what = what.to_string();
+    move |e| format!("error: cannot {what} {path}: {e}")
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
-        Command::Compile { inputs, out } => {
-            let compiled = compile(&inputs.options()).map_err(compile_error)?;
-            if !compiled.warnings.is_empty() {
-                eprint!("{}", render_plain(&compiled.warnings));
+        Command::Compile { inputs, out, check, force } => {
+            let tree = inputs.compile()?.output_tree();
+            let current = output::read_tree(&out).map_err(io_error("read", &out))?;
+            if check {
+                if current == tree {
+                    eprintln!("{} is up to date ({} files)", out.display(), tree.files.len());
+                    return Ok(ExitCode::SUCCESS);
+                }
+                print!("{}", gpuplan::diff::render_unified(&current, &tree, &out.display().to_string()));
+                eprintln!("{} is stale: run `gpuplan compile` and commit the result", out.display());
+                return Ok(ExitCode::from(1));
             }
-            let files = compiled.files();
-            for (path, text) in &files {
-                let full = out.join(path);
-                std::fs::create_dir_all(full.parent().unwrap()).map_err(|e| e.to_string())?;
-                std::fs::write(&full, text).map_err(|e| e.to_string())?;
+            // out/ is generated, but a file without our header was put there by someone: don't delete it silently.
+            let foreign: Vec<String> = output::hand_edits(&current)
+                .into_iter()
+                .filter(|e| e.status == HeaderStatus::NotGenerated && !tree.files.contains_key(&e.path))
+                .map(|e| out.join(&e.path).display().to_string())
+                .collect();
+            if !foreign.is_empty() && !force {
+                return Err(format!(
+                    "error: {} holds files gpuplan did not generate, which compile would delete:\n  {}\nmove them out of {}, or pass --force",
+                    out.display(),
+                    foreign.join("\n  "),
+                    out.display()
+                ));
             }
-            eprintln!("wrote {} files to {}", files.len(), out.display());
+            let changed = output::changes(&current, &tree).len();
+            output::write_tree(&out, &tree).map_err(io_error("write", &out))?;
+            eprintln!("wrote {} ({} files, {changed} changed)", out.display(), tree.files.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Diff { inputs, out, format, exit_code } => {
+            let tree = inputs.compile()?.output_tree();
+            let current = output::read_tree(&out).map_err(io_error("read", &out))?;
+            let format = match format {
+                Format::Unified => DiffFormat::Unified,
+                Format::Markdown => DiffFormat::Markdown,
+                Format::Json => DiffFormat::Json,
+            };
+            print!("{}", render_diff(&current, &tree, format));
+            Ok(if exit_code && current != tree { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
+        Command::Commit { inputs, out, message, branch, force } => {
+            let tree = inputs.compile()?.output_tree();
+            let repo = std::env::current_dir().map_err(|e| format!("error: {e}"))?;
+            // A refreshed catalog snapshot is committed with the output it produced.
+            let mut extra_paths = Vec::new();
+            if let Ok(entries) = std::fs::read_dir(&inputs.data.catalogs) {
+                let mut found: Vec<PathBuf> = entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                    .collect();
+                found.sort();
+                extra_paths = found;
+            }
+            let options = gpuplan::gitops::CommitOptions { message, branch, force, extra_paths };
+            match gpuplan::gitops::commit(&repo, &out, &tree, &options).map_err(|e| format!("error: {e}"))? {
+                gpuplan::gitops::CommitOutcome::NothingToCommit => eprintln!("nothing to commit: {} is up to date", out.display()),
+                gpuplan::gitops::CommitOutcome::Committed { id, files, message, reference, .. } => {
+                    println!("{message}");
+                    eprintln!("committed {} on {reference} ({} files)", &id[..12.min(id.len())], files.len());
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Lint { inputs, deny_warnings } => {
+            let compiled = inputs.compile()?;
+            let count = compiled.warnings.len();
+            eprintln!("{count} finding{}", if count == 1 { "" } else { "s" });
+            Ok(if deny_warnings && count > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
+        Command::Explain { profile, profiles, data, format } => {
+            let compiled = compile_with(&profiles, &data)?;
+            print!("{}", explain(&compiled, profile.as_deref(), format).map_err(|e| format!("error: {e}"))?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Catalog(CatalogCommand::Import { region, instance_types, offerings, prices, out }) => {
@@ -114,11 +265,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 on_demand_prices: prices,
             })
             .map_err(|e| format!("error: {e}"))?;
-            std::fs::create_dir_all(&out).map_err(|e| format!("error: cannot create {}: {e}", out.display()))?;
             let path = out.join(format!("{region}.json"));
-            std::fs::write(&path, catalog.to_json()).map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
-            let gpu = catalog.instance_types.iter().filter(|t| !t.gpus.is_empty() || t.neuron.is_some()).count();
-            eprintln!("wrote {} ({} instance types, {} with accelerators, {} zones, digest {})", path.display(), catalog.instance_types.len(), gpu, catalog.zones.len(), catalog.digest());
+            gpuplan::catalog::write_atomically(&path, &catalog.to_json()).map_err(io_error("write", &path))?;
+            let accelerated = catalog.instance_types.iter().filter(|t| !t.gpus.is_empty() || t.neuron.is_some()).count();
+            eprintln!(
+                "wrote {} ({} instance types, {accelerated} with accelerators, {} zones, digest {})",
+                path.display(),
+                catalog.instance_types.len(),
+                catalog.zones.len(),
+                catalog.digest()
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -29,6 +29,8 @@ pub struct ClusterPlan {
     pub region: String,
     pub catalog_digest: String,
     pub accelerated_ami: bool,
+    /// Argo CD / Flux objects to generate for out/<cluster> (the first profile of the cluster that asks).
+    pub gitops: Option<crate::intent::Gitops>,
     pub node_classes: Vec<NodeClassPlan>,
     /// Sorted by weight, highest first.
     pub pools: Vec<PoolPlan>,
@@ -333,6 +335,7 @@ fn solve_cluster(
         region: catalog.region.clone(),
         catalog_digest,
         accelerated_ami: profiles.iter().all(|p| p.cluster.accelerated_ami.value),
+        gitops: profiles.iter().find_map(|p| p.cluster.gitops.as_ref().map(|g| g.value.clone())),
         node_classes,
         pools,
         profiles: summaries,
