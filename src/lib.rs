@@ -6,3 +6,5 @@
 
 pub mod catalog;
 pub mod import;
+pub mod aws;
+pub mod refresh;
