@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 use aws_sdk_ec2::config::retry::RetryConfig;
 use aws_sdk_ec2::config::timeout::TimeoutConfig;
 use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
-use aws_sdk_ec2::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_ec2::primitives::{DateTime, DateTimeFormat};
 use aws_sdk_ec2::types as ec2;
 use serde_json::{Map, Value, json};
@@ -179,11 +179,7 @@ impl Aws {
         Ec2 {
             client: aws_sdk_ec2::Client::from_conf(config.build()),
             region: region.to_string(),
-            endpoint: self
-                .settings
-                .endpoint_url
-                .clone()
-                .unwrap_or_else(|| format!("the EC2 endpoint of {region}")),
+            endpoint: self.settings.endpoint_url.clone().unwrap_or_else(|| format!("the EC2 endpoint of {region}")),
         }
     }
 
@@ -393,10 +389,7 @@ pub fn instance_type_info_json(info: &ec2::InstanceTypeInfo) -> Value {
     put("InstanceType", info.instance_type().map(|t| json!(t.as_str())));
     put("CurrentGeneration", info.current_generation().map(Value::from));
     put("BareMetal", info.bare_metal().map(Value::from));
-    put(
-        "SupportedUsageClasses",
-        Some(info.supported_usage_classes().iter().map(|c| json!(c.as_str())).collect()),
-    );
+    put("SupportedUsageClasses", Some(info.supported_usage_classes().iter().map(|c| json!(c.as_str())).collect()));
     put(
         "ProcessorInfo",
         info.processor_info().map(|p| {
@@ -405,10 +398,7 @@ pub fn instance_type_info_json(info: &ec2::InstanceTypeInfo) -> Value {
     );
     put("VCpuInfo", info.v_cpu_info().map(|v| object([("DefaultVCpus", v.default_v_cpus().map(Value::from))])));
     put("MemoryInfo", info.memory_info().map(|m| object([("SizeInMiB", m.size_in_mib().map(Value::from))])));
-    put(
-        "NetworkInfo",
-        info.network_info().map(|n| object([("EfaSupported", n.efa_supported().map(Value::from))])),
-    );
+    put("NetworkInfo", info.network_info().map(|n| object([("EfaSupported", n.efa_supported().map(Value::from))])));
     put(
         "GpuInfo",
         info.gpu_info().map(|g| {
@@ -429,7 +419,10 @@ pub fn instance_type_info_json(info: &ec2::InstanceTypeInfo) -> Value {
                     ])
                 })
                 .collect();
-            object([("Gpus", Some(Value::Array(gpus))), ("TotalGpuMemoryInMiB", g.total_gpu_memory_in_mib().map(Value::from))])
+            object([
+                ("Gpus", Some(Value::Array(gpus))),
+                ("TotalGpuMemoryInMiB", g.total_gpu_memory_in_mib().map(Value::from)),
+            ])
         }),
     );
     put(
@@ -445,7 +438,10 @@ pub fn instance_type_info_json(info: &ec2::InstanceTypeInfo) -> Value {
                         (
                             "CoreInfo",
                             d.core_info().map(|c| {
-                                object([("Count", c.count().map(Value::from)), ("Version", c.version().map(Value::from))])
+                                object([
+                                    ("Count", c.count().map(Value::from)),
+                                    ("Version", c.version().map(Value::from)),
+                                ])
                             }),
                         ),
                         (
@@ -469,6 +465,21 @@ fn object<const N: usize>(fields: [(&str, Option<Value>); N]) -> Value {
     Value::Object(fields.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect())
 }
 
+/// The messages of an error and its sources, joined with ": " (repeats dropped): "dispatch failure: io error:
+/// client error (Connect): tcp connect error: Connection refused (os error 111)".
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(err);
+    while let Some(err) = next {
+        let text = err.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = err.source();
+    }
+    parts.join(": ")
+}
+
 /// Turns an SDK error into an [`AwsError`] that says what happened and what to do.
 fn classify<E>(operation: &'static str, region: &str, endpoint: &str, err: SdkError<E>) -> AwsError
 where
@@ -476,7 +487,7 @@ where
 {
     let region = region.to_string();
     let endpoint = endpoint.to_string();
-    let detail = DisplayErrorContext(&err).to_string();
+    let detail = error_chain(&err);
     match &err {
         SdkError::TimeoutError(_) => AwsError::Timeout { operation, region, endpoint, detail },
         SdkError::DispatchFailure(failure) if failure.is_timeout() => {
@@ -497,10 +508,12 @@ where
             let code = service.err().code().unwrap_or("Unknown").to_string();
             let message = service.err().message().unwrap_or("(no message)").to_string();
             let hint = match code.as_str() {
-                "AuthFailure" | "UnrecognizedClientException" | "InvalidClientTokenId" | "SignatureDoesNotMatch"
-                | "ExpiredToken" | "ExpiredTokenException" => {
-                    "; check the credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID) and the clock"
-                }
+                "AuthFailure"
+                | "UnrecognizedClientException"
+                | "InvalidClientTokenId"
+                | "SignatureDoesNotMatch"
+                | "ExpiredToken"
+                | "ExpiredTokenException" => "; check the credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID) and the clock",
                 "UnauthorizedOperation" | "AccessDeniedException" | "AccessDenied" => {
                     "; the identity needs ec2:DescribeInstanceTypes, ec2:DescribeInstanceTypeOfferings, \
                      ec2:DescribeSpotPriceHistory and pricing:GetProducts"

@@ -95,14 +95,14 @@ pub enum RefreshError {
     #[error("cannot create the catalog directory {path}: {error}")]
     OutDir { path: PathBuf, error: std::io::Error },
     #[error("refresh of {region} failed, no catalog was changed: {error}")]
-    Ec2 { region: String, error: AwsError },
+    Ec2 { region: String, error: Box<AwsError> },
     #[error(
-        "refresh of {region} failed, no catalog was changed: no on-demand prices, the Pricing API failed and there is \
-         no previous snapshot with prices at {} to keep them from: {error}. Is the Pricing API reachable? \
-         (pass --pricing-endpoint-url, or run `gpuplan catalog import` once to seed {})",
-        path.display(), path.display()
+        "refresh of {region} failed, no catalog was changed: the Pricing API failed ({}) and there is no previous \
+         snapshot with on-demand prices at {} to keep. Is the Pricing API reachable? Pass --pricing-endpoint-url, \
+         or seed {} once with `gpuplan catalog import`",
+        error.summary(), path.display(), path.display()
     )]
-    NoOnDemandPrices { region: String, path: PathBuf, error: AwsError },
+    NoOnDemandPrices { region: String, path: PathBuf, error: Box<AwsError> },
     #[error("refresh of {region} failed, no catalog was changed: the refresh task stopped: {detail}")]
     Task { region: String, detail: String },
     #[error("cannot write {}: {error}; the previous catalog is unchanged", path.display())]
@@ -135,7 +135,8 @@ pub struct RegionReport {
     pub spot_prices: usize,
     /// True when the Pricing API failed and the previous snapshot's on-demand prices were kept.
     pub on_demand_kept: bool,
-    pub changes: CatalogChanges,
+    /// What changed since the previous snapshot; `None` when there was none (a new region).
+    pub changes: Option<CatalogChanges>,
     /// Wall time of each API call of the region.
     pub timings: Vec<CallTiming>,
 }
@@ -165,10 +166,7 @@ pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
         bar
     });
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(RefreshError::Runtime)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(RefreshError::Runtime)?;
     let settings = ClientSettings {
         endpoint_url: opts.endpoint_url.clone(),
         pricing_endpoint_url: opts.pricing_endpoint_url.clone(),
@@ -188,8 +186,7 @@ pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
     for (region, result) in regions.iter().zip(fetched) {
         let path = opts.out_dir.join(format!("{region}.json"));
         let previous = read_previous(&path, &mut warnings);
-        match result.and_then(|data| build_region(region, data, previous.as_ref(), &path, &fetched_at, &mut warnings))
-        {
+        match result.and_then(|data| build_region(region, data, previous.as_ref(), &path, &fetched_at, &mut warnings)) {
             Ok(new) => built.push((region, path, previous, new)),
             Err(err) => errors.push(err),
         }
@@ -205,16 +202,9 @@ pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
         let text = new.catalog.to_json();
         let written = previous.as_ref().is_none_or(|p| p.text != text);
         if written {
-            write_atomically(&path, text.as_bytes()).map_err(|error| RefreshError::Write { path: path.clone(), error })?;
+            write_atomically(&path, text.as_bytes())
+                .map_err(|error| RefreshError::Write { path: path.clone(), error })?;
         }
-        let empty = Catalog {
-            format: crate::catalog::FORMAT,
-            region: region.clone(),
-            zones: Vec::new(),
-            sources: BTreeMap::new(),
-            instance_types: Vec::new(),
-        };
-        let old = previous.as_ref().map_or(&empty, |p| &p.catalog);
         reports.push(RegionReport {
             region: region.clone(),
             path,
@@ -230,14 +220,15 @@ pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
                 .filter(|p| p.source == SOURCE_SPOT)
                 .count(),
             on_demand_kept: new.on_demand_kept,
-            changes: catalog_changes(old, &new.catalog),
+            changes: previous.as_ref().map(|p| catalog_changes(&p.catalog, &new.catalog)),
             timings: new.timings,
         });
     }
     Ok(RefreshReport { regions: reports, warnings, elapsed: started.elapsed() })
 }
 
-const CALLS: [&str; 4] = ["DescribeInstanceTypes", "DescribeInstanceTypeOfferings", "DescribeSpotPriceHistory", "Pricing GetProducts"];
+const CALLS: [&str; 4] =
+    ["DescribeInstanceTypes", "DescribeInstanceTypeOfferings", "DescribeSpotPriceHistory", "Pricing GetProducts"];
 
 fn checked_regions(regions: &[String]) -> Result<Vec<String>, RefreshError> {
     let mut seen = BTreeSet::new();
@@ -281,7 +272,7 @@ async fn fetch_all(
         let (aws, pricing, region, progress) = (aws.clone(), pricing.clone(), region.clone(), progress.clone());
         tasks.spawn(async move {
             let result = fetch_region(&aws, &pricing, &region, now, progress.as_ref()).await;
-            (index, result.map_err(|error| RefreshError::Ec2 { region, error }))
+            (index, result.map_err(|error| RefreshError::Ec2 { region, error: Box::new(error) }))
         });
     }
     let mut results: Vec<Option<Result<RegionData, RefreshError>>> = regions.iter().map(|_| None).collect();
@@ -378,12 +369,11 @@ fn build_region(
     fetched_at: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Built, RefreshError> {
-    let source = |description: String| Source { description, fetched_at: Some(fetched_at.to_string()), estimate: false };
+    let source =
+        |description: String| Source { description, fetched_at: Some(fetched_at.to_string()), estimate: false };
     let mut sources = BTreeMap::new();
-    sources.insert(
-        import::SOURCE_TYPES.to_string(),
-        source(format!("EC2 DescribeInstanceTypes, {region}, live refresh")),
-    );
+    sources
+        .insert(import::SOURCE_TYPES.to_string(), source(format!("EC2 DescribeInstanceTypes, {region}, live refresh")));
     sources.insert(
         import::SOURCE_OFFERINGS.to_string(),
         source(format!("EC2 DescribeInstanceTypeOfferings by availability zone, {region}, live refresh")),
@@ -401,7 +391,11 @@ fn build_region(
         Err(error) => {
             let kept = previous.and_then(|p| kept_on_demand(&p.catalog, &error));
             let Some((prices, kept_source)) = kept else {
-                return Err(RefreshError::NoOnDemandPrices { region: region.to_string(), path: path.to_path_buf(), error });
+                return Err(RefreshError::NoOnDemandPrices {
+                    region: region.to_string(),
+                    path: path.to_path_buf(),
+                    error: Box::new(error),
+                });
             };
             warnings.push(format!(
                 "{region}: the Pricing API failed, kept the {} on-demand prices of the previous snapshot {}: {error}",
@@ -559,7 +553,8 @@ pub fn catalog_changes(old: &Catalog, new: &Catalog) -> CatalogChanges {
     let old_types: BTreeMap<&str, &InstanceType> = old.instance_types.iter().map(|t| (t.name.as_str(), t)).collect();
     let new_types: BTreeMap<&str, &InstanceType> = new.instance_types.iter().map(|t| (t.name.as_str(), t)).collect();
     let (added, removed) = set_diff(old_types.keys().copied(), new_types.keys().copied());
-    let (zones_added, zones_removed) = set_diff(old.zones.iter().map(String::as_str), new.zones.iter().map(String::as_str));
+    let (zones_added, zones_removed) =
+        set_diff(old.zones.iter().map(String::as_str), new.zones.iter().map(String::as_str));
 
     let mut price_moves = Vec::new();
     let mut offerings = Vec::new();
@@ -569,19 +564,20 @@ pub fn catalog_changes(old: &Catalog, new: &Catalog) -> CatalogChanges {
             let price = |catalog: &Catalog, p: Option<&crate::catalog::Price>| {
                 (p.map(|p| p.usd_per_hour), p.is_some_and(|p| catalog.is_estimate(p)))
             };
-            let mut push = |capacity_type, zone: Option<&str>, (o, oe): (Option<f64>, bool), (n, ne): (Option<f64>, bool)| {
-                if o != n {
-                    price_moves.push(PriceMove {
-                        instance_type: name.to_string(),
-                        capacity_type,
-                        zone: zone.map(str::to_string),
-                        old: o,
-                        new: n,
-                        old_estimate: oe,
-                        new_estimate: ne,
-                    });
-                }
-            };
+            let mut push =
+                |capacity_type, zone: Option<&str>, (o, oe): (Option<f64>, bool), (n, ne): (Option<f64>, bool)| {
+                    if o != n {
+                        price_moves.push(PriceMove {
+                            instance_type: name.to_string(),
+                            capacity_type,
+                            zone: zone.map(str::to_string),
+                            old: o,
+                            new: n,
+                            old_estimate: oe,
+                            new_estimate: ne,
+                        });
+                    }
+                };
             push(
                 CapacityType::OnDemand,
                 None,
@@ -611,10 +607,7 @@ pub fn catalog_changes(old: &Catalog, new: &Catalog) -> CatalogChanges {
 fn set_diff<'a>(old: impl Iterator<Item = &'a str>, new: impl Iterator<Item = &'a str>) -> (Vec<String>, Vec<String>) {
     let old: BTreeSet<&str> = old.collect();
     let new: BTreeSet<&str> = new.collect();
-    (
-        new.difference(&old).map(|s| s.to_string()).collect(),
-        old.difference(&new).map(|s| s.to_string()).collect(),
-    )
+    (new.difference(&old).map(|s| s.to_string()).collect(), old.difference(&new).map(|s| s.to_string()).collect())
 }
 
 /// "$1.006", "$1.100", "$0.4024": at least three decimals, four when the fourth matters.
@@ -674,10 +667,10 @@ impl fmt::Display for CatalogChanges {
             plural(self.offerings.len(), "offering change", "offering changes"),
         )?;
         if !self.added.is_empty() {
-            writeln!(f, "  added: {}", self.added.join(", "))?;
+            writeln!(f, "  added: {}", abbreviated(&self.added))?;
         }
         if !self.removed.is_empty() {
-            writeln!(f, "  removed: {}", self.removed.join(", "))?;
+            writeln!(f, "  removed: {}", abbreviated(&self.removed))?;
         }
         if !self.zones_added.is_empty() || !self.zones_removed.is_empty() {
             let zones: Vec<String> = self
@@ -698,6 +691,16 @@ impl fmt::Display for CatalogChanges {
     }
 }
 
+/// At most 25 names, then how many more.
+fn abbreviated(names: &[String]) -> String {
+    const SHOWN: usize = 25;
+    let mut text = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" … and {} more", names.len() - SHOWN));
+    }
+    text
+}
+
 impl fmt::Display for RefreshReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for region in &self.regions {
@@ -712,7 +715,10 @@ impl fmt::Display for RefreshReport {
                 if region.on_demand_kept { " (kept from previous snapshot)" } else { "" },
                 region.spot_prices,
             )?;
-            write!(f, "{}", region.changes)?;
+            match &region.changes {
+                Some(changes) => write!(f, "{changes}")?,
+                None => writeln!(f, "{}: new snapshot (no previous one to compare with)", region.region)?,
+            }
         }
         for warning in &self.warnings {
             writeln!(f, "warning: {warning}")?;

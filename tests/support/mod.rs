@@ -66,10 +66,9 @@ impl Moto {
             if let Some(status) = moto.child.try_wait().expect("poll moto") {
                 panic!("moto server exited with {status} before answering; is it installed? {MOTO_INSTALL}");
             }
-            if let Ok(response) = http_request(&format!("127.0.0.1:{port}"), "GET", "/moto-api/", &[], b"") {
-                if response.status == 200 {
-                    return moto;
-                }
+            let probe = http_request(&format!("127.0.0.1:{port}"), "GET", "/moto-api/", &[], b"");
+            if probe.is_ok_and(|response| response.status == 200) {
+                return moto;
             }
             assert!(Instant::now() < deadline, "moto server did not answer on port {port} within 60 s");
             thread::sleep(Duration::from_millis(100));
