@@ -55,7 +55,8 @@ pub struct RefreshOptions {
     pub regions: Vec<String>,
     /// EC2 endpoint override (moto, LocalStack, a VPC endpoint); the AWS regional endpoint when `None`.
     pub endpoint_url: Option<String>,
-    /// Pricing API endpoint override; the AWS Pricing API in us-east-1 when `None`.
+    /// Pricing API endpoint override; the AWS Pricing API in us-east-1 when `None` (also when `endpoint_url` is
+    /// set: an EC2 emulator usually has no Pricing API, and a failed Pricing call keeps the previous prices).
     pub pricing_endpoint_url: Option<String>,
     /// The catalog directory (`catalogs/`); created if missing.
     pub out_dir: PathBuf,
@@ -148,6 +149,9 @@ pub struct CallTiming {
 }
 
 /// Fetches the catalogs of `opts.regions` and writes `<out_dir>/<region>.json` for each, all or nothing.
+///
+/// Synchronous: it builds its own tokio runtime, so call it from plain (non-async) code, not from inside a
+/// tokio runtime.
 pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
     let started = Instant::now();
     let regions = checked_regions(&opts.regions)?;

@@ -404,7 +404,10 @@ fn pricing_down_without_a_previous_snapshot_fails_clearly() {
     let message = err.to_string();
     println!("{message}");
     assert!(matches!(err, RefreshError::NoOnDemandPrices { .. }), "{err:?}");
-    assert!(message.contains("no previous snapshot with on-demand prices") && message.contains("--pricing-endpoint-url"), "{message}");
+    assert!(
+        message.contains("no previous snapshot with on-demand prices") && message.contains("--pricing-endpoint-url"),
+        "{message}"
+    );
     assert!(dir_entries(dir.path()).is_empty(), "nothing written");
 }
 
@@ -526,4 +529,35 @@ fn catalog_changes_speak_a_reviewers_language() {
     assert!(json["price_moves"][0].get("zone").is_none());
     assert!(catalog_changes(&new, &new).is_empty());
     assert_eq!(CatalogChanges::default().to_string(), ": no changes\n");
+}
+
+#[test]
+fn price_list_products_parse_like_the_real_format() {
+    // A recorded product: the OnDemand term's USD price; the Reserved term is ignored.
+    let page: Value = serde_json::from_str(
+        &std::fs::read_to_string(support::fixtures_dir().join("pricing/us-east-1.page1.json")).unwrap(),
+    )
+    .unwrap();
+    let first = page["PriceList"][0].as_str().unwrap();
+    let (name, usd) = parse_price_list_product(first).unwrap().unwrap();
+    assert_eq!(recorded_prices("us-east-1")[&name], usd);
+    assert!(first.contains("\"Reserved\""));
+
+    let product = |operation: &str, usd: &str| {
+        serde_json::json!({
+            "product": {"attributes": {"instanceType": "g5.xlarge", "operation": operation}},
+            "terms": {"OnDemand": {"A.B": {"priceDimensions": {"A.B.C": {"unit": "Hrs", "pricePerUnit": {"USD": usd}}}}}}
+        })
+        .to_string()
+    };
+    assert_eq!(
+        parse_price_list_product(&product("RunInstances", "1.0060000000")),
+        Ok(Some(("g5.xlarge".into(), 1.006)))
+    );
+    assert_eq!(parse_price_list_product(&product("RunInstances:0002", "2.0")), Ok(None), "not plain Linux");
+    assert_eq!(parse_price_list_product(&product("RunInstances", "0.0000000000")), Ok(None), "zero is no price");
+    assert!(parse_price_list_product(&product("RunInstances", "n/a")).is_err());
+    assert!(parse_price_list_product("{not json").is_err());
+    assert_eq!(parse_price_list_product(r#"{"product":{"attributes":{}},"terms":{}}"#), Ok(None), "not an instance");
+    assert_eq!(gpuplan::aws::rfc3339(UNIX_EPOCH + Duration::from_secs(FIXED_SECS)), FIXED_RFC3339);
 }
