@@ -23,6 +23,8 @@ pub const SOURCE_TYPES: &str = "describe-instance-types";
 pub const SOURCE_OFFERINGS: &str = "describe-instance-type-offerings";
 pub const SOURCE_ON_DEMAND: &str = "on-demand-price-table";
 pub const SOURCE_SPOT_ESTIMATE: &str = "spot-estimate";
+/// Observed spot prices (DescribeSpotPriceHistory), when `build_catalog` is given them.
+pub const SOURCE_SPOT: &str = "spot-price-history";
 
 /// What `catalog import` reads.
 #[derive(Debug, Clone)]
@@ -116,7 +118,7 @@ pub fn build_catalog(
     mut sources: BTreeMap<String, Source>,
 ) -> Catalog {
     sources.insert(SOURCE_ON_DEMAND.to_string(), on_demand_source);
-    let spot_source_id = "spot-price-history";
+    let spot_source_id = SOURCE_SPOT;
     let has_real_spot = spot.is_some();
     if let Some((_, source)) = &spot {
         sources.insert(spot_source_id.to_string(), source.clone());

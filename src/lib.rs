@@ -5,6 +5,7 @@
 //! [`solve`] → Plan; [`render`] → Manifests; [`validate`] → checked; [`output`] → out/.
 //! [`compile`] runs them in order; `main.rs` is a thin command line over the library.
 
+pub mod aws;
 pub mod catalog;
 pub mod compile;
 pub mod diagnostic;
@@ -15,6 +16,7 @@ pub mod import;
 pub mod intent;
 pub mod lint;
 pub mod output;
+pub mod refresh;
 pub mod render;
 pub mod solve;
 pub mod validate;

@@ -1,0 +1,732 @@
+//! `gpuplan catalog refresh`: fetch the live catalog of one or more regions and rewrite `catalogs/<region>.json`.
+//!
+//! Per region, four calls run concurrently (DescribeInstanceTypes, DescribeInstanceTypeOfferings by zone,
+//! DescribeSpotPriceHistory, Pricing GetProducts), and regions run concurrently with each other; the SDK edge is
+//! [`crate::aws`]. The answers go through the same conversion as `catalog import`
+//! ([`import::build_catalog`]), so both produce identical snapshots for identical inputs.
+//!
+//! All or nothing: catalogs are written only when every region was fetched, each one atomically (temp file in
+//! the same directory, fsync, rename), so a failed or interrupted refresh leaves the previous snapshots
+//! byte-identical. When only the Pricing API fails, the previous snapshot's on-demand prices are kept and
+//! marked as such; without a previous snapshot that is an error.
+//!
+//! This is the one place that reads a clock (for `fetched_at`); [`Clock::Fixed`] makes the output deterministic.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::aws::{self, Aws, AwsError, ClientSettings, Pricing};
+pub use crate::aws::{RetrySettings, StaticCredentials};
+use crate::catalog::{CapacityType, Catalog, InstanceType, Source};
+use crate::import::{self, SOURCE_SPOT};
+
+/// Prefix of the on-demand source description when prices were kept from the previous snapshot.
+pub const KEPT_PREFIX: &str = "on-demand Linux USD/hour kept from previous snapshot";
+
+/// Where `fetched_at` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Clock {
+    /// The wall clock.
+    #[default]
+    System,
+    /// A fixed time (tests, reproducible snapshots).
+    Fixed(SystemTime),
+}
+
+impl Clock {
+    pub fn now(self) -> SystemTime {
+        match self {
+            Clock::System => SystemTime::now(),
+            Clock::Fixed(time) => time,
+        }
+    }
+}
+
+/// What to refresh and how.
+#[derive(Debug, Clone)]
+pub struct RefreshOptions {
+    /// Regions to refresh ("us-east-1"); duplicates are ignored.
+    pub regions: Vec<String>,
+    /// EC2 endpoint override (moto, LocalStack, a VPC endpoint); the AWS regional endpoint when `None`.
+    pub endpoint_url: Option<String>,
+    /// Pricing API endpoint override; the AWS Pricing API in us-east-1 when `None` (also when `endpoint_url` is
+    /// set: an EC2 emulator usually has no Pricing API, and a failed Pricing call keeps the previous prices).
+    pub pricing_endpoint_url: Option<String>,
+    /// The catalog directory (`catalogs/`); created if missing.
+    pub out_dir: PathBuf,
+    /// Show a progress bar on stderr (only when stderr is a terminal).
+    pub progress: bool,
+    /// Explicit credentials instead of the standard chain (env, profile, SSO, IMDS).
+    pub credentials: Option<StaticCredentials>,
+    /// Retries (throttling, 5xx, connection errors) and timeouts.
+    pub retry: RetrySettings,
+    pub clock: Clock,
+}
+
+impl RefreshOptions {
+    /// Defaults: the standard credential chain, AWS endpoints, 5 attempts, 30 s per attempt, 120 s per call.
+    pub fn new(regions: Vec<String>, out_dir: impl Into<PathBuf>) -> RefreshOptions {
+        RefreshOptions {
+            regions,
+            endpoint_url: None,
+            pricing_endpoint_url: None,
+            out_dir: out_dir.into(),
+            progress: false,
+            credentials: None,
+            retry: RetrySettings::default(),
+            clock: Clock::System,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RefreshError {
+    #[error("no region to refresh; pass --region (e.g. --region us-east-1)")]
+    NoRegions,
+    #[error("{region:?} is not an AWS region name (like us-east-1)")]
+    InvalidRegion { region: String },
+    #[error("cannot start the async runtime for the refresh: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot create the catalog directory {path}: {error}")]
+    OutDir { path: PathBuf, error: std::io::Error },
+    #[error("refresh of {region} failed, no catalog was changed: {error}")]
+    Ec2 { region: String, error: Box<AwsError> },
+    #[error(
+        "refresh of {region} failed, no catalog was changed: the Pricing API failed ({}) and there is no previous \
+         snapshot with on-demand prices at {} to keep. Is the Pricing API reachable? Pass --pricing-endpoint-url, \
+         or seed {} once with `gpuplan catalog import`",
+        error.summary(), path.display(), path.display()
+    )]
+    NoOnDemandPrices { region: String, path: PathBuf, error: Box<AwsError> },
+    #[error("refresh of {region} failed, no catalog was changed: the refresh task stopped: {detail}")]
+    Task { region: String, detail: String },
+    #[error("cannot write {}: {error}; the previous catalog is unchanged", path.display())]
+    Write { path: PathBuf, error: std::io::Error },
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
+    Several(Vec<RefreshError>),
+}
+
+/// What a refresh did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RefreshReport {
+    /// One entry per region, in the order asked.
+    pub regions: Vec<RegionReport>,
+    /// Things the user should know (kept prices, estimated spot prices, unreadable previous snapshots).
+    pub warnings: Vec<String>,
+    /// Wall time of the whole refresh.
+    pub elapsed: Duration,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RegionReport {
+    pub region: String,
+    pub path: PathBuf,
+    /// False when the new snapshot is byte-identical to the previous one (the file is left alone).
+    pub written: bool,
+    pub instance_types: usize,
+    pub zones: usize,
+    pub on_demand_prices: usize,
+    /// Observed (not estimated) spot prices, one per (type, zone).
+    pub spot_prices: usize,
+    /// True when the Pricing API failed and the previous snapshot's on-demand prices were kept.
+    pub on_demand_kept: bool,
+    /// What changed since the previous snapshot; `None` when there was none (a new region).
+    pub changes: Option<CatalogChanges>,
+    /// Wall time of each API call of the region.
+    pub timings: Vec<CallTiming>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CallTiming {
+    pub call: String,
+    pub elapsed: Duration,
+}
+
+/// Fetches the catalogs of `opts.regions` and writes `<out_dir>/<region>.json` for each, all or nothing.
+///
+/// Synchronous: it builds its own tokio runtime, so call it from plain (non-async) code, not from inside a
+/// tokio runtime.
+pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
+    let started = Instant::now();
+    let regions = checked_regions(&opts.regions)?;
+    std::fs::create_dir_all(&opts.out_dir)
+        .map_err(|error| RefreshError::OutDir { path: opts.out_dir.clone(), error })?;
+    let now = opts.clock.now();
+    let fetched_at = aws::rfc3339(now);
+
+    let progress = (opts.progress && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new((regions.len() * CALLS.len()) as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} catalog refresh [{elapsed}] {bar:30} {pos}/{len} {msg}")
+                .expect("the template is valid"),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    });
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(RefreshError::Runtime)?;
+    let settings = ClientSettings {
+        endpoint_url: opts.endpoint_url.clone(),
+        pricing_endpoint_url: opts.pricing_endpoint_url.clone(),
+        credentials: opts.credentials.clone(),
+        retry: opts.retry.clone(),
+    };
+    let fetched = runtime.block_on(fetch_all(settings, &regions, now, progress.clone()));
+    drop(runtime);
+    if let Some(bar) = &progress {
+        bar.finish_and_clear();
+    }
+
+    // Build every catalog before writing any.
+    let mut warnings = Vec::new();
+    let mut errors = Vec::new();
+    let mut built = Vec::new();
+    for (region, result) in regions.iter().zip(fetched) {
+        let path = opts.out_dir.join(format!("{region}.json"));
+        let previous = read_previous(&path, &mut warnings);
+        match result.and_then(|data| build_region(region, data, previous.as_ref(), &path, &fetched_at, &mut warnings)) {
+            Ok(new) => built.push((region, path, previous, new)),
+            Err(err) => errors.push(err),
+        }
+    }
+    match errors.len() {
+        0 => {}
+        1 => return Err(errors.pop().expect("one error")),
+        _ => return Err(RefreshError::Several(errors)),
+    }
+
+    let mut reports = Vec::new();
+    for (region, path, previous, new) in built {
+        let text = new.catalog.to_json();
+        let written = previous.as_ref().is_none_or(|p| p.text != text);
+        if written {
+            write_atomically(&path, text.as_bytes())
+                .map_err(|error| RefreshError::Write { path: path.clone(), error })?;
+        }
+        reports.push(RegionReport {
+            region: region.clone(),
+            path,
+            written,
+            instance_types: new.catalog.instance_types.len(),
+            zones: new.catalog.zones.len(),
+            on_demand_prices: new.catalog.instance_types.iter().filter(|t| t.on_demand.is_some()).count(),
+            spot_prices: new
+                .catalog
+                .instance_types
+                .iter()
+                .flat_map(|t| t.spot.values())
+                .filter(|p| p.source == SOURCE_SPOT)
+                .count(),
+            on_demand_kept: new.on_demand_kept,
+            changes: previous.as_ref().map(|p| catalog_changes(&p.catalog, &new.catalog)),
+            timings: new.timings,
+        });
+    }
+    Ok(RefreshReport { regions: reports, warnings, elapsed: started.elapsed() })
+}
+
+const CALLS: [&str; 4] =
+    ["DescribeInstanceTypes", "DescribeInstanceTypeOfferings", "DescribeSpotPriceHistory", "Pricing GetProducts"];
+
+fn checked_regions(regions: &[String]) -> Result<Vec<String>, RefreshError> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for region in regions {
+        let valid = !region.is_empty()
+            && region.contains('-')
+            && region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !valid {
+            return Err(RefreshError::InvalidRegion { region: region.clone() });
+        }
+        if seen.insert(region.clone()) {
+            out.push(region.clone());
+        }
+    }
+    if out.is_empty() {
+        return Err(RefreshError::NoRegions);
+    }
+    Ok(out)
+}
+
+/// The raw answers for one region.
+struct RegionData {
+    infos: Vec<serde_json::Value>,
+    offerings: BTreeMap<String, BTreeSet<String>>,
+    spot: BTreeMap<String, BTreeMap<String, f64>>,
+    on_demand: Result<BTreeMap<String, f64>, AwsError>,
+    timings: Vec<CallTiming>,
+}
+
+async fn fetch_all(
+    settings: ClientSettings,
+    regions: &[String],
+    now: SystemTime,
+    progress: Option<ProgressBar>,
+) -> Vec<Result<RegionData, RefreshError>> {
+    let aws = Aws::load(settings).await;
+    let pricing = aws.pricing();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, region) in regions.iter().enumerate() {
+        let (aws, pricing, region, progress) = (aws.clone(), pricing.clone(), region.clone(), progress.clone());
+        tasks.spawn(async move {
+            let result = fetch_region(&aws, &pricing, &region, now, progress.as_ref()).await;
+            (index, result.map_err(|error| RefreshError::Ec2 { region, error: Box::new(error) }))
+        });
+    }
+    let mut results: Vec<Option<Result<RegionData, RefreshError>>> = regions.iter().map(|_| None).collect();
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok((index, result)) = joined {
+            results[index] = Some(result);
+        }
+    }
+    results
+        .into_iter()
+        .zip(regions)
+        .map(|(result, region)| {
+            result.unwrap_or_else(|| {
+                Err(RefreshError::Task { region: region.clone(), detail: "the task panicked or was cancelled".into() })
+            })
+        })
+        .collect()
+}
+
+async fn fetch_region(
+    aws: &Aws,
+    pricing: &Pricing,
+    region: &str,
+    now: SystemTime,
+    progress: Option<&ProgressBar>,
+) -> Result<RegionData, AwsError> {
+    let ec2 = aws.ec2(region);
+    let (types, offerings, spot, on_demand) = tokio::join!(
+        timed(region, CALLS[0], progress, ec2.instance_types()),
+        timed(region, CALLS[1], progress, ec2.zone_offerings()),
+        timed(region, CALLS[2], progress, ec2.spot_prices(now)),
+        timed(region, CALLS[3], progress, pricing.on_demand_prices(region)),
+    );
+    let timings = vec![
+        CallTiming { call: CALLS[0].into(), elapsed: types.1 },
+        CallTiming { call: CALLS[1].into(), elapsed: offerings.1 },
+        CallTiming { call: CALLS[2].into(), elapsed: spot.1 },
+        CallTiming { call: CALLS[3].into(), elapsed: on_demand.1 },
+    ];
+    Ok(RegionData { infos: types.0?, offerings: offerings.0?, spot: spot.0?, on_demand: on_demand.0, timings })
+}
+
+async fn timed<T>(
+    region: &str,
+    call: &'static str,
+    progress: Option<&ProgressBar>,
+    fut: impl std::future::Future<Output = T>,
+) -> (T, Duration) {
+    let started = Instant::now();
+    let out = fut.await;
+    let elapsed = started.elapsed();
+    if let Some(bar) = progress {
+        bar.inc(1);
+        bar.set_message(format!("{region}: {call} ({:.1}s)", elapsed.as_secs_f64()));
+    }
+    (out, elapsed)
+}
+
+/// A snapshot on disk before the refresh: its exact text (to skip identical rewrites) and its parse.
+struct Previous {
+    text: String,
+    catalog: Catalog,
+}
+
+fn read_previous(path: &Path, warnings: &mut Vec<String>) -> Option<Previous> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(err) => {
+            warnings.push(format!("cannot read the previous catalog {}: {err}; it will be replaced", path.display()));
+            return None;
+        }
+    };
+    match Catalog::from_json(&text, path) {
+        Ok(catalog) => Some(Previous { text, catalog }),
+        Err(err) => {
+            warnings.push(format!("{err}; it will be replaced"));
+            None
+        }
+    }
+}
+
+struct Built {
+    catalog: Catalog,
+    on_demand_kept: bool,
+    timings: Vec<CallTiming>,
+}
+
+fn build_region(
+    region: &str,
+    data: RegionData,
+    previous: Option<&Previous>,
+    path: &Path,
+    fetched_at: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Built, RefreshError> {
+    let source =
+        |description: String| Source { description, fetched_at: Some(fetched_at.to_string()), estimate: false };
+    let mut sources = BTreeMap::new();
+    sources
+        .insert(import::SOURCE_TYPES.to_string(), source(format!("EC2 DescribeInstanceTypes, {region}, live refresh")));
+    sources.insert(
+        import::SOURCE_OFFERINGS.to_string(),
+        source(format!("EC2 DescribeInstanceTypeOfferings by availability zone, {region}, live refresh")),
+    );
+
+    let (on_demand, on_demand_source, on_demand_kept) = match data.on_demand {
+        Ok(prices) => (
+            prices,
+            source(format!(
+                "AWS Price List GetProducts (AmazonEC2, {region}, Linux, shared tenancy, no pre-installed software, \
+                 capacity status Used): on-demand USD/hour"
+            )),
+            false,
+        ),
+        Err(error) => {
+            let kept = previous.and_then(|p| kept_on_demand(&p.catalog, &error));
+            let Some((prices, kept_source)) = kept else {
+                return Err(RefreshError::NoOnDemandPrices {
+                    region: region.to_string(),
+                    path: path.to_path_buf(),
+                    error: Box::new(error),
+                });
+            };
+            warnings.push(format!(
+                "{region}: the Pricing API failed, kept the {} on-demand prices of the previous snapshot {}: {error}",
+                prices.len(),
+                path.display()
+            ));
+            (prices, kept_source, true)
+        }
+    };
+
+    let spot_source = source(format!(
+        "EC2 DescribeSpotPriceHistory, {region}, Linux/UNIX, newest price per type and zone, live refresh"
+    ));
+    let spot = if data.spot.is_empty() {
+        warnings.push(format!(
+            "{region}: the spot price history was empty; spot prices are estimates (on-demand × {:.2})",
+            import::SPOT_ESTIMATE_FACTOR
+        ));
+        None
+    } else {
+        Some((&data.spot, spot_source))
+    };
+
+    let catalog =
+        import::build_catalog(region, &data.infos, &data.offerings, &on_demand, on_demand_source, spot, sources);
+    let missing_spot = catalog
+        .instance_types
+        .iter()
+        .filter(|t| is_accelerated(t) && t.spot.values().any(|p| p.source == import::SOURCE_SPOT_ESTIMATE))
+        .count();
+    if missing_spot > 0 && !data.spot.is_empty() {
+        warnings.push(format!(
+            "{region}: {missing_spot} accelerated types have no spot price history in some zones; those prices are estimates"
+        ));
+    }
+    Ok(Built { catalog, on_demand_kept, timings: data.timings })
+}
+
+/// The previous snapshot's on-demand prices and a source that says they were kept and why.
+fn kept_on_demand(previous: &Catalog, error: &AwsError) -> Option<(BTreeMap<String, f64>, Source)> {
+    let prices: BTreeMap<String, f64> = previous
+        .instance_types
+        .iter()
+        .filter_map(|t| Some((t.name.clone(), t.on_demand.as_ref()?.usd_per_hour)))
+        .collect();
+    if prices.is_empty() {
+        return None;
+    }
+    let old = previous.sources.get(import::SOURCE_ON_DEMAND);
+    let original = old.map_or("unknown source", |s| {
+        s.description.split_once("; originally: ").map_or(s.description.as_str(), |(_, orig)| orig)
+    });
+    Some((
+        prices,
+        Source {
+            description: format!(
+                "{KEPT_PREFIX} (Pricing API unreachable: {}); originally: {original}",
+                error.summary()
+            ),
+            fetched_at: old.and_then(|s| s.fetched_at.clone()),
+            estimate: old.is_some_and(|s| s.estimate),
+        },
+    ))
+}
+
+/// Writes `bytes` to `path` so that readers see the old file or the new one, never a mix: a temp file in the
+/// same directory, fsync, rename over, fsync the directory.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map_or_else(|| "catalog".into(), |n| n.to_string_lossy().into_owned());
+    let mut file = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    #[cfg(unix)]
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+fn is_accelerated(t: &InstanceType) -> bool {
+    !t.gpus.is_empty() || t.neuron.is_some()
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Change summary
+
+/// What changed between two snapshots of a region, in words a reviewer reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CatalogChanges {
+    pub region: String,
+    /// Instance types only in the new snapshot, sorted.
+    pub added: Vec<String>,
+    /// Instance types only in the old snapshot, sorted.
+    pub removed: Vec<String>,
+    pub zones_added: Vec<String>,
+    pub zones_removed: Vec<String>,
+    /// Price moves of accelerated (GPU / Neuron) types present in both, by type, then on-demand before spot.
+    pub price_moves: Vec<PriceMove>,
+    /// Zone offerings of types present in both.
+    pub offerings: Vec<OfferingChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PriceMove {
+    pub instance_type: String,
+    pub capacity_type: CapacityType,
+    /// The zone, for spot prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
+    /// USD/hour; `None` when the price was not known on that side.
+    pub old: Option<f64>,
+    pub new: Option<f64>,
+    /// True when that side is an estimate (e.g. spot estimated from on-demand).
+    pub old_estimate: bool,
+    pub new_estimate: bool,
+}
+
+impl PriceMove {
+    /// Relative change in percent, when both sides are known and the old one is not zero.
+    pub fn percent(&self) -> Option<f64> {
+        match (self.old, self.new) {
+            (Some(old), Some(new)) if old != 0.0 => Some((new - old) / old * 100.0),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OfferingChange {
+    pub instance_type: String,
+    pub zones_added: Vec<String>,
+    pub zones_removed: Vec<String>,
+}
+
+impl CatalogChanges {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.zones_added.is_empty()
+            && self.zones_removed.is_empty()
+            && self.price_moves.is_empty()
+            && self.offerings.is_empty()
+    }
+}
+
+/// Compares two snapshots of one region.
+pub fn catalog_changes(old: &Catalog, new: &Catalog) -> CatalogChanges {
+    let old_types: BTreeMap<&str, &InstanceType> = old.instance_types.iter().map(|t| (t.name.as_str(), t)).collect();
+    let new_types: BTreeMap<&str, &InstanceType> = new.instance_types.iter().map(|t| (t.name.as_str(), t)).collect();
+    let (added, removed) = set_diff(old_types.keys().copied(), new_types.keys().copied());
+    let (zones_added, zones_removed) =
+        set_diff(old.zones.iter().map(String::as_str), new.zones.iter().map(String::as_str));
+
+    let mut price_moves = Vec::new();
+    let mut offerings = Vec::new();
+    for (name, new_t) in &new_types {
+        let Some(old_t) = old_types.get(name) else { continue };
+        if is_accelerated(old_t) || is_accelerated(new_t) {
+            let price = |catalog: &Catalog, p: Option<&crate::catalog::Price>| {
+                (p.map(|p| p.usd_per_hour), p.is_some_and(|p| catalog.is_estimate(p)))
+            };
+            let mut push =
+                |capacity_type, zone: Option<&str>, (o, oe): (Option<f64>, bool), (n, ne): (Option<f64>, bool)| {
+                    if o != n {
+                        price_moves.push(PriceMove {
+                            instance_type: name.to_string(),
+                            capacity_type,
+                            zone: zone.map(str::to_string),
+                            old: o,
+                            new: n,
+                            old_estimate: oe,
+                            new_estimate: ne,
+                        });
+                    }
+                };
+            push(
+                CapacityType::OnDemand,
+                None,
+                price(old, old_t.on_demand.as_ref()),
+                price(new, new_t.on_demand.as_ref()),
+            );
+            let zones: BTreeSet<&String> = old_t.spot.keys().chain(new_t.spot.keys()).collect();
+            for zone in zones {
+                push(
+                    CapacityType::Spot,
+                    Some(zone),
+                    price(old, old_t.spot.get(zone)),
+                    price(new, new_t.spot.get(zone)),
+                );
+            }
+        }
+        let (zones_added, zones_removed) =
+            set_diff(old_t.zones.iter().map(String::as_str), new_t.zones.iter().map(String::as_str));
+        if !zones_added.is_empty() || !zones_removed.is_empty() {
+            offerings.push(OfferingChange { instance_type: name.to_string(), zones_added, zones_removed });
+        }
+    }
+    CatalogChanges { region: new.region.clone(), added, removed, zones_added, zones_removed, price_moves, offerings }
+}
+
+/// (only in `new`, only in `old`), sorted.
+fn set_diff<'a>(old: impl Iterator<Item = &'a str>, new: impl Iterator<Item = &'a str>) -> (Vec<String>, Vec<String>) {
+    let old: BTreeSet<&str> = old.collect();
+    let new: BTreeSet<&str> = new.collect();
+    (new.difference(&old).map(|s| s.to_string()).collect(), old.difference(&new).map(|s| s.to_string()).collect())
+}
+
+/// "$1.006", "$1.100", "$0.4024": at least three decimals, four when the fourth matters.
+pub fn format_usd(usd: f64) -> String {
+    let four = format!("{usd:.4}");
+    match four.strip_suffix('0') {
+        Some(three) => format!("${three}"),
+        None => format!("${four}"),
+    }
+}
+
+impl fmt::Display for PriceMove {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let side = |usd: Option<f64>, estimate: bool| match usd {
+            Some(usd) if estimate => format!("{} (estimate)", format_usd(usd)),
+            Some(usd) => format_usd(usd),
+            None => "none".to_string(),
+        };
+        write!(f, "{} {}", self.instance_type, self.capacity_type.as_str())?;
+        if let Some(zone) = &self.zone {
+            write!(f, " {zone}")?;
+        }
+        write!(f, " {}→{}", side(self.old, self.old_estimate), side(self.new, self.new_estimate))?;
+        if let Some(pct) = self.percent() {
+            write!(f, " ({pct:+.1}%)")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for OfferingChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} zones", self.instance_type)?;
+        for zone in &self.zones_added {
+            write!(f, " +{zone}")?;
+        }
+        for zone in &self.zones_removed {
+            write!(f, " -{zone}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for CatalogChanges {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return writeln!(f, "{}: no changes", self.region);
+        }
+        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        writeln!(
+            f,
+            "{}: {} added, {} removed, {}, {}",
+            self.region,
+            plural(self.added.len(), "type", "types"),
+            self.removed.len(),
+            plural(self.price_moves.len(), "accelerated price move", "accelerated price moves"),
+            plural(self.offerings.len(), "offering change", "offering changes"),
+        )?;
+        if !self.added.is_empty() {
+            writeln!(f, "  added: {}", abbreviated(&self.added))?;
+        }
+        if !self.removed.is_empty() {
+            writeln!(f, "  removed: {}", abbreviated(&self.removed))?;
+        }
+        if !self.zones_added.is_empty() || !self.zones_removed.is_empty() {
+            let zones: Vec<String> = self
+                .zones_added
+                .iter()
+                .map(|z| format!("+{z}"))
+                .chain(self.zones_removed.iter().map(|z| format!("-{z}")))
+                .collect();
+            writeln!(f, "  zones: {}", zones.join(" "))?;
+        }
+        for price_move in &self.price_moves {
+            writeln!(f, "  {price_move}")?;
+        }
+        for offering in &self.offerings {
+            writeln!(f, "  {offering}")?;
+        }
+        Ok(())
+    }
+}
+
+/// At most 25 names, then how many more.
+fn abbreviated(names: &[String]) -> String {
+    const SHOWN: usize = 25;
+    let mut text = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" … and {} more", names.len() - SHOWN));
+    }
+    text
+}
+
+impl fmt::Display for RefreshReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for region in &self.regions {
+            writeln!(
+                f,
+                "{} {}: {} types, {} zones, {} on-demand prices{}, {} observed spot prices",
+                if region.written { "wrote" } else { "unchanged" },
+                region.path.display(),
+                region.instance_types,
+                region.zones,
+                region.on_demand_prices,
+                if region.on_demand_kept { " (kept from previous snapshot)" } else { "" },
+                region.spot_prices,
+            )?;
+            match &region.changes {
+                Some(changes) => write!(f, "{changes}")?,
+                None => writeln!(f, "{}: new snapshot (no previous one to compare with)", region.region)?,
+            }
+        }
+        for warning in &self.warnings {
+            writeln!(f, "warning: {warning}")?;
+        }
+        writeln!(f, "refreshed {} region(s) in {:.1}s", self.regions.len(), self.elapsed.as_secs_f64())
+    }
+}
