@@ -225,12 +225,31 @@ impl InstanceType {
     }
 }
 
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Maps an EC2 GPU manufacturer string to the accelerator kind that schedules it.
 pub fn manufacturer_kind(manufacturer: &str) -> Option<AcceleratorKind> {
     match manufacturer.to_ascii_lowercase().as_str() {
         "nvidia" => Some(AcceleratorKind::Nvidia),
         "amd" => Some(AcceleratorKind::Amd),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn civil_days() {
+        assert_eq!(super::days_from_civil(1970, 1, 1), 0);
+        assert_eq!(super::days_from_civil(2026, 7, 20), 20_654);
     }
 }
 
@@ -302,21 +321,39 @@ impl Catalog {
         self.sources.get(&price.source).is_some_and(|s| s.estimate)
     }
 
+    /// Whole days between the newest `fetched_at` and `now` (None when no source has a date).
+    pub fn age_days(&self, now: std::time::SystemTime) -> Option<u64> {
+        let date = self.newest_fetch()?;
+        let (y, m, d) = (date.get(0..4)?.parse::<i64>().ok()?, date.get(5..7)?.parse::<i64>().ok()?, date.get(8..10)?.parse::<i64>().ok()?);
+        let now_days = now.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs() / 86_400;
+        Some(now_days.saturating_sub(days_from_civil(y, m, d).max(0) as u64))
+    }
+
     /// The date of the newest `fetched_at` among the sources, for the staleness warning.
     pub fn newest_fetch(&self) -> Option<&str> {
         self.sources.values().filter_map(|s| s.fetched_at.as_deref()).max()
     }
 }
 
-/// Writes a snapshot so that readers see the old file or the new one, never half of either: a temporary file
-/// in the same directory, flushed to disk, then renamed over the target.
+/// Writes a snapshot so that readers see the old file or the new one, never a mix: a temporary file in the same
+/// directory, fsync, rename over the target, fsync the directory. Used by `catalog import` and `catalog refresh`.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    let name = path.file_name().map_or_else(|| "catalog".into(), |n| n.to_string_lossy().into_owned());
+    let mut file = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir)?;
     file.write_all(text.as_bytes())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     file.as_file().sync_all()?;
     file.persist(path).map_err(|e| e.error)?;
+    #[cfg(unix)]
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
     Ok(())
 }

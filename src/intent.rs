@@ -1309,7 +1309,9 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         memory_min_mib: None,
         per_node_min: None,
         per_node_max: None,
-        arch: Vec::new(),
+        // GPU images are overwhelmingly amd64: arm64 (g5g) only when asked for, so a pod never lands on a node
+        // its image cannot run on.
+        arch: vec![Spanned::new(Arch::Amd64, span)],
         generation_min: None,
         families: Vec::new(),
         exclude_families: Vec::new(),

@@ -36,6 +36,9 @@ struct Data {
     /// Directory whose templates replace the built-in ones of the same name.
     #[arg(long)]
     templates: Option<PathBuf>,
+    /// Warn when a catalog's newest data is older than this many days.
+    #[arg(long, default_value_t = 30)]
+    max_catalog_age_days: u64,
 }
 
 impl Inputs {
@@ -49,6 +52,18 @@ fn compile_with(profiles: &[PathBuf], data: &Data) -> Result<Compilation, String
     let compiled = compile(&options).map_err(compile_error)?;
     if !compiled.warnings.is_empty() {
         eprint!("{}", render_plain(&compiled.warnings));
+    }
+    // The one place the wall clock is read: a warning on stderr, never anything in out/.
+    for catalog in compiled.catalogs.values() {
+        if let Some(days) = catalog.age_days(std::time::SystemTime::now()).filter(|d| *d > data.max_catalog_age_days) {
+            eprintln!(
+                "warning: the {} catalog's newest data is {days} days old ({}); run `gpuplan catalog refresh --region {}` (threshold: --max-catalog-age-days {})",
+                catalog.region,
+                catalog.newest_fetch().unwrap_or("?"),
+                catalog.region,
+                data.max_catalog_age_days
+            );
+        }
     }
     Ok(compiled)
 }
@@ -146,6 +161,27 @@ enum CatalogCommand {
         prices: PathBuf,
         #[arg(long, default_value = "catalogs")]
         out: PathBuf,
+    },
+    /// Refresh catalogs/<region>.json from the EC2 API (DescribeInstanceTypes, offerings, spot price history) and the
+    /// AWS Price List, with the standard AWS credential chain; then show which manifests the new prices change.
+    Refresh {
+        /// Region to refresh (repeat for several; they run concurrently).
+        #[arg(long = "region", required = true)]
+        regions: Vec<String>,
+        /// EC2 endpoint (e.g. a VPC endpoint, or moto's server for testing).
+        #[arg(long)]
+        endpoint_url: Option<String>,
+        /// Pricing API endpoint (default: the AWS Price List API in us-east-1).
+        #[arg(long)]
+        pricing_endpoint_url: Option<String>,
+        #[arg(long, default_value = "catalogs")]
+        out: PathBuf,
+        /// Profiles whose output to compare against out/ after the refresh.
+        #[arg(long = "profiles", default_value = "profiles")]
+        profiles: Vec<PathBuf>,
+        /// The out/ to compare with.
+        #[arg(long = "out-dir", default_value = "out")]
+        out_dir: PathBuf,
     },
 }
 
@@ -255,6 +291,32 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Explain { profile, profiles, data, format } => {
             let compiled = compile_with(&profiles, &data)?;
             print!("{}", explain(&compiled, profile.as_deref(), format).map_err(|e| format!("error: {e}"))?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Catalog(CatalogCommand::Refresh { regions, endpoint_url, pricing_endpoint_url, out, profiles, out_dir }) => {
+            let mut options = gpuplan::refresh::RefreshOptions::new(regions, &out);
+            options.endpoint_url = endpoint_url;
+            options.pricing_endpoint_url = pricing_endpoint_url;
+            options.progress = true;
+            let report = gpuplan::refresh::refresh(&options).map_err(|e| format!("error: {e}"))?;
+            print!("{report}");
+            // Which manifests the refreshed catalog changes (only when the profiles are here and compile).
+            if profiles.iter().all(|p| p.exists()) {
+                let data = Data { catalogs: out.clone(), templates: None, max_catalog_age_days: u64::MAX };
+                match compile_with(&profiles, &data) {
+                    Ok(compiled) => {
+                        let current = output::read_tree(&out_dir).map_err(io_error("read", &out_dir))?;
+                        let tree = compiled.output_tree();
+                        if current == tree {
+                            println!("no manifest in {} changes", out_dir.display());
+                        } else {
+                            println!("manifests that change (run `gpuplan compile` or `gpuplan commit` to apply):");
+                            print!("{}", render_diff(&current, &tree, DiffFormat::Markdown));
+                        }
+                    }
+                    Err(message) => eprintln!("the refreshed catalog does not compile the profiles:\n{message}"),
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Catalog(CatalogCommand::Import { region, instance_types, offerings, prices, out }) => {

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -206,7 +206,7 @@ pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
         let text = new.catalog.to_json();
         let written = previous.as_ref().is_none_or(|p| p.text != text);
         if written {
-            write_atomically(&path, text.as_bytes())
+            crate::catalog::write_atomically(&path, &text)
                 .map_err(|error| RefreshError::Write { path: path.clone(), error })?;
         }
         reports.push(RegionReport {
@@ -463,27 +463,6 @@ fn kept_on_demand(previous: &Catalog, error: &AwsError) -> Option<(BTreeMap<Stri
             estimate: old.is_some_and(|s| s.estimate),
         },
     ))
-}
-
-/// Writes `bytes` to `path` so that readers see the old file or the new one, never a mix: a temp file in the
-/// same directory, fsync, rename over, fsync the directory.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map_or_else(|| "catalog".into(), |n| n.to_string_lossy().into_owned());
-    let mut file = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir)?;
-    file.write_all(bytes)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    #[cfg(unix)]
-    if let Ok(dir) = std::fs::File::open(dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
 }
 
 fn is_accelerated(t: &InstanceType) -> bool {
