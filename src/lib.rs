@@ -12,3 +12,4 @@ pub mod solve;
 pub mod compile;
 pub mod output;
 pub mod render;
+pub mod ops;
