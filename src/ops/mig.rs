@@ -382,3 +382,67 @@ mod tests {
         assert!(m.homogeneous("all-1g.10gb") && !m.homogeneous("all-balanced"));
     }
 }
+
+/// A solver filter for a MIG pool: only types whose GPU has the pool's MIG config. Errors when the config
+/// does not exist at all (E0174) or not for a GPU the pool names (E0173).
+#[allow(clippy::type_complexity)]
+pub fn pool_filter(
+    settings: &crate::intent::Settings,
+    catalog: &crate::catalog::Catalog,
+    sources: &crate::diagnostic::Sources,
+) -> Result<Option<(String, crate::diagnostic::Span, Box<dyn Fn(&crate::catalog::InstanceType) -> bool>)>, crate::diagnostic::ProfileDiagnostic> {
+    let Some(sharing) = &settings.sharing else { return Ok(None) };
+    let crate::intent::Sharing::Mig { config } = &sharing.value else { return Ok(None) };
+    let configs = MigConfigs::builtin();
+    if !configs.exists(config) {
+        let mut help = crate::diagnostic::did_you_mean(config, configs.names()).unwrap_or_default();
+        if !help.is_empty() {
+            help.push(' ');
+        }
+        help.push_str("MIG configs are the keys of the GPU Operator's default-mig-parted-config, e.g. all-1g.10gb, all-2g.20gb, all-3g.40gb, all-balanced");
+        return Err(sources.error(sharing.span, "E0174", format!("unknown MIG config `{config}`")).help(help));
+    }
+    // Distinct GPU models (name, MiB) of the catalog, by lower-case name.
+    let mut models: BTreeMap<String, BTreeSet<(String, u64)>> = BTreeMap::new();
+    for t in &catalog.instance_types {
+        if let Some(g) = t.single_gpu_model() {
+            if g.count > 0 && g.partition_size >= 1.0 {
+                models.entry(g.name.to_ascii_lowercase()).or_default().insert((g.name.clone(), g.memory_mib));
+            }
+        }
+    }
+    for name in &settings.accelerator_names {
+        let Some(variants) = models.get(&name.value.to_ascii_lowercase()) else { continue };
+        if variants.iter().any(|(n, m)| configs.applies(config, n, *m)) {
+            continue;
+        }
+        let per_variant: Vec<String> = variants
+            .iter()
+            .map(|(n, m)| {
+                let list = configs.configs_for(n, *m);
+                if list.is_empty() {
+                    format!("{n} ({} GiB) has no MIG", m / 1024)
+                } else {
+                    format!("MIG configs for {n} ({} GiB): {}", m / 1024, list.join(", "))
+                }
+            })
+            .collect();
+        let mig_gpus: BTreeSet<&str> = models.values().flatten().filter(|(n, m)| configs.mig_capable(n, *m)).map(|(n, _)| n.as_str()).collect();
+        return Err(sources
+            .error(sharing.span, "E0173", format!("MIG config `{config}` does not exist for {}", name.value))
+            .label(format!("not a MIG config of {}", name.value))
+            .help(format!(
+                "{}; MIG-capable GPUs in the catalog: {}",
+                per_variant.join("; "),
+                mig_gpus.into_iter().collect::<Vec<_>>().join(", ")
+            )));
+    }
+    let config = config.clone();
+    Ok(Some((
+        format!("MIG config {config} exists for the GPU"),
+        sharing.span,
+        Box::new(move |t: &crate::catalog::InstanceType| {
+            t.single_gpu_model().is_some_and(|g| MigConfigs::builtin().applies(&config, &g.name, g.memory_mib))
+        }),
+    )))
+}
