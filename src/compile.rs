@@ -49,6 +49,9 @@ pub enum CompileError {
     Catalog(#[from] CatalogError),
     #[error(transparent)]
     Render(#[from] RenderError),
+    /// A rendered object does not satisfy its CRD or API schema: a template (built-in or `--templates`) bug.
+    #[error("{} generated object(s) fail schema validation; nothing was written:\n{}", .violations.len(), .violations.iter().map(|(path, v)| format!("  {}: {v}", path.display())).collect::<Vec<_>>().join("\n"))]
+    Invalid { violations: Vec<(PathBuf, crate::validate::Violation)> },
 }
 
 /// Expands directories into their `*.kdl` files, sorted, so the compile order never depends on the file system.
@@ -95,6 +98,14 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let plan = solve::solve(&profiles, &sources, &catalogs).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
     let renderer = Renderer::new(opts.templates_dir.as_deref())?;
     let manifests = renderer.render_plan(&plan)?;
+    let validator = crate::validate::Validator::builtin();
+    let violations: Vec<_> = manifests
+        .iter()
+        .flat_map(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
+        .collect();
+    if !violations.is_empty() {
+        return Err(CompileError::Invalid { violations });
+    }
     warnings.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(Compilation { sources, profiles, catalogs, plan, manifests, warnings })
 }

@@ -239,14 +239,17 @@ fn on_demand_from_json(json: &Value, region: &str) -> Option<(BTreeMap<String, f
 /// "p6-b200.48xlarge" → "p", "p6-b200", 6; "u7i-12tb.224xlarge" → "u", "u7i-12tb", 7; "u-6tb1.56xlarge" → "u", 1.
 pub fn split_name(name: &str) -> Option<(String, String, u32, String)> {
     let (family, size) = name.split_once('.')?;
+    // Karpenter's scheme: `^([a-z]+)(-[0-9]+tb)?([0-9]+).*\.` → category, (memory of u- types), generation.
     let category: String = family.chars().take_while(|c| c.is_ascii_lowercase()).collect();
-    let generation = family
-        .chars()
-        .skip_while(|c| !c.is_ascii_digit())
-        .take_while(|c| c.is_ascii_digit())
-        .collect::<String>()
-        .parse()
-        .ok()?;
+    let mut rest = &family[category.len()..];
+    if let Some(after_dash) = rest.strip_prefix('-') {
+        let digits = after_dash.chars().take_while(|c| c.is_ascii_digit()).count();
+        if digits > 0 && after_dash[digits..].starts_with("tb") {
+            rest = &after_dash[digits + 2..];
+        }
+    }
+    // Names outside the scheme (mac-m4.metal) have no generation label in Karpenter: 0 here.
+    let generation = rest.chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().unwrap_or(0);
     Some((category, family.to_string(), generation, size.to_string()))
 }
 
@@ -349,6 +352,7 @@ mod tests {
         assert_eq!(split_name("p6-b200.48xlarge"), Some(("p".into(), "p6-b200".into(), 6, "48xlarge".into())));
         assert_eq!(split_name("u-6tb1.56xlarge"), Some(("u".into(), "u-6tb1".into(), 1, "56xlarge".into())));
         assert_eq!(split_name("c7i-flex.large"), Some(("c".into(), "c7i-flex".into(), 7, "large".into())));
+        assert_eq!(split_name("mac-m4.metal"), Some(("mac".into(), "mac-m4".into(), 0, "metal".into())));
         assert_eq!(split_name("inf2.xlarge"), Some(("inf".into(), "inf2".into(), 2, "xlarge".into())));
     }
 }

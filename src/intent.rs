@@ -535,8 +535,9 @@ impl Parser<'_> {
             );
             return None;
         };
+        let wrote_pools = !pool_nodes.is_empty();
         let pools: Vec<Pool> = pool_nodes.into_iter().filter_map(|n| self.parse_pool(n, &name)).collect();
-        if pools.is_empty() {
+        if !wrote_pools {
             self.error(whole, "E0111", "the profile has no `pool`", "add pool \"name\" preset=\"inference-spot\" { gpu { … } }");
         }
         let mut seen: BTreeMap<String, Span> = BTreeMap::new();

@@ -1,15 +1,17 @@
 //! gpuplan: a compiler for GPU capacity on Kubernetes.
 //!
 //! The pipeline, one stage per module, one typed value between stages:
-//! profiles/*.kdl → [`intent`] → Intent; catalogs/*.json → [`catalog`] → Catalog;
+//! profiles/*.kdl → [`intent`] → Profiles; catalogs/*.json → [`catalog`] → Catalog;
 //! [`solve`] → Plan; [`render`] → Manifests; [`validate`] → checked; [`output`] → out/.
+//! [`compile`] runs them in order; `main.rs` is a thin command line over the library.
 
 pub mod catalog;
-pub mod import;
-pub mod diagnostic;
-pub mod intent;
-pub mod solve;
 pub mod compile;
+pub mod diagnostic;
+pub mod import;
+pub mod intent;
 pub mod output;
 pub mod render;
 pub mod ops;
+pub mod solve;
+pub mod validate;

@@ -165,6 +165,7 @@ pub fn solve(
         clusters.entry(p.cluster.name.value.clone()).or_default().push(p);
     }
     let mut plan = Plan { clusters: Vec::new() };
+    let mut digests: BTreeMap<String, String> = BTreeMap::new();
     for (cluster_name, mut members) in clusters {
         members.sort_by(|a, b| b.priority.value.cmp(&a.priority.value).then(a.name.value.cmp(&b.name.value)));
         let first = members[0];
@@ -194,7 +195,9 @@ pub fn solve(
             );
             continue;
         };
-        match solve_cluster(&cluster_name, &members, sources, catalog) {
+        // The digest serializes the whole catalog: once per region, not once per cluster.
+        let digest = digests.entry(catalog.region.clone()).or_insert_with(|| catalog.digest()).clone();
+        match solve_cluster(&cluster_name, &members, sources, catalog, digest) {
             Ok(c) => plan.clusters.push(c),
             Err(d) => diagnostics.extend(d),
         }
@@ -207,6 +210,7 @@ fn solve_cluster(
     profiles: &[&Profile],
     sources: &Sources,
     catalog: &Catalog,
+    catalog_digest: String,
 ) -> Result<ClusterPlan, Vec<ProfileDiagnostic>> {
     let mut diagnostics = Vec::new();
     let mut pools: Vec<(PoolPlan, Option<Spanned<u32>>, Span)> = Vec::new();
@@ -329,7 +333,7 @@ fn solve_cluster(
     let mut cluster = ClusterPlan {
         name: name.to_string(),
         region: catalog.region.clone(),
-        catalog_digest: catalog.digest(),
+        catalog_digest,
         accelerated_ami: profiles.iter().all(|p| p.cluster.accelerated_ami.value),
         node_classes,
         pools,

@@ -1,0 +1,334 @@
+//! Kubernetes structural schemas (a CRD version's `openAPIV3Schema`) → JSON Schema for the
+//! `jsonschema` crate, plus the parts JSON Schema cannot express, kept as a [`Structural`] tree:
+//! defaults (applied before validation, as the API server does), `x-kubernetes-validations`
+//! (CEL) and `x-kubernetes-list-type: map` keys.
+
+use serde_json::{Map, Value, json};
+
+use super::cel::{self, Rule};
+
+/// Formats whose JSON Schema meaning is the Kubernetes meaning. Others (`int32`, `int64`, `byte`,
+/// and notably `duration`, which JSON Schema reads as ISO 8601 but Kubernetes as Go's `1h30m`) are
+/// dropped rather than checked differently from the API server.
+const FORMATS: &[&str] = &["date-time", "ipv4", "ipv6", "uuid", "email"];
+
+/// DNS-1123 subdomain, as Kubernetes checks object names.
+pub(crate) const DNS_SUBDOMAIN: &str =
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+const DNS_LABEL: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+/// Qualified name (label and annotation keys): optional DNS subdomain prefix and `/`, then a name
+/// of at most 63 characters.
+const QUALIFIED_NAME: &str = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
+const LABEL_VALUE: &str = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
+
+/// The root `metadata` of every Kubernetes object we validate: ObjectMeta's fields, nothing else,
+/// with the API server's checks on name, namespace, labels and annotation keys.
+pub(crate) fn object_meta() -> Value {
+    json!({
+        "type": "object",
+        "required": ["name"],
+        "additionalProperties": false,
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 253, "pattern": DNS_SUBDOMAIN},
+            "generateName": {"type": "string"},
+            "namespace": {"type": "string", "minLength": 1, "maxLength": 63, "pattern": DNS_LABEL},
+            "labels": {
+                "type": "object",
+                "propertyNames": {"maxLength": 317, "pattern": QUALIFIED_NAME},
+                "additionalProperties": {"type": "string", "maxLength": 63, "pattern": LABEL_VALUE}
+            },
+            "annotations": {
+                "type": "object",
+                "propertyNames": {"maxLength": 317, "pattern": QUALIFIED_NAME},
+                "additionalProperties": {"type": "string"}
+            },
+            "finalizers": {"type": "array", "items": {"type": "string"}},
+            "ownerReferences": {"type": "array", "items": {"type": "object"}},
+            "uid": {"type": "string"},
+            "resourceVersion": {"type": "string"},
+            "generation": {"type": "integer"},
+            "creationTimestamp": {"type": ["string", "null"]},
+            "deletionTimestamp": {"type": ["string", "null"]},
+            "deletionGracePeriodSeconds": {"type": "integer"},
+            "managedFields": {"type": "array"},
+            "selfLink": {"type": "string"}
+        }
+    })
+}
+
+/// What JSON Schema cannot say, at one schema location; subtrees without any of it are pruned.
+#[derive(Default)]
+pub(crate) struct Structural {
+    pub(crate) properties: Vec<(String, Structural)>,
+    pub(crate) items: Option<Box<Structural>>,
+    pub(crate) additional: Option<Box<Structural>>,
+    pub(crate) default: Option<Value>,
+    pub(crate) rules: Vec<Rule>,
+    /// Rules skipped because they are transition rules (they use `oldSelf`).
+    pub(crate) transition_rules: usize,
+    pub(crate) list_map_keys: Vec<String>,
+}
+
+impl Structural {
+    fn is_empty(&self) -> bool {
+        self.properties.is_empty()
+            && self.items.is_none()
+            && self.additional.is_none()
+            && self.default.is_none()
+            && self.rules.is_empty()
+            && self.transition_rules == 0
+            && self.list_map_keys.is_empty()
+    }
+
+    /// Every compiled rule with its schema location (`/spec/template/*` style: `*` for array
+    /// items and map values), for reports and tests.
+    pub(crate) fn visit_rules<'a>(&'a self, at: &str, f: &mut dyn FnMut(&str, &'a Rule)) {
+        for r in &self.rules {
+            f(at, r);
+        }
+        for (name, child) in &self.properties {
+            child.visit_rules(&format!("{at}/{}", escape(name)), f);
+        }
+        if let Some(i) = &self.items {
+            i.visit_rules(&format!("{at}/*"), f);
+        }
+        if let Some(a) = &self.additional {
+            a.visit_rules(&format!("{at}/*"), f);
+        }
+    }
+
+    pub(crate) fn count_transition_rules(&self) -> usize {
+        self.transition_rules
+            + self
+                .properties
+                .iter()
+                .map(|(_, c)| c.count_transition_rules())
+                .sum::<usize>()
+            + self
+                .items
+                .as_ref()
+                .map_or(0, |i| i.count_transition_rules())
+            + self
+                .additional
+                .as_ref()
+                .map_or(0, |a| a.count_transition_rules())
+    }
+}
+
+/// JSON pointer escaping of one reference token.
+pub(crate) fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Converts a structural schema. `value_validation` is set inside `allOf/anyOf/oneOf/not`, whose
+/// branches only constrain values and must not reject fields as unknown.
+pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) {
+    let mut st = Structural::default();
+    let Some(s) = s.as_object() else {
+        return (json!({}), st);
+    };
+    let mut out = Map::new();
+    let flag = |k: &str| s.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let preserve = flag("x-kubernetes-preserve-unknown-fields");
+    let nullable = flag("nullable");
+
+    let mut types: Vec<Value> = if flag("x-kubernetes-int-or-string") {
+        vec!["integer".into(), "string".into()]
+    } else if let Some(t) = s.get("type").and_then(Value::as_str) {
+        vec![t.into()]
+    } else {
+        vec![]
+    };
+    if !types.is_empty() {
+        if nullable {
+            types.push("null".into());
+        }
+        out.insert(
+            "type".into(),
+            if types.len() == 1 {
+                types[0].clone()
+            } else {
+                Value::Array(types.clone())
+            },
+        );
+    }
+    for kw in [
+        "pattern",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "required",
+        "uniqueItems",
+        "multipleOf",
+    ] {
+        if let Some(v) = s.get(kw) {
+            out.insert(kw.into(), v.clone());
+        }
+    }
+    if let Some(Value::Array(values)) = s.get("enum") {
+        let mut values = values.clone();
+        if nullable && !values.contains(&Value::Null) {
+            values.push(Value::Null);
+        }
+        out.insert("enum".into(), Value::Array(values));
+    }
+    // OpenAPI v3.0's boolean exclusiveMinimum/Maximum → JSON Schema's numeric ones.
+    for (ex, bound) in [
+        ("exclusiveMinimum", "minimum"),
+        ("exclusiveMaximum", "maximum"),
+    ] {
+        if flag(ex)
+            && let Some(b) = out.remove(bound)
+        {
+            out.insert(ex.into(), b);
+        }
+    }
+    if let Some(f) = s.get("format").and_then(Value::as_str)
+        && FORMATS.contains(&f)
+    {
+        out.insert("format".into(), f.into());
+    }
+    if s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("set") {
+        out.insert("uniqueItems".into(), true.into());
+    }
+    if s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("map")
+        && let Some(Value::Array(keys)) = s.get("x-kubernetes-list-map-keys")
+    {
+        st.list_map_keys = keys
+            .iter()
+            .filter_map(|k| k.as_str().map(str::to_owned))
+            .collect();
+    }
+    if !value_validation {
+        st.default = s.get("default").cloned();
+    }
+
+    let mut props_out = Map::new();
+    if let Some(Value::Object(props)) = s.get("properties") {
+        for (name, p) in props {
+            let (schema, child) = convert(p, value_validation);
+            props_out.insert(name.clone(), schema);
+            if !child.is_empty() {
+                st.properties.push((name.clone(), child));
+            }
+        }
+    }
+    let embedded = flag("x-kubernetes-embedded-resource");
+    if embedded {
+        for (k, v) in [
+            ("apiVersion", json!({"type": "string"})),
+            ("kind", json!({"type": "string"})),
+            ("metadata", json!({"type": "object"})),
+        ] {
+            props_out.entry(k).or_insert(v);
+        }
+    }
+    let has_props = s.contains_key("properties") || embedded;
+    if has_props {
+        out.insert("properties".into(), Value::Object(props_out));
+    }
+    match s.get("additionalProperties") {
+        Some(Value::Bool(b)) => {
+            out.insert("additionalProperties".into(), (*b).into());
+        }
+        Some(a @ Value::Object(_)) => {
+            let (schema, child) = convert(a, value_validation);
+            out.insert("additionalProperties".into(), schema);
+            if !child.is_empty() {
+                st.additional = Some(Box::new(child));
+            }
+        }
+        _ => {
+            // Structurally, an object keeps only the fields its schema declares; with strict
+            // field validation anything else is an error ("unknown field").
+            let is_object = s.get("type").and_then(Value::as_str) == Some("object") || has_props;
+            if is_object && !preserve && !value_validation {
+                out.insert("additionalProperties".into(), false.into());
+            }
+        }
+    }
+    if let Some(items) = s.get("items") {
+        let (schema, child) = convert(items, value_validation);
+        out.insert("items".into(), schema);
+        if !child.is_empty() {
+            st.items = Some(Box::new(child));
+        }
+    }
+    let int_or_string = flag("x-kubernetes-int-or-string");
+    for kw in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = s.get(kw) {
+            // `anyOf: [{type: integer}, {type: string}]` beside int-or-string only repeats the
+            // `type` above (and would report the same error twice).
+            let only_types = branches.iter().all(|b| {
+                b.as_object().is_some_and(|o| {
+                    o.len() == 1
+                        && matches!(
+                            o.get("type").and_then(Value::as_str),
+                            Some("integer" | "string")
+                        )
+                })
+            });
+            if int_or_string && only_types {
+                continue;
+            }
+            let branches: Vec<Value> = branches.iter().map(|b| convert(b, true).0).collect();
+            out.insert(kw.into(), Value::Array(branches));
+        }
+    }
+    if let Some(n) = s.get("not") {
+        out.insert("not".into(), convert(n, true).0);
+    }
+
+    if let Some(Value::Array(rules)) = s.get("x-kubernetes-validations") {
+        for r in rules {
+            let Some(compiled) = cel::compile_entry(r) else {
+                continue;
+            };
+            if compiled.program.as_ref().is_ok_and(cel::is_transition_rule) {
+                // A transition rule compares with the stored object (`oldSelf`). At create time
+                // there is no old object, and the API server does not evaluate them: skip.
+                st.transition_rules += 1;
+                continue;
+            }
+            st.rules.push(compiled);
+        }
+    }
+    (Value::Object(out), st)
+}
+
+/// Applies the schema defaults the API server would apply on create: a missing property that has
+/// a `default` gets it, recursively (defaults themselves included).
+pub(crate) fn apply_defaults(st: &Structural, value: &mut Value) {
+    match value {
+        Value::Object(obj) => {
+            for (name, child) in &st.properties {
+                if !obj.contains_key(name)
+                    && let Some(d) = &child.default
+                {
+                    obj.insert(name.clone(), d.clone());
+                }
+                if let Some(v) = obj.get_mut(name) {
+                    apply_defaults(child, v);
+                }
+            }
+            if let Some(a) = &st.additional {
+                for (_, v) in obj.iter_mut() {
+                    apply_defaults(a, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(i) = &st.items {
+                for v in items {
+                    apply_defaults(i, v);
+                }
+            }
+        }
+        _ => {}
+    }
+}
