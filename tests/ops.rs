@@ -117,6 +117,12 @@ fn every_ops_object_validates() {
     for kind in ["PodDisruptionBudget", "HorizontalPodAutoscaler", "PrometheusRule", "ServiceMonitor", "ClusterPolicy", "ConfigMap"] {
         assert!(kinds.contains(kind), "the examples exercise {kind}: {kinds:?}");
     }
+    // The project's validator (CRD schemas + CEL, built-in kinds): every object, ops or not.
+    let validator = gpuplan::validate::Validator::builtin();
+    for m in &c.manifests {
+        let violations = validator.validate(&m.object);
+        assert!(violations.is_empty(), "{}: {violations:?}", m.path.display());
+    }
     for o in objects(&c, "PrometheusRule") {
         metadata_ok(o, true);
         validate_crd("prometheus-operator/monitoring.coreos.com_prometheusrules.yaml", o);
