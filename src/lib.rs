@@ -8,8 +8,12 @@
 pub mod catalog;
 pub mod compile;
 pub mod diagnostic;
+pub mod diff;
+pub mod explain;
+pub mod gitops;
 pub mod import;
 pub mod intent;
+pub mod lint;
 pub mod output;
 pub mod render;
 pub mod ops;

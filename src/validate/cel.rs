@@ -55,9 +55,21 @@ pub(crate) fn env() -> &'static Arc<Env> {
     })
 }
 
+/// Compiled patterns, cached per thread: CRD rules use a handful of patterns on every object, and compiling a
+/// regex costs far more than matching it.
 fn compile_regex(function: &str, re: &CelString<'_>) -> Result<Regex, ExecutionError> {
-    // RE2 syntax, as Kubernetes' CEL library uses; the regex crate implements the same leftmost-first semantics.
-    Regex::new(re.inner()).map_err(|e| ExecutionError::function_error(function, e.to_string()))
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Regex>> = Default::default();
+    }
+    CACHE.with(|cache| {
+        if let Some(compiled) = cache.borrow().get(re.inner()) {
+            return Ok(compiled.clone());
+        }
+        // RE2 syntax, as Kubernetes' CEL library uses; the regex crate implements the same leftmost-first semantics.
+        let compiled = Regex::new(re.inner()).map_err(|e| ExecutionError::function_error(function, e.to_string()))?;
+        cache.borrow_mut().insert(re.inner().to_string(), compiled.clone());
+        Ok(compiled)
+    })
 }
 
 fn find(this: &CelString<'_>, re: &CelString<'_>) -> Result<CelString<'static>, ExecutionError> {

@@ -1,0 +1,503 @@
+//! `gpuplan explain [PROFILE]`: the solver's decisions in words and numbers, per cluster, profile and NodePool:
+//! the candidate instance types ranked by $/accelerator-hour (with $/accelerator-GiB-hour, accelerators per
+//! node, model, memory), what each constraint removed, the limit and why, the weight and why, expected and
+//! worst-case $/h against the budget, which numbers are estimates, and the lint findings.
+//!
+//! Two formats, both deterministic (same inputs, same bytes):
+//!
+//! * **table**: aligned plain-text columns for a terminal, no colour. Numbers computed from estimated prices
+//!   carry a `*`, explained by a footnote quoting the catalog source's description.
+//! * **json**: [`Explanation`] serialized with serde_json (pretty). Shape (all money in USD, rounded to 4
+//!   decimals; memory in GiB, 1 decimal):
+//!
+//! ```text
+//! { "clusters": [ { "name", "region", "catalog",                     // "us-east-1@<digest>"
+//!     "profiles": [ { "name", "source", "priority", "budget_usd_per_hour" (null if none),
+//!       "expected_usd_per_hour", "worst_case_usd_per_hour", "expected_is_estimate", "worst_case_is_estimate",
+//!       "worst_case_budget_share" (worst/budget, null without budget),
+//!       "findings": [ { "code", "message", "location", "help" } ],   // profile-wide lint findings
+//!       "pools": [ { "name" (NodePool), "pool", "tier", "tiers", "resource", "capacity_types", "zones",
+//!         "weight", "weight_reason", "weight_explicit", "limit", "limit_reason", "largest_node",
+//!         "time_slicing_replicas", "expected_usd_per_hour", "worst_case_usd_per_hour",
+//!         "expected_is_estimate", "worst_case_is_estimate", "allow", "notes",
+//!         "candidates": [ { "rank", "name", "accelerators", "accelerator_name", "memory_gib_per_accelerator",
+//!           "usd_per_hour", "usd_per_accelerator_hour", "usd_per_accelerator_gib_hour", "estimate",
+//!           "estimate_source" (catalog source id or null) } ],
+//!         "removed": [ { "constraint", "count", "examples" } ],      // examples: the first 5 types
+//!         "findings": [ … ] } ] } ] } ],
+//!   "estimate_sources": [ { "id", "description", "fetched_at" } ] }  // every estimate source used above
+//! ```
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::catalog::{Catalog, InstanceType};
+use crate::compile::Compilation;
+use crate::diagnostic::did_you_mean;
+use crate::intent::Profile;
+use crate::lint::{self, Finding};
+use crate::solve::{ClusterPlan, PoolPlan, ProfileSummary};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ExplainFormat {
+    /// Aligned plain-text tables.
+    #[default]
+    Table,
+    /// The [`Explanation`] struct as pretty JSON.
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExplainError {
+    #[error("no profile `{name}` in this compile{}; profiles: {}", .suggestion.as_ref().map(|s| format!(" ({s})")).unwrap_or_default(), .known.join(", "))]
+    UnknownProfile { name: String, suggestion: Option<String>, known: Vec<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    pub clusters: Vec<ClusterExplanation>,
+    /// The catalog sources of every estimated number in the explanation.
+    pub estimate_sources: Vec<EstimateSource>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct EstimateSource {
+    pub id: String,
+    pub description: String,
+    pub fetched_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClusterExplanation {
+    pub name: String,
+    pub region: String,
+    /// "<region>@<catalog digest>", as in the provenance annotations.
+    pub catalog: String,
+    pub profiles: Vec<ProfileExplanation>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileExplanation {
+    pub name: String,
+    pub source: String,
+    pub priority: i64,
+    pub budget_usd_per_hour: Option<f64>,
+    pub expected_usd_per_hour: f64,
+    pub worst_case_usd_per_hour: f64,
+    pub expected_is_estimate: bool,
+    pub worst_case_is_estimate: bool,
+    /// worst case ÷ budget (≤ 1 when the budget holds).
+    pub worst_case_budget_share: Option<f64>,
+    pub pools: Vec<PoolExplanation>,
+    /// Profile-wide lint findings (AMI, budget, allow codes).
+    pub findings: Vec<FindingExplanation>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PoolExplanation {
+    /// The NodePool name.
+    pub name: String,
+    /// The profile's `pool` it comes from.
+    pub pool: String,
+    /// 1-based position in the pool's fallback order.
+    pub tier: usize,
+    pub tiers: usize,
+    pub resource: String,
+    pub capacity_types: Vec<String>,
+    pub zones: Vec<String>,
+    pub weight: u32,
+    pub weight_explicit: bool,
+    pub weight_reason: String,
+    pub limit: u32,
+    pub limit_reason: String,
+    /// Schedulable accelerators on the largest allowed node.
+    pub largest_node: u32,
+    pub time_slicing_replicas: u32,
+    pub expected_usd_per_hour: f64,
+    pub worst_case_usd_per_hour: f64,
+    pub expected_is_estimate: bool,
+    pub worst_case_is_estimate: bool,
+    pub candidates: Vec<CandidateExplanation>,
+    pub removed: Vec<RemovalExplanation>,
+    pub allow: Vec<String>,
+    pub notes: Vec<String>,
+    pub findings: Vec<FindingExplanation>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CandidateExplanation {
+    /// 1 = cheapest $/accelerator-hour.
+    pub rank: usize,
+    pub name: String,
+    /// Physical accelerators per node.
+    pub accelerators: u32,
+    pub accelerator_name: String,
+    pub memory_gib_per_accelerator: f64,
+    pub usd_per_hour: f64,
+    pub usd_per_accelerator_hour: f64,
+    pub usd_per_accelerator_gib_hour: f64,
+    pub estimate: bool,
+    /// The catalog source id of the estimated price.
+    pub estimate_source: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RemovalExplanation {
+    pub constraint: String,
+    pub count: usize,
+    /// The first few removed types, in the order the solver recorded them (catalog order; rank order for price).
+    pub examples: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FindingExplanation {
+    pub code: String,
+    pub message: String,
+    pub location: String,
+    pub help: Option<String>,
+}
+
+const EXAMPLES: usize = 5;
+
+/// Explains one profile (every profile of that name, in any cluster) or, with `None`, all of them.
+pub fn explain(c: &Compilation, profile: Option<&str>, format: ExplainFormat) -> Result<String, ExplainError> {
+    let explanation = explanation(c, profile)?;
+    Ok(match format {
+        ExplainFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&explanation).expect("an explanation always serializes");
+            text.push('\n');
+            text
+        }
+        ExplainFormat::Table => table(&explanation),
+    })
+}
+
+/// The typed explanation behind both formats.
+pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation, ExplainError> {
+    if let Some(name) = profile {
+        if !c.profiles.iter().any(|p| p.name.value == name) {
+            let known: BTreeSet<&str> = c.profiles.iter().map(|p| p.name.value.as_str()).collect();
+            return Err(ExplainError::UnknownProfile {
+                name: name.to_string(),
+                suggestion: did_you_mean(name, known.iter().copied()),
+                known: known.into_iter().map(String::from).collect(),
+            });
+        }
+    }
+    let findings = lint::findings(c);
+    let mut estimate_sources = BTreeSet::new();
+    let mut clusters = Vec::new();
+    for cluster in &c.plan.clusters {
+        let Some(catalog) = c.catalogs.get(&cluster.region) else { continue };
+        let mut profiles = Vec::new();
+        for summary in cluster.profiles.iter().filter(|s| profile.is_none_or(|p| p == s.name)) {
+            let Some(intent) = c.profiles.iter().find(|p| p.name.value == summary.name && p.cluster.name.value == cluster.name) else {
+                continue;
+            };
+            profiles.push(explain_profile(c, cluster, catalog, summary, intent, &findings, &mut estimate_sources));
+        }
+        if !profiles.is_empty() {
+            clusters.push(ClusterExplanation {
+                name: cluster.name.clone(),
+                region: cluster.region.clone(),
+                catalog: format!("{}@{}", cluster.region, cluster.catalog_digest),
+                profiles,
+            });
+        }
+    }
+    Ok(Explanation { clusters, estimate_sources: estimate_sources.into_iter().collect() })
+}
+
+fn finding(f: &Finding) -> FindingExplanation {
+    FindingExplanation {
+        code: f.code.to_string(),
+        message: f.diagnostic.message.clone(),
+        location: f.diagnostic.location.clone(),
+        help: f.diagnostic.help.clone(),
+    }
+}
+
+fn explain_profile(
+    c: &Compilation,
+    cluster: &ClusterPlan,
+    catalog: &Catalog,
+    summary: &ProfileSummary,
+    intent: &Profile,
+    findings: &[Finding],
+    estimate_sources: &mut BTreeSet<EstimateSource>,
+) -> ProfileExplanation {
+    // Pools in the profile's own order (pool, then tier), not the cluster's weight order.
+    let mut plans: Vec<&PoolPlan> = cluster.pools.iter().filter(|p| p.profile == summary.name).collect();
+    let order = |name: &str| intent.pools.iter().flat_map(|p| &p.tiers).position(|t| t.name.value == name).unwrap_or(usize::MAX);
+    plans.sort_by_key(|p| order(&p.name));
+    let pools: Vec<PoolExplanation> =
+        plans.iter().map(|plan| explain_pool(c, cluster, catalog, intent, plan, findings, estimate_sources)).collect();
+    ProfileExplanation {
+        name: summary.name.clone(),
+        source: summary.source.clone(),
+        priority: intent.priority.value,
+        budget_usd_per_hour: summary.budget_usd_per_hour,
+        expected_usd_per_hour: r4(summary.expected_usd_per_hour),
+        worst_case_usd_per_hour: r4(summary.worst_case_usd_per_hour),
+        expected_is_estimate: pools.iter().any(|p| p.expected_is_estimate),
+        worst_case_is_estimate: pools.iter().any(|p| p.worst_case_is_estimate),
+        worst_case_budget_share: summary.budget_usd_per_hour.map(|b| r4(summary.worst_case_usd_per_hour / b)),
+        pools,
+        findings: findings
+            .iter()
+            .filter(|f| f.cluster == cluster.name && f.profile == summary.name && f.pool.is_none())
+            .map(finding)
+            .collect(),
+    }
+}
+
+/// The catalog source id of the first estimated price this type has for the pool's capacity types.
+fn estimate_source(t: &InstanceType, plan: &PoolPlan, catalog: &Catalog) -> Option<String> {
+    plan.capacity_types
+        .iter()
+        .filter_map(|cap| t.price(*cap, &plan.zones))
+        .find(|p| catalog.is_estimate(p))
+        .map(|p| p.source.clone())
+}
+
+fn explain_pool(
+    c: &Compilation,
+    cluster: &ClusterPlan,
+    catalog: &Catalog,
+    intent: &Profile,
+    plan: &PoolPlan,
+    findings: &[Finding],
+    estimate_sources: &mut BTreeSet<EstimateSource>,
+) -> PoolExplanation {
+    let candidates: Vec<CandidateExplanation> = plan
+        .candidates
+        .iter()
+        .enumerate()
+        .map(|(i, cand)| {
+            let source = if cand.estimate { catalog.get(&cand.name).and_then(|t| estimate_source(t, plan, catalog)) } else { None };
+            if let Some(id) = &source {
+                let s = &catalog.sources[id];
+                estimate_sources.insert(EstimateSource { id: id.clone(), description: s.description.clone(), fetched_at: s.fetched_at.clone() });
+            }
+            CandidateExplanation {
+                rank: i + 1,
+                name: cand.name.clone(),
+                accelerators: cand.accelerators,
+                accelerator_name: cand.accelerator_name.clone(),
+                memory_gib_per_accelerator: (cand.memory_mib_per_accelerator as f64 / 1024.0 * 10.0).round() / 10.0,
+                usd_per_hour: r4(cand.usd_per_hour),
+                usd_per_accelerator_hour: r4(cand.usd_per_accelerator_hour),
+                usd_per_accelerator_gib_hour: r4(cand.usd_per_accelerator_gib_hour),
+                estimate: cand.estimate,
+                estimate_source: source,
+            }
+        })
+        .collect();
+    let cheapest = plan.candidates.iter().min_by(|a, b| a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour));
+    let priciest = plan.candidates.iter().max_by(|a, b| a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour));
+    let tier = intent.pools.iter().flat_map(|p| p.tiers.iter().map(move |t| (p, t))).find(|(_, t)| t.name.value == plan.name);
+    let tiers = intent.pools.iter().find(|p| p.name.value == plan.pool).map_or(1, |p| p.tiers.len());
+    let explicit = tier.and_then(|(_, t)| t.settings.weight.as_ref());
+    let weight_reason = match explicit {
+        Some(w) => format!("explicit `weight {}` at {}", w.value, c.sources.location(w.span)),
+        None => {
+            let mut ranked: Vec<&Profile> = c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name).collect();
+            ranked.sort_by(|a, b| b.priority.value.cmp(&a.priority.value).then(a.name.value.cmp(&b.name.value)));
+            let rank = ranked.iter().position(|p| p.name.value == intent.name.value).map_or(0, |i| i + 1);
+            format!(
+                "assigned: profile priority {} ranks {rank} of {} in cluster `{}`, tier {} of {tiers} in fallback order; weights are distinct across the cluster, higher is tried first",
+                intent.priority.value,
+                ranked.len(),
+                cluster.name,
+                plan.tier_index + 1
+            )
+        }
+    };
+    PoolExplanation {
+        name: plan.name.clone(),
+        pool: plan.pool.clone(),
+        tier: plan.tier_index + 1,
+        tiers,
+        resource: plan.resource().to_string(),
+        capacity_types: plan.capacity_types.iter().map(|c| c.as_str().to_string()).collect(),
+        zones: plan.zones.clone(),
+        weight: plan.weight,
+        weight_explicit: explicit.is_some(),
+        weight_reason,
+        limit: plan.limit,
+        limit_reason: plan.limit_reason.clone(),
+        largest_node: plan.largest_node(),
+        time_slicing_replicas: plan.replicas(),
+        expected_usd_per_hour: r4(plan.expected_usd_per_hour),
+        worst_case_usd_per_hour: r4(plan.worst_case_usd_per_hour),
+        expected_is_estimate: cheapest.is_some_and(|c| c.estimate),
+        worst_case_is_estimate: priciest.is_some_and(|c| c.estimate),
+        candidates,
+        removed: plan
+            .removed
+            .iter()
+            .map(|r| RemovalExplanation { constraint: r.constraint.clone(), count: r.types.len(), examples: r.types.iter().take(EXAMPLES).cloned().collect() })
+            .collect(),
+        allow: plan.allow.iter().cloned().collect(),
+        notes: plan.notes.clone(),
+        findings: findings
+            .iter()
+            .filter(|f| f.cluster == cluster.name && f.pool.as_deref() == Some(plan.name.as_str()))
+            .map(finding)
+            .collect(),
+    }
+}
+
+fn r4(v: f64) -> f64 {
+    (v * 10_000.0).round() / 10_000.0
+}
+
+/// "$12.34/h" with a `*` when estimated (a space otherwise, so columns of them stay aligned).
+fn money(v: f64, decimals: usize, estimate: bool) -> String {
+    format!("{v:.decimals$}{}", if estimate { "*" } else { " " })
+}
+
+/// "$12.34/h", with a `*` when estimated.
+fn per_hour(v: f64, estimate: bool) -> String {
+    format!("${v:.2}/h{}", if estimate { "*" } else { "" })
+}
+
+/// Appends an aligned table: `right[i]` right-aligns column i. Trailing spaces are trimmed.
+fn write_table(out: &mut String, indent: &str, headers: &[&str], right: &[bool], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let header: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let mut line = String::from(indent);
+        for (i, cell) in row.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if right[i] {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+fn write_findings(out: &mut String, indent: &str, findings: &[FindingExplanation]) {
+    for f in findings {
+        let _ = writeln!(out, "{indent}{} {}: {}", f.code, f.location, f.message);
+        if let Some(help) = &f.help {
+            let _ = writeln!(out, "{indent}      help: {help}");
+        }
+    }
+}
+
+/// The table format.
+pub fn table(e: &Explanation) -> String {
+    let mut out = String::new();
+    for cluster in &e.clusters {
+        let _ = writeln!(out, "cluster {} ({}, catalog {})", cluster.name, cluster.region, cluster.catalog);
+        for p in &cluster.profiles {
+            let _ = writeln!(out, "\nprofile {} ({}, priority {})", p.name, p.source, p.priority);
+            let budget = match (p.budget_usd_per_hour, p.worst_case_budget_share) {
+                (Some(b), Some(share)) => format!(
+                    "${b:.2}/h; worst case is {:.0}% of it{}",
+                    share * 100.0,
+                    if share > 1.0 + 1e-9 { " — OVER BUDGET" } else { "" }
+                ),
+                _ => "none (limits come from max-accelerators)".into(),
+            };
+            let _ = writeln!(out, "  budget       {budget}");
+            let _ = writeln!(out, "  expected     {}  (every pool at its limit on its cheapest type)", per_hour(p.expected_usd_per_hour, p.expected_is_estimate));
+            let _ = writeln!(out, "  worst case   {}  (every pool at its limit on its priciest type)", per_hour(p.worst_case_usd_per_hour, p.worst_case_is_estimate));
+            if !p.findings.is_empty() {
+                let _ = writeln!(out, "  lint");
+                write_findings(&mut out, "    ", &p.findings);
+            }
+            for pool in &p.pools {
+                let _ = writeln!(
+                    out,
+                    "\n  NodePool {} (pool {}, tier {} of {}; {}; weight {})",
+                    pool.name,
+                    pool.pool,
+                    pool.tier,
+                    pool.tiers,
+                    pool.capacity_types.join(", "),
+                    pool.weight
+                );
+                let _ = writeln!(out, "    weight     {}: {}", pool.weight, pool.weight_reason);
+                let sharing = if pool.time_slicing_replicas > 1 { format!(" (time-slicing × {})", pool.time_slicing_replicas) } else { String::new() };
+                let _ = writeln!(out, "    limit      {} {}{sharing}: {}", pool.limit, pool.resource, pool.limit_reason);
+                let _ = writeln!(out, "    largest    {} {} per node", pool.largest_node, pool.resource);
+                let _ = writeln!(
+                    out,
+                    "    cost       expected {}, worst case {}",
+                    per_hour(pool.expected_usd_per_hour, pool.expected_is_estimate),
+                    per_hour(pool.worst_case_usd_per_hour, pool.worst_case_is_estimate)
+                );
+                let _ = writeln!(out, "    candidates {} type{}, cheapest $/accelerator-hour first:", pool.candidates.len(), if pool.candidates.len() == 1 { "" } else { "s" });
+                let rows: Vec<Vec<String>> = pool
+                    .candidates
+                    .iter()
+                    .map(|c| {
+                        vec![
+                            c.rank.to_string(),
+                            c.name.clone(),
+                            c.accelerators.to_string(),
+                            c.accelerator_name.clone(),
+                            format!("{:.1}", c.memory_gib_per_accelerator),
+                            money(c.usd_per_hour, 4, c.estimate),
+                            money(c.usd_per_accelerator_hour, 4, c.estimate),
+                            money(c.usd_per_accelerator_gib_hour, 4, c.estimate),
+                        ]
+                    })
+                    .collect();
+                write_table(
+                    &mut out,
+                    "      ",
+                    &["#", "type", "accel", "model", "GiB/accel", "$/h ", "$/accel-h ", "$/accel-GiB-h "],
+                    &[true, false, true, false, true, true, true, true],
+                    &rows,
+                );
+                if !pool.removed.is_empty() {
+                    let _ = writeln!(out, "    removed    by constraint, in the order applied:");
+                    let rows: Vec<Vec<String>> = pool
+                        .removed
+                        .iter()
+                        .map(|r| {
+                            let more = r.count.saturating_sub(r.examples.len());
+                            let examples = format!("{}{}", r.examples.join(", "), if more > 0 { format!(", … +{more}") } else { String::new() });
+                            vec![r.constraint.clone(), r.count.to_string(), examples]
+                        })
+                        .collect();
+                    write_table(&mut out, "      ", &["constraint", "removed", "examples"], &[false, true, false], &rows);
+                }
+                if !pool.allow.is_empty() {
+                    let _ = writeln!(out, "    allow      {}", pool.allow.join(", "));
+                }
+                for note in &pool.notes {
+                    let _ = writeln!(out, "    note       {note}");
+                }
+                if !pool.findings.is_empty() {
+                    let _ = writeln!(out, "    lint");
+                    write_findings(&mut out, "      ", &pool.findings);
+                }
+            }
+        }
+        out.push('\n');
+    }
+    for s in &e.estimate_sources {
+        let _ = writeln!(out, "* estimate [{}]: {}", s.id, s.description);
+    }
+    out
+}

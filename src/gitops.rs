@@ -1,0 +1,717 @@
+//! The GitOps stage: write out/ and commit exactly the generated files (plus any extra paths), nothing else.
+//!
+//! # What `commit` touches
+//! The commit's tree is built in memory: the parent commit's tree, with the out/ subtree replaced by the
+//! [`OutputTree`] and each extra path set to its work-tree content (or deleted when missing). The repository
+//! index is not used to build it, so whatever the user has staged, modified or left untracked elsewhere stays
+//! exactly as it was — staged stays staged, uncommitted stays uncommitted. Afterwards only the index entries of
+//! our own paths are refreshed so `git status` shows them clean.
+//!
+//! # Branch semantics (`CommitOptions::branch`)
+//! * `None`: commit on whatever HEAD is — the checked-out branch, an unborn branch (first commit of a fresh
+//!   repository), or a detached HEAD (HEAD moves to the new commit; no branch is created or moved). out/ in the
+//!   work tree is rewritten to match the tree.
+//! * `Some(B)` where B is the checked-out branch (or the unborn branch HEAD points at): same as `None`.
+//! * `Some(B)` otherwise: the commit goes to `refs/heads/B` **without touching the work tree, the index or
+//!   HEAD**. Its parent is B's tip; a missing B is created from HEAD's commit (or as a root commit when HEAD is
+//!   unborn). Hand edits are checked in B's committed out/ (nothing in the work tree is replaced). Typical CI use:
+//!   `gpuplan commit --branch gpuplan/update && git push origin gpuplan/update`. Refused when B is checked out in
+//!   another worktree (moving it would leave that worktree's files and index stale).
+//!
+//! # Refusals (nothing written, no commit)
+//! A file in out/ whose gpuplan header digest does not match its body, or that has no gpuplan header, unless
+//! `force`; a repository in the middle of a merge/rebase/…; no git identity; an out/ outside the repository or
+//! equal to its root.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use git2::{
+    Branch, ErrorCode, Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryState,
+    Signature, Tree, TreeWalkMode, TreeWalkResult,
+};
+
+use crate::diff::{CostMeasure, cluster_costs, semantic_changes};
+use crate::output::{HandEdit, HeaderStatus, OutputTree, hand_edits, read_tree, write_tree};
+
+/// Options of [`commit`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitOptions {
+    /// Commit message; `None` = generated from the semantic diff.
+    pub message: Option<String>,
+    /// Branch to commit on (see the module docs); `None` = HEAD.
+    pub branch: Option<String>,
+    /// Overwrite hand-edited or foreign files in out/.
+    pub force: bool,
+    /// More files to commit with out/, repo-relative (e.g. a refreshed catalog snapshot). Their work-tree content
+    /// is committed; a missing file is committed as a deletion.
+    pub extra_paths: Vec<PathBuf>,
+}
+
+/// What [`commit`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// The target already holds exactly this out/ (and extra paths). The work tree's out/ was still brought in
+    /// line with the tree (when committing on HEAD).
+    NothingToCommit,
+    Committed {
+        /// Full hex id of the new commit.
+        id: String,
+        /// Repo-relative paths the commit changes (added, modified or deleted), sorted.
+        files: Vec<PathBuf>,
+        message: String,
+        /// The reference moved: `refs/heads/<branch>`, or `HEAD` when HEAD is detached.
+        reference: String,
+        /// Whether out/ in the work tree (and the index entries of the committed paths) were updated; false when
+        /// committing to a branch that is not checked out.
+        worktree_updated: bool,
+    },
+}
+
+/// Errors of [`commit`]; each message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum GitopsError {
+    #[error("{} is not inside a git repository ({source}); run `git init` there or run gpuplan inside a clone", path.display())]
+    NotARepository {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("{} is a bare repository; gpuplan commit needs a work tree, run it in a clone", .0.display())]
+    BareRepository(PathBuf),
+    #[error(
+        "the output directory {} is not inside the repository work tree {} (or is its root); pass an --out inside the repository",
+        out_dir.display(), workdir.display()
+    )]
+    OutsideRepository { out_dir: PathBuf, workdir: PathBuf },
+    #[error("extra path {}: {reason}", path.display())]
+    InvalidExtraPath { path: PathBuf, reason: String },
+    #[error("{}", hand_edited_message(out_dir, files))]
+    HandEdited {
+        out_dir: PathBuf,
+        files: Vec<HandEdit>,
+    },
+    #[error(
+        "`{0}` is not a valid branch name; use a name `git branch` accepts, e.g. gpuplan/update"
+    )]
+    InvalidBranch(String),
+    #[error(
+        "branch {branch} is checked out in the worktree {}; commit there, or pick another --branch",
+        worktree.display()
+    )]
+    BranchCheckedOutElsewhere { branch: String, worktree: PathBuf },
+    #[error(
+        "the repository is in the middle of a {0}; finish or abort it (git status says how), then run gpuplan commit again"
+    )]
+    RepositoryBusy(String),
+    #[error(
+        "no git identity ({0}); set one with `git config user.name \"Your Name\"` and `git config user.email you@example.com`, or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"
+    )]
+    NoIdentity(#[source] git2::Error),
+    #[error("reading {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("writing {} failed and it was left unchanged: {source}", out_dir.display())]
+    Write {
+        out_dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+}
+
+fn hand_edited_message(out_dir: &Path, files: &[HandEdit]) -> String {
+    let mut s = format!(
+        "refusing to overwrite {} file(s) in {} that were edited by hand or not generated by gpuplan:\n",
+        files.len(),
+        out_dir.display()
+    );
+    for f in files {
+        let why = match f.status {
+            HeaderStatus::HandEdited => "edited by hand (gpuplan-digest does not match)",
+            HeaderStatus::NotGenerated => "no gpuplan header",
+            HeaderStatus::Intact => "intact",
+        };
+        s.push_str(&format!("  {}: {why}\n", out_dir.join(&f.path).display()));
+    }
+    s.push_str(
+        "Move the change into the profile (or the templates) and re-run, move foreign files out of the output \
+         directory, or pass --force to overwrite them.",
+    );
+    s
+}
+
+/// Where the commit goes.
+enum Target {
+    /// HEAD: the checked-out branch, an unborn branch or a detached HEAD. The work tree is updated.
+    Head,
+    /// A branch that is not checked out here; the work tree is not touched.
+    Branch { refname: String, exists: bool },
+}
+
+fn slash(p: &Path) -> String {
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn is_plain_relative(p: &Path) -> bool {
+    p.components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        && p.components().any(|c| matches!(c, Component::Normal(_)))
+}
+
+/// `out_dir` relative to the work tree, resolving symlinks of the existing part.
+fn repo_relative(workdir: &Path, out_dir: &Path) -> Result<PathBuf, GitopsError> {
+    let outside = || GitopsError::OutsideRepository {
+        out_dir: out_dir.to_path_buf(),
+        workdir: workdir.to_path_buf(),
+    };
+    let wd = fs::canonicalize(workdir).map_err(|source| GitopsError::Read {
+        path: workdir.into(),
+        source,
+    })?;
+    let abs = if out_dir.is_absolute() {
+        out_dir.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|source| GitopsError::Read {
+                path: ".".into(),
+                source,
+            })?
+            .join(out_dir)
+    };
+    // Canonicalize the longest existing ancestor, then re-append the rest.
+    let mut existing = abs.clone();
+    let mut rest = Vec::new();
+    let canon = loop {
+        match fs::canonicalize(&existing) {
+            Ok(c) => break c,
+            Err(_) => {
+                let Some(name) = existing.file_name() else {
+                    return Err(outside());
+                };
+                rest.push(name.to_os_string());
+                if !existing.pop() {
+                    return Err(outside());
+                }
+            }
+        }
+    };
+    let mut full = canon;
+    for r in rest.into_iter().rev() {
+        full.push(r);
+    }
+    let rel = full.strip_prefix(&wd).map_err(|_| outside())?.to_path_buf();
+    if !is_plain_relative(&rel) || rel.starts_with(".git") {
+        return Err(outside());
+    }
+    Ok(rel)
+}
+
+fn resolve_target(
+    repo: &Repository,
+    workdir: &Path,
+    branch: Option<&str>,
+) -> Result<Target, GitopsError> {
+    let Some(b) = branch else {
+        return Ok(Target::Head);
+    };
+    let b = b.strip_prefix("refs/heads/").unwrap_or(b);
+    if b.is_empty() || !Branch::name_is_valid(b)? {
+        return Err(GitopsError::InvalidBranch(b.to_owned()));
+    }
+    let refname = format!("refs/heads/{b}");
+    let head = repo.find_reference("HEAD")?;
+    if head.symbolic_target().ok().flatten() == Some(refname.as_str()) {
+        return Ok(Target::Head);
+    }
+    if let Some(worktree) = checked_out_elsewhere(repo, workdir, &refname) {
+        return Err(GitopsError::BranchCheckedOutElsewhere {
+            branch: b.to_owned(),
+            worktree,
+        });
+    }
+    let exists = match repo.find_reference(&refname) {
+        Ok(_) => true,
+        Err(e) if e.code() == ErrorCode::NotFound => false,
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Target::Branch { refname, exists })
+}
+
+/// The work tree (other than ours) that has `refname` checked out, if any. Best effort.
+fn checked_out_elsewhere(repo: &Repository, workdir: &Path, refname: &str) -> Option<PathBuf> {
+    let ours = fs::canonicalize(workdir).ok();
+    let main = Repository::open(repo.commondir()).ok()?;
+    let mut candidates = vec![main];
+    if let Ok(names) = candidates[0].worktrees() {
+        for name in names.iter().flatten().flatten() {
+            if let Ok(wt) = candidates[0].find_worktree(name)
+                && let Ok(r) = Repository::open_from_worktree(&wt)
+            {
+                candidates.push(r);
+            }
+        }
+    }
+    candidates.into_iter().find_map(|r| {
+        let wd = r.workdir()?.to_path_buf();
+        if fs::canonicalize(&wd).ok() == ours {
+            return None;
+        }
+        let head = r.find_reference("HEAD").ok()?;
+        (head.symbolic_target().ok().flatten() == Some(refname)).then_some(wd)
+    })
+}
+
+/// The files under `prefix` in a git tree, as an OutputTree relative to `prefix`. Non-UTF-8 blobs are read
+/// lossily (they are foreign files and will fail the header check anyway).
+pub fn tree_from_git(
+    repo: &Repository,
+    tree: Option<&Tree<'_>>,
+    prefix: &Path,
+) -> Result<OutputTree, git2::Error> {
+    let mut out = OutputTree::default();
+    let Some(tree) = tree else { return Ok(out) };
+    let entry = match tree.get_path(prefix) {
+        Ok(e) => e,
+        Err(e) if e.code() == ErrorCode::NotFound => return Ok(out),
+        Err(e) => return Err(e),
+    };
+    if entry.kind() != Some(ObjectType::Tree) {
+        return Ok(out);
+    }
+    let sub = repo.find_tree(entry.id())?;
+    let mut blobs = Vec::new();
+    sub.walk(TreeWalkMode::PreOrder, |dir, e| {
+        if e.kind() == Some(ObjectType::Blob) {
+            blobs.push((
+                format!("{dir}{}", String::from_utf8_lossy(e.name_bytes())),
+                e.id(),
+            ));
+        }
+        TreeWalkResult::Ok
+    })?;
+    for (path, id) in blobs {
+        let blob = repo.find_blob(id)?;
+        out.files.insert(
+            PathBuf::from(path),
+            String::from_utf8_lossy(blob.content()).into_owned(),
+        );
+    }
+    Ok(out)
+}
+
+fn index_entry(path: &str, id: Oid, mode: u32, size: usize) -> IndexEntry {
+    IndexEntry {
+        ctime: IndexTime::new(0, 0),
+        mtime: IndexTime::new(0, 0),
+        dev: 0,
+        ino: 0,
+        mode,
+        uid: 0,
+        gid: 0,
+        file_size: size as u32,
+        id,
+        flags: 0,
+        flags_extended: 0,
+        path: path.as_bytes().to_vec(),
+    }
+}
+
+fn signature(repo: &Repository) -> Result<(Signature<'static>, Signature<'static>), GitopsError> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let author = match (env("GIT_AUTHOR_NAME"), env("GIT_AUTHOR_EMAIL")) {
+        (Some(n), Some(e)) => Signature::now(&n, &e)?,
+        _ => repo.signature().map_err(GitopsError::NoIdentity)?,
+    };
+    let committer = match (env("GIT_COMMITTER_NAME"), env("GIT_COMMITTER_EMAIL")) {
+        (Some(n), Some(e)) => Signature::now(&n, &e)?,
+        _ => repo.signature().unwrap_or_else(|_| author.clone()),
+    };
+    Ok((author, committer))
+}
+
+fn state_name(state: RepositoryState) -> Option<&'static str> {
+    Some(match state {
+        RepositoryState::Clean => return None,
+        RepositoryState::Merge => "merge",
+        RepositoryState::Revert | RepositoryState::RevertSequence => "revert",
+        RepositoryState::CherryPick | RepositoryState::CherryPickSequence => "cherry-pick",
+        RepositoryState::Bisect => "bisect",
+        RepositoryState::Rebase
+        | RepositoryState::RebaseInteractive
+        | RepositoryState::RebaseMerge => "rebase",
+        RepositoryState::ApplyMailbox | RepositoryState::ApplyMailboxOrRebase => "git am",
+    })
+}
+
+/// The generated commit message: a subject line summarising the change, then one bullet per changed object, per
+/// extra path, and the worst-case $/h totals per cluster.
+pub fn commit_message(old: &OutputTree, new: &OutputTree, extra_changed: &[PathBuf]) -> String {
+    let objects = semantic_changes(old, new);
+    let costs: Vec<_> = cluster_costs(old, new)
+        .into_iter()
+        .filter(|c| c.measure == CostMeasure::WorstCase && c.old != c.new)
+        .collect();
+    let clusters: BTreeSet<&str> = objects
+        .iter()
+        .map(|o| o.cluster.as_str())
+        .filter(|c| !c.is_empty())
+        .collect();
+    let count = |k| objects.iter().filter(|o| o.change == k).count();
+    let (added, modified, removed) = (
+        count(crate::output::ChangeKind::Added),
+        count(crate::output::ChangeKind::Modified),
+        count(crate::output::ChangeKind::Removed),
+    );
+    let mut counts = Vec::new();
+    for (n, w) in [
+        (added, "added"),
+        (modified, "changed"),
+        (removed, "removed"),
+    ] {
+        if n > 0 {
+            counts.push(format!("{n} {w}"));
+        }
+    }
+    let scope = match clusters.len() {
+        0 => String::new(),
+        1..=3 => format!(
+            "{}: ",
+            clusters.iter().copied().collect::<Vec<_>>().join(", ")
+        ),
+        n => format!("{n} clusters: "),
+    };
+    let mut subject = if !counts.is_empty() {
+        format!("gpuplan: {scope}{}", counts.join(", "))
+    } else if !extra_changed.is_empty() {
+        format!(
+            "gpuplan: update {}",
+            extra_changed
+                .iter()
+                .map(|p| slash(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        "gpuplan: regenerate out/".to_owned()
+    };
+    let total_delta: f64 = costs
+        .iter()
+        .map(|c| c.new.unwrap_or(0.0) - c.old.unwrap_or(0.0))
+        .sum();
+    if !costs.is_empty()
+        && format!("{total_delta:.2}") != "0.00"
+        && format!("{total_delta:.2}") != "-0.00"
+    {
+        let sign = if total_delta < 0.0 { "-" } else { "+" };
+        subject.push_str(&format!(", worst case {sign}${:.2}/h", total_delta.abs()));
+    }
+    let mut body = Vec::new();
+    for o in &objects {
+        if clusters.len() > 1 {
+            body.push(format!("- {}: {}", o.cluster, o.summary));
+        } else {
+            body.push(format!("- {}", o.summary));
+        }
+    }
+    for p in extra_changed {
+        body.push(format!("- {}", slash(p)));
+    }
+    let mut msg = subject;
+    if !body.is_empty() {
+        msg.push_str("\n\n");
+        msg.push_str(&body.join("\n"));
+    }
+    if !costs.is_empty() {
+        msg.push_str("\n\n");
+        let lines: Vec<String> = costs
+            .iter()
+            .map(|c| {
+                let f = |v: Option<f64>| v.map_or("none".to_owned(), |v| format!("{v:.2}"));
+                format!("Worst case $/h {}: {} → {}", c.cluster, f(c.old), f(c.new))
+            })
+            .collect();
+        msg.push_str(&lines.join("\n"));
+    }
+    msg.push('\n');
+    msg
+}
+
+/// Writes `tree` to `out_dir` (inside the repository at `repo_dir`) and commits exactly the files under out/
+/// that changed (added, modified, deleted) plus `extra_paths`, in one commit whose generated message summarises
+/// the semantic diff (subject line + per-object bullet lines) unless a message is given.
+///
+/// `out_dir` is absolute or relative to the current directory. Order of effects: all checks (hand edits,
+/// identity, paths, branch), then the git objects, then out/ is written atomically, then the commit and the ref
+/// update, then the index entries of our paths. If the commit itself fails after out/ was written, out/ holds the
+/// new tree (as after `compile`) and re-running `commit` commits it.
+///
+/// "Changed" is relative to the parent commit, not to the work tree: running `compile` first and `commit` second
+/// commits the same files. See the module docs for what is and is not touched, and for `--branch`.
+pub fn commit(
+    repo_dir: &Path,
+    out_dir: &Path,
+    tree: &OutputTree,
+    opts: &CommitOptions,
+) -> Result<CommitOutcome, GitopsError> {
+    let repo = Repository::discover(repo_dir).map_err(|source| GitopsError::NotARepository {
+        path: repo_dir.to_path_buf(),
+        source,
+    })?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| GitopsError::BareRepository(repo.path().to_path_buf()))?
+        .to_path_buf();
+    if let Some(state) = state_name(repo.state()) {
+        return Err(GitopsError::RepositoryBusy(state.to_owned()));
+    }
+    let out_rel = repo_relative(&workdir, out_dir)?;
+    let out_prefix = slash(&out_rel);
+    for p in tree.files.keys() {
+        if !is_plain_relative(p) {
+            return Err(GitopsError::Write {
+                out_dir: out_dir.to_path_buf(),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("bad output path {}", p.display()),
+                ),
+            });
+        }
+    }
+    let mut extras = BTreeSet::new();
+    for p in &opts.extra_paths {
+        let p = if p.is_absolute() {
+            repo_relative(&workdir, p).map_err(|_| GitopsError::InvalidExtraPath {
+                path: p.clone(),
+                reason: "not inside the repository".into(),
+            })?
+        } else {
+            p.clone()
+        };
+        if !is_plain_relative(&p) || p.starts_with(".git") {
+            return Err(GitopsError::InvalidExtraPath {
+                path: p,
+                reason: "must be a path inside the repository, relative to its root".into(),
+            });
+        }
+        let s = slash(&p);
+        if s == out_prefix || s.starts_with(&format!("{out_prefix}/")) {
+            continue; // out/ is committed anyway
+        }
+        extras.insert(s);
+    }
+
+    let target = resolve_target(&repo, &workdir, opts.branch.as_deref())?;
+    let head_commit = match repo.head() {
+        Ok(h) => Some(h.peel_to_commit()?),
+        Err(e) if e.code() == ErrorCode::UnbornBranch || e.code() == ErrorCode::NotFound => None,
+        Err(e) => return Err(e.into()),
+    };
+    let parent = match &target {
+        Target::Head => head_commit,
+        Target::Branch {
+            refname,
+            exists: true,
+        } => Some(repo.find_reference(refname)?.peel_to_commit()?),
+        Target::Branch { exists: false, .. } => head_commit,
+    };
+    let base_tree = parent.as_ref().map(|c| c.tree()).transpose()?;
+    let old_out = tree_from_git(&repo, base_tree.as_ref(), &out_rel)?;
+    let abs_out = workdir.join(&out_rel);
+
+    // Refuse on hand edits before anything is written.
+    if !opts.force {
+        let current = match target {
+            Target::Head => read_tree(&abs_out).map_err(|source| GitopsError::Read {
+                path: abs_out.clone(),
+                source,
+            })?,
+            Target::Branch { .. } => old_out.clone(),
+        };
+        let edits = hand_edits(&current);
+        if !edits.is_empty() {
+            return Err(GitopsError::HandEdited {
+                out_dir: out_dir.to_path_buf(),
+                files: edits,
+            });
+        }
+    }
+    let (author, committer) = signature(&repo)?;
+
+    // The commit's tree: parent tree, out/ replaced, extra paths from the work tree.
+    let mut idx = Index::new()?;
+    if let Some(t) = &base_tree {
+        idx.read_tree(t)?;
+    }
+    let stale: Vec<String> = idx
+        .iter()
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .filter(|p| *p == out_prefix || p.starts_with(&format!("{out_prefix}/")))
+        .collect();
+    for p in &stale {
+        idx.remove_path(Path::new(p))?;
+    }
+    for (rel, text) in &tree.files {
+        let path = format!("{out_prefix}/{}", slash(rel));
+        let id = repo.blob(text.as_bytes())?;
+        idx.add(&index_entry(&path, id, 0o100644, text.len()))?;
+    }
+    for p in &extras {
+        let full = workdir.join(p);
+        match fs::symlink_metadata(&full) {
+            Ok(m) if m.is_dir() => {
+                return Err(GitopsError::InvalidExtraPath {
+                    path: p.into(),
+                    reason: "is a directory; list the files in it".into(),
+                });
+            }
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = fs::read_link(&full).map_err(|source| GitopsError::Read {
+                    path: full.clone(),
+                    source,
+                })?;
+                let bytes = target.to_string_lossy().into_owned().into_bytes();
+                idx.add(&index_entry(p, repo.blob(&bytes)?, 0o120000, bytes.len()))?;
+            }
+            Ok(m) => {
+                let bytes = fs::read(&full).map_err(|source| GitopsError::Read {
+                    path: full.clone(),
+                    source,
+                })?;
+                #[cfg(unix)]
+                let exec = std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0;
+                #[cfg(not(unix))]
+                let exec = {
+                    let _ = &m;
+                    false
+                };
+                let mode = if exec { 0o100755 } else { 0o100644 };
+                idx.add(&index_entry(p, repo.blob(&bytes)?, mode, bytes.len()))?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => idx.remove_path(Path::new(p))?,
+            Err(source) => return Err(GitopsError::Read { path: full, source }),
+        }
+    }
+    let new_tree_id = idx.write_tree_to(&repo)?;
+    let new_tree = repo.find_tree(new_tree_id)?;
+    let unchanged = match &base_tree {
+        Some(t) => t.id() == new_tree_id,
+        None => new_tree.is_empty(),
+    };
+
+    // Paths the commit changes.
+    let mut files = BTreeSet::new();
+    let diff = repo.diff_tree_to_tree(base_tree.as_ref(), Some(&new_tree), None)?;
+    for delta in diff.deltas() {
+        for f in [delta.old_file(), delta.new_file()] {
+            if let Some(p) = f.path() {
+                files.insert(p.to_path_buf());
+            }
+        }
+    }
+    let files: Vec<PathBuf> = files.into_iter().collect();
+
+    let worktree_updated = matches!(target, Target::Head);
+    if worktree_updated {
+        write_tree(&abs_out, tree).map_err(|source| GitopsError::Write {
+            out_dir: out_dir.to_path_buf(),
+            source,
+        })?;
+    }
+    if unchanged {
+        if worktree_updated {
+            sync_index(&repo, &out_prefix, tree, &extras, &new_tree)?;
+        }
+        return Ok(CommitOutcome::NothingToCommit);
+    }
+
+    let extra_changed: Vec<PathBuf> = files
+        .iter()
+        .filter(|p| extras.contains(&slash(p)))
+        .cloned()
+        .collect();
+    let message = match &opts.message {
+        Some(m) => m.clone(),
+        None => commit_message(&old_out, tree, &extra_changed),
+    };
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    let reference = match &target {
+        Target::Head => {
+            let head = repo.find_reference("HEAD")?;
+            head.symbolic_target()
+                .ok()
+                .flatten()
+                .map_or_else(|| "HEAD".to_owned(), str::to_owned)
+        }
+        Target::Branch { refname, .. } => refname.clone(),
+    };
+    let update_ref = match &target {
+        Target::Head => "HEAD",
+        Target::Branch { refname, .. } => refname.as_str(),
+    };
+    let id = repo.commit(
+        Some(update_ref),
+        &author,
+        &committer,
+        &message,
+        &new_tree,
+        &parents,
+    )?;
+    if worktree_updated {
+        sync_index(&repo, &out_prefix, tree, &extras, &new_tree)?;
+    }
+    Ok(CommitOutcome::Committed {
+        id: id.to_string(),
+        files,
+        message,
+        reference,
+        worktree_updated,
+    })
+}
+
+/// Makes the repository index agree with the new commit for our paths only (out/ and the extra paths); every
+/// other entry, staged or not, is left as it was.
+fn sync_index(
+    repo: &Repository,
+    out_prefix: &str,
+    tree: &OutputTree,
+    extras: &BTreeSet<String>,
+    new_tree: &Tree<'_>,
+) -> Result<(), GitopsError> {
+    let mut index = repo.index()?;
+    index.read(false)?;
+    let ours: BTreeSet<String> = tree
+        .files
+        .keys()
+        .map(|p| format!("{out_prefix}/{}", slash(p)))
+        .collect();
+    let stale: Vec<String> = index
+        .iter()
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .filter(|p| {
+            (*p == out_prefix || p.starts_with(&format!("{out_prefix}/"))) && !ours.contains(p)
+        })
+        .collect();
+    for p in stale {
+        index.remove_path(Path::new(&p))?;
+    }
+    for p in ours.iter().chain(extras) {
+        let in_commit = new_tree.get_path(Path::new(p)).is_ok();
+        if in_commit {
+            index.add_path(Path::new(p))?;
+        } else {
+            index.remove_path(Path::new(p))?;
+        }
+    }
+    index.write()?;
+    Ok(())
+}

@@ -1,0 +1,741 @@
+//! `gpuplan lint`: the misconfiguration checks, also run by `compile` (findings are warnings).
+//!
+//! Every rule has a stable code (`GP001`…), points at the profile text that caused the finding, says what to
+//! do, and is silenced by `allow "GPxxx"` at the top level of the profile or in the pool/tier (the union is
+//! [`PoolPlan::allow`]; profile-wide rules — the AMI and the budget — only honour the profile's top-level
+//! `allow`).
+//!
+//! Rules about the *output* read the final rendered manifests ([`Compilation::manifests`]), not the plan: a
+//! user's `--templates` override that drops the GPU taint, hard-codes a limit or a weight is caught. Rules about
+//! *intent* read the plan and the profile. Prices are always recomputed from the catalog, never taken from the
+//! plan's own annotations, so drift between the two is visible (GP011, GP012).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::catalog::{AcceleratorKind, CapacityType, Catalog, InstanceType};
+use crate::compile::Compilation;
+use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Span};
+use crate::intent::{Pool, Profile, Tier};
+use crate::solve::{round_cents, ClusterPlan, PoolPlan, SPOT_MIN_TYPES};
+
+/// One lint rule, for `--help`, the README and `explain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    pub code: &'static str,
+    /// Short kebab-case name.
+    pub name: &'static str,
+    /// What it checks, one line.
+    pub summary: &'static str,
+    /// Whether it reads the rendered manifests (`true`) or the plan/profile (`false`).
+    pub checks_output: bool,
+}
+
+/// All rules, in code order.
+pub const RULES: &[Rule] = &[
+    Rule { code: "GP000", name: "unknown-allow", summary: "`allow` names a code that is no lint rule (it silences nothing)", checks_output: false },
+    Rule { code: "GP001", name: "gpu-underutilized-consolidation", summary: "GPU NodePool consolidates WhenEmptyOrUnderutilized (judges CPU/memory only: a node busy on its GPU looks idle)", checks_output: true },
+    Rule { code: "GP002", name: "ami-latest", summary: "EC2NodeClass AMI alias `@latest` (the whole GPU fleet drifts on every AMI release)", checks_output: true },
+    Rule { code: "GP003", name: "scheduled-budget-without-always-on", summary: "scheduled disruption budgets without an always-on budget (inactive schedule = unbounded disruption)", checks_output: true },
+    Rule { code: "GP004", name: "limit-below-largest-node", summary: "NodePool accelerator limit below the accelerators of its largest instance type (that node never launches)", checks_output: true },
+    Rule { code: "GP005", name: "equal-weights", summary: "overlapping NodePools of one cluster with equal weights (Karpenter breaks the tie by name, silently)", checks_output: true },
+    Rule { code: "GP006", name: "narrow-spot-pool", summary: "spot NodePool with fewer than 15 instance types (spot-to-spot consolidation needs 15)", checks_output: true },
+    Rule { code: "GP007", name: "missing-gpu-taint", summary: "GPU NodePool without the accelerator NoSchedule taint (any pod can land on GPU nodes)", checks_output: true },
+    Rule { code: "GP008", name: "fractional-gpu-type", summary: "fractional or zero-GPU instance type admitted (g6f, gr6f)", checks_output: true },
+    Rule { code: "GP009", name: "never-expire-without-drift-budget", summary: "`expireAfter: Never` without a `Drifted` disruption budget", checks_output: true },
+    Rule { code: "GP010", name: "reserved-without-selector", summary: "reserved capacity without capacityReservationSelectorTerms on its EC2NodeClass", checks_output: true },
+    Rule { code: "GP011", name: "budget-exceeded-by-limits", summary: "the profile's NodePool limits allow a worst case above its $/h budget", checks_output: true },
+    Rule { code: "GP012", name: "cost-annotation-drift", summary: "NodePool cost annotations disagree with what its limit and instance types can launch", checks_output: true },
+    Rule { code: "GP013", name: "limit-missing-or-not-string", summary: "GPU NodePool without a limit on its accelerator resource, or with a non-string limit (GitOps skew)", checks_output: true },
+];
+
+/// The rule for a code, if any.
+pub fn rule(code: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.code == code)
+}
+
+/// One lint finding with what it is about, so `explain` can list it under its pool.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub code: &'static str,
+    pub cluster: String,
+    pub profile: String,
+    /// The NodePool it is about; None for profile-wide findings (AMI, budget, allow).
+    pub pool: Option<String>,
+    pub span: Span,
+    /// A warning, ready to print.
+    pub diagnostic: ProfileDiagnostic,
+}
+
+/// The lint findings as warnings, sorted by file and position.
+pub fn lint(c: &Compilation) -> Vec<ProfileDiagnostic> {
+    findings(c).into_iter().map(|f| f.diagnostic).collect()
+}
+
+/// The lint findings with their cluster/profile/pool, sorted by file, position, code.
+pub fn findings(c: &Compilation) -> Vec<Finding> {
+    let mut lint = Lint { c, out: Vec::new() };
+    for cluster in &c.plan.clusters {
+        let Some(catalog) = c.catalogs.get(&cluster.region) else { continue };
+        let mut views = Vec::new();
+        for plan in &cluster.pools {
+            let Some(profile) = c.profiles.iter().find(|p| p.name.value == plan.profile && p.cluster.name.value == cluster.name) else {
+                continue;
+            };
+            let Some((pool, tier)) = find_tier(profile, &plan.name) else { continue };
+            let Some(object) = rendered(c, &cluster.name, "NodePool", &plan.name) else { continue };
+            views.push(PoolCtx { cluster, plan, profile, pool, tier, np: NodePool(object), catalog });
+        }
+        for ctx in &views {
+            lint.consolidation(ctx);
+            lint.scheduled_budgets(ctx);
+            lint.limit(ctx);
+            lint.narrow_spot(ctx);
+            lint.gpu_taint(ctx);
+            lint.fractional(ctx);
+            lint.never_expire(ctx);
+            lint.reserved(ctx);
+            lint.cost_annotations(ctx);
+        }
+        lint.equal_weights(&views);
+        for profile in c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name) {
+            lint.ami_latest(cluster, profile);
+            let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();
+            lint.budget(cluster, profile, &pools);
+            lint.unknown_allow(cluster, profile);
+        }
+    }
+    let mut out = lint.out;
+    out.sort_by(|a, b| (a.span.file, a.span.offset, a.code, &a.diagnostic.message).cmp(&(b.span.file, b.span.offset, b.code, &b.diagnostic.message)));
+    out
+}
+
+/// A rendered NodePool, read defensively: a template override may have changed anything.
+#[derive(Clone, Copy)]
+struct NodePool<'a>(&'a Value);
+
+impl<'a> NodePool<'a> {
+    fn spec(&self) -> &'a Value {
+        &self.0["spec"]
+    }
+
+    fn name(&self) -> &'a str {
+        self.0["metadata"]["name"].as_str().unwrap_or("")
+    }
+
+    fn annotation(&self, key: &str) -> Option<&'a str> {
+        self.0["metadata"]["annotations"][key].as_str()
+    }
+
+    fn weight(&self) -> u64 {
+        self.spec()["weight"].as_u64().unwrap_or(0)
+    }
+
+    /// Values of an `In` requirement, if present.
+    fn requirement(&self, key: &str) -> Option<Vec<&'a str>> {
+        self.spec()["template"]["spec"]["requirements"]
+            .as_array()?
+            .iter()
+            .find(|r| r["key"] == key && r["operator"] == "In")
+            .map(|r| r["values"].as_array().map(|v| v.iter().filter_map(Value::as_str).collect()).unwrap_or_default())
+    }
+
+    fn instance_types(&self) -> Option<Vec<&'a str>> {
+        self.requirement("node.kubernetes.io/instance-type")
+    }
+
+    fn capacity_types(&self) -> Vec<CapacityType> {
+        self.requirement("karpenter.sh/capacity-type")
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|c| match c {
+                "spot" => Some(CapacityType::Spot),
+                "on-demand" => Some(CapacityType::OnDemand),
+                "reserved" => Some(CapacityType::Reserved),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn zones(&self) -> Vec<String> {
+        self.requirement("topology.kubernetes.io/zone").unwrap_or_default().into_iter().map(String::from).collect()
+    }
+
+    fn limit_value(&self, resource: &str) -> Option<&'a Value> {
+        self.spec()["limits"].get(resource)
+    }
+
+    /// The accelerator limit as a count, whether written as a string or (wrongly) a number.
+    fn limit(&self, resource: &str) -> Option<u64> {
+        match self.limit_value(resource)? {
+            Value::String(s) => s.parse().ok(),
+            Value::Number(n) => n.as_u64(),
+            _ => None,
+        }
+    }
+
+    fn taints(&self) -> Vec<(&'a str, &'a str)> {
+        self.spec()["template"]["spec"]["taints"]
+            .as_array()
+            .map(|t| t.iter().map(|t| (t["key"].as_str().unwrap_or(""), t["effect"].as_str().unwrap_or(""))).collect())
+            .unwrap_or_default()
+    }
+
+    fn budgets(&self) -> Vec<&'a Value> {
+        self.spec()["disruption"]["budgets"].as_array().map(|b| b.iter().collect()).unwrap_or_default()
+    }
+}
+
+struct PoolCtx<'a> {
+    cluster: &'a ClusterPlan,
+    plan: &'a PoolPlan,
+    profile: &'a Profile,
+    pool: &'a Pool,
+    tier: &'a Tier,
+    np: NodePool<'a>,
+    catalog: &'a Catalog,
+}
+
+impl PoolCtx<'_> {
+    /// The instance types the rendered NodePool may launch (the plan's when the requirement is missing).
+    fn types(&self) -> Vec<String> {
+        match self.np.instance_types() {
+            Some(types) => types.into_iter().map(String::from).collect(),
+            None => self.plan.candidates.iter().map(|c| c.name.clone()).collect(),
+        }
+    }
+
+    /// Where the pool's limit comes from in the profile: max-accelerators or the budget.
+    fn limit_span(&self) -> Span {
+        let s = &self.tier.settings;
+        match (&s.max_accelerators, &self.profile.budget_usd_per_hour) {
+            (Some(m), _) if self.plan.limit_reason.starts_with("max-accelerators") => m.span,
+            (_, Some(b)) => b.span,
+            (Some(m), None) => m.span,
+            (None, None) => self.tier.name.span,
+        }
+    }
+
+    fn weight_span(&self) -> Span {
+        self.tier.settings.weight.as_ref().map_or(self.tier.name.span, |w| w.span)
+    }
+}
+
+/// Schedulable accelerators of one type in a pool (as the solver counts them: at least 1, × time-slicing).
+fn schedulable(t: &InstanceType, kind: AcceleratorKind, replicas: u32) -> u32 {
+    t.accelerators(kind).max(1) * replicas
+}
+
+/// $/schedulable-accelerator-hour of a type for the pool's capacity types (worst of them, worst zone), the
+/// same way the solver prices candidates.
+fn unit_price(t: &InstanceType, capacity: &[CapacityType], zones: &[String], kind: AcceleratorKind, replicas: u32) -> Option<f64> {
+    let price = capacity
+        .iter()
+        .filter_map(|c| t.price(*c, zones))
+        .max_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour))?;
+    Some(price.usd_per_hour / f64::from(schedulable(t, kind, replicas)))
+}
+
+/// Cheapest and priciest (type, $/accelerator-hour) a rendered NodePool can launch, from the catalog.
+fn price_range(ctx: &PoolCtx) -> Option<((String, f64), (String, f64))> {
+    let capacity = ctx.np.capacity_types();
+    let capacity = if capacity.is_empty() { ctx.plan.capacity_types.clone() } else { capacity };
+    let zones = ctx.np.zones();
+    let mut priced: Vec<(String, f64)> = ctx
+        .types()
+        .into_iter()
+        .filter_map(|name| {
+            let t = ctx.catalog.get(&name)?;
+            unit_price(t, &capacity, &zones, ctx.plan.accelerator, ctx.plan.replicas()).map(|p| (name, p))
+        })
+        .collect();
+    priced.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    Some((priced.first()?.clone(), priced.last()?.clone()))
+}
+
+fn find_tier<'p>(profile: &'p Profile, name: &str) -> Option<(&'p Pool, &'p Tier)> {
+    profile.pools.iter().find_map(|p| p.tiers.iter().find(|t| t.name.value == name).map(|t| (p, t)))
+}
+
+/// The rendered object of a kind and name in a cluster's directory.
+fn rendered<'c>(c: &'c Compilation, cluster: &str, kind: &str, name: &str) -> Option<&'c Value> {
+    c.manifests
+        .iter()
+        .find(|m| m.kind() == kind && m.path.starts_with(cluster) && m.object["metadata"]["name"] == name)
+        .map(|m| &m.object)
+}
+
+struct Lint<'c> {
+    c: &'c Compilation,
+    out: Vec<Finding>,
+}
+
+impl Lint<'_> {
+    /// Records a pool-level finding unless the pool (or its profile) allows the code.
+    fn pool(&mut self, ctx: &PoolCtx, code: &'static str, span: Span, message: String, help: String) {
+        if ctx.plan.allow.contains(code) {
+            return;
+        }
+        let diagnostic = self.c.sources.error(span, code, message).help(silence_help(help, code)).warning();
+        self.out.push(Finding {
+            code,
+            cluster: ctx.cluster.name.clone(),
+            profile: ctx.profile.name.value.clone(),
+            pool: Some(ctx.plan.name.clone()),
+            span,
+            diagnostic,
+        });
+    }
+
+    /// Records a profile-wide finding unless the profile's top level allows the code.
+    fn profile(&mut self, cluster: &ClusterPlan, profile: &Profile, code: &'static str, span: Span, message: String, help: String) {
+        if profile.allow.iter().any(|a| a.value == code) {
+            return;
+        }
+        let diagnostic = self.c.sources.error(span, code, message).help(silence_help(help, code)).warning();
+        self.out.push(Finding { code, cluster: cluster.name.clone(), profile: profile.name.value.clone(), pool: None, span, diagnostic });
+    }
+
+    /// GP001: WhenEmptyOrUnderutilized on a GPU pool.
+    fn consolidation(&mut self, ctx: &PoolCtx) {
+        let policy = ctx.np.spec()["disruption"]["consolidationPolicy"].as_str().unwrap_or("");
+        if policy == "WhenEmptyOrUnderutilized" {
+            self.pool(
+                ctx,
+                "GP001",
+                ctx.tier.settings.disruption.consolidation_policy.span,
+                format!(
+                    "NodePool `{}` consolidates WhenEmptyOrUnderutilized, which judges CPU and memory only: a node busy on its {} looks idle and gets consolidated",
+                    ctx.plan.name,
+                    ctx.plan.resource()
+                ),
+                "use `consolidation \"WhenEmpty\"` in the pool's disruption block (the preset default)".into(),
+            );
+        }
+    }
+
+    /// GP002: `@latest` AMI alias on any EC2NodeClass of the profile.
+    fn ami_latest(&mut self, cluster: &ClusterPlan, profile: &Profile) {
+        let classes = cluster.node_classes.iter().filter(|n| n.profile == profile.name.value);
+        let mut latest = BTreeSet::new();
+        for class in classes {
+            let Some(object) = rendered(self.c, &cluster.name, "EC2NodeClass", &class.name) else { continue };
+            for term in object["spec"]["amiSelectorTerms"].as_array().into_iter().flatten() {
+                if let Some(alias) = term["alias"].as_str().filter(|a| a.ends_with("@latest")) {
+                    latest.insert((class.name.clone(), alias.to_string()));
+                }
+            }
+        }
+        if latest.is_empty() {
+            return;
+        }
+        let aliases: BTreeSet<&str> = latest.iter().map(|(_, a)| a.as_str()).collect();
+        let classes: Vec<&str> = latest.iter().map(|(c, _)| c.as_str()).collect();
+        let family = aliases.iter().next().and_then(|a| a.split('@').next()).unwrap_or("al2023");
+        self.profile(
+            cluster,
+            profile,
+            "GP002",
+            profile.cluster.ami.span,
+            format!(
+                "AMI alias `{}` (EC2NodeClass {}) follows every AMI release: each release drifts and replaces the whole GPU fleet",
+                aliases.into_iter().collect::<Vec<_>>().join("`, `"),
+                classes.join(", ")
+            ),
+            format!("pin a release, e.g. ami \"{family}@v20251023\", and bump it deliberately"),
+        );
+    }
+
+    /// GP003: scheduled budgets with some disruption reason not covered by an always-on budget.
+    fn scheduled_budgets(&mut self, ctx: &PoolCtx) {
+        let budgets = ctx.np.budgets();
+        if !budgets.iter().any(|b| b.get("schedule").is_some_and(|s| !s.is_null())) {
+            return;
+        }
+        let always: Vec<&&Value> = budgets.iter().filter(|b| b.get("schedule").is_none_or(Value::is_null)).collect();
+        let uncovered: Vec<&str> = ["Empty", "Underutilized", "Drifted"]
+            .into_iter()
+            .filter(|reason| {
+                !always.iter().any(|b| match b.get("reasons").and_then(Value::as_array) {
+                    None => true,
+                    Some(r) => r.is_empty() || r.iter().any(|x| x == reason),
+                })
+            })
+            .collect();
+        if uncovered.is_empty() {
+            return;
+        }
+        let d = &ctx.tier.settings.disruption;
+        let span = d
+            .budgets
+            .iter()
+            .find(|b| b.schedule.is_some())
+            .map(|b| b.span)
+            .or(d.maintenance_window.as_ref().map(|w| w.span))
+            .unwrap_or(ctx.pool.preset.span);
+        self.pool(
+            ctx,
+            "GP003",
+            span,
+            format!(
+                "NodePool `{}` has scheduled disruption budgets but no always-on budget for {}: while the schedule is inactive, that disruption is unbounded",
+                ctx.plan.name,
+                uncovered.join(", ")
+            ),
+            "add an always-on budget next to the scheduled one, e.g. budget nodes=\"1\" (no schedule); Karpenter applies the most restrictive active budget".into(),
+        );
+    }
+
+    /// GP004: rendered limit below the largest node; GP013: limit missing or not a string.
+    fn limit(&mut self, ctx: &PoolCtx) {
+        let resource = ctx.plan.resource();
+        let Some(value) = ctx.np.limit_value(resource) else {
+            self.pool(
+                ctx,
+                "GP013",
+                ctx.limit_span(),
+                format!("NodePool `{}` has no `{resource}` limit: the pool can grow without bound", ctx.plan.name),
+                "gpuplan sizes the limit from max-accelerators or the budget; check the NodePool template override (--templates)".into(),
+            );
+            return;
+        };
+        if !value.is_string() {
+            self.pool(
+                ctx,
+                "GP013",
+                ctx.limit_span(),
+                format!("NodePool `{}` writes its `{resource}` limit as {value}, not a string: the API server returns it as a string and GitOps tools report a permanent diff", ctx.plan.name),
+                "quote the limit in the template (`{{ pool.limit | string }}`)".into(),
+            );
+        }
+        let Some(limit) = ctx.np.limit(resource) else { return };
+        let replicas = ctx.plan.replicas();
+        let largest = ctx
+            .types()
+            .into_iter()
+            .filter_map(|name| ctx.catalog.get(&name).map(|t| (u64::from(schedulable(t, ctx.plan.accelerator, replicas)), name)))
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        if let Some((accelerators, name)) = largest.filter(|(a, _)| *a > limit) {
+            let sharing = if replicas > 1 { format!(" ({} × time-slicing replicas {replicas})", accelerators / u64::from(replicas)) } else { String::new() };
+            self.pool(
+                ctx,
+                "GP004",
+                ctx.limit_span(),
+                format!(
+                    "NodePool `{}` limits {resource} to {limit}, but its largest instance type {name} has {accelerators}{sharing}: that node can never launch",
+                    ctx.plan.name
+                ),
+                format!("raise the limit to at least {accelerators}, or cap node size with `gpu {{ per-node max=… }}`"),
+            );
+        }
+    }
+
+    /// GP005: equal rendered weights among overlapping NodePools of one cluster.
+    fn equal_weights(&mut self, views: &[PoolCtx]) {
+        let mut sorted: Vec<&PoolCtx> = views.iter().collect();
+        sorted.sort_by(|a, b| a.plan.name.cmp(&b.plan.name));
+        for (i, later) in sorted.iter().enumerate() {
+            let later_types: BTreeSet<String> = later.types().into_iter().collect();
+            let tied: Vec<&str> = sorted[..i]
+                .iter()
+                .filter(|earlier| earlier.np.weight() == later.np.weight())
+                .filter(|earlier| {
+                    earlier.plan.resource() == later.plan.resource() || earlier.types().iter().any(|t| later_types.contains(t))
+                })
+                .map(|earlier| earlier.plan.name.as_str())
+                .collect();
+            if tied.is_empty() {
+                continue;
+            }
+            self.pool(
+                later,
+                "GP005",
+                later.weight_span(),
+                format!(
+                    "NodePool `{}` has weight {} like overlapping NodePool{} `{}` in cluster `{}`: Karpenter breaks the tie by name, silently",
+                    later.plan.name,
+                    later.np.weight(),
+                    if tied.len() == 1 { "" } else { "s" },
+                    tied.join("`, `"),
+                    later.cluster.name
+                ),
+                "give every pool of a cluster a distinct weight (remove explicit `weight`s to let gpuplan assign them), and check --templates overrides of spec.weight".into(),
+            );
+        }
+    }
+
+    /// GP006: spot pool narrower than Karpenter's spot-to-spot minimum.
+    fn narrow_spot(&mut self, ctx: &PoolCtx) {
+        if !ctx.np.capacity_types().contains(&CapacityType::Spot) {
+            return;
+        }
+        let types = ctx.types();
+        if types.len() >= SPOT_MIN_TYPES {
+            return;
+        }
+        // The constraint that removed the most types limited the pool the most.
+        let mut removals: Vec<_> = ctx.plan.removed.iter().filter(|r| !r.constraint.starts_with("whole accelerators")).collect();
+        removals.sort_by(|a, b| b.types.len().cmp(&a.types.len()).then(a.constraint.cmp(&b.constraint)));
+        let (span, why) = match removals.first() {
+            Some(top) => {
+                let others: Vec<String> = removals[1..].iter().take(2).map(|r| format!("`{}` removed {}", r.constraint, r.types.len())).collect();
+                (
+                    constraint_span(ctx, &top.constraint),
+                    format!(
+                        "; `{}` removed the most ({}){}",
+                        top.constraint,
+                        top.types.len(),
+                        if others.is_empty() { String::new() } else { format!(", then {}", others.join(", ")) }
+                    ),
+                )
+            }
+            None => (ctx.tier.name.span, String::new()),
+        };
+        self.pool(
+            ctx,
+            "GP006",
+            span,
+            format!(
+                "spot NodePool `{}` has {} instance type{}; Karpenter's spot-to-spot consolidation needs at least {SPOT_MIN_TYPES}{why}",
+                ctx.plan.name,
+                types.len(),
+                if types.len() == 1 { "" } else { "s" }
+            ),
+            "relax that constraint (more GPU names, a lower memory-min, a wider per-node range, a higher price-ratio-max) so the pool can find spot capacity; spot pools this narrow are interrupted and not replaced".into(),
+        );
+    }
+
+    /// GP007: GPU NodePool without the accelerator NoSchedule taint.
+    fn gpu_taint(&mut self, ctx: &PoolCtx) {
+        let resource = ctx.plan.resource();
+        let tainted = ctx.np.taints().iter().any(|(key, effect)| {
+            [AcceleratorKind::Nvidia, AcceleratorKind::Amd, AcceleratorKind::Neuron].iter().any(|k| k.resource() == *key)
+                && matches!(*effect, "NoSchedule" | "NoExecute")
+        });
+        if !tainted {
+            self.pool(
+                ctx,
+                "GP007",
+                ctx.tier.settings.accelerator.span,
+                format!("NodePool `{}` has no `{resource}` NoSchedule taint: pods that need no accelerator can land on (and keep alive) its nodes", ctx.plan.name),
+                format!("keep the `{resource}:NoSchedule` taint gpuplan adds (check the NodePool template override); accelerator pods tolerate it automatically on EKS"),
+            );
+        }
+    }
+
+    /// GP008: fractional or zero-GPU types in the rendered NodePool.
+    fn fractional(&mut self, ctx: &PoolCtx) {
+        for name in ctx.types() {
+            let Some(t) = ctx.catalog.get(&name).filter(|t| t.has_partial_gpus()) else { continue };
+            let gpu = t.gpus.iter().find(|g| g.count == 0 || g.partition_size < 1.0).expect("has_partial_gpus");
+            let named = ctx.tier.settings.types.iter().find(|n| n.value == name);
+            let span = named.map_or(ctx.tier.settings.accelerator.span, |n| n.span);
+            self.pool(
+                ctx,
+                "GP008",
+                span,
+                format!(
+                    "NodePool `{}` admits {name}, which has a fraction of a GPU ({} of one {}, {} MiB){}: it advertises no whole `{}` and cannot run pods that request one",
+                    ctx.plan.name,
+                    fraction(gpu.partition_size),
+                    gpu.name,
+                    gpu.memory_mib,
+                    if named.is_some() { ", named in `types`" } else { "" },
+                    ctx.plan.resource()
+                ),
+                if named.is_some() {
+                    "keep it only for workloads built for fractional GPUs; otherwise remove it from `types`".into()
+                } else {
+                    "remove it (gpuplan only admits fractional-GPU types named in `types`; check the NodePool template override)".into()
+                },
+            );
+        }
+    }
+
+    /// GP009: expireAfter Never without a Drifted budget.
+    fn never_expire(&mut self, ctx: &PoolCtx) {
+        if ctx.np.spec()["template"]["spec"]["expireAfter"].as_str() != Some("Never") {
+            return;
+        }
+        let drifted = ctx
+            .np
+            .budgets()
+            .iter()
+            .any(|b| b.get("reasons").and_then(Value::as_array).is_some_and(|r| r.iter().any(|x| x == "Drifted")));
+        if !drifted {
+            self.pool(
+                ctx,
+                "GP009",
+                ctx.tier.settings.disruption.expire_after.span,
+                format!(
+                    "NodePool `{}` never expires its nodes (expireAfter: Never) but has no `Drifted` disruption budget: drift (AMI or NodeClass changes) is their only replacement path, governed only by the general budgets",
+                    ctx.plan.name
+                ),
+                "add budget nodes=\"1\" reasons=\"Drifted\" to the pool's disruption block so drifted nodes are replaced one at a time".into(),
+            );
+        }
+    }
+
+    /// GP010: reserved capacity without capacityReservationSelectorTerms on its EC2NodeClass.
+    fn reserved(&mut self, ctx: &PoolCtx) {
+        if !ctx.np.capacity_types().contains(&CapacityType::Reserved) {
+            return;
+        }
+        let class = ctx.np.spec()["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap_or("");
+        let terms = rendered(self.c, &ctx.cluster.name, "EC2NodeClass", class)
+            .and_then(|o| o["spec"]["capacityReservationSelectorTerms"].as_array())
+            .is_some_and(|t| !t.is_empty());
+        if !terms {
+            let s = &ctx.tier.settings;
+            let span = s.reserved.as_ref().map_or(s.capacity.span, |r| r.span);
+            self.pool(
+                ctx,
+                "GP010",
+                span,
+                format!(
+                    "NodePool `{}` launches reserved capacity, but its EC2NodeClass `{class}` has no capacityReservationSelectorTerms: Karpenter finds no reservation to launch into",
+                    ctx.plan.name
+                ),
+                "name the reservations in the pool: reserved { id \"cr-…\" } or reserved { tag \"key\" \"value\" } (and check the EC2NodeClass template override)".into(),
+            );
+        }
+    }
+
+    /// GP011: Σ limit × priciest $/accelerator-hour over the profile's rendered NodePools above the budget.
+    fn budget(&mut self, cluster: &ClusterPlan, profile: &Profile, pools: &[&PoolCtx]) {
+        let Some(budget) = &profile.budget_usd_per_hour else { return };
+        let mut total = 0.0;
+        let mut parts = Vec::new();
+        for ctx in pools {
+            let (Some(limit), Some((_, (priciest, price)))) = (ctx.np.limit(ctx.plan.resource()), price_range(ctx)) else { continue };
+            let worst = limit as f64 * price;
+            total += worst;
+            parts.push(format!("{} {limit} × ${price:.4} ({priciest}) = ${worst:.2}", ctx.plan.name));
+        }
+        if total > budget.value + 0.005 {
+            self.profile(
+                cluster,
+                profile,
+                "GP011",
+                budget.span,
+                format!(
+                    "the NodePool limits of profile `{}` allow a worst case of ${total:.2}/h, over its budget of ${:.2}/h: {}",
+                    profile.name.value,
+                    budget.value,
+                    parts.join(" + ")
+                ),
+                "the rendered limits differ from what gpuplan sized within the budget: check --templates overrides of spec.limits, or raise the budget".into(),
+            );
+        }
+    }
+
+    /// GP012: cost annotations vs what the rendered limit and instance types can launch.
+    fn cost_annotations(&mut self, ctx: &PoolCtx) {
+        let (Some(limit), Some(((cheap_name, cheap), (pricey_name, pricey)))) = (ctx.np.limit(ctx.plan.resource()), price_range(ctx)) else {
+            return;
+        };
+        let mut wrong = Vec::new();
+        for (key, what, actual, ty, unit) in [
+            ("gpuplan.dev/expected-usd-per-hour", "expected", round_cents(cheap * limit as f64), &cheap_name, cheap),
+            ("gpuplan.dev/worst-case-usd-per-hour", "worst case", round_cents(pricey * limit as f64), &pricey_name, pricey),
+        ] {
+            let Some(text) = ctx.np.annotation(key) else { continue };
+            match text.parse::<f64>() {
+                Ok(v) if (v - actual).abs() < 0.006 => {}
+                _ => wrong.push(format!("{what} ${text}/h, but {limit} × ${unit:.4} ({ty}) = ${actual:.2}/h")),
+            }
+        }
+        if !wrong.is_empty() {
+            self.pool(
+                ctx,
+                "GP012",
+                ctx.tier.name.span,
+                format!("NodePool `{}` cost annotations disagree with what it can launch: {}", ctx.np.name(), wrong.join("; ")),
+                "the annotations, limit or instance types were changed after gpuplan priced them: check --templates overrides; recompile to refresh".into(),
+            );
+        }
+    }
+
+    /// GP000: `allow` codes that name no rule.
+    fn unknown_allow(&mut self, cluster: &ClusterPlan, profile: &Profile) {
+        let mut seen = BTreeSet::new();
+        let tiers = profile.pools.iter().flat_map(|p| &p.tiers);
+        for allow in profile.allow.iter().chain(tiers.flat_map(|t| &t.settings.allow)) {
+            if rule(&allow.value).is_some() || !seen.insert(allow.span) {
+                continue;
+            }
+            let help = did_you_mean(&allow.value, RULES.iter().map(|r| r.code))
+                .map(|d| format!("{d} "))
+                .unwrap_or_default()
+                + "lint codes are GP001…GP013 (see README, Lint)";
+            let diagnostic = self
+                .c
+                .sources
+                .error(allow.span, "GP000", format!("`allow \"{}\"` names no lint rule: it silences nothing", allow.value))
+                .help(help)
+                .warning();
+            self.out.push(Finding { code: "GP000", cluster: cluster.name.clone(), profile: profile.name.value.clone(), pool: None, span: allow.span, diagnostic });
+        }
+    }
+}
+
+fn silence_help(help: String, code: &str) -> String {
+    format!("{help}; or silence with `allow \"{code}\"`")
+}
+
+fn fraction(partition: f64) -> String {
+    if partition > 0.0 && partition < 1.0 {
+        format!("1/{}", (1.0 / partition).round())
+    } else {
+        format!("{partition}")
+    }
+}
+
+/// The profile text behind a solver constraint (as worded in [`crate::solve::Removal::constraint`]).
+fn constraint_span(ctx: &PoolCtx, constraint: &str) -> Span {
+    let s = &ctx.tier.settings;
+    let first = |v: &[crate::diagnostic::Spanned<String>]| v.first().map(|x| x.span);
+    let span = if constraint.starts_with("accelerator name in") {
+        first(&s.accelerator_names)
+    } else if constraint.starts_with("memory per accelerator") {
+        s.memory_min_mib.as_ref().map(|m| m.span)
+    } else if constraint.starts_with("accelerators per node ≥") {
+        s.per_node_min.as_ref().map(|m| m.span)
+    } else if constraint.starts_with("accelerators per node ≤") {
+        s.per_node_max.as_ref().map(|m| m.span)
+    } else if constraint.starts_with("arch in") {
+        s.arch.first().map(|a| a.span)
+    } else if constraint.starts_with("instance generation") {
+        s.generation_min.as_ref().map(|g| g.span)
+    } else if constraint.starts_with("family in") {
+        first(&s.families)
+    } else if constraint.starts_with("family not in") {
+        first(&s.exclude_families)
+    } else if constraint.starts_with("type in") {
+        first(&s.types)
+    } else if constraint.starts_with("type not in") {
+        first(&s.exclude_types)
+    } else if constraint.starts_with("EFA") {
+        s.efa.as_ref().map(|e| e.span)
+    } else if constraint.starts_with("supports capacity") || constraint.starts_with("has a price") {
+        Some(s.capacity.span)
+    } else if constraint.starts_with("$/accelerator-hour") {
+        Some(s.price_ratio_max.span)
+    } else if constraint.starts_with("node accelerators ≤ limit") {
+        Some(ctx.limit_span())
+    } else {
+        None
+    };
+    span.unwrap_or(ctx.tier.name.span)
+}
+
+/// Lint findings grouped by (cluster, NodePool) for `explain`; profile-wide ones under (cluster, profile) with
+/// an empty pool name.
+pub fn by_pool(findings: &[Finding]) -> BTreeMap<(String, String, String), Vec<&Finding>> {
+    let mut map: BTreeMap<(String, String, String), Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        map.entry((f.cluster.clone(), f.profile.clone(), f.pool.clone().unwrap_or_default())).or_default().push(f);
+    }
+    map
+}

@@ -1,0 +1,99 @@
+//! Helpers shared by the lint/explain/property tests: profiles written to a tempdir and compiled.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
+use gpuplan::diagnostic::ProfileDiagnostic;
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A profile with the usual cluster block; `body` is everything after it.
+pub fn profile(name: &str, priority: u32, ami: &str, body: &str) -> String {
+    format!(
+        "profile \"{name}\" priority={priority}\ncluster \"ml\" {{\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1b\" \"us-east-1c\"\n    ami \"{ami}\"\n}}\n{body}"
+    )
+}
+
+pub struct Compiled {
+    pub dir: TempDir,
+    pub result: Result<Compilation, CompileError>,
+}
+
+impl Compiled {
+    pub fn ok(&self) -> &Compilation {
+        match &self.result {
+            Ok(c) => c,
+            Err(CompileError::Profiles { diagnostics }) => panic!("compile failed:\n{}", gpuplan::diagnostic::render_plain(diagnostics)),
+            Err(e) => panic!("compile failed: {e}"),
+        }
+    }
+
+    pub fn ok_mut(&mut self) -> &mut Compilation {
+        self.ok();
+        self.result.as_mut().unwrap()
+    }
+
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.dir.path().join("profiles").join(file)
+    }
+
+    /// "dir/profiles/<file>:line:col" of the first occurrence of `needle` in that profile.
+    pub fn loc(&self, file: &str, needle: &str) -> String {
+        let path = self.path(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let offset = text.find(needle).unwrap_or_else(|| panic!("`{needle}` not in {file}"));
+        let before = &text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().unwrap().chars().count() + 1;
+        format!("{}:{line}:{col}", path.display())
+    }
+}
+
+/// Writes `(file name, text)` profiles to a tempdir (and templates, if any) and compiles them.
+pub fn compile_profiles(profiles: &[(&str, String)], templates: &[(&str, String)]) -> Compiled {
+    let dir = tempfile::tempdir().unwrap();
+    let pdir = dir.path().join("profiles");
+    std::fs::create_dir_all(&pdir).unwrap();
+    for (name, text) in profiles {
+        std::fs::write(pdir.join(name), text).unwrap();
+    }
+    let templates_dir = if templates.is_empty() {
+        None
+    } else {
+        let t = dir.path().join("templates");
+        std::fs::create_dir_all(&t).unwrap();
+        for (name, text) in templates {
+            std::fs::write(t.join(name), text).unwrap();
+        }
+        Some(t)
+    };
+    let result = compile(&CompileOptions { profiles: vec![pdir], catalogs_dir: repo().join("catalogs"), templates_dir });
+    Compiled { dir, result }
+}
+
+pub fn compile_one(text: String) -> Compiled {
+    compile_profiles(&[("p.kdl", text)], &[])
+}
+
+/// The rendered object of a kind and name.
+pub fn object_mut<'c>(c: &'c mut Compilation, kind: &str, name: &str) -> &'c mut Value {
+    &mut c
+        .manifests
+        .iter_mut()
+        .find(|m| m.kind() == kind && m.object["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name}"))
+        .object
+}
+
+pub fn with_code<'d>(diagnostics: &'d [ProfileDiagnostic], code: &str) -> Vec<&'d ProfileDiagnostic> {
+    diagnostics.iter().filter(|d| d.code == code).collect()
+}
+
+pub fn templates_path() -> &'static Path {
+    Path::new("templates")
+}

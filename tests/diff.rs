@@ -1,0 +1,395 @@
+use std::path::Path;
+
+use gpuplan::diff::{
+    ClusterCost, CostMeasure, Detail, DiffFormat, ObjectChange, cluster_costs, render_diff,
+    semantic_changes,
+};
+use gpuplan::output::{ChangeKind, OutputTree, with_header};
+
+const SRC: &str = "profiles/llm-inference.kdl";
+
+#[allow(clippy::too_many_arguments)]
+fn nodepool(
+    name: &str,
+    types: &[&str],
+    capacity: &[&str],
+    gpu_limit: &str,
+    weight: u32,
+    consolidate_after: &str,
+    expected: &str,
+    worst: &str,
+) -> String {
+    let types: String = types
+        .iter()
+        .map(|t| format!("            - {t}\n"))
+        .collect();
+    let capacity: String = capacity
+        .iter()
+        .map(|t| format!("            - {t}\n"))
+        .collect();
+    format!(
+        r#"apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: {name}
+  annotations:
+    gpuplan.dev/budget-usd-per-hour: "150.00"
+    gpuplan.dev/expected-usd-per-hour: "{expected}"
+    gpuplan.dev/source: {SRC}
+    gpuplan.dev/worst-case-usd-per-hour: "{worst}"
+spec:
+  weight: {weight}
+  limits:
+    nvidia.com/gpu: "{gpu_limit}"
+  disruption:
+    consolidationPolicy: WhenEmpty
+    consolidateAfter: {consolidate_after}
+    budgets:
+      - nodes: "10%"
+  template:
+    metadata:
+      labels:
+        gpuplan.dev/pool: {name}
+    spec:
+      expireAfter: 720h
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: gpu-al2023
+      requirements:
+        - key: node.kubernetes.io/instance-type
+          operator: In
+          values:
+{types}        - key: karpenter.sh/capacity-type
+          operator: In
+          values:
+{capacity}        - key: karpenter.k8s.aws/instance-gpu-memory
+          operator: Gt
+          values:
+            - "23000"
+      taints:
+        - key: nvidia.com/gpu
+          effect: NoSchedule
+"#
+    )
+}
+
+const PDB: &str = r#"apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: llm-server
+  namespace: inference
+spec:
+  minAvailable: 2
+  selector:
+    matchLabels:
+      app: llm-server
+"#;
+
+const HPA_OLD: &str = r#"apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: llm-server
+  namespace: inference
+spec:
+  minReplicas: 2
+  maxReplicas: 8
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: llm-server
+"#;
+
+fn batch_hpa() -> String {
+    HPA_OLD
+        .replace("llm-server", "batch-worker")
+        .replace("inference", "batch")
+}
+
+fn trees() -> (OutputTree, OutputTree) {
+    let mut old = OutputTree::default();
+    let mut new = OutputTree::default();
+    // Spot pool: +g6e.xlarge +g6e.2xlarge, -g5.xlarge, limit 40→48, weight 50→60, consolidateAfter, costs.
+    old.insert(
+        "ml-prod/nodepool-gpu-inference-spot.yaml",
+        with_header(
+            SRC,
+            &nodepool(
+                "gpu-inference-spot",
+                &["g5.xlarge", "g5.2xlarge", "g6.xlarge", "g6.2xlarge"],
+                &["spot"],
+                "40",
+                50,
+                "5m",
+                "31.20",
+                "112.00",
+            ),
+        ),
+    );
+    new.insert(
+        "ml-prod/nodepool-gpu-inference-spot.yaml",
+        with_header(
+            SRC,
+            &nodepool(
+                "gpu-inference-spot",
+                &[
+                    "g5.2xlarge",
+                    "g6.xlarge",
+                    "g6.2xlarge",
+                    "g6e.xlarge",
+                    "g6e.2xlarge",
+                ],
+                &["spot"],
+                "48",
+                60,
+                "10m",
+                "35.84",
+                "130.40",
+            ),
+        ),
+    );
+    // On-demand pool: unchanged as data, only re-formatted (extra comment) → no semantic change.
+    let od = nodepool(
+        "gpu-inference-od",
+        &["g6.xlarge"],
+        &["on-demand"],
+        "8",
+        10,
+        "5m",
+        "6.40",
+        "12.80",
+    );
+    old.insert(
+        "ml-prod/nodepool-gpu-inference-od.yaml",
+        with_header(SRC, &od),
+    );
+    new.insert(
+        "ml-prod/nodepool-gpu-inference-od.yaml",
+        with_header(SRC, &format!("# pool for fallback\n{od}")),
+    );
+    // PDB removed, HPA added.
+    old.insert(
+        "ml-prod/poddisruptionbudget-inference-llm-server.yaml",
+        with_header(SRC, PDB),
+    );
+    new.insert(
+        "ml-prod/horizontalpodautoscaler-inference-llm-server.yaml",
+        with_header(SRC, HPA_OLD),
+    );
+    // A second cluster: a new training pool and an HPA change elsewhere.
+    new.insert(
+        "ml-train/nodepool-train-od.yaml",
+        with_header(
+            "profiles/train.kdl",
+            &nodepool(
+                "train-od",
+                &["p5.48xlarge"],
+                &["on-demand"],
+                "16",
+                20,
+                "Never",
+                "98.32",
+                "196.64",
+            ),
+        ),
+    );
+    old.insert(
+        "ml-train/horizontalpodautoscaler-batch-worker.yaml",
+        with_header("profiles/train.kdl", &batch_hpa()),
+    );
+    new.insert(
+        "ml-train/horizontalpodautoscaler-batch-worker.yaml",
+        with_header(
+            "profiles/train.kdl",
+            &batch_hpa().replace("maxReplicas: 8", "maxReplicas: 12"),
+        ),
+    );
+    (old, new)
+}
+
+#[test]
+fn semantic_changes_describe_nodepool_changes_in_words() {
+    let (old, new) = trees();
+    let changes = semantic_changes(&old, &new);
+    let summaries: Vec<&str> = changes.iter().map(|c| c.summary.as_str()).collect();
+    assert_eq!(
+        summaries,
+        vec![
+            "HorizontalPodAutoscaler inference/llm-server: added",
+            "NodePool gpu-inference-spot: +g6e.xlarge, +g6e.2xlarge, -g5.xlarge, limit nvidia.com/gpu 40→48, \
+             weight 50→60, consolidateAfter 5m→10m, expected $/h 31.20→35.84 (+4.64), \
+             worst case $/h 112.00→130.40 (+18.40)",
+            "PodDisruptionBudget inference/llm-server: removed",
+            "HorizontalPodAutoscaler batch/batch-worker: spec.maxReplicas 8→12",
+            "NodePool train-od: added (1 instance type, on-demand, limit nvidia.com/gpu 16, weight 20, \
+             expected $/h 98.32, worst case $/h 196.64, budget $/h 150.00)",
+        ]
+    );
+    let spot = changes
+        .iter()
+        .find(|c| c.name == "gpu-inference-spot")
+        .unwrap();
+    assert_eq!(spot.cluster, "ml-prod");
+    assert_eq!(spot.change, ChangeKind::Modified);
+    assert_eq!(
+        spot.path,
+        Path::new("ml-prod/nodepool-gpu-inference-spot.yaml")
+    );
+    assert_eq!(
+        spot.details[0],
+        Detail::InstanceTypes {
+            added: vec!["g6e.xlarge".into(), "g6e.2xlarge".into()],
+            removed: vec!["g5.xlarge".into()]
+        }
+    );
+    assert!((spot.worst_case_delta().unwrap() - 18.40).abs() < 1e-9);
+    // The re-formatted on-demand pool is not a semantic change.
+    assert!(changes.iter().all(|c| c.name != "gpu-inference-od"));
+
+    let costs = cluster_costs(&old, &new);
+    let worst: Vec<&ClusterCost> = costs
+        .iter()
+        .filter(|c| c.measure == CostMeasure::WorstCase)
+        .collect();
+    assert_eq!(worst.len(), 2);
+    // The budget is per profile: two pools of one profile count it once.
+    let budget = costs
+        .iter()
+        .find(|c| c.measure == CostMeasure::Budget && c.cluster == "ml-prod")
+        .unwrap();
+    assert_eq!((budget.old, budget.new), (Some(150.0), Some(150.0)));
+    assert_eq!(
+        (worst[0].cluster.as_str(), worst[0].old, worst[0].new),
+        ("ml-prod", Some(124.80), Some(143.20))
+    );
+    assert_eq!(
+        (worst[1].cluster.as_str(), worst[1].old, worst[1].new),
+        ("ml-train", None, Some(196.64))
+    );
+}
+
+#[test]
+fn other_nodepool_fields_and_other_kinds_by_json_path() {
+    let base = nodepool(
+        "p",
+        &["g6.xlarge"],
+        &["spot"],
+        "8",
+        10,
+        "5m",
+        "1.00",
+        "2.00",
+    );
+    let changed = base
+        .replace("expireAfter: 720h", "expireAfter: Never")
+        .replace("\"23000\"", "\"46000\"")
+        .replace(
+            "- nodes: \"10%\"",
+            "- nodes: \"0\"\n        schedule: \"0 9 * * 1-5\"\n        duration: 8h",
+        )
+        .replace(
+            "            - spot\n",
+            "            - spot\n            - on-demand\n",
+        );
+    let mut old = OutputTree::default();
+    let mut new = OutputTree::default();
+    old.insert("c/p.yaml", with_header(SRC, &base));
+    new.insert("c/p.yaml", with_header(SRC, &changed));
+    let c = semantic_changes(&old, &new);
+    assert_eq!(c.len(), 1);
+    assert_eq!(
+        c[0].summary,
+        "NodePool p: capacity types +on-demand, requirement karpenter.k8s.aws/instance-gpu-memory Gt [23000]→Gt [46000], \
+         budgets [nodes 10%]→[nodes 0 schedule \"0 9 * * 1-5\" for 8h], spec.template.spec.expireAfter 720h→Never"
+    );
+}
+
+#[test]
+fn unchanged_trees_have_no_changes() {
+    let (old, _) = trees();
+    assert!(semantic_changes(&old, &old).is_empty());
+    assert_eq!(render_diff(&old, &old, DiffFormat::Unified), "");
+    assert_eq!(
+        render_diff(&old, &old, DiffFormat::Markdown),
+        "## gpuplan: no changes to out/\n"
+    );
+    assert_eq!(render_diff(&old, &old, DiffFormat::Json), "[]\n");
+}
+
+#[test]
+fn markdown_snapshot() {
+    let (old, new) = trees();
+    insta::assert_snapshot!("markdown", render_diff(&old, &new, DiffFormat::Markdown));
+}
+
+#[test]
+fn unified_snapshot() {
+    let (old, new) = trees();
+    let unified = render_diff(&old, &new, DiffFormat::Unified);
+    assert!(unified.contains("--- a/out/ml-prod/nodepool-gpu-inference-spot.yaml\n"));
+    assert!(unified.contains("+++ b/out/ml-prod/nodepool-gpu-inference-spot.yaml\n"));
+    assert!(unified.contains("--- /dev/null\n+++ b/out/ml-train/nodepool-train-od.yaml\n"));
+    assert!(unified.contains(
+        "--- a/out/ml-prod/poddisruptionbudget-inference-llm-server.yaml\n+++ /dev/null\n"
+    ));
+    insta::assert_snapshot!("unified", unified);
+}
+
+#[test]
+fn json_parses_as_the_object_change_list() {
+    let (old, new) = trees();
+    let json = render_diff(&old, &new, DiffFormat::Json);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let list = v.as_array().unwrap();
+    assert_eq!(list.len(), 5);
+    let spot = list
+        .iter()
+        .find(|o| o["name"] == "gpu-inference-spot")
+        .unwrap();
+    assert_eq!(spot["kind"], "NodePool");
+    assert_eq!(spot["api_version"], "karpenter.sh/v1");
+    assert_eq!(spot["cluster"], "ml-prod");
+    assert_eq!(spot["change"], "modified");
+    assert_eq!(spot["details"][0]["type"], "instance_types");
+    assert_eq!(
+        spot["details"][0]["added"],
+        serde_json::json!(["g6e.xlarge", "g6e.2xlarge"])
+    );
+    let limit = spot["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["type"] == "limit")
+        .unwrap();
+    assert_eq!(
+        limit,
+        &serde_json::json!({"type": "limit", "resource": "nvidia.com/gpu", "old": "40", "new": "48"})
+    );
+    let worst = spot["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["measure"] == "worst_case")
+        .unwrap();
+    assert_eq!(worst["old"], 112.0);
+    assert_eq!(worst["new"], 130.4);
+    // Same content as semantic_changes.
+    let direct: Vec<ObjectChange> = semantic_changes(&old, &new);
+    assert_eq!(serde_json::to_value(&direct).unwrap(), v);
+}
+
+#[test]
+fn unparsable_yaml_is_reported_not_fatal() {
+    let mut old = OutputTree::default();
+    let mut new = OutputTree::default();
+    old.insert("c/bad.yaml", with_header(SRC, "a: [1, 2\n"));
+    new.insert("c/bad.yaml", with_header(SRC, "a: [1, 3\n"));
+    let c = semantic_changes(&old, &new);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].kind, "File");
+    assert!(
+        c[0].summary.contains("not compared as YAML"),
+        "{}",
+        c[0].summary
+    );
+}

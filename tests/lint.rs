@@ -1,0 +1,335 @@
+//! Every lint rule: one profile that triggers it (code, message, file:line:col, help) and the same profile with
+//! the rule silenced by `allow`. Output-level rules that the solver never violates are triggered by mutating
+//! the rendered manifests or by a `--templates` override, as a user's override would.
+
+mod common;
+
+use common::*;
+use gpuplan::diagnostic::ProfileDiagnostic;
+use gpuplan::lint::{lint, RULES};
+use serde_json::json;
+
+const AMI: &str = "al2023@v20251023";
+
+#[track_caller]
+fn assert_one<'d>(diagnostics: &'d [ProfileDiagnostic], code: &str, message: &str, location: &str) -> &'d ProfileDiagnostic {
+    let found = with_code(diagnostics, code);
+    assert_eq!(found.len(), 1, "expected one {code}, got:\n{}", gpuplan::diagnostic::render_plain(diagnostics));
+    let d = found[0];
+    assert!(d.message.contains(message), "{code} message `{}` lacks `{message}`", d.message);
+    assert_eq!(d.location, location, "{code}: {}", d.message);
+    assert!(!d.is_error(), "lint findings are warnings");
+    let help = d.help.as_deref().unwrap_or("");
+    assert!(help.contains(&format!("allow \"{code}\"")), "{code} help `{help}` says how to silence it");
+    d
+}
+
+#[track_caller]
+fn assert_none(diagnostics: &[ProfileDiagnostic], code: &str) {
+    let found = with_code(diagnostics, code);
+    assert!(found.is_empty(), "expected no {code}, got:\n{}", gpuplan::diagnostic::render_plain(diagnostics));
+}
+
+/// An on-demand L4 pool: nothing to lint.
+fn clean_pool(extra: &str) -> String {
+    format!("budget usd-per-hour=100\npool \"web\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n{extra}}}\n")
+}
+
+#[test]
+fn rule_table_is_consistent() {
+    for (i, rule) in RULES.iter().enumerate() {
+        assert_eq!(rule.code, format!("GP{i:03}"), "codes are dense and ordered");
+        assert!(!rule.summary.is_empty() && !rule.name.is_empty());
+    }
+}
+
+#[test]
+fn clean_profile_has_no_findings() {
+    let c = compile_one(profile("p", 10, AMI, &clean_pool("")));
+    let d = lint(c.ok());
+    assert!(d.is_empty(), "{}", gpuplan::diagnostic::render_plain(&d));
+}
+
+#[test]
+fn gp001_underutilized_consolidation() {
+    let text = profile("p", 10, AMI, &clean_pool("    disruption { consolidation \"WhenEmptyOrUnderutilized\"; }\n"));
+    let c = compile_one(text.clone());
+    let d = lint(c.ok());
+    assert_one(&d, "GP001", "NodePool `web` consolidates WhenEmptyOrUnderutilized, which judges CPU and memory only", &c.loc("p.kdl", "\"WhenEmptyOrUnderutilized\""));
+    let c = compile_one(text.replace("disruption {", "allow \"GP001\"\n    disruption {"));
+    assert_none(&lint(c.ok()), "GP001");
+}
+
+#[test]
+fn gp002_ami_latest_is_accepted_and_warned() {
+    let c = compile_one(profile("p", 10, "al2023@latest", &clean_pool("")));
+    let d = lint(c.ok());
+    let f = assert_one(&d, "GP002", "AMI alias `al2023@latest` (EC2NodeClass p) follows every AMI release", &c.loc("p.kdl", "\"al2023@latest\""));
+    assert!(f.help.as_deref().unwrap().contains("al2023@v"));
+    // Silenced at the top level of the profile.
+    let c = compile_one(profile("p", 10, "al2023@latest", &format!("allow \"GP002\"\n{}", clean_pool(""))));
+    assert_none(&lint(c.ok()), "GP002");
+}
+
+#[test]
+fn gp003_scheduled_budget_without_always_on() {
+    let extra = "    disruption { budget nodes=\"0\" schedule=\"0 9 * * 1-5\" duration=\"8h\"; }\n";
+    let c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
+    let d = lint(c.ok());
+    assert_one(&d, "GP003", "no always-on budget for Empty, Underutilized, Drifted", &c.loc("p.kdl", "budget nodes=\"0\""));
+    // An always-on budget for Drifted only still leaves the other reasons unbounded.
+    let extra2 = "    disruption { budget nodes=\"0\" schedule=\"0 9 * * 1-5\" duration=\"8h\"; budget nodes=\"1\" reasons=\"Drifted\"; }\n";
+    let c = compile_one(profile("p", 10, AMI, &clean_pool(extra2)));
+    assert_one(&lint(c.ok()), "GP003", "no always-on budget for Empty, Underutilized:", &c.loc("p.kdl", "budget nodes=\"0\""));
+    // With an always-on budget: fine. Allowed: silent.
+    let ok = "    disruption { budget nodes=\"0\" schedule=\"0 9 * * 1-5\" duration=\"8h\"; budget nodes=\"1\"; }\n";
+    assert_none(&lint(compile_one(profile("p", 10, AMI, &clean_pool(ok))).ok()), "GP003");
+    let allowed = format!("    allow \"GP003\"\n{extra}");
+    assert_none(&lint(compile_one(profile("p", 10, AMI, &clean_pool(&allowed))).ok()), "GP003");
+}
+
+#[test]
+fn gp003_training_preset_window_is_paired() {
+    let body = "pool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"A100\"; per-node min=8; }\n    max-accelerators 16\n}\n";
+    let c = compile_one(profile("p", 10, AMI, body));
+    let d = lint(c.ok());
+    assert_none(&d, "GP003");
+    assert_none(&d, "GP009");
+}
+
+/// A pool of 4-GPU nodes with max-accelerators 16, whose rendered limit is then lowered below 4.
+fn four_gpu_pool(extra: &str) -> String {
+    profile("p", 10, AMI, &format!("pool \"big\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node min=4 max=4; }}\n    max-accelerators 16\n{extra}}}\n"))
+}
+
+#[test]
+fn gp004_limit_below_largest_node() {
+    let mut c = compile_one(four_gpu_pool(""));
+    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"]["nvidia.com/gpu"] = json!("2");
+    let d = lint(c.ok());
+    assert_one(&d, "GP004", "NodePool `big` limits nvidia.com/gpu to 2, but its largest instance type g6.12xlarge has 4: that node can never launch", &c.loc("p.kdl", "16"));
+    let mut c = compile_one(four_gpu_pool("    allow \"GP004\"\n"));
+    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"]["nvidia.com/gpu"] = json!("2");
+    assert_none(&lint(c.ok()), "GP004");
+}
+
+#[test]
+fn gp004_counts_time_slicing_replicas() {
+    let mut c = compile_one(four_gpu_pool("    time-slicing replicas=4\n"));
+    // 4 GPUs × 4 replicas = 16 schedulable units on the largest node; the solver's limit is 64.
+    let np = object_mut(c.ok_mut(), "NodePool", "big");
+    assert_eq!(np["spec"]["limits"]["nvidia.com/gpu"], json!("64"));
+    np["spec"]["limits"]["nvidia.com/gpu"] = json!("8");
+    let d = lint(c.ok());
+    assert_one(&d, "GP004", "has 16 (4 × time-slicing replicas 4)", &c.loc("p.kdl", "16"));
+}
+
+#[test]
+fn gp005_equal_weights_in_rendered_output() {
+    let body = "budget usd-per-hour=100\npool \"llm\" preset=\"inference-spot\" {\n    gpu { name \"L4\" \"A10G\" \"L40S\"; }\n    allow \"GP006\"\n}\n";
+    let mut c = compile_one(profile("p", 10, AMI, body));
+    assert_none(&lint(c.ok()), "GP005");
+    // A template override that hard-codes the weight ties the spot and on-demand pools.
+    for name in ["llm-spot", "llm-on-demand"] {
+        object_mut(c.ok_mut(), "NodePool", name)["spec"]["weight"] = json!(50);
+    }
+    let d = lint(c.ok());
+    assert_one(&d, "GP005", "NodePool `llm-spot` has weight 50 like overlapping NodePool `llm-on-demand` in cluster `ml`", &c.loc("p.kdl", "\"llm\""));
+
+    let mut c = compile_one(profile("p", 10, AMI, &body.replace("allow \"GP006\"", "allow \"GP006\" \"GP005\"")));
+    for name in ["llm-spot", "llm-on-demand"] {
+        object_mut(c.ok_mut(), "NodePool", name)["spec"]["weight"] = json!(50);
+    }
+    assert_none(&lint(c.ok()), "GP005");
+}
+
+#[test]
+fn gp005_points_at_explicit_weight_across_profiles() {
+    let a = profile("a", 10, AMI, &clean_pool(""));
+    let b = profile("b", 20, AMI, "budget usd-per-hour=100\npool \"batch\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    weight 90\n}\n");
+    let mut c = compile_profiles(&[("a.kdl", a), ("b.kdl", b)], &[]);
+    object_mut(c.ok_mut(), "NodePool", "web")["spec"]["weight"] = json!(90);
+    let d = lint(c.ok());
+    // `web` sorts after `batch`: Karpenter prefers `batch`, so the finding is on `web` (weight assigned).
+    assert_one(&d, "GP005", "NodePool `web` has weight 90 like overlapping NodePool `batch`", &c.loc("a.kdl", "\"web\""));
+    object_mut(c.ok_mut(), "NodePool", "web")["spec"]["weight"] = json!(100);
+    object_mut(c.ok_mut(), "NodePool", "batch")["spec"]["weight"] = json!(100);
+    let d = lint(c.ok());
+    assert_eq!(with_code(&d, "GP005").len(), 1);
+}
+
+#[test]
+fn gp006_narrow_spot_pool_names_the_constraint() {
+    let body = "budget usd-per-hour=50\npool \"vision\" preset=\"batch-spot\" {\n    gpu { name \"A10G\"; per-node max=1; }\n}\n";
+    let c = compile_one(profile("p", 10, AMI, body));
+    let d = lint(c.ok());
+    let f = assert_one(&d, "GP006", "spot NodePool `vision` has 4 instance types; Karpenter's spot-to-spot consolidation needs at least 15; `accelerator name in [A10G]` removed the most", &c.loc("p.kdl", "\"A10G\""));
+    assert!(f.help.as_deref().unwrap().contains("more GPU names"));
+    let c = compile_one(profile("p", 10, AMI, &body.replace("per-node max=1; }", "per-node max=1; }\n    allow \"GP006\"")));
+    assert_none(&lint(c.ok()), "GP006");
+}
+
+#[test]
+fn gp006_on_demand_pools_are_not_checked() {
+    let d = lint(compile_one(profile("p", 10, AMI, &clean_pool(""))).ok());
+    assert_none(&d, "GP006");
+}
+
+fn template_without_gpu_taint() -> String {
+    let builtin = gpuplan::render::BUILTIN_TEMPLATES.iter().find(|(n, _)| *n == "nodepool.yaml.j2").unwrap().1;
+    let replaced = builtin.replace("- key: {{ taint.key }}", "- key: {{ \"example.com/dedicated\" if taint.key == pool.resource else taint.key }}");
+    assert_ne!(replaced, builtin, "the built-in template changed: update this override");
+    replaced
+}
+
+#[test]
+fn gp007_template_override_dropping_gpu_taint() {
+    let c = compile_profiles(&[("p.kdl", profile("p", 10, AMI, &clean_pool("")))], &[("nodepool.yaml.j2", template_without_gpu_taint())]);
+    let d = lint(c.ok());
+    assert_one(&d, "GP007", "NodePool `web` has no `nvidia.com/gpu` NoSchedule taint", &c.loc("p.kdl", "gpu {"));
+    let c = compile_profiles(&[("p.kdl", profile("p", 10, AMI, &clean_pool("    allow \"GP007\"\n")))], &[("nodepool.yaml.j2", template_without_gpu_taint())]);
+    assert_none(&lint(c.ok()), "GP007");
+}
+
+#[test]
+fn gp007_neuron_pools_need_the_neuron_taint() {
+    let body = "pool \"inf\" preset=\"inference-on-demand\" {\n    neuron { name \"Inferentia2\"; }\n    max-accelerators 12\n}\n";
+    let mut c = compile_one(profile("p", 10, AMI, body));
+    assert_none(&lint(c.ok()), "GP007");
+    object_mut(c.ok_mut(), "NodePool", "inf")["spec"]["template"]["spec"]["taints"] = json!([{ "key": "nvidia.com/gpu", "effect": "PreferNoSchedule" }]);
+    assert_one(&lint(c.ok()), "GP007", "no `aws.amazon.com/neuron` NoSchedule taint", &c.loc("p.kdl", "neuron {"));
+}
+
+#[test]
+fn gp008_fractional_gpu_types() {
+    let extra = "    types \"g6.xlarge\" \"g6f.xlarge\"\n";
+    let c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
+    let d = lint(c.ok());
+    assert_one(&d, "GP008", "NodePool `web` admits g6f.xlarge, which has a fraction of a GPU (1/8 of one L4, 2861 MiB), named in `types`", &c.loc("p.kdl", "\"g6f.xlarge\""));
+    let c = compile_one(profile("p", 10, AMI, &clean_pool(&format!("{extra}    allow \"GP008\"\n"))));
+    assert_none(&lint(c.ok()), "GP008");
+}
+
+#[test]
+fn gp008_slipped_in_by_template_points_at_gpu_block() {
+    let mut c = compile_one(profile("p", 10, AMI, &clean_pool("")));
+    let np = object_mut(c.ok_mut(), "NodePool", "web");
+    let reqs = np["spec"]["template"]["spec"]["requirements"].as_array_mut().unwrap();
+    let types = reqs.iter_mut().find(|r| r["key"] == "node.kubernetes.io/instance-type").unwrap();
+    types["values"].as_array_mut().unwrap().push(json!("gr6f.4xlarge"));
+    let d = lint(c.ok());
+    assert_one(&d, "GP008", "admits gr6f.4xlarge, which has a fraction of a GPU (1/2 of one L4, 11444 MiB): it advertises no whole", &c.loc("p.kdl", "gpu {"));
+}
+
+#[test]
+fn gp009_never_expire_without_drifted_budget() {
+    let extra = "    disruption { expire-after \"Never\"; budget nodes=\"10%\"; }\n";
+    let c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
+    let d = lint(c.ok());
+    assert_one(&d, "GP009", "NodePool `web` never expires its nodes (expireAfter: Never) but has no `Drifted` disruption budget", &c.loc("p.kdl", "\"Never\""));
+    // Without explicit budgets the solver adds the Drifted budget itself.
+    let c = compile_one(profile("p", 10, AMI, &clean_pool("    disruption { expire-after \"Never\"; }\n")));
+    assert_none(&lint(c.ok()), "GP009");
+    let c = compile_one(profile("p", 10, AMI, &clean_pool(&format!("    allow \"GP009\"\n{extra}"))));
+    assert_none(&lint(c.ok()), "GP009");
+}
+
+#[test]
+fn gp010_reserved_without_selector_terms() {
+    let extra = "    reserved { id \"cr-0123456789abcdef0\"; }\n";
+    let mut c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
+    assert_none(&lint(c.ok()), "GP010");
+    object_mut(c.ok_mut(), "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
+    let d = lint(c.ok());
+    assert_one(&d, "GP010", "NodePool `web` launches reserved capacity, but its EC2NodeClass `web` has no capacityReservationSelectorTerms", &c.loc("p.kdl", "reserved {"));
+    let mut c = compile_one(profile("p", 10, AMI, &clean_pool(&format!("{extra}    allow \"GP010\"\n"))));
+    object_mut(c.ok_mut(), "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
+    assert_none(&lint(c.ok()), "GP010");
+}
+
+#[test]
+fn gp011_limits_over_budget() {
+    let mut c = compile_one(profile("p", 10, AMI, &clean_pool("")));
+    let np = object_mut(c.ok_mut(), "NodePool", "web");
+    np["spec"]["limits"]["nvidia.com/gpu"] = json!("500");
+    let d = lint(c.ok());
+    assert_one(&d, "GP011", "the NodePool limits of profile `p` allow a worst case of $", &c.loc("p.kdl", "usd-per-hour=100"));
+    assert!(with_code(&d, "GP011")[0].message.contains("over its budget of $100.00/h: web 500 × $"));
+    // Silenced only at the top level of the profile.
+    let mut c = compile_one(profile("p", 10, AMI, &format!("allow \"GP011\"\n{}", clean_pool(""))));
+    object_mut(c.ok_mut(), "NodePool", "web")["spec"]["limits"]["nvidia.com/gpu"] = json!("500");
+    assert_none(&lint(c.ok()), "GP011");
+}
+
+#[test]
+fn gp011_catches_added_pricier_types() {
+    let mut c = compile_one(profile("p", 10, AMI, &clean_pool("")));
+    let np = object_mut(c.ok_mut(), "NodePool", "web");
+    let reqs = np["spec"]["template"]["spec"]["requirements"].as_array_mut().unwrap();
+    let types = reqs.iter_mut().find(|r| r["key"] == "node.kubernetes.io/instance-type").unwrap();
+    types["values"] = json!(["p5.48xlarge"]);
+    let d = lint(c.ok());
+    assert_eq!(with_code(&d, "GP011").len(), 1, "{}", gpuplan::diagnostic::render_plain(&d));
+    assert!(with_code(&d, "GP011")[0].message.contains("(p5.48xlarge)"));
+}
+
+#[test]
+fn gp012_cost_annotation_drift() {
+    let mut c = compile_one(profile("p", 10, AMI, &clean_pool("")));
+    let np = object_mut(c.ok_mut(), "NodePool", "web");
+    np["metadata"]["annotations"]["gpuplan.dev/worst-case-usd-per-hour"] = json!("1.00");
+    let d = lint(c.ok());
+    assert_one(&d, "GP012", "NodePool `web` cost annotations disagree with what it can launch: worst case $1.00/h, but ", &c.loc("p.kdl", "\"web\""));
+    let mut c = compile_one(profile("p", 10, AMI, &clean_pool("    allow \"GP012\"\n")));
+    object_mut(c.ok_mut(), "NodePool", "web")["metadata"]["annotations"]["gpuplan.dev/worst-case-usd-per-hour"] = json!("1.00");
+    assert_none(&lint(c.ok()), "GP012");
+}
+
+#[test]
+fn gp013_limit_missing_or_numeric() {
+    let mut c = compile_one(four_gpu_pool(""));
+    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"]["nvidia.com/gpu"] = json!(16);
+    let d = lint(c.ok());
+    assert_one(&d, "GP013", "NodePool `big` writes its `nvidia.com/gpu` limit as 16, not a string", &c.loc("p.kdl", "16"));
+    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"] = json!({ "cpu": "1000" });
+    let d = lint(c.ok());
+    assert_one(&d, "GP013", "NodePool `big` has no `nvidia.com/gpu` limit: the pool can grow without bound", &c.loc("p.kdl", "16"));
+    let mut c = compile_one(four_gpu_pool("    allow \"GP013\"\n"));
+    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"] = json!({});
+    assert_none(&lint(c.ok()), "GP013");
+}
+
+#[test]
+fn gp000_unknown_allow_code() {
+    let c = compile_one(profile("p", 10, AMI, &format!("allow \"GP01\"\n{}", clean_pool("    allow \"GP006\" \"nonsense\"\n"))));
+    let d = lint(c.ok());
+    let found = with_code(&d, "GP000");
+    assert_eq!(found.len(), 2, "{}", gpuplan::diagnostic::render_plain(&d));
+    assert_eq!(found[0].message, "`allow \"GP01\"` names no lint rule: it silences nothing");
+    assert_eq!(found[0].location, c.loc("p.kdl", "\"GP01\""));
+    assert!(found[0].help.as_deref().unwrap().starts_with("did you mean `GP001`?"), "{:?}", found[0].help);
+    assert_eq!(found[1].location, c.loc("p.kdl", "\"nonsense\""));
+}
+
+#[test]
+fn findings_are_sorted_and_deterministic() {
+    let extra = "    disruption { consolidation \"WhenEmptyOrUnderutilized\"; expire-after \"Never\"; budget nodes=\"10%\"; }\n";
+    let c = compile_one(profile("p", 10, "al2023@latest", &clean_pool(extra)));
+    let a: Vec<String> = lint(c.ok()).iter().map(|d| format!("{} {}", d.code, d.location)).collect();
+    let b: Vec<String> = lint(c.ok()).iter().map(|d| format!("{} {}", d.code, d.location)).collect();
+    assert_eq!(a, b);
+    let codes: Vec<&str> = a.iter().map(|s| &s[..5]).collect();
+    assert_eq!(codes, ["GP002", "GP001", "GP009"], "sorted by position in the file");
+}
+
+/// The example profiles: what lint says about them, as a user sees it.
+#[test]
+fn examples_snapshot() {
+    let c = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
+    let d = lint(&c);
+    // The solver's own output never trips the output-drift rules.
+    for code in ["GP004", "GP005", "GP007", "GP010", "GP011", "GP012", "GP013"] {
+        assert_none(&d, code);
+    }
+    insta::assert_snapshot!("examples", gpuplan::diagnostic::render_plain(&d));
+}
