@@ -27,6 +27,11 @@ use kdl::{KdlDocument, KdlEntry, KdlNode, KdlValue};
 use crate::catalog::{AcceleratorKind, Arch, CapacityType};
 use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned};
 
+/// `workload` and `monitoring` nodes (operations manifests), parsed with this module's helpers.
+#[path = "ops/intent.rs"]
+mod ops_intent;
+pub(crate) use ops_intent::is_training_pool;
+
 /// Lint/solver price-quality knob default: admit a type only if its $/accelerator-hour is at most this
 /// multiple of the cheapest candidate's (see README "Price quality").
 pub const DEFAULT_PRICE_RATIO_MAX: f64 = 1.6;
@@ -42,6 +47,8 @@ pub struct Profile {
     pub pools: Vec<Pool>,
     /// Lint codes silenced for the whole profile.
     pub allow: Vec<Spanned<String>>,
+    /// Workloads (PDB, HPA) and monitoring settings: see `ops`.
+    pub ops: crate::ops::ProfileOps,
 }
 
 #[derive(Debug, Clone)]
@@ -237,7 +244,7 @@ struct Parser<'s> {
 }
 
 /// Names valid at each level, for unknown-name errors and their "did you mean".
-const TOP_LEVEL: &[&str] = &["profile", "cluster", "budget", "pool", "allow"];
+const TOP_LEVEL: &[&str] = &["profile", "cluster", "budget", "pool", "allow", "workload", "monitoring"];
 const CLUSTER_CHILDREN: &[&str] = &["region", "zones", "discovery-tag", "node-role", "ami", "accelerated-ami", "gitops"];
 const SETTING_NODES: &[&str] = &[
     "gpu",
@@ -479,6 +486,7 @@ impl Parser<'_> {
         let mut budget = None;
         let mut pool_nodes = Vec::new();
         let mut allow = Vec::new();
+        let (mut workload_nodes, mut monitoring_nodes) = (Vec::new(), Vec::new());
 
         for node in doc.nodes() {
             match node.name().value() {
@@ -524,6 +532,8 @@ impl Parser<'_> {
                 }
                 "pool" => pool_nodes.push(node),
                 "allow" => allow.extend(self.strings(node)),
+                "workload" => workload_nodes.push(node),
+                "monitoring" => monitoring_nodes.push(node),
                 _ => self.unknown_node(node, TOP_LEVEL, "a profile"),
             }
         }
@@ -554,7 +564,8 @@ impl Parser<'_> {
                 );
             }
         }
-        Some(Profile { name, file: self.file, priority, cluster, budget_usd_per_hour: budget, pools, allow })
+        let ops = self.parse_ops(&workload_nodes, &monitoring_nodes, &pools);
+        Some(Profile { name, file: self.file, priority, cluster, budget_usd_per_hour: budget, pools, allow, ops })
     }
 
     /// Kubernetes object names: lowercase RFC 1123 labels (we use them as NodePool names).

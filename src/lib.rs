@@ -18,5 +18,6 @@ pub mod lint;
 pub mod output;
 pub mod refresh;
 pub mod render;
+pub mod ops;
 pub mod solve;
 pub mod validate;

@@ -72,7 +72,7 @@ impl Renderer {
     pub fn new(template_dir: Option<&Path>) -> Result<Renderer, RenderError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-        for (name, builtin) in BUILTIN_TEMPLATES {
+        for (name, builtin) in BUILTIN_TEMPLATES.iter().chain(crate::ops::render::TEMPLATES) {
             let text = match template_dir.map(|d| d.join(name)).filter(|p| p.exists()) {
                 Some(path) => std::fs::read_to_string(&path).map_err(|source| RenderError::Read { path, source })?,
                 None => builtin.to_string(),
@@ -81,6 +81,11 @@ impl Renderer {
                 .map_err(|source| RenderError::Template { name: name.to_string(), source })?;
         }
         Ok(Renderer { env })
+    }
+
+    /// Renders one template and parses the result back (for the ops module's objects).
+    pub(crate) fn render_template(&self, name: &str, object: &str, context: Value) -> Result<Value, RenderError> {
+        self.render(name, object, context)
     }
 
     fn render(&self, name: &str, object: &str, context: Value) -> Result<Value, RenderError> {
@@ -112,6 +117,7 @@ impl Renderer {
                     object: self.render("nodepool.yaml.j2", &pool.name, node_pool_context(cluster, pool))?,
                 });
             }
+            manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
         }
         manifests.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(manifests)

@@ -35,6 +35,8 @@ pub struct ClusterPlan {
     /// Sorted by weight, highest first.
     pub pools: Vec<PoolPlan>,
     pub profiles: Vec<ProfileSummary>,
+    /// Workloads (PDB/HPA), alerts, GPU Operator config: see `ops`.
+    pub ops: crate::ops::OpsPlan,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -330,7 +332,7 @@ fn solve_cluster(
     node_classes.sort_by(|a, b| a.name.cmp(&b.name));
     node_classes.dedup_by(|a, b| a.name == b.name);
     summaries.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(ClusterPlan {
+    let mut cluster = ClusterPlan {
         name: name.to_string(),
         region: catalog.region.clone(),
         catalog_digest,
@@ -339,7 +341,10 @@ fn solve_cluster(
         node_classes,
         pools,
         profiles: summaries,
-    })
+        ops: Default::default(),
+    };
+    cluster.ops = crate::ops::plan_cluster(&cluster, profiles, sources)?;
+    Ok(cluster)
 }
 
 /// Gives every pool a weight: explicit ones as written; each run of pools without one gets distinct weights
@@ -437,6 +442,10 @@ fn select(
                 model.is_some_and(|m| names.contains(&m))
             }),
         ));
+    }
+    // MIG: only GPUs that have the pool's MIG config (an A10G can never land in a MIG pool).
+    if let Some(filter) = crate::ops::mig::pool_filter(s, catalog, sources)? {
+        filters.push(filter);
     }
     if let Some(min) = &s.memory_min_mib {
         let min_mib = min.value;

@@ -1,0 +1,330 @@
+//! The `workload` and `monitoring` profile nodes. A child module of `intent` (declared there with `#[path]`)
+//! so that it walks KDL with the same helpers, spans and did-you-mean as the rest of the profile.
+//!
+//! ```kdl
+//! workload "llm-server" namespace="inference" pool="llm-inference" {
+//!     selector "app" "llm-server"
+//!     replicas min=2 max=12
+//!     gpus-per-replica 1
+//!     disruption-budget max-unavailable="25%"     // or min-available=1
+//!     autoscale gpu-utilization=70                 // metric="DCGM_FI_DEV_GPU_UTIL"
+//! }
+//! monitoring namespace="monitoring" {
+//!     label "release" "kube-prometheus-stack"
+//!     karpenter namespace="kube-system"
+//!     dcgm-exporter namespace="gpu-operator"
+//!     gpu-operator namespace="gpu-operator" manage=#true
+//!     alerts near-limit=90 low-gpu-utilization=20 pending-for="15m"
+//! }
+//! ```
+
+use std::collections::BTreeMap;
+
+use kdl::{KdlEntry, KdlNode, KdlValue};
+
+use super::{args, prop, Parser, Pool, Preset};
+use crate::diagnostic::{did_you_mean, Spanned};
+use crate::ops::{Autoscale, IntOrPercent, Monitoring, PdbBudget, ProfileOps, Workload, DEFAULT_GPU_METRIC};
+
+const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "disruption-budget", "autoscale"];
+const MONITORING_CHILDREN: &[&str] = &["label", "karpenter", "dcgm-exporter", "gpu-operator", "alerts"];
+const TARGET_KINDS: [&str; 2] = ["Deployment", "StatefulSet"];
+
+impl Parser<'_> {
+    /// Parses the profile's `workload` and `monitoring` nodes; checks workloads against the profile's pools.
+    pub(super) fn parse_ops(&mut self, workloads: &[&KdlNode], monitoring: &[&KdlNode], pools: &[Pool]) -> ProfileOps {
+        let mut ops = ProfileOps::default();
+        for node in monitoring {
+            if ops.monitoring.is_some() {
+                self.error(self.span(node.name().span()), "E0175", "a profile has one `monitoring` block", "merge the two blocks");
+                continue;
+            }
+            ops.monitoring = self.parse_monitoring(node);
+        }
+        let mut seen: BTreeMap<(String, String), crate::diagnostic::Span> = BTreeMap::new();
+        for node in workloads {
+            let Some(w) = self.parse_workload(node, pools) else { continue };
+            if let Some(first) = seen.insert((w.namespace.value.clone(), w.name.value.clone()), w.name.span) {
+                let at = self.sources.location(first);
+                self.error(
+                    w.name.span,
+                    "E0177",
+                    format!("workload `{}` in namespace `{}` is defined twice (first at {at})", w.name.value, w.namespace.value),
+                    "give each workload a distinct name",
+                );
+                continue;
+            }
+            ops.workloads.push(w);
+        }
+        ops
+    }
+
+    fn int_or_percent(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<IntOrPercent>> {
+        let span = self.span(entry.span());
+        let parsed = match entry.value() {
+            KdlValue::Integer(i) if (0..=100_000).contains(i) => Some(IntOrPercent::Int(*i as u32)),
+            KdlValue::String(s) => match s.strip_suffix('%') {
+                Some(p) => p.parse::<u32>().ok().filter(|p| *p <= 100).map(IntOrPercent::Percent),
+                None => s.parse::<u32>().ok().map(IntOrPercent::Int),
+            },
+            _ => None,
+        };
+        if parsed.is_none() {
+            self.error(
+                span,
+                "E0105",
+                format!("{what} must be a pod count or a percentage, found {}", super::describe(entry.value())),
+                "write a whole number (min-available=1) or a quoted percentage (max-unavailable=\"25%\")",
+            );
+        }
+        parsed.map(|v| Spanned::new(v, span))
+    }
+
+    fn parse_workload(&mut self, node: &KdlNode, pools: &[Pool]) -> Option<Workload> {
+        self.check_entries(node, &["namespace", "pool", "kind"], 1);
+        let node_span = self.span(node.name().span());
+        let Some(name) = args(node).next().and_then(|e| self.expect_string(e, "the workload name")) else {
+            self.error(node_span, "E0107", "`workload` needs a name", "write workload \"llm-server\" namespace=\"inference\" pool=\"llm\" { … }");
+            return None;
+        };
+        self.check_name(&name, "workload");
+        let namespace = prop(node, "namespace").and_then(|e| self.expect_string(e, "namespace"));
+        let Some(namespace) = namespace else {
+            self.error(node_span, "E0107", format!("workload `{}` needs a namespace", name.value), "add namespace=\"inference\"");
+            return None;
+        };
+        self.check_name(&namespace, "namespace");
+        let Some(pool) = prop(node, "pool").and_then(|e| self.expect_string(e, "pool")) else {
+            let names: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
+            self.error(node_span, "E0107", format!("workload `{}` needs a pool", name.value), format!("add pool=\"…\"; pools of this profile: {}", names.join(", ")));
+            return None;
+        };
+        let pool_known = pools.iter().any(|p| p.name.value == pool.value || p.tiers.iter().any(|t| t.name.value == pool.value));
+        if !pool_known {
+            let mut candidates: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
+            candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));
+            candidates.sort();
+            candidates.dedup();
+            let mut help = did_you_mean(&pool, candidates.iter().copied()).unwrap_or_default();
+            if !help.is_empty() {
+                help.push(' ');
+            }
+            help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
+            self.error(pool.span, "E0170", format!("workload `{}` runs on unknown pool `{}`", name.value, pool.value), help);
+        }
+        let kind = match prop(node, "kind").and_then(|e| self.expect_string(e, "kind")) {
+            None => Spanned::new("Deployment".to_string(), name.span),
+            Some(k) if TARGET_KINDS.contains(&k.as_str()) => k,
+            Some(k) => {
+                let help = did_you_mean(&k, TARGET_KINDS).unwrap_or_else(|| "one of Deployment, StatefulSet".into());
+                self.error(k.span, "E0118", format!("unknown workload kind `{}`", k.value), help);
+                k
+            }
+        };
+
+        let mut selector = BTreeMap::new();
+        let mut replicas: Option<(Spanned<u32>, Spanned<u32>)> = None;
+        let mut gpus_per_replica = Spanned::new(1u32, name.span);
+        let mut disruption_budget = None;
+        let mut autoscale = None;
+        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+            self.no_children(child);
+            let span = self.span(child.span());
+            match child.name().value() {
+                "selector" => {
+                    self.check_entries(child, &[], 2);
+                    let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "selector")).collect();
+                    match kv.as_slice() {
+                        [k, v] => {
+                            selector.insert(k.value.clone(), v.clone());
+                        }
+                        _ => self.error(span, "E0107", "`selector` needs a label key and a value", "write selector \"app\" \"llm-server\""),
+                    }
+                }
+                "replicas" => {
+                    self.check_entries(child, &["min", "max"], 1);
+                    let fixed = args(child).next().and_then(|e| self.expect_integer(e, "replicas", 1, 10_000));
+                    let min = prop(child, "min").and_then(|e| self.expect_integer(e, "replicas min", 1, 10_000));
+                    let max = prop(child, "max").and_then(|e| self.expect_integer(e, "replicas max", 1, 10_000));
+                    let to = |v: Spanned<i128>| Spanned::new(v.value as u32, v.span);
+                    replicas = match (fixed, min, max) {
+                        (Some(n), None, None) => Some((to(n.clone()), to(n))),
+                        (None, Some(min), Some(max)) => Some((to(min), to(max))),
+                        (None, Some(min), None) => Some((to(min.clone()), to(min))),
+                        _ => {
+                            self.error(span, "E0107", "`replicas` takes a count or min= and max=", "write replicas min=2 max=12 (or replicas 3 for a fixed count)");
+                            None
+                        }
+                    };
+                }
+                "gpus-per-replica" => {
+                    self.check_entries(child, &[], 1);
+                    if let Some(v) = args(child).next().and_then(|e| self.expect_integer(e, "gpus-per-replica", 1, 64)) {
+                        gpus_per_replica = Spanned::new(v.value as u32, v.span);
+                    }
+                }
+                "disruption-budget" => {
+                    self.check_entries(child, &["min-available", "max-unavailable"], 0);
+                    let min = prop(child, "min-available").and_then(|e| self.int_or_percent(e, "min-available"));
+                    let max = prop(child, "max-unavailable").and_then(|e| self.int_or_percent(e, "max-unavailable"));
+                    disruption_budget = match (min, max) {
+                        (Some(m), None) => Some(Spanned::new(PdbBudget::MinAvailable(m.value), m.span)),
+                        (None, Some(m)) => Some(Spanned::new(PdbBudget::MaxUnavailable(m.value), m.span)),
+                        (Some(_), Some(_)) => {
+                            self.error(span, "E0107", "a PodDisruptionBudget has min-available or max-unavailable, not both", "keep one");
+                            None
+                        }
+                        (None, None) => {
+                            self.error(span, "E0107", "`disruption-budget` needs min-available or max-unavailable", "write disruption-budget max-unavailable=1");
+                            None
+                        }
+                    };
+                }
+                "autoscale" => {
+                    self.check_entries(child, &["gpu-utilization", "metric"], 0);
+                    let target = match prop(child, "gpu-utilization") {
+                        Some(e) => self.expect_integer(e, "gpu-utilization", 1, 100).map(|v| v.value as u32),
+                        None => Some(70),
+                    };
+                    let metric = prop(child, "metric")
+                        .and_then(|e| self.expect_string(e, "metric"))
+                        .map(|m| m.value)
+                        .unwrap_or_else(|| DEFAULT_GPU_METRIC.to_string());
+                    if let Some(target) = target {
+                        autoscale = Some(Spanned::new(Autoscale { gpu_utilization: target, metric }, span));
+                    }
+                }
+                _ => self.unknown_node(child, WORKLOAD_CHILDREN, "`workload`"),
+            }
+        }
+        if selector.is_empty() {
+            self.error(node_span, "E0107", format!("workload `{}` has no `selector`", name.value), "add selector \"app\" \"<name>\": the PodDisruptionBudget selects the workload's pods by it");
+        }
+        let Some((replicas_min, replicas_max)) = replicas else {
+            self.error(node_span, "E0107", format!("workload `{}` has no `replicas`", name.value), "add replicas min=2 max=12");
+            return None;
+        };
+        if replicas_min.value > replicas_max.value {
+            self.error(
+                replicas_min.span,
+                "E0171",
+                format!("replicas min={} is above max={}", replicas_min.value, replicas_max.value),
+                "the HorizontalPodAutoscaler needs minReplicas ≤ maxReplicas; lower min or raise max",
+            );
+        }
+        if let Some(b) = &disruption_budget {
+            self.check_pdb(b, &replicas_min, &replicas_max);
+        }
+        Some(Workload {
+            name,
+            namespace,
+            pool,
+            kind,
+            selector,
+            replicas_min,
+            replicas_max,
+            gpus_per_replica,
+            disruption_budget,
+            autoscale,
+            span: node_span,
+        })
+    }
+
+    /// A PodDisruptionBudget that allows no eviction even at max replicas blocks every node drain forever
+    /// (Karpenter consolidation, drift, expiry, and the training maintenance window all wait on it).
+    fn check_pdb(&mut self, b: &Spanned<PdbBudget>, min: &Spanned<u32>, max: &Spanned<u32>) {
+        let max_r = max.value;
+        let blocked = match b.value {
+            PdbBudget::MinAvailable(v) => v.of(max_r) >= max_r,
+            PdbBudget::MaxUnavailable(v) => v.of(max_r) == 0,
+        };
+        if blocked {
+            let what = match b.value {
+                PdbBudget::MinAvailable(IntOrPercent::Int(n)) => format!("min-available={n} is at least max replicas ({max_r})"),
+                PdbBudget::MinAvailable(v @ IntOrPercent::Percent(_)) => {
+                    format!("min-available=\"{v}\" rounds up to {} of {max_r} pods, i.e. all of them", v.of(max_r))
+                }
+                PdbBudget::MaxUnavailable(v) => format!("max-unavailable=\"{v}\" allows no pod to be evicted"),
+            };
+            self.error(
+                b.span,
+                "E0172",
+                format!("this disruption budget can never be satisfied: {what}"),
+                format!(
+                    "a PodDisruptionBudget that never allows an eviction blocks node drains forever; allow at least one pod: e.g. min-available={} or max-unavailable=1",
+                    max_r.saturating_sub(1).max(min.value.saturating_sub(1)).min(max_r.saturating_sub(1))
+                ),
+            );
+        }
+    }
+
+    fn parse_monitoring(&mut self, node: &KdlNode) -> Option<Spanned<Monitoring>> {
+        self.check_entries(node, &["namespace"], 0);
+        let span = self.span(node.name().span());
+        let mut m = Monitoring::default();
+        if let Some(ns) = prop(node, "namespace").and_then(|e| self.expect_string(e, "namespace")) {
+            self.check_name(&ns, "namespace");
+            m.namespace = ns.value;
+        }
+        let namespace_of = |p: &mut Self, child: &KdlNode, target: &mut String| {
+            if let Some(ns) = prop(child, "namespace").and_then(|e| p.expect_string(e, "namespace")) {
+                p.check_name(&ns, "namespace");
+                *target = ns.value;
+            }
+        };
+        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+            self.no_children(child);
+            let child_span = self.span(child.span());
+            match child.name().value() {
+                "label" => {
+                    self.check_entries(child, &[], 2);
+                    let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "label")).collect();
+                    match kv.as_slice() {
+                        [k, v] => {
+                            m.labels.insert(k.value.clone(), v.value.clone());
+                        }
+                        _ => self.error(child_span, "E0107", "`label` needs a key and a value", "write label \"release\" \"kube-prometheus-stack\""),
+                    }
+                }
+                "karpenter" => {
+                    self.check_entries(child, &["namespace"], 0);
+                    namespace_of(self, child, &mut m.karpenter_namespace);
+                }
+                "dcgm-exporter" => {
+                    self.check_entries(child, &["namespace"], 0);
+                    namespace_of(self, child, &mut m.dcgm_namespace);
+                }
+                "gpu-operator" => {
+                    self.check_entries(child, &["namespace", "manage"], 0);
+                    namespace_of(self, child, &mut m.gpu_operator_namespace);
+                    if let Some(b) = prop(child, "manage").and_then(|e| self.expect_bool(e, "manage")) {
+                        m.manage_gpu_operator = b.value;
+                    }
+                }
+                "alerts" => {
+                    self.check_entries(child, &["near-limit", "low-gpu-utilization", "pending-for"], 0);
+                    if let Some(v) = prop(child, "near-limit").and_then(|e| self.expect_integer(e, "near-limit (percent)", 1, 100)) {
+                        m.near_limit_percent = v.value as u32;
+                    }
+                    if let Some(v) = prop(child, "low-gpu-utilization").and_then(|e| self.expect_integer(e, "low-gpu-utilization (percent)", 1, 100)) {
+                        m.low_utilization_percent = v.value as u32;
+                    }
+                    if let Some(v) = prop(child, "pending-for").and_then(|e| self.expect_string(e, "pending-for")).and_then(|v| self.duration(v, false)) {
+                        m.pending_for = v.value;
+                    }
+                }
+                _ => self.unknown_node(child, MONITORING_CHILDREN, "`monitoring`"),
+            }
+        }
+        Some(Spanned::new(m, span))
+    }
+}
+
+/// Pools whose preset is training or batch: workloads there get an HPA only when they ask for one.
+pub(crate) fn is_training_pool(pools: &[Pool], pool: &str) -> bool {
+    pools
+        .iter()
+        .find(|p| p.name.value == pool || p.tiers.iter().any(|t| t.name.value == pool))
+        .is_some_and(|p| matches!(p.preset.value, Preset::TrainingOnDemand | Preset::BatchSpot))
+}
+

@@ -1,0 +1,163 @@
+//! The operations part of a cluster's plan: workloads, alerts, GPU Operator. Built by the solver once the
+//! cluster's pools are final, so that every object names real NodePools, limits and prices.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::catalog::AcceleratorKind;
+use crate::diagnostic::{ProfileDiagnostic, Sources};
+use crate::intent::{Profile, Sharing};
+use crate::ops::alerts::{self, AlertsPlan};
+use crate::ops::gpu_operator::GpuOperatorPlan;
+use crate::ops::workload::{default_pdb, HpaPlan, ScalingStyle, WorkloadPlan};
+use crate::ops::Monitoring;
+use crate::solve::ClusterPlan;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OpsPlan {
+    pub monitoring: Monitoring,
+    /// (profile, source file) whose `monitoring` block applies; None: defaults.
+    pub monitoring_from: Option<(String, String)>,
+    /// Sorted by (namespace, name).
+    pub workloads: Vec<WorkloadPlan>,
+    pub alerts: AlertsPlan,
+    /// Present when the cluster has NVIDIA pools and gpuplan manages the operator.
+    pub gpu_operator: Option<GpuOperatorPlan>,
+    /// gpuplan's own dcgm-exporter ServiceMonitor: only when the operator is managed elsewhere (the managed
+    /// ClusterPolicy has the operator create one; two would scrape every GPU twice).
+    pub dcgm_service_monitor: bool,
+}
+
+pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sources) -> Result<OpsPlan, Vec<ProfileDiagnostic>> {
+    let mut diagnostics = Vec::new();
+
+    // One monitoring block per cluster.
+    let mut monitoring = Monitoring::default();
+    let mut monitoring_from: Option<(String, String, crate::diagnostic::Span)> = None;
+    for profile in profiles {
+        if let Some(m) = &profile.ops.monitoring {
+            if let Some((other, _, first)) = &monitoring_from {
+                diagnostics.push(
+                    sources
+                        .error(m.span, "E0175", format!("cluster `{}` already has a `monitoring` block, in profile `{other}` at {}", cluster.name, sources.location(*first)))
+                        .help("monitoring settings are per cluster: keep one block, in one profile of the cluster"),
+                );
+                continue;
+            }
+            monitoring = m.value.clone();
+            monitoring_from = Some((profile.name.value.clone(), sources.path(profile.file).display().to_string(), m.span));
+        }
+    }
+
+    // Workloads.
+    let mut workloads = Vec::new();
+    for profile in profiles {
+        let source = sources.path(profile.file).display().to_string();
+        for w in &profile.ops.workloads {
+            let nodepools: Vec<&crate::solve::PoolPlan> = cluster
+                .pools
+                .iter()
+                .filter(|p| p.profile == profile.name.value && (p.pool == w.pool.value || p.name == w.pool.value))
+                .collect();
+            let capacity: u32 = nodepools.iter().map(|p| p.limit).sum();
+            let need = w.replicas_max.value.saturating_mul(w.gpus_per_replica.value);
+            if !nodepools.is_empty() && need > capacity {
+                let resource = nodepools[0].resource();
+                diagnostics.push(
+                    sources
+                        .error(w.replicas_max.span, "E0176", format!(
+                            "workload `{}` needs up to {need} {resource} at max replicas ({} × {}), but pool `{}` can provision at most {capacity}",
+                            w.name.value, w.replicas_max.value, w.gpus_per_replica.value, w.pool.value
+                        ))
+                        .label(format!("{need} {resource}"))
+                        .help(format!("lower replicas max to {} or raise the pool's max-accelerators/budget", capacity / w.gpus_per_replica.value.max(1))),
+                );
+            }
+            if w.gpus_per_replica.value > 1 && nodepools.iter().any(|p| matches!(p.sharing, Some(Sharing::TimeSlicing { .. }))) {
+                diagnostics.push(
+                    sources
+                        .error(w.gpus_per_replica.span, "E0176", format!("workload `{}` asks for {} GPUs per pod on a time-sliced pool", w.name.value, w.gpus_per_replica.value))
+                        .help("a time-sliced pool hands out slices of one GPU; the device plugin is configured with failRequestsGreaterThanOne and rejects such pods: request 1"),
+                );
+            }
+            let training = crate::intent::is_training_pool(&profile.pools, &w.pool.value);
+            let hpa = match &w.autoscale {
+                Some(a) => Some(HpaPlan {
+                    min: w.replicas_min.value,
+                    max: w.replicas_max.value,
+                    metric: a.metric.clone(),
+                    target_utilization: a.gpu_utilization,
+                    style: if training { ScalingStyle::Training } else { ScalingStyle::Inference },
+                }),
+                None if !training && w.replicas_max.value > w.replicas_min.value => Some(HpaPlan {
+                    min: w.replicas_min.value,
+                    max: w.replicas_max.value,
+                    metric: crate::ops::DEFAULT_GPU_METRIC.into(),
+                    target_utilization: 70,
+                    style: ScalingStyle::Inference,
+                }),
+                None => None,
+            };
+            let mut names: Vec<String> = nodepools.iter().map(|p| p.name.clone()).collect();
+            names.sort();
+            workloads.push(WorkloadPlan {
+                name: w.name.value.clone(),
+                namespace: w.namespace.value.clone(),
+                profile: profile.name.value.clone(),
+                source: source.clone(),
+                pool: w.pool.value.clone(),
+                nodepools: names,
+                kind: w.kind.value.clone(),
+                selector: w.selector.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+                pdb: w.disruption_budget.as_ref().map(|b| b.value).or_else(|| default_pdb(w.replicas_max.value)),
+                hpa,
+                replicas_min: w.replicas_min.value,
+                replicas_max: w.replicas_max.value,
+                gpus_per_replica: w.gpus_per_replica.value,
+            });
+        }
+    }
+    let mut seen: BTreeMap<(String, String), String> = BTreeMap::new();
+    for (w, profile) in profiles.iter().flat_map(|p| p.ops.workloads.iter().map(move |w| (w, p))) {
+        if let Some(other) = seen.insert((w.namespace.value.clone(), w.name.value.clone()), profile.name.value.clone()) {
+            if other != profile.name.value {
+                diagnostics.push(
+                    sources
+                        .error(w.name.span, "E0177", format!("workload `{}/{}` is also defined by profile `{other}` in cluster `{}`", w.namespace.value, w.name.value, cluster.name))
+                        .help("workload objects are cluster-wide per namespace: rename one"),
+                );
+            }
+        }
+    }
+    workloads.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+
+    // GPU Operator.
+    let nvidia = cluster.pools.iter().any(|p| p.accelerator == AcceleratorKind::Nvidia);
+    let gpu_operator = (nvidia && monitoring.manage_gpu_operator).then(|| {
+        let mut time_slicing = BTreeSet::new();
+        let mut mig = BTreeSet::new();
+        for p in &cluster.pools {
+            match &p.sharing {
+                Some(Sharing::TimeSlicing { replicas }) => {
+                    time_slicing.insert(*replicas);
+                }
+                Some(Sharing::Mig { config }) => {
+                    mig.insert(config.clone());
+                }
+                None => {}
+            }
+        }
+        GpuOperatorPlan::new(&monitoring.gpu_operator_namespace, cluster.accelerated_ami, time_slicing, mig, monitoring.labels.clone())
+    });
+
+    if !diagnostics.is_empty() {
+        return Err(diagnostics);
+    }
+    Ok(OpsPlan {
+        alerts: alerts::plan(cluster, &monitoring),
+        dcgm_service_monitor: nvidia && !monitoring.manage_gpu_operator,
+        monitoring,
+        monitoring_from: monitoring_from.map(|(p, s, _)| (p, s)),
+        workloads,
+        gpu_operator,
+    })
+}

@@ -1,0 +1,190 @@
+//! OpsPlan → manifests, through the same template environment (and `--templates` overrides) as the pools.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::ops::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
+use crate::ops::workload::pdb_field;
+use crate::render::{common_labels, object_path, provenance, to_yaml, Manifest, RenderError, Renderer};
+use crate::solve::ClusterPlan;
+
+/// The ops templates, appended to `render::BUILTIN_TEMPLATES`.
+pub const TEMPLATES: &[(&str, &str)] = &[
+    ("poddisruptionbudget.yaml.j2", include_str!("../../templates/poddisruptionbudget.yaml.j2")),
+    ("horizontalpodautoscaler.yaml.j2", include_str!("../../templates/horizontalpodautoscaler.yaml.j2")),
+    ("prometheusrule.yaml.j2", include_str!("../../templates/prometheusrule.yaml.j2")),
+    ("servicemonitor.yaml.j2", include_str!("../../templates/servicemonitor.yaml.j2")),
+    ("clusterpolicy.yaml.j2", include_str!("../../templates/clusterpolicy.yaml.j2")),
+    ("device-plugin-configmap.yaml.j2", include_str!("../../templates/device-plugin-configmap.yaml.j2")),
+];
+
+/// Cluster-wide objects carry all the cluster's profiles.
+fn cluster_annotations(cluster: &ClusterPlan) -> BTreeMap<String, String> {
+    let profiles: Vec<&str> = cluster.profiles.iter().map(|p| p.name.as_str()).collect();
+    let sources: Vec<&str> = cluster.profiles.iter().map(|p| p.source.as_str()).collect();
+    provenance(&profiles.join(","), &sources.join(","), cluster)
+}
+
+fn labels_with(extra: &BTreeMap<String, String>) -> Value {
+    let mut labels = common_labels();
+    for (k, v) in extra {
+        labels[k] = json!(v);
+    }
+    labels
+}
+
+pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
+    let ops = &cluster.ops;
+    let mut out = Vec::new();
+    let path = |kind: &str, name: &str| -> PathBuf { object_path(&cluster.name, kind, name) };
+
+    for w in &ops.workloads {
+        let annotations = provenance(&w.profile, &w.source, cluster);
+        let mut annotations = annotations;
+        annotations.insert("gpuplan.dev/pool".into(), w.pool.clone());
+        annotations.insert("gpuplan.dev/nodepools".into(), w.nodepools.join(","));
+        let workload = json!({ "name": w.name, "namespace": w.namespace, "kind": w.kind, "selector": w.selector });
+        if let Some(pdb) = w.pdb {
+            let (field, value) = pdb_field(pdb);
+            out.push(Manifest {
+                path: path("poddisruptionbudget", &format!("{}-{}", w.namespace, w.name)),
+                source: w.source.clone(),
+                object: renderer.render_template(
+                    "poddisruptionbudget.yaml.j2",
+                    &w.name,
+                    json!({ "labels": common_labels(), "annotations": annotations, "workload": workload, "pdb": { "field": field, "value": value } }),
+                )?,
+            });
+        }
+        if let Some(hpa) = &w.hpa {
+            let mut annotations = annotations.clone();
+            annotations.insert(
+                "gpuplan.dev/metric".into(),
+                format!("{} is dcgm-exporter's per-GPU utilization (percent), served per pod by prometheus-adapter", hpa.metric),
+            );
+            out.push(Manifest {
+                path: path("horizontalpodautoscaler", &format!("{}-{}", w.namespace, w.name)),
+                source: w.source.clone(),
+                object: renderer.render_template(
+                    "horizontalpodautoscaler.yaml.j2",
+                    &w.name,
+                    json!({
+                        "labels": common_labels(),
+                        "annotations": annotations,
+                        "workload": workload,
+                        "hpa": { "min": hpa.min, "max": hpa.max, "metric": hpa.metric, "target": hpa.target_utilization, "behavior": hpa.behavior() },
+                    }),
+                )?,
+            });
+        }
+    }
+
+    let labels = labels_with(&ops.monitoring.labels);
+    let annotations = cluster_annotations(cluster);
+    let groups: Vec<Value> = ops
+        .alerts
+        .groups
+        .iter()
+        .map(|g| {
+            json!({
+                "name": g.name,
+                "rules": g.rules.iter().map(|r| json!({ "alert": r.alert, "expr": r.expr, "for": r.for_, "labels": r.labels, "annotations": r.annotations })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let rule_name = format!("gpuplan-{}", cluster.name);
+    out.push(Manifest {
+        path: path("prometheusrule", &rule_name),
+        source: "gpuplan".into(),
+        object: renderer.render_template(
+            "prometheusrule.yaml.j2",
+            &rule_name,
+            json!({ "name": rule_name, "namespace": ops.monitoring.namespace, "labels": labels, "annotations": annotations, "groups": groups }),
+        )?,
+    });
+
+    let mut monitors = vec![json!({
+        "name": "karpenter",
+        "namespace": ops.monitoring.karpenter_namespace,
+        "match_labels": { "app.kubernetes.io/name": "karpenter" },
+        "port": "http-metrics",
+    })];
+    if ops.dcgm_service_monitor {
+        monitors.push(json!({
+            "name": "nvidia-dcgm-exporter",
+            "namespace": ops.monitoring.dcgm_namespace,
+            "match_labels": { "app": "nvidia-dcgm-exporter" },
+            "port": "gpu-metrics",
+        }));
+    }
+    for monitor in monitors {
+        let name = monitor["name"].as_str().unwrap_or_default().to_string();
+        out.push(Manifest {
+            path: path("servicemonitor", &name),
+            source: "gpuplan".into(),
+            object: renderer.render_template(
+                "servicemonitor.yaml.j2",
+                &name,
+                json!({ "labels": labels, "annotations": annotations, "monitor": monitor }),
+            )?,
+        });
+    }
+
+    if let Some(g) = &ops.gpu_operator {
+        let mut tolerations: BTreeSet<(String, String)> = BTreeSet::from([("nvidia.com/gpu".to_string(), "NoSchedule".to_string())]);
+        for p in cluster.pools.iter().filter(|p| p.accelerator == crate::catalog::AcceleratorKind::Nvidia) {
+            for t in &p.taints {
+                tolerations.insert((t.key.clone(), t.effect.clone()));
+            }
+        }
+        let tolerations: Vec<Value> = tolerations.into_iter().map(|(key, effect)| json!({ "key": key, "effect": effect })).collect();
+        let device_plugin_config = (!g.time_slicing.is_empty()).then(|| json!({ "name": DEVICE_PLUGIN_CONFIG_MAP, "default": "default" }));
+        let mut policy_annotations = annotations.clone();
+        policy_annotations.insert(
+            "gpuplan.dev/mig-strategy".into(),
+            match g.mig_strategy {
+                "single" => "single: every MIG config in use gives each GPU one profile, advertised as nvidia.com/gpu (the resource the NodePools limit)".into(),
+                "mixed" => "mixed: a MIG config in use mixes profiles; pods request nvidia.com/mig-<profile>".into(),
+                _ => "none: no pool uses MIG".to_string(),
+            },
+        );
+        out.push(Manifest {
+            path: path("clusterpolicy", CLUSTER_POLICY_NAME),
+            source: "gpuplan".into(),
+            object: renderer.render_template(
+                "clusterpolicy.yaml.j2",
+                CLUSTER_POLICY_NAME,
+                json!({
+                    "labels": common_labels(),
+                    "annotations": policy_annotations,
+                    "policy": {
+                        "name": CLUSTER_POLICY_NAME,
+                        "driver_enabled": g.driver_enabled,
+                        "toolkit_enabled": g.toolkit_enabled,
+                        "device_plugin_config": device_plugin_config,
+                        "service_monitor_labels": g.service_monitor_labels,
+                        "mig_strategy": g.mig_strategy,
+                        "mig_manager": !g.mig_configs.is_empty(),
+                        "mig_config_map": MIG_PARTED_CONFIG_MAP,
+                        "tolerations": tolerations,
+                    },
+                }),
+            )?,
+        });
+        if !g.time_slicing.is_empty() {
+            let data: BTreeMap<String, String> = g.device_plugin_configs().into_iter().map(|(k, v)| (k, to_yaml(&v))).collect();
+            out.push(Manifest {
+                path: path("configmap", DEVICE_PLUGIN_CONFIG_MAP),
+                source: "gpuplan".into(),
+                object: renderer.render_template(
+                    "device-plugin-configmap.yaml.j2",
+                    DEVICE_PLUGIN_CONFIG_MAP,
+                    json!({ "name": DEVICE_PLUGIN_CONFIG_MAP, "namespace": g.namespace, "labels": common_labels(), "annotations": annotations, "data": data }),
+                )?,
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,97 @@
+//! PodDisruptionBudget and HorizontalPodAutoscaler for one `workload`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::ops::{IntOrPercent, PdbBudget};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadPlan {
+    pub name: String,
+    pub namespace: String,
+    pub profile: String,
+    pub source: String,
+    /// The pool as written and the NodePools it stands for.
+    pub pool: String,
+    pub nodepools: Vec<String>,
+    /// scaleTargetRef kind.
+    pub kind: String,
+    pub selector: BTreeMap<String, String>,
+    pub pdb: Option<PdbBudget>,
+    pub hpa: Option<HpaPlan>,
+    pub replicas_min: u32,
+    pub replicas_max: u32,
+    pub gpus_per_replica: u32,
+}
+
+/// How fast the HPA may move, by the kind of work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalingStyle {
+    /// Serving: scale up at once (no stabilization, +100% or +4 pods a minute, whichever is more) and down
+    /// slowly (10 minutes of stabilization, then one pod or 10% every 2 minutes, whichever is less): a GPU
+    /// pod takes minutes to come back (node launch, image pull, model load).
+    Inference,
+    /// Training/batch, only when asked: both directions slow, so that a short lull never kills a worker.
+    Training,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HpaPlan {
+    pub min: u32,
+    pub max: u32,
+    pub metric: String,
+    pub target_utilization: u32,
+    pub style: ScalingStyle,
+}
+
+impl HpaPlan {
+    pub fn behavior(&self) -> Value {
+        match self.style {
+            ScalingStyle::Inference => json!({
+                "scaleUp": {
+                    "stabilizationWindowSeconds": 0,
+                    "selectPolicy": "Max",
+                    "policies": [
+                        { "type": "Percent", "value": 100, "periodSeconds": 60 },
+                        { "type": "Pods", "value": 4, "periodSeconds": 60 },
+                    ],
+                },
+                "scaleDown": {
+                    "stabilizationWindowSeconds": 600,
+                    "selectPolicy": "Min",
+                    "policies": [
+                        { "type": "Pods", "value": 1, "periodSeconds": 120 },
+                        { "type": "Percent", "value": 10, "periodSeconds": 120 },
+                    ],
+                },
+            }),
+            ScalingStyle::Training => json!({
+                "scaleUp": {
+                    "stabilizationWindowSeconds": 300,
+                    "selectPolicy": "Max",
+                    "policies": [{ "type": "Pods", "value": 1, "periodSeconds": 300 }],
+                },
+                "scaleDown": {
+                    "stabilizationWindowSeconds": 3600,
+                    "selectPolicy": "Min",
+                    "policies": [{ "type": "Pods", "value": 1, "periodSeconds": 600 }],
+                },
+            }),
+        }
+    }
+}
+
+/// The PDB field and value: ("minAvailable", 1) or ("maxUnavailable", "25%").
+pub fn pdb_field(b: PdbBudget) -> (&'static str, Value) {
+    match b {
+        PdbBudget::MinAvailable(v) => ("minAvailable", v.to_json()),
+        PdbBudget::MaxUnavailable(v) => ("maxUnavailable", v.to_json()),
+    }
+}
+
+/// Default when the profile gives no `disruption-budget`: one pod at a time, for workloads that can have
+/// more than one replica.
+pub fn default_pdb(replicas_max: u32) -> Option<PdbBudget> {
+    (replicas_max >= 2).then_some(PdbBudget::MaxUnavailable(IntOrPercent::Int(1)))
+}

@@ -1,0 +1,511 @@
+//! Operations manifests: PDB, HPA, PrometheusRule, ServiceMonitor, ClusterPolicy, time-slicing ConfigMap.
+//! Every generated object is checked against its CRD schema (or, for built-in kinds, its required fields),
+//! the objects are checked against the pools they serve, and each error class has a test.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
+use gpuplan::ops::mig::MigConfigs;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn options(profiles: Vec<PathBuf>) -> CompileOptions {
+    CompileOptions { profiles, catalogs_dir: root().join("catalogs"), templates_dir: None }
+}
+
+fn examples() -> Compilation {
+    compile(&options(vec![root().join("profiles")])).expect("the example profiles compile")
+}
+
+fn objects<'a>(c: &'a Compilation, kind: &str) -> Vec<&'a Value> {
+    c.manifests.iter().filter(|m| m.kind() == kind).map(|m| &m.object).collect()
+}
+
+fn cluster_of(path: &Path) -> String {
+    path.components().next().unwrap().as_os_str().to_string_lossy().into_owned()
+}
+
+// ---------------------------------------------------------------- schema checks (until src/validate lands)
+
+/// The CRD's openAPIV3Schema for its served version.
+fn crd_schema(file: &str) -> Value {
+    let candidates = [root().join("src/crds").join(file), PathBuf::from("/work/shared/schemas").join(file)];
+    let path = candidates.iter().find(|p| p.exists()).unwrap_or_else(|| panic!("CRD {file} not found in {candidates:?}"));
+    let crd: Value = serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone()
+}
+
+/// A structural check: types, required fields, enums, unknown fields where the schema lists properties.
+fn check(schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    if schema.get("x-kubernetes-int-or-string").and_then(Value::as_bool) == Some(true) {
+        if !(value.is_i64() || value.is_u64() || value.is_string()) {
+            errors.push(format!("{at}: want int or string, got {value}"));
+        }
+        return;
+    }
+    let ty = schema.get("type").and_then(Value::as_str).unwrap_or("");
+    let ok = match ty {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        _ => true,
+    };
+    if !ok {
+        errors.push(format!("{at}: want {ty}, got {value}"));
+        return;
+    }
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        if !values.contains(value) {
+            errors.push(format!("{at}: {value} not in {values:?}"));
+        }
+    }
+    if let Some(obj) = value.as_object() {
+        for req in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+            if !obj.contains_key(req.as_str().unwrap()) {
+                errors.push(format!("{at}: missing required field {req}"));
+            }
+        }
+        let props = schema.get("properties").and_then(Value::as_object);
+        let additional = schema.get("additionalProperties");
+        let preserve = schema.get("x-kubernetes-preserve-unknown-fields").and_then(Value::as_bool) == Some(true);
+        for (k, v) in obj {
+            if at.is_empty() && k == "metadata" {
+                continue;
+            }
+            match (props.and_then(|p| p.get(k)), additional) {
+                (Some(s), _) => check(s, v, &format!("{at}.{k}"), errors),
+                (None, Some(a)) if a.is_object() => check(a, v, &format!("{at}.{k}"), errors),
+                (None, _) if props.is_some() && !preserve => errors.push(format!("{at}: unknown field {k}")),
+                _ => {}
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (schema.get("items"), value.as_array()) {
+        for (i, v) in arr.iter().enumerate() {
+            check(items, v, &format!("{at}[{i}]"), errors);
+        }
+    }
+}
+
+fn validate_crd(file: &str, object: &Value) {
+    let mut errors = Vec::new();
+    check(&crd_schema(file), object, "", &mut errors);
+    assert!(errors.is_empty(), "{} {} violates {file}:\n{}", object["kind"], object["metadata"]["name"], errors.join("\n"));
+}
+
+fn metadata_ok(o: &Value, namespaced: bool) {
+    let md = &o["metadata"];
+    assert!(md["name"].as_str().is_some_and(|n| !n.is_empty() && n.len() <= 253), "{o}");
+    assert_eq!(namespaced, md["namespace"].is_string(), "namespace of {}", md["name"]);
+    assert_eq!(md["labels"]["app.kubernetes.io/managed-by"], "gpuplan", "{}", md["name"]);
+    for key in ["gpuplan.dev/profile", "gpuplan.dev/source", "gpuplan.dev/catalog"] {
+        assert!(md["annotations"][key].is_string(), "{} lacks {key}", md["name"]);
+    }
+}
+
+#[test]
+fn every_ops_object_validates() {
+    let c = examples();
+    let kinds: BTreeSet<&str> = c.manifests.iter().map(|m| m.kind()).collect();
+    for kind in ["PodDisruptionBudget", "HorizontalPodAutoscaler", "PrometheusRule", "ServiceMonitor", "ClusterPolicy", "ConfigMap"] {
+        assert!(kinds.contains(kind), "the examples exercise {kind}: {kinds:?}");
+    }
+    // The project's validator (CRD schemas + CEL, built-in kinds): every object, ops or not.
+    let validator = gpuplan::validate::Validator::builtin();
+    for m in &c.manifests {
+        let violations = validator.validate(&m.object);
+        assert!(violations.is_empty(), "{}: {violations:?}", m.path.display());
+    }
+    for o in objects(&c, "PrometheusRule") {
+        metadata_ok(o, true);
+        validate_crd("prometheus-operator/monitoring.coreos.com_prometheusrules.yaml", o);
+    }
+    for o in objects(&c, "ServiceMonitor") {
+        metadata_ok(o, true);
+        validate_crd("prometheus-operator/monitoring.coreos.com_servicemonitors.yaml", o);
+    }
+    // The checker itself catches what it should.
+    let mut bad = objects(&c, "ClusterPolicy")[0].clone();
+    bad["spec"]["driver"]["bogus"] = Value::Bool(true);
+    bad["spec"]["mig"]["strategy"] = Value::String("half".into());
+    bad["spec"].as_object_mut().unwrap().remove("gfd");
+    let mut errors = Vec::new();
+    check(&crd_schema("gpu-operator/nvidia.com_clusterpolicies.yaml"), &bad, "", &mut errors);
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    for o in objects(&c, "ClusterPolicy") {
+        metadata_ok(o, false);
+        validate_crd("gpu-operator/nvidia.com_clusterpolicies.yaml", o);
+    }
+    for o in objects(&c, "PodDisruptionBudget") {
+        metadata_ok(o, true);
+        assert_eq!(o["apiVersion"], "policy/v1");
+        let spec = o["spec"].as_object().unwrap();
+        assert_eq!(spec.contains_key("minAvailable") as u8 + spec.contains_key("maxUnavailable") as u8, 1, "{o}");
+        assert!(o["spec"]["selector"]["matchLabels"].as_object().is_some_and(|m| !m.is_empty()), "{o}");
+    }
+    for o in objects(&c, "HorizontalPodAutoscaler") {
+        metadata_ok(o, true);
+        assert_eq!(o["apiVersion"], "autoscaling/v2");
+        let spec = &o["spec"];
+        assert!(["Deployment", "StatefulSet"].contains(&spec["scaleTargetRef"]["kind"].as_str().unwrap()));
+        assert_eq!(spec["scaleTargetRef"]["apiVersion"], "apps/v1");
+        assert!(spec["minReplicas"].as_u64().unwrap() >= 1);
+        assert!(spec["minReplicas"].as_u64() <= spec["maxReplicas"].as_u64());
+        let metric = &spec["metrics"][0];
+        assert_eq!(metric["type"], "Pods");
+        assert_eq!(metric["pods"]["metric"]["name"], "DCGM_FI_DEV_GPU_UTIL");
+        assert_eq!(metric["pods"]["target"]["type"], "AverageValue");
+        assert!(metric["pods"]["target"]["averageValue"].is_string(), "a quantity is a string");
+    }
+    for o in objects(&c, "ConfigMap") {
+        metadata_ok(o, true);
+        assert!(o["data"].as_object().unwrap().values().all(Value::is_string));
+    }
+}
+
+#[test]
+fn hpa_behavior_fits_the_intent() {
+    let c = examples();
+    let hpas = objects(&c, "HorizontalPodAutoscaler");
+    let llm = hpas.iter().find(|h| h["metadata"]["name"] == "llm-server").expect("llm-server HPA");
+    let b = &llm["spec"]["behavior"];
+    assert_eq!(b["scaleUp"]["stabilizationWindowSeconds"], 0);
+    assert!(b["scaleUp"]["policies"].as_array().unwrap().iter().any(|p| p["type"] == "Percent" && p["value"] == 100 && p["periodSeconds"] == 60));
+    assert!(b["scaleUp"]["policies"].as_array().unwrap().iter().any(|p| p["type"] == "Pods" && p["value"] == 4));
+    assert!(b["scaleDown"]["stabilizationWindowSeconds"].as_u64().unwrap() >= 600);
+    assert_eq!(b["scaleDown"]["selectPolicy"], "Min");
+    assert_eq!(llm["spec"]["metrics"][0]["pods"]["target"]["averageValue"], "70");
+    assert_eq!((llm["spec"]["minReplicas"].as_u64(), llm["spec"]["maxReplicas"].as_u64()), (Some(2), Some(12)));
+    // Training asks for no autoscaler: none is generated, but its PDB is.
+    assert!(!hpas.iter().any(|h| h["metadata"]["name"] == "trainer"));
+    let pdbs = objects(&c, "PodDisruptionBudget");
+    let trainer = pdbs.iter().find(|p| p["metadata"]["name"] == "trainer").expect("trainer PDB");
+    assert_eq!(trainer["metadata"]["namespace"], "training");
+    assert_eq!(trainer["spec"]["maxUnavailable"], 1);
+    assert_eq!(trainer["spec"]["selector"]["matchLabels"]["app"], "trainer");
+    let llm_pdb = pdbs.iter().find(|p| p["metadata"]["name"] == "llm-server").unwrap();
+    assert_eq!(llm_pdb["spec"]["minAvailable"], 1);
+    assert_eq!(llm_pdb["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"], "llm-server");
+}
+
+#[test]
+fn alerts_name_every_nodepool_and_budgeted_profile() {
+    let c = examples();
+    for cluster in &c.plan.clusters {
+        let rule = c
+            .manifests
+            .iter()
+            .find(|m| m.kind() == "PrometheusRule" && cluster_of(&m.path) == cluster.name)
+            .unwrap_or_else(|| panic!("PrometheusRule for {}", cluster.name));
+        let rules: Vec<&Value> = rule.object["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).collect();
+        for r in &rules {
+            assert!(r["for"].is_string(), "{r}");
+            assert!(r["labels"]["severity"].is_string(), "{r}");
+            for a in ["summary", "description", "runbook"] {
+                assert!(r["annotations"][a].as_str().is_some_and(|s| !s.is_empty()), "{r} lacks {a}");
+            }
+        }
+        for pool in &cluster.pools {
+            let r = rules
+                .iter()
+                .find(|r| r["alert"] == "GpuplanNodePoolNearLimit" && r["labels"]["nodepool"] == pool.name.as_str())
+                .unwrap_or_else(|| panic!("no near-limit alert for NodePool {}", pool.name));
+            assert!(r["expr"].as_str().unwrap().contains(&format!("nodepool=\"{}\"", pool.name)));
+            assert!(r["annotations"]["summary"].as_str().unwrap().contains(&pool.name));
+        }
+        for profile in cluster.profiles.iter().filter(|p| p.budget_usd_per_hour.is_some()) {
+            let r = rules
+                .iter()
+                .find(|r| r["alert"] == "GpuplanProfileOverBudget" && r["labels"]["gpuplan_profile"] == profile.name.as_str())
+                .unwrap_or_else(|| panic!("no budget alert for profile {}", profile.name));
+            for pool in cluster.pools.iter().filter(|p| p.profile == profile.name) {
+                assert!(r["expr"].as_str().unwrap().contains(&format!("nodepool=\"{}\"", pool.name)), "{} misses {}", profile.name, pool.name);
+            }
+        }
+        for name in ["GpuplanKarpenterLaunchFailures", "GpuplanAcceleratorPodsPending", "GpuplanGPUUtilizationLow"] {
+            assert!(rules.iter().any(|r| r["alert"] == name), "{} lacks {name}", cluster.name);
+        }
+    }
+}
+
+#[test]
+fn gpu_operator_agrees_with_the_pools() {
+    let c = examples();
+    let configs = MigConfigs::builtin();
+    for cluster in &c.plan.clusters {
+        let in_cluster = |kind: &str| -> Vec<&Value> {
+            c.manifests.iter().filter(|m| m.kind() == kind && cluster_of(&m.path) == cluster.name).map(|m| &m.object).collect()
+        };
+        let policies = in_cluster("ClusterPolicy");
+        let nodepools = in_cluster("NodePool");
+        let monitors = in_cluster("ServiceMonitor");
+        assert!(monitors.iter().any(|m| m["metadata"]["name"] == "karpenter" && m["metadata"]["namespace"] == "kube-system"));
+        if cluster.name == "ml-vision" {
+            // The operator is managed elsewhere here: no ClusterPolicy, gpuplan scrapes dcgm-exporter itself.
+            assert!(policies.is_empty());
+            assert!(monitors.iter().any(|m| m["metadata"]["name"] == "nvidia-dcgm-exporter" && m["metadata"]["namespace"] == "gpu-operator"));
+            continue;
+        }
+        assert_eq!(policies.len(), 1, "{}", cluster.name);
+        assert!(!monitors.iter().any(|m| m["metadata"]["name"] == "nvidia-dcgm-exporter"), "the operator's own ServiceMonitor scrapes dcgm-exporter");
+        let spec = &policies[0]["spec"];
+        assert_eq!(spec["driver"]["enabled"], false, "EKS accelerated AMI");
+        assert_eq!(spec["toolkit"]["enabled"], false);
+        assert_eq!(spec["dcgmExporter"]["enabled"], true);
+        assert_eq!(spec["dcgmExporter"]["serviceMonitor"]["enabled"], true);
+        assert_eq!(spec["gfd"]["enabled"], true);
+        // Every taint of an NVIDIA pool is tolerated by the operator's daemonsets (device plugin, exporter).
+        let tolerations = spec["daemonsets"]["tolerations"].as_array().unwrap();
+        for pool in cluster.pools.iter().filter(|p| p.resource() == "nvidia.com/gpu") {
+            for t in &pool.taints {
+                assert!(tolerations.iter().any(|x| x["key"] == t.key.as_str() && x["effect"] == t.effect.as_str()), "{} taint {}", pool.name, t.key);
+            }
+        }
+        let ts_labels: BTreeSet<String> = nodepools
+            .iter()
+            .filter_map(|n| n["spec"]["template"]["metadata"]["labels"]["nvidia.com/device-plugin.config"].as_str().map(String::from))
+            .collect();
+        let maps = in_cluster("ConfigMap");
+        if ts_labels.is_empty() {
+            assert!(spec["devicePlugin"].get("config").is_none());
+            assert!(maps.is_empty());
+        } else {
+            let map = maps.iter().find(|m| spec["devicePlugin"]["config"]["name"] == m["metadata"]["name"]).expect("devicePlugin.config names the ConfigMap");
+            assert_eq!(map["metadata"]["namespace"], "gpu-operator");
+            let data = map["data"].as_object().unwrap();
+            assert!(data.contains_key(spec["devicePlugin"]["config"]["default"].as_str().unwrap()));
+            for label in &ts_labels {
+                let text = data.get(label).unwrap_or_else(|| panic!("ConfigMap has no key {label}")).as_str().unwrap();
+                let config: Value = serde_saphyr::from_str(text).unwrap();
+                let replicas: u64 = label.strip_prefix("time-slicing-").unwrap().parse().unwrap();
+                assert_eq!(config["version"], "v1");
+                assert_eq!(config["sharing"]["timeSlicing"]["resources"][0]["name"], "nvidia.com/gpu");
+                assert_eq!(config["sharing"]["timeSlicing"]["resources"][0]["replicas"], replicas);
+                assert!(replicas >= 2);
+            }
+        }
+        let mig_pools: Vec<_> = cluster.pools.iter().filter(|p| p.labels.contains_key("nvidia.com/mig.config")).collect();
+        if mig_pools.is_empty() {
+            assert_eq!(spec["migManager"]["enabled"], false);
+            assert_eq!(spec["mig"]["strategy"], "none");
+        } else {
+            assert_eq!(spec["migManager"]["enabled"], true);
+            assert_eq!(spec["mig"]["strategy"], "single", "all-1g.10gb is one profile per GPU");
+            for pool in mig_pools {
+                let config = &pool.labels["nvidia.com/mig.config"];
+                assert!(configs.exists(config));
+                for cand in &pool.candidates {
+                    let t = c.catalogs[&cluster.region].get(&cand.name).unwrap();
+                    let g = t.single_gpu_model().unwrap();
+                    assert!(configs.applies(config, &g.name, g.memory_mib), "{} ({} {}) in MIG pool {}", cand.name, g.name, g.memory_mib, pool.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn compile_is_deterministic() {
+    assert_eq!(examples().files(), examples().files());
+}
+
+// ---------------------------------------------------------------- profiles written by the tests
+
+const CLUSTER: &str = r#"cluster "t" {
+    region "us-east-1"
+    zones "us-east-1a" "us-east-1b"
+    ami "al2023@v20251023"
+}
+"#;
+
+fn compile_text(text: &str) -> Result<Compilation, CompileError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kdl");
+    std::fs::write(&path, text).unwrap();
+    compile(&options(vec![path]))
+}
+
+fn errors(text: &str) -> Vec<(String, String, String)> {
+    match compile_text(text) {
+        Ok(_) => panic!("expected errors for:\n{text}"),
+        Err(CompileError::Profiles { diagnostics }) => diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| (d.code.to_string(), d.message.clone(), d.help.clone().unwrap_or_default()))
+            .collect(),
+        Err(other) => panic!("expected profile diagnostics, got {other}"),
+    }
+}
+
+fn one_error(text: &str, code: &str) -> (String, String) {
+    let errs = errors(text);
+    let found: Vec<_> = errs.iter().filter(|e| e.0 == code).collect();
+    assert_eq!(found.len(), 1, "want one {code}, got {errs:#?}");
+    (found[0].1.clone(), found[0].2.clone())
+}
+
+const INFERENCE_POOL: &str = r#"pool "llm" preset="inference-on-demand" {
+    gpu { name "A10G"; per-node max=1; }
+    max-accelerators 8
+}
+"#;
+
+#[test]
+fn mig_config_the_gpu_lacks() {
+    let text = format!("{CLUSTER}pool \"mig\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"A10G\"; }}\n    mig \"all-1g.10gb\"\n    max-accelerators 8\n}}\n");
+    let (message, help) = one_error(&text, "E0173");
+    assert!(message.contains("MIG config `all-1g.10gb` does not exist for A10G"), "{message}");
+    assert!(help.contains("A10G (22 GiB) has no MIG") && help.contains("A100") && help.contains("H100"), "{help}");
+    // A MIG-capable GPU with the wrong size of config: the help lists the configs that exist for it.
+    let text = format!("{CLUSTER}pool \"mig\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"H100\"; }}\n    mig \"all-1g.5gb\"\n    max-accelerators 16\n}}\n");
+    let (message, help) = one_error(&text, "E0173");
+    assert!(message.contains("does not exist for H100"), "{message}");
+    assert!(help.contains("MIG configs for H100 (80 GiB): ") && help.contains("all-1g.10gb") && help.contains("all-7g.80gb"), "{help}");
+    // A typo: did you mean.
+    let text = format!("{CLUSTER}pool \"mig\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"H100\"; }}\n    mig \"all-1g.10g\"\n    max-accelerators 16\n}}\n");
+    let (message, help) = one_error(&text, "E0174");
+    assert!(message.contains("unknown MIG config `all-1g.10g`"), "{message}");
+    assert!(help.contains("did you mean `all-1g.10gb`?"), "{help}");
+}
+
+#[test]
+fn mig_pool_admits_only_gpus_with_the_config() {
+    // No GPU names: the MIG filter alone keeps A10G, L4, T4 … out.
+    let text = format!("{CLUSTER}budget usd-per-hour=400\npool \"mig\" preset=\"inference-on-demand\" {{\n    mig \"all-1g.10gb\"\n    price-ratio-max 10\n}}\n");
+    let c = compile_text(&text).expect("compiles");
+    let pool = &c.plan.clusters[0].pools[0];
+    assert!(!pool.candidates.is_empty());
+    for cand in &pool.candidates {
+        assert!(["A100", "H100"].contains(&cand.accelerator_name.as_str()), "{} ({}) in a MIG pool", cand.name, cand.accelerator_name);
+    }
+    assert!(pool.removed.iter().any(|r| r.constraint.contains("MIG config all-1g.10gb") && r.types.iter().any(|t| t.starts_with("g5."))));
+}
+
+#[test]
+fn time_slicing_replicas_below_two_is_still_e0119() {
+    let text = format!("{CLUSTER}pool \"ts\" preset=\"general\" {{\n    gpu {{ name \"T4\"; }}\n    time-slicing replicas=1\n    max-accelerators 4\n}}\n");
+    let (message, _) = one_error(&text, "E0119");
+    assert!(message.contains("between 2 and 64"), "{message}");
+}
+
+#[test]
+fn pdb_that_can_never_be_satisfied() {
+    for (budget, expect) in [
+        ("min-available=4", "min-available=4 is at least max replicas (4)"),
+        ("min-available=\"90%\"", "min-available=\"90%\" rounds up to 4 of 4 pods"),
+        ("max-unavailable=0", "max-unavailable=\"0\" allows no pod to be evicted"),
+    ] {
+        let text = format!(
+            "{CLUSTER}{INFERENCE_POOL}workload \"w\" namespace=\"ns\" pool=\"llm\" {{\n    selector \"app\" \"w\"\n    replicas min=2 max=4\n    disruption-budget {budget}\n}}\n"
+        );
+        let (message, help) = one_error(&text, "E0172");
+        assert!(message.contains("can never be satisfied") && message.contains(expect), "{message}");
+        assert!(help.contains("blocks node drains"), "{help}");
+    }
+    // 75% of 4 is 3: one pod may go. Fine.
+    let text = format!("{CLUSTER}{INFERENCE_POOL}workload \"w\" namespace=\"ns\" pool=\"llm\" {{\n    selector \"app\" \"w\"\n    replicas min=2 max=4\n    disruption-budget min-available=\"75%\"\n}}\n");
+    compile_text(&text).expect("75% of 4 leaves one eviction");
+}
+
+#[test]
+fn hpa_min_above_max() {
+    let text = format!("{CLUSTER}{INFERENCE_POOL}workload \"w\" namespace=\"ns\" pool=\"llm\" {{\n    selector \"app\" \"w\"\n    replicas min=6 max=3\n    autoscale gpu-utilization=70\n}}\n");
+    let (message, help) = one_error(&text, "E0171");
+    assert!(message.contains("replicas min=6 is above max=3"), "{message}");
+    assert!(help.contains("minReplicas ≤ maxReplicas"), "{help}");
+}
+
+#[test]
+fn workload_on_unknown_pool() {
+    let text = format!("{CLUSTER}{INFERENCE_POOL}workload \"w\" namespace=\"ns\" pool=\"lm\" {{\n    selector \"app\" \"w\"\n    replicas 2\n}}\n");
+    let (message, help) = one_error(&text, "E0170");
+    assert!(message.contains("workload `w` runs on unknown pool `lm`"), "{message}");
+    assert!(help.contains("did you mean `llm`?"), "{help}");
+}
+
+#[test]
+fn workload_larger_than_its_pool() {
+    let text = format!("{CLUSTER}{INFERENCE_POOL}workload \"w\" namespace=\"ns\" pool=\"llm\" {{\n    selector \"app\" \"w\"\n    replicas min=2 max=10\n}}\n");
+    let (message, help) = one_error(&text, "E0176");
+    assert!(message.contains("needs up to 10 nvidia.com/gpu") && message.contains("at most 8"), "{message}");
+    assert!(help.contains("lower replicas max to 8"), "{help}");
+}
+
+#[test]
+fn unknown_workload_child_gets_did_you_mean() {
+    let text = format!("{CLUSTER}{INFERENCE_POOL}workload \"w\" namespace=\"ns\" pool=\"llm\" {{\n    selector \"app\" \"w\"\n    replica 2\n}}\n");
+    let errs = errors(&text);
+    assert!(errs.iter().any(|e| e.0 == "E0102" && e.2.contains("did you mean `replicas`?")), "{errs:#?}");
+}
+
+#[test]
+fn self_managed_ami_enables_driver_and_toolkit() {
+    let text = CLUSTER.replace("ami \"al2023@v20251023\"", "ami \"al2023@v20251023\"\n    accelerated-ami #false") + INFERENCE_POOL;
+    let c = compile_text(&text).expect("compiles");
+    let policy = c.manifests.iter().find(|m| m.kind() == "ClusterPolicy").expect("ClusterPolicy");
+    assert_eq!(policy.object["spec"]["driver"]["enabled"], true);
+    assert_eq!(policy.object["spec"]["toolkit"]["enabled"], true);
+    validate_crd("gpu-operator/nvidia.com_clusterpolicies.yaml", &policy.object);
+}
+
+#[test]
+fn errors_exit_2_and_leave_out_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("bad.kdl");
+    std::fs::write(&profile, format!("{CLUSTER}{INFERENCE_POOL}workload \"w\" namespace=\"ns\" pool=\"llm\" {{\n    selector \"app\" \"w\"\n    replicas min=6 max=3\n}}\n")).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("t")).unwrap();
+    std::fs::write(out.join("t/keep.yaml"), "untouched\n").unwrap();
+    let result = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .current_dir(root())
+        .args(["compile", profile.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(2), "{}", String::from_utf8_lossy(&result.stderr));
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("E0171") && stderr.contains("bad.kdl:"), "{stderr}");
+    let files: Vec<_> = walk(&out);
+    assert_eq!(files, vec![out.join("t/keep.yaml")]);
+    assert_eq!(std::fs::read_to_string(out.join("t/keep.yaml")).unwrap(), "untouched\n");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn monitoring_block_sets_namespaces_and_labels() {
+    let c = examples();
+    let research: Vec<_> = c.manifests.iter().filter(|m| cluster_of(&m.path) == "ml-research").collect();
+    let rule = research.iter().find(|m| m.kind() == "PrometheusRule").unwrap();
+    assert_eq!(rule.object["metadata"]["namespace"], "monitoring");
+    assert_eq!(rule.object["metadata"]["labels"]["release"], "kube-prometheus-stack");
+    let expr: BTreeMap<String, String> = rule.object["spec"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["rules"].as_array().unwrap())
+        .map(|r| (r["alert"].as_str().unwrap().to_string(), r["expr"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(expr["GpuplanNodePoolNearLimit"].contains(">= 0.85"));
+    assert!(expr["GpuplanGPUUtilizationLow"].contains("< 15"));
+    let policy = research.iter().find(|m| m.kind() == "ClusterPolicy").unwrap();
+    assert_eq!(policy.object["spec"]["dcgmExporter"]["serviceMonitor"]["additionalLabels"]["release"], "kube-prometheus-stack");
+}
