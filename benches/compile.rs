@@ -78,7 +78,7 @@ fn main() {
             }
             Err(e) => panic!("benchmark profiles must compile: {e}"),
         };
-        let output = compiled.files();
+        let output = compiled.output_tree().files;
         times.push(start.elapsed());
         files = output.len();
         pools = compiled.plan.clusters.iter().map(|c| c.pools.len()).sum();

@@ -18,7 +18,7 @@
 //!       "findings": [ { "code", "message", "location", "help" } ],   // profile-wide lint findings
 //!       "pools": [ { "name" (NodePool), "pool", "tier", "tiers", "resource", "capacity_types", "zones",
 //!         "weight", "weight_reason", "weight_explicit", "limit", "limit_reason", "largest_node",
-//!         "time_slicing_replicas", "expected_usd_per_hour", "worst_case_usd_per_hour",
+//!         "units_per_accelerator", "expected_usd_per_hour", "worst_case_usd_per_hour",
 //!         "expected_is_estimate", "worst_case_is_estimate", "allow", "notes",
 //!         "candidates": [ { "rank", "name", "accelerators", "accelerator_name", "memory_gib_per_accelerator",
 //!           "usd_per_hour", "usd_per_accelerator_hour", "usd_per_accelerator_gib_hour", "estimate",
@@ -114,7 +114,7 @@ pub struct PoolExplanation {
     pub limit_reason: String,
     /// Schedulable accelerators on the largest allowed node.
     pub largest_node: u32,
-    pub time_slicing_replicas: u32,
+    pub units_per_accelerator: u32,
     pub expected_usd_per_hour: f64,
     pub worst_case_usd_per_hour: f64,
     pub expected_is_estimate: bool,
@@ -329,7 +329,7 @@ fn explain_pool(
         limit: plan.limit,
         limit_reason: plan.limit_reason.clone(),
         largest_node: plan.largest_node(),
-        time_slicing_replicas: plan.replicas(),
+        units_per_accelerator: plan.replicas(),
         expected_usd_per_hour: r4(plan.expected_usd_per_hour),
         worst_case_usd_per_hour: r4(plan.worst_case_usd_per_hour),
         expected_is_estimate: cheapest.is_some_and(|c| c.estimate),
@@ -436,7 +436,7 @@ pub fn table(e: &Explanation) -> String {
                     pool.weight
                 );
                 let _ = writeln!(out, "    weight     {}: {}", pool.weight, pool.weight_reason);
-                let sharing = if pool.time_slicing_replicas > 1 { format!(" (time-slicing × {})", pool.time_slicing_replicas) } else { String::new() };
+                let sharing = if pool.units_per_accelerator > 1 { format!(" ({} per physical accelerator)", pool.units_per_accelerator) } else { String::new() };
                 let _ = writeln!(out, "    limit      {} {}{sharing}: {}", pool.limit, pool.resource, pool.limit_reason);
                 let _ = writeln!(out, "    largest    {} {} per node", pool.largest_node, pool.resource);
                 let _ = writeln!(

@@ -118,7 +118,7 @@ pub struct PoolPlan {
     pub requirements: Vec<Requirement>,
     pub taints: Vec<Taint>,
     pub labels: BTreeMap<String, String>,
-    /// Limit on the accelerator resource in schedulable units (physical × time-slicing replicas).
+    /// Limit on the accelerator resource in schedulable units (physical × time-slicing replicas or MIG devices).
     pub limit: u32,
     pub limit_reason: String,
     pub weight: u32,
@@ -133,12 +133,9 @@ pub struct PoolPlan {
 }
 
 impl PoolPlan {
-    /// Schedulable units per physical accelerator.
+    /// Schedulable units per physical accelerator: time-slicing replicas, or the MIG devices a GPU becomes.
     pub fn replicas(&self) -> u32 {
-        match &self.sharing {
-            Some(Sharing::TimeSlicing { replicas }) => *replicas,
-            _ => 1,
-        }
+        units_per_accelerator(self.sharing.as_ref())
     }
 
     pub fn resource(&self) -> &'static str {
@@ -554,10 +551,7 @@ fn select(
         remaining = kept;
     }
 
-    let replicas = match &s.sharing {
-        Some(Spanned { value: Sharing::TimeSlicing { replicas }, .. }) => *replicas,
-        _ => 1,
-    };
+    let replicas = units_per_accelerator(s.sharing.as_ref().map(|x| &x.value));
     let mut candidates: Vec<Candidate> = remaining
         .iter()
         .map(|t| {
@@ -883,10 +877,22 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
     if diagnostics.is_empty() { Ok(()) } else { Err(diagnostics) }
 }
 
+/// What one physical accelerator counts as in `nvidia.com/gpu`: the device plugin advertises each time-sliced GPU
+/// `replicas` times, and with MIG (strategy single) each MIG device as one GPU. Limits, prices per unit and the
+/// largest-node check all count these units.
+pub fn units_per_accelerator(sharing: Option<&Sharing>) -> u32 {
+    match sharing {
+        Some(Sharing::TimeSlicing { replicas }) => *replicas,
+        Some(Sharing::Mig { config }) => crate::ops::mig::MigConfigs::builtin().devices_per_gpu(config),
+        None => 1,
+    }
+}
+
 fn replicas_note(plan: &PoolPlan) -> String {
-    match plan.replicas() {
-        1 => String::new(),
-        r => format!(" × time-slicing replicas {r}"),
+    match (&plan.sharing, plan.replicas()) {
+        (_, 1) => String::new(),
+        (Some(Sharing::Mig { config }), r) => format!(" × {r} MIG devices per GPU ({config})"),
+        (_, r) => format!(" × time-slicing replicas {r}"),
     }
 }
 

@@ -313,7 +313,7 @@ fn gpu_operator_agrees_with_the_pools() {
 
 #[test]
 fn compile_is_deterministic() {
-    assert_eq!(examples().files(), examples().files());
+    assert_eq!(examples().output_tree(), examples().output_tree());
 }
 
 // ---------------------------------------------------------------- profiles written by the tests

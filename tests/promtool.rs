@@ -243,7 +243,7 @@ fn promtool_checks_and_tests_every_generated_rule() {
     let c = examples();
     let dir = tempfile::tempdir().unwrap();
     // Also write what compile writes, as a user would get it.
-    for (path, text) in c.files() {
+    for (path, text) in c.output_tree().files {
         let full = dir.path().join("out").join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, text).unwrap();

@@ -110,6 +110,8 @@ fn normalize(name: &str) -> String {
 struct Config {
     /// Profiles of the config: ("1g.10gb", compute slices 1, memory GB 10).
     profiles: Vec<(u32, u32)>,
+    /// MIG devices each entry makes of one GPU (0 for an entry that leaves MIG off).
+    devices_per_gpu: Vec<u32>,
     /// Models of the comments above device-filtered entries; None when the config has no filters.
     filtered_models: Option<Vec<Model>>,
     /// Sections above the config, nearest first.
@@ -236,6 +238,7 @@ impl MigConfigs {
                 name.clone(),
                 Config {
                     profiles,
+                    devices_per_gpu: entries.iter().map(|e| e.mig_devices.values().sum()).collect(),
                     filtered_models: filtered.then(|| entry_models.get(&name).cloned().unwrap_or_default()),
                     sections: config_sections.get(&name).cloned().unwrap_or_default(),
                 },
@@ -330,6 +333,15 @@ impl MigConfigs {
     /// All configs that exist for the GPU, sorted by name.
     pub fn configs_for(&self, gpu_name: &str, memory_mib: u64) -> Vec<&str> {
         self.names().filter(|c| self.applies(c, gpu_name, memory_mib)).collect()
+    }
+
+    /// Schedulable devices one GPU becomes under the config: the fewest any of its entries makes (so limits sized
+    /// from it never allow more physical GPUs than intended); 1 when the config leaves MIG off.
+    pub fn devices_per_gpu(&self, config: &str) -> u32 {
+        self.configs
+            .get(config)
+            .and_then(|c| c.devices_per_gpu.iter().copied().filter(|d| *d > 0).min())
+            .unwrap_or(1)
     }
 
     /// True when every device of the config gets one kind of MIG profile (the `single` strategy can serve it).
