@@ -38,6 +38,9 @@ pub struct ImportInputs {
     /// Price table: `{"regions": {"<region>": {"<type>": usd}}, "generated_at": {"<region>": "..."}}`
     /// (Karpenter's generated on-demand table converted to JSON), or a flat `{"<type>": usd}`.
     pub on_demand_prices: PathBuf,
+    /// Take the prices of this region from the table instead of `region`'s own (for regions the offline table
+    /// lacks); every such price is marked as an estimate.
+    pub price_region: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -67,12 +70,14 @@ pub fn import(inputs: &ImportInputs) -> Result<Catalog, ImportError> {
         .ok_or_else(|| shape(&inputs.offerings, "expected an array of {InstanceType, Location}"))?;
 
     let prices_json = read_json(&inputs.on_demand_prices)?;
-    let (prices, generated_at) = on_demand_from_json(&prices_json, &inputs.region).ok_or_else(|| {
+    let price_region = inputs.price_region.as_deref().unwrap_or(&inputs.region);
+    let (prices, generated_at) = on_demand_from_json(&prices_json, price_region).ok_or_else(|| {
         shape(
             &inputs.on_demand_prices,
-            &format!("expected a price table with region {} (USD per hour)", inputs.region),
+            &format!("expected a price table with region {price_region} (USD per hour); for a region the table lacks, pass --price-region with one it has (prices are then marked as estimates)"),
         )
     })?;
+    let borrowed = price_region != inputs.region;
 
     let mut sources = BTreeMap::new();
     sources.insert(
@@ -95,13 +100,18 @@ pub fn import(inputs: &ImportInputs) -> Result<Catalog, ImportError> {
         },
     );
     let on_demand_source = Source {
-        description: format!(
-            "on-demand Linux USD/hour for {}, imported from {}",
-            inputs.region,
-            file_name(&inputs.on_demand_prices)
-        ),
+        description: if borrowed {
+            format!(
+                "ESTIMATE: on-demand Linux USD/hour of {price_region} used for {} (the table has none for it), imported from {}; run `gpuplan catalog refresh --region {}` for real prices",
+                inputs.region,
+                file_name(&inputs.on_demand_prices),
+                inputs.region
+            )
+        } else {
+            format!("on-demand Linux USD/hour for {}, imported from {}", inputs.region, file_name(&inputs.on_demand_prices))
+        },
         fetched_at: generated_at,
-        estimate: false,
+        estimate: borrowed,
     };
     Ok(build_catalog(&inputs.region, &infos, &offerings, &prices, on_demand_source, None, sources))
 }

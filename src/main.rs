@@ -159,6 +159,9 @@ enum CatalogCommand {
         /// On-demand price table ({"regions": {"<region>": {"<type>": usd}}} or {"<type>": usd}).
         #[arg(long)]
         prices: PathBuf,
+        /// Use this region's prices from the table (marked as estimates) when it has none for --region.
+        #[arg(long)]
+        price_region: Option<String>,
         #[arg(long, default_value = "catalogs")]
         out: PathBuf,
     },
@@ -319,12 +322,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Catalog(CatalogCommand::Import { region, instance_types, offerings, prices, out }) => {
+        Command::Catalog(CatalogCommand::Import { region, instance_types, offerings, prices, price_region, out }) => {
             let catalog = gpuplan::import::import(&gpuplan::import::ImportInputs {
                 region: region.clone(),
                 instance_types,
                 offerings,
                 on_demand_prices: prices,
+                price_region,
             })
             .map_err(|e| format!("error: {e}"))?;
             let path = out.join(format!("{region}.json"));

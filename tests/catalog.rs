@@ -15,6 +15,7 @@ fn imported() -> Catalog {
         instance_types: shared("ec2-instance-types.json"),
         offerings: shared("offerings/availability-zone/us-east-1.json"),
         on_demand_prices: shared("ec2-ondemand-prices.json"),
+        price_region: None,
     })
     .expect("the shared data imports")
 }

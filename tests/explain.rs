@@ -31,7 +31,7 @@ fn json_snapshot_of_all_examples() {
     let text = explain(&c, None, ExplainFormat::Json).unwrap();
     insta::assert_snapshot!("json-all", redact(&c, text.clone()));
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(value["clusters"].as_array().unwrap().len(), 3, "ml-prod, ml-research (profiles/notebooks.kdl), ml-vision");
+    assert_eq!(value["clusters"].as_array().unwrap().len(), 4, "ml-batch-west (us-west-2), ml-prod, ml-research, ml-vision");
 }
 
 #[test]
@@ -47,10 +47,10 @@ fn unknown_profile_suggests_a_name() {
     let err = explain(&c, Some("llm-inferense"), ExplainFormat::Table).unwrap_err();
     let ExplainError::UnknownProfile { suggestion, known, .. } = &err;
     assert_eq!(suggestion.as_deref(), Some("did you mean `llm-inference`?"));
-    assert_eq!(known.len(), 6);
+    assert_eq!(known.len(), 7);
     assert_eq!(
         err.to_string(),
-        "no profile `llm-inferense` in this compile (did you mean `llm-inference`?); profiles: general-gpu, inferentia, llm-inference, notebooks, tiered-fallback, training"
+        "no profile `llm-inferense` in this compile (did you mean `llm-inference`?); profiles: batch-west, general-gpu, inferentia, llm-inference, notebooks, tiered-fallback, training"
     );
     let err = explain(&c, Some("zzzzzzzz"), ExplainFormat::Json).unwrap_err();
     assert!(!err.to_string().contains("did you mean"));
