@@ -266,10 +266,19 @@ impl fmt::Display for Detail {
                     }
                     return write!(f, "{path} {}", set_words(&added, &removed));
                 }
+                // Long values (alert descriptions, PromQL) would drown the line: show that they changed and
+                // leave the text to the unified diff.
+                let short = |v: &serde_json::Value| {
+                    let text = value_text(v);
+                    if text.chars().count() > 40 { None } else { Some(text) }
+                };
                 match (old, new) {
-                    (Some(o), Some(n)) => write!(f, "{path} {}→{}", value_text(o), value_text(n)),
-                    (None, Some(n)) => write!(f, "+{path} {}", value_text(n)),
-                    (Some(o), None) => write!(f, "-{path} (was {})", value_text(o)),
+                    (Some(o), Some(n)) => match (short(o), short(n)) {
+                        (Some(o), Some(n)) => write!(f, "{path} {o}→{n}"),
+                        _ => write!(f, "{path} changed"),
+                    },
+                    (None, Some(n)) => write!(f, "+{path}{}", short(n).map(|n| format!(" {n}")).unwrap_or_default()),
+                    (Some(o), None) => write!(f, "-{path}{}", short(o).map(|o| format!(" (was {o})")).unwrap_or_default()),
                     (None, None) => write!(f, "{path}"),
                 }
             }
@@ -741,9 +750,9 @@ fn summary_line(
     format!("{object}: {}", change_words(change, details))
 }
 
-/// "added", "removed (worst case $/h 112.00)" or the joined details, at most 8 field details.
+/// "added", "removed (worst case $/h 112.00)" or the joined details, at most 4 field details.
 fn change_words(change: ChangeKind, details: &[Detail]) -> String {
-    const MAX_FIELDS: usize = 8;
+    const MAX_FIELDS: usize = 4;
     let mut words = Vec::new();
     let mut fields = 0usize;
     for d in details {
