@@ -1,0 +1,180 @@
+//! The solver's sizing cases, one test each, against the real built-in catalog.
+
+use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
+use gpuplan::intent::MaintenanceWindow;
+use gpuplan::solve::{outside_window, PoolPlan};
+
+const CLUSTER: &str = "cluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1b\" \"us-east-1c\"\n    ami \"al2023@v20251023\"\n}\n";
+
+fn compile_profiles(profiles: &[(&str, String)]) -> Result<Compilation, CompileError> {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in profiles {
+        std::fs::write(dir.path().join(format!("{name}.kdl")), text).unwrap();
+    }
+    compile(&CompileOptions { profiles: vec![dir.path().to_path_buf()], catalogs_dir: dir.path().join("none"), templates_dir: None })
+}
+
+fn solve(body: &str) -> Compilation {
+    match compile_profiles(&[("p", format!("{CLUSTER}{body}"))]) {
+        Ok(c) => c,
+        Err(CompileError::Profiles { diagnostics }) => panic!("{}", gpuplan::diagnostic::render_plain(&diagnostics)),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn pool<'a>(c: &'a Compilation, name: &str) -> &'a PoolPlan {
+    c.plan.clusters.iter().flat_map(|c| &c.pools).find(|p| p.name == name).unwrap_or_else(|| panic!("no pool {name}"))
+}
+
+fn worst_per_unit(p: &PoolPlan) -> f64 {
+    p.candidates.iter().map(|c| c.usd_per_accelerator_hour).fold(0.0, f64::max)
+}
+
+#[test]
+fn budget_is_split_so_every_tier_carries_the_same_accelerators() {
+    let c = solve("budget usd-per-hour=100\npool \"llm\" preset=\"inference-spot\" {\n    gpu { name \"A10G\" \"L4\"; per-node max=1; }\n}\n");
+    let (spot, od) = (pool(&c, "llm-spot"), pool(&c, "llm-on-demand"));
+    assert_eq!(spot.limit, od.limit);
+    let worst = f64::from(spot.limit) * worst_per_unit(spot) + f64::from(od.limit) * worst_per_unit(od);
+    assert!(worst <= 100.0 + 1e-6, "worst case {worst} over budget");
+    // One more accelerator in each tier would break the budget: the split uses it all.
+    let one_more = worst + worst_per_unit(spot) + worst_per_unit(od);
+    assert!(one_more > 100.0);
+    assert!(spot.limit_reason.starts_with("budget $100.00/h split evenly"), "{}", spot.limit_reason);
+}
+
+#[test]
+fn a_capped_tier_leaves_its_share_to_the_others() {
+    let c = solve("budget usd-per-hour=100\npool \"llm\" preset=\"tiered\" {\n    gpu { name \"A10G\"; per-node max=1; }\n    tier \"a\" capacity=\"spot\" { max-accelerators 4 }\n    tier \"b\" capacity=\"on-demand\" { }\n}\n");
+    let (a, b) = (pool(&c, "llm-a"), pool(&c, "llm-b"));
+    assert_eq!(a.limit, 4);
+    assert!(a.limit_reason.starts_with("max-accelerators 4"), "{}", a.limit_reason);
+    assert!(b.limit > 4);
+    let worst = f64::from(a.limit) * worst_per_unit(a) + f64::from(b.limit) * worst_per_unit(b);
+    assert!(worst <= 100.0 + 1e-6);
+    assert!(worst + worst_per_unit(b) > 100.0, "the uncapped tier gets the rest of the budget");
+}
+
+#[test]
+fn nodes_larger_than_the_limit_are_dropped() {
+    let c = solve("pool \"big\" preset=\"inference-on-demand\" {\n    gpu { name \"A10G\"; }\n    price-ratio-max 10\n    max-accelerators 4\n}\n");
+    let p = pool(&c, "big");
+    assert_eq!(p.limit, 4);
+    assert!(p.candidates.iter().all(|c| c.accelerators <= 4));
+    let dropped = p.removed.iter().find(|r| r.constraint == "node accelerators ≤ limit 4").expect("a removal for the limit");
+    assert!(dropped.types.contains(&"g5.48xlarge".to_string()));
+    assert!(p.largest_node() <= p.limit);
+}
+
+#[test]
+fn uniform_nodes_round_the_limit_down_to_whole_nodes() {
+    let c = solve("budget usd-per-hour=200\npool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"A100\"; per-node min=8; }\n}\n");
+    let p = pool(&c, "train");
+    assert_eq!(p.limit % 8, 0);
+    assert!(p.limit_reason.contains("rounded down to whole 8-accelerator nodes"), "{}", p.limit_reason);
+    assert!(p.worst_case_usd_per_hour <= 200.0);
+}
+
+#[test]
+fn a_budget_too_small_for_one_node_names_the_budget() {
+    let err = compile_profiles(&[("p", format!("{CLUSTER}budget usd-per-hour=5\npool \"train\" preset=\"training-on-demand\" {{\n    gpu {{ name \"A100\"; per-node min=8; }}\n}}\n"))]).unwrap_err();
+    let CompileError::Profiles { diagnostics } = err else { panic!("expected diagnostics") };
+    assert_eq!(diagnostics[0].code, "E0142");
+    assert!(diagnostics[0].message.contains("the budget $5.00/h is too small for one node of pool `train`"));
+}
+
+#[test]
+fn time_slicing_multiplies_the_limit_and_divides_the_price() {
+    let c = solve("pool \"nb\" preset=\"inference-on-demand\" {\n    gpu { name \"T4\"; per-node max=1; }\n    time-slicing replicas=4\n    max-accelerators 8\n}\n");
+    let p = pool(&c, "nb");
+    assert_eq!(p.replicas(), 4);
+    assert_eq!(p.limit, 32);
+    let g4 = p.candidates.iter().find(|c| c.name == "g4dn.xlarge").unwrap();
+    assert!((g4.usd_per_accelerator_hour - 0.526 / 4.0).abs() < 1e-9);
+    assert_eq!(p.labels["nvidia.com/device-plugin.config"], "time-slicing-4");
+}
+
+#[test]
+fn mig_counts_mig_devices_and_admits_only_mig_gpus() {
+    let c = solve("pool \"mig\" preset=\"inference-on-demand\" {\n    gpu { per-node min=8; }\n    mig \"all-1g.10gb\"\n    max-accelerators 16\n}\n");
+    let p = pool(&c, "mig");
+    assert!(p.replicas() > 1);
+    assert_eq!(p.limit, 16 * p.replicas());
+    assert!(p.candidates.iter().all(|c| ["A100", "H100", "H200"].iter().any(|m| c.accelerator_name.contains(m))), "{:?}", p.candidates.iter().map(|c| &c.name).collect::<Vec<_>>());
+    assert_eq!(p.labels["nvidia.com/mig.config"], "all-1g.10gb");
+}
+
+#[test]
+fn fractional_gpu_types_only_when_named() {
+    let c = solve("pool \"l4\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; }\n    max-accelerators 4\n}\n");
+    assert!(pool(&c, "l4").candidates.iter().all(|c| !c.name.starts_with("g6f") && !c.name.starts_with("gr6f")));
+    let c = solve("pool \"frac\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; }\n    types \"g6f.xlarge\" \"g6.xlarge\"\n    max-accelerators 4\n}\n");
+    let names: Vec<&str> = pool(&c, "frac").candidates.iter().map(|c| c.name.as_str()).collect();
+    assert!(names.contains(&"g6f.xlarge"), "{names:?}");
+}
+
+#[test]
+fn an_nvidia_pool_never_admits_other_accelerators() {
+    let c = solve("pool \"any\" preset=\"inference-on-demand\" {\n    gpu { memory-min \"1GiB\"; }\n    price-ratio-max 1000\n    max-accelerators 64\n}\n");
+    let p = pool(&c, "any");
+    assert!(p.candidates.iter().all(|c| !c.name.starts_with("inf") && !c.name.starts_with("trn") && !c.name.starts_with("g4ad")));
+    assert_eq!(p.resource(), "nvidia.com/gpu");
+    let c = solve("pool \"n\" preset=\"inference-on-demand\" {\n    neuron { name \"Inferentia2\"; }\n    max-accelerators 12\n}\n");
+    let p = pool(&c, "n");
+    assert!(p.candidates.iter().all(|c| c.name.starts_with("inf2")));
+    assert_eq!(p.resource(), "aws.amazon.com/neuron");
+    assert_eq!(p.taints[0].key, "aws.amazon.com/neuron");
+}
+
+#[test]
+fn spot_pools_widen_for_diversity_and_ask_for_two_families() {
+    let c = solve("budget usd-per-hour=100\npool \"s\" preset=\"batch-spot\" {\n    gpu { memory-min \"16GiB\"; per-node max=8; }\n}\n");
+    let p = pool(&c, "s");
+    let cheapest = p.candidates[0].usd_per_accelerator_hour;
+    // Beyond the 1.6 price ratio to get closer to 15 types, never beyond 3×.
+    assert!(p.candidates.iter().any(|c| c.usd_per_accelerator_hour > cheapest * 1.6), "the pool was widened");
+    assert!(p.candidates.iter().all(|c| c.usd_per_accelerator_hour <= cheapest * 3.0 + 1e-9));
+    assert!(p.candidates.len() > 10, "{}", p.candidates.len());
+    let family = p.requirements.iter().find(|r| r.key == "karpenter.k8s.aws/instance-family").unwrap();
+    assert_eq!(family.min_values, Some(2));
+}
+
+#[test]
+fn weights_follow_priority_and_tier_order_and_keep_explicit_ones() {
+    let a = format!("profile \"a\" priority=90\n{CLUSTER}budget usd-per-hour=50\npool \"a\" preset=\"inference-spot\" {{\n    gpu {{ name \"A10G\"; }}\n}}\n");
+    let b = format!("profile \"b\" priority=10\n{CLUSTER}pool \"b\" preset=\"batch-spot\" {{\n    gpu {{ name \"T4\"; }}\n    max-accelerators 4\n    weight 5\n}}\n");
+    let c = compile_profiles(&[("a", a), ("b", b)]).unwrap_or_else(|e| panic!("{e}"));
+    let (spot, od, batch) = (pool(&c, "a-spot"), pool(&c, "a-on-demand"), pool(&c, "b"));
+    assert_eq!(spot.weight, 100);
+    assert!(od.weight < spot.weight && od.weight > batch.weight);
+    assert_eq!(batch.weight, 5);
+}
+
+#[test]
+fn equal_explicit_weights_are_an_error() {
+    let body = format!("{CLUSTER}budget usd-per-hour=50\npool \"x\" preset=\"tiered\" {{\n    gpu {{ name \"A10G\"; }}\n    tier \"a\" capacity=\"spot\" {{ weight 50 }}\n    tier \"b\" capacity=\"on-demand\" {{ weight 50 }}\n}}\n");
+    let CompileError::Profiles { diagnostics } = compile_profiles(&[("p", body)]).unwrap_err() else { panic!() };
+    assert!(diagnostics.iter().any(|d| d.code == "E0153" && d.message.contains("both have weight 50")));
+}
+
+#[test]
+fn maintenance_window_complement() {
+    let w = |weekday, start, minutes| MaintenanceWindow { weekday, start_minute_of_day: start, duration_minutes: minutes, nodes: "1".into() };
+    assert_eq!(outside_window(&w(0, 120, 240)), ("0 6 * * 0".into(), "164h".into()));
+    // Saturday 22:00 for 4h ends Sunday 02:00.
+    assert_eq!(outside_window(&w(6, 22 * 60, 240)), ("0 2 * * 0".into(), "164h".into()));
+    assert_eq!(outside_window(&w(3, 90, 150)), ("0 4 * * 3".into(), "165h30m".into()));
+}
+
+#[test]
+fn training_budgets_protect_the_pool() {
+    let c = solve("budget usd-per-hour=200\npool \"t\" preset=\"training-on-demand\" {\n    gpu { name \"A100\"; per-node min=8; }\n}\n");
+    let d = &pool(&c, "t").disruption;
+    assert_eq!(d.expire_after, "Never");
+    assert_eq!(d.consolidation_policy, "WhenEmpty");
+    assert_eq!(d.termination_grace_period.as_deref(), Some("2h"));
+    assert_eq!(d.budgets[0].nodes, "0");
+    assert!(d.budgets[0].schedule.is_some() && d.budgets[0].duration.is_some());
+    assert!(d.budgets.iter().any(|b| b.schedule.is_none() && b.reasons.is_empty()), "an always-on budget");
+    assert!(d.budgets.iter().any(|b| b.reasons == ["Drifted"]), "a Drifted budget");
+}
