@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog::{Catalog, CatalogError};
 use crate::diagnostic::{ProfileDiagnostic, Sources};
-use crate::output::{with_header, GitopsAppOptions, OutputTree};
+use crate::output::{with_header, OutputTree};
 use crate::intent::{self, Profile};
 use crate::render::{Manifest, RenderError, Renderer};
 use crate::solve::{self, Plan};
@@ -102,6 +102,7 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let validator = crate::validate::Validator::builtin();
     let violations: Vec<_> = manifests
         .iter()
+        .filter(|m| !crate::render::is_gitops_app(&m.path))
         .flat_map(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
         .collect();
     if !violations.is_empty() {
@@ -115,32 +116,14 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
 }
 
 impl Compilation {
-    /// Everything for out/: one file per object with the generated-code header, a sorted kustomization.yaml per
-    /// cluster, and the Argo CD / Flux objects of clusters that ask for them.
+    /// Everything for out/: one file per object with the generated-code header, and a sorted kustomization.yaml
+    /// per cluster.
     pub fn output_tree(&self) -> OutputTree {
         let mut tree = OutputTree::default();
         for m in &self.manifests {
             tree.insert(m.path.clone(), with_header(&m.source, &m.to_yaml()));
         }
         tree.add_kustomizations();
-        for cluster in &self.plan.clusters {
-            let Some(g) = &cluster.gitops else { continue };
-            // The app objects of one cluster: generated on a tree holding only that cluster's kustomization.
-            let mut one = OutputTree::default();
-            let kustomization = PathBuf::from(&cluster.name).join("kustomization.yaml");
-            if let Some(text) = tree.files.get(&kustomization) {
-                one.insert(kustomization, text.clone());
-            }
-            one.add_gitops_apps(&GitopsAppOptions {
-                repo_url: g.repo.clone(),
-                target_revision: g.revision.clone(),
-                out_path: g.path.clone(),
-                argocd: g.argocd,
-                flux: g.flux,
-                ..GitopsAppOptions::default()
-            });
-            tree.files.extend(one.files);
-        }
         tree
     }
 }

@@ -35,7 +35,7 @@ pub const HEADER_SUFFIX: &str = ". DO NOT EDIT.";
 /// Start of line 2 of every generated file.
 pub const DIGEST_PREFIX: &str = "# gpuplan-digest: sha256:";
 /// The `<source>` for files that do not come from a single profile (kustomization.yaml, GitOps apps).
-pub const GPUPLAN_SOURCE: &str = "gpuplan";
+pub const GPUPLAN_SOURCE: &str = "the profiles of this cluster";
 /// File name of the per-cluster kustomization.
 pub const KUSTOMIZATION_FILE: &str = "kustomization.yaml";
 /// Sub-directory of a cluster directory holding the GitOps application objects.
@@ -198,77 +198,6 @@ pub fn check(out_dir: &Path, tree: &OutputTree) -> io::Result<Vec<FileChange>> {
     Ok(changes(&read_tree(out_dir)?, tree))
 }
 
-/// Options for [`OutputTree::add_gitops_apps`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitopsAppOptions {
-    /// Git URL of the repository holding out/ (Argo CD `spec.source.repoURL`).
-    pub repo_url: String,
-    /// Branch, tag or commit to follow (Argo CD `targetRevision`; Flux follows its GitRepository's ref).
-    pub target_revision: String,
-    /// Path of out/ inside the repository, e.g. "out"; the apps point at `<out_path>/<cluster>`.
-    pub out_path: String,
-    /// Emit an Argo CD Application per cluster.
-    pub argocd: bool,
-    /// Emit a Flux Kustomization per cluster.
-    pub flux: bool,
-    /// Namespace of the Argo CD Application (where Argo CD runs).
-    pub argocd_namespace: String,
-    /// Argo CD project.
-    pub argocd_project: String,
-    /// Argo CD destination API server.
-    pub argocd_destination_server: String,
-    /// Namespace of the Flux Kustomization.
-    pub flux_namespace: String,
-    /// Name of the Flux GitRepository (in `flux_namespace`) that checks out `repo_url`; `flux bootstrap` names it
-    /// "flux-system".
-    pub flux_source_name: String,
-    /// Flux reconcile interval.
-    pub flux_interval: String,
-    /// Delete objects that disappear from out/ (Argo `prune`, Flux `prune`).
-    pub prune: bool,
-}
-
-impl Default for GitopsAppOptions {
-    fn default() -> Self {
-        GitopsAppOptions {
-            repo_url: String::new(),
-            target_revision: "HEAD".into(),
-            out_path: "out".into(),
-            argocd: true,
-            flux: false,
-            argocd_namespace: "argocd".into(),
-            argocd_project: "default".into(),
-            argocd_destination_server: "https://kubernetes.default.svc".into(),
-            flux_namespace: "flux-system".into(),
-            flux_source_name: "flux-system".into(),
-            flux_interval: "10m".into(),
-            prune: true,
-        }
-    }
-}
-
-/// A YAML scalar for `s`: plain when unambiguous, else double-quoted (a JSON string is a valid YAML
-/// double-quoted scalar).
-pub fn yaml_scalar(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@".contains(c))
-        && s.chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '.' || c == '_' || c == '/')
-        && !s.contains(": ")
-        && !s.ends_with(':')
-        && !matches!(
-            s.to_ascii_lowercase().as_str(),
-            "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n" | "null" | "~"
-        );
-    if plain {
-        s.to_owned()
-    } else {
-        serde_json::to_string(s).expect("string serializes")
-    }
-}
-
 /// The top-level directory (cluster) of a path relative to out/, if it has one.
 pub fn cluster_of(path: &Path) -> Option<String> {
     let mut comps = path.components();
@@ -322,102 +251,15 @@ impl OutputTree {
         }
         for (cluster, mut resources) in per_cluster {
             resources.sort();
-            let mut body =
-                String::from("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n");
-            if resources.is_empty() {
-                body.push_str("resources: []\n");
-            } else {
-                body.push_str("resources:\n");
-                for r in &resources {
-                    body.push_str(&format!("  - {}\n", yaml_scalar(r)));
-                }
-            }
+            let body = crate::render::to_yaml(&serde_json::json!({
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": resources,
+            }));
             self.files.insert(
                 Path::new(&cluster).join(KUSTOMIZATION_FILE),
                 with_header(GPUPLAN_SOURCE, &body),
             );
-        }
-    }
-
-    /// Adds, per cluster directory, an Argo CD Application (`out/<cluster>/gitops/argocd-application.yaml`) and/or
-    /// a Flux Kustomization (`out/<cluster>/gitops/flux-kustomization.yaml`), both named `gpuplan-<cluster>` and
-    /// pointing at `<out_path>/<cluster>`. They live outside the cluster kustomization (see the module docs).
-    /// Existing files under `gitops/` are not counted as cluster content.
-    pub fn add_gitops_apps(&mut self, opts: &GitopsAppOptions) {
-        let out_path = opts.out_path.trim_matches('/');
-        for cluster in self.clusters() {
-            let path = if out_path.is_empty() || out_path == "." {
-                cluster.clone()
-            } else {
-                format!("{out_path}/{cluster}")
-            };
-            let name = format!("gpuplan-{cluster}");
-            let dir = Path::new(&cluster).join(GITOPS_DIR);
-            if opts.argocd {
-                let prune = if opts.prune { "true" } else { "false" };
-                let body = format!(
-                    "apiVersion: argoproj.io/v1alpha1\n\
-                     kind: Application\n\
-                     metadata:\n\
-                    \x20 name: {name}\n\
-                    \x20 namespace: {ns}\n\
-                    \x20 labels:\n\
-                    \x20   app.kubernetes.io/managed-by: gpuplan\n\
-                     spec:\n\
-                    \x20 project: {project}\n\
-                    \x20 source:\n\
-                    \x20   repoURL: {repo}\n\
-                    \x20   targetRevision: {rev}\n\
-                    \x20   path: {path}\n\
-                    \x20 destination:\n\
-                    \x20   server: {server}\n\
-                    \x20 syncPolicy:\n\
-                    \x20   automated:\n\
-                    \x20     prune: {prune}\n\
-                    \x20     selfHeal: true\n\
-                    \x20   syncOptions:\n\
-                    \x20     - ServerSideApply=true\n",
-                    name = yaml_scalar(&name),
-                    ns = yaml_scalar(&opts.argocd_namespace),
-                    project = yaml_scalar(&opts.argocd_project),
-                    repo = yaml_scalar(&opts.repo_url),
-                    rev = yaml_scalar(&opts.target_revision),
-                    path = yaml_scalar(&path),
-                    server = yaml_scalar(&opts.argocd_destination_server),
-                );
-                self.files.insert(
-                    dir.join("argocd-application.yaml"),
-                    with_header(GPUPLAN_SOURCE, &body),
-                );
-            }
-            if opts.flux {
-                let prune = if opts.prune { "true" } else { "false" };
-                let body = format!(
-                    "apiVersion: kustomize.toolkit.fluxcd.io/v1\n\
-                     kind: Kustomization\n\
-                     metadata:\n\
-                    \x20 name: {name}\n\
-                    \x20 namespace: {ns}\n\
-                    \x20 labels:\n\
-                    \x20   app.kubernetes.io/managed-by: gpuplan\n\
-                     spec:\n\
-                    \x20 interval: {interval}\n\
-                    \x20 path: {path}\n\
-                    \x20 prune: {prune}\n\
-                    \x20 sourceRef:\n\
-                    \x20   kind: GitRepository\n\
-                    \x20   name: {source}\n",
-                    name = yaml_scalar(&name),
-                    ns = yaml_scalar(&opts.flux_namespace),
-                    interval = yaml_scalar(&opts.flux_interval),
-                    path = yaml_scalar(&format!("./{path}")),
-                    source = yaml_scalar(&opts.flux_source_name),
-                );
-                self.files.insert(
-                    dir.join("flux-kustomization.yaml"),
-                    with_header(GPUPLAN_SOURCE, &body),
-                );
-            }
         }
     }
 }

@@ -51,6 +51,8 @@ pub fn to_yaml(value: &Value) -> String {
 pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
     ("nodepool.yaml.j2", include_str!("../templates/nodepool.yaml.j2")),
     ("ec2nodeclass.yaml.j2", include_str!("../templates/ec2nodeclass.yaml.j2")),
+    ("argocd-application.yaml.j2", include_str!("../templates/argocd-application.yaml.j2")),
+    ("flux-kustomization.yaml.j2", include_str!("../templates/flux-kustomization.yaml.j2")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -118,10 +120,44 @@ impl Renderer {
                 });
             }
             manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
+            manifests.extend(self.render_gitops_apps(cluster)?);
         }
         manifests.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(manifests)
     }
+}
+
+impl Renderer {
+    /// The Argo CD Application and/or Flux Kustomization that sync out/<cluster>, when the cluster asks for them.
+    /// They go to out/<cluster>/gitops/, which the cluster's kustomization does not list.
+    fn render_gitops_apps(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
+        let Some(gitops) = &cluster.gitops else { return Ok(Vec::new()) };
+        let out_path = gitops.path.trim_matches('/');
+        let path = if out_path.is_empty() || out_path == "." { cluster.name.clone() } else { format!("{out_path}/{}", cluster.name) };
+        let name = format!("gpuplan-{}", cluster.name);
+        let context = json!({ "name": name, "path": path, "gitops": { "repo": gitops.repo, "revision": gitops.revision }, "labels": common_labels() });
+        let dir = PathBuf::from(&cluster.name).join(crate::output::GITOPS_DIR);
+        let mut apps = Vec::new();
+        for (wanted, template, file) in [
+            (gitops.argocd, "argocd-application.yaml.j2", "argocd-application.yaml"),
+            (gitops.flux, "flux-kustomization.yaml.j2", "flux-kustomization.yaml"),
+        ] {
+            if wanted {
+                apps.push(Manifest {
+                    path: dir.join(file),
+                    source: crate::output::GPUPLAN_SOURCE.to_string(),
+                    object: self.render(template, &name, context.clone())?,
+                });
+            }
+        }
+        Ok(apps)
+    }
+}
+
+/// True for the objects of out/<cluster>/gitops/ (Argo CD, Flux): their CRDs are not among the schemas gpuplan
+/// validates against; tests check what they point at.
+pub fn is_gitops_app(path: &std::path::Path) -> bool {
+    path.components().nth(1).is_some_and(|c| c.as_os_str() == crate::output::GITOPS_DIR)
 }
 
 pub fn object_path(cluster: &str, kind: &str, name: &str) -> PathBuf {

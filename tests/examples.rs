@@ -50,7 +50,21 @@ fn every_file_in_out_validates_against_the_shared_crds() {
             let cluster = path.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
             let target = object["spec"]["source"]["path"].as_str().or(object["spec"]["path"].as_str()).unwrap();
             assert!(target.trim_start_matches("./") == format!("out/{cluster}"), "{}: points at {target}", path.display());
-            assert!(["argoproj.io/v1alpha1", "kustomize.toolkit.fluxcd.io/v1"].contains(&object["apiVersion"].as_str().unwrap()));
+            match object["apiVersion"].as_str().unwrap() {
+                "argoproj.io/v1alpha1" => {
+                    assert_eq!(object["kind"], "Application");
+                    assert_eq!(object["spec"]["source"]["repoURL"], "https://github.com/example/gpu-platform.git");
+                    assert_eq!(object["spec"]["source"]["targetRevision"], "main");
+                    assert_eq!(object["spec"]["syncPolicy"]["automated"]["prune"], true);
+                }
+                "kustomize.toolkit.fluxcd.io/v1" => {
+                    assert_eq!(object["kind"], "Kustomization");
+                    assert_eq!(object["spec"]["sourceRef"]["kind"], "GitRepository");
+                    assert_eq!(object["spec"]["prune"], true);
+                }
+                other => panic!("{}: unexpected {other}", path.display()),
+            }
+            assert_eq!(object["metadata"]["name"], format!("gpuplan-{cluster}"));
             gitops_apps += 1;
             checked += 1;
             continue;

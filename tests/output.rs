@@ -2,7 +2,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use gpuplan::output::{
-    ChangeKind, FileChange, GitopsAppOptions, HeaderStatus, OutputTree, body_digest, changes,
+    ChangeKind, FileChange, HeaderStatus, OutputTree, body_digest, changes,
     check, hand_edits, header_status, parse_header, read_tree, strip_header, with_header,
     write_tree,
 };
@@ -154,12 +154,7 @@ fn hand_edit_detection() {
 #[test]
 fn kustomization_lists_files_sorted() {
     let mut tree = sample_tree();
-    tree.add_gitops_apps(&GitopsAppOptions {
-        repo_url: "https://github.com/acme/platform.git".into(),
-        target_revision: "main".into(),
-        flux: true,
-        ..Default::default()
-    });
+    tree.insert("ml-prod/gitops/argocd-application.yaml", with_header("gpuplan", "kind: Application\n"));
     tree.add_kustomizations();
     // Idempotent.
     let again = {
@@ -171,12 +166,7 @@ fn kustomization_lists_files_sorted() {
 
     let k = &tree.files[Path::new("ml-prod/kustomization.yaml")];
     assert_eq!(header_status(k), HeaderStatus::Intact);
-    assert_eq!(parse_header(k).unwrap().source, "gpuplan");
-    assert_eq!(
-        strip_header(k),
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ec2nodeclass-gpu.yaml\n  \
-         - nodepool-llm-inference-spot.yaml\n  - poddisruptionbudget-llm.yaml\n"
-    );
+    assert_eq!(parse_header(k).unwrap().source, gpuplan::output::GPUPLAN_SOURCE);
     // Parses as YAML with the expected resources, and gitops/ is not listed.
     let v: serde_json::Value = serde_saphyr::from_str(strip_header(k)).unwrap();
     assert_eq!(
@@ -188,27 +178,12 @@ fn kustomization_lists_files_sorted() {
         ])
     );
     let dev = &tree.files[Path::new("ml-dev/kustomization.yaml")];
-    assert!(strip_header(dev).ends_with("resources:\n  - nodepool-train.yaml\n"));
+    let dev: serde_json::Value = serde_saphyr::from_str(strip_header(dev)).unwrap();
+    assert_eq!(dev["resources"], serde_json::json!(["nodepool-train.yaml"]));
+    assert_eq!(dev["kind"], "Kustomization");
 
-    // GitOps apps point at out/<cluster>.
-    let app = &tree.files[Path::new("ml-prod/gitops/argocd-application.yaml")];
-    assert_eq!(header_status(app), HeaderStatus::Intact);
-    let app: serde_json::Value = serde_saphyr::from_str(strip_header(app)).unwrap();
-    assert_eq!(app["apiVersion"], "argoproj.io/v1alpha1");
-    assert_eq!(app["kind"], "Application");
-    assert_eq!(app["metadata"]["name"], "gpuplan-ml-prod");
-    assert_eq!(app["spec"]["source"]["path"], "out/ml-prod");
-    assert_eq!(
-        app["spec"]["source"]["repoURL"],
-        "https://github.com/acme/platform.git"
-    );
-    assert_eq!(app["spec"]["source"]["targetRevision"], "main");
-    let flux = &tree.files[Path::new("ml-dev/gitops/flux-kustomization.yaml")];
-    let flux: serde_json::Value = serde_saphyr::from_str(strip_header(flux)).unwrap();
-    assert_eq!(flux["apiVersion"], "kustomize.toolkit.fluxcd.io/v1");
-    assert_eq!(flux["spec"]["path"], "./out/ml-dev");
-    assert_eq!(flux["spec"]["prune"], true);
-    assert_eq!(flux["spec"]["sourceRef"]["name"], "flux-system");
+    // gitops/ is not cluster content.
+    assert!(!strip_header(k).contains("gitops"));
 }
 
 #[test]

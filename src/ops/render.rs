@@ -97,7 +97,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
     let rule_name = format!("gpuplan-{}", cluster.name);
     out.push(Manifest {
         path: path("prometheusrule", &rule_name),
-        source: "gpuplan".into(),
+        source: crate::output::GPUPLAN_SOURCE.into(),
         object: renderer.render_template(
             "prometheusrule.yaml.j2",
             &rule_name,
@@ -123,7 +123,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         let name = monitor["name"].as_str().unwrap_or_default().to_string();
         out.push(Manifest {
             path: path("servicemonitor", &name),
-            source: "gpuplan".into(),
+            source: crate::output::GPUPLAN_SOURCE.into(),
             object: renderer.render_template(
                 "servicemonitor.yaml.j2",
                 &name,
@@ -152,7 +152,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         );
         out.push(Manifest {
             path: path("clusterpolicy", CLUSTER_POLICY_NAME),
-            source: "gpuplan".into(),
+            source: crate::output::GPUPLAN_SOURCE.into(),
             object: renderer.render_template(
                 "clusterpolicy.yaml.j2",
                 CLUSTER_POLICY_NAME,
@@ -177,7 +177,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
             let data: BTreeMap<String, String> = g.device_plugin_configs().into_iter().map(|(k, v)| (k, to_yaml(&v))).collect();
             out.push(Manifest {
                 path: path("configmap", DEVICE_PLUGIN_CONFIG_MAP),
-                source: "gpuplan".into(),
+                source: crate::output::GPUPLAN_SOURCE.into(),
                 object: renderer.render_template(
                     "device-plugin-configmap.yaml.j2",
                     DEVICE_PLUGIN_CONFIG_MAP,
