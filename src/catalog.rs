@@ -303,9 +303,14 @@ impl Catalog {
     }
 
     /// A short content digest (sha256 of the canonical JSON, first 12 hex digits) for provenance
-    /// annotations: the same catalog always gives the same digest.
+    /// annotations: the same catalog always gives the same digest. Fetch times are left out, so a refresh that
+    /// observes the same types, offerings and prices does not touch every manifest's annotation.
     pub fn digest(&self) -> String {
-        let hash = Sha256::digest(self.to_json().as_bytes());
+        let mut content = self.clone();
+        for source in content.sources.values_mut() {
+            source.fetched_at = None;
+        }
+        let hash = Sha256::digest(content.to_json().as_bytes());
         hash.iter().take(6).map(|b| format!("{b:02x}")).collect()
     }
 

@@ -111,3 +111,16 @@ fn snapshot_round_trips_and_digest_is_stable() {
     assert_eq!(c.digest(), again.digest());
     assert_eq!(c.digest().len(), 12);
 }
+
+#[test]
+fn digest_ignores_fetch_times_but_not_prices() {
+    let c = imported();
+    let mut refetched = c.clone();
+    for source in refetched.sources.values_mut() {
+        source.fetched_at = Some("2030-01-01T00:00:00Z".into());
+    }
+    assert_eq!(c.digest(), refetched.digest(), "a refresh that changes nothing but the fetch time keeps the digest");
+    let mut repriced = c.clone();
+    repriced.instance_types[0].on_demand.as_mut().unwrap().usd_per_hour += 0.01;
+    assert_ne!(c.digest(), repriced.digest());
+}
