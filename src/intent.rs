@@ -548,7 +548,7 @@ impl Parser<'_> {
             return None;
         };
         let wrote_pools = !pool_nodes.is_empty();
-        let pools: Vec<Pool> = pool_nodes.into_iter().filter_map(|n| self.parse_pool(n, &name)).collect();
+        let pools: Vec<Pool> = pool_nodes.into_iter().filter_map(|n| self.parse_pool(n)).collect();
         if !wrote_pools {
             self.error(whole, "E0111", "the profile has no `pool`", "add pool \"name\" preset=\"inference-spot\" { gpu { … } }");
         }
@@ -687,8 +687,7 @@ impl Parser<'_> {
         })
     }
 
-    fn parse_pool(&mut self, node: &KdlNode, profile: &Spanned<String>) -> Option<Pool> {
-        let _ = profile;
+    fn parse_pool(&mut self, node: &KdlNode) -> Option<Pool> {
         self.check_entries(node, &["preset"], 1);
         let name = args(node).next().and_then(|e| self.expect_string(e, "the pool name"));
         let Some(name) = name else {

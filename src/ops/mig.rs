@@ -222,8 +222,6 @@ impl MigConfigs {
             }
             m
         };
-        let sections: Vec<Vec<Model>> = sections.iter().map(|s| s.iter().map(sized).collect()).collect();
-        let _ = &sections;
         let config_sections: BTreeMap<String, Vec<Vec<Model>>> =
             config_sections.into_iter().map(|(k, v)| (k, v.iter().map(|s| s.iter().map(sized).collect()).collect())).collect();
         let entry_models: BTreeMap<String, Vec<Model>> =
