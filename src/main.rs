@@ -203,13 +203,11 @@ fn main() -> ExitCode {
 }
 
 fn compile_error(err: CompileError) -> String {
-    match err {
-        CompileError::Profiles { diagnostics } => {
-            let summary = CompileError::Profiles { diagnostics: diagnostics.clone() }.to_string();
-            format!("{}error: {summary}", render_plain(&diagnostics))
-        }
-        other => format!("error: {other}"),
-    }
+    let rendered = match &err {
+        CompileError::Profiles { diagnostics } => render_plain(diagnostics),
+        _ => String::new(),
+    };
+    format!("{rendered}error: {err}")
 }
 
 fn io_error(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> String {

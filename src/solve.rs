@@ -672,7 +672,8 @@ fn pool_plan(
         accelerator: s.accelerator.value,
         capacity_types: s.capacity.value.clone(),
         zones: zones.to_vec(),
-        requirements: requirements(s, zones, &candidates),
+        // Filled in by size_limits, once the limit has dropped the types too big for it.
+        requirements: Vec::new(),
         candidates,
         removed,
         taints,
