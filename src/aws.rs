@@ -242,19 +242,24 @@ impl Ec2 {
         Ok(offerings)
     }
 
-    /// DescribeSpotPriceHistory for Linux/UNIX from `now`, all pages: the newest price per (type, zone), USD/hour.
-    pub async fn spot_prices(&self, now: SystemTime) -> Result<BTreeMap<String, BTreeMap<String, f64>>, AwsError> {
+    /// DescribeSpotPriceHistory for Linux/UNIX over the last [`SPOT_HISTORY_DAYS`], all pages: the newest and
+    /// the highest price per (type, zone), USD/hour.
+    pub async fn spot_prices(&self, now: SystemTime) -> Result<SpotPrices, AwsError> {
+        let window = std::time::Duration::from_secs(crate::catalog::SPOT_HISTORY_DAYS * 86_400);
+        let start = now.checked_sub(window).unwrap_or(now);
         const OP: &str = "DescribeSpotPriceHistory";
         let mut pages = self
             .client
             .describe_spot_price_history()
             .product_descriptions("Linux/UNIX")
-            .start_time(DateTime::from(now))
+            .start_time(DateTime::from(start))
+            .end_time(DateTime::from(now))
             .max_results(1000)
             .into_paginator()
             .send();
         // (type, zone) → (timestamp, price); the newest entry wins, ties keep the lower price (stable).
         let mut newest: BTreeMap<(String, String), (i64, u32, f64)> = BTreeMap::new();
+        let mut highest: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
         while let Some(page) = pages.next().await {
             let page = page.map_err(|e| classify(OP, &self.region, &self.endpoint, e))?;
             for entry in page.spot_price_history() {
@@ -277,6 +282,8 @@ impl Ec2 {
                 };
                 let stamp = entry.timestamp().map_or((i64::MIN, 0), |t| (t.secs(), t.subsec_nanos()));
                 let key = (name.as_str().to_string(), zone.to_string());
+                let max = highest.entry(key.0.clone()).or_default().entry(key.1.clone()).or_insert(usd);
+                *max = max.max(usd);
                 let replace = match newest.get(&key) {
                     None => true,
                     Some((secs, nanos, old)) => {
@@ -292,8 +299,15 @@ impl Ec2 {
         for ((name, zone), (_, _, usd)) in newest {
             prices.entry(name).or_default().insert(zone, usd);
         }
-        Ok(prices)
+        Ok(SpotPrices { newest: prices, highest })
     }
+}
+
+/// Spot prices per instance type and zone, USD/hour: the newest, and the highest over the history window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpotPrices {
+    pub newest: BTreeMap<String, BTreeMap<String, f64>>,
+    pub highest: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 /// The AWS Price List query API.

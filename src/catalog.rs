@@ -121,7 +121,14 @@ pub struct InstanceType {
     /// Spot price per zone (only zones that offer the type), if known or estimated.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub spot: BTreeMap<String, Price>,
+    /// The highest spot price per zone over the refresh's history window ([`SPOT_HISTORY_DAYS`]): observed
+    /// prices only, so absent from offline snapshots. Read by `spot-ceiling "observed-max"`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub spot_max: BTreeMap<String, Price>,
 }
+
+/// How far back `catalog refresh` reads the spot price history for [`InstanceType::spot_max`].
+pub const SPOT_HISTORY_DAYS: u64 = 30;
 
 /// One GPU model on an instance type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -222,6 +229,17 @@ impl InstanceType {
                 .map(|(_, price)| price)
                 .max_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour)),
         }
+    }
+}
+
+impl InstanceType {
+    /// The highest observed (not estimated) spot price among the zones (all zones when `zones` is empty).
+    pub fn observed_spot_max(&self, zones: &[String]) -> Option<&Price> {
+        self.spot_max
+            .iter()
+            .filter(|(zone, _)| zones.is_empty() || zones.contains(zone))
+            .map(|(_, price)| price)
+            .max_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour))
     }
 }
 

@@ -44,21 +44,28 @@ impl<T> std::ops::Deref for Spanned<T> {
 /// The profile files of one compile, so that spans can be turned back into file:line:col.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
-    files: Vec<(PathBuf, Arc<String>)>,
+    /// (path as the user typed it, for diagnostics; its repository path, for generated files; the text)
+    files: Vec<(PathBuf, String, Arc<String>)>,
 }
 
 impl Sources {
     pub fn add(&mut self, path: &Path, text: String) -> usize {
-        self.files.push((path.to_path_buf(), Arc::new(text)));
+        self.files.push((path.to_path_buf(), repository_path(path), Arc::new(text)));
         self.files.len() - 1
     }
 
+    /// The path as given on the command line: what diagnostics show, so the user finds the file they typed.
     pub fn path(&self, file: usize) -> &Path {
         &self.files[file].0
     }
 
-    pub fn text(&self, file: usize) -> &str {
+    /// The path written into generated files (`gpuplan.dev/source`, headers): see [`repository_path`].
+    pub fn source_name(&self, file: usize) -> &str {
         &self.files[file].1
+    }
+
+    pub fn text(&self, file: usize) -> &str {
+        &self.files[file].2
     }
 
     /// "profiles/x.kdl:12:5" for a span, 1-based like rustc.
@@ -77,7 +84,7 @@ impl Sources {
     }
 
     fn named_source(&self, file: usize) -> NamedSource<Arc<String>> {
-        NamedSource::new(self.path(file).display().to_string(), self.files[file].1.clone())
+        NamedSource::new(self.path(file).display().to_string(), self.files[file].2.clone())
     }
 
     /// Builds a diagnostic pointing at `span`.
@@ -93,6 +100,42 @@ impl Sources {
             severity: miette::Severity::Error,
         }
     }
+}
+
+/// A profile's path as it appears in generated files: relative to the root of the git repository holding it
+/// (or, outside any repository, to the working directory), with `.` and `..` resolved and `/` separators.
+/// `profiles/x.kdl`, `./profiles/x.kdl` and `/home/me/repo/profiles/x.kdl` all give `profiles/x.kdl`, so out/
+/// is byte-identical however the path was typed and wherever the repository is checked out.
+pub fn repository_path(path: &Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    // Symlinks resolved when the file exists (a checkout under a symlinked home must not change the output).
+    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| lexically_normal(&cwd.join(path)));
+    let root = absolute.ancestors().skip(1).find(|dir| dir.join(".git").exists()).map(Path::to_path_buf);
+    let base = root.or_else(|| std::fs::canonicalize(&cwd).ok().filter(|c| absolute.starts_with(c)));
+    let relative = base.as_deref().and_then(|b| absolute.strip_prefix(b).ok()).unwrap_or(&absolute);
+    let parts: Vec<String> = relative
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    if relative.is_absolute() { format!("/{}", parts.join("/")) } else { parts.join("/") }
+}
+
+/// `a/./b/../c` → `a/c`, without touching the file system.
+fn lexically_normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// One problem in a profile. `code` is stable (tests and users grep for it); `location` is file:line:col.

@@ -38,6 +38,7 @@ use crate::compile::Compilation;
 use crate::diagnostic::did_you_mean;
 use crate::intent::Profile;
 use crate::lint::{self, Finding};
+use crate::cost::Bound;
 use crate::solve::{ClusterPlan, PoolPlan, ProfileSummary};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -90,6 +91,9 @@ pub struct ProfileExplanation {
     pub worst_case_is_estimate: bool,
     /// worst case ÷ budget (≤ 1 when the budget holds).
     pub worst_case_budget_share: Option<f64>,
+    /// "guaranteed" (on-demand prices bound every node) or "empirical" (some pool opted into
+    /// `spot-ceiling "observed-max"`).
+    pub worst_case_bound: String,
     pub pools: Vec<PoolExplanation>,
     /// Profile-wide lint findings (AMI, budget, allow codes).
     pub findings: Vec<FindingExplanation>,
@@ -119,6 +123,15 @@ pub struct PoolExplanation {
     pub worst_case_usd_per_hour: f64,
     pub expected_is_estimate: bool,
     pub worst_case_is_estimate: bool,
+    /// "guaranteed" or "empirical", and what the worst case assumes, in words.
+    pub worst_case_bound: String,
+    pub worst_case_basis: String,
+    /// The cpu limit that caps physical nodes of a shared (time-sliced/MIG) pool.
+    pub cpu_limit: Option<u32>,
+    /// A capacity reservation's fixed $/h.
+    pub fixed_usd_per_hour: Option<f64>,
+    /// What a workload's pod template needs to land on this pool (and only this pool).
+    pub placement: crate::solve::PodPlacement,
     pub candidates: Vec<CandidateExplanation>,
     pub removed: Vec<RemovalExplanation>,
     pub allow: Vec<String>,
@@ -139,6 +152,8 @@ pub struct CandidateExplanation {
     pub usd_per_accelerator_hour: f64,
     pub usd_per_accelerator_gib_hour: f64,
     pub estimate: bool,
+    /// The worst-case price per accelerator-hour (spot at on-demand unless `spot-ceiling "observed-max"`).
+    pub ceiling_usd_per_accelerator_hour: f64,
     /// The catalog source id of the estimated price.
     pub estimate_source: Option<String>,
 }
@@ -244,6 +259,7 @@ fn explain_profile(
         expected_is_estimate: pools.iter().any(|p| p.expected_is_estimate),
         worst_case_is_estimate: pools.iter().any(|p| p.worst_case_is_estimate),
         worst_case_budget_share: summary.budget_usd_per_hour.map(|b| r4(summary.worst_case_usd_per_hour / b)),
+        worst_case_bound: if pools.iter().any(|p| p.worst_case_bound == "empirical") { "empirical" } else { "guaranteed" }.into(),
         pools,
         findings: findings
             .iter()
@@ -291,12 +307,13 @@ fn explain_pool(
                 usd_per_accelerator_hour: r4(cand.usd_per_accelerator_hour),
                 usd_per_accelerator_gib_hour: r4(cand.usd_per_accelerator_gib_hour),
                 estimate: cand.estimate,
+                ceiling_usd_per_accelerator_hour: r4(cand.ceiling_usd_per_accelerator_hour),
                 estimate_source: source,
             }
         })
         .collect();
     let cheapest = plan.candidates.iter().min_by(|a, b| a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour));
-    let priciest = plan.candidates.iter().max_by(|a, b| a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour));
+    let worst_is_estimate = plan.candidates.iter().any(|c| c.ceiling_estimate);
     let tier = intent.pools.iter().flat_map(|p| p.tiers.iter().map(move |t| (p, t))).find(|(_, t)| t.name.value == plan.name);
     let tiers = intent.pools.iter().find(|p| p.name.value == plan.pool).map_or(1, |p| p.tiers.len());
     let explicit = tier.and_then(|(_, t)| t.settings.weight.as_ref());
@@ -333,7 +350,15 @@ fn explain_pool(
         expected_usd_per_hour: r4(plan.expected_usd_per_hour),
         worst_case_usd_per_hour: r4(plan.worst_case_usd_per_hour),
         expected_is_estimate: cheapest.is_some_and(|c| c.estimate),
-        worst_case_is_estimate: priciest.is_some_and(|c| c.estimate),
+        worst_case_is_estimate: worst_is_estimate,
+        worst_case_bound: match plan.worst_case_bound() {
+            Bound::Guaranteed => "guaranteed".into(),
+            Bound::Empirical => "empirical".into(),
+        },
+        worst_case_basis: crate::render::worst_case_basis(plan),
+        cpu_limit: plan.cpu_limit,
+        fixed_usd_per_hour: plan.fixed_usd_per_hour.map(r4),
+        placement: plan.pod_placement(),
         candidates,
         removed: plan
             .removed
@@ -418,8 +443,17 @@ pub fn table(e: &Explanation) -> String {
                 _ => "none (limits come from max-accelerators)".into(),
             };
             let _ = writeln!(out, "  budget       {budget}");
-            let _ = writeln!(out, "  expected     {}  (every pool at its limit on its cheapest type)", per_hour(p.expected_usd_per_hour, p.expected_is_estimate));
-            let _ = writeln!(out, "  worst case   {}  (every pool at its limit on its priciest type)", per_hour(p.worst_case_usd_per_hour, p.worst_case_is_estimate));
+            let _ = writeln!(
+                out,
+                "  expected     {}  (estimate: every pool at its limit on its cheapest type, at expected prices: spot where allowed)",
+                per_hour(p.expected_usd_per_hour, p.expected_is_estimate)
+            );
+            let bound = if p.worst_case_bound == "empirical" {
+                "EMPIRICAL bound, not guaranteed: some spot pools are bounded by observed spot prices"
+            } else {
+                "guaranteed bound: every pool at its limits on its priciest type, spot at the on-demand price"
+            };
+            let _ = writeln!(out, "  worst case   {}  ({bound})", per_hour(p.worst_case_usd_per_hour, p.worst_case_is_estimate));
             if !p.findings.is_empty() {
                 let _ = writeln!(out, "  lint");
                 write_findings(&mut out, "    ", &p.findings);
@@ -438,13 +472,23 @@ pub fn table(e: &Explanation) -> String {
                 let _ = writeln!(out, "    weight     {}: {}", pool.weight, pool.weight_reason);
                 let sharing = if pool.units_per_accelerator > 1 { format!(" ({} per physical accelerator)", pool.units_per_accelerator) } else { String::new() };
                 let _ = writeln!(out, "    limit      {} {}{sharing}: {}", pool.limit, pool.resource, pool.limit_reason);
+                if let Some(cpu) = pool.cpu_limit {
+                    let _ = writeln!(out, "    cpu limit  {cpu}: caps the physical nodes while Karpenter counts physical GPUs against a limit in slices");
+                }
                 let _ = writeln!(out, "    largest    {} {} per node", pool.largest_node, pool.resource);
                 let _ = writeln!(
                     out,
-                    "    cost       expected {}, worst case {}",
+                    "    cost       expected {}, worst case {} ({})",
                     per_hour(pool.expected_usd_per_hour, pool.expected_is_estimate),
-                    per_hour(pool.worst_case_usd_per_hour, pool.worst_case_is_estimate)
+                    per_hour(pool.worst_case_usd_per_hour, pool.worst_case_is_estimate),
+                    pool.worst_case_basis
                 );
+                let selector: Vec<String> = pool.placement.node_selector.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                let _ = writeln!(out, "    pods need  nodeSelector {{{}}}", selector.join(", "));
+                for t in &pool.placement.tolerations {
+                    let value = t.value.as_ref().map(|v| format!(", value: {v}")).unwrap_or_default();
+                    let _ = writeln!(out, "               toleration {{key: {}, operator: {}{value}, effect: {}}}", t.key, t.operator, t.effect);
+                }
                 let _ = writeln!(out, "    candidates {} type{}, cheapest $/accelerator-hour first:", pool.candidates.len(), if pool.candidates.len() == 1 { "" } else { "s" });
                 let rows: Vec<Vec<String>> = pool
                     .candidates
@@ -459,14 +503,15 @@ pub fn table(e: &Explanation) -> String {
                             money(c.usd_per_hour, 4, c.estimate),
                             money(c.usd_per_accelerator_hour, 4, c.estimate),
                             money(c.usd_per_accelerator_gib_hour, 4, c.estimate),
+                            money(c.ceiling_usd_per_accelerator_hour, 4, false),
                         ]
                     })
                     .collect();
                 write_table(
                     &mut out,
                     "      ",
-                    &["#", "type", "accel", "model", "GiB/accel", "$/h ", "$/accel-h ", "$/accel-GiB-h "],
-                    &[true, false, true, false, true, true, true, true],
+                    &["#", "type", "accel", "model", "GiB/accel", "$/h ", "$/accel-h ", "$/accel-GiB-h ", "worst $/accel-h "],
+                    &[true, false, true, false, true, true, true, true, true],
                     &rows,
                 );
                 if !pool.removed.is_empty() {

@@ -124,7 +124,7 @@ pub fn build_catalog(
     offerings: &BTreeMap<String, BTreeSet<String>>,
     on_demand: &BTreeMap<String, f64>,
     on_demand_source: Source,
-    spot: Option<(&BTreeMap<String, BTreeMap<String, f64>>, Source)>,
+    spot: Option<(&crate::aws::SpotPrices, Source)>,
     mut sources: BTreeMap<String, Source>,
 ) -> Catalog {
     sources.insert(SOURCE_ON_DEMAND.to_string(), on_demand_source);
@@ -145,10 +145,13 @@ pub fn build_catalog(
                 .get(&name)
                 .map(|usd| Price { usd_per_hour: *usd, source: SOURCE_ON_DEMAND.to_string() });
             if it.capacity_types.contains(&CapacityType::Spot) {
-                let observed = spot.as_ref().and_then(|(table, _)| table.get(&name));
+                let observed = spot.as_ref().and_then(|(table, _)| table.newest.get(&name));
+                let highest = spot.as_ref().and_then(|(table, _)| table.highest.get(&name));
                 for zone in &it.zones {
                     if let Some(usd) = observed.and_then(|per_zone| per_zone.get(zone)) {
                         it.spot.insert(zone.clone(), Price { usd_per_hour: *usd, source: spot_source_id.to_string() });
+                        let max = highest.and_then(|per_zone| per_zone.get(zone)).map_or(*usd, |m| m.max(*usd));
+                        it.spot_max.insert(zone.clone(), Price { usd_per_hour: max, source: spot_source_id.to_string() });
                     } else if let Some(od) = &it.on_demand {
                         estimated_any = true;
                         it.spot.insert(
@@ -351,6 +354,7 @@ pub fn instance_type_from_info(info: &Value, zones: Vec<String>) -> Option<Insta
         zones,
         on_demand: None,
         spot: BTreeMap::new(),
+        spot_max: BTreeMap::new(),
     })
 }
 

@@ -142,6 +142,10 @@ pub enum Sharing {
 pub struct Reserved {
     pub ids: Vec<String>,
     pub tags: BTreeMap<String, String>,
+    /// The reserved instance type and how many instances the reservation holds: a reservation is billed
+    /// whether used or not, so its full cost is fixed and counted first against the budget.
+    pub instance_type: Option<Spanned<String>>,
+    pub instances: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -203,6 +207,8 @@ pub struct Settings {
     /// Explicit NodePool weight (1–100); computed from priority and tier order when absent.
     pub weight: Option<Spanned<u32>>,
     pub price_ratio_max: Spanned<f64>,
+    /// What bounds a spot node's price in the worst case (see `cost`): on-demand (guaranteed) by default.
+    pub spot_ceiling: Spanned<crate::cost::SpotCeiling>,
     pub sharing: Option<Spanned<Sharing>>,
     pub reserved: Option<Spanned<Reserved>>,
     pub disruption: Disruption,
@@ -260,6 +266,7 @@ const SETTING_NODES: &[&str] = &[
     "max-accelerators",
     "weight",
     "price-ratio-max",
+    "spot-ceiling",
     "time-slicing",
     "mig",
     "reserved",
@@ -917,6 +924,18 @@ impl Parser<'_> {
                     }
                 }
             }
+            "spot-ceiling" => {
+                if let Some(v) = self.single_string(node) {
+                    match crate::cost::SpotCeiling::parse(&v) {
+                        Some(c) => s.spot_ceiling = Spanned::new(c, v.span),
+                        None => {
+                            let help = did_you_mean(&v, crate::cost::SpotCeiling::NAMES)
+                                .unwrap_or_else(|| "one of on-demand (guaranteed bound), observed-max (empirical bound)".into());
+                            self.error(v.span, "E0118", format!("unknown spot ceiling `{}`", v.value), help);
+                        }
+                    }
+                }
+            }
             "time-slicing" => {
                 self.check_entries(node, &["replicas"], 0);
                 match prop(node, "replicas") {
@@ -949,6 +968,14 @@ impl Parser<'_> {
                     self.no_children(child);
                     match child.name().value() {
                         "id" => reserved.ids.extend(self.strings(child).into_iter().map(|i| i.value)),
+                        "instance-type" => reserved.instance_type = self.single_string(child),
+                        "instances" => {
+                            self.check_entries(child, &[], 1);
+                            reserved.instances = args(child)
+                                .next()
+                                .and_then(|e| self.expect_integer(e, "instances", 1, 10_000))
+                                .map(|v| Spanned::new(v.value as u32, v.span));
+                        }
                         "tag" => {
                             self.check_entries(child, &[], 2);
                             let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "tag")).collect();
@@ -958,11 +985,19 @@ impl Parser<'_> {
                                 self.error(self.span(child.span()), "E0107", "`tag` needs a key and a value", "write tag \"purpose\" \"training\"");
                             }
                         }
-                        _ => self.unknown_node(child, &["id", "tag"], "`reserved`"),
+                        _ => self.unknown_node(child, &["id", "tag", "instance-type", "instances"], "`reserved`"),
                     }
                 }
                 if !s.capacity.contains(&CapacityType::Reserved) {
                     s.capacity = Spanned::new(vec![CapacityType::Reserved], node_span);
+                }
+                if reserved.instance_type.is_none() || reserved.instances.is_none() {
+                    self.error(
+                        node_span,
+                        "E0132",
+                        "`reserved` needs the reservation's `instance-type` and `instances`",
+                        "a capacity reservation is billed whether used or not, so gpuplan counts its full cost: add e.g. instance-type \"p5.48xlarge\" and instances 2",
+                    );
                 }
                 s.reserved = Some(Spanned::new(reserved, node_span));
             }
@@ -1332,6 +1367,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         max_accelerators: None,
         weight: None,
         price_ratio_max: Spanned::new(DEFAULT_PRICE_RATIO_MAX, span),
+        spot_ceiling: Spanned::new(crate::cost::SpotCeiling::OnDemand, span),
         sharing: None,
         reserved: None,
         disruption: Disruption {

@@ -8,6 +8,7 @@
 pub mod aws;
 pub mod catalog;
 pub mod compile;
+pub mod cost;
 pub mod diagnostic;
 pub mod diff;
 pub mod explain;

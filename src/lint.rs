@@ -18,6 +18,7 @@ use crate::catalog::{AcceleratorKind, CapacityType, Catalog, InstanceType};
 use crate::compile::Compilation;
 use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Span};
 use crate::intent::{Pool, Profile, Tier};
+use crate::cost::{self, Limits, NodeShape};
 use crate::solve::{round_cents, ClusterPlan, PoolPlan, SPOT_MIN_TYPES};
 
 /// One lint rule, for `--help`, the README and `explain`.
@@ -35,19 +36,20 @@ pub struct Rule {
 /// All rules, in code order.
 pub const RULES: &[Rule] = &[
     Rule { code: "GP000", name: "unknown-allow", summary: "`allow` names a code that is no lint rule (it silences nothing)", checks_output: false },
-    Rule { code: "GP001", name: "gpu-underutilized-consolidation", summary: "GPU NodePool consolidates WhenEmptyOrUnderutilized (judges CPU/memory only: a node busy on its GPU looks idle)", checks_output: true },
+    Rule { code: "GP001", name: "gpu-underutilized-consolidation", summary: "GPU NodePool consolidates WhenEmptyOrUnderutilized (moves running GPU work — a model reload, a lost training step — for a small saving)", checks_output: true },
     Rule { code: "GP002", name: "ami-latest", summary: "EC2NodeClass AMI alias `@latest` (the whole GPU fleet drifts on every AMI release)", checks_output: true },
     Rule { code: "GP003", name: "scheduled-budget-without-always-on", summary: "scheduled disruption budgets without an always-on budget (inactive schedule = unbounded disruption)", checks_output: true },
     Rule { code: "GP004", name: "limit-below-largest-node", summary: "NodePool accelerator limit below the accelerators of its largest instance type (that node never launches)", checks_output: true },
     Rule { code: "GP005", name: "equal-weights", summary: "overlapping NodePools of one cluster with equal weights (Karpenter breaks the tie by name, silently)", checks_output: true },
-    Rule { code: "GP006", name: "narrow-spot-pool", summary: "spot NodePool with fewer than 15 instance types (spot-to-spot consolidation needs 15)", checks_output: true },
+    Rule { code: "GP006", name: "narrow-spot-pool", summary: "spot NodePool with fewer than 15 instance types (more interruptions and insufficient-capacity failures; spot-to-spot consolidation needs 15)", checks_output: true },
     Rule { code: "GP007", name: "missing-gpu-taint", summary: "GPU NodePool without the accelerator NoSchedule taint (any pod can land on GPU nodes)", checks_output: true },
-    Rule { code: "GP008", name: "fractional-gpu-type", summary: "fractional or zero-GPU instance type admitted (g6f, gr6f)", checks_output: true },
-    Rule { code: "GP009", name: "never-expire-without-drift-budget", summary: "`expireAfter: Never` without a `Drifted` disruption budget", checks_output: true },
+    Rule { code: "GP008", name: "fractional-gpu-type", summary: "fractional or zero-GPU instance type admitted (g6f, gr6f: EC2 reports a fraction of a GPU, Karpenter counts no nvidia.com/gpu)", checks_output: true },
+    Rule { code: "GP009", name: "never-expire-without-drift-budget", summary: "`expireAfter: Never` without a `Drifted` disruption budget (drift, the only replacement path, rolls at the general budget's pace)", checks_output: true },
     Rule { code: "GP010", name: "reserved-without-selector", summary: "reserved capacity without capacityReservationSelectorTerms on its EC2NodeClass", checks_output: true },
     Rule { code: "GP011", name: "budget-exceeded-by-limits", summary: "the profile's NodePool limits allow a worst case above its $/h budget", checks_output: true },
     Rule { code: "GP012", name: "cost-annotation-drift", summary: "NodePool cost annotations disagree with what its limit and instance types can launch", checks_output: true },
     Rule { code: "GP013", name: "limit-missing-or-not-string", summary: "GPU NodePool without a limit on its accelerator resource, or with a non-string limit (GitOps skew)", checks_output: true },
+    Rule { code: "GP014", name: "named-gpu-priced-out", summary: "a GPU named in the pool's `gpu { name … }` has no instance type left after price-ratio-max", checks_output: false },
 ];
 
 /// The rule for a code, if any.
@@ -97,6 +99,7 @@ pub fn findings(c: &Compilation) -> Vec<Finding> {
             lint.never_expire(ctx);
             lint.reserved(ctx);
             lint.cost_annotations(ctx);
+            lint.named_gpu_priced_out(ctx);
         }
         lint.equal_weights(&views);
         for profile in c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name) {
@@ -227,31 +230,41 @@ fn schedulable(t: &InstanceType, kind: AcceleratorKind, replicas: u32) -> u32 {
     t.accelerators(kind).max(1) * replicas
 }
 
-/// $/schedulable-accelerator-hour of a type for the pool's capacity types (worst of them, worst zone), the
-/// same way the solver prices candidates.
-fn unit_price(t: &InstanceType, capacity: &[CapacityType], zones: &[String], kind: AcceleratorKind, replicas: u32) -> Option<f64> {
-    let price = capacity
-        .iter()
-        .filter_map(|c| t.price(*c, zones))
-        .max_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour))?;
-    Some(price.usd_per_hour / f64::from(schedulable(t, kind, replicas)))
+/// What a rendered NodePool can cost, recomputed from the catalog with the same cost model as the solver
+/// (`cost`): expected and worst-case $/h at its rendered limits, and a few words on how.
+struct RenderedCost {
+    expected: f64,
+    worst_case: f64,
+    how: String,
 }
 
-/// Cheapest and priciest (type, $/accelerator-hour) a rendered NodePool can launch, from the catalog.
-fn price_range(ctx: &PoolCtx) -> Option<((String, f64), (String, f64))> {
+fn rendered_cost(ctx: &PoolCtx) -> Option<RenderedCost> {
     let capacity = ctx.np.capacity_types();
     let capacity = if capacity.is_empty() { ctx.plan.capacity_types.clone() } else { capacity };
     let zones = ctx.np.zones();
-    let mut priced: Vec<(String, f64)> = ctx
+    let kind = ctx.plan.accelerator;
+    let shapes: Vec<NodeShape> = ctx
         .types()
-        .into_iter()
+        .iter()
         .filter_map(|name| {
-            let t = ctx.catalog.get(&name)?;
-            unit_price(t, &capacity, &zones, ctx.plan.accelerator, ctx.plan.replicas()).map(|p| (name, p))
+            let t = ctx.catalog.get(name)?;
+            let q = cost::quote(t, ctx.catalog, &capacity, &zones, ctx.plan.spot_ceiling)?;
+            Some(NodeShape { accelerators: t.accelerators(kind).max(1), vcpu: t.vcpu, expected: q.expected, ceiling: q.ceiling })
         })
         .collect();
-    priced.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-    Some((priced.first()?.clone(), priced.last()?.clone()))
+    let accelerators = u32::try_from(ctx.np.limit(ctx.plan.resource())?).ok()?;
+    let cpu = ctx.np.limit("cpu").and_then(|c| u32::try_from(c).ok());
+    let limits = Limits { accelerators, units_per_accelerator: ctx.plan.replicas(), cpu };
+    (!shapes.is_empty()).then(|| RenderedCost {
+        expected: cost::expected(&shapes, limits),
+        worst_case: cost::worst_case(&shapes, limits),
+        how: format!(
+            "{accelerators} {}{} on {} type(s)",
+            ctx.plan.resource(),
+            cpu.map(|c| format!(", cpu {c}")).unwrap_or_default(),
+            shapes.len()
+        ),
+    })
 }
 
 fn find_tier<'p>(profile: &'p Profile, name: &str) -> Option<(&'p Pool, &'p Tier)> {
@@ -306,11 +319,11 @@ impl Lint<'_> {
                 "GP001",
                 ctx.tier.settings.disruption.consolidation_policy.span,
                 format!(
-                    "NodePool `{}` consolidates WhenEmptyOrUnderutilized, which judges CPU and memory only: a node busy on its {} looks idle and gets consolidated",
+                    "NodePool `{}` consolidates WhenEmptyOrUnderutilized: Karpenter may delete a node that runs GPU pods whenever their {} requests fit on other or cheaper nodes, restarting long-running GPU work (a model reload, a lost training step) for a small saving",
                     ctx.plan.name,
                     ctx.plan.resource()
                 ),
-                "use `consolidation \"WhenEmpty\"` in the pool's disruption block (the preset default)".into(),
+                "use `consolidation \"WhenEmpty\"` in the pool's disruption block (the preset default): empty GPU nodes still go, busy ones stay".into(),
             );
         }
     }
@@ -497,7 +510,7 @@ impl Lint<'_> {
             "GP006",
             span,
             format!(
-                "spot NodePool `{}` has {} instance type{}; Karpenter's spot-to-spot consolidation needs at least {SPOT_MIN_TYPES}{why}",
+                "spot NodePool `{}` has {} instance type{}: few spot pools mean more interruptions and insufficient-capacity launch failures (and spot-to-spot consolidation, which also needs the SpotToSpotConsolidation feature gate and WhenEmptyOrUnderutilized, needs at least {SPOT_MIN_TYPES}){why}",
                 ctx.plan.name,
                 types.len(),
                 if types.len() == 1 { "" } else { "s" }
@@ -536,7 +549,7 @@ impl Lint<'_> {
                 "GP008",
                 span,
                 format!(
-                    "NodePool `{}` admits {name}, which has a fraction of a GPU ({} of one {}, {} MiB){}: it advertises no whole `{}` and cannot run pods that request one",
+                    "NodePool `{}` admits {name}, which EC2 reports with a fraction of a GPU ({} of one {}, {} MiB){}: Karpenter derives no whole `{}` from it, so it never launches it for pods that request one",
                     ctx.plan.name,
                     fraction(gpu.partition_size),
                     gpu.name,
@@ -569,10 +582,10 @@ impl Lint<'_> {
                 "GP009",
                 ctx.tier.settings.disruption.expire_after.span,
                 format!(
-                    "NodePool `{}` never expires its nodes (expireAfter: Never) but has no `Drifted` disruption budget: drift (AMI or NodeClass changes) is their only replacement path, governed only by the general budgets",
+                    "NodePool `{}` never expires its nodes (expireAfter: Never) but no disruption budget names `Drifted`: drift (a new AMI, a NodeClass change) is their only replacement path, and it then rolls at the general budget's pace, at any hour, restarting the GPU work on each node",
                     ctx.plan.name
                 ),
-                "add budget nodes=\"1\" reasons=\"Drifted\" to the pool's disruption block so drifted nodes are replaced one at a time".into(),
+                "add budget nodes=\"1\" reasons=\"Drifted\" (one at a time), or a maintenance-window (drift held back outside it) to the pool's disruption block".into(),
             );
         }
     }
@@ -608,10 +621,9 @@ impl Lint<'_> {
         let mut total = 0.0;
         let mut parts = Vec::new();
         for ctx in pools {
-            let (Some(limit), Some((_, (priciest, price)))) = (ctx.np.limit(ctx.plan.resource()), price_range(ctx)) else { continue };
-            let worst = limit as f64 * price;
-            total += worst;
-            parts.push(format!("{} {limit} × ${price:.4} ({priciest}) = ${worst:.2}", ctx.plan.name));
+            let Some(c) = rendered_cost(ctx) else { continue };
+            total += c.worst_case;
+            parts.push(format!("{} ({}) ${:.2}", ctx.plan.name, c.how, c.worst_case));
         }
         if total > budget.value + 0.005 {
             self.profile(
@@ -631,19 +643,53 @@ impl Lint<'_> {
     }
 
     /// GP012: cost annotations vs what the rendered limit and instance types can launch.
+    /// GP014: the user named a GPU, and price-ratio-max removed every type that has it (training names H100;
+    /// p5 is dropped for being > 1.6 × the cheapest A100 $/GPU-hour): the pool silently never gets that GPU.
+    fn named_gpu_priced_out(&mut self, ctx: &PoolCtx) {
+        let Some(priced_out) = ctx.plan.removed.iter().find(|r| r.constraint.contains("[price-ratio-max")) else { return };
+        for name in &ctx.tier.settings.accelerator_names {
+            let has = |t: &str| {
+                ctx.catalog.get(t).is_some_and(|t| {
+                    t.gpus.iter().any(|g| g.name.eq_ignore_ascii_case(&name.value))
+                        || t.neuron.as_ref().is_some_and(|n| n.name.eq_ignore_ascii_case(&name.value))
+                })
+            };
+            let kept = ctx.plan.candidates.iter().any(|c| has(&c.name));
+            let dropped: Vec<&str> = priced_out.types.iter().filter(|t| has(t)).map(String::as_str).collect();
+            if kept || dropped.is_empty() {
+                continue;
+            }
+            self.pool(
+                ctx,
+                "GP014",
+                name.span,
+                format!(
+                    "NodePool `{}` never gets {}: price-ratio-max {} removed every type that has it ({})",
+                    ctx.plan.name,
+                    name.value,
+                    ctx.tier.settings.price_ratio_max.value,
+                    dropped.join(", ")
+                ),
+                format!(
+                    "raise `price-ratio-max` for this pool (e.g. price-ratio-max {:.1}), give {} its own pool or tier, or remove it from `name`",
+                    ctx.tier.settings.price_ratio_max.value * 2.0,
+                    name.value
+                ),
+            );
+        }
+    }
+
     fn cost_annotations(&mut self, ctx: &PoolCtx) {
-        let (Some(limit), Some(((cheap_name, cheap), (pricey_name, pricey)))) = (ctx.np.limit(ctx.plan.resource()), price_range(ctx)) else {
-            return;
-        };
+        let Some(c) = rendered_cost(ctx) else { return };
         let mut wrong = Vec::new();
-        for (key, what, actual, ty, unit) in [
-            ("gpuplan.dev/expected-usd-per-hour", "expected", round_cents(cheap * limit as f64), &cheap_name, cheap),
-            ("gpuplan.dev/worst-case-usd-per-hour", "worst case", round_cents(pricey * limit as f64), &pricey_name, pricey),
+        for (key, what, actual) in [
+            ("gpuplan.dev/expected-usd-per-hour", "expected", round_cents(c.expected)),
+            ("gpuplan.dev/worst-case-usd-per-hour", "worst case", round_cents(c.worst_case)),
         ] {
             let Some(text) = ctx.np.annotation(key) else { continue };
             match text.parse::<f64>() {
                 Ok(v) if (v - actual).abs() < 0.006 => {}
-                _ => wrong.push(format!("{what} ${text}/h, but {limit} × ${unit:.4} ({ty}) = ${actual:.2}/h")),
+                _ => wrong.push(format!("{what} ${text}/h, but at {} it is ${actual:.2}/h", c.how)),
             }
         }
         if !wrong.is_empty() {

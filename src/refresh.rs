@@ -258,7 +258,7 @@ fn checked_regions(regions: &[String]) -> Result<Vec<String>, RefreshError> {
 struct RegionData {
     infos: Vec<serde_json::Value>,
     offerings: BTreeMap<String, BTreeSet<String>>,
-    spot: BTreeMap<String, BTreeMap<String, f64>>,
+    spot: crate::aws::SpotPrices,
     on_demand: Result<BTreeMap<String, f64>, AwsError>,
     timings: Vec<CallTiming>,
 }
@@ -411,9 +411,10 @@ fn build_region(
     };
 
     let spot_source = source(format!(
-        "EC2 DescribeSpotPriceHistory, {region}, Linux/UNIX, newest price per type and zone, live refresh"
+        "EC2 DescribeSpotPriceHistory, {region}, Linux/UNIX, newest and highest price per type and zone over the last {} days, live refresh",
+        crate::catalog::SPOT_HISTORY_DAYS
     ));
-    let spot = if data.spot.is_empty() {
+    let spot = if data.spot.newest.is_empty() {
         warnings.push(format!(
             "{region}: the spot price history was empty; spot prices are estimates (on-demand × {:.2})",
             import::SPOT_ESTIMATE_FACTOR
@@ -430,7 +431,7 @@ fn build_region(
         .iter()
         .filter(|t| is_accelerated(t) && t.spot.values().any(|p| p.source == import::SOURCE_SPOT_ESTIMATE))
         .count();
-    if missing_spot > 0 && !data.spot.is_empty() {
+    if missing_spot > 0 && !data.spot.newest.is_empty() {
         warnings.push(format!(
             "{region}: {missing_spot} accelerated types have no spot price history in some zones; those prices are estimates"
         ));

@@ -50,6 +50,7 @@ pub fn to_yaml(value: &Value) -> String {
 /// The built-in templates: (file name, text).
 pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
     ("nodepool.yaml.j2", include_str!("../templates/nodepool.yaml.j2")),
+    ("nodeoverlay.yaml.j2", include_str!("../templates/nodeoverlay.yaml.j2")),
     ("ec2nodeclass.yaml.j2", include_str!("../templates/ec2nodeclass.yaml.j2")),
     ("argocd-application.yaml.j2", include_str!("../templates/argocd-application.yaml.j2")),
     ("flux-kustomization.yaml.j2", include_str!("../templates/flux-kustomization.yaml.j2")),
@@ -118,6 +119,13 @@ impl Renderer {
                     source: pool.source.clone(),
                     object: self.render("nodepool.yaml.j2", &pool.name, node_pool_context(cluster, pool))?,
                 });
+                for (name, context) in node_overlay_contexts(cluster, pool) {
+                    manifests.push(Manifest {
+                        path: object_path(&cluster.name, "nodeoverlay", &name),
+                        source: pool.source.clone(),
+                        object: self.render("nodeoverlay.yaml.j2", &name, context)?,
+                    });
+                }
             }
             manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
             manifests.extend(self.render_gitops_apps(cluster)?);
@@ -189,10 +197,14 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
     if let Some(b) = pool.budget_usd_per_hour {
         annotations.insert("gpuplan.dev/budget-usd-per-hour".into(), usd(b));
     }
+    annotations.insert("gpuplan.dev/worst-case-basis".into(), worst_case_basis(pool));
+    if let Some(fixed) = pool.fixed_usd_per_hour {
+        annotations.insert("gpuplan.dev/fixed-usd-per-hour".into(), usd(fixed));
+    }
     if pool.uses_estimates() {
         annotations.insert(
             "gpuplan.dev/price-estimate".into(),
-            "spot prices are estimates (no observed spot data in the catalog); refresh the catalog for real ones".into(),
+            "the expected cost uses estimated spot prices (no observed spot data in the catalog); refresh the catalog for real ones".into(),
         );
     }
     let requirements: Vec<Value> = pool
@@ -215,6 +227,7 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
             "weight": pool.weight,
             "resource": pool.resource(),
             "limit": pool.limit,
+            "cpu_limit": pool.cpu_limit,
             "node_class": pool.node_class,
             "labels": pool.labels,
             "requirements": requirements,
@@ -230,6 +243,46 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
             },
         },
     })
+}
+
+/// One NodeOverlay per physical GPU count among a shared pool's types (the overlay's capacity is a fixed
+/// number, and `karpenter.k8s.aws/instance-gpu-count` is one of the labels a NodeOverlay may select on).
+fn node_overlay_contexts(cluster: &ClusterPlan, pool: &PoolPlan) -> Vec<(String, Value)> {
+    let units = pool.replicas();
+    if units <= 1 {
+        return Vec::new();
+    }
+    let counts: std::collections::BTreeSet<u32> = pool.candidates.iter().map(|c| c.accelerators).collect();
+    counts
+        .into_iter()
+        .map(|gpus| {
+            let name = format!("{}-{gpus}gpu", pool.name);
+            let context = json!({
+                "labels": common_labels(),
+                "annotations": provenance(&pool.profile, &pool.source, cluster),
+                "overlay": { "name": name, "nodepool": pool.name, "gpus": gpus, "units": gpus * units, "resource": pool.resource() },
+            });
+            (name, context)
+        })
+        .collect()
+}
+
+/// The `gpuplan.dev/worst-case-basis` annotation: what the worst case assumes, in words.
+pub fn worst_case_basis(pool: &PoolPlan) -> String {
+    let mut basis = if pool.capacity_types.contains(&CapacityType::Spot) {
+        pool.worst_case_bound().describe().to_string()
+    } else {
+        "guaranteed: on-demand prices".to_string()
+    };
+    if let Some(fixed) = pool.fixed_usd_per_hour {
+        basis = format!("fixed: a capacity reservation billed ${fixed:.2}/h whether used or not");
+    }
+    if let Some(cpu) = pool.cpu_limit {
+        basis.push_str(&format!(
+            "; shared GPUs counted as Karpenter counts them at launch: physical GPUs until nodes register, capped by the cpu limit {cpu}"
+        ));
+    }
+    basis
 }
 
 fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {

@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::catalog::{AcceleratorKind, Arch, CapacityType, Catalog, InstanceType};
+use crate::cost::{self, Bound, Limits, NodeShape, SpotCeiling};
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
 use crate::intent::{DisruptionBudget, MaintenanceWindow, Profile, Reserved, Settings, Sharing, Taint, Tier};
 
@@ -67,12 +68,25 @@ pub struct Candidate {
     pub accelerators: u32,
     pub accelerator_name: String,
     pub memory_mib_per_accelerator: u64,
-    /// Price per hour for this pool's capacity type (worst zone for spot).
+    pub vcpu: u32,
+    /// Expected price per hour (see `cost::quote`): spot when the pool allows spot (worst zone), else on-demand.
     pub usd_per_hour: f64,
-    /// Price per schedulable accelerator-hour (time-slicing divides it).
+    /// Expected price per schedulable accelerator-hour (time-slicing divides it): what candidates rank by.
     pub usd_per_accelerator_hour: f64,
     pub usd_per_accelerator_gib_hour: f64,
+    /// The expected price is an estimate.
     pub estimate: bool,
+    /// The worst-case price per hour: on-demand for spot (or the observed spot maximum, when opted in).
+    pub ceiling_usd_per_hour: f64,
+    pub ceiling_usd_per_accelerator_hour: f64,
+    pub ceiling_estimate: bool,
+    pub bound: Bound,
+}
+
+impl Candidate {
+    pub fn shape(&self) -> NodeShape {
+        NodeShape { accelerators: self.accelerators, vcpu: self.vcpu, expected: self.usd_per_hour, ceiling: self.ceiling_usd_per_hour }
+    }
 }
 
 /// Why a type did not make it into a pool.
@@ -120,6 +134,12 @@ pub struct PoolPlan {
     pub labels: BTreeMap<String, String>,
     /// Limit on the accelerator resource in schedulable units (physical × time-slicing replicas or MIG devices).
     pub limit: u32,
+    /// Limit on `cpu` for shared pools: caps the physical nodes while Karpenter counts physical GPUs against a
+    /// limit written in slices (see `cost`).
+    pub cpu_limit: Option<u32>,
+    /// A capacity reservation's fixed cost ($/h), billed whether used or not.
+    pub fixed_usd_per_hour: Option<f64>,
+    pub spot_ceiling: SpotCeiling,
     pub limit_reason: String,
     pub weight: u32,
     pub disruption: DisruptionPlan,
@@ -147,9 +167,69 @@ impl PoolPlan {
         self.candidates.iter().map(|c| c.accelerators).max().unwrap_or(0) * self.replicas()
     }
 
+    /// What a pod needs to run on this pool: the nodeSelector and tolerations, in Kubernetes' own shape.
+    /// The selector names the pool (all its tiers), so the pod falls back across tiers but never lands on
+    /// another pool; a toleration for every NoSchedule/NoExecute taint of the NodePool.
+    pub fn pod_placement(&self) -> PodPlacement {
+        let node_selector = BTreeMap::from([(POOL_LABEL.to_string(), self.pool.clone())]);
+        let tolerations = self
+            .taints
+            .iter()
+            .filter(|t| t.effect != "PreferNoSchedule")
+            .map(|t| Toleration {
+                key: t.key.clone(),
+                operator: if t.value.is_some() { "Equal".into() } else { "Exists".into() },
+                value: t.value.clone(),
+                effect: t.effect.clone(),
+            })
+            .collect();
+        PodPlacement { node_selector, tolerations }
+    }
+
     pub fn uses_estimates(&self) -> bool {
         self.candidates.iter().any(|c| c.estimate)
     }
+
+    /// Guaranteed unless some candidate's ceiling is an observed spot maximum.
+    pub fn worst_case_bound(&self) -> Bound {
+        if self.candidates.iter().any(|c| c.bound == Bound::Empirical) { Bound::Empirical } else { Bound::Guaranteed }
+    }
+
+    pub fn shapes(&self) -> Vec<NodeShape> {
+        self.candidates.iter().map(Candidate::shape).collect()
+    }
+
+    /// The NodePool's limits for an accelerator limit `accelerators` (the cpu backstop follows it).
+    pub fn limits_at(&self, accelerators: u32) -> Limits {
+        let units = self.replicas();
+        Limits {
+            accelerators,
+            units_per_accelerator: units,
+            cpu: (units > 1).then(|| cost::cpu_backstop(&self.shapes(), accelerators, units)),
+        }
+    }
+
+    /// Worst-case $/h at an accelerator limit: the reservation's fixed cost, or the bound of `cost::worst_case`.
+    pub fn worst_case_at(&self, accelerators: u32) -> f64 {
+        self.fixed_usd_per_hour.unwrap_or_else(|| cost::worst_case(&self.shapes(), self.limits_at(accelerators)))
+    }
+}
+
+/// The nodeSelector and tolerations a workload's pod template needs to land on a pool.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PodPlacement {
+    #[serde(rename = "nodeSelector")]
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<Toleration>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Toleration {
+    pub key: String,
+    pub operator: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub effect: String,
 }
 
 /// Everything the solver needs from outside: the profiles, their sources, and a catalog per region.
@@ -217,7 +297,7 @@ fn solve_cluster(
     let mut summaries = Vec::new();
 
     for profile in profiles {
-        let source = sources.path(profile.file).display().to_string();
+        let source = sources.source_name(profile.file).to_string();
         let zones: Vec<String> = profile.cluster.zones.iter().map(|z| z.value.clone()).collect();
         for zone in &profile.cluster.zones {
             if !catalog.zones.is_empty() && !catalog.zones.contains(&zone.value) {
@@ -522,10 +602,15 @@ fn select(
         let capacity = capacity.clone();
         let zones = zones.to_vec();
         filters.push((
-            "has a price for the capacity type".into(),
+            "has on-demand and capacity-type prices".into(),
             s.capacity.span,
-            Box::new(move |t| capacity.iter().all(|c| t.price(*c, &zones).is_some())),
+            Box::new(move |t| capacity.iter().all(|c| t.price(*c, &zones).is_some()) && t.on_demand.is_some()),
         ));
+    }
+
+    if let Some(reserved_type) = s.reserved.as_ref().and_then(|r| r.instance_type.clone()) {
+        let label = format!("the reservation's instance type {}", reserved_type.value);
+        filters.push((label, reserved_type.span, Box::new(move |t| t.name == reserved_type.value)));
     }
 
     let mut remaining: Vec<&InstanceType> = catalog.instance_types.iter().collect();
@@ -556,14 +641,10 @@ fn select(
         .iter()
         .map(|t| {
             let accelerators = t.accelerators(kind).max(1);
-            // Worst price among the allowed capacity types (e.g. on-demand for a spot+on-demand pool).
-            let price = capacity
-                .iter()
-                .filter_map(|c| t.price(*c, zones))
-                .max_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour))
-                .expect("filtered on having a price");
+            let quote = cost::quote(t, catalog, &capacity, zones, s.spot_ceiling.value).expect("filtered on having prices");
             let memory = accelerator_memory_mib(t, kind);
-            let per_unit = price.usd_per_hour / f64::from(accelerators * replicas);
+            let units = f64::from(accelerators * replicas);
+            let per_unit = quote.expected / units;
             Candidate {
                 name: t.name.clone(),
                 family: t.family.clone(),
@@ -573,10 +654,15 @@ fn select(
                     _ => t.gpus.iter().map(|g| g.name.clone()).collect::<Vec<_>>().join("+"),
                 },
                 memory_mib_per_accelerator: memory,
-                usd_per_hour: price.usd_per_hour,
+                vcpu: t.vcpu,
+                usd_per_hour: quote.expected,
                 usd_per_accelerator_hour: per_unit,
                 usd_per_accelerator_gib_hour: if memory > 0 { per_unit / (memory as f64 / 1024.0) } else { 0.0 },
-                estimate: capacity.iter().filter_map(|c| t.price(*c, zones)).any(|p| catalog.is_estimate(p)),
+                estimate: quote.expected_is_estimate,
+                ceiling_usd_per_hour: quote.ceiling,
+                ceiling_usd_per_accelerator_hour: quote.ceiling / units,
+                ceiling_estimate: quote.ceiling_is_estimate,
+                bound: quote.bound,
             }
         })
         .collect();
@@ -639,7 +725,9 @@ fn pool_plan(
 ) -> PoolPlan {
     let s = &tier.settings;
     let mut labels: BTreeMap<String, String> = s.labels.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
-    labels.insert("gpuplan.dev/pool".into(), tier.name.value.clone());
+    // One label for all tiers of the pool: a workload selects its pool, and Karpenter falls back across its
+    // tiers by weight (karpenter.sh/nodepool names the tier).
+    labels.insert(POOL_LABEL.into(), pool.to_string());
     match s.sharing.as_ref().map(|x| &x.value) {
         Some(Sharing::TimeSlicing { replicas }) => {
             labels.insert("nvidia.com/device-plugin.config".into(), format!("time-slicing-{replicas}"));
@@ -650,6 +738,13 @@ fn pool_plan(
         None => {}
     }
     let mut taints = vec![Taint { key: s.accelerator.value.resource().to_string(), value: None, effect: "NoSchedule".into() }];
+    // Isolation: without a pool taint, any pod that tolerates the accelerator taint lands on the
+    // highest-weight pool that fits it (an 8-GPU trainer on the inference pool). Only `general` pools take
+    // such pods; every other pool admits only pods that tolerate its own taint.
+    let general = profile.pools.iter().any(|p| p.name.value == pool && p.preset.value == crate::intent::Preset::General);
+    if !general {
+        taints.push(Taint { key: POOL_LABEL.into(), value: Some(pool.to_string()), effect: "NoSchedule".into() });
+    }
     for t in &s.taints {
         if !taints.iter().any(|x| x.key == t.key && x.effect == t.effect) {
             taints.push(t.value.clone());
@@ -679,6 +774,9 @@ fn pool_plan(
         taints,
         labels,
         limit: 0,
+        cpu_limit: None,
+        fixed_usd_per_hour: None,
+        spot_ceiling: s.spot_ceiling.value,
         limit_reason: String::new(),
         weight: 0,
         disruption,
@@ -690,6 +788,9 @@ fn pool_plan(
         notes: Vec::new(),
     }
 }
+
+/// The node label (and, for non-general pools, the NoSchedule taint key) that names a node's gpuplan pool.
+pub const POOL_LABEL: &str = "gpuplan.dev/pool";
 
 /// Karpenter spot-to-spot consolidation wants ≥ 15 candidate types; diversity across families is asked for
 /// with `minValues` on the family requirement (2 when at least 2 families qualify).
@@ -733,31 +834,71 @@ fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate]) -> Vec
     reqs
 }
 
-/// Disruption budgets. Explicit budgets win. A maintenance window becomes: `nodes: "0"` for the rest of the
-/// week (a scheduled budget starting when the window ends), an always-on budget with the window's node count
-/// (so the scheduled one never leaves disruption unbounded when inactive), and a separate `Drifted` budget.
+/// Disruption budgets. Explicit budgets win, as written.
+///
+/// A maintenance window becomes a scheduled `nodes: "0"` budget for the rest of the week *scoped to the
+/// reasons that hurt running work* (`Drifted`, `Underutilized`), plus an always-on budget with the window's
+/// node count. Karpenter applies, per reason, the most restrictive active budget among those that name the
+/// reason or name none (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go, `GetAllowedDisruptionsByReason`), so:
+/// empty nodes may go at any time (an idle p5 does not wait for Sunday), drift and consolidation only inside
+/// the window, and an inactive schedule never leaves disruption unbounded. Budgets that cannot change the
+/// outcome (see [`without_redundant_budgets`]) are left out.
 fn budgets(s: &Settings) -> Vec<DisruptionBudget> {
     let d = &s.disruption;
     if !d.budgets.is_empty() {
         return d.budgets.iter().map(|b| b.value.clone()).collect();
     }
-    match &d.maintenance_window {
+    let always = |nodes: &str, reasons: &[&str]| DisruptionBudget {
+        nodes: nodes.into(),
+        schedule: None,
+        duration: None,
+        reasons: reasons.iter().map(|r| r.to_string()).collect(),
+    };
+    let mut budgets = match &d.maintenance_window {
         Some(w) => {
             let (schedule, duration) = outside_window(&w.value);
             vec![
-                DisruptionBudget { nodes: "0".into(), schedule: Some(schedule), duration: Some(duration), reasons: Vec::new() },
-                DisruptionBudget { nodes: w.nodes.clone(), schedule: None, duration: None, reasons: Vec::new() },
-                DisruptionBudget { nodes: "1".into(), schedule: None, duration: None, reasons: vec!["Drifted".into()] },
+                DisruptionBudget {
+                    nodes: "0".into(),
+                    schedule: Some(schedule),
+                    duration: Some(duration),
+                    reasons: PROTECTED_REASONS.iter().map(|r| r.to_string()).collect(),
+                },
+                always(&w.nodes, &[]),
             ]
         }
-        None => {
-            let mut b = vec![DisruptionBudget { nodes: "10%".into(), schedule: None, duration: None, reasons: Vec::new() }];
-            if d.expire_after.value == "Never" {
-                b.push(DisruptionBudget { nodes: "1".into(), schedule: None, duration: None, reasons: vec!["Drifted".into()] });
-            }
-            b
-        }
+        None => vec![always("10%", &[])],
+    };
+    // Nodes that never expire are replaced only when they drift (an AMI release): one at a time.
+    if d.expire_after.value == "Never" {
+        budgets.push(always("1", &["Drifted"]));
     }
+    without_redundant_budgets(budgets)
+}
+
+/// The disruption reasons a maintenance window holds back: replacing a node for drift or to repack it restarts
+/// the GPU work on it. `Empty` is not among them: an empty node runs nothing.
+pub const PROTECTED_REASONS: [&str; 2] = ["Drifted", "Underutilized"];
+
+/// Drops each budget that another makes redundant: an always-on budget that applies to at least the same
+/// reasons and allows no more nodes (in the same unit: counts with counts, percentages with percentages) is
+/// always at least as restrictive, so the dropped budget could never be the one Karpenter applies.
+pub fn without_redundant_budgets(budgets: Vec<DisruptionBudget>) -> Vec<DisruptionBudget> {
+    let covers = |a: &DisruptionBudget, b: &DisruptionBudget| {
+        a.schedule.is_none() && (a.reasons.is_empty() || (!b.reasons.is_empty() && b.reasons.iter().all(|r| a.reasons.contains(r))))
+    };
+    let at_most = |a: &str, b: &str| match (a.strip_suffix('%'), b.strip_suffix('%')) {
+        (Some(a), Some(b)) => a.parse::<u32>().ok().zip(b.parse::<u32>().ok()).is_some_and(|(a, b)| a <= b),
+        (None, None) => a.parse::<u32>().ok().zip(b.parse::<u32>().ok()).is_some_and(|(a, b)| a <= b),
+        _ => false,
+    };
+    let redundant = |i: usize, b: &DisruptionBudget| {
+        budgets.iter().enumerate().any(|(j, a)| {
+            j != i && covers(a, b) && at_most(&a.nodes, &b.nodes) && !(covers(b, a) && at_most(&b.nodes, &a.nodes) && j > i)
+        })
+    };
+    let keep: Vec<bool> = budgets.iter().enumerate().map(|(i, b)| !redundant(i, b)).collect();
+    budgets.into_iter().zip(keep).filter_map(|(b, k)| k.then_some(b)).collect()
 }
 
 /// The cron schedule (UTC) and duration of the complement of a weekly window: it starts when the window ends.
@@ -773,18 +914,19 @@ pub fn outside_window(w: &MaintenanceWindow) -> (String, String) {
 
 /// Sizes each pool's accelerator limit and fills in the cost figures.
 ///
-/// Worst case of a pool = limit × the priciest $/accelerator-hour among its types (for its capacity type);
-/// expected = limit × the cheapest. With a profile budget B and pools p₁…pₙ (worst prices w₁…wₙ, caps cᵢ
-/// from `max-accelerators`, ∞ when absent), the solver picks the largest common limit L with
-/// Σ min(cᵢ, L)·wᵢ ≤ B: every tier can carry the same number of accelerators, so a fallback tier can take over
-/// all the work of the tier above it, and the sum of all worst cases never exceeds the budget. Types with
-/// more accelerators than their pool's limit are then dropped and L recomputed (dropping types never raises a
-/// pool's worst price, so the bound still holds).
+/// A capacity reservation is billed whether used or not: its pool's limit is the reservation
+/// (instances × accelerators) and its full cost is fixed, counted first. The rest of the budget B goes to the
+/// usage-based pools p₁…pₙ (caps cᵢ from `max-accelerators`, ∞ when absent): the solver picks the largest
+/// common limit L with Σ worstᵢ(min(cᵢ, L)) ≤ B − fixed, where worstᵢ is the pool's bound from
+/// [`cost::worst_case`] (spot at its ceiling, shared GPUs counted as Karpenter counts them at launch). Every
+/// tier can carry the same number of accelerators, so a fallback tier can take over all the work of the tier
+/// above it, and the sum of all worst cases never exceeds the budget. Types with more accelerators than their
+/// pool's limit are then dropped and L recomputed (dropping types never raises a pool's bound).
 fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sources) -> Result<(), Vec<ProfileDiagnostic>> {
     let budget = profile.budget_usd_per_hour.as_ref();
     let mut diagnostics = Vec::new();
     for (plan, tier) in pools.iter() {
-        if budget.is_none() && tier.settings.max_accelerators.is_none() {
+        if budget.is_none() && tier.settings.max_accelerators.is_none() && tier.settings.reserved.is_none() {
             diagnostics.push(
                 sources
                     .error(tier.name.span, "E0141", format!("pool `{}` is unbounded: it has no max-accelerators and the profile has no budget", plan.name))
@@ -795,87 +937,129 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
     if !diagnostics.is_empty() {
         return Err(diagnostics);
     }
+    let fixed = size_reservations(pools);
+    let usage_budget = match budget {
+        Some(b) if fixed > b.value + 1e-9 => {
+            return Err(vec![sources
+                .error(b.span, "E0143", format!("the capacity reservations of profile `{}` cost ${fixed:.2}/h, more than its budget of ${:.2}/h", profile.name.value, b.value))
+                .help("a reservation is billed whether used or not: raise the budget to at least the reservations' cost, or reserve fewer instances")]);
+        }
+        Some(b) => Some(b.value - fixed),
+        None => None,
+    };
     let cap = |tier: &Tier, plan: &PoolPlan| tier.settings.max_accelerators.as_ref().map(|m| m.value * plan.replicas());
-    let worst = |plan: &PoolPlan| plan.candidates.iter().map(|c| c.usd_per_accelerator_hour).fold(0.0, f64::max);
+    let usage_pools = pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).count();
 
     for _round in 0..2 {
-        let common = budget.map(|b| {
-            // Largest L with Σ min(cᵢ, L)·wᵢ ≤ B; binary search over integers.
-            let cost = |l: u32| pools.iter().map(|(p, t)| f64::from(cap(t, p).map_or(l, |c| c.min(l))) * worst(p)).sum::<f64>();
+        let common = usage_budget.map(|b| {
+            // Largest L with Σ worst(min(cᵢ, L)) ≤ B; each bound is non-decreasing in L: binary search.
+            let cost = |l: u32| {
+                pools
+                    .iter()
+                    .filter(|(p, _)| p.fixed_usd_per_hour.is_none())
+                    .map(|(p, t)| p.worst_case_at(cap(t, p).map_or(l, |c| c.min(l))))
+                    .sum::<f64>()
+            };
             let (mut lo, mut hi) = (0u32, 1_000_000u32);
             while lo < hi {
                 let mid = (lo + hi).div_ceil(2);
-                if cost(mid) <= b.value + 1e-9 { lo = mid } else { hi = mid - 1 }
+                if cost(mid) <= b + 1e-9 { lo = mid } else { hi = mid - 1 }
             }
             lo
         });
-        for (plan, tier) in pools.iter_mut() {
+        for (plan, tier) in pools.iter_mut().filter(|(p, _)| p.fixed_usd_per_hour.is_none()) {
             let capped = cap(tier, plan);
             let (limit, reason) = match (capped, common) {
                 (Some(c), Some(l)) if c <= l => (c, format!("max-accelerators {}{}", c / plan.replicas(), replicas_note(plan))),
                 (_, Some(l)) => (
                     l,
                     format!(
-                        "budget ${:.2}/h split evenly across the profile's {} pool(s): Σ limit × worst $/accelerator-hour ≤ budget",
+                        "budget ${:.2}/h{} split evenly across the profile's {usage_pools} usage-based pool(s): Σ worst case ≤ budget",
                         budget.map_or(0.0, |b| b.value),
-                        profile.pools.iter().map(|p| p.tiers.len()).sum::<usize>()
+                        if fixed > 0.0 { format!(" minus ${fixed:.2}/h of reservations") } else { String::new() },
                     ),
                 ),
                 (Some(c), None) => (c, format!("max-accelerators {}{}", c / plan.replicas(), replicas_note(plan))),
                 (None, None) => unreachable!("checked above"),
             };
-            // When every allowed node has the same number of accelerators, only multiples of it can ever be
-            // in use: round down so the worst case is exact rather than an overestimate.
-            let sizes: BTreeSet<u32> = plan.candidates.iter().map(|c| c.accelerators * plan.replicas()).collect();
-            let (limit, reason) = match sizes.iter().next() {
-                Some(&size) if sizes.len() == 1 && size > 1 && limit >= size && limit % size != 0 => {
-                    (limit - limit % size, format!("{reason}; rounded down to whole {size}-accelerator nodes"))
-                }
-                _ => (limit, reason),
-            };
+            let (limit, reason) = round_to_whole_nodes(plan, limit, reason);
             plan.limit = limit;
             plan.limit_reason = reason;
-            // A node with more accelerators than the limit could never launch: drop it.
-            let too_big: Vec<String> = plan
-                .candidates
-                .iter()
-                .filter(|c| c.accelerators * plan.replicas() > limit)
-                .map(|c| c.name.clone())
-                .collect();
-            if !too_big.is_empty() {
-                let replicas = plan.replicas();
-                plan.candidates.retain(|c| c.accelerators * replicas <= limit);
-                plan.removed.push(Removal { constraint: format!("node accelerators ≤ limit {limit}"), types: too_big });
-            }
+            drop_nodes_above_limit(plan);
         }
     }
 
     for (plan, tier) in pools.iter_mut() {
         if plan.candidates.is_empty() {
-            let (span, what) = match (&profile.budget_usd_per_hour, &tier.settings.max_accelerators) {
-                (Some(b), _) if plan.limit_reason.starts_with("budget") => (b.span, format!("the budget ${:.2}/h", b.value)),
-                (_, Some(m)) => (m.span, format!("max-accelerators {}", m.value)),
-                (Some(b), None) => (b.span, format!("the budget ${:.2}/h", b.value)),
-                (None, None) => (tier.name.span, "the limit".into()),
-            };
-            let smallest = plan.removed.last().map(|r| r.types.join(", ")).unwrap_or_default();
-            diagnostics.push(
-                sources
-                    .error(span, "E0142", format!("{what} is too small for one node of pool `{}`: its limit would be {} {}", plan.name, plan.limit, plan.resource()))
-                    .label(format!("allows {} {}", plan.limit, plan.resource()))
-                    .help(format!("raise it, or allow smaller nodes (every candidate has more accelerators than the limit: {smallest})")),
-            );
+            diagnostics.push(too_small(profile, plan, tier, sources));
             continue;
         }
         plan.requirements = requirements(&tier.settings, &plan.zones, &plan.candidates);
-        let (cheapest, priciest) = plan.candidates.iter().fold((f64::MAX, 0.0f64), |(lo, hi), c| {
-            (lo.min(c.usd_per_accelerator_hour), hi.max(c.usd_per_accelerator_hour))
-        });
-        plan.expected_usd_per_hour = round_cents(cheapest * f64::from(plan.limit));
-        plan.worst_case_usd_per_hour = round_cents(priciest * f64::from(plan.limit));
+        let limits = plan.limits_at(plan.limit);
+        plan.cpu_limit = limits.cpu;
+        plan.expected_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::expected(&plan.shapes(), limits)));
+        plan.worst_case_usd_per_hour = round_cents(plan.worst_case_at(plan.limit));
         plan.budget_usd_per_hour = profile.budget_usd_per_hour.as_ref().map(|b| b.value);
     }
     if diagnostics.is_empty() { Ok(()) } else { Err(diagnostics) }
+}
+
+/// Reserved pools: the limit is the reservation, the cost its full price. Returns the total fixed $/h.
+fn size_reservations(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
+    let mut total = 0.0;
+    for (plan, tier) in pools.iter_mut() {
+        let Some(r) = &tier.settings.reserved else { continue };
+        let (Some(instances), Some(candidate)) = (&r.instances, plan.candidates.first()) else { continue };
+        let fixed = f64::from(instances.value) * candidate.ceiling_usd_per_hour;
+        plan.limit = instances.value * candidate.accelerators * plan.replicas();
+        plan.limit_reason = format!(
+            "capacity reservation: {} × {} ({} {} each), billed ${fixed:.2}/h whether used or not",
+            instances.value,
+            candidate.name,
+            candidate.accelerators * plan.replicas(),
+            plan.resource()
+        );
+        plan.fixed_usd_per_hour = Some(fixed);
+        total += fixed;
+    }
+    total
+}
+
+/// When every allowed node has the same number of accelerators, only multiples of it can ever be in use:
+/// round down so the worst case is exact rather than an overestimate.
+fn round_to_whole_nodes(plan: &PoolPlan, limit: u32, reason: String) -> (u32, String) {
+    let sizes: BTreeSet<u32> = plan.candidates.iter().map(|c| c.accelerators * plan.replicas()).collect();
+    match sizes.iter().next() {
+        Some(&size) if sizes.len() == 1 && size > 1 && limit >= size && limit % size != 0 => {
+            (limit - limit % size, format!("{reason}; rounded down to whole {size}-accelerator nodes"))
+        }
+        _ => (limit, reason),
+    }
+}
+
+/// A node with more accelerators than the limit could never launch: drop it.
+fn drop_nodes_above_limit(plan: &mut PoolPlan) {
+    let (limit, replicas) = (plan.limit, plan.replicas());
+    let too_big: Vec<String> = plan.candidates.iter().filter(|c| c.accelerators * replicas > limit).map(|c| c.name.clone()).collect();
+    if !too_big.is_empty() {
+        plan.candidates.retain(|c| c.accelerators * replicas <= limit);
+        plan.removed.push(Removal { constraint: format!("node accelerators ≤ limit {limit}"), types: too_big });
+    }
+}
+
+/// E0142: the limit leaves no node that fits.
+fn too_small(profile: &Profile, plan: &PoolPlan, tier: &Tier, sources: &Sources) -> ProfileDiagnostic {
+    let (span, what) = match (&profile.budget_usd_per_hour, &tier.settings.max_accelerators) {
+        (Some(b), _) if plan.limit_reason.starts_with("budget") => (b.span, format!("the budget ${:.2}/h", b.value)),
+        (_, Some(m)) => (m.span, format!("max-accelerators {}", m.value)),
+        (Some(b), None) => (b.span, format!("the budget ${:.2}/h", b.value)),
+        (None, None) => (tier.name.span, "the limit".into()),
+    };
+    let smallest = plan.removed.last().map(|r| r.types.join(", ")).unwrap_or_default();
+    sources
+        .error(span, "E0142", format!("{what} is too small for one node of pool `{}`: its limit would be {} {}", plan.name, plan.limit, plan.resource()))
+        .label(format!("allows {} {}", plan.limit, plan.resource()))
+        .help(format!("raise it, or allow smaller nodes (every candidate has more accelerators than the limit: {smallest})"))
 }
 
 /// What one physical accelerator counts as in `nvidia.com/gpu`: the device plugin advertises each time-sliced GPU
@@ -897,7 +1081,4 @@ fn replicas_note(plan: &PoolPlan) -> String {
     }
 }
 
-/// Costs are rounded to cents for the annotations and for comparisons across runs.
-pub fn round_cents(usd: f64) -> f64 {
-    (usd * 100.0).round() / 100.0
-}
+pub use crate::cost::round_cents;

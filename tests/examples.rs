@@ -34,7 +34,7 @@ fn compiles_are_byte_identical() {
 #[test]
 fn every_file_in_out_validates_against_the_shared_crds() {
     let schemas = root().join("../shared/schemas");
-    let crds: Vec<PathBuf> = ["karpenter/karpenter.sh_nodepools.yaml", "karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml", "gpu-operator/nvidia.com_clusterpolicies.yaml", "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml", "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml", "prometheus-operator/monitoring.coreos.com_podmonitors.yaml"]
+    let crds: Vec<PathBuf> = ["karpenter/karpenter.sh_nodepools.yaml", "karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml", "karpenter/karpenter.sh_nodeoverlays.yaml", "gpu-operator/nvidia.com_clusterpolicies.yaml", "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml", "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml", "prometheus-operator/monitoring.coreos.com_podmonitors.yaml"]
         .iter()
         .map(|p| schemas.join(p))
         .collect();
@@ -77,7 +77,7 @@ fn every_file_in_out_validates_against_the_shared_crds() {
     }
     assert_eq!(checked, tree.files.len());
     assert_eq!(gitops_apps, 2, "the examples ask for an Argo CD Application and a Flux Kustomization");
-    for kind in ["NodePool", "EC2NodeClass", "PodDisruptionBudget", "HorizontalPodAutoscaler", "PrometheusRule", "ServiceMonitor", "ClusterPolicy", "ConfigMap", "Kustomization"] {
+    for kind in ["NodePool", "NodeOverlay", "EC2NodeClass", "PodDisruptionBudget", "HorizontalPodAutoscaler", "PrometheusRule", "ServiceMonitor", "ClusterPolicy", "ConfigMap", "Kustomization"] {
         assert!(kinds.contains(kind), "the examples produce no {kind}");
     }
 }

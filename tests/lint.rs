@@ -55,7 +55,7 @@ fn gp001_underutilized_consolidation() {
     let text = profile("p", 10, AMI, &clean_pool("    disruption { consolidation \"WhenEmptyOrUnderutilized\"; }\n"));
     let c = compile_one(text.clone());
     let d = lint(c.ok());
-    assert_one(&d, "GP001", "NodePool `web` consolidates WhenEmptyOrUnderutilized, which judges CPU and memory only", &c.loc("p.kdl", "\"WhenEmptyOrUnderutilized\""));
+    assert_one(&d, "GP001", "NodePool `web` consolidates WhenEmptyOrUnderutilized: Karpenter may delete a node that runs GPU pods whenever their nvidia.com/gpu requests fit on other or cheaper nodes, restarting long-running GPU work", &c.loc("p.kdl", "\"WhenEmptyOrUnderutilized\""));
     let c = compile_one(text.replace("disruption {", "allow \"GP001\"\n    disruption {"));
     assert_none(&lint(c.ok()), "GP001");
 }
@@ -163,7 +163,7 @@ fn gp006_narrow_spot_pool_names_the_constraint() {
     let body = "budget usd-per-hour=50\npool \"vision\" preset=\"batch-spot\" {\n    gpu { name \"A10G\"; per-node max=1; }\n}\n";
     let c = compile_one(profile("p", 10, AMI, body));
     let d = lint(c.ok());
-    let f = assert_one(&d, "GP006", "spot NodePool `vision` has 4 instance types; Karpenter's spot-to-spot consolidation needs at least 15; `accelerator name in [A10G]` removed the most", &c.loc("p.kdl", "\"A10G\""));
+    let f = assert_one(&d, "GP006", "spot NodePool `vision` has 4 instance types: few spot pools mean more interruptions and insufficient-capacity launch failures (and spot-to-spot consolidation, which also needs the SpotToSpotConsolidation feature gate and WhenEmptyOrUnderutilized, needs at least 15); `accelerator name in [A10G]` removed the most", &c.loc("p.kdl", "\"A10G\""));
     assert!(f.help.as_deref().unwrap().contains("more GPU names"));
     let c = compile_one(profile("p", 10, AMI, &body.replace("per-node max=1; }", "per-node max=1; }\n    allow \"GP006\"")));
     assert_none(&lint(c.ok()), "GP006");
@@ -205,7 +205,7 @@ fn gp008_fractional_gpu_types() {
     let extra = "    types \"g6.xlarge\" \"g6f.xlarge\"\n";
     let c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
     let d = lint(c.ok());
-    assert_one(&d, "GP008", "NodePool `web` admits g6f.xlarge, which has a fraction of a GPU (1/8 of one L4, 2861 MiB), named in `types`", &c.loc("p.kdl", "\"g6f.xlarge\""));
+    assert_one(&d, "GP008", "NodePool `web` admits g6f.xlarge, which EC2 reports with a fraction of a GPU (1/8 of one L4, 2861 MiB), named in `types`: Karpenter derives no whole `nvidia.com/gpu`", &c.loc("p.kdl", "\"g6f.xlarge\""));
     let c = compile_one(profile("p", 10, AMI, &clean_pool(&format!("{extra}    allow \"GP008\"\n"))));
     assert_none(&lint(c.ok()), "GP008");
 }
@@ -218,7 +218,7 @@ fn gp008_slipped_in_by_template_points_at_gpu_block() {
     let types = reqs.iter_mut().find(|r| r["key"] == "node.kubernetes.io/instance-type").unwrap();
     types["values"].as_array_mut().unwrap().push(json!("gr6f.4xlarge"));
     let d = lint(c.ok());
-    assert_one(&d, "GP008", "admits gr6f.4xlarge, which has a fraction of a GPU (1/2 of one L4, 11444 MiB): it advertises no whole", &c.loc("p.kdl", "gpu {"));
+    assert_one(&d, "GP008", "admits gr6f.4xlarge, which EC2 reports with a fraction of a GPU (1/2 of one L4, 11444 MiB): Karpenter derives no whole", &c.loc("p.kdl", "gpu {"));
 }
 
 #[test]
@@ -226,7 +226,7 @@ fn gp009_never_expire_without_drifted_budget() {
     let extra = "    disruption { expire-after \"Never\"; budget nodes=\"10%\"; }\n";
     let c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
     let d = lint(c.ok());
-    assert_one(&d, "GP009", "NodePool `web` never expires its nodes (expireAfter: Never) but has no `Drifted` disruption budget", &c.loc("p.kdl", "\"Never\""));
+    assert_one(&d, "GP009", "NodePool `web` never expires its nodes (expireAfter: Never) but no disruption budget names `Drifted`: drift (a new AMI, a NodeClass change) is their only replacement path", &c.loc("p.kdl", "\"Never\""));
     // Without explicit budgets the solver adds the Drifted budget itself.
     let c = compile_one(profile("p", 10, AMI, &clean_pool("    disruption { expire-after \"Never\"; }\n")));
     assert_none(&lint(c.ok()), "GP009");
@@ -236,7 +236,7 @@ fn gp009_never_expire_without_drifted_budget() {
 
 #[test]
 fn gp010_reserved_without_selector_terms() {
-    let extra = "    reserved { id \"cr-0123456789abcdef0\"; }\n";
+    let extra = "    reserved { id \"cr-0123456789abcdef0\"; instance-type \"g6.xlarge\"; instances 2; }\n";
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
     assert_none(&lint(c.ok()), "GP010");
     object_mut(c.ok_mut(), "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
@@ -254,7 +254,7 @@ fn gp011_limits_over_budget() {
     np["spec"]["limits"]["nvidia.com/gpu"] = json!("500");
     let d = lint(c.ok());
     assert_one(&d, "GP011", "the NodePool limits of profile `p` allow a worst case of $", &c.loc("p.kdl", "usd-per-hour=100"));
-    assert!(with_code(&d, "GP011")[0].message.contains("over its budget of $100.00/h: web 500 × $"));
+    assert!(with_code(&d, "GP011")[0].message.contains("over its budget of $100.00/h: web (500 nvidia.com/gpu on "));
     // Silenced only at the top level of the profile.
     let mut c = compile_one(profile("p", 10, AMI, &format!("allow \"GP011\"\n{}", clean_pool(""))));
     object_mut(c.ok_mut(), "NodePool", "web")["spec"]["limits"]["nvidia.com/gpu"] = json!("500");
@@ -270,7 +270,7 @@ fn gp011_catches_added_pricier_types() {
     types["values"] = json!(["p5.48xlarge"]);
     let d = lint(c.ok());
     assert_eq!(with_code(&d, "GP011").len(), 1, "{}", gpuplan::diagnostic::render_plain(&d));
-    assert!(with_code(&d, "GP011")[0].message.contains("(p5.48xlarge)"));
+    assert!(with_code(&d, "GP011")[0].message.contains("on 1 type(s)"), "{}", with_code(&d, "GP011")[0].message);
 }
 
 #[test]
@@ -332,4 +332,20 @@ fn examples_snapshot() {
         assert_none(&d, code);
     }
     insta::assert_snapshot!("examples", gpuplan::diagnostic::render_plain(&d));
+}
+
+/// GP014: the profile names H100 next to A100, and the default price-ratio-max (1.6) removes every p5 (an H100
+/// costs ≈ 2.5 × an A100 per GPU-hour): without the warning the pool silently never gets an H100.
+#[test]
+fn gp014_named_gpu_removed_by_price_ratio() {
+    let body = "budget usd-per-hour=400\npool \"t\" preset=\"training-on-demand\" {\n    gpu { name \"H100\" \"A100\"; per-node min=8; }\n}\n";
+    let c = compile_one(profile("p", 10, AMI, body));
+    let d = lint(c.ok());
+    let f = assert_one(&d, "GP014", "NodePool `t` never gets H100: price-ratio-max 1.6 removed every type that has it (p5.48xlarge", &c.loc("p.kdl", "\"H100\""));
+    assert!(f.help.as_deref().unwrap().contains("raise `price-ratio-max`"));
+    // A ratio that admits p5 keeps H100, and the warning goes.
+    let c = compile_one(profile("p", 10, AMI, &body.replace("per-node min=8; }", "per-node min=8; }\n    price-ratio-max 2.6")));
+    assert_none(&lint(c.ok()), "GP014");
+    let c = compile_one(profile("p", 10, AMI, &body.replace("per-node min=8; }", "per-node min=8; }\n    allow \"GP014\"")));
+    assert_none(&lint(c.ok()), "GP014");
 }

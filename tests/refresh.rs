@@ -231,7 +231,7 @@ fn refresh_equals_import_of_the_same_data_and_is_deterministic() {
         &offerings,
         &recorded_prices("us-east-1"),
         od_source,
-        Some((&spot, spot_source)),
+        Some((&gpuplan::aws::SpotPrices { highest: spot.clone(), newest: spot }, spot_source)),
         sources,
     );
     for (a, b) in refreshed.instance_types.iter().zip(&imported.instance_types) {
@@ -451,6 +451,7 @@ fn gpu_type(name: &str, on_demand: Option<f64>, spot: &[(&str, f64, &str)], zone
             .iter()
             .map(|(zone, usd, source)| (zone.to_string(), Price { usd_per_hour: *usd, source: source.to_string() }))
             .collect(),
+        spot_max: BTreeMap::new(),
     }
 }
 

@@ -12,6 +12,7 @@ const SCHEMAS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/schemas");
 const CRD_FILES: &[&str] = &[
     "karpenter/karpenter.sh_nodepools.yaml",
     "karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml",
+    "karpenter/karpenter.sh_nodeoverlays.yaml",
     "gpu-operator/nvidia.com_clusterpolicies.yaml",
     "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
     "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml",

@@ -44,14 +44,14 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 continue;
             }
             monitoring = m.value.clone();
-            monitoring_from = Some((profile.name.value.clone(), sources.path(profile.file).display().to_string(), m.span));
+            monitoring_from = Some((profile.name.value.clone(), sources.source_name(profile.file).to_string(), m.span));
         }
     }
 
     // Workloads.
     let mut workloads = Vec::new();
     for profile in profiles {
-        let source = sources.path(profile.file).display().to_string();
+        let source = sources.source_name(profile.file).to_string();
         for w in &profile.ops.workloads {
             let nodepools: Vec<&crate::solve::PoolPlan> = cluster
                 .pools

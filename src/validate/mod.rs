@@ -118,6 +118,10 @@ pub const EMBEDDED_CRDS: &[(&str, &str)] = &[
         include_str!("../crds/karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml"),
     ),
     (
+        "karpenter/karpenter.sh_nodeoverlays.yaml",
+        include_str!("../crds/karpenter/karpenter.sh_nodeoverlays.yaml"),
+    ),
+    (
         "gpu-operator/nvidia.com_clusterpolicies.yaml",
         include_str!("../crds/gpu-operator/nvidia.com_clusterpolicies.yaml"),
     ),

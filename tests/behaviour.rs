@@ -1,0 +1,337 @@
+//! Behaviour, not shape: what Karpenter does with the generated NodePools, checked against the upstream code
+//! that does it. Each test names the upstream file or page whose behaviour it encodes, and recomputes the
+//! claim independently of gpuplan's own cost model (from the catalog JSON and the rendered objects).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::{compile_one, object_mut, profile, repo, with_code};
+use gpuplan::compile::{compile, Compilation, CompileOptions};
+use gpuplan::explain::explanation;
+use serde_json::{json, Value};
+
+const AMI: &str = "al2023@v20251023";
+
+fn examples() -> Compilation {
+    compile(&CompileOptions { profiles: vec![repo().join("profiles")], catalogs_dir: repo().join("catalogs"), templates_dir: None }).unwrap()
+}
+
+fn objects<'c>(c: &'c Compilation, kind: &str) -> Vec<&'c Value> {
+    c.manifests.iter().filter(|m| m.kind() == kind).map(|m| &m.object).collect()
+}
+
+fn object<'c>(c: &'c Compilation, kind: &str, name: &str) -> &'c Value {
+    objects(c, kind).into_iter().find(|o| o["metadata"]["name"] == name).unwrap_or_else(|| panic!("no {kind} {name}"))
+}
+
+fn annotation(o: &Value, key: &str) -> f64 {
+    o["metadata"]["annotations"][key].as_str().unwrap_or_else(|| panic!("no {key}")).parse().unwrap()
+}
+
+fn requirement<'o>(np: &'o Value, key: &str) -> Vec<&'o str> {
+    np["spec"]["template"]["spec"]["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == key)
+        .map(|r| r["values"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect())
+        .unwrap_or_default()
+}
+
+fn limit(np: &Value, resource: &str) -> Option<f64> {
+    np["spec"]["limits"][resource].as_str().map(|s| s.parse().unwrap())
+}
+
+/// The catalog as JSON, read directly (not through gpuplan's types): type name → entry.
+fn catalog_json(dir: &Path, region: &str) -> BTreeMap<String, Value> {
+    let text = std::fs::read_to_string(dir.join(format!("{region}.json"))).unwrap();
+    let catalog: Value = serde_json::from_str(&text).unwrap();
+    catalog["instance_types"].as_array().unwrap().iter().map(|t| (t["name"].as_str().unwrap().to_string(), t.clone())).collect()
+}
+
+/// Physical accelerators: GPUs, or Neuron devices.
+fn gpus(t: &Value) -> f64 {
+    let gpus = t["gpus"].as_array().map_or(0, |g| g.iter().map(|g| g["count"].as_u64().unwrap()).sum::<u64>());
+    gpus.max(t["neuron"]["count"].as_u64().unwrap_or(0)).max(1) as f64
+}
+
+fn on_demand(t: &Value) -> f64 {
+    t["on_demand"]["usd_per_hour"].as_f64().unwrap()
+}
+
+/// The most a rendered GPU NodePool can have running at once, with every node at its on-demand price:
+/// - Karpenter sets no spot max price (aws/karpenter-provider-aws pkg/providers/instance/instance.go builds the
+///   CreateFleet request's SpotOptions with an AllocationStrategy only), and EC2's default spot max price is the
+///   on-demand price: so a spot node costs at most its on-demand price;
+/// - Karpenter counts a launching node against the limits by its instance type's capacity as EC2 reports it
+///   (physical GPUs), and a registered node by its status capacity (kubernetes-sigs/karpenter
+///   pkg/controllers/provisioning/scheduling/scheduler.go: remaining resources = limits − usage, instance types
+///   whose capacity exceeds them are filtered out). A limit written in time-slices is therefore a limit on
+///   *physical* GPUs until nodes register; only the cpu limit (counted the same in both phases) caps that burst.
+fn independent_worst_case(np: &Value, catalog: &BTreeMap<String, Value>, units_per_gpu: f64) -> f64 {
+    let types: Vec<&Value> = requirement(np, "node.kubernetes.io/instance-type").iter().map(|t| &catalog[*t]).collect();
+    let gpu_limit = limit(np, "nvidia.com/gpu").or(limit(np, "aws.amazon.com/neuron")).unwrap();
+    let per_gpu = types.iter().map(|t| on_demand(t) / gpus(t)).fold(0.0, f64::max);
+    let per_vcpu = types.iter().map(|t| on_demand(t) / t["vcpu"].as_f64().unwrap()).fold(0.0, f64::max);
+    let counted_as_slices = (gpu_limit / units_per_gpu).ceil() * per_gpu;
+    let counted_as_physical = match limit(np, "cpu") {
+        Some(cpu) => (gpu_limit * per_gpu).min(cpu * per_vcpu),
+        None => gpu_limit * per_gpu,
+    };
+    counted_as_slices.max(counted_as_physical)
+}
+
+/// The spot price Karpenter's worst case must not rely on: for every example NodePool, the annotated worst case
+/// covers every node at its on-demand price (see [`independent_worst_case`] for the upstream behaviour), and
+/// every budgeted profile's NodePools together stay within the budget under that bound.
+#[test]
+fn worst_case_holds_with_spot_at_on_demand_and_slices_counted_as_karpenter_counts_them() {
+    let c = examples();
+    let mut per_profile: BTreeMap<String, (f64, Option<f64>)> = BTreeMap::new();
+    for cluster in &c.plan.clusters {
+        let catalog = catalog_json(&repo().join("catalogs"), &cluster.region);
+        for pool in &cluster.pools {
+            let np = object(&c, "NodePool", &pool.name);
+            let bound = independent_worst_case(np, &catalog, f64::from(pool.replicas()));
+            let annotated = annotation(np, "gpuplan.dev/worst-case-usd-per-hour");
+            assert!(annotated + 0.01 >= bound, "{}: annotated worst case {annotated} < the on-demand bound {bound:.2}", pool.name);
+            let entry = per_profile.entry(pool.profile.clone()).or_insert((0.0, pool.budget_usd_per_hour));
+            entry.0 += bound;
+        }
+    }
+    for (profile, (worst, budget)) in per_profile {
+        if let Some(budget) = budget {
+            assert!(worst <= budget + 0.01, "profile {profile}: worst case {worst:.2} > budget {budget}");
+        }
+    }
+    // The headline case of the issue: llm-inference claimed $149.96 ≤ $150 with spot at 0.4 × on-demand.
+    let spot = object(&c, "NodePool", "llm-inference-spot");
+    assert!(spot["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("guaranteed"));
+}
+
+/// `spot-ceiling "observed-max"`: a spot-only pool bounded by the highest spot price the catalog observed. The
+/// bound is empirical (a spot price can rise up to on-demand), and the annotation, explain and the worst case
+/// say so; without observed history the ceiling stays on-demand.
+#[test]
+fn observed_max_spot_ceiling_is_labelled_empirical() {
+    // A catalog with an observed spot history: the highest price is 1.2 × the (estimated) current one.
+    let dir = tempfile::tempdir().unwrap();
+    let mut catalog: Value = serde_json::from_str(&std::fs::read_to_string(repo().join("catalogs/us-east-1.json")).unwrap()).unwrap();
+    catalog["sources"]["spot-price-history"] = json!({ "description": "test: observed spot history", "estimate": false });
+    for t in catalog["instance_types"].as_array_mut().unwrap() {
+        let Some(spot) = t["spot"].as_object().cloned() else { continue };
+        let max: serde_json::Map<String, Value> = spot
+            .iter()
+            .map(|(zone, p)| (zone.clone(), json!({ "usd_per_hour": p["usd_per_hour"].as_f64().unwrap() * 1.2, "source": "spot-price-history" })))
+            .collect();
+        t["spot_max"] = Value::Object(max);
+    }
+    std::fs::write(dir.path().join("us-east-1.json"), serde_json::to_string(&catalog).unwrap()).unwrap();
+    let body = |ceiling: &str| {
+        profile("p", 10, AMI, &format!("budget usd-per-hour=50\npool \"batch\" preset=\"batch-spot\" {{\n    gpu {{ name \"A10G\" \"L4\"; per-node max=1; }}\n    {ceiling}\n}}\n"))
+    };
+    let compile_with = |text: String, catalogs: &Path| {
+        let pdir = tempfile::tempdir().unwrap();
+        std::fs::write(pdir.path().join("p.kdl"), text).unwrap();
+        compile(&CompileOptions { profiles: vec![pdir.path().to_path_buf()], catalogs_dir: catalogs.to_path_buf(), templates_dir: None }).unwrap()
+    };
+    let empirical = compile_with(body("spot-ceiling \"observed-max\""), dir.path());
+    let np = object(&empirical, "NodePool", "batch");
+    let basis = np["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap();
+    assert!(basis.starts_with("EMPIRICAL, not guaranteed"), "{basis}");
+    let e = explanation(&empirical, None).unwrap();
+    assert_eq!(e.clusters[0].profiles[0].worst_case_bound, "empirical");
+    let table = gpuplan::explain::explain(&empirical, None, gpuplan::explain::ExplainFormat::Table).unwrap();
+    assert!(table.contains("EMPIRICAL bound, not guaranteed"), "{table}");
+    // The empirical bound admits a higher limit than the guaranteed one for the same budget.
+    let guaranteed = compile_with(body(""), dir.path());
+    let g = object(&guaranteed, "NodePool", "batch");
+    assert!(g["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("guaranteed"));
+    assert!(limit(np, "nvidia.com/gpu").unwrap() > limit(g, "nvidia.com/gpu").unwrap());
+    // No observed history (the offline catalog): the ceiling falls back to on-demand, still guaranteed.
+    let offline = compile_with(body("spot-ceiling \"observed-max\""), &repo().join("catalogs"));
+    let o = object(&offline, "NodePool", "batch");
+    assert!(o["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("guaranteed"));
+    assert_eq!(limit(o, "nvidia.com/gpu"), limit(g, "nvidia.com/gpu"));
+}
+
+/// A time-sliced pool: a NodeOverlay per GPU count declares the sliced `nvidia.com/gpu` capacity (Karpenter
+/// docs, concepts/nodeoverlays: overlays add extended resources to instance types in the scheduling
+/// simulation; alpha, feature gate NodeOverlay), and a `cpu` limit caps the physical nodes when the gate is
+/// off, because Karpenter then counts a launching node's physical GPUs against the limit in slices
+/// (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/scheduler.go). Doubling the replicas
+/// doubles the limit in slices but not the physical exposure: the cpu limit and the worst case stay put.
+#[test]
+fn time_sliced_pools_are_bounded_in_both_counting_phases() {
+    let body = |replicas: u32| {
+        format!("pool \"nb\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"T4\"; per-node max=1; }}\n    time-slicing replicas={replicas}\n    max-accelerators 8\n}}\n")
+    };
+    let four = compile_one(profile("p", 10, AMI, &body(4)));
+    let eight = compile_one(profile("p", 10, AMI, &body(8)));
+    let catalog = catalog_json(&repo().join("catalogs"), "us-east-1");
+    for (c, replicas) in [(four.ok(), 4.0), (eight.ok(), 8.0)] {
+        let np = object(c, "NodePool", "nb");
+        assert_eq!(limit(np, "nvidia.com/gpu"), Some(8.0 * replicas));
+        let overlays = objects(c, "NodeOverlay");
+        assert_eq!(overlays.len(), 1, "one overlay per GPU count (all 1-GPU types)");
+        assert_eq!(overlays[0]["spec"]["capacity"]["nvidia.com/gpu"], json!(format!("{replicas}")));
+        let bound = independent_worst_case(np, &catalog, replicas);
+        assert!(annotation(np, "gpuplan.dev/worst-case-usd-per-hour") + 0.01 >= bound);
+        // Without the cpu limit, a burst before the nodes register could launch 8 × replicas physical GPUs.
+        let uncapped = np["spec"]["limits"]["nvidia.com/gpu"].as_str().unwrap().parse::<f64>().unwrap()
+            * requirement(np, "node.kubernetes.io/instance-type").iter().map(|t| on_demand(&catalog[*t])).fold(0.0, f64::max);
+        assert!(bound < uncapped, "the cpu limit must cap the burst: {bound} vs {uncapped}");
+    }
+    let (np4, np8) = (object(four.ok(), "NodePool", "nb"), object(eight.ok(), "NodePool", "nb"));
+    assert_eq!(limit(np4, "cpu"), limit(np8, "cpu"), "the physical cap does not move with the replicas");
+    assert_eq!(annotation(np4, "gpuplan.dev/worst-case-usd-per-hour"), annotation(np8, "gpuplan.dev/worst-case-usd-per-hour"));
+
+    // A --templates override that drops the cpu limit is caught: the annotated worst case no longer holds.
+    let mut c = compile_one(profile("p", 10, AMI, &body(4)));
+    object_mut(c.ok_mut(), "NodePool", "nb")["spec"]["limits"].as_object_mut().unwrap().remove("cpu");
+    let d = gpuplan::lint::lint(c.ok());
+    assert_eq!(with_code(&d, "GP012").len(), 1, "{}", gpuplan::diagnostic::render_plain(&d));
+}
+
+/// A capacity reservation (ODCR) is billed whether used or not (EC2 User Guide, "Capacity Reservation
+/// pricing and billing"): its full cost is expected and worst case, and comes off the budget before the
+/// usage-based pools are sized.
+#[test]
+fn reserved_capacity_is_a_fixed_cost_counted_first() {
+    let c = examples();
+    let catalog = catalog_json(&repo().join("catalogs"), "us-east-1");
+    let reserved = object(&c, "NodePool", "training-reserved");
+    let fixed = 2.0 * on_demand(&catalog["p5.48xlarge"]);
+    for key in ["gpuplan.dev/fixed-usd-per-hour", "gpuplan.dev/expected-usd-per-hour", "gpuplan.dev/worst-case-usd-per-hour"] {
+        assert!((annotation(reserved, key) - fixed).abs() < 0.01, "{key}");
+    }
+    assert_eq!(limit(reserved, "nvidia.com/gpu"), Some(16.0), "2 × p5.48xlarge × 8 GPUs");
+    assert_eq!(requirement(reserved, "karpenter.sh/capacity-type"), ["reserved"]);
+    let od = object(&c, "NodePool", "training");
+    let od_bound = independent_worst_case(od, &catalog, 1.0);
+    assert!(fixed + od_bound <= 480.0 + 0.01, "reservation ${fixed:.2} + on-demand ${od_bound:.2} > $480");
+    assert!(od["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().is_some());
+
+    // A reservation without its size is refused: its cost would be unknown.
+    let c = compile_one(profile("p", 10, AMI, "pool \"r\" preset=\"training-on-demand\" {\n    gpu { name \"H100\"; }\n    reserved { id \"cr-0123456789abcdef0\"; }\n}\n"));
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("must fail") };
+    let e = with_code(diagnostics, "E0132");
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].location, c.loc("p.kdl", "reserved {"));
+    // A reservation that costs more than the budget is refused, pointing at the budget.
+    let c = compile_one(profile(
+        "p",
+        10,
+        AMI,
+        "budget usd-per-hour=50\npool \"r\" preset=\"training-on-demand\" {\n    gpu { name \"H100\"; }\n    reserved { id \"cr-0123456789abcdef0\"; instance-type \"p5.48xlarge\"; instances 1; }\n}\n",
+    ));
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("must fail") };
+    let e = with_code(diagnostics, "E0143");
+    assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
+    assert!(e[0].message.contains("cost $55.04/h, more than its budget of $50.00/h"), "{}", e[0].message);
+    assert_eq!(e[0].location, c.loc("p.kdl", "usd-per-hour=50"));
+}
+
+/// `gpuplan.dev/source` (and the header) are repository paths: `./profiles`, `profiles` and the absolute path
+/// all find out/ current.
+#[test]
+fn output_does_not_depend_on_how_the_profiles_path_was_typed() {
+    let absolute = repo().join("profiles");
+    for path in ["./profiles".to_string(), "profiles".to_string(), absolute.display().to_string(), "profiles/../profiles/".to_string()] {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(repo()).args(["compile", "--check", &path]).output().unwrap();
+        assert!(out.status.success(), "compile --check {path}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    }
+    // From a sub-directory too: the path is relative to the repository, not the working directory.
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .current_dir(repo().join("src"))
+        .args(["compile", "--check", "../profiles", "--out", "../out", "--catalogs", "../catalogs"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// Disruption budgets as Karpenter applies them (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go,
+/// `GetAllowedDisruptionsByReason`: for a reason, every active budget that lists the reason or lists none
+/// applies, and the most restrictive wins; a scheduled budget is active only inside its schedule).
+fn allowed(budgets: &[Value], reason: &str, scheduled_active: bool) -> u64 {
+    budgets
+        .iter()
+        .filter(|b| b.get("schedule").is_none() || scheduled_active)
+        .filter(|b| b.get("reasons").and_then(Value::as_array).is_none_or(|r| r.iter().any(|x| x == reason)))
+        .map(|b| b["nodes"].as_str().unwrap().parse::<u64>().expect("counts in this test"))
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+/// The training pool's maintenance window holds back drift and consolidation outside the window, but an empty
+/// p5 can go at any time (a `nodes: "0"` budget without reasons would also block `Empty`), and no budget is
+/// redundant (removing any one changes what Karpenter allows).
+#[test]
+fn protected_training_still_drops_empty_nodes() {
+    let c = examples();
+    let budgets = object(&c, "NodePool", "training")["spec"]["disruption"]["budgets"].as_array().unwrap().clone();
+    // The scheduled budget covers the rest of the week: active = outside the maintenance window.
+    for (reason, outside, inside) in [("Empty", 1, 1), ("Drifted", 0, 1), ("Underutilized", 0, 1)] {
+        assert_eq!(allowed(&budgets, reason, true), outside, "{reason} outside the window");
+        assert_eq!(allowed(&budgets, reason, false), inside, "{reason} inside the window");
+    }
+    for i in 0..budgets.len() {
+        let mut fewer = budgets.clone();
+        fewer.remove(i);
+        let changes = ["Empty", "Drifted", "Underutilized"]
+            .iter()
+            .any(|r| [true, false].iter().any(|&a| allowed(&fewer, r, a) != allowed(&budgets, r, a)));
+        assert!(changes, "budget {} changes nothing: {:?}", i, budgets[i]);
+    }
+}
+
+/// Taints and tolerations as the scheduler matches them (Kubernetes: a pod lands on a node only if it tolerates
+/// every NoSchedule taint; Karpenter simulates the same, kubernetes-sigs/karpenter pkg/scheduling/taints.go).
+fn tolerates(tolerations: &[Value], taints: &[Value]) -> bool {
+    taints.iter().filter(|t| t["effect"] != "PreferNoSchedule").all(|t| {
+        tolerations.iter().any(|tol| {
+            tol["key"] == t["key"]
+                && tol["effect"] == t["effect"]
+                && (tol["operator"] == "Exists" || tol.get("value") == t.get("value"))
+        })
+    })
+}
+
+/// Pools are isolated: a GPU pod that only tolerates the GPU taint lands on a `general` pool, never on the
+/// highest-weight inference pool (Karpenter tries NodePools by weight and takes the first that fits,
+/// kubernetes-sigs/karpenter pkg/utils/nodepool OrderByWeight); with the tolerations and nodeSelector `explain`
+/// prints, a pod fits exactly the NodePools of its pool.
+#[test]
+fn pools_are_isolated_by_taint_and_selector() {
+    let c = examples();
+    let e = explanation(&c, None).unwrap();
+    let gpu_only = vec![json!({ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" })];
+    for cluster in &c.plan.clusters {
+        for pool in &cluster.pools {
+            let np = object(&c, "NodePool", &pool.name);
+            let taints = np["spec"]["template"]["spec"]["taints"].as_array().unwrap();
+            let general = pool.profile == "general-gpu";
+            if pool.accelerator == gpuplan::catalog::AcceleratorKind::Nvidia {
+                assert_eq!(tolerates(&gpu_only, taints), general, "{}: a bare GPU pod may land only on general pools", pool.name);
+            }
+            let explained = e.clusters.iter().flat_map(|c| &c.profiles).flat_map(|p| &p.pools).find(|p| p.name == pool.name).unwrap();
+            let placement = serde_json::to_value(&explained.placement).unwrap();
+            let tolerations = placement["tolerations"].as_array().unwrap();
+            let selector = placement["nodeSelector"].as_object().unwrap();
+            // The pod fits every NodePool of its own pool and no NodePool of another pool.
+            for other in &cluster.pools {
+                let other_np = object(&c, "NodePool", &other.name);
+                let labels = other_np["spec"]["template"]["metadata"]["labels"].as_object().unwrap();
+                let fits = tolerates(tolerations, other_np["spec"]["template"]["spec"]["taints"].as_array().unwrap())
+                    && selector.iter().all(|(k, v)| labels.get(k) == Some(v));
+                assert_eq!(fits, other.pool == pool.pool && other.profile == pool.profile, "{} pod on {}", pool.name, other.name);
+            }
+        }
+    }
+    let text = gpuplan::explain::explain(&c, Some("training"), gpuplan::explain::ExplainFormat::Table).unwrap();
+    assert!(text.contains("pods need  nodeSelector {gpuplan.dev/pool: training}"), "{text}");
+    assert!(text.contains("toleration {key: gpuplan.dev/pool, operator: Equal, value: training, effect: NoSchedule}"));
+}
