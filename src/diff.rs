@@ -33,6 +33,8 @@ pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
 pub const CAPACITY_TYPE_LABEL: &str = "karpenter.sh/capacity-type";
 pub const EXPECTED_COST_ANNOTATION: &str = "gpuplan.dev/expected-usd-per-hour";
 pub const WORST_CASE_COST_ANNOTATION: &str = "gpuplan.dev/worst-case-usd-per-hour";
+/// What a NodePool's worst case assumes: "guaranteed: …" or "EMPIRICAL, not guaranteed: …".
+pub const WORST_CASE_BASIS_ANNOTATION: &str = "gpuplan.dev/worst-case-basis";
 pub const BUDGET_COST_ANNOTATION: &str = "gpuplan.dev/budget-usd-per-hour";
 
 /// Which cost annotation a [`Detail::Cost`] is about.
@@ -618,8 +620,19 @@ fn nodepool_details(old: &Value, new: &Value) -> Vec<Detail> {
         }
     }
 
+    // What the worst case assumes: say plainly when it is only empirical (spot-ceiling "observed-max").
+    let basis = |v: &mut Value| take_pointer(v, "/metadata/annotations", WORST_CASE_BASIS_ANNOTATION).and_then(|b| b.as_str().map(String::from));
+    let (bo, bn) = (basis(&mut o), basis(&mut n));
+    let costs = cost_details(old, new);
+    let empirical = bn.as_deref().is_some_and(|b| b.starts_with("EMPIRICAL"));
+    if empirical && (bo != bn || !costs.is_empty()) {
+        details.insert(0, Detail::Note { text: "worst case is EMPIRICAL, not guaranteed (spot bounded by the highest observed spot price)".into() });
+    } else if bo != bn {
+        details.push(Detail::Field { path: "worst-case basis".into(), old: bo.map(Value::String), new: bn.map(Value::String) });
+    }
+
     // Costs.
-    details.extend(cost_details(old, new));
+    details.extend(costs);
     for v in [&mut o, &mut n] {
         for m in CostMeasure::ALL {
             take_pointer(v, "/metadata/annotations", m.annotation());

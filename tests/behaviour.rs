@@ -151,6 +151,9 @@ fn observed_max_spot_ceiling_is_labelled_empirical() {
     let g = object(&guaranteed, "NodePool", "batch");
     assert!(g["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("guaranteed"));
     assert!(limit(np, "nvidia.com/gpu").unwrap() > limit(g, "nvidia.com/gpu").unwrap());
+    // The reviewer of the switch reads it in the PR comment.
+    let md = gpuplan::diff::render_markdown(&guaranteed.output_tree(), &empirical.output_tree());
+    assert!(md.contains("worst case is EMPIRICAL, not guaranteed"), "{md}");
     // No observed history (the offline catalog): the ceiling falls back to on-demand, still guaranteed.
     let offline = compile_with(body("spot-ceiling \"observed-max\""), &repo().join("catalogs"));
     let o = object(&offline, "NodePool", "batch");

@@ -164,6 +164,9 @@ fn two_region_refresh_matches_moto_and_the_price_list() {
         assert_eq!(g5.on_demand, Some(Price { usd_per_hour: 1.006, source: import::SOURCE_ON_DEMAND.into() }));
         assert_eq!(g5.spot.keys().cloned().collect::<Vec<_>>(), g5.zones);
         assert!(g5.spot.values().all(|p| p.usd_per_hour == 0.00001 && p.source == import::SOURCE_SPOT));
+        // The highest observed price over the history window, per zone: what `spot-ceiling "observed-max"` reads.
+        assert_eq!(g5.spot_max.keys().collect::<Vec<_>>(), g5.spot.keys().collect::<Vec<_>>());
+        assert!(g5.spot_max.iter().all(|(zone, max)| max.usd_per_hour >= g5.spot[zone].usd_per_hour && max.source == import::SOURCE_SPOT));
         let report = report.regions.iter().find(|r| r.region == region).unwrap();
         assert!(report.written && !report.on_demand_kept);
         assert!(report.changes.is_none(), "no previous snapshot to compare with");
