@@ -1,21 +1,23 @@
-//! `cargo bench --bench compile`: compiles 1,000 generated profiles (100 clusters × 10 profiles, a mix of every
-//! preset, GPU model, budget and cap) against the full built-in us-east-1 catalog (1,395 types), end to end
-//! (parse → solve → render → validate → files), and reports wall time per run and the process's peak RSS.
+//! `cargo bench --bench compile`: the whole `gpuplan` process (the release binary Cargo builds for this bench),
+//! as CI runs it, on repositories of growing size: the bundled examples, then 100, 1,000 and 10,000 generated
+//! profiles (10 per cluster, a mix of every preset, GPU model, budget and cap) against the full built-in
+//! us-east-1 catalog (1,395 types). For each size it runs `compile` (writes out/) and `compile --check` (on a
+//! current out/), `RUNS` times each, and reports the median / min / max wall time and the peak RSS of the child
+//! process (from `wait4`'s rusage), plus the growth factor between sizes: time and memory must grow linearly.
+//!
+//! Environment: `GPUPLAN_BENCH_SIZES` (default `examples,100,1000,10000`), `GPUPLAN_BENCH_RUNS` (default 5).
 //!
 //! A plain `harness = false` bench rather than criterion: the interesting number is one whole compile of a large
-//! repository, repeated a few times, not a micro-benchmark; and it keeps the dev build lighter.
+//! repository, repeated a few times, not a micro-benchmark.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gpuplan::compile::{compile, CompileOptions};
-
-const PROFILES: usize = 1_000;
 const PROFILES_PER_CLUSTER: usize = 10;
-const RUNS: usize = 5;
 
 fn profile_text(i: usize) -> String {
-    let cluster = format!("bench-{:03}", i / PROFILES_PER_CLUSTER);
+    let cluster = format!("bench-{:04}", i / PROFILES_PER_CLUSTER);
     let presets = ["inference-spot", "inference-on-demand", "training-on-demand", "batch-spot", "general", "tiered"];
     let preset = presets[i % presets.len()];
     let gpu = match preset {
@@ -34,18 +36,59 @@ fn profile_text(i: usize) -> String {
     };
     let gpu_block = if preset == "tiered" { String::new() } else { format!("    gpu {{ {gpu}; }}\n") };
     format!(
-        "profile \"p{i:04}\" priority={priority}\ncluster \"{cluster}\" {{\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1b\" \"us-east-1c\"\n    ami \"al2023@v20251023\"\n}}\nbudget usd-per-hour={budget}\npool \"pool-{i:04}\" preset=\"{preset}\" {{\n{gpu_block}    max-accelerators {cap}\n{tiers}}}\n",
+        "profile \"p{i:05}\" priority={priority}\ncluster \"{cluster}\" {{\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1b\" \"us-east-1c\"\n    ami \"al2023@v20251023\"\n}}\nbudget usd-per-hour={budget}\npool \"pool-{i:05}\" preset=\"{preset}\" {{\n{gpu_block}    max-accelerators {cap}\n    allow \"GP014\"\n{tiers}}}\n",
         priority = i % 100,
         budget = 200 + (i % 7) * 150,
         cap = 8 * (1 + i % 6),
     )
 }
 
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
+/// Runs the command to completion; returns its wall time and peak RSS (MiB). Panics if it fails.
+fn run(cmd: &mut Command, expect_success: bool) -> (Duration, f64) {
+    // stderr (lint warnings) goes to a file: a pipe nobody reads while we wait would fill up and block the child.
+    let log = tempfile::tempfile().expect("stderr file");
+    let start = Instant::now();
+    let child = cmd.stdout(std::process::Stdio::null()).stderr(log.try_clone().expect("stderr file")).spawn().expect("spawn gpuplan");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, writing into the two locals above.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let elapsed = start.elapsed();
+    assert_eq!(waited, pid, "wait4 failed");
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    if ok != expect_success {
+        use std::io::{Read, Seek};
+        let mut stderr = String::new();
+        let mut log = log;
+        let _ = log.rewind().and_then(|_| log.read_to_string(&mut stderr));
+        panic!("{cmd:?} exited with {status}: {stderr}");
+    }
+    (elapsed, usage.ru_maxrss as f64 / 1024.0)
+}
+
+struct Stats {
+    median: Duration,
+    min: Duration,
+    max: Duration,
+    rss: f64,
+}
+
+fn measure(runs: usize, mut make: impl FnMut() -> Command) -> Stats {
+    let mut times = Vec::new();
+    let mut rss: f64 = 0.0;
+    for _ in 0..runs {
+        let (t, r) = run(&mut make(), true);
+        times.push(t);
+        rss = rss.max(r);
+    }
+    times.sort();
+    Stats { median: times[runs / 2], min: times[0], max: times[runs - 1], rss }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 fn main() {
@@ -53,44 +96,71 @@ fn main() {
     if std::env::args().any(|a| a == "--test") {
         return;
     }
-    let dir = tempfile::tempdir().expect("temp dir");
-    let profiles: PathBuf = dir.path().join("profiles");
-    std::fs::create_dir_all(&profiles).unwrap();
-    for i in 0..PROFILES {
-        std::fs::write(profiles.join(format!("p{i:04}.kdl")), profile_text(i)).unwrap();
-    }
-    let options = CompileOptions {
-        profiles: vec![profiles.clone()],
-        catalogs_dir: dir.path().join("catalogs"), // absent: the built-in us-east-1 catalog is used
-        templates_dir: None,
-    };
-
-    let mut times: Vec<Duration> = Vec::new();
-    let mut files = 0;
-    let mut pools = 0;
-    for _ in 0..RUNS {
-        let start = Instant::now();
-        let compiled = match compile(&options) {
-            Ok(c) => c,
-            Err(gpuplan::compile::CompileError::Profiles { diagnostics }) => {
-                eprint!("{}", gpuplan::diagnostic::render_plain(&diagnostics));
-                panic!("benchmark profiles must compile");
+    let binary = env!("CARGO_BIN_EXE_gpuplan");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let sizes = std::env::var("GPUPLAN_BENCH_SIZES").unwrap_or_else(|_| "examples,100,1000,10000".into());
+    let runs: usize = std::env::var("GPUPLAN_BENCH_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
+    let mut previous: Option<(usize, Stats)> = None;
+    for size in sizes.split(',') {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (profiles, catalogs, count): (PathBuf, PathBuf, usize) = if size == "examples" {
+            (repo.join("profiles"), repo.join("catalogs"), 0)
+        } else {
+            let n: usize = size.parse().expect("a size is `examples` or a number");
+            let profiles = dir.path().join("profiles");
+            std::fs::create_dir_all(&profiles).unwrap();
+            for i in 0..n {
+                std::fs::write(profiles.join(format!("p{i:05}.kdl")), profile_text(i)).unwrap();
             }
-            Err(e) => panic!("benchmark profiles must compile: {e}"),
+            // No catalogs/ directory: the built-in us-east-1 catalog is used.
+            (profiles, dir.path().join("catalogs"), n)
         };
-        let output = compiled.output_tree().files;
-        times.push(start.elapsed());
-        files = output.len();
-        pools = compiled.plan.clusters.iter().map(|c| c.pools.len()).sum();
+        let out = dir.path().join("out");
+        let command = |check: bool| {
+            let mut c = Command::new(binary);
+            c.arg("compile").arg(&profiles).arg("--out").arg(&out).arg("--catalogs").arg(&catalogs).arg("--max-catalog-age-days").arg("100000");
+            if check {
+                c.arg("--check");
+            }
+            c
+        };
+        let write = measure(runs, || command(false));
+        let check = measure(runs, || command(true));
+        let files = walk(&out);
+        println!(
+            "{size:>8} profiles, {files:>6} files: compile median {:>8.1} ms (min {:.1}, max {:.1}), peak RSS {:>6.1} MiB | compile --check median {:>8.1} ms (min {:.1}, max {:.1}), peak RSS {:>6.1} MiB",
+            ms(write.median),
+            ms(write.min),
+            ms(write.max),
+            write.rss,
+            ms(check.median),
+            ms(check.min),
+            ms(check.max),
+            check.rss,
+        );
+        if let Some((prev_count, prev)) = &previous
+            && count > 0
+            && *prev_count > 0
+        {
+            println!(
+                "{:>8}  {}× the profiles: {:.2}× the time, {:.2}× the memory (compile --check)",
+                "",
+                count / prev_count,
+                check.median.as_secs_f64() / prev.median.as_secs_f64(),
+                check.rss / prev.rss
+            );
+        }
+        previous = Some((count, check));
     }
-    times.sort();
-    let median = times[RUNS / 2];
-    println!(
-        "compile: {PROFILES} profiles, {} clusters, {pools} NodePools, {files} files; {RUNS} runs: min {:.1} ms, median {:.1} ms, max {:.1} ms; peak RSS {:.1} MiB",
-        PROFILES / PROFILES_PER_CLUSTER,
-        times[0].as_secs_f64() * 1e3,
-        median.as_secs_f64() * 1e3,
-        times[RUNS - 1].as_secs_f64() * 1e3,
-        peak_rss_mib().unwrap_or(f64::NAN),
-    );
+}
+
+fn walk(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| if e.path().is_dir() { walk(&e.path()) } else { 1 })
+                .sum()
+        })
+        .unwrap_or(0)
 }

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::catalog::{Catalog, CatalogError};
 use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::output::{with_header, OutputTree};
@@ -100,10 +102,11 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let renderer = Renderer::new(opts.templates_dir.as_deref())?;
     let manifests = renderer.render_plan(&plan)?;
     let validator = crate::validate::Validator::builtin();
+    // Every object independently, on every core; the ordered collect keeps the report deterministic.
     let violations: Vec<_> = manifests
-        .iter()
+        .par_iter()
         .filter(|m| !crate::render::is_gitops_app(&m.path))
-        .flat_map(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
+        .flat_map_iter(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
         .collect();
     if !violations.is_empty() {
         return Err(CompileError::Invalid { violations });
@@ -120,8 +123,10 @@ impl Compilation {
     /// per cluster.
     pub fn output_tree(&self) -> OutputTree {
         let mut tree = OutputTree::default();
-        for m in &self.manifests {
-            tree.insert(m.path.clone(), with_header(&m.source, &m.to_yaml()));
+        let files: Vec<(PathBuf, String)> =
+            self.manifests.par_iter().map(|m| (m.path.clone(), with_header(&m.source, &m.to_yaml()))).collect();
+        for (path, text) in files {
+            tree.insert(path, text);
         }
         tree.add_kustomizations();
         tree

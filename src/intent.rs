@@ -217,13 +217,16 @@ pub struct Settings {
     pub allow: Vec<Spanned<String>>,
 }
 
-/// Parses every profile; returns them with all diagnostics (errors and warnings) found.
+/// Parses every profile; returns them with all diagnostics (errors and warnings) found, in file order. Files
+/// are read and parsed on every core; each file is parsed on its own.
 pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec<ProfileDiagnostic>) {
-    let mut profiles = Vec::new();
+    use rayon::prelude::*;
+    let texts: Vec<std::io::Result<String>> = paths.par_iter().map(std::fs::read_to_string).collect();
     let mut diagnostics = Vec::new();
-    for path in paths {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+    let mut readable = Vec::new();
+    for (path, text) in paths.iter().zip(texts) {
+        match text {
+            Ok(text) => readable.push((sources.add(path, text), *path)),
             Err(err) => {
                 let file = sources.add(path, String::new());
                 diagnostics.push(
@@ -231,13 +234,21 @@ pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec
                         .error(Span { file, offset: 0, len: 0 }, "E0001", format!("cannot read profile: {err}"))
                         .help("check the path; `gpuplan compile` reads profiles/*.kdl by default"),
                 );
-                continue;
             }
-        };
-        let file = sources.add(path, text);
-        let mut parser = Parser { sources, file, diagnostics: Vec::new() };
-        let profile = parser.parse_profile(path);
-        diagnostics.extend(parser.diagnostics);
+        }
+    }
+    let sources: &Sources = sources;
+    let parsed: Vec<(Option<Profile>, Vec<ProfileDiagnostic>)> = readable
+        .par_iter()
+        .map(|&(file, path)| {
+            let mut parser = Parser { sources, file, diagnostics: Vec::new() };
+            let profile = parser.parse_profile(path);
+            (profile, parser.diagnostics)
+        })
+        .collect();
+    let mut profiles = Vec::new();
+    for (profile, found) in parsed {
+        diagnostics.extend(found);
         profiles.extend(profile);
     }
     (profiles, diagnostics)

@@ -77,16 +77,17 @@ pub fn lint(c: &Compilation) -> Vec<ProfileDiagnostic> {
 
 /// The lint findings with their cluster/profile/pool, sorted by file, position, code.
 pub fn findings(c: &Compilation) -> Vec<Finding> {
-    let mut lint = Lint { c, out: Vec::new() };
+    let mut lint = Lint { c, rendered: Rendered::new(c), out: Vec::new() };
+    // Indexed once: a lookup per pool must not scan every profile or manifest (quadratic in the profiles).
+    let profiles: BTreeMap<(&str, &str), &Profile> =
+        c.profiles.iter().map(|p| ((p.cluster.name.value.as_str(), p.name.value.as_str()), p)).collect();
     for cluster in &c.plan.clusters {
         let Some(catalog) = c.catalogs.get(&cluster.region) else { continue };
         let mut views = Vec::new();
         for plan in &cluster.pools {
-            let Some(profile) = c.profiles.iter().find(|p| p.name.value == plan.profile && p.cluster.name.value == cluster.name) else {
-                continue;
-            };
+            let Some(profile) = profiles.get(&(cluster.name.as_str(), plan.profile.as_str())).copied() else { continue };
             let Some((pool, tier)) = find_tier(profile, &plan.name) else { continue };
-            let Some(object) = rendered(c, &cluster.name, "NodePool", &plan.name) else { continue };
+            let Some(object) = lint.rendered.get(&cluster.name, "NodePool", &plan.name) else { continue };
             views.push(PoolCtx { cluster, plan, profile, pool, tier, np: NodePool(object), catalog });
         }
         for ctx in &views {
@@ -271,16 +272,32 @@ fn find_tier<'p>(profile: &'p Profile, name: &str) -> Option<(&'p Pool, &'p Tier
     profile.pools.iter().find_map(|p| p.tiers.iter().find(|t| t.name.value == name).map(|t| (p, t)))
 }
 
-/// The rendered object of a kind and name in a cluster's directory.
-fn rendered<'c>(c: &'c Compilation, cluster: &str, kind: &str, name: &str) -> Option<&'c Value> {
-    c.manifests
-        .iter()
-        .find(|m| m.kind() == kind && m.path.starts_with(cluster) && m.object["metadata"]["name"] == name)
-        .map(|m| &m.object)
+/// The rendered objects by (cluster directory, kind, name), indexed once per lint run.
+struct Rendered<'c>(BTreeMap<(&'c str, &'c str, &'c str), &'c Value>);
+
+impl<'c> Rendered<'c> {
+    fn new(c: &'c Compilation) -> Rendered<'c> {
+        let index = c
+            .manifests
+            .iter()
+            .filter_map(|m| {
+                let cluster = m.path.components().next()?.as_os_str().to_str()?;
+                let name = m.object["metadata"]["name"].as_str()?;
+                Some(((cluster, m.kind(), name), &m.object))
+            })
+            .collect();
+        Rendered(index)
+    }
+
+    /// The rendered object of a kind and name in a cluster's directory.
+    fn get(&self, cluster: &str, kind: &str, name: &str) -> Option<&'c Value> {
+        self.0.get(&(cluster, kind, name)).copied()
+    }
 }
 
 struct Lint<'c> {
     c: &'c Compilation,
+    rendered: Rendered<'c>,
     out: Vec<Finding>,
 }
 
@@ -333,7 +350,7 @@ impl Lint<'_> {
         let classes = cluster.node_classes.iter().filter(|n| n.profile == profile.name.value);
         let mut latest = BTreeSet::new();
         for class in classes {
-            let Some(object) = rendered(self.c, &cluster.name, "EC2NodeClass", &class.name) else { continue };
+            let Some(object) = self.rendered.get(&cluster.name, "EC2NodeClass", &class.name) else { continue };
             for term in object["spec"]["amiSelectorTerms"].as_array().into_iter().flatten() {
                 if let Some(alias) = term["alias"].as_str().filter(|a| a.ends_with("@latest")) {
                     latest.insert((class.name.clone(), alias.to_string()));
@@ -596,7 +613,7 @@ impl Lint<'_> {
             return;
         }
         let class = ctx.np.spec()["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap_or("");
-        let terms = rendered(self.c, &ctx.cluster.name, "EC2NodeClass", class)
+        let terms = self.rendered.get(&ctx.cluster.name, "EC2NodeClass", class)
             .and_then(|o| o["spec"]["capacityReservationSelectorTerms"].as_array())
             .is_some_and(|t| !t.is_empty());
         if !terms {

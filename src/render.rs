@@ -102,35 +102,41 @@ impl Renderer {
         })
     }
 
-    /// Renders every object of the plan, sorted by path.
+    /// Renders every object of the plan, sorted by path. Clusters are independent: rendered on every core.
     pub fn render_plan(&self, plan: &Plan) -> Result<Vec<Manifest>, RenderError> {
-        let mut manifests = Vec::new();
-        for cluster in &plan.clusters {
-            for class in &cluster.node_classes {
-                manifests.push(Manifest {
-                    path: object_path(&cluster.name, "ec2nodeclass", &class.name),
-                    source: class.source.clone(),
-                    object: self.render("ec2nodeclass.yaml.j2", &class.name, node_class_context(cluster, class))?,
-                });
-            }
-            for pool in &cluster.pools {
-                manifests.push(Manifest {
-                    path: object_path(&cluster.name, "nodepool", &pool.name),
-                    source: pool.source.clone(),
-                    object: self.render("nodepool.yaml.j2", &pool.name, node_pool_context(cluster, pool))?,
-                });
-                for (name, context) in node_overlay_contexts(cluster, pool) {
-                    manifests.push(Manifest {
-                        path: object_path(&cluster.name, "nodeoverlay", &name),
-                        source: pool.source.clone(),
-                        object: self.render("nodeoverlay.yaml.j2", &name, context)?,
-                    });
-                }
-            }
-            manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
-            manifests.extend(self.render_gitops_apps(cluster)?);
-        }
+        use rayon::prelude::*;
+        let per_cluster: Vec<Vec<Manifest>> =
+            plan.clusters.par_iter().map(|cluster| self.render_cluster(cluster)).collect::<Result<_, _>>()?;
+        let mut manifests: Vec<Manifest> = per_cluster.into_iter().flatten().collect();
         manifests.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(manifests)
+    }
+
+    fn render_cluster(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
+        let mut manifests = Vec::new();
+        for class in &cluster.node_classes {
+            manifests.push(Manifest {
+                path: object_path(&cluster.name, "ec2nodeclass", &class.name),
+                source: class.source.clone(),
+                object: self.render("ec2nodeclass.yaml.j2", &class.name, node_class_context(cluster, class))?,
+            });
+        }
+        for pool in &cluster.pools {
+            manifests.push(Manifest {
+                path: object_path(&cluster.name, "nodepool", &pool.name),
+                source: pool.source.clone(),
+                object: self.render("nodepool.yaml.j2", &pool.name, node_pool_context(cluster, pool))?,
+            });
+            for (name, context) in node_overlay_contexts(cluster, pool) {
+                manifests.push(Manifest {
+                    path: object_path(&cluster.name, "nodeoverlay", &name),
+                    source: pool.source.clone(),
+                    object: self.render("nodeoverlay.yaml.j2", &name, context)?,
+                });
+            }
+        }
+        manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
+        manifests.extend(self.render_gitops_apps(cluster)?);
         Ok(manifests)
     }
 }

@@ -243,8 +243,9 @@ pub fn solve(
     for p in profiles {
         clusters.entry(p.cluster.name.value.clone()).or_default().push(p);
     }
-    let mut plan = Plan { clusters: Vec::new() };
-    let mut digests: BTreeMap<String, String> = BTreeMap::new();
+    // The digest serializes the whole catalog: once per region, not once per cluster.
+    let digests: BTreeMap<&str, String> = catalogs.iter().map(|(region, c)| (region.as_str(), c.digest())).collect();
+    let mut ready = Vec::new();
     for (cluster_name, mut members) in clusters {
         members.sort_by(|a, b| b.priority.value.cmp(&a.priority.value).then(a.name.value.cmp(&b.name.value)));
         let first = members[0];
@@ -274,9 +275,18 @@ pub fn solve(
             );
             continue;
         };
-        // The digest serializes the whole catalog: once per region, not once per cluster.
-        let digest = digests.entry(catalog.region.clone()).or_insert_with(|| catalog.digest()).clone();
-        match solve_cluster(&cluster_name, &members, sources, catalog, digest) {
+        let digest = digests[first.cluster.region.value.as_str()].clone();
+        ready.push((cluster_name, members, catalog, digest));
+    }
+    // Clusters are independent: solved on every core, collected in name order.
+    use rayon::prelude::*;
+    let solved: Vec<Result<ClusterPlan, Vec<ProfileDiagnostic>>> = ready
+        .into_par_iter()
+        .map(|(name, members, catalog, digest)| solve_cluster(&name, &members, sources, catalog, digest))
+        .collect();
+    let mut plan = Plan { clusters: Vec::new() };
+    for result in solved {
+        match result {
             Ok(c) => plan.clusters.push(c),
             Err(d) => diagnostics.extend(d),
         }

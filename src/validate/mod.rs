@@ -429,19 +429,62 @@ fn add_required(schema: &mut Value, fields: &[&str]) {
 }
 
 /// CEL rules and list-map keys at every place the object reaches.
-fn walk(st: &Structural, value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
-    if !st.rules.is_empty() {
+/// The failures of a schema node's CEL rules on one value: (field path below the node, message).
+type RuleFailures = std::sync::Arc<Vec<(String, String)>>;
+
+fn rule_failures(st: &Structural) -> impl Fn(&Value) -> Vec<(String, String)> + '_ {
+    move |value| {
         let bound = cel::to_cel(value);
+        let mut failures = Vec::new();
         for rule in &st.rules {
-            let at = format!("{pointer}{}", rule.field_path.as_deref().unwrap_or(""));
+            let at = rule.field_path.clone().unwrap_or_default();
             match cel::evaluate_cel(rule, &bound) {
                 cel::Outcome::Pass => {}
-                cel::Outcome::Fail => out.push(Violation::new(at, rule.message_for(&bound))),
-                cel::Outcome::Error(e) => out.push(Violation::new(
-                    at,
-                    format!("{} ({e}; rule: {})", rule.message, rule.rule),
-                )),
+                cel::Outcome::Fail => failures.push((at, rule.message_for(&bound))),
+                cel::Outcome::Error(e) => failures.push((at, format!("{} ({e}; rule: {})", rule.message, rule.rule))),
             }
+        }
+        failures
+    }
+}
+
+/// Values larger than this are evaluated without the memo (they rarely repeat, and their key would cost memory).
+const MEMO_MAX_VALUE_BYTES: usize = 2048;
+/// The memo is cleared when it grows past this many entries (bounded memory on any input).
+const MEMO_MAX_ENTRIES: usize = 50_000;
+
+/// CEL rule outcomes depend only on the schema node and the value: generated objects repeat the same small
+/// values (requirements, taints, budgets, label maps) thousands of times, so each (node, value) is evaluated
+/// once per thread. Interpreting CEL is the most expensive part of validation.
+fn memoized_rule_failures(st: &Structural, value: &Value) -> RuleFailures {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static MEMO: RefCell<HashMap<(u64, String), RuleFailures>> = RefCell::new(HashMap::new());
+    }
+    let key = serde_json::to_string(value).unwrap_or_default();
+    if key.len() > MEMO_MAX_VALUE_BYTES {
+        return std::sync::Arc::new(rule_failures(st)(value));
+    }
+    let key = (st.id, key);
+    if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
+        return hit;
+    }
+    let failures = std::sync::Arc::new(rule_failures(st)(value));
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_MAX_ENTRIES {
+            m.clear();
+        }
+        m.insert(key, failures.clone());
+    });
+    failures
+}
+
+fn walk(st: &Structural, value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
+    if !st.rules.is_empty() {
+        for (at, message) in memoized_rule_failures(st, value).iter() {
+            out.push(Violation::new(format!("{pointer}{at}"), message.clone()));
         }
     }
     let len = pointer.len();

@@ -57,8 +57,9 @@ pub(crate) fn object_meta() -> Value {
 }
 
 /// What JSON Schema cannot say, at one schema location; subtrees without any of it are pruned.
-#[derive(Default)]
 pub(crate) struct Structural {
+    /// Unique per node for the life of the process: the key of the rule-outcome memo in `walk`.
+    pub(crate) id: u64,
     pub(crate) properties: Vec<(String, Structural)>,
     pub(crate) items: Option<Box<Structural>>,
     pub(crate) additional: Option<Box<Structural>>,
@@ -67,6 +68,22 @@ pub(crate) struct Structural {
     /// Rules skipped because they are transition rules (they use `oldSelf`).
     pub(crate) transition_rules: usize,
     pub(crate) list_map_keys: Vec<String>,
+}
+
+impl Default for Structural {
+    fn default() -> Structural {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Structural {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            properties: Vec::new(),
+            items: None,
+            additional: None,
+            default: None,
+            rules: Vec::new(),
+            transition_rules: 0,
+            list_map_keys: Vec::new(),
+        }
+    }
 }
 
 impl Structural {
