@@ -100,11 +100,13 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let renderer = Renderer::new(opts.templates_dir.as_deref())?;
     let manifests = renderer.render_plan(&plan)?;
     let validator = crate::validate::Validator::builtin();
-    let violations: Vec<_> = manifests
+    let mut violations: Vec<_> = manifests
         .iter()
         .filter(|m| !crate::render::is_gitops_app(&m.path))
         .flat_map(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
         .collect();
+    // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
+    violations.extend(crate::ops::check::rendered(&manifests));
     if !violations.is_empty() {
         return Err(CompileError::Invalid { violations });
     }
