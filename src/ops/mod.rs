@@ -6,6 +6,8 @@
 //!   GPU alerts) and the ServiceMonitors that feed it;
 //! - [`gpu_operator`]: the NVIDIA GPU Operator ClusterPolicy and the device-plugin time-slicing ConfigMap;
 //! - [`mig`]: which MIG configuration exists for which GPU (used by the solver's filter too).
+//! - [`adapter`]: prometheus-adapter's rules for the HPAs' Pods metrics (a ConfigMap for `rules.existing`);
+//! - [`check`]: checks on the rendered objects that a schema cannot express (run by every compile).
 //!
 //! Profile syntax is parsed in `intent.rs`'s walk (see `ops/intent.rs`, a child module of `intent` so that
 //! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179 belong to this module.
