@@ -103,11 +103,13 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let manifests = renderer.render_plan(&plan)?;
     let validator = crate::validate::Validator::builtin();
     // Every object independently, on every core; the ordered collect keeps the report deterministic.
-    let violations: Vec<_> = manifests
+    let mut violations: Vec<_> = manifests
         .par_iter()
         .filter(|m| !crate::render::is_gitops_app(&m.path))
         .flat_map_iter(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
         .collect();
+    // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
+    violations.extend(crate::ops::check::rendered(&manifests));
     if !violations.is_empty() {
         return Err(CompileError::Invalid { violations });
     }

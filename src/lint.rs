@@ -50,6 +50,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP012", name: "cost-annotation-drift", summary: "NodePool cost annotations disagree with what its limit and instance types can launch", checks_output: true },
     Rule { code: "GP013", name: "limit-missing-or-not-string", summary: "GPU NodePool without a limit on its accelerator resource, or with a non-string limit (GitOps skew)", checks_output: true },
     Rule { code: "GP014", name: "named-gpu-priced-out", summary: "a GPU named in the pool's `gpu { name … }` has no instance type left after price-ratio-max", checks_output: false },
+    Rule { code: "GP015", name: "monitoring-without-selector-label", summary: "PrometheusRule without a label for Prometheus to select it by (kube-prometheus-stack selects release=<release>)", checks_output: true },
 ];
 
 /// The rule for a code, if any.
@@ -103,6 +104,7 @@ pub fn findings(c: &Compilation) -> Vec<Finding> {
             lint.named_gpu_priced_out(ctx);
         }
         lint.equal_weights(&views);
+        lint.monitoring_labels(cluster);
         for profile in c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name) {
             lint.ami_latest(cluster, profile);
             let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();
@@ -720,6 +722,27 @@ impl Lint<'_> {
         }
     }
 
+    /// GP015: the cluster's rendered PrometheusRule carries no label but gpuplan's own: kube-prometheus-stack's
+    /// Prometheus selects rules and ServiceMonitors by `release: <release>` (ruleSelectorNilUsesHelmValues), so
+    /// none of the alerts would load. Points at the `monitoring` block that removed the default label.
+    fn monitoring_labels(&mut self, cluster: &ClusterPlan) {
+        let Some(rule) = self.c.manifests.iter().find(|m| m.kind() == "PrometheusRule" && m.path.starts_with(&cluster.name)) else { return };
+        let labels = rule.object["metadata"]["labels"].as_object().map(|l| l.keys().filter(|k| *k != "app.kubernetes.io/managed-by").count()).unwrap_or(0);
+        if labels > 0 {
+            return;
+        }
+        let Some(profile) = self.c.profiles.iter().find(|p| p.cluster.name.value == cluster.name && p.ops.monitoring.is_some()).or_else(|| self.c.profiles.iter().find(|p| p.cluster.name.value == cluster.name)) else { return };
+        let span = profile.ops.monitoring.as_ref().map_or(profile.cluster.name.span, |m| m.span);
+        self.profile(
+            cluster,
+            profile,
+            "GP015",
+            span,
+            format!("the PrometheusRule and ServiceMonitors of cluster `{}` carry no label for Prometheus to select them by: kube-prometheus-stack loads only those labelled `release: <its release>`, so no gpuplan alert would fire", cluster.name),
+            "keep the default label \"release\" \"kube-prometheus-stack\" in the `monitoring` block, or set your Prometheus' label (e.g. label \"release\" \"prom\")".into(),
+        );
+    }
+
     /// GP000: `allow` codes that name no rule.
     fn unknown_allow(&mut self, cluster: &ClusterPlan, profile: &Profile) {
         let mut seen = BTreeSet::new();
@@ -731,7 +754,7 @@ impl Lint<'_> {
             let help = did_you_mean(&allow.value, RULES.iter().map(|r| r.code))
                 .map(|d| format!("{d} "))
                 .unwrap_or_default()
-                + "lint codes are GP001…GP013 (see README, Lint)";
+                + "lint codes are GP001…GP015 (see README, Lint)";
             let diagnostic = self
                 .c
                 .sources

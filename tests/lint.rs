@@ -37,8 +37,10 @@ fn clean_pool(extra: &str) -> String {
 
 #[test]
 fn rule_table_is_consistent() {
+    // Ordered and unique (codes are assigned per issue, so one may land before its predecessor).
     for (i, rule) in RULES.iter().enumerate() {
-        assert_eq!(rule.code, format!("GP{i:03}"), "codes are dense and ordered");
+        assert!(rule.code.len() == 5 && rule.code.starts_with("GP") && rule.code[2..].parse::<u32>().is_ok(), "{}", rule.code);
+        assert!(i == 0 || RULES[i - 1].code < rule.code, "codes are ordered: {} after {}", rule.code, RULES[i - 1].code);
         assert!(!rule.summary.is_empty() && !rule.name.is_empty());
     }
 }
@@ -297,6 +299,28 @@ fn gp013_limit_missing_or_numeric() {
     let mut c = compile_one(four_gpu_pool("    allow \"GP013\"\n"));
     object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"] = json!({});
     assert_none(&lint(c.ok()), "GP013");
+}
+
+/// kube-prometheus-stack's Prometheus selects PrometheusRules and ServiceMonitors by `release: <release name>`
+/// (prometheus-community/helm-charts charts/kube-prometheus-stack/templates/prometheus/prometheus.yaml,
+/// `ruleSelectorNilUsesHelmValues: true` in values.yaml): a rule without a label is never loaded.
+#[test]
+fn gp015_monitoring_without_selector_label() {
+    // The default label is there: no finding.
+    let c = compile_one(profile("p", 10, AMI, &clean_pool("")));
+    assert_none(&lint(c.ok()), "GP015");
+    // Cleared by the user: the warning points at the monitoring block.
+    let body = format!("{}monitoring {{\n    label \"release\" #null\n}}\n", clean_pool(""));
+    let c = compile_one(profile("p", 10, AMI, &body));
+    let d = lint(c.ok());
+    let f = assert_one(&d, "GP015", "the PrometheusRule and ServiceMonitors of cluster", &c.loc("p.kdl", "monitoring"));
+    assert!(f.message.contains("release: <its release>"), "{}", f.message);
+    assert!(f.help.as_deref().unwrap().contains("label \"release\" \"kube-prometheus-stack\""));
+    // Another label (a Prometheus with its own selector) is fine; so is allow at the top level.
+    let c = compile_one(profile("p", 10, AMI, &body.replace("#null", "\"prom\"")));
+    assert_none(&lint(c.ok()), "GP015");
+    let c = compile_one(profile("p", 10, AMI, &format!("allow \"GP015\"\n{body}")));
+    assert_none(&lint(c.ok()), "GP015");
 }
 
 #[test]

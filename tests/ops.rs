@@ -161,7 +161,7 @@ fn every_ops_object_validates() {
         assert!(spec["minReplicas"].as_u64() <= spec["maxReplicas"].as_u64());
         let metric = &spec["metrics"][0];
         assert_eq!(metric["type"], "Pods");
-        assert_eq!(metric["pods"]["metric"]["name"], "DCGM_FI_DEV_GPU_UTIL");
+        assert!(["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE"].contains(&metric["pods"]["metric"]["name"].as_str().unwrap()), "{metric}");
         assert_eq!(metric["pods"]["target"]["type"], "AverageValue");
         assert!(metric["pods"]["target"]["averageValue"].is_string(), "a quantity is a string");
     }
@@ -226,8 +226,12 @@ fn alerts_name_every_nodepool_and_budgeted_profile() {
                 .iter()
                 .find(|r| r["alert"] == "GpuplanProfileOverBudget" && r["labels"]["gpuplan_profile"] == profile.name.as_str())
                 .unwrap_or_else(|| panic!("no budget alert for profile {}", profile.name));
+            // Every metered NodePool of the profile is in the cost sum; reserved-only ones are a constant.
+            let expr = r["expr"].as_str().unwrap();
+            let listed: Vec<&str> = expr.split("nodepool=~\"").nth(1).and_then(|s| s.split('"').next()).map(|s| s.split('|').collect()).unwrap_or_default();
             for pool in cluster.pools.iter().filter(|p| p.profile == profile.name) {
-                assert!(r["expr"].as_str().unwrap().contains(&format!("nodepool=\"{}\"", pool.name)), "{} misses {}", profile.name, pool.name);
+                let reserved = pool.capacity_types.iter().all(|c| *c == gpuplan::catalog::CapacityType::Reserved);
+                assert!(reserved || listed.contains(&pool.name.as_str()), "{} misses {}: {expr}", profile.name, pool.name);
             }
         }
         for name in ["GpuplanKarpenterLaunchFailures", "GpuplanAcceleratorPodsPending", "GpuplanGPUUtilizationLow"] {
@@ -273,7 +277,7 @@ fn gpu_operator_agrees_with_the_pools() {
             .iter()
             .filter_map(|n| n["spec"]["template"]["metadata"]["labels"]["nvidia.com/device-plugin.config"].as_str().map(String::from))
             .collect();
-        let maps = in_cluster("ConfigMap");
+        let maps: Vec<&Value> = in_cluster("ConfigMap").into_iter().filter(|m| m["metadata"]["name"] != "gpuplan-prometheus-adapter").collect();
         if ts_labels.is_empty() {
             assert!(spec["devicePlugin"].get("config").is_none());
             assert!(maps.is_empty());
@@ -503,10 +507,324 @@ fn monitoring_block_sets_namespaces_and_labels() {
         .unwrap()
         .iter()
         .flat_map(|g| g["rules"].as_array().unwrap())
-        .map(|r| (r["alert"].as_str().unwrap().to_string(), r["expr"].as_str().unwrap().to_string()))
+        .map(|r| (format!("{}{}", r["alert"].as_str().unwrap(), r["labels"]["metric"].as_str().unwrap_or("")), r["expr"].as_str().unwrap().to_string()))
         .collect();
     assert!(expr["GpuplanNodePoolNearLimit"].contains(">= 0.85"));
-    assert!(expr["GpuplanGPUUtilizationLow"].contains("< 15"));
+    // The threshold in each metric's unit: percent for whole GPUs, a ratio for MIG devices.
+    assert!(expr["GpuplanGPUUtilizationLowDCGM_FI_DEV_GPU_UTIL"].contains("< 15\n"));
+    assert!(expr["GpuplanGPUUtilizationLowDCGM_FI_PROF_GR_ENGINE_ACTIVE"].contains("< 0.15\n"));
     let policy = research.iter().find(|m| m.kind() == "ClusterPolicy").unwrap();
     assert_eq!(policy.object["spec"]["dcgmExporter"]["serviceMonitor"]["additionalLabels"]["release"], "kube-prometheus-stack");
+}
+
+// ---------------------------------------------------------------- issue 9: behaviour-true ops objects
+
+fn compile_with_templates(text: &str, templates: &[(&str, String)]) -> Result<Compilation, CompileError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kdl");
+    std::fs::write(&path, text).unwrap();
+    let tdir = dir.path().join("templates");
+    std::fs::create_dir_all(&tdir).unwrap();
+    for (name, body) in templates {
+        std::fs::write(tdir.join(name), body).unwrap();
+    }
+    compile(&CompileOptions { profiles: vec![path], catalogs_dir: root().join("catalogs"), templates_dir: Some(tdir) })
+}
+
+fn builtin_template(name: &str) -> String {
+    std::fs::read_to_string(root().join("templates").join(name)).unwrap()
+}
+
+fn in_cluster<'a>(c: &'a Compilation, cluster: &str, kind: &str) -> Vec<&'a Value> {
+    c.manifests.iter().filter(|m| m.kind() == kind && cluster_of(&m.path) == cluster).map(|m| &m.object).collect()
+}
+
+fn image_of(component: &Value) -> String {
+    format!("{}/{}:{}", component["repository"].as_str().unwrap_or("?"), component["image"].as_str().unwrap_or("?"), component["version"].as_str().unwrap_or("?"))
+}
+
+/// NVIDIA/gpu-operator v26.7.0: the chart's operator Deployment (deployments/gpu-operator/templates/operator.yaml)
+/// sets only DRIVER_MANAGER_IMAGE and VALIDATOR_IMAGE; `imagePath` (api/nvidia/v1/clusterpolicy_types.go) fails
+/// any other component whose CR has no repository/image/version with "empty image path provided through both
+/// ClusterPolicy CR and ENV". The images are deployments/gpu-operator/values.yaml's at the tag.
+#[test]
+fn cluster_policy_pins_every_enabled_component_to_one_release() {
+    let c = examples();
+    let expected = [
+        ("devicePlugin", "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"),
+        ("dcgmExporter", "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless"),
+        ("gfd", "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"),
+        ("nodeStatusExporter", "nvcr.io/nvidia/gpu-operator:v26.7.0"),
+        ("validator", "nvcr.io/nvidia/gpu-operator:v26.7.0"),
+    ];
+    let policies = objects(&c, "ClusterPolicy");
+    assert!(!policies.is_empty());
+    for policy in &policies {
+        let spec = &policy["spec"];
+        for (component, image) in expected {
+            assert_eq!(image_of(&spec[component]), image, "{component}");
+        }
+        // Disabled on the EKS accelerated AMI: no image needed, none emitted.
+        assert!(spec["driver"].get("repository").is_none() && spec["toolkit"].get("repository").is_none());
+        assert!(gpuplan::ops::gpu_operator::check_images(policy).is_empty());
+    }
+    let research = in_cluster(&c, "ml-research", "ClusterPolicy");
+    assert_eq!(image_of(&research[0]["spec"]["migManager"]), "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.15.0", "MIG pools run the MIG manager");
+    // The old ClusterPolicy (no images) is refused by the check.
+    let mut bare = (*policies[0]).clone();
+    for component in ["devicePlugin", "dcgmExporter", "gfd"] {
+        for key in ["repository", "image", "version"] {
+            bare["spec"][component].as_object_mut().unwrap().remove(key);
+        }
+    }
+    let problems = gpuplan::ops::gpu_operator::check_images(&bare);
+    let pointers: Vec<&str> = problems.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(pointers, ["/spec/dcgmExporter", "/spec/devicePlugin", "/spec/gfd"]);
+    assert!(problems[0].1.contains("empty image path provided through both ClusterPolicy CR and ENV"), "{}", problems[0].1);
+}
+
+#[test]
+fn self_managed_ami_pins_driver_manager_and_toolkit_images() {
+    let text = CLUSTER.replace("ami \"al2023@v20251023\"", "ami \"al2023@v20251023\"\n    accelerated-ami #false") + INFERENCE_POOL;
+    let c = compile_text(&text).expect("compiles");
+    let spec = &objects(&c, "ClusterPolicy")[0]["spec"];
+    assert_eq!(image_of(&spec["driver"]), "nvcr.io/nvidia/driver:595.91.07");
+    assert_eq!(image_of(&spec["driver"]["manager"]), "nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.12.0");
+    assert_eq!(image_of(&spec["toolkit"]), "nvcr.io/nvidia/k8s/container-toolkit:v1.20.0");
+}
+
+#[test]
+fn gpu_operator_release_and_image_overrides() {
+    let monitoring = "monitoring {\n    gpu-operator version=\"v26.7.0\" {\n        image \"devicePlugin\" repository=\"registry.example.com/nvidia\" version=\"v0.20.1\"\n        image \"dcgmExporter\" version=\"sha256:0123\"\n    }\n}\n";
+    let c = compile_text(&format!("{CLUSTER}{INFERENCE_POOL}{monitoring}")).expect("compiles");
+    let policy = objects(&c, "ClusterPolicy")[0];
+    let spec = &policy["spec"];
+    assert_eq!(image_of(&spec["devicePlugin"]), "registry.example.com/nvidia/k8s-device-plugin:v0.20.1", "unset fields keep the release's");
+    assert_eq!(image_of(&spec["dcgmExporter"]), "nvcr.io/nvidia/k8s/dcgm-exporter:sha256:0123");
+    assert_eq!(image_of(&spec["gfd"]), "nvcr.io/nvidia/k8s-device-plugin:v0.20.0", "other components untouched");
+    assert!(policy["metadata"]["annotations"]["gpuplan.dev/gpu-operator-release"].as_str().unwrap().starts_with("v26.7.0"));
+
+    let bad = |m: &str| format!("{CLUSTER}{INFERENCE_POOL}monitoring {{\n    {m}\n}}\n");
+    let (message, help) = one_error(&bad("gpu-operator version=\"v26.7\""), "E0179");
+    assert_eq!(message, "unknown GPU Operator release `v26.7`");
+    assert!(help.contains("did you mean `v26.7.0`?") && help.contains("src/ops/gpu_operator.rs"), "{help}");
+    let (message, help) = one_error(&bad("gpu-operator { image \"devicePlugn\" version=\"v1\"; }"), "E0118");
+    assert_eq!(message, "unknown GPU Operator component `devicePlugn`");
+    assert!(help.contains("did you mean `devicePlugin`?") && help.contains("migManager"), "{help}");
+    let (message, _) = one_error(&bad("gpu-operator { image \"gfd\"; }"), "E0107");
+    assert!(message.contains("overrides nothing"), "{message}");
+}
+
+#[test]
+fn template_override_dropping_images_fails_the_compile() {
+    // A --templates clusterpolicy.yaml.j2 that leaves three components without images (as before issue 9).
+    let mut old = builtin_template("clusterpolicy.yaml.j2");
+    for component in ["devicePlugin", "dcgmExporter", "gfd"] {
+        let call = format!("{{{{ image(policy.images.{component}) }}}}");
+        assert!(old.contains(&call), "{call}");
+        old = old.replace(&call, "");
+    }
+    match compile_with_templates(&format!("{CLUSTER}{INFERENCE_POOL}"), &[("clusterpolicy.yaml.j2", old)]) {
+        Err(CompileError::Invalid { violations }) => {
+            let text: Vec<String> = violations.iter().map(|(p, v)| format!("{}: {v}", p.display())).collect();
+            for component in ["devicePlugin", "dcgmExporter", "gfd"] {
+                assert!(text.iter().any(|t| t.contains(&format!("clusterpolicy-cluster-policy.yaml: /spec/{component}: {component} is enabled but has no repository, image, version"))), "{text:#?}");
+            }
+        }
+        Ok(_) => panic!("a ClusterPolicy without images compiled"),
+        Err(other) => panic!("expected invalid objects, got {other}"),
+    }
+}
+
+/// NVIDIA/k8s-device-plugin v0.20.0: with MIG_STRATEGY=mixed MIG devices are `nvidia.com/mig-<profile>`
+/// resources (README, internal/rm/rm.go `AddDefaultResourcesToConfig`); Karpenter (kubernetes-sigs/karpenter)
+/// knows an instance type's resources from EC2 DescribeInstanceTypes (whole `nvidia.com/gpu`), so a pod asking
+/// for a mig-<profile> resource fits no instance type and nothing launches.
+#[test]
+fn mig_config_that_needs_mixed_strategy_is_refused() {
+    let text = format!("{CLUSTER}pool \"mig\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"H100\"; }}\n    mig \"all-balanced\"\n    max-accelerators 16\n}}\n");
+    let errs = errors(&text);
+    let found: Vec<_> = errs.iter().filter(|e| e.0 == "E0178").collect();
+    assert_eq!(found.len(), 1, "{errs:#?}");
+    let (_, message, help) = found[0];
+    assert_eq!(message, "MIG config `all-balanced` mixes MIG profiles on a GPU, which Karpenter cannot provision");
+    assert!(help.contains("nvidia.com/mig-<profile>") && help.contains("no instance type advertises to Karpenter"), "{help}");
+    assert!(help.contains("all-1g.10gb") && help.contains("advertises each MIG device as nvidia.com/gpu"), "{help}");
+    // The diagnostic points at the config text.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kdl");
+    std::fs::write(&path, &text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(root()).args(["compile", "--check", path.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("E0178") && stderr.contains("t.kdl:8:9"), "{stderr}");
+    // Single-profile configs stay fine: strategy single, MIG devices as nvidia.com/gpu.
+    let c = compile_text(&text.replace("all-balanced", "all-1g.10gb")).expect("compiles");
+    assert_eq!(objects(&c, "ClusterPolicy")[0]["spec"]["mig"]["strategy"], "single");
+}
+
+/// dcgm-exporter reports no DCGM_FI_DEV_GPU_UTIL for MIG devices (NVIDIA/dcgm-exporter#216, #430: use
+/// DCGM_FI_PROF_GR_ENGINE_ACTIVE, enabled in etc/dcp-metrics-included.csv, "Ratio of time the graphics engine is
+/// active"): MIG pools scale and alert on it, in its unit (0–1). Only workloads with `autoscale` get an HPA.
+#[test]
+fn hpa_only_when_asked_with_the_pool_metric_in_its_unit() {
+    let c = examples();
+    let hpas = objects(&c, "HorizontalPodAutoscaler");
+    assert!(!hpas.iter().any(|h| h["metadata"]["name"] == "jupyter"), "jupyter never asked for autoscale");
+    let metric = |name: &str| {
+        let h = hpas.iter().find(|h| h["metadata"]["name"] == name).unwrap_or_else(|| panic!("{name} HPA"));
+        let m = &h["spec"]["metrics"][0]["pods"];
+        (m["metric"]["name"].as_str().unwrap().to_string(), m["target"]["averageValue"].as_str().unwrap().to_string())
+    };
+    assert_eq!(metric("embeddings"), ("DCGM_FI_PROF_GR_ENGINE_ACTIVE".to_string(), "600m".to_string()), "MIG pool: 60% as a ratio");
+    assert_eq!(metric("llm-server"), ("DCGM_FI_DEV_GPU_UTIL".to_string(), "70".to_string()));
+    assert_eq!(gpuplan::ops::quantity("DCGM_FI_PROF_GR_ENGINE_ACTIVE", 100), "1");
+    assert_eq!(gpuplan::ops::quantity("DCGM_FI_PROF_GR_ENGINE_ACTIVE", 5), "50m");
+    // Alerts on MIG devices use the same metric and unit.
+    let rule = in_cluster(&c, "ml-research", "PrometheusRule")[0];
+    let exprs: Vec<&str> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).map(|r| r["expr"].as_str().unwrap()).collect();
+    assert!(exprs.contains(&"avg(DCGM_FI_PROF_GR_ENGINE_ACTIVE{GPU_I_PROFILE!=\"\"}) < 0.15\n"), "{exprs:#?}");
+    assert!(exprs.contains(&"avg(DCGM_FI_DEV_GPU_UTIL{GPU_I_PROFILE=\"\"}) < 15\n"), "{exprs:#?}");
+    assert!(exprs.iter().any(|e| e.starts_with("avg(DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=\"inference\",pod=~\"embeddings-")), "{exprs:#?}");
+}
+
+/// dcgm-exporter labels a GPU's series with the pod/namespace using it (internal/pkg/transformation/const.go);
+/// a ServiceMonitor without honorLabels makes Prometheus rename them exported_pod/exported_namespace and put
+/// the exporter's own there, so per-pod HPAs and per-workload alerts see nothing. The operator copies
+/// `dcgmExporter.serviceMonitor.honorLabels` onto its ServiceMonitor (NVIDIA/gpu-operator
+/// controllers/object_controls.go `applyServiceMonitorCustomEdits`).
+#[test]
+fn dcgm_service_monitors_honor_the_exporters_labels() {
+    let c = examples();
+    for policy in objects(&c, "ClusterPolicy") {
+        assert_eq!(policy["spec"]["dcgmExporter"]["serviceMonitor"]["honorLabels"], true);
+    }
+    let vision = in_cluster(&c, "ml-vision", "ServiceMonitor");
+    let dcgm = vision.iter().find(|m| m["metadata"]["name"] == "nvidia-dcgm-exporter").expect("gpuplan's own dcgm ServiceMonitor");
+    assert_eq!(dcgm["spec"]["endpoints"][0]["honorLabels"], true);
+    let karpenter = vision.iter().find(|m| m["metadata"]["name"] == "karpenter").unwrap();
+    assert_eq!(karpenter["spec"]["endpoints"][0]["honorLabels"], false);
+}
+
+/// prometheus-community/helm-charts charts/prometheus-adapter: with `rules.existing: <ConfigMap>` the Deployment
+/// mounts that ConfigMap at /etc/adapter and runs `--config=/etc/adapter/config.yaml`
+/// (templates/deployment.yaml); the file's shape is kubernetes-sigs/prometheus-adapter pkg/config/config.go.
+#[test]
+fn prometheus_adapter_rules_serve_every_hpa_metric() {
+    let c = examples();
+    for cluster in &c.plan.clusters {
+        let hpas = in_cluster(&c, &cluster.name, "HorizontalPodAutoscaler");
+        let maps: Vec<&Value> = in_cluster(&c, &cluster.name, "ConfigMap").into_iter().filter(|m| m["metadata"]["name"] == "gpuplan-prometheus-adapter").collect();
+        if hpas.is_empty() {
+            assert!(maps.is_empty(), "{}: no HPA, no adapter rules", cluster.name);
+            continue;
+        }
+        assert_eq!(maps.len(), 1, "{}", cluster.name);
+        assert_eq!(maps[0]["metadata"]["namespace"], "monitoring");
+        let config = gpuplan::ops::check::adapter_config(maps[0]).expect("config.yaml reads as an adapter config");
+        for hpa in hpas {
+            let metric = hpa["spec"]["metrics"][0]["pods"]["metric"]["name"].as_str().unwrap();
+            let rule = config.rules.iter().find(|r| gpuplan::ops::adapter::serves(r, metric)).unwrap_or_else(|| panic!("no rule for {metric}"));
+            assert_eq!(rule.series_query, format!("{metric}{{namespace!=\"\",pod!=\"\"}}"));
+            assert_eq!(rule.resources.overrides["pod"].resource, "pod");
+            assert_eq!(rule.resources.overrides["namespace"].resource, "namespace");
+            assert!(rule.metrics_query.contains("<<.Series>>{<<.LabelMatchers>>}"));
+            assert!(hpa["metadata"]["annotations"]["gpuplan.dev/metric"].as_str().unwrap().contains("gpuplan-prometheus-adapter"));
+        }
+    }
+    // Unknown fields are what the adapter silently ignores: refused.
+    assert!(gpuplan::ops::adapter::parse("rules:\n- seriesQuery: x\n  resource: {}\n  name: {matches: x}\n").is_err());
+}
+
+#[test]
+fn template_override_breaking_the_adapter_rules_fails_the_compile() {
+    let text = format!("{CLUSTER}{INFERENCE_POOL}workload \"w\" namespace=\"ns\" pool=\"llm\" {{\n    selector \"app\" \"w\"\n    replicas min=1 max=4\n    autoscale gpu-utilization=60\n}}\n");
+    compile_text(&text).expect("compiles with the built-in templates");
+    let broken = builtin_template("prometheus-adapter-configmap.yaml.j2").replace("data: {{ data }}", "data: {\"config.yaml\": \"rules: []\\n\"}");
+    match compile_with_templates(&text, &[("prometheus-adapter-configmap.yaml.j2", broken)]) {
+        Err(CompileError::Invalid { violations }) => {
+            let text: Vec<String> = violations.iter().map(|(p, v)| format!("{}: {v}", p.display())).collect();
+            assert!(text.iter().any(|t| t.contains("horizontalpodautoscaler-ns-w.yaml") && t.contains("no prometheus-adapter rule serves Pods metric `DCGM_FI_DEV_GPU_UTIL`")), "{text:#?}");
+        }
+        Ok(_) => panic!("an HPA without an adapter rule compiled"),
+        Err(other) => panic!("expected invalid objects, got {other}"),
+    }
+}
+
+/// kube-prometheus-stack selects PrometheusRules and ServiceMonitors by `release: <release>` by default
+/// (charts/kube-prometheus-stack/templates/prometheus/prometheus.yaml, ruleSelectorNilUsesHelmValues /
+/// serviceMonitorSelectorNilUsesHelmValues: true in values.yaml).
+#[test]
+fn every_cluster_gets_the_kube_prometheus_stack_release_label() {
+    let c = examples();
+    for kind in ["PrometheusRule", "ServiceMonitor"] {
+        for o in objects(&c, kind) {
+            assert_eq!(o["metadata"]["labels"]["release"], "kube-prometheus-stack", "{kind} {}", o["metadata"]["name"]);
+        }
+    }
+    for o in objects(&c, "ClusterPolicy") {
+        assert_eq!(o["spec"]["dcgmExporter"]["serviceMonitor"]["additionalLabels"]["release"], "kube-prometheus-stack");
+    }
+    // `label "release" #null` removes it (lint GP015 then warns); another value replaces it.
+    let c = compile_text(&format!("{CLUSTER}{INFERENCE_POOL}monitoring {{\n    label \"release\" #null\n    label \"team\" \"ml\"\n}}\n")).unwrap();
+    let labels = &objects(&c, "PrometheusRule")[0]["metadata"]["labels"];
+    assert!(labels.get("release").is_none() && labels["team"] == "ml", "{labels}");
+}
+
+/// kube-state-metrics `kube_pod_status_unschedulable` (docs/metrics/workload/pod-metrics.md): the scheduler
+/// could not place the pod — unlike phase Pending, which includes image pulls of multi-GB images. Karpenter
+/// (kubernetes-sigs/karpenter v1.10.0, pkg/controllers/metrics/nodepool/controller.go) exports
+/// `karpenter_nodepools_cost_total{nodepool}`: real spend, spot at its observed price.
+#[test]
+fn alerts_use_unschedulable_pods_and_karpenters_cost() {
+    let c = examples();
+    for rule in objects(&c, "PrometheusRule") {
+        let rules: Vec<&Value> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).collect();
+        for r in &rules {
+            let expr = r["expr"].as_str().unwrap();
+            assert!(!expr.contains("kube_pod_status_phase"), "{expr}");
+        }
+        let pending = rules.iter().find(|r| r["alert"] == "GpuplanAcceleratorPodsPending").unwrap();
+        assert!(pending["expr"].as_str().unwrap().starts_with("max by (namespace, pod) (kube_pod_status_unschedulable) == 1\n"));
+        for budget in rules.iter().filter(|r| r["alert"] == "GpuplanProfileOverBudget") {
+            let expr = budget["expr"].as_str().unwrap();
+            assert!(expr.contains("karpenter_nodepools_cost_total{nodepool=~\"") && !expr.contains("karpenter_nodepools_usage"), "{expr}");
+            assert!(budget["annotations"]["requires"].as_str().unwrap().contains("Karpenter >= v1.10.0"));
+        }
+    }
+    let prod = in_cluster(&c, "ml-prod", "PrometheusRule")[0];
+    let budget = prod["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).find(|r| r["alert"] == "GpuplanProfileOverBudget" && r["labels"]["gpuplan_profile"] == "llm-inference").unwrap();
+    assert_eq!(budget["expr"], "(\n  (sum(karpenter_nodepools_cost_total{nodepool=~\"llm-inference-on-demand|llm-inference-spot\"}) or vector(0))\n) > 150\n");
+}
+
+/// Pools are isolated by the `gpuplan.dev/pool` node label and, for every preset but `general`, the
+/// `gpuplan.dev/pool=<pool>:NoSchedule` taint (issue 9 item 10): a workload's objects say what its pods need,
+/// and its alerts only count its own pods (namespace + the pod names a Deployment/StatefulSet creates).
+#[test]
+fn workload_objects_and_alerts_refer_to_their_pool_only() {
+    let c = examples();
+    let pdbs = objects(&c, "PodDisruptionBudget");
+    let llm = pdbs.iter().find(|p| p["metadata"]["name"] == "llm-server").unwrap();
+    assert_eq!(
+        llm["metadata"]["annotations"]["gpuplan.dev/placement"],
+        "pods need nodeSelector {gpuplan.dev/pool: llm-inference} and toleration {key: gpuplan.dev/pool, operator: Equal, value: llm-inference, effect: NoSchedule} to run on pool llm-inference only"
+    );
+    let rule = in_cluster(&c, "ml-prod", "PrometheusRule")[0];
+    let rules: Vec<&Value> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).collect();
+    let unsched = rules.iter().find(|r| r["alert"] == "GpuplanWorkloadPodsUnschedulable").expect("workload alert");
+    assert_eq!(unsched["expr"], "max by (namespace, pod) (kube_pod_status_unschedulable{namespace=\"inference\",pod=~\"llm-server-[a-z0-9]{1,10}-[a-z0-9]{5}\"}) == 1\n");
+    assert_eq!(unsched["labels"]["gpuplan_pool"], "llm-inference");
+    let description = unsched["annotations"]["description"].as_str().unwrap();
+    assert!(description.contains("NodePools llm-inference-on-demand, llm-inference-spot"), "{description}");
+    // The cluster-wide alert leaves the workload's pods to it.
+    let pending = rules.iter().find(|r| r["alert"] == "GpuplanAcceleratorPodsPending").unwrap();
+    assert!(pending["expr"].as_str().unwrap().contains("unless on (namespace, pod)\nkube_pod_status_unschedulable{namespace=\"inference\",pod=~\"llm-server-"));
+    // A general pool has no taint: the nodeSelector alone.
+    let text = format!("{CLUSTER}pool \"any\" preset=\"general\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 4\n}}\nworkload \"w\" namespace=\"ns\" pool=\"any\" kind=\"StatefulSet\" {{\n    selector \"app\" \"w\"\n    replicas 2\n}}\n");
+    let c = compile_text(&text).unwrap();
+    let pdb = objects(&c, "PodDisruptionBudget")[0];
+    assert_eq!(pdb["metadata"]["annotations"]["gpuplan.dev/placement"], "pods need nodeSelector {gpuplan.dev/pool: any} to run on pool any only");
+    let rule = objects(&c, "PrometheusRule")[0];
+    let exprs: Vec<&str> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).map(|r| r["expr"].as_str().unwrap()).collect();
+    assert!(exprs.contains(&"max by (namespace, pod) (kube_pod_status_unschedulable{namespace=\"ns\",pod=~\"w-[0-9]+\"}) == 1\n"), "{exprs:#?}");
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gpuplan::compile::{compile, Compilation, CompileOptions};
-use gpuplan::ops::alerts::{self, karpenter_resource_type, ksm_resource, worst_price};
+use gpuplan::ops::alerts::{self, karpenter_resource_type, ksm_resource};
 use gpuplan::render::to_yaml;
 use gpuplan::solve::ClusterPlan;
 use serde_json::{json, Value};
@@ -110,30 +110,35 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                 ));
             }
             alerts::OVER_BUDGET => {
+                // Karpenter's own spend gauge, per NodePool (kubernetes-sigs/karpenter v1.10.0
+                // pkg/controllers/metrics/nodepool/controller.go `cost_total`); reservations, which Karpenter prices
+                // near zero (karpenter-provider-aws reserved_capacity_resolver.go), are a constant in the rule.
                 let profile = cluster.profiles.iter().find(|p| p.name == rule.labels["gpuplan_profile"]).unwrap();
                 let budget = profile.budget_usd_per_hour.unwrap();
                 let pools: Vec<_> = cluster.pools.iter().filter(|p| p.profile == profile.name).collect();
-                let price = |p: &gpuplan::solve::PoolPlan| -> f64 { format!("{:.4}", worst_price(p)).parse().unwrap() };
-                // Every pool at its limit: the solver's bound says this stays within budget.
-                let at_limit: Vec<Value> = pools
-                    .iter()
-                    .map(|p| series("karpenter_nodepools_usage", &[("nodepool", &p.name), ("resource_type", &karpenter_resource_type(p.resource()))], &format!("{}x40", p.limit)))
-                    .collect();
-                tests.push(test(at_limit, vec![case(&rule.alert, "30m", vec![])]));
-                // One pool far past its limit (an out-of-band edit): over budget after 15 minutes.
-                let p = pools[0];
-                let usage = (budget / price(p)).floor() as u64 + 1;
-                let value = usage as f64 * price(p);
-                let l = [("nodepool", p.name.as_str()), ("resource_type", &karpenter_resource_type(p.resource()) as &str)];
-                tests.push(test(
-                    vec![series("karpenter_nodepools_usage", &l, &format!("{usage}x40"))],
-                    vec![
-                        case(&rule.alert, "10m", vec![]),
-                        case(&rule.alert, "30m", vec![expected(rule, &[], &format!("{value:.2}"))]),
-                    ],
-                ));
+                let reserved = |p: &gpuplan::solve::PoolPlan| p.capacity_types.iter().all(|c| *c == gpuplan::catalog::CapacityType::Reserved);
+                let fixed: f64 = pools.iter().filter(|p| reserved(p)).map(|p| format!("{:.2}", p.worst_case_usd_per_hour).parse::<f64>().unwrap()).sum();
+                let metered: Vec<_> = pools.iter().filter(|p| !reserved(p)).collect();
+                let cost = |p: &gpuplan::solve::PoolPlan, v: f64| series("karpenter_nodepools_cost_total", &[("nodepool", &p.name)], &format!("{v}x40"));
+                // Spend just under the budget, split over the metered pools (and usage, which the old rule
+                // priced, far over it): silent.
+                let under = ((budget - fixed - 1.0) / metered.len().max(1) as f64).max(0.0);
+                let mut input: Vec<Value> = metered.iter().map(|p| cost(p, under)).collect();
+                input.extend(pools.iter().map(|p| series("karpenter_nodepools_usage", &[("nodepool", &p.name), ("resource_type", &karpenter_resource_type(p.resource()))], &format!("{}x40", p.limit * 10))));
+                tests.push(test(input, vec![case(&rule.alert, "30m", vec![])]));
+                // Real spend over the budget on one pool (an out-of-band edit, a price move): fires after 15m.
+                if let Some(p) = metered.first() {
+                    let spend = budget - fixed + 10.0;
+                    tests.push(test(
+                        vec![cost(p, spend)],
+                        vec![
+                            case(&rule.alert, "10m", vec![]),
+                            case(&rule.alert, "30m", vec![expected(rule, &[], &format!("{:.2}", spend + fixed))]),
+                        ],
+                    ));
+                }
             }
-            alerts::LOW_UTILIZATION => {
+            alerts::LOW_UTILIZATION if rule.labels["metric"] == "DCGM_FI_DEV_GPU_UTIL" => {
                 let low = monitoring.low_utilization_percent;
                 let l = |gpu: &'static str| [("Hostname", "ip-10-0-0-1"), ("gpu", gpu), ("modelName", "NVIDIA A10G")];
                 // Two GPUs averaging under the threshold for two hours: fires after an hour.
@@ -145,9 +150,38 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                         case(&rule.alert, "90m", vec![expected(rule, &[], &format!("{:.0}", f64::from(a + b) / 2.0))]),
                     ],
                 ));
-                // One idle GPU, one busy: the average is fine.
+                // Busy whole GPUs next to MIG devices, which report GPU_UTIL as 0 (NVIDIA/dcgm-exporter#216): silent.
+                let mig = |i: &'static str| [("Hostname", "ip-10-0-0-2"), ("gpu", "0"), ("GPU_I_PROFILE", "1g.10gb"), ("GPU_I_ID", i)];
                 tests.push(test(
-                    vec![series("DCGM_FI_DEV_GPU_UTIL", &l("0"), "0x150"), series("DCGM_FI_DEV_GPU_UTIL", &l("1"), "95x150")],
+                    vec![
+                        series("DCGM_FI_DEV_GPU_UTIL", &l("0"), "0x150"),
+                        series("DCGM_FI_DEV_GPU_UTIL", &l("1"), "95x150"),
+                        series("DCGM_FI_DEV_GPU_UTIL", &mig("1"), "0x150"),
+                        series("DCGM_FI_DEV_GPU_UTIL", &mig("2"), "0x150"),
+                        series("DCGM_FI_DEV_GPU_UTIL", &mig("3"), "0x150"),
+                    ],
+                    vec![case(&rule.alert, "90m", vec![])],
+                ));
+            }
+            alerts::LOW_UTILIZATION => {
+                // MIG devices: DCGM_FI_PROF_GR_ENGINE_ACTIVE, a 0–1 ratio (etc/dcp-metrics-included.csv).
+                assert_eq!(rule.labels["metric"], "DCGM_FI_PROF_GR_ENGINE_ACTIVE");
+                let low = f64::from(monitoring.low_utilization_percent) / 100.0;
+                let mig = |i: &'static str| [("Hostname", "ip-10-0-0-2"), ("gpu", "0"), ("GPU_I_PROFILE", "1g.10gb"), ("GPU_I_ID", i)];
+                let idle = (low / 2.0 * 100.0).floor() / 100.0;
+                tests.push(test(
+                    vec![series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", &mig("1"), &format!("{idle}x150")), series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", &mig("2"), &format!("{idle}x150"))],
+                    vec![
+                        case(&rule.alert, "30m", vec![]),
+                        case(&rule.alert, "90m", vec![expected(rule, &[], &format!("{}%", (idle * 100.0).round()))]),
+                    ],
+                ));
+                // Busy MIG devices (a percentage threshold would call 0.9 idle); whole GPUs are not counted.
+                tests.push(test(
+                    vec![
+                        series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", &mig("1"), "0.9x150"),
+                        series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", &[("Hostname", "ip-10-0-0-1"), ("gpu", "0")], "0x150"),
+                    ],
                     vec![case(&rule.alert, "90m", vec![])],
                 ));
             }
@@ -166,38 +200,101 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                 ));
             }
             alerts::PODS_PENDING => {
+                // kube-state-metrics kube_pod_status_unschedulable (docs/metrics/workload/pod-metrics.md): the
+                // scheduler could not place the pod. Phase Pending also covers pulling a multi-GB image.
                 let resource = ksm_resource(cluster.pools.iter().map(|p| p.resource()).next().unwrap());
                 let pending_for = gpuplan::intent::duration_minutes(&monitoring.pending_for).unwrap();
-                let pod = |name: &'static str| [("namespace", "inference"), ("pod", name)];
-                let request = |name: &'static str, r: &str| -> Value {
-                    series("kube_pod_container_resource_requests", &[("namespace", "inference"), ("pod", name), ("container", "main"), ("resource", r), ("unit", "integer")], "1x60")
+                let pod = |name: &'static str| [("namespace", "batch"), ("pod", name)];
+                let request = |ns: &str, name: &str, r: &str| -> Value {
+                    series("kube_pod_container_resource_requests", &[("namespace", ns), ("pod", name), ("container", "main"), ("resource", r), ("unit", "integer")], "1x60")
                 };
-                let phase = |name: &'static str, phase: &str, v: &str| -> Value {
-                    series("kube_pod_status_phase", &[("namespace", "inference"), ("pod", name), ("phase", phase)], v)
-                };
+                let unschedulable = |ns: &str, name: &str| series("kube_pod_status_unschedulable", &[("namespace", ns), ("pod", name), ("uid", "u")], "1x60");
+                let mut input = vec![
+                    // A GPU pod the scheduler cannot place for an hour: fires once `for` has passed.
+                    unschedulable("batch", "gpu-unschedulable"),
+                    request("batch", "gpu-unschedulable", &resource),
+                    // An unschedulable pod that asks for no accelerator: silent.
+                    unschedulable("batch", "cpu-unschedulable"),
+                    request("batch", "cpu-unschedulable", "cpu"),
+                    // A GPU pod Pending for an hour while it pulls its image (scheduled): silent.
+                    series("kube_pod_status_phase", &[("namespace", "batch"), ("pod", "gpu-pulling"), ("phase", "Pending")], "1x60"),
+                    request("batch", "gpu-pulling", &resource),
+                ];
+                // A declared workload's pod: its own alert fires instead.
+                if let Some(w) = cluster.ops.workloads.first() {
+                    let name = workload_pod(w);
+                    input.push(unschedulable(&w.namespace, &name));
+                    input.push(request(&w.namespace, &name, &resource));
+                }
+                tests.push(test(
+                    input,
+                    vec![
+                        case(&rule.alert, &format!("{}m", pending_for.saturating_sub(2)), vec![]),
+                        case(&rule.alert, &format!("{}m", pending_for + 5), vec![expected(rule, &pod("gpu-unschedulable"), "")]),
+                    ],
+                ));
+            }
+            alerts::WORKLOAD_UNSCHEDULABLE => {
+                let w = workload_of(cluster, rule);
+                let pending_for = gpuplan::intent::duration_minutes(&monitoring.pending_for).unwrap();
+                let name = workload_pod(w);
+                let unschedulable = |ns: &str, pod: &str| series("kube_pod_status_unschedulable", &[("namespace", ns), ("pod", pod), ("uid", "u")], "1x60");
+                let shown = [("namespace", w.namespace.as_str()), ("pod", name.as_str())];
                 tests.push(test(
                     vec![
-                        // A GPU pod pending for an hour: fires once `for` has passed.
-                        phase("gpu-pending", "Pending", "1x60"),
-                        phase("gpu-pending", "Running", "0x60"),
-                        request("gpu-pending", &resource),
-                        // A pending pod that asks for no accelerator, and a running GPU pod: silent.
-                        phase("cpu-pending", "Pending", "1x60"),
-                        request("cpu-pending", "cpu"),
-                        phase("gpu-running", "Pending", "0x60"),
-                        phase("gpu-running", "Running", "1x60"),
-                        request("gpu-running", &resource),
+                        unschedulable(&w.namespace, &name),
+                        // Same name in another namespace, and another workload whose name extends this one's: silent.
+                        unschedulable("elsewhere", &name),
+                        unschedulable(&w.namespace, &name.replacen(&w.name, &format!("{}-canary", w.name), 1)),
                     ],
                     vec![
                         case(&rule.alert, &format!("{}m", pending_for.saturating_sub(2)), vec![]),
-                        case(&rule.alert, &format!("{}m", pending_for + 5), vec![expected(rule, &pod("gpu-pending"), "")]),
+                        case(&rule.alert, &format!("{}m", pending_for + 5), vec![expected(rule, &shown, "")]),
                     ],
+                ));
+            }
+            alerts::WORKLOAD_LOW_UTILIZATION => {
+                let w = workload_of(cluster, rule);
+                let ratio = gpuplan::ops::metric_is_ratio(&w.metric);
+                let low = monitoring.low_utilization_percent / 2;
+                let (idle, busy) = if ratio { (format!("{}", f64::from(low) / 100.0), "0.9".to_string()) } else { (low.to_string(), "90".to_string()) };
+                let name = workload_pod(w);
+                let l = |ns: &str, pod: &str| -> Vec<(String, String)> {
+                    vec![("namespace".into(), ns.into()), ("pod".into(), pod.into()), ("gpu".into(), "0".into()), ("Hostname".into(), "ip-10-0-0-3".into())]
+                };
+                let s = |labels: Vec<(String, String)>, v: &str| {
+                    let l: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                    series(&w.metric, &l, &format!("{v}x150"))
+                };
+                let value = if ratio { format!("{low}%") } else { low.to_string() };
+                tests.push(test(
+                    vec![s(l(&w.namespace, &name), &idle), s(l("elsewhere", "other-0"), &busy)],
+                    vec![case(&rule.alert, "30m", vec![]), case(&rule.alert, "90m", vec![expected(rule, &[], &value)])],
+                ));
+                // The workload is busy; idle pods of other workloads and namespaces do not count.
+                tests.push(test(
+                    vec![s(l(&w.namespace, &name), &busy), s(l("elsewhere", &name), &idle), s(l(&w.namespace, "notebook-0"), &idle)],
+                    vec![case(&rule.alert, "90m", vec![])],
                 ));
             }
             other => panic!("no promtool test for alert {other}: add one"),
         }
     }
     (tests, covered)
+}
+
+/// A pod name the workload's controller would create: `<name>-<pod-template-hash>-<suffix>` for a Deployment
+/// (kubernetes pkg/controller/deployment: ReplicaSet `<name>-<hash>`, pods `<rs>-<5 chars>`), `<name>-0` for a
+/// StatefulSet.
+fn workload_pod(w: &gpuplan::ops::workload::WorkloadPlan) -> String {
+    match w.kind.as_str() {
+        "StatefulSet" => format!("{}-0", w.name),
+        _ => format!("{}-5d8f9c7b6d-x2x4z", w.name),
+    }
+}
+
+fn workload_of<'c>(cluster: &'c ClusterPlan, rule: &Rule) -> &'c gpuplan::ops::workload::WorkloadPlan {
+    cluster.ops.workloads.iter().find(|w| format!("{}/{}", w.namespace, w.name) == rule.labels["gpuplan_workload"]).expect("the rule's workload")
 }
 
 fn check_cluster(promtool: &Path, dir: &Path, c: &Compilation, cluster: &ClusterPlan) -> BTreeMap<String, usize> {
@@ -254,7 +351,15 @@ fn promtool_checks_and_tests_every_generated_rule() {
             *total.entry(alert).or_default() += n;
         }
     }
-    for alert in [alerts::NEAR_LIMIT, alerts::OVER_BUDGET, alerts::LOW_UTILIZATION, alerts::LAUNCH_FAILURES, alerts::PODS_PENDING] {
+    for alert in [
+        alerts::NEAR_LIMIT,
+        alerts::OVER_BUDGET,
+        alerts::LOW_UTILIZATION,
+        alerts::LAUNCH_FAILURES,
+        alerts::PODS_PENDING,
+        alerts::WORKLOAD_UNSCHEDULABLE,
+        alerts::WORKLOAD_LOW_UTILIZATION,
+    ] {
         assert!(total.get(alert).is_some_and(|n| *n > 0), "{alert} was never tested: {total:?}");
     }
     let pools: usize = c.plan.clusters.iter().map(|c| c.pools.len()).sum();

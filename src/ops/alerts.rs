@@ -6,15 +6,26 @@
 //!   resource name lower-cased with `-` → `_`, so `nvidia.com/gpu` stays `nvidia.com/gpu`.
 //!   `karpenter_cloudprovider_errors_total` (labels controller, method, provider, error) counts failed
 //!   cloud-provider calls; `method="Create"` is a failed instance launch.
-//! - dcgm-exporter: `DCGM_FI_DEV_GPU_UTIL` (percent, per GPU).
-//! - kube-state-metrics: `kube_pod_status_phase{phase="Pending"}` and
+//! - Karpenter ≥ v1.10.0 (kubernetes-sigs/karpenter #2847, pkg/controllers/metrics/nodepool/controller.go):
+//!   `karpenter_nodepools_cost_total{nodepool}`, the NodePool's NodeClaims priced at their offerings (on AWS:
+//!   $/h, spot at the observed spot price). Reserved offerings are priced at on-demand / 10,000,000
+//!   (karpenter-provider-aws pkg/providers/instancetype/offering/reserved_capacity_resolver.go), so a
+//!   reservation's fixed cost is added as a constant.
+//! - dcgm-exporter: `DCGM_FI_DEV_GPU_UTIL` (percent, per GPU; not reported for MIG devices) and
+//!   `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (a 0–1 ratio, reported for MIG devices, which carry `GPU_I_PROFILE`;
+//!   internal/pkg/rendermetrics/render_metrics.go). `pod`/`namespace` are the workload's (the exporter's
+//!   pod-resources mapping) because the ServiceMonitors honour the exporter's labels.
+//! - kube-state-metrics: `kube_pod_status_unschedulable` (the scheduler gave up: no node fits, and Karpenter
+//!   could not launch one; unlike phase Pending it excludes pods pulling multi-GB images) and
 //!   `kube_pod_container_resource_requests{resource="nvidia_com_gpu"}` (KSM turns `/` and `.` into `_`).
 
 use std::collections::BTreeMap;
 
-use crate::catalog::AcceleratorKind;
-use crate::ops::Monitoring;
-use crate::solve::{ClusterPlan, PoolPlan};
+use crate::catalog::{AcceleratorKind, CapacityType};
+use crate::intent::Sharing;
+use crate::ops::workload::WorkloadPlan;
+use crate::ops::{threshold, Monitoring, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
+use crate::solve::{round_cents, ClusterPlan, PoolPlan};
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AlertsPlan {
@@ -41,6 +52,10 @@ pub const OVER_BUDGET: &str = "GpuplanProfileOverBudget";
 pub const LOW_UTILIZATION: &str = "GpuplanGPUUtilizationLow";
 pub const LAUNCH_FAILURES: &str = "GpuplanKarpenterLaunchFailures";
 pub const PODS_PENDING: &str = "GpuplanAcceleratorPodsPending";
+pub const WORKLOAD_UNSCHEDULABLE: &str = "GpuplanWorkloadPodsUnschedulable";
+pub const WORKLOAD_LOW_UTILIZATION: &str = "GpuplanWorkloadGPUUtilizationLow";
+/// The first Karpenter release with `karpenter_nodepools_cost_total` (kubernetes-sigs/karpenter v1.10.0).
+pub const COST_METRIC_KARPENTER: &str = "v1.10.0";
 
 /// Karpenter's `resource_type` label value for a resource name.
 pub fn karpenter_resource_type(resource: &str) -> String {
@@ -52,11 +67,6 @@ pub fn ksm_resource(resource: &str) -> String {
     resource.replace(['/', '.', '-'], "_")
 }
 
-/// The worst $ per schedulable accelerator-hour of a pool (what its limit was sized with).
-pub fn worst_price(pool: &PoolPlan) -> f64 {
-    pool.candidates.iter().map(|c| c.usd_per_accelerator_hour).fold(0.0, f64::max)
-}
-
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
@@ -65,7 +75,22 @@ fn usage_selector(pool: &PoolPlan) -> String {
     format!("nodepool=\"{}\",resource_type=\"{}\"", pool.name, karpenter_resource_type(pool.resource()))
 }
 
-pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring) -> AlertsPlan {
+/// A PromQL regex matching exactly these names.
+fn any_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names.into_iter().map(|n| n.replace('.', "\\\\.")).collect::<Vec<_>>().join("|")
+}
+
+/// Whether a pool's GPUs are MIG devices (they report `DCGM_FI_PROF_GR_ENGINE_ACTIVE`, not `…_GPU_UTIL`).
+fn is_mig(pool: &PoolPlan) -> bool {
+    matches!(pool.sharing, Some(Sharing::Mig { .. }))
+}
+
+/// A reservation is billed whether used or not, and Karpenter prices it near zero: its cost is a constant.
+fn reserved_only(pool: &PoolPlan) -> bool {
+    !pool.capacity_types.is_empty() && pool.capacity_types.iter().all(|c| *c == CapacityType::Reserved)
+}
+
+pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[WorkloadPlan]) -> AlertsPlan {
     let mut groups = Vec::new();
     let near = f64::from(monitoring.near_limit_percent) / 100.0;
 
@@ -99,7 +124,7 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring) -> AlertsPlan {
         .collect();
     groups.push(RuleGroup { name: format!("gpuplan.{}.nodepools", cluster.name), rules: pool_rules });
 
-    // Spend per budgeted profile: usage × the worst $/accelerator-hour the limits were sized with.
+    // Spend per budgeted profile: Karpenter's own cost of the NodeClaims it launched, plus reservations.
     let mut budget_rules = Vec::new();
     for profile in &cluster.profiles {
         let Some(budget) = profile.budget_usd_per_hour else { continue };
@@ -107,28 +132,7 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring) -> AlertsPlan {
         if members.is_empty() {
             continue;
         }
-        let terms: Vec<String> = members
-            .iter()
-            .map(|p| format!("(sum(karpenter_nodepools_usage{{{}}}) or vector(0)) * {:.4}", usage_selector(p), worst_price(p)))
-            .collect();
-        let names: Vec<&str> = members.iter().map(|p| p.name.as_str()).collect();
-        budget_rules.push(AlertRule {
-            alert: OVER_BUDGET.into(),
-            expr: format!("(\n  {}\n) > {budget}\n", terms.join("\n  + ")),
-            for_: "15m".into(),
-            labels: labels(&[("severity", "critical"), ("gpuplan_profile", &profile.name), ("gpuplan_cluster", &cluster.name)]),
-            annotations: labels(&[
-                ("summary", &format!("Profile {} spends ${{{{ $value | printf \"%.2f\" }}}}/h, over its budget of ${budget:.2}/h", profile.name)),
-                ("description", &format!(
-                    "The accelerators provisioned by NodePools {} (profile {}), priced at each pool's worst $/accelerator-hour, cost more than the profile's budget of ${budget:.2}/h. gpuplan sized the limits so this cannot happen while the NodePools are as generated.",
-                    names.join(", "), profile.name
-                )),
-                ("runbook", &format!(
-                    "check the NodePools for out-of-band edits (gpuplan compile --check), then kubectl get nodepool {} -o jsonpath='{{.spec.limits}}'; refresh the catalog if prices moved and recompile {}.",
-                    names.join(" "), profile.source
-                )),
-            ]),
-        });
+        budget_rules.push(budget_rule(cluster, &profile.name, &profile.source, budget, &members));
     }
     if !budget_rules.is_empty() {
         groups.push(RuleGroup { name: format!("gpuplan.{}.budgets", cluster.name), rules: budget_rules });
@@ -139,23 +143,12 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring) -> AlertsPlan {
     let mut resources: Vec<String> = cluster.pools.iter().map(|p| ksm_resource(p.resource())).collect();
     resources.sort();
     resources.dedup();
-    if cluster.pools.iter().any(|p| p.accelerator == AcceleratorKind::Nvidia) {
-        let low = monitoring.low_utilization_percent;
-        cluster_rules.push(AlertRule {
-            alert: LOW_UTILIZATION.into(),
-            expr: format!("avg(DCGM_FI_DEV_GPU_UTIL) < {low}\n"),
-            for_: "1h".into(),
-            labels: labels(&[("severity", "warning"), ("gpuplan_cluster", &cluster.name)]),
-            annotations: labels(&[
-                ("summary", &format!("GPUs in cluster {} average {{{{ $value | printf \"%.0f\" }}}}% utilization", cluster.name)),
-                ("description", &format!(
-                    "The NVIDIA GPUs of cluster {} (NodePools {}) have averaged under {low}% utilization for an hour: capacity is paid for and idle.",
-                    cluster.name,
-                    pools.iter().filter(|p| p.accelerator == AcceleratorKind::Nvidia).map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
-                )),
-                ("runbook", "find idle GPUs: topk(10, 100 - DCGM_FI_DEV_GPU_UTIL); lower workload minReplicas, consider time-slicing or MIG for small models, or a smaller GPU in the profile. MIG devices report DCGM_FI_PROF_GR_ENGINE_ACTIVE instead.".into()),
-            ]),
-        });
+    let nvidia: Vec<&&PoolPlan> = pools.iter().filter(|p| p.accelerator == AcceleratorKind::Nvidia).collect();
+    for mig in [false, true] {
+        let members: Vec<&str> = nvidia.iter().filter(|p| is_mig(p) == mig).map(|p| p.name.as_str()).collect();
+        if !members.is_empty() {
+            cluster_rules.push(low_utilization_rule(cluster, monitoring, mig, &members));
+        }
     }
     cluster_rules.push(AlertRule {
         alert: LAUNCH_FAILURES.into(),
@@ -168,26 +161,166 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring) -> AlertsPlan {
                 "Instance launches (CloudProvider Create) have failed for 15 minutes in cluster {}. GPU capacity is scarce: InsufficientCapacity on every allowed type means the pools are too narrow.",
                 cluster.name
             )),
-            ("runbook", "kubectl logs -n <karpenter namespace> deploy/karpenter | grep -i 'launching nodeclaim\\|insufficient'; kubectl get nodeclaims; widen the pool's GPU list or zones, or add an on-demand fallback tier.".into()),
+            ("runbook", "kubectl logs -n <karpenter namespace> deploy/karpenter | grep -i 'launching nodeclaim\\|insufficient'; kubectl get nodeclaims; widen the pool's GPU list or zones, or add an on-demand fallback tier."),
         ]),
     });
-    cluster_rules.push(AlertRule {
+    cluster_rules.push(pods_pending_rule(cluster, monitoring, &resources, workloads));
+    groups.push(RuleGroup { name: format!("gpuplan.{}.cluster", cluster.name), rules: cluster_rules });
+
+    let workload_rules: Vec<AlertRule> = workloads.iter().flat_map(|w| workload_rules(cluster, monitoring, w)).collect();
+    if !workload_rules.is_empty() {
+        groups.push(RuleGroup { name: format!("gpuplan.{}.workloads", cluster.name), rules: workload_rules });
+    }
+    AlertsPlan { groups }
+}
+
+/// `GpuplanProfileOverBudget`: Σ `karpenter_nodepools_cost_total` of the profile's NodePools (+ reservations)
+/// above its budget. It sees real spend (spot at the observed price, every node of every pool), so it fires on
+/// out-of-band edits, price moves and anything gpuplan's bound did not foresee.
+fn budget_rule(cluster: &ClusterPlan, profile: &str, source: &str, budget: f64, members: &[&&PoolPlan]) -> AlertRule {
+    let names: Vec<&str> = members.iter().map(|p| p.name.as_str()).collect();
+    let metered: Vec<&str> = members.iter().filter(|p| !reserved_only(p)).map(|p| p.name.as_str()).collect();
+    let fixed: f64 = members.iter().filter(|p| reserved_only(p)).map(|p| round_cents(p.worst_case_usd_per_hour)).sum();
+    let mut terms = Vec::new();
+    if !metered.is_empty() {
+        terms.push(format!("(sum(karpenter_nodepools_cost_total{{nodepool=~\"{}\"}}) or vector(0))", any_of(metered.iter().copied())));
+    }
+    let mut fixed_text = String::new();
+    if fixed > 0.0 {
+        terms.push(format!("{fixed:.2}"));
+        fixed_text = format!(
+            " Reserved capacity is billed whether used or not and Karpenter prices it near zero, so the reservations' ${fixed:.2}/h are added as a constant."
+        );
+    }
+    AlertRule {
+        alert: OVER_BUDGET.into(),
+        expr: format!("(\n  {}\n) > {budget}\n", terms.join("\n  + ")),
+        for_: "15m".into(),
+        labels: labels(&[("severity", "critical"), ("gpuplan_profile", profile), ("gpuplan_cluster", &cluster.name)]),
+        annotations: labels(&[
+            ("summary", &format!("Profile {profile} spends ${{{{ $value | printf \"%.2f\" }}}}/h, over its budget of ${budget:.2}/h")),
+            ("description", &format!(
+                "Karpenter's cost of the nodes of NodePools {} (profile {profile}, karpenter_nodepools_cost_total: each NodeClaim at its offering's price, spot at the observed spot price) is over the profile's budget of ${budget:.2}/h.{fixed_text}",
+                names.join(", ")
+            )),
+            ("requires", &format!("Karpenter >= {COST_METRIC_KARPENTER} (karpenter_nodepools_cost_total); on older releases the metric is absent and this alert never fires")),
+            ("runbook", &format!(
+                "check the NodePools for out-of-band edits (gpuplan compile --check), then kubectl get nodepool {} -o jsonpath='{{.spec.limits}}' and kubectl get nodeclaims -l karpenter.sh/nodepool; refresh the catalog if prices moved and recompile {source}.",
+                names.join(" ")
+            )),
+        ]),
+    }
+}
+
+/// `GpuplanGPUUtilizationLow` for the cluster's whole GPUs (`DCGM_FI_DEV_GPU_UTIL`, percent) or its MIG devices
+/// (`DCGM_FI_PROF_GR_ENGINE_ACTIVE`, a ratio: the threshold is converted). MIG series carry `GPU_I_PROFILE`; the
+/// whole-GPU rule leaves them out (they report GPU_UTIL as 0 and would drag the average down).
+fn low_utilization_rule(cluster: &ClusterPlan, monitoring: &Monitoring, mig: bool, members: &[&str]) -> AlertRule {
+    let low = monitoring.low_utilization_percent;
+    let (metric, selector, value) = if mig {
+        (MIG_GPU_METRIC, "GPU_I_PROFILE!=\"\"", "{{ $value | humanizePercentage }}")
+    } else {
+        (DEFAULT_GPU_METRIC, "GPU_I_PROFILE=\"\"", "{{ $value | printf \"%.0f\" }}%")
+    };
+    let what = if mig { "MIG devices" } else { "NVIDIA GPUs" };
+    AlertRule {
+        alert: LOW_UTILIZATION.into(),
+        expr: format!("avg({metric}{{{selector}}}) < {}\n", threshold(metric, low)),
+        for_: "1h".into(),
+        labels: labels(&[("severity", "warning"), ("gpuplan_cluster", &cluster.name), ("metric", metric)]),
+        annotations: labels(&[
+            ("summary", &format!("{what} in cluster {} average {value} utilization", cluster.name)),
+            ("description", &format!(
+                "The {what} of cluster {} (NodePools {}) have averaged under {low}% utilization ({metric}) for an hour: capacity is paid for and idle.",
+                cluster.name,
+                members.join(", ")
+            )),
+            ("runbook", &format!(
+                "find idle devices: bottomk(10, {metric}{{{selector}}}); lower workload minReplicas, consider time-slicing or MIG for small models, or a smaller GPU in the profile."
+            )),
+        ]),
+    }
+}
+
+/// `GpuplanAcceleratorPodsPending`: unschedulable pods that request an accelerator, other than the pods of
+/// declared workloads (their own alert names their pool).
+fn pods_pending_rule(cluster: &ClusterPlan, monitoring: &Monitoring, resources: &[String], workloads: &[WorkloadPlan]) -> AlertRule {
+    let mut expr = format!(
+        "max by (namespace, pod) (kube_pod_status_unschedulable) == 1\nand on (namespace, pod)\nmax by (namespace, pod) (kube_pod_container_resource_requests{{resource=~\"{}\"}}) > 0\n",
+        resources.join("|")
+    );
+    for w in workloads {
+        expr.push_str(&format!("unless on (namespace, pod)\nkube_pod_status_unschedulable{{{}}}\n", w.pod_selector()));
+    }
+    AlertRule {
         alert: PODS_PENDING.into(),
-        expr: format!(
-            "max by (namespace, pod) (kube_pod_status_phase{{phase=\"Pending\"}}) == 1\nand on (namespace, pod)\nmax by (namespace, pod) (kube_pod_container_resource_requests{{resource=~\"{}\"}}) > 0\n",
-            resources.join("|")
-        ),
+        expr,
         for_: monitoring.pending_for.clone(),
         labels: labels(&[("severity", "warning"), ("gpuplan_cluster", &cluster.name)]),
         annotations: labels(&[
-            ("summary", &format!("Accelerator pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} has been pending for over {}", monitoring.pending_for)),
+            ("summary", &format!("Accelerator pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} has been unschedulable for over {}", monitoring.pending_for)),
             ("description", &format!(
-                "A pod requesting {} in cluster {} has been Pending for {}: no NodePool can launch a node for it (limit reached, no capacity, or a toleration/selector no pool matches).",
+                "A pod requesting {} in cluster {} has been unschedulable for {}: no node fits it and no NodePool could launch one (limit reached, no capacity, or a toleration/nodeSelector no pool matches).",
                 resources.join(" or "), cluster.name, monitoring.pending_for
             )),
-            ("runbook", "kubectl describe pod -n {{ $labels.namespace }} {{ $labels.pod }} (look for Karpenter's 'incompatible with nodepool' events); check the NodePool limits (GpuplanNodePoolNearLimit) and launch failures.".into()),
+            ("runbook", "kubectl describe pod -n {{ $labels.namespace }} {{ $labels.pod }} (look for Karpenter's 'incompatible with nodepool' events); check the NodePool limits (GpuplanNodePoolNearLimit) and launch failures."),
         ]),
-    });
-    groups.push(RuleGroup { name: format!("gpuplan.{}.cluster", cluster.name), rules: cluster_rules });
-    AlertsPlan { groups }
+    }
+}
+
+/// A workload's own alerts, scoped to its pods (namespace + pod-name pattern) and naming its pool's NodePools.
+fn workload_rules(cluster: &ClusterPlan, monitoring: &Monitoring, w: &WorkloadPlan) -> Vec<AlertRule> {
+    let nodepools = w.nodepools.join(", ");
+    let common = |severity: &str| {
+        labels(&[
+            ("severity", severity),
+            ("gpuplan_cluster", &cluster.name),
+            ("gpuplan_profile", &w.profile),
+            ("gpuplan_pool", &w.placement.pool),
+            ("gpuplan_workload", &format!("{}/{}", w.namespace, w.name)),
+        ])
+    };
+    let mut rules = vec![AlertRule {
+        alert: WORKLOAD_UNSCHEDULABLE.into(),
+        expr: format!("max by (namespace, pod) (kube_pod_status_unschedulable{{{}}}) == 1\n", w.pod_selector()),
+        for_: monitoring.pending_for.clone(),
+        labels: common("warning"),
+        annotations: labels(&[
+            ("summary", &format!("Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} of {} {} cannot be scheduled on pool {}", w.kind, w.name, w.placement.pool)),
+            ("description", &format!(
+                "A pod of {} {}/{} has been unschedulable for {}. Its pool `{}` is NodePools {nodepools}; its pods need {} and {} × {}.",
+                w.kind, w.namespace, w.name, monitoring.pending_for, w.placement.pool, w.placement.describe(), w.gpus_per_replica, cluster.pools.iter().find(|p| w.nodepools.contains(&p.name)).map_or("nvidia.com/gpu", |p| p.resource())
+            )),
+            ("runbook", &format!(
+                "kubectl describe pod -n {{{{ $labels.namespace }}}} {{{{ $labels.pod }}}}; check that the pod spec has the pool's nodeSelector/toleration, then the limits of NodePools {} (kubectl get nodepool {} -o jsonpath='{{.status.resources}}') and Karpenter's launch errors.",
+                nodepools,
+                w.nodepools.join(" ")
+            )),
+        ]),
+    }];
+    let nvidia = cluster.pools.iter().any(|p| w.nodepools.contains(&p.name) && p.accelerator == AcceleratorKind::Nvidia);
+    if nvidia {
+        let low = monitoring.low_utilization_percent;
+        let value = if crate::ops::metric_is_ratio(&w.metric) { "{{ $value | humanizePercentage }}" } else { "{{ $value | printf \"%.0f\" }}%" };
+        let mut l = common("warning");
+        l.insert("metric".into(), w.metric.clone());
+        rules.push(AlertRule {
+            alert: WORKLOAD_LOW_UTILIZATION.into(),
+            expr: format!("avg({}{{{}}}) < {}\n", w.metric, w.pod_selector(), threshold(&w.metric, low)),
+            for_: "1h".into(),
+            labels: l,
+            annotations: labels(&[
+                ("summary", &format!("{} {}/{} averages {value} GPU utilization on pool {}", w.kind, w.namespace, w.name, w.placement.pool)),
+                ("description", &format!(
+                    "The GPUs of {}/{}'s pods (pool `{}`, NodePools {nodepools}) have averaged under {low}% ({}) for an hour.",
+                    w.namespace, w.name, w.placement.pool, w.metric
+                )),
+                ("runbook", &format!(
+                    "lower replicas min of workload `{}` in {} (or let autoscale do it), or move it to a smaller GPU, time-slicing or MIG.",
+                    w.name, w.source
+                )),
+            ]),
+        });
+    }
+    rules
 }

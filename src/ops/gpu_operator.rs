@@ -4,23 +4,99 @@
 //! - `devicePlugin.config`: names the ConfigMap holding one config per time-slicing setup
 //!   (`time-slicing-<R>`, the value of the NodePool label `nvidia.com/device-plugin.config`) plus `default`
 //!   (no sharing) for nodes without the label.
-//! - `mig.strategy`: `single` when every MIG pool uses a config with one profile per GPU (`all-1g.10gb`): MIG
-//!   devices are then advertised as `nvidia.com/gpu`, the resource the NodePool limits, taints, alerts and
-//!   workload requests already use. `mixed` only when some config mixes profiles (`all-balanced`), which
-//!   `single` cannot serve; workloads then request `nvidia.com/mig-<profile>` resources.
+//! - `mig.strategy`: `single` whenever a pool uses MIG: MIG devices are then advertised as `nvidia.com/gpu`, the
+//!   resource the NodePool limits, taints, alerts and workload requests already use. A config that mixes
+//!   profiles (`all-balanced`) would need `mixed` (`nvidia.com/mig-<profile>` resources), which no instance type
+//!   advertises to Karpenter, so nothing would ever launch: the solver refuses it (E0178, see `mig.rs`).
 //! - `migManager.config`: the operator's `default-mig-parted-config`, the file gpuplan checks configs against.
+//! - images: every enabled component gets `repository`/`image`/`version`, from [`RELEASES`]. The operator's Helm
+//!   chart, installed without its own ClusterPolicy, gives the operator only `DRIVER_MANAGER_IMAGE` and
+//!   `VALIDATOR_IMAGE` (deployments/gpu-operator/templates/operator.yaml); any other component without images in
+//!   the CR fails with "empty image path provided through both ClusterPolicy CR and ENV"
+//!   (api/nvidia/v1/clusterpolicy_types.go `imagePath`). [`check_images`] refuses a rendered ClusterPolicy
+//!   (e.g. from a `--templates` override) that leaves an enabled component without them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ops::mig::MigConfigs;
+use serde_json::Value;
+
+use crate::ops::{ImageOverride, Monitoring};
 
 pub const CLUSTER_POLICY_NAME: &str = "cluster-policy";
 pub const DEVICE_PLUGIN_CONFIG_MAP: &str = "gpuplan-device-plugin-config";
 pub const MIG_PARTED_CONFIG_MAP: &str = "default-mig-parted-config";
 
+/// A container image as the ClusterPolicy spells it (`<repository>/<image>:<version>`, or `@<version>` for a
+/// `sha256:` digest).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Image {
+    pub repository: String,
+    pub image: String,
+    pub version: String,
+}
+
+/// One GPU Operator release and the images its Helm chart pins for the ClusterPolicy components gpuplan enables:
+/// `deployments/gpu-operator/values.yaml` at the release tag (the operator, validator and node-status-exporter
+/// images default to the chart's appVersion, which the release workflow sets to the tag).
+pub struct Release {
+    pub version: &'static str,
+    /// (component, repository, image, version); components are ClusterPolicy spec paths.
+    pub images: &'static [(&'static str, &'static str, &'static str, &'static str)],
+}
+
+/// The release gpuplan validates against: its ClusterPolicy CRD is `src/crds/gpu-operator/`.
+pub const DEFAULT_RELEASE: &str = "v26.7.0";
+
+/// The one place image versions live. Add a release here (with its CRD) to let `gpu-operator version="…"` pick it.
+pub const RELEASES: &[Release] = &[Release {
+    version: "v26.7.0",
+    images: &[
+        ("dcgmExporter", "nvcr.io/nvidia/k8s", "dcgm-exporter", "4.6.0-4.8.3-distroless"),
+        ("devicePlugin", "nvcr.io/nvidia", "k8s-device-plugin", "v0.20.0"),
+        ("driver", "nvcr.io/nvidia", "driver", "595.91.07"),
+        ("driver.manager", "nvcr.io/nvidia/cloud-native", "k8s-driver-manager", "v0.12.0"),
+        ("gfd", "nvcr.io/nvidia", "k8s-device-plugin", "v0.20.0"),
+        ("migManager", "nvcr.io/nvidia/cloud-native", "k8s-mig-manager", "v0.15.0"),
+        ("nodeStatusExporter", "nvcr.io/nvidia", "gpu-operator", "v26.7.0"),
+        ("toolkit", "nvcr.io/nvidia/k8s", "container-toolkit", "v1.20.0"),
+        ("validator", "nvcr.io/nvidia", "gpu-operator", "v26.7.0"),
+    ],
+}];
+
+/// Components whose image a profile may override (`gpu-operator { image "<component>" … }`).
+pub fn components() -> Vec<&'static str> {
+    RELEASES[0].images.iter().map(|i| i.0).collect()
+}
+
+pub fn release(version: &str) -> Option<&'static Release> {
+    RELEASES.iter().find(|r| r.version == version)
+}
+
+/// The images of `release` for the given components, with the profile's overrides applied field by field.
+pub fn images(release: &Release, enabled: &[&str], overrides: &BTreeMap<String, ImageOverride>) -> BTreeMap<String, Image> {
+    let mut out = BTreeMap::new();
+    for (component, repository, image, version) in release.images {
+        if !enabled.contains(component) {
+            continue;
+        }
+        let o = overrides.get(*component).cloned().unwrap_or_default();
+        out.insert(
+            component.to_string(),
+            Image {
+                repository: o.repository.unwrap_or_else(|| repository.to_string()),
+                image: o.image.unwrap_or_else(|| image.to_string()),
+                version: o.version.unwrap_or_else(|| version.to_string()),
+            },
+        );
+    }
+    out
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuOperatorPlan {
     pub namespace: String,
+    /// The GPU Operator release the images come from.
+    pub release: String,
     /// Driver and toolkit containers (false on EKS accelerated AMIs).
     pub driver_enabled: bool,
     pub toolkit_enabled: bool,
@@ -31,32 +107,37 @@ pub struct GpuOperatorPlan {
     pub mig_strategy: &'static str,
     /// Labels for the operator-managed dcgm-exporter ServiceMonitor (Prometheus' selector).
     pub service_monitor_labels: BTreeMap<String, String>,
+    /// Image of every enabled component, by ClusterPolicy spec path.
+    pub images: BTreeMap<String, Image>,
 }
 
 impl GpuOperatorPlan {
-    pub fn new(
-        namespace: &str,
-        accelerated_ami: bool,
-        time_slicing: BTreeSet<u32>,
-        mig_configs: BTreeSet<String>,
-        service_monitor_labels: BTreeMap<String, String>,
-    ) -> GpuOperatorPlan {
-        let configs = MigConfigs::builtin();
-        let mig_strategy = if mig_configs.is_empty() {
-            "none"
-        } else if mig_configs.iter().all(|c| configs.homogeneous(c)) {
-            "single"
-        } else {
-            "mixed"
-        };
+    pub fn new(monitoring: &Monitoring, accelerated_ami: bool, time_slicing: BTreeSet<u32>, mig_configs: BTreeSet<String>) -> GpuOperatorPlan {
+        // Configs that mix profiles are refused by the solver (E0178), so MIG always means `single`.
+        let mig_strategy = if mig_configs.is_empty() { "none" } else { "single" };
+        let driver_enabled = !accelerated_ami;
+        let mut enabled = vec!["devicePlugin", "dcgmExporter", "gfd", "nodeStatusExporter", "validator"];
+        if driver_enabled {
+            enabled.extend(["driver", "driver.manager"]);
+        }
+        if !accelerated_ami {
+            enabled.push("toolkit");
+        }
+        if !mig_configs.is_empty() {
+            enabled.push("migManager");
+        }
+        // The parser accepts only releases of the table.
+        let release = release(&monitoring.gpu_operator_release).unwrap_or(&RELEASES[0]);
         GpuOperatorPlan {
-            namespace: namespace.to_string(),
-            driver_enabled: !accelerated_ami,
+            namespace: monitoring.gpu_operator_namespace.clone(),
+            release: release.version.to_string(),
+            driver_enabled,
             toolkit_enabled: !accelerated_ami,
             time_slicing,
+            images: images(release, &enabled, &monitoring.gpu_operator_images),
             mig_configs,
             mig_strategy,
-            service_monitor_labels,
+            service_monitor_labels: monitoring.labels.clone(),
         }
     }
 
@@ -81,4 +162,62 @@ impl GpuOperatorPlan {
         }
         data
     }
+}
+
+/// ClusterPolicy components that take an image, and whether the operator runs them when `enabled` is unset
+/// (api/nvidia/v1/clusterpolicy_types.go `IsEnabled`). Left out: `validator` and `nodeStatusExporter` (they fall
+/// back to VALIDATOR_IMAGE) and `driver.manager` (DRIVER_MANAGER_IMAGE), the two variables the Helm chart's
+/// operator Deployment sets.
+const IMAGE_COMPONENTS: &[(&str, bool)] = &[
+    ("ccManager", false),
+    ("dcgm", false),
+    ("dcgmExporter", true),
+    ("devicePlugin", true),
+    ("driver", true),
+    ("gdrcopy", false),
+    ("gds", false),
+    ("gfd", true),
+    ("kataSandboxDevicePlugin", false),
+    ("migManager", true),
+    ("sandboxDevicePlugin", false),
+    ("toolkit", true),
+    ("vfioManager", false),
+    ("vgpuDeviceManager", false),
+    ("vgpuManager", false),
+];
+
+/// Every enabled component of a rendered ClusterPolicy without an environment fallback names its image:
+/// `repository`, `image` and `version` all set, or `image` alone as a full reference (the operator's
+/// `imagePath` accepts both). Returns (JSON pointer, message) pairs; empty when the policy can start.
+pub fn check_images(policy: &Value) -> Vec<(String, String)> {
+    let spec = &policy["spec"];
+    let mut out = Vec::new();
+    for (component, default_on) in IMAGE_COMPONENTS {
+        let c = &spec[*component];
+        if c.get("enabled").and_then(Value::as_bool).unwrap_or(*default_on) {
+            check_image(c, &format!("/spec/{component}"), component, &mut out);
+        }
+    }
+    out
+}
+
+fn check_image(c: &Value, pointer: &str, component: &str, out: &mut Vec<(String, String)>) {
+    let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").trim().to_string();
+    let (repository, image, version) = (field("repository"), field("image"), field("version"));
+    let full_reference = repository.is_empty() && version.is_empty() && image.contains('/');
+    if full_reference || ![&repository, &image, &version].iter().any(|v| v.is_empty()) {
+        return;
+    }
+    let missing: Vec<&str> = [("repository", &repository), ("image", &image), ("version", &version)]
+        .into_iter()
+        .filter(|(_, v)| v.is_empty())
+        .map(|(k, _)| k)
+        .collect();
+    out.push((
+        pointer.to_string(),
+        format!(
+            "{component} is enabled but has no {}: the GPU Operator's Helm chart gives the operator only DRIVER_MANAGER_IMAGE and VALIDATOR_IMAGE, so this component fails with \"empty image path provided through both ClusterPolicy CR and ENV\" (or \"repository, image and version must all be set\"); set repository, image and version (GPU Operator {DEFAULT_RELEASE} values in src/ops/gpu_operator.rs)",
+            missing.join(", ")
+        ),
+    ));
 }

@@ -13,7 +13,10 @@
 //!     label "release" "kube-prometheus-stack"
 //!     karpenter namespace="kube-system"
 //!     dcgm-exporter namespace="gpu-operator"
-//!     gpu-operator namespace="gpu-operator" manage=#true
+//!     prometheus-adapter namespace="monitoring"    // where its release runs (default: the monitoring namespace)
+//!     gpu-operator namespace="gpu-operator" manage=#true version="v26.7.0" {
+//!         image "devicePlugin" repository="registry.example.com/nvidia"   // per component; unset fields: the release's
+//!     }
 //!     alerts near-limit=90 low-gpu-utilization=20 pending-for="15m"
 //! }
 //! ```
@@ -24,10 +27,11 @@ use kdl::{KdlEntry, KdlNode, KdlValue};
 
 use super::{args, prop, Parser, Pool, Preset};
 use crate::diagnostic::{did_you_mean, Spanned};
-use crate::ops::{Autoscale, IntOrPercent, Monitoring, PdbBudget, ProfileOps, Workload, DEFAULT_GPU_METRIC};
+use crate::ops::gpu_operator;
+use crate::ops::{Autoscale, ImageOverride, IntOrPercent, Monitoring, PdbBudget, ProfileOps, Workload};
 
 const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "disruption-budget", "autoscale"];
-const MONITORING_CHILDREN: &[&str] = &["label", "karpenter", "dcgm-exporter", "gpu-operator", "alerts"];
+const MONITORING_CHILDREN: &[&str] = &["label", "karpenter", "dcgm-exporter", "prometheus-adapter", "gpu-operator", "alerts"];
 const TARGET_KINDS: [&str; 2] = ["Deployment", "StatefulSet"];
 
 impl Parser<'_> {
@@ -186,10 +190,7 @@ impl Parser<'_> {
                         Some(e) => self.expect_integer(e, "gpu-utilization", 1, 100).map(|v| v.value as u32),
                         None => Some(70),
                     };
-                    let metric = prop(child, "metric")
-                        .and_then(|e| self.expect_string(e, "metric"))
-                        .map(|m| m.value)
-                        .unwrap_or_else(|| DEFAULT_GPU_METRIC.to_string());
+                    let metric = prop(child, "metric").and_then(|e| self.expect_string(e, "metric")).map(|m| m.value);
                     if let Some(target) = target {
                         autoscale = Some(Spanned::new(Autoscale { gpu_utilization: target, metric }, span));
                     }
@@ -273,19 +274,11 @@ impl Parser<'_> {
             }
         };
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
-            self.no_children(child);
-            let child_span = self.span(child.span());
+            if child.name().value() != "gpu-operator" {
+                self.no_children(child);
+            }
             match child.name().value() {
-                "label" => {
-                    self.check_entries(child, &[], 2);
-                    let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "label")).collect();
-                    match kv.as_slice() {
-                        [k, v] => {
-                            m.labels.insert(k.value.clone(), v.value.clone());
-                        }
-                        _ => self.error(child_span, "E0107", "`label` needs a key and a value", "write label \"release\" \"kube-prometheus-stack\""),
-                    }
-                }
+                "label" => self.monitoring_label(child, &mut m.labels),
                 "karpenter" => {
                     self.check_entries(child, &["namespace"], 0);
                     namespace_of(self, child, &mut m.karpenter_namespace);
@@ -294,12 +287,19 @@ impl Parser<'_> {
                     self.check_entries(child, &["namespace"], 0);
                     namespace_of(self, child, &mut m.dcgm_namespace);
                 }
+                "prometheus-adapter" => {
+                    self.check_entries(child, &["namespace"], 0);
+                    let mut ns = m.namespace.clone();
+                    namespace_of(self, child, &mut ns);
+                    m.prometheus_adapter_namespace = Some(ns);
+                }
                 "gpu-operator" => {
-                    self.check_entries(child, &["namespace", "manage"], 0);
+                    self.check_entries(child, &["namespace", "manage", "version"], 0);
                     namespace_of(self, child, &mut m.gpu_operator_namespace);
                     if let Some(b) = prop(child, "manage").and_then(|e| self.expect_bool(e, "manage")) {
                         m.manage_gpu_operator = b.value;
                     }
+                    self.gpu_operator_release(child, &mut m);
                 }
                 "alerts" => {
                     self.check_entries(child, &["near-limit", "low-gpu-utilization", "pending-for"], 0);
@@ -318,6 +318,76 @@ impl Parser<'_> {
         }
         Some(Spanned::new(m, span))
     }
+
+    /// `label "release" "prom"` sets a label of the PrometheusRule and ServiceMonitors; `label "release" #null`
+    /// removes one (the default `release=kube-prometheus-stack` included; lint GP015 warns when none is left).
+    fn monitoring_label(&mut self, child: &KdlNode, labels: &mut BTreeMap<String, String>) {
+        self.check_entries(child, &[], 2);
+        let entries: Vec<&KdlEntry> = args(child).collect();
+        let [key, value] = entries.as_slice() else {
+            let span = self.span(child.span());
+            self.error(span, "E0107", "`label` needs a key and a value", "write label \"release\" \"kube-prometheus-stack\" (or a #null value to remove a default label)");
+            return;
+        };
+        let Some(key) = self.expect_string(key, "label key") else { return };
+        if matches!(value.value(), KdlValue::Null) {
+            labels.remove(&key.value);
+        } else if let Some(v) = self.expect_string(value, "label value") {
+            labels.insert(key.value, v.value);
+        }
+    }
+
+    /// `gpu-operator version="v26.7.0" { image "devicePlugin" repository=… image=… version=… }`.
+    fn gpu_operator_release(&mut self, node: &KdlNode, m: &mut Monitoring) {
+        if let Some(v) = prop(node, "version").and_then(|e| self.expect_string(e, "version")) {
+            let known: Vec<&str> = gpu_operator::RELEASES.iter().map(|r| r.version).collect();
+            if gpu_operator::release(&v.value).is_some() {
+                m.gpu_operator_release = v.value;
+            } else {
+                let mut help = did_you_mean(&v, known.iter().copied()).map(|d| format!("{d} ")).unwrap_or_default();
+                help.push_str(&format!(
+                    "gpuplan pins the images of GPU Operator release(s) {} (src/ops/gpu_operator.rs); override single images with `image \"<component>\" version=\"…\"` inside this node",
+                    known.join(", ")
+                ));
+                self.error(v.span, "E0179", format!("unknown GPU Operator release `{}`", v.value), help);
+            }
+        }
+        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+            self.no_children(child);
+            if child.name().value() != "image" {
+                self.unknown_node(child, &["image"], "`gpu-operator`");
+                continue;
+            }
+            if let Some((component, o)) = self.image_override(child) {
+                m.gpu_operator_images.insert(component, o);
+            }
+        }
+    }
+
+    fn image_override(&mut self, child: &KdlNode) -> Option<(String, ImageOverride)> {
+        self.check_entries(child, &["repository", "image", "version"], 1);
+        let components = gpu_operator::components();
+        let Some(component) = args(child).next().and_then(|e| self.expect_string(e, "the component")) else {
+            let span = self.span(child.span());
+            self.error(span, "E0107", "`image` needs the ClusterPolicy component it overrides", format!("write image \"devicePlugin\" version=\"…\"; components: {}", components.join(", ")));
+            return None;
+        };
+        if !components.contains(&component.as_str()) {
+            let mut help = did_you_mean(&component, components.iter().copied()).map(|d| format!("{d} ")).unwrap_or_default();
+            help.push_str(&format!("components with an image: {}", components.join(", ")));
+            self.error(component.span, "E0118", format!("unknown GPU Operator component `{}`", component.value), help);
+            return None;
+        }
+        let mut field = |key: &str| -> Option<String> {
+            prop(child, key).and_then(|e| self.expect_string(e, key)).map(|v| v.value).filter(|v| !v.trim().is_empty())
+        };
+        let o = ImageOverride { repository: field("repository"), image: field("image"), version: field("version") };
+        if o == ImageOverride::default() {
+            self.error(component.span, "E0107", format!("`image \"{}\"` overrides nothing", component.value), "set repository=, image= and/or version= (non-empty)");
+            return None;
+        }
+        Some((component.value, o))
+    }
 }
 
 /// Pools whose preset is training or batch: workloads there get an HPA only when they ask for one.
@@ -328,3 +398,12 @@ pub(crate) fn is_training_pool(pools: &[Pool], pool: &str) -> bool {
         .is_some_and(|p| matches!(p.preset.value, Preset::TrainingOnDemand | Preset::BatchSpot))
 }
 
+
+/// The profile's pool a workload's `pool=` names (a tier name resolves to its pool), and whether its NodePools
+/// carry the pool taint (every preset but `general`).
+pub(crate) fn pool_placement(pools: &[Pool], pool: &str) -> (String, bool) {
+    match pools.iter().find(|p| p.name.value == pool || p.tiers.iter().any(|t| t.name.value == pool)) {
+        Some(p) => (p.name.value.clone(), p.preset.value != Preset::General),
+        None => (pool.to_string(), false),
+    }
+}

@@ -393,8 +393,25 @@ mod tests {
     }
 }
 
+/// A config that gives one GPU several MIG profiles needs the device plugin's `mixed` strategy, which advertises
+/// `nvidia.com/mig-<profile>` resources (k8s-device-plugin README, MIG_STRATEGY; internal/rm/rm.go). Karpenter
+/// knows an instance type's resources from EC2 (physical `nvidia.com/gpu` only), so a pod requesting
+/// `nvidia.com/mig-1g.10gb` fits no instance type and Karpenter never launches a node for it; the NodePool's
+/// `nvidia.com/gpu` limit and the pending alerts would not see those resources either.
+fn mixed_strategy_error(config: &str, span: crate::diagnostic::Span, sources: &crate::diagnostic::Sources) -> crate::diagnostic::ProfileDiagnostic {
+    let configs = MigConfigs::builtin();
+    let single: Vec<&str> = ["all-1g.10gb", "all-2g.20gb", "all-3g.40gb"].into_iter().filter(|c| configs.exists(c) && configs.homogeneous(c)).collect();
+    sources
+        .error(span, "E0178", format!("MIG config `{config}` mixes MIG profiles on a GPU, which Karpenter cannot provision"))
+        .label("needs the `mixed` MIG strategy")
+        .help(format!(
+            "with several profiles per GPU the device plugin advertises nvidia.com/mig-<profile> resources that no instance type advertises to Karpenter, so pods requesting them never get a node; use a single-profile config (e.g. {}): the `single` strategy then advertises each MIG device as nvidia.com/gpu, the resource the NodePool limits",
+            single.join(", ")
+        ))
+}
+
 /// A solver filter for a MIG pool: only types whose GPU has the pool's MIG config. Errors when the config
-/// does not exist at all (E0174) or not for a GPU the pool names (E0173).
+/// does not exist at all (E0174), mixes profiles (E0178), or does not exist for a GPU the pool names (E0173).
 #[allow(clippy::type_complexity)]
 pub fn pool_filter(
     settings: &crate::intent::Settings,
@@ -411,6 +428,9 @@ pub fn pool_filter(
         }
         help.push_str("MIG configs are the keys of the GPU Operator's default-mig-parted-config, e.g. all-1g.10gb, all-2g.20gb, all-3g.40gb, all-balanced");
         return Err(sources.error(sharing.span, "E0174", format!("unknown MIG config `{config}`")).help(help));
+    }
+    if !configs.homogeneous(config) {
+        return Err(mixed_strategy_error(config, sharing.span, sources));
     }
     // Distinct GPU models (name, MiB) of the catalog, by lower-case name.
     let mut models: BTreeMap<String, BTreeSet<(String, u64)>> = BTreeMap::new();

@@ -6,11 +6,15 @@
 //!   GPU alerts) and the ServiceMonitors that feed it;
 //! - [`gpu_operator`]: the NVIDIA GPU Operator ClusterPolicy and the device-plugin time-slicing ConfigMap;
 //! - [`mig`]: which MIG configuration exists for which GPU (used by the solver's filter too).
+//! - [`adapter`]: prometheus-adapter's rules for the HPAs' Pods metrics (a ConfigMap for `rules.existing`);
+//! - [`check`]: checks on the rendered objects that a schema cannot express (run by every compile).
 //!
 //! Profile syntax is parsed in `intent.rs`'s walk (see `ops/intent.rs`, a child module of `intent` so that
 //! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179 belong to this module.
 
+pub mod adapter;
 pub mod alerts;
+pub mod check;
 pub mod gpu_operator;
 pub mod mig;
 pub mod plan;
@@ -89,13 +93,64 @@ pub enum PdbBudget {
 /// `autoscale gpu-utilization=70 metric="DCGM_FI_DEV_GPU_UTIL"`
 #[derive(Debug, Clone, PartialEq)]
 pub struct Autoscale {
-    /// Target average GPU utilization per pod, percent.
+    /// Target average GPU utilization per pod, percent (converted to the metric's unit).
     pub gpu_utilization: u32,
-    /// The per-pod metric prometheus-adapter exposes from dcgm-exporter.
-    pub metric: String,
+    /// The per-pod metric prometheus-adapter exposes from dcgm-exporter; None: the pool's (see [`gpu_metric`]).
+    pub metric: Option<String>,
 }
 
+/// dcgm-exporter's whole-GPU utilization, in percent (etc/default-counters.csv).
 pub const DEFAULT_GPU_METRIC: &str = "DCGM_FI_DEV_GPU_UTIL";
+/// The graphics engine's active ratio (0–1), the utilization MIG devices report: `DCGM_FI_DEV_GPU_UTIL` is not
+/// supported for MIG instances (NVIDIA/dcgm-exporter#216, #430; etc/dcp-metrics-included.csv enables this one).
+pub const MIG_GPU_METRIC: &str = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
+
+/// The utilization metric of a pool: MIG pools need the profiling metric.
+pub fn gpu_metric(mig: bool) -> &'static str {
+    if mig {
+        MIG_GPU_METRIC
+    } else {
+        DEFAULT_GPU_METRIC
+    }
+}
+
+/// Whether a dcgm-exporter metric is a 0–1 ratio (`DCGM_FI_PROF_*`) rather than a percentage: HPA targets and
+/// alert thresholds must be written in the metric's own unit.
+pub fn metric_is_ratio(metric: &str) -> bool {
+    metric.starts_with("DCGM_FI_PROF_")
+}
+
+/// A utilization percentage in the metric's unit, as a PromQL number (70 → `70`, or `0.7` for a ratio).
+pub fn threshold(metric: &str, percent: u32) -> String {
+    if metric_is_ratio(metric) {
+        format!("{}", f64::from(percent) / 100.0)
+    } else {
+        percent.to_string()
+    }
+}
+
+/// A utilization percentage in the metric's unit, as a canonical Kubernetes quantity (70 → `"70"`, or `"700m"`
+/// for a ratio: the API server would rewrite `0.7` to `700m`, a permanent GitOps diff).
+pub fn quantity(metric: &str, percent: u32) -> String {
+    match (metric_is_ratio(metric), percent % 100) {
+        (false, _) => percent.to_string(),
+        (true, 0) => (percent / 100).to_string(),
+        (true, _) => format!("{}m", percent * 10),
+    }
+}
+
+/// The label kube-prometheus-stack's Prometheus selects PrometheusRules and ServiceMonitors by when installed as
+/// release `kube-prometheus-stack` (`ruleSelectorNilUsesHelmValues: true` → `matchLabels: {release: <release>}`,
+/// charts/kube-prometheus-stack/templates/prometheus/prometheus.yaml).
+pub const DEFAULT_MONITORING_LABEL: (&str, &str) = ("release", "kube-prometheus-stack");
+
+/// `gpu-operator { image "<component>" repository=… image=… version=… }`: unset fields keep the release's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImageOverride {
+    pub repository: Option<String>,
+    pub image: Option<String>,
+    pub version: Option<String>,
+}
 
 /// `monitoring namespace="monitoring" { … }`: where the PrometheusRule and ServiceMonitors go and what
 /// Prometheus selects them by. One per cluster.
@@ -107,26 +162,41 @@ pub struct Monitoring {
     pub labels: BTreeMap<String, String>,
     pub karpenter_namespace: String,
     pub dcgm_namespace: String,
+    /// Namespace of prometheus-adapter's release (its config ConfigMap goes there); None: `namespace`.
+    pub prometheus_adapter_namespace: Option<String>,
     /// Namespace the GPU Operator runs in (the time-slicing ConfigMap goes there).
     pub gpu_operator_namespace: String,
     /// Whether gpuplan generates the ClusterPolicy (false: the operator is managed elsewhere; gpuplan then
     /// emits its own dcgm-exporter ServiceMonitor).
     pub manage_gpu_operator: bool,
+    /// GPU Operator release whose images the ClusterPolicy pins (a version of `gpu_operator::RELEASES`).
+    pub gpu_operator_release: String,
+    /// Per-component image overrides, by ClusterPolicy spec path (`devicePlugin`, `driver.manager`, …).
+    pub gpu_operator_images: BTreeMap<String, ImageOverride>,
     /// Alert thresholds.
     pub near_limit_percent: u32,
     pub low_utilization_percent: u32,
     pub pending_for: String,
 }
 
+impl Monitoring {
+    pub fn adapter_namespace(&self) -> &str {
+        self.prometheus_adapter_namespace.as_deref().unwrap_or(&self.namespace)
+    }
+}
+
 impl Default for Monitoring {
     fn default() -> Self {
         Monitoring {
             namespace: "monitoring".into(),
-            labels: BTreeMap::new(),
+            labels: BTreeMap::from([(DEFAULT_MONITORING_LABEL.0.to_string(), DEFAULT_MONITORING_LABEL.1.to_string())]),
             karpenter_namespace: "kube-system".into(),
             dcgm_namespace: "gpu-operator".into(),
+            prometheus_adapter_namespace: None,
             gpu_operator_namespace: "gpu-operator".into(),
             manage_gpu_operator: true,
+            gpu_operator_release: gpu_operator::DEFAULT_RELEASE.to_string(),
+            gpu_operator_images: BTreeMap::new(),
             near_limit_percent: 90,
             low_utilization_percent: 20,
             pending_for: "15m".into(),

@@ -8,8 +8,8 @@ use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::intent::{Profile, Sharing};
 use crate::ops::alerts::{self, AlertsPlan};
 use crate::ops::gpu_operator::GpuOperatorPlan;
-use crate::ops::workload::{default_pdb, HpaPlan, ScalingStyle, WorkloadPlan};
-use crate::ops::Monitoring;
+use crate::ops::workload::{default_pdb, HpaPlan, Placement, ScalingStyle, WorkloadPlan};
+use crate::ops::{gpu_metric, quantity, Monitoring};
 use crate::solve::ClusterPlan;
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -80,23 +80,19 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 );
             }
             let training = crate::intent::is_training_pool(&profile.pools, &w.pool.value);
-            let hpa = match &w.autoscale {
-                Some(a) => Some(HpaPlan {
-                    min: w.replicas_min.value,
-                    max: w.replicas_max.value,
-                    metric: a.metric.clone(),
-                    target_utilization: a.gpu_utilization,
-                    style: if training { ScalingStyle::Training } else { ScalingStyle::Inference },
-                }),
-                None if !training && w.replicas_max.value > w.replicas_min.value => Some(HpaPlan {
-                    min: w.replicas_min.value,
-                    max: w.replicas_max.value,
-                    metric: crate::ops::DEFAULT_GPU_METRIC.into(),
-                    target_utilization: 70,
-                    style: ScalingStyle::Inference,
-                }),
-                None => None,
-            };
+            let mig = nodepools.iter().any(|p| matches!(p.sharing, Some(Sharing::Mig { .. })));
+            let metric = w.autoscale.as_ref().and_then(|a| a.value.metric.clone()).unwrap_or_else(|| gpu_metric(mig).to_string());
+            // Only a workload that asks for `autoscale` gets an HPA: scaling down a notebook server or a trainer
+            // that never asked for it kills sessions and steps.
+            let hpa = w.autoscale.as_ref().map(|a| HpaPlan {
+                min: w.replicas_min.value,
+                max: w.replicas_max.value,
+                metric: metric.clone(),
+                target_utilization: a.value.gpu_utilization,
+                target_quantity: quantity(&metric, a.value.gpu_utilization),
+                style: if training { ScalingStyle::Training } else { ScalingStyle::Inference },
+            });
+            let (pool_name, tainted) = crate::intent::pool_placement(&profile.pools, &w.pool.value);
             let mut names: Vec<String> = nodepools.iter().map(|p| p.name.clone()).collect();
             names.sort();
             workloads.push(WorkloadPlan {
@@ -106,6 +102,8 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 source: source.clone(),
                 pool: w.pool.value.clone(),
                 nodepools: names,
+                placement: Placement { pool: pool_name, tainted },
+                metric,
                 kind: w.kind.value.clone(),
                 selector: w.selector.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
                 pdb: w.disruption_budget.as_ref().map(|b| b.value).or_else(|| default_pdb(w.replicas_max.value)),
@@ -146,14 +144,14 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 None => {}
             }
         }
-        GpuOperatorPlan::new(&monitoring.gpu_operator_namespace, cluster.accelerated_ami, time_slicing, mig, monitoring.labels.clone())
+        GpuOperatorPlan::new(&monitoring, cluster.accelerated_ami, time_slicing, mig)
     });
 
     if !diagnostics.is_empty() {
         return Err(diagnostics);
     }
     Ok(OpsPlan {
-        alerts: alerts::plan(cluster, &monitoring),
+        alerts: alerts::plan(cluster, &monitoring, &workloads),
         dcgm_service_monitor: nvidia && !monitoring.manage_gpu_operator,
         monitoring,
         monitoring_from: monitoring_from.map(|(p, s, _)| (p, s)),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
+use crate::ops::adapter;
 use crate::ops::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
 use crate::ops::workload::pdb_field;
 use crate::render::{common_labels, object_path, provenance, to_yaml, Manifest, RenderError, Renderer};
@@ -18,6 +19,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("servicemonitor.yaml.j2", include_str!("../../templates/servicemonitor.yaml.j2")),
     ("clusterpolicy.yaml.j2", include_str!("../../templates/clusterpolicy.yaml.j2")),
     ("device-plugin-configmap.yaml.j2", include_str!("../../templates/device-plugin-configmap.yaml.j2")),
+    ("prometheus-adapter-configmap.yaml.j2", include_str!("../../templates/prometheus-adapter-configmap.yaml.j2")),
 ];
 
 /// Cluster-wide objects carry all the cluster's profiles.
@@ -45,6 +47,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         let mut annotations = annotations;
         annotations.insert("gpuplan.dev/pool".into(), w.pool.clone());
         annotations.insert("gpuplan.dev/nodepools".into(), w.nodepools.join(","));
+        annotations.insert("gpuplan.dev/placement".into(), format!("pods need {} to run on pool {} only", w.placement.describe(), w.placement.pool));
         let workload = json!({ "name": w.name, "namespace": w.namespace, "kind": w.kind, "selector": w.selector });
         if let Some(pdb) = w.pdb {
             let (field, value) = pdb_field(pdb);
@@ -60,9 +63,17 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         }
         if let Some(hpa) = &w.hpa {
             let mut annotations = annotations.clone();
+            let unit = if crate::ops::metric_is_ratio(&hpa.metric) { "a 0–1 ratio" } else { "percent" };
             annotations.insert(
                 "gpuplan.dev/metric".into(),
-                format!("{} is dcgm-exporter's per-GPU utilization (percent), served per pod by prometheus-adapter", hpa.metric),
+                format!(
+                    "{} (dcgm-exporter, {unit}; target {}% = {}) served per pod by prometheus-adapter from ConfigMap {}/{}",
+                    hpa.metric,
+                    hpa.target_utilization,
+                    hpa.target_quantity,
+                    ops.monitoring.adapter_namespace(),
+                    adapter::CONFIG_MAP
+                ),
             );
             out.push(Manifest {
                 path: path("horizontalpodautoscaler", &format!("{}-{}", w.namespace, w.name)),
@@ -74,7 +85,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
                         "labels": common_labels(),
                         "annotations": annotations,
                         "workload": workload,
-                        "hpa": { "min": hpa.min, "max": hpa.max, "metric": hpa.metric, "target": hpa.target_utilization, "behavior": hpa.behavior() },
+                        "hpa": { "min": hpa.min, "max": hpa.max, "metric": hpa.metric, "target": hpa.target_quantity, "behavior": hpa.behavior() },
                     }),
                 )?,
             });
@@ -110,6 +121,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         "namespace": ops.monitoring.karpenter_namespace,
         "match_labels": { "app.kubernetes.io/name": "karpenter" },
         "port": "http-metrics",
+        "honor_labels": false,
     })];
     if ops.dcgm_service_monitor {
         monitors.push(json!({
@@ -117,6 +129,9 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
             "namespace": ops.monitoring.dcgm_namespace,
             "match_labels": { "app": "nvidia-dcgm-exporter" },
             "port": "gpu-metrics",
+            // dcgm-exporter labels each series with the pod/namespace using the GPU; without honorLabels
+            // Prometheus renames them exported_pod/exported_namespace and sets the exporter's own.
+            "honor_labels": true,
         }));
     }
     for monitor in monitors {
@@ -132,6 +147,20 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         });
     }
 
+    if let Some(config) = adapter::config(&ops.workloads) {
+        let name = adapter::CONFIG_MAP;
+        let data = BTreeMap::from([(adapter::CONFIG_KEY.to_string(), to_yaml(&serde_json::to_value(&config).expect("adapter config serializes")))]);
+        out.push(Manifest {
+            path: path("configmap", name),
+            source: crate::output::GPUPLAN_SOURCE.into(),
+            object: renderer.render_template(
+                "prometheus-adapter-configmap.yaml.j2",
+                name,
+                json!({ "name": name, "namespace": ops.monitoring.adapter_namespace(), "labels": common_labels(), "annotations": annotations, "data": data }),
+            )?,
+        });
+    }
+
     if let Some(g) = &ops.gpu_operator {
         let mut tolerations: BTreeSet<(String, String)> = BTreeSet::from([("nvidia.com/gpu".to_string(), "NoSchedule".to_string())]);
         for p in cluster.pools.iter().filter(|p| p.accelerator == crate::catalog::AcceleratorKind::Nvidia) {
@@ -142,11 +171,11 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         let tolerations: Vec<Value> = tolerations.into_iter().map(|(key, effect)| json!({ "key": key, "effect": effect })).collect();
         let device_plugin_config = (!g.time_slicing.is_empty()).then(|| json!({ "name": DEVICE_PLUGIN_CONFIG_MAP, "default": "default" }));
         let mut policy_annotations = annotations.clone();
+        policy_annotations.insert("gpuplan.dev/gpu-operator-release".into(), format!("{}: images pinned to this release's chart defaults (see src/ops/gpu_operator.rs)", g.release));
         policy_annotations.insert(
             "gpuplan.dev/mig-strategy".into(),
             match g.mig_strategy {
                 "single" => "single: every MIG config in use gives each GPU one profile, advertised as nvidia.com/gpu (the resource the NodePools limit)".into(),
-                "mixed" => "mixed: a MIG config in use mixes profiles; pods request nvidia.com/mig-<profile>".into(),
                 _ => "none: no pool uses MIG".to_string(),
             },
         );
@@ -169,6 +198,8 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
                         "mig_manager": !g.mig_configs.is_empty(),
                         "mig_config_map": MIG_PARTED_CONFIG_MAP,
                         "tolerations": tolerations,
+                        "images": g.images,
+                        "release": g.release,
                     },
                 }),
             )?,

@@ -15,6 +15,10 @@ pub struct WorkloadPlan {
     /// The pool as written and the NodePools it stands for.
     pub pool: String,
     pub nodepools: Vec<String>,
+    /// Where the pods must be placed to land on that pool only.
+    pub placement: Placement,
+    /// The GPU utilization metric of the pool (percent, or a 0–1 ratio on MIG pools).
+    pub metric: String,
     /// scaleTargetRef kind.
     pub kind: String,
     pub selector: BTreeMap<String, String>,
@@ -41,8 +45,59 @@ pub struct HpaPlan {
     pub min: u32,
     pub max: u32,
     pub metric: String,
+    /// The target as the profile wrote it (percent)…
     pub target_utilization: u32,
+    /// …and as the HPA's `averageValue`, in the metric's unit (`"70"`, or `"700m"` for a ratio).
+    pub target_quantity: String,
     pub style: ScalingStyle,
+}
+
+/// The pool label and taint gpuplan's NodePools carry (`gpuplan.dev/pool: <pool>` on every tier; the
+/// `gpuplan.dev/pool=<pool>:NoSchedule` taint on pools whose preset is not `general`), and so the nodeSelector
+/// and toleration a workload needs to run on its pool and nowhere else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// The profile's pool (a tier name resolves to its pool).
+    pub pool: String,
+    pub tainted: bool,
+}
+
+pub const POOL_LABEL: &str = "gpuplan.dev/pool";
+
+impl Placement {
+    pub fn node_selector(&self) -> String {
+        format!("{POOL_LABEL}: {}", self.pool)
+    }
+
+    pub fn toleration(&self) -> Option<String> {
+        self.tainted.then(|| format!("{{key: {POOL_LABEL}, operator: Equal, value: {}, effect: NoSchedule}}", self.pool))
+    }
+
+    /// One line for annotations and alert texts.
+    pub fn describe(&self) -> String {
+        match self.toleration() {
+            Some(t) => format!("nodeSelector {{{}}} and toleration {t}", self.node_selector()),
+            None => format!("nodeSelector {{{}}}", self.node_selector()),
+        }
+    }
+}
+
+impl WorkloadPlan {
+    /// A PromQL regex for the names of the workload's pods: a Deployment's are `<name>-<pod-template-hash>-<5
+    /// chars>` (ReplicaSet name + suffix), a StatefulSet's `<name>-<ordinal>`. Narrow enough that a workload
+    /// named `<name>-x` does not match.
+    pub fn pod_regex(&self) -> String {
+        let name = self.name.replace('.', "\\\\.");
+        match self.kind.as_str() {
+            "StatefulSet" => format!("{name}-[0-9]+"),
+            _ => format!("{name}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}"),
+        }
+    }
+
+    /// The PromQL selector of the workload's pods.
+    pub fn pod_selector(&self) -> String {
+        format!("namespace=\"{}\",pod=~\"{}\"", self.namespace, self.pod_regex())
+    }
 }
 
 impl HpaPlan {
