@@ -15,13 +15,18 @@
 //!     "profiles": [ { "name", "source", "priority", "budget_usd_per_hour" (null if none),
 //!       "expected_usd_per_hour", "worst_case_usd_per_hour", "expected_is_estimate", "worst_case_is_estimate",
 //!       "worst_case_budget_share" (worst/budget, null without budget),
+//!       "worst_case_bound" ("guaranteed" | "empirical"),
 //!       "findings": [ { "code", "message", "location", "help" } ],   // profile-wide lint findings
 //!       "pools": [ { "name" (NodePool), "pool", "tier", "tiers", "resource", "capacity_types", "zones",
 //!         "weight", "weight_reason", "weight_explicit", "limit", "limit_reason", "largest_node",
 //!         "units_per_accelerator", "expected_usd_per_hour", "worst_case_usd_per_hour",
-//!         "expected_is_estimate", "worst_case_is_estimate", "allow", "notes",
+//!         "expected_is_estimate", "worst_case_is_estimate", "worst_case_bound", "worst_case_basis" (words),
+//!         "cpu_limit" (shared pools, else null), "fixed_usd_per_hour" (reservations, else null),
+//!         "placement": { "nodeSelector": {…}, "tolerations": [ { "key", "operator", "value"?, "effect" } ] },
+//!         "allow", "notes",
 //!         "candidates": [ { "rank", "name", "accelerators", "accelerator_name", "memory_gib_per_accelerator",
-//!           "usd_per_hour", "usd_per_accelerator_hour", "usd_per_accelerator_gib_hour", "estimate",
+//!           "usd_per_hour", "usd_per_accelerator_hour", "usd_per_accelerator_gib_hour", "estimate" (expected
+//!           prices), "ceiling_usd_per_accelerator_hour" (the worst-case price),
 //!           "estimate_source" (catalog source id or null) } ],
 //!         "removed": [ { "constraint", "count", "examples" } ],      // examples: the first 5 types
 //!         "findings": [ … ] } ] } ] } ],
