@@ -324,12 +324,26 @@ impl Catalog {
     /// annotations: the same catalog always gives the same digest. Fetch times are left out, so a refresh that
     /// observes the same types, offerings and prices does not touch every manifest's annotation.
     pub fn digest(&self) -> String {
-        let mut content = self.clone();
-        for source in content.sources.values_mut() {
-            source.fetched_at = None;
-        }
-        let hash = Sha256::digest(content.to_json().as_bytes());
-        hash.iter().take(6).map(|b| format!("{b:02x}")).collect()
+        snapshot_digest(&self.to_json())
+    }
+
+    /// Loads like [`Catalog::load`] and returns the digest of the snapshot as read: for a snapshot gpuplan wrote
+    /// (canonical JSON) it equals [`Catalog::digest`], without serializing the catalog again (which costs more than
+    /// the rest of a small compile).
+    pub fn load_with_digest(dir: &Path, region: &str) -> Result<(Catalog, String), CatalogError> {
+        let path = dir.join(format!("{region}.json"));
+        let (text, origin) = match std::fs::read_to_string(&path) {
+            Ok(text) => (std::borrow::Cow::Owned(text), path),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && region == "us-east-1" => {
+                (std::borrow::Cow::Borrowed(EMBEDDED_US_EAST_1), PathBuf::from("<built-in us-east-1 catalog>"))
+            }
+            Err(_) => return Catalog::load(dir, region).map(|c| {
+                let digest = c.digest();
+                (c, digest)
+            }),
+        };
+        let catalog = Catalog::from_json(&text, &origin)?;
+        Ok((catalog, snapshot_digest(&text)))
     }
 
     pub fn get(&self, name: &str) -> Option<&InstanceType> {
@@ -356,6 +370,19 @@ impl Catalog {
     pub fn newest_fetch(&self) -> Option<&str> {
         self.sources.values().filter_map(|s| s.fetched_at.as_deref()).max()
     }
+}
+
+/// The digest of a snapshot's text: sha256 of its lines without the `"fetched_at": …` ones, first 12 hex digits.
+/// On [`Catalog::to_json`]'s output this is the digest of the catalog with every fetch time removed (`fetched_at`
+/// is never the last field of a source, so dropping its line leaves exactly that serialization).
+pub fn snapshot_digest(text: &str) -> String {
+    let mut hash = Sha256::new();
+    for line in text.split_inclusive('\n') {
+        if !line.trim_start().starts_with("\"fetched_at\":") {
+            hash.update(line.as_bytes());
+        }
+    }
+    hash.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
 
 /// Writes a snapshot so that readers see the old file or the new one, never a mix: a temporary file in the same

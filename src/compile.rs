@@ -91,14 +91,17 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let warnings = diagnostics;
 
     let mut catalogs = BTreeMap::new();
+    let mut digests = BTreeMap::new();
     for profile in &profiles {
         let region = &profile.cluster.region.value;
         if !catalogs.contains_key(region) {
-            catalogs.insert(region.clone(), Catalog::load(&opts.catalogs_dir, region)?);
+            let (catalog, digest) = Catalog::load_with_digest(&opts.catalogs_dir, region)?;
+            catalogs.insert(region.clone(), catalog);
+            digests.insert(region.clone(), digest);
         }
     }
 
-    let plan = solve::solve(&profiles, &sources, &catalogs).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
+    let plan = solve::solve(&profiles, &sources, &catalogs, &digests).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
     let renderer = Renderer::new(opts.templates_dir.as_deref())?;
     let manifests = renderer.render_plan(&plan)?;
     let validator = crate::validate::Validator::builtin();

@@ -232,11 +232,14 @@ pub struct Toleration {
     pub effect: String,
 }
 
-/// Everything the solver needs from outside: the profiles, their sources, and a catalog per region.
+/// Everything the solver needs from outside: the profiles, their sources, and a catalog (with its digest) per
+/// region.
 pub fn solve(
     profiles: &[Profile],
     sources: &Sources,
     catalogs: &BTreeMap<String, Catalog>,
+    // The provenance digest of each catalog (`Catalog::load_with_digest`), by region.
+    digests: &BTreeMap<String, String>,
 ) -> Result<Plan, Vec<ProfileDiagnostic>> {
     let mut diagnostics = Vec::new();
     let mut clusters: BTreeMap<String, Vec<&Profile>> = BTreeMap::new();
@@ -244,7 +247,6 @@ pub fn solve(
         clusters.entry(p.cluster.name.value.clone()).or_default().push(p);
     }
     // The digest serializes the whole catalog: once per region, not once per cluster.
-    let digests: BTreeMap<&str, String> = catalogs.iter().map(|(region, c)| (region.as_str(), c.digest())).collect();
     let mut ready = Vec::new();
     for (cluster_name, mut members) in clusters {
         members.sort_by(|a, b| b.priority.value.cmp(&a.priority.value).then(a.name.value.cmp(&b.name.value)));
@@ -275,7 +277,7 @@ pub fn solve(
             );
             continue;
         };
-        let digest = digests[first.cluster.region.value.as_str()].clone();
+        let digest = digests.get(&first.cluster.region.value).cloned().unwrap_or_else(|| catalog.digest());
         ready.push((cluster_name, members, catalog, digest));
     }
     // Clusters are independent: solved on every core, collected in name order.

@@ -124,3 +124,18 @@ fn digest_ignores_fetch_times_but_not_prices() {
     repriced.instance_types[0].on_demand.as_mut().unwrap().usd_per_hour += 0.01;
     assert_ne!(c.digest(), repriced.digest());
 }
+
+/// compile reads the digest off the snapshot's text (`load_with_digest`) instead of serializing the catalog
+/// again: for every committed snapshot it must be the catalog's own digest, fetch times left out.
+#[test]
+fn digest_of_a_loaded_snapshot_is_the_catalog_digest() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    for region in ["us-east-1", "us-west-2"] {
+        let (catalog, digest) = Catalog::load_with_digest(&dir, region).unwrap();
+        assert_eq!(digest, catalog.digest(), "{region}");
+        assert!(catalog.sources.values().any(|s| s.fetched_at.is_some()), "{region}: the test needs fetch times to leave out");
+    }
+    // The built-in snapshot too (no file on disk).
+    let (catalog, digest) = Catalog::load_with_digest(Path::new("/nonexistent"), "us-east-1").unwrap();
+    assert_eq!(digest, catalog.digest());
+}

@@ -97,6 +97,34 @@ pub struct Validator {
     kinds: BTreeMap<(String, String), Entry>,
     /// (group, kind) → every version the schemas define, and whether it is served.
     versions: BTreeMap<(String, String), Vec<(String, bool)>>,
+    /// Embedded CRDs by (group, kind), compiled the first time an object of that kind is validated: a compile
+    /// that emits no ClusterPolicy never pays for its 150 kB schema.
+    lazy: BTreeMap<(String, String), LazyCrd>,
+}
+
+/// One embedded CRD, compiled on first use into a validator of its own.
+struct LazyCrd {
+    path: &'static str,
+    text: &'static str,
+    compiled: OnceLock<Validator>,
+}
+
+impl LazyCrd {
+    fn get(&self) -> &Validator {
+        self.compiled.get_or_init(|| {
+            let mut v = Validator::empty();
+            v.add_crd(Path::new(self.path), self.text).expect("embedded CRD compiles");
+            v
+        })
+    }
+}
+
+/// (group, kind) of a CRD file as controller-gen writes it (`spec:` then `  group:` and `    kind:` under
+/// `names:`), read without parsing the YAML; `embedded_crds_are_indexed_by_their_group_and_kind` checks it
+/// against the parsed CRDs.
+fn crd_identity(text: &str) -> Option<(String, String)> {
+    let value = |prefix: &str| text.lines().find_map(|l| l.strip_prefix(prefix)).map(|v| v.trim().to_string());
+    Some((value("  group: ")?, value("    kind: ")?))
 }
 
 impl std::fmt::Debug for Validator {
@@ -160,12 +188,18 @@ impl Validator {
         BUILTIN.get_or_init(|| {
             let mut v = Validator::empty();
             for (path, text) in EMBEDDED_CRDS {
-                v.add_crd(Path::new(path), text)
-                    .expect("embedded CRD compiles");
+                let identity = crd_identity(text).expect("embedded CRD names its group and kind");
+                v.lazy.insert(identity, LazyCrd { path, text, compiled: OnceLock::new() });
             }
             builtin::register(&mut v).expect("built-in schemas compile");
             v
         })
+    }
+
+    /// The lazily compiled embedded CRD for an apiVersion's group and a kind, if any.
+    fn lazy_for(&self, api_version: &str, kind: &str) -> Option<&Validator> {
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        self.lazy.get(&(group.to_owned(), kind.to_owned())).map(LazyCrd::get)
     }
 
     /// From CRD YAML files on disk, plus the built-in kinds we emit (they have no CRD).
@@ -186,6 +220,7 @@ impl Validator {
         Validator {
             kinds: BTreeMap::new(),
             versions: BTreeMap::new(),
+            lazy: BTreeMap::new(),
         }
     }
 
@@ -307,6 +342,9 @@ impl Validator {
             return out;
         };
         let Some(entry) = self.kinds.get(&(api_version.to_owned(), kind.to_owned())) else {
+            if let Some(crd) = self.lazy_for(api_version, kind) {
+                return crd.validate(object);
+            }
             return vec![self.unknown(api_version, kind)];
         };
 
@@ -379,7 +417,10 @@ impl Validator {
 
     /// The (apiVersion, kind) pairs this validator knows.
     pub fn kinds(&self) -> Vec<(String, String)> {
-        self.kinds.keys().cloned().collect()
+        let mut kinds: Vec<(String, String)> = self.kinds.keys().cloned().collect();
+        kinds.extend(self.lazy.values().flat_map(|crd| crd.get().kinds()));
+        kinds.sort();
+        kinds
     }
 
     /// Every non-transition CEL rule of one kind, each evaluated once on a sample value built from
@@ -387,7 +428,7 @@ impl Validator {
     /// Also returns how many transition rules (`oldSelf`) were skipped.
     pub fn cel_rules(&self, api_version: &str, kind: &str) -> (Vec<CelRuleInfo>, usize) {
         let Some(entry) = self.kinds.get(&(api_version.to_owned(), kind.to_owned())) else {
-            return (Vec::new(), 0);
+            return self.lazy_for(api_version, kind).map_or((Vec::new(), 0), |crd| crd.cel_rules(api_version, kind));
         };
         let (Some(st), Some(openapi_schema)) = (&entry.structural, &entry.openapi) else {
             return (Vec::new(), 0);
@@ -594,6 +635,21 @@ fn sample_value(s: &Value) -> Value {
 
 #[cfg(test)]
 mod tests {
+    /// The lazy index reads a CRD's group and kind from its text: it must agree with the parsed CRD.
+    #[test]
+    fn embedded_crds_are_indexed_by_their_group_and_kind() {
+        use super::{crd_identity, EMBEDDED_CRDS};
+        for (path, text) in EMBEDDED_CRDS {
+            let doc: serde_json::Value = serde_saphyr::from_str(text).unwrap();
+            let parsed = (doc["spec"]["group"].as_str().unwrap().to_string(), doc["spec"]["names"]["kind"].as_str().unwrap().to_string());
+            assert_eq!(crd_identity(text), Some(parsed), "{path}");
+        }
+        let kinds: Vec<String> = Validator::builtin().kinds().into_iter().map(|(_, k)| k).collect();
+        for kind in ["NodePool", "EC2NodeClass", "NodeOverlay", "ClusterPolicy", "PrometheusRule", "ServiceMonitor", "PodDisruptionBudget"] {
+            assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
+        }
+    }
+
     use super::Validator;
     use serde_json::json;
     use std::path::Path;
