@@ -108,7 +108,9 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     // Every object independently, on every core; the ordered collect keeps the report deterministic.
     let mut violations: Vec<_> = manifests
         .par_iter()
-        .filter(|m| !crate::render::is_gitops_app(&m.path))
+        // Flux's GitRepository is the one kind without a schema here (its CRD is not among ../shared/schemas);
+        // tests check its fields.
+        .filter(|m| !(crate::render::is_gitops_app(&m.path) && m.kind() == "GitRepository"))
         .flat_map_iter(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
         .collect();
     // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
@@ -133,7 +135,53 @@ impl Compilation {
         for (path, text) in files {
             tree.insert(path, text);
         }
-        tree.add_kustomizations();
+        tree.add_kustomizations_with_notes(&self.prerequisites());
         tree
+    }
+
+    /// What each cluster needs before its output works, for the top of its kustomization.yaml: the namespaces
+    /// the objects live in (not emitted: the GPU Operator's and kube-prometheus-stack's charts create theirs,
+    /// and workload namespaces belong to the workloads), the CRDs other charts install, and the Karpenter
+    /// feature gates the NodePools rely on.
+    pub fn prerequisites(&self) -> BTreeMap<String, Vec<String>> {
+        let mut per_cluster: BTreeMap<String, (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>)> = BTreeMap::new();
+        for m in self.manifests.iter().filter(|m| !crate::render::is_gitops_app(&m.path)) {
+            let Some(cluster) = m.path.components().next().and_then(|c| c.as_os_str().to_str()) else { continue };
+            let (namespaces, crds) = per_cluster.entry(cluster.to_string()).or_default();
+            if let Some(ns) = m.object["metadata"]["namespace"].as_str() {
+                namespaces.insert(ns.to_string());
+            }
+            let api_version = m.object["apiVersion"].as_str().unwrap_or("");
+            let from = match api_version.split('/').next().unwrap_or("") {
+                "karpenter.sh" | "karpenter.k8s.aws" => Some("Karpenter"),
+                "nvidia.com" => Some("the NVIDIA GPU Operator"),
+                "monitoring.coreos.com" => Some("kube-prometheus-stack (prometheus-operator)"),
+                _ => None,
+            };
+            if let Some(from) = from {
+                crds.insert(format!("{} {api_version} (from {from})", m.kind()));
+            }
+        }
+        let mut notes = BTreeMap::new();
+        for cluster in &self.plan.clusters {
+            let Some((namespaces, crds)) = per_cluster.get(&cluster.name) else { continue };
+            let mut lines = vec!["Prerequisites (not managed by this kustomization):".to_string()];
+            if !namespaces.is_empty() {
+                lines.push(format!("  namespaces: {}", namespaces.iter().cloned().collect::<Vec<_>>().join(", ")));
+            }
+            lines.extend(crds.iter().map(|c| format!("  CRD: {c}")));
+            let mut gates = Vec::new();
+            if cluster.pools.iter().any(|p| p.replicas() > 1) {
+                gates.push("NodeOverlay=true (time-sliced/MIG pools)");
+            }
+            if cluster.pools.iter().any(|p| p.capacity_types.contains(&crate::catalog::CapacityType::Reserved)) {
+                gates.push("ReservedCapacity=true (reserved pools)");
+            }
+            if !gates.is_empty() {
+                lines.push(format!("  Karpenter feature gates: {}", gates.join(", ")));
+            }
+            notes.insert(cluster.name.clone(), lines);
+        }
+        notes
     }
 }

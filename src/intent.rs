@@ -76,6 +76,9 @@ pub struct Gitops {
     pub path: String,
     pub argocd: bool,
     pub flux: bool,
+    /// Flux Kustomizations (in flux-system) that install what the output needs first — Karpenter's and the GPU
+    /// Operator's CRDs: the Flux Kustomization's `dependsOn`.
+    pub depends_on: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -620,7 +623,9 @@ impl Parser<'_> {
         let mut accelerated_ami = Spanned::new(true, node_span);
         let mut gitops = None;
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
-            self.no_children(child);
+            if child.name().value() != "gitops" {
+                self.no_children(child);
+            }
             match child.name().value() {
                 "region" => region = self.single_string(child),
                 "zones" => zones = self.strings(child),
@@ -646,13 +651,30 @@ impl Parser<'_> {
                     if repo.is_empty() {
                         self.error(span, "E0107", "`gitops` needs repo", "write gitops repo=\"https://github.com/org/platform.git\" revision=\"main\"");
                     }
+                    let mut depends_on = Vec::new();
+                    for grandchild in child.children().map(|c| c.nodes()).unwrap_or_default() {
+                        self.no_children(grandchild);
+                        match grandchild.name().value() {
+                            "depends-on" => depends_on.extend(self.strings(grandchild).into_iter().map(|d| d.value)),
+                            _ => self.unknown_node(grandchild, &["depends-on"], "`gitops`"),
+                        }
+                    }
                     let settings = Gitops {
                         repo,
                         revision: text(self, "revision", "HEAD"),
                         path: text(self, "path", "out"),
                         argocd: flag(self, "argocd", true),
                         flux: flag(self, "flux", false),
+                        depends_on,
                     };
+                    if settings.argocd && settings.flux {
+                        self.error(
+                            span,
+                            "E0155",
+                            "`gitops` asks for both Argo CD and Flux on the same path",
+                            "two pruning controllers fight over the same objects (each reverts the other's applies and prunes what its own source lacks): keep one, argocd=#true flux=#false or argocd=#false flux=#true",
+                        );
+                    }
                     gitops = Some(Spanned::new(settings, span));
                 }
                 _ => self.unknown_node(child, CLUSTER_CHILDREN, "`cluster`"),

@@ -234,6 +234,12 @@ impl OutputTree {
     /// excluding itself and the `gitops/` sub-directory), with the header. Idempotent: an existing
     /// kustomization.yaml is replaced.
     pub fn add_kustomizations(&mut self) {
+        self.add_kustomizations_with_notes(&BTreeMap::new());
+    }
+
+    /// As [`OutputTree::add_kustomizations`], with comment lines per cluster at the top of its kustomization
+    /// (kustomize, Argo CD and Flux ignore comments; reviewers read them).
+    pub fn add_kustomizations_with_notes(&mut self, notes: &BTreeMap<String, Vec<String>>) {
         let mut per_cluster: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for path in self.files.keys() {
             let Some(cluster) = cluster_of(path) else {
@@ -256,9 +262,10 @@ impl OutputTree {
                 "kind": "Kustomization",
                 "resources": resources,
             }));
+            let comments: String = notes.get(&cluster).into_iter().flatten().map(|line| format!("# {line}\n")).collect();
             self.files.insert(
                 Path::new(&cluster).join(KUSTOMIZATION_FILE),
-                with_header(GPUPLAN_SOURCE, &body),
+                with_header(GPUPLAN_SOURCE, &format!("{comments}{body}")),
             );
         }
     }

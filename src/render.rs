@@ -50,6 +50,7 @@ pub fn to_yaml(value: &Value) -> String {
 /// The built-in templates: (file name, text).
 pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
     ("nodepool.yaml.j2", include_str!("../templates/nodepool.yaml.j2")),
+    ("flux-gitrepository.yaml.j2", include_str!("../templates/flux-gitrepository.yaml.j2")),
     ("nodeoverlay.yaml.j2", include_str!("../templates/nodeoverlay.yaml.j2")),
     ("ec2nodeclass.yaml.j2", include_str!("../templates/ec2nodeclass.yaml.j2")),
     ("argocd-application.yaml.j2", include_str!("../templates/argocd-application.yaml.j2")),
@@ -136,6 +137,19 @@ impl Renderer {
             }
         }
         manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
+        if cluster.gitops.as_ref().is_some_and(|g| g.argocd) {
+            for m in &mut manifests {
+                let kind = m.kind().to_string();
+                if let Some(annotations) = m.object.pointer_mut("/metadata").and_then(Value::as_object_mut) {
+                    let map = annotations.entry("annotations").or_insert_with(|| json!({}));
+                    if let Some(map) = map.as_object_mut() {
+                        for (k, v) in argocd_sync_annotations(&kind) {
+                            map.insert(k.to_string(), json!(v));
+                        }
+                    }
+                }
+            }
+        }
         manifests.extend(self.render_gitops_apps(cluster)?);
         Ok(manifests)
     }
@@ -149,11 +163,22 @@ impl Renderer {
         let out_path = gitops.path.trim_matches('/');
         let path = if out_path.is_empty() || out_path == "." { cluster.name.clone() } else { format!("{out_path}/{}", cluster.name) };
         let name = format!("gpuplan-{}", cluster.name);
-        let context = json!({ "name": name, "path": path, "gitops": { "repo": gitops.repo, "revision": gitops.revision }, "labels": common_labels() });
+        let context = json!({
+            "name": name,
+            "path": path,
+            "gitops": {
+                "repo": gitops.repo,
+                "revision": gitops.revision,
+                "ref_kind": flux_ref_kind(&gitops.revision),
+                "depends_on": gitops.depends_on,
+            },
+            "labels": common_labels(),
+        });
         let dir = PathBuf::from(&cluster.name).join(crate::output::GITOPS_DIR);
         let mut apps = Vec::new();
         for (wanted, template, file) in [
             (gitops.argocd, "argocd-application.yaml.j2", "argocd-application.yaml"),
+            (gitops.flux, "flux-gitrepository.yaml.j2", "flux-gitrepository.yaml"),
             (gitops.flux, "flux-kustomization.yaml.j2", "flux-kustomization.yaml"),
         ] {
             if wanted {
@@ -168,8 +193,39 @@ impl Renderer {
     }
 }
 
-/// True for the objects of out/<cluster>/gitops/ (Argo CD, Flux): their CRDs are not among the schemas gpuplan
-/// validates against; tests check what they point at.
+/// Which `spec.ref` field of a Flux GitRepository a revision goes in: a 40-hex commit, a `v1.2.3`-like tag, or
+/// a branch (source-controller docs, spec/v1/gitrepositories.md: `ref.branch`, `ref.tag`, `ref.commit`).
+pub fn flux_ref_kind(revision: &str) -> &'static str {
+    let hex = revision.len() == 40 && revision.chars().all(|c| c.is_ascii_hexdigit());
+    let tag = revision.strip_prefix('v').is_some_and(|v| v.split('.').count() >= 2 && v.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())));
+    if hex {
+        "commit"
+    } else if tag {
+        "tag"
+    } else {
+        "branch"
+    }
+}
+
+/// Argo CD sync waves (lowest first; argoproj/argo-cd docs/user-guide/sync-waves.md) and sync options per kind:
+/// the EC2NodeClass before the NodePools and NodeOverlays that name it, then everything else; objects of a CRD
+/// that another Application installs skip the dry run until it exists (docs/user-guide/sync-options.md,
+/// `SkipDryRunOnMissingResource`). Inert for Flux, which orders by kind itself.
+pub fn argocd_sync_annotations(kind: &str) -> Vec<(&'static str, &'static str)> {
+    let wave = match kind {
+        "EC2NodeClass" => "-1",
+        "NodePool" | "NodeOverlay" => "0",
+        _ => "1",
+    };
+    let mut annotations = vec![("argocd.argoproj.io/sync-wave", wave)];
+    if matches!(kind, "EC2NodeClass" | "NodePool" | "NodeOverlay" | "ClusterPolicy" | "PrometheusRule" | "ServiceMonitor") {
+        annotations.push(("argocd.argoproj.io/sync-options", "SkipDryRunOnMissingResource=true"));
+    }
+    annotations
+}
+
+/// True for the objects of out/<cluster>/gitops/ (Argo CD Application, Flux GitRepository and Kustomization),
+/// which the cluster's kustomization does not list.
 pub fn is_gitops_app(path: &std::path::Path) -> bool {
     path.components().nth(1).is_some_and(|c| c.as_os_str() == crate::output::GITOPS_DIR)
 }

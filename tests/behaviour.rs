@@ -338,3 +338,77 @@ fn pools_are_isolated_by_taint_and_selector() {
     assert!(text.contains("pods need  nodeSelector {gpuplan.dev/pool: training}"), "{text}");
     assert!(text.contains("toleration {key: gpuplan.dev/pool, operator: Equal, value: training, effect: NoSchedule}"));
 }
+
+/// Two GitOps controllers on one path fight: each reverts the other's applies and prunes what its own source
+/// lacks (Flux prunes by its inventory and owner labels, kustomize-controller docs spec/v1/kustomizations.md;
+/// Argo CD by its tracking annotation, argo-cd docs user-guide/resource_tracking.md). Refused.
+#[test]
+fn argocd_and_flux_on_one_path_is_an_error() {
+    let c = compile_one(
+        "profile \"p\"\ncluster \"ml\" {\n    region \"us-east-1\"\n    ami \"al2023@v20251023\"\n    gitops repo=\"https://example.com/r.git\" argocd=#true flux=#true\n}\npool \"w\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    max-accelerators 4\n}\n"
+            .to_string(),
+    );
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("must fail") };
+    let e = with_code(diagnostics, "E0155");
+    assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
+    assert_eq!(e[0].location, c.loc("p.kdl", "gitops"));
+    assert!(e[0].help.as_deref().unwrap().contains("keep one"));
+}
+
+/// Flux: the Kustomization reads a GitRepository that follows the profile's repo and revision (not the
+/// flux-system bootstrap repository), waits for the Kustomizations that install the CRDs (`dependsOn`), and
+/// gates readiness on health (`wait`) — kustomize-controller docs spec/v1/kustomizations.md; source-controller
+/// docs spec/v1/gitrepositories.md (`ref.branch` / `ref.tag` / `ref.commit`).
+#[test]
+fn flux_follows_the_profiles_repository_and_waits_for_the_crds() {
+    let c = examples();
+    let gitops: Vec<&gpuplan::render::Manifest> = c.manifests.iter().filter(|m| m.path.starts_with("ml-vision/gitops")).collect();
+    let repo = &gitops.iter().find(|m| m.kind() == "GitRepository").unwrap().object;
+    let kustomization = &gitops.iter().find(|m| m.kind() == "Kustomization").unwrap().object;
+    assert_eq!(repo["spec"]["url"], "https://github.com/example/gpu-platform.git");
+    assert_eq!(repo["spec"]["ref"], json!({ "branch": "main" }));
+    assert_eq!(kustomization["spec"]["sourceRef"], json!({ "kind": "GitRepository", "name": repo["metadata"]["name"] }));
+    assert_eq!(kustomization["spec"]["dependsOn"], json!([{ "name": "karpenter" }, { "name": "gpu-operator" }]));
+    assert_eq!(kustomization["spec"]["wait"], true);
+    assert_eq!(gpuplan::render::flux_ref_kind("v1.2.3"), "tag");
+    assert_eq!(gpuplan::render::flux_ref_kind("0123456789abcdef0123456789abcdef01234567"), "commit");
+    assert_eq!(gpuplan::render::flux_ref_kind("release-2026"), "branch");
+}
+
+/// Argo CD applies by sync wave, lowest first (argo-cd docs user-guide/sync-waves.md): the EC2NodeClass before
+/// the NodePools and NodeOverlays that reference it, then the rest; objects whose CRD another Application
+/// installs skip the dry run until it exists (user-guide/sync-options.md, SkipDryRunOnMissingResource), and the
+/// Application retries.
+#[test]
+fn argocd_syncs_node_classes_before_node_pools_and_tolerates_missing_crds() {
+    let c = examples();
+    let wave = |kind: &str| -> i64 {
+        let m = c.manifests.iter().find(|m| m.path.starts_with("ml-batch-west") && m.kind() == kind).unwrap_or_else(|| panic!("{kind}"));
+        m.object["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"].as_str().unwrap().parse().unwrap()
+    };
+    assert!(wave("EC2NodeClass") < wave("NodePool"));
+    assert!(wave("NodePool") < wave("PrometheusRule"));
+    for m in c.manifests.iter().filter(|m| m.path.starts_with("ml-batch-west") && !m.path.starts_with("ml-batch-west/gitops")) {
+        let crd_kind = matches!(m.kind(), "EC2NodeClass" | "NodePool" | "ClusterPolicy" | "PrometheusRule" | "ServiceMonitor");
+        let skip = m.object["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == "SkipDryRunOnMissingResource=true";
+        assert_eq!(skip, crd_kind, "{}", m.path.display());
+    }
+    let app = &c.manifests.iter().find(|m| m.kind() == "Application").unwrap().object;
+    assert!(app["spec"]["syncPolicy"]["retry"]["limit"].as_i64().unwrap() > 0);
+    // Only clusters synced by Argo CD carry the annotations.
+    assert!(c.manifests.iter().filter(|m| m.path.starts_with("ml-vision")).all(|m| m.object["metadata"]["annotations"].get("argocd.argoproj.io/sync-wave").is_none()));
+}
+
+/// The namespaces, CRDs and Karpenter feature gates a cluster's output needs are listed at the top of its
+/// kustomization.yaml, where the reviewer and the operator see them.
+#[test]
+fn kustomization_lists_the_clusters_prerequisites() {
+    let c = examples();
+    let tree = c.output_tree();
+    let prod = &tree.files[Path::new("ml-prod/kustomization.yaml")];
+    assert!(prod.contains("#   namespaces: inference, kube-system, monitoring, training"), "{prod}");
+    assert!(prod.contains("#   CRD: NodePool karpenter.sh/v1 (from Karpenter)"));
+    assert!(prod.contains("#   Karpenter feature gates: ReservedCapacity=true (reserved pools)"));
+    let research = &tree.files[Path::new("ml-research/kustomization.yaml")];
+    assert!(research.contains("NodeOverlay=true (time-sliced/MIG pools)"), "{research}");
+}

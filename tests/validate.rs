@@ -17,6 +17,8 @@ const CRD_FILES: &[&str] = &[
     "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
     "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml",
     "prometheus-operator/monitoring.coreos.com_podmonitors.yaml",
+    "argo-cd/application-crd.yaml",
+    "flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml",
 ];
 
 fn validator() -> &'static Validator {

@@ -165,6 +165,11 @@ pub const EMBEDDED_CRDS: &[(&str, &str)] = &[
         "prometheus-operator/monitoring.coreos.com_podmonitors.yaml",
         include_str!("../crds/prometheus-operator/monitoring.coreos.com_podmonitors.yaml"),
     ),
+    ("argo-cd/application-crd.yaml", include_str!("../crds/argo-cd/application-crd.yaml")),
+    (
+        "flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+        include_str!("../crds/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
+    ),
 ];
 
 /// A CEL rule of a CRD, as compiled (for reports and tests).
