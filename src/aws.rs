@@ -414,6 +414,15 @@ pub fn instance_type_info_json(info: &ec2::InstanceTypeInfo) -> Value {
     put("MemoryInfo", info.memory_info().map(|m| object([("SizeInMiB", m.size_in_mib().map(Value::from))])));
     put("NetworkInfo", info.network_info().map(|n| object([("EfaSupported", n.efa_supported().map(Value::from))])));
     put(
+        "InstanceStorageInfo",
+        info.instance_storage_info().map(|s| {
+            object([
+                ("TotalSizeInGB", s.total_size_in_gb().map(Value::from)),
+                ("NvmeSupport", s.nvme_support().map(|n| Value::from(n.as_str()))),
+            ])
+        }),
+    );
+    put(
         "GpuInfo",
         info.gpu_info().map(|g| {
             let gpus: Vec<Value> = g

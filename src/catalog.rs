@@ -105,6 +105,10 @@ pub struct InstanceType {
     pub current_generation: bool,
     pub bare_metal: bool,
     pub efa: bool,
+    /// NVMe instance-store capacity in GB (EC2's `InstanceStorageInfo.TotalSizeInGB` when NVMe is supported;
+    /// Karpenter's `karpenter.k8s.aws/instance-local-nvme`). None: no local NVMe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_nvme_gb: Option<u64>,
     /// GPUs, one entry per GPU model on the instance. Empty for non-GPU types.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<Gpu>,

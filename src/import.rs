@@ -269,6 +269,13 @@ pub fn split_name(name: &str) -> Option<(String, String, u32, String)> {
 }
 
 /// Converts one DescribeInstanceTypes `InstanceTypeInfo` into the catalog's typed form.
+/// NVMe instance storage as Karpenter labels it (`instance-local-nvme`): the total size when NVMe is supported.
+fn local_nvme_gb(info: &Value) -> Option<u64> {
+    let storage = info.get("InstanceStorageInfo")?;
+    let nvme = storage.get("NvmeSupport").and_then(Value::as_str).is_some_and(|s| s == "required" || s == "supported");
+    storage.get("TotalSizeInGB").and_then(Value::as_u64).filter(|gb| nvme && *gb > 0)
+}
+
 pub fn instance_type_from_info(info: &Value, zones: Vec<String>) -> Option<InstanceType> {
     let name = info.get("InstanceType")?.as_str()?.to_string();
     let (category, family, generation, size) = split_name(&name)?;
@@ -348,6 +355,7 @@ pub fn instance_type_from_info(info: &Value, zones: Vec<String>) -> Option<Insta
         current_generation: info.get("CurrentGeneration").and_then(Value::as_bool).unwrap_or(false),
         bare_metal: info.get("BareMetal").and_then(Value::as_bool).unwrap_or(false),
         efa: info.pointer("/NetworkInfo/EfaSupported").and_then(Value::as_bool).unwrap_or(false),
+        local_nvme_gb: local_nvme_gb(info),
         gpus,
         neuron,
         capacity_types,

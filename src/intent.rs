@@ -65,6 +65,9 @@ pub struct Cluster {
     pub accelerated_ami: Spanned<bool>,
     /// Argo CD Application / Flux Kustomization pointing at out/<cluster>, when asked for.
     pub gitops: Option<Spanned<Gitops>>,
+    /// `image-cache snapshot="snap-…"`: an EBS snapshot with the ML images pre-pulled, restored as the
+    /// Bottlerocket data volume so new GPU nodes start without pulling multi-GB images.
+    pub image_cache_snapshot: Option<Spanned<String>>,
     pub span: Span,
 }
 
@@ -212,6 +215,9 @@ pub struct Settings {
     pub price_ratio_max: Spanned<f64>,
     /// What bounds a spot node's price in the worst case (see `cost`): on-demand (guaranteed) by default.
     pub spot_ceiling: Spanned<crate::cost::SpotCeiling>,
+    /// `scratch "instance-store"`: local NVMe striped into one RAID0 volume for the kubelet and containers
+    /// (EC2NodeClass `instanceStorePolicy: RAID0`); the training preset's default.
+    pub instance_store_scratch: Spanned<bool>,
     pub sharing: Option<Spanned<Sharing>>,
     pub reserved: Option<Spanned<Reserved>>,
     pub disruption: Disruption,
@@ -265,7 +271,7 @@ struct Parser<'s> {
 
 /// Names valid at each level, for unknown-name errors and their "did you mean".
 const TOP_LEVEL: &[&str] = &["profile", "cluster", "budget", "pool", "allow", "workload", "monitoring"];
-const CLUSTER_CHILDREN: &[&str] = &["region", "zones", "discovery-tag", "node-role", "ami", "accelerated-ami", "gitops"];
+const CLUSTER_CHILDREN: &[&str] = &["region", "zones", "discovery-tag", "node-role", "ami", "accelerated-ami", "gitops", "image-cache"];
 const SETTING_NODES: &[&str] = &[
     "gpu",
     "neuron",
@@ -281,6 +287,7 @@ const SETTING_NODES: &[&str] = &[
     "weight",
     "price-ratio-max",
     "spot-ceiling",
+    "scratch",
     "time-slicing",
     "mig",
     "reserved",
@@ -622,12 +629,21 @@ impl Parser<'_> {
         let mut ami = None;
         let mut accelerated_ami = Spanned::new(true, node_span);
         let mut gitops = None;
+        let mut image_cache_snapshot: Option<Spanned<String>> = None;
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             if child.name().value() != "gitops" {
                 self.no_children(child);
             }
             match child.name().value() {
                 "region" => region = self.single_string(child),
+                "image-cache" => {
+                    self.check_entries(child, &["snapshot"], 0);
+                    match prop(child, "snapshot").and_then(|e| self.expect_string(e, "snapshot")) {
+                        Some(snap) if snap.starts_with("snap-") && snap.len() > 5 => image_cache_snapshot = Some(snap),
+                        Some(snap) => self.error(snap.span, "E0105", format!("`{}` is not an EBS snapshot id", snap.value), "write image-cache snapshot=\"snap-0123456789abcdef0\""),
+                        None => self.error(self.span(child.span()), "E0107", "`image-cache` needs snapshot", "write image-cache snapshot=\"snap-0123456789abcdef0\""),
+                    }
+                }
                 "zones" => zones = self.strings(child),
                 "discovery-tag" => discovery_tag = self.single_string(child),
                 "node-role" => node_role = self.single_string(child),
@@ -714,7 +730,18 @@ impl Parser<'_> {
                 "write family@version, e.g. al2023@v20251023 or bottlerocket@v1.50.0",
             );
         }
+        if let Some(snap) = &image_cache_snapshot
+            && !ami.value.starts_with("bottlerocket@")
+        {
+            self.error(
+                snap.span,
+                "E0156",
+                format!("`image-cache` needs a Bottlerocket AMI, but the cluster uses `{}`", ami.value),
+                "AL2023 has one root volume and no separate data volume to restore the snapshot into: use ami \"bottlerocket@…\" (images live on /dev/xvdb) or remove image-cache",
+            );
+        }
         Some(Cluster {
+            image_cache_snapshot,
             discovery_tag: discovery_tag.unwrap_or_else(|| name.clone()),
             node_role: node_role.unwrap_or_else(|| Spanned::new(format!("KarpenterNodeRole-{}", name.value), name.span)),
             name,
@@ -965,6 +992,19 @@ impl Parser<'_> {
                             let help = did_you_mean(&v, crate::cost::SpotCeiling::NAMES)
                                 .unwrap_or_else(|| "one of on-demand (guaranteed bound), observed-max (empirical bound)".into());
                             self.error(v.span, "E0118", format!("unknown spot ceiling `{}`", v.value), help);
+                        }
+                    }
+                }
+            }
+            "scratch" => {
+                if let Some(v) = self.single_string(node) {
+                    match v.as_str() {
+                        "instance-store" => s.instance_store_scratch = Spanned::new(true, v.span),
+                        "ebs" => s.instance_store_scratch = Spanned::new(false, v.span),
+                        other => {
+                            let help = did_you_mean(other, ["instance-store", "ebs"])
+                                .unwrap_or_else(|| "one of instance-store (local NVMe in RAID0), ebs (the root/data volume)".into());
+                            self.error(v.span, "E0118", format!("unknown scratch `{other}`"), help);
                         }
                     }
                 }
@@ -1401,6 +1441,8 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         weight: None,
         price_ratio_max: Spanned::new(DEFAULT_PRICE_RATIO_MAX, span),
         spot_ceiling: Spanned::new(crate::cost::SpotCeiling::OnDemand, span),
+        // Training reads datasets and writes checkpoints locally: p4d/p5 carry 8 TB–30 TB of NVMe.
+        instance_store_scratch: Spanned::new(preset == Preset::TrainingOnDemand, span),
         sharing: None,
         reserved: None,
         disruption: Disruption {

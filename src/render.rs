@@ -365,6 +365,8 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "discovery_tag": class.discovery_tag,
             "root_device": root_device,
             "reserved": class.reserved.as_ref().map(|r| json!({ "ids": r.ids, "tags": r.tags })),
+            "instance_store_raid0": class.instance_store_raid0,
+            "image_cache_snapshot": class.image_cache_snapshot,
         },
     })
 }

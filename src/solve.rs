@@ -58,6 +58,16 @@ pub struct NodeClassPlan {
     pub ami_alias: String,
     pub discovery_tag: String,
     pub reserved: Option<Reserved>,
+    /// `instanceStorePolicy: RAID0`: the instance's NVMe disks striped for the kubelet and containers.
+    pub instance_store_raid0: bool,
+    /// An EBS snapshot with pre-pulled images for the Bottlerocket data volume.
+    pub image_cache_snapshot: Option<String>,
+}
+
+/// A profile's node class: `<profile>`, or `<profile>-nvme` for its pools that use local NVMe as scratch (the
+/// instance-store policy is per EC2NodeClass).
+fn default_class_name(profile: &str, raid0: bool) -> String {
+    if raid0 { format!("{profile}-nvme") } else { profile.to_string() }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -328,27 +338,33 @@ fn solve_cluster(
             ami_alias: profile.cluster.ami.value.clone(),
             discovery_tag: profile.cluster.discovery_tag.value.clone(),
             reserved: None,
+            instance_store_raid0: false,
+            image_cache_snapshot: profile.cluster.image_cache_snapshot.as_ref().map(|s| s.value.clone()),
         };
         let mut profile_pools = Vec::new();
-        let mut uses_default_class = false;
+        let mut used_default_classes = BTreeSet::new();
         for pool in &profile.pools {
             for (tier_index, tier) in pool.tiers.iter().enumerate() {
-                let node_class = match &tier.settings.reserved {
-                    Some(reserved) => {
-                        node_classes.push(NodeClassPlan {
-                            name: tier.name.value.clone(),
-                            reserved: Some(reserved.value.clone()),
-                            ..default_class.clone()
-                        });
-                        tier.name.value.clone()
-                    }
-                    None => {
-                        uses_default_class = true;
-                        default_class.name.clone()
-                    }
-                };
                 match select(tier, catalog, &zones, sources) {
                     Ok((candidates, removed)) => {
+                        // Local NVMe as scratch (RAID0) only where the pool asks and its types have any.
+                        let raid0 = tier.settings.instance_store_scratch.value
+                            && candidates.iter().any(|c| catalog.get(&c.name).is_some_and(|t| t.local_nvme_gb.is_some()));
+                        let node_class = match &tier.settings.reserved {
+                            Some(reserved) => {
+                                node_classes.push(NodeClassPlan {
+                                    name: tier.name.value.clone(),
+                                    reserved: Some(reserved.value.clone()),
+                                    instance_store_raid0: raid0,
+                                    ..default_class.clone()
+                                });
+                                tier.name.value.clone()
+                            }
+                            None => {
+                                used_default_classes.insert(raid0);
+                                default_class_name(&default_class.name, raid0)
+                            }
+                        };
                         let allow: BTreeSet<String> = profile
                             .allow
                             .iter()
@@ -364,8 +380,8 @@ fn solve_cluster(
                 }
             }
         }
-        if uses_default_class {
-            node_classes.push(default_class);
+        for raid0 in used_default_classes {
+            node_classes.push(NodeClassPlan { name: default_class_name(&default_class.name, raid0), instance_store_raid0: raid0, ..default_class.clone() });
         }
         if let Err(d) = size_limits(profile, &mut profile_pools, sources) {
             diagnostics.extend(d);

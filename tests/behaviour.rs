@@ -412,3 +412,50 @@ fn kustomization_lists_the_clusters_prerequisites() {
     let research = &tree.files[Path::new("ml-research/kustomization.yaml")];
     assert!(research.contains("NodeOverlay=true (time-sliced/MIG pools)"), "{research}");
 }
+
+/// Large GPU nodes: with `instanceStorePolicy: RAID0` Karpenter stripes the instance's NVMe disks into one
+/// volume for the kubelet and container storage (karpenter.sh docs, concepts/nodeclasses, "instanceStorePolicy";
+/// aws/karpenter-provider-aws pkg/providers/amifamily). Training pools ask for it by preset, other pools with
+/// `scratch "instance-store"`, and only types with local NVMe (the catalog's `instance-local-nvme`) get it.
+#[test]
+fn training_pools_use_local_nvme_as_raid0_scratch() {
+    let c = examples();
+    let class_of = |pool: &str| -> String {
+        object(&c, "NodePool", pool)["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap().to_string()
+    };
+    let policy = |class: &str| object(&c, "EC2NodeClass", class)["spec"].get("instanceStorePolicy").cloned();
+    assert_eq!(policy(&class_of("training")), Some(json!("RAID0")));
+    assert_eq!(policy(&class_of("training-reserved")), Some(json!("RAID0")));
+    assert_eq!(policy(&class_of("llm-inference-spot")), None);
+    // Every class gives the image volume more than gp3's baseline, within the CRD's limits.
+    for class in objects(&c, "EC2NodeClass") {
+        let ebs = &class["spec"]["blockDeviceMappings"][0]["ebs"];
+        assert!(ebs["iops"].as_u64().unwrap() > 3000 && ebs["iops"].as_u64().unwrap() <= 16000);
+        assert!(ebs["throughput"].as_u64().unwrap() > 125 && ebs["throughput"].as_u64().unwrap() <= 1000);
+    }
+    // Inferentia2 has no instance store: asking for scratch changes nothing.
+    let inf = compile_one(profile("p", 10, AMI, "pool \"n\" preset=\"inference-on-demand\" {\n    neuron { name \"Inferentia2\"; }\n    scratch \"instance-store\"\n    max-accelerators 4\n}\n"));
+    assert!(objects(inf.ok(), "EC2NodeClass").iter().all(|c| c["spec"].get("instanceStorePolicy").is_none()));
+    let g6 = compile_one(profile("p", 10, AMI, "pool \"g\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    scratch \"instance-store\"\n    max-accelerators 4\n}\n"));
+    assert_eq!(object(g6.ok(), "EC2NodeClass", "p-nvme")["spec"]["instanceStorePolicy"], "RAID0");
+}
+
+/// Bottlerocket keeps container images on its data volume, `/dev/xvdb` (karpenter.sh docs, concepts/nodeclasses,
+/// "blockDeviceMappings": Bottlerocket's default is a root volume /dev/xvda and a data volume /dev/xvdb);
+/// restoring it from a snapshot with the images pre-pulled (`ebs.snapshotID`) lets a new GPU node start without
+/// pulling them. AL2023 has a single root volume: refused there.
+#[test]
+fn image_cache_snapshot_seeds_the_bottlerocket_data_volume() {
+    let cluster = |ami: &str| {
+        format!("profile \"p\"\ncluster \"ml\" {{\n    region \"us-east-1\"\n    ami \"{ami}\"\n    image-cache snapshot=\"snap-0123456789abcdef0\"\n}}\npool \"g\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 4\n}}\n")
+    };
+    let br = compile_one(cluster("bottlerocket@v1.50.0"));
+    let mapping = &object(br.ok(), "EC2NodeClass", "p")["spec"]["blockDeviceMappings"][0];
+    assert_eq!(mapping["deviceName"], "/dev/xvdb");
+    assert_eq!(mapping["ebs"]["snapshotID"], "snap-0123456789abcdef0");
+    let al = compile_one(cluster("al2023@v20251023"));
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &al.result else { panic!("must fail") };
+    let e = with_code(diagnostics, "E0156");
+    assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
+    assert_eq!(e[0].location, al.loc("p.kdl", "snapshot="));
+}

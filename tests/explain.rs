@@ -105,7 +105,7 @@ fn weight_reasons_name_explicit_weights_and_priorities() {
     let pool = &e.clusters[0].profiles[0].pools[0];
     assert_eq!(pool.name, "vision-a10g-spot");
     assert!(pool.weight_explicit);
-    assert_eq!(pool.weight_reason, "explicit `weight 100` at profiles/tiered-fallback.kdl:24:16");
+    assert_eq!(pool.weight_reason, "explicit `weight 100` at profiles/tiered-fallback.kdl:29:16");
     let e = explanation(&c, Some("llm-inference")).unwrap();
     let pool = &e.clusters[0].profiles[0].pools[1];
     assert_eq!(pool.name, "llm-inference-on-demand");

@@ -439,6 +439,7 @@ fn gpu_type(name: &str, on_demand: Option<f64>, spot: &[(&str, f64, &str)], zone
         current_generation: true,
         bare_metal: false,
         efa: false,
+        local_nvme_gb: None,
         gpus: vec![Gpu {
             name: "A10G".into(),
             manufacturer: "NVIDIA".into(),
