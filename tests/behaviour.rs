@@ -428,6 +428,8 @@ fn training_pools_use_local_nvme_as_raid0_scratch() {
     assert_eq!(policy(&class_of("training-reserved")), Some(json!("RAID0")));
     assert_eq!(policy(&class_of("llm-inference-spot")), None);
     // Every class gives the image volume more than gp3's baseline, within the CRD's limits.
+    // The CRD does not bound them (EC2 rejects out-of-range values at launch): gp3 allows 3,000–16,000 IOPS and
+    // 125–1,000 MiB/s.
     for class in objects(&c, "EC2NodeClass") {
         let ebs = &class["spec"]["blockDeviceMappings"][0]["ebs"];
         assert!(ebs["iops"].as_u64().unwrap() > 3000 && ebs["iops"].as_u64().unwrap() <= 16000);
@@ -450,7 +452,11 @@ fn image_cache_snapshot_seeds_the_bottlerocket_data_volume() {
         format!("profile \"p\"\ncluster \"ml\" {{\n    region \"us-east-1\"\n    ami \"{ami}\"\n    image-cache snapshot=\"snap-0123456789abcdef0\"\n}}\npool \"g\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 4\n}}\n")
     };
     let br = compile_one(cluster("bottlerocket@v1.50.0"));
-    let mapping = &object(br.ok(), "EC2NodeClass", "p")["spec"]["blockDeviceMappings"][0];
+    // Custom mappings replace Karpenter's defaults (aws/karpenter-provider-aws pkg/providers/amifamily/
+    // bottlerocket.go: /dev/xvda 4Gi OS volume, /dev/xvdb data volume): both are kept.
+    let mappings = &object(br.ok(), "EC2NodeClass", "p")["spec"]["blockDeviceMappings"];
+    assert_eq!(mappings[0]["deviceName"], "/dev/xvda");
+    let mapping = &mappings[1];
     assert_eq!(mapping["deviceName"], "/dev/xvdb");
     assert_eq!(mapping["ebs"]["snapshotID"], "snap-0123456789abcdef0");
     let al = compile_one(cluster("al2023@v20251023"));
