@@ -683,6 +683,14 @@ impl Parser<'_> {
                         flux: flag(self, "flux", false),
                         depends_on,
                     };
+                    if settings.flux && settings.revision == "HEAD" {
+                        self.error(
+                            span,
+                            "E0157",
+                            "Flux needs the revision to follow: `gitops` has none (HEAD)",
+                            "a GitRepository without a ref follows `master`, not the default branch: write revision=\"main\" (a branch, a v1.2.3 tag or a commit)",
+                        );
+                    }
                     if settings.argocd && settings.flux {
                         self.error(
                             span,

@@ -459,9 +459,26 @@ fn image_cache_snapshot_seeds_the_bottlerocket_data_volume() {
     let mapping = &mappings[1];
     assert_eq!(mapping["deviceName"], "/dev/xvdb");
     assert_eq!(mapping["ebs"]["snapshotID"], "snap-0123456789abcdef0");
+    // "If you are creating a volume from a snapshot, you can't specify an encryption value" (the EC2NodeClass
+    // CRD's ebs.encrypted): the snapshot's encryption applies.
+    assert!(mapping["ebs"].get("encrypted").is_none());
     let al = compile_one(cluster("al2023@v20251023"));
     let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &al.result else { panic!("must fail") };
     let e = with_code(diagnostics, "E0156");
     assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
     assert_eq!(e[0].location, al.loc("p.kdl", "snapshot="));
+}
+
+/// A Flux GitRepository without `spec.ref` follows `master` (source-controller docs, spec/v1/gitrepositories.md:
+/// "defaults to the master branch"), not the repository's default branch: a Flux cluster must name its revision.
+#[test]
+fn flux_needs_an_explicit_revision() {
+    let c = compile_one(
+        "profile \"p\"\ncluster \"ml\" {\n    region \"us-east-1\"\n    ami \"al2023@v20251023\"\n    gitops repo=\"https://example.com/r.git\" argocd=#false flux=#true\n}\npool \"w\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    max-accelerators 4\n}\n"
+            .to_string(),
+    );
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("must fail") };
+    let e = with_code(diagnostics, "E0157");
+    assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
+    assert_eq!(e[0].location, c.loc("p.kdl", "gitops"));
 }
