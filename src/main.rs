@@ -152,6 +152,25 @@ enum Command {
     },
     /// Print the man page (roff) on stdout: `gpuplan man > gpuplan.1`.
     Man,
+    /// Write profiles expressing existing NodePool / EC2NodeClass YAML, and report what compiling them changes.
+    Adopt {
+        /// YAML files or directories (other kinds are listed as skipped).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Directory the profiles are written to (<profile>.kdl; existing files of the same name are replaced).
+        #[arg(long, default_value = "profiles")]
+        into: PathBuf,
+        /// Cluster name for the profiles (default: gpuplan's gpuplan.dev/cluster tag, else the discovery tag).
+        #[arg(long)]
+        cluster: Option<String>,
+        /// Region whose catalog prices the report (default: from the NodePools' zones).
+        #[arg(long)]
+        region: Option<String>,
+        #[arg(long, default_value = "catalogs")]
+        catalogs: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: gpuplan::adopt::report::ReportFormat,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -252,6 +271,26 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Completions { shell } => {
             let script = gpuplan::adopt::cli_docs::completions(shell, &mut Cli::command());
             std::io::Write::write_all(&mut std::io::stdout(), &script).map_err(|e| format!("error: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Adopt { paths, into, cluster, region, catalogs, format } => {
+            let options = gpuplan::adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone() };
+            let adoption = gpuplan::adopt::adopt(&options).map_err(|e| format!("error: {e}"))?;
+            for warning in &adoption.warnings {
+                eprintln!("{}", term::paint_prefixes(&warning.to_string(), color()));
+            }
+            std::fs::create_dir_all(&into).map_err(io_error("create", &into))?;
+            let mut written = Vec::new();
+            for (name, text) in &adoption.files {
+                let path = into.join(name);
+                std::fs::write(&path, text).map_err(io_error("write", &path))?;
+                written.push(path);
+            }
+            eprintln!("wrote {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+            let data = Data { catalogs, templates: None, max_catalog_age_days: u64::MAX };
+            let mut compiled = compile_with(&written, &data)
+                .map_err(|e| format!("{e}\nerror: the adopted profiles in {} do not compile (edit them, or report a gpuplan bug)", into.display()))?;
+            print!("{}", gpuplan::adopt::report::render(&gpuplan::adopt::report::report(&adoption, &mut compiled), format));
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
