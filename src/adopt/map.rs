@@ -145,6 +145,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         let why = if units > 1 { format!(" ÷ {units} per GPU") } else { String::new() };
         lines.push(Line::new(format!("max-accelerators {value}"), from(&format!("spec.limits.{resource}{why}"))));
     }
+    if !reserved && limit(np, &resource).is_none() {
+        lines.push(unbounded(ctx, &resource, warnings));
+    }
     if reserved {
         used.take(format!("spec.limits.{resource}"));
     }
@@ -297,6 +300,25 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
         }
     }
     lines
+}
+
+/// gpuplan never emits a GPU NodePool without a limit (E0141): an unbounded original gets
+/// `max-accelerators` = twice its largest admitted node (at least 16), and a warning saying so.
+fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> Line {
+    let kind = match resource {
+        "aws.amazon.com/neuron" => crate::catalog::AcceleratorKind::Neuron,
+        "amd.com/gpu" => crate::catalog::AcceleratorKind::Amd,
+        _ => crate::catalog::AcceleratorKind::Nvidia,
+    };
+    let largest = super::report::admitted(&ctx.doc.object, ctx.catalog).iter().map(|t| t.accelerators(kind)).max().unwrap_or(0);
+    let chosen = (largest * 2).max(16);
+    warnings.push(Warning {
+        file: ctx.doc.file.clone(),
+        object: format!("NodePool/{}", ctx.doc.name),
+        field: format!("spec.limits.{resource}"),
+        message: format!("no accelerator limit (unbounded spend); the profile says max-accelerators {chosen} (twice the largest admitted node, at least 16): edit it"),
+    });
+    Line::new(format!("max-accelerators {chosen}"), format!("{} NodePool/{} spec.limits.{resource}: absent, chosen by adopt", ctx.doc.file, ctx.doc.name))
 }
 
 /// Schedulable units per physical GPU, from the GPU Operator labels gpuplan sets (the solver's own function).

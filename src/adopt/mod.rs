@@ -199,5 +199,8 @@ fn adopt_profile(
             .as_str()
             .map(|b| (b.to_string(), format!("{} NodePool/{} metadata.annotations.gpuplan.dev/budget-usd-per-hour", np.file, np.name)))
     });
-    AdoptedProfile { name: name.to_string(), priority: 50, cluster, budget, pools: adopted, comments }
+    // Priority orders the profiles of a cluster when gpuplan assigns weights to pools without one: a NodePool
+    // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
+    let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
+    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, comments }
 }
