@@ -176,7 +176,11 @@ fn pool_report(np: &super::read::Doc, rendered: Option<&Value>, profile: &str, c
         out
     };
     let mut findings_before = select(before);
-    findings_before.extend(adopt_checks(&np.object, &types_before, catalog, kind));
+    // gpuplan's own NodePools were built under these rules (with the profile's explicit price-ratio-max and
+    // allows): only hand-written ones get the adopt checks.
+    if np.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] != "gpuplan" {
+        findings_before.extend(adopt_checks(&np.object, &types_before, catalog, kind));
+    }
     findings_before.sort();
     PoolReport {
         node_pool: np.name.clone(),
