@@ -260,35 +260,9 @@ struct Parser<'s> {
     diagnostics: Vec<ProfileDiagnostic>,
 }
 
-/// Names valid at each level, for unknown-name errors and their "did you mean".
-const TOP_LEVEL: &[&str] = &["profile", "cluster", "budget", "pool", "allow", "workload", "monitoring"];
-const CLUSTER_CHILDREN: &[&str] = &["region", "zones", "discovery-tag", "node-role", "ami", "accelerated-ami", "gitops"];
-const SETTING_NODES: &[&str] = &[
-    "gpu",
-    "neuron",
-    "arch",
-    "generation-min",
-    "families",
-    "exclude-families",
-    "types",
-    "exclude-types",
-    "efa",
-    "capacity",
-    "max-accelerators",
-    "weight",
-    "price-ratio-max",
-    "spot-ceiling",
-    "time-slicing",
-    "mig",
-    "reserved",
-    "disruption",
-    "label",
-    "taint",
-    "allow",
-];
-const ACCELERATOR_CHILDREN: &[&str] = &["name", "manufacturer", "memory-min", "per-node"];
-const DISRUPTION_CHILDREN: &[&str] =
-    &["consolidation", "consolidate-after", "expire-after", "termination-grace-period", "maintenance-window", "budget"];
+/// The language's nodes: names valid at each level (for unknown-name errors and their "did you mean") come
+/// from one table, which `gpuplan schema` prints.
+pub mod schema;
 
 impl Parser<'_> {
     fn span(&self, span: miette::SourceSpan) -> Span {
@@ -552,7 +526,7 @@ impl Parser<'_> {
                 "allow" => allow.extend(self.strings(node)),
                 "workload" => workload_nodes.push(node),
                 "monitoring" => monitoring_nodes.push(node),
-                _ => self.unknown_node(node, TOP_LEVEL, "a profile"),
+                _ => self.unknown_node(node, &schema::names("profile"), "a profile"),
             }
         }
 
@@ -655,7 +629,7 @@ impl Parser<'_> {
                     };
                     gitops = Some(Spanned::new(settings, span));
                 }
-                _ => self.unknown_node(child, CLUSTER_CHILDREN, "`cluster`"),
+                _ => self.unknown_node(child, &schema::names("cluster"), "`cluster`"),
             }
         }
         let Some(region) = region else {
@@ -860,7 +834,7 @@ impl Parser<'_> {
                             }
                         }
                         _ => {
-                            let valid: Vec<&str> = ACCELERATOR_CHILDREN
+                            let valid: Vec<&str> = schema::names("gpu")
                                 .iter()
                                 .copied()
                                 .filter(|c| name == "gpu" || *c != "manufacturer")
@@ -996,7 +970,7 @@ impl Parser<'_> {
                                 self.error(self.span(child.span()), "E0107", "`tag` needs a key and a value", "write tag \"purpose\" \"training\"");
                             }
                         }
-                        _ => self.unknown_node(child, &["id", "tag", "instance-type", "instances"], "`reserved`"),
+                        _ => self.unknown_node(child, &schema::names("reserved"), "`reserved`"),
                     }
                 }
                 if !s.capacity.contains(&CapacityType::Reserved) {
@@ -1046,7 +1020,7 @@ impl Parser<'_> {
                 }
             }
             "allow" => s.allow.extend(self.strings(node)),
-            _ => self.unknown_node(node, &[SETTING_NODES, &["tier"]].concat(), context),
+            _ => self.unknown_node(node, &schema::names("pool"), context),
         }
     }
 
@@ -1169,7 +1143,7 @@ impl Parser<'_> {
                         span,
                     ));
                 }
-                _ => self.unknown_node(child, DISRUPTION_CHILDREN, "`disruption`"),
+                _ => self.unknown_node(child, &schema::names("disruption"), "`disruption`"),
             }
         }
         if !budgets.is_empty() {

@@ -152,6 +152,12 @@ enum Command {
     },
     /// Print the man page (roff) on stdout: `gpuplan man > gpuplan.1`.
     Man,
+    /// Print the profile language reference: every node and property with types, defaults and docs (the
+    /// parser's own table).
+    Schema {
+        #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
+        format: SchemaFormat,
+    },
     /// Write profiles expressing existing NodePool / EC2NodeClass YAML, and report what compiling them changes.
     Adopt {
         /// YAML files or directories (other kinds are listed as skipped).
@@ -171,6 +177,12 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: gpuplan::adopt::report::ReportFormat,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SchemaFormat {
+    Text,
+    Json,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -291,6 +303,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let mut compiled = compile_with(&written, &data)
                 .map_err(|e| format!("{e}\nerror: the adopted profiles in {} do not compile (edit them, or report a gpuplan bug)", into.display()))?;
             print!("{}", gpuplan::adopt::report::render(&gpuplan::adopt::report::report(&adoption, &mut compiled), format));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Schema { format } => {
+            use gpuplan::intent::schema;
+            print!("{}", match format {
+                SchemaFormat::Text => schema::render_text(),
+                SchemaFormat::Json => schema::render_json(),
+            });
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {

@@ -296,3 +296,53 @@ fn no_color_and_color_flag() {
     assert!(!run(Some("1"), None));
     assert!(!run(None, Some("--color=never")));
 }
+
+/// `gpuplan schema` is the parser's table: every documented node, with its documented properties, parses
+/// where the table says it goes (no unknown-node/property/argument error: E0102, E0103, E0104).
+#[test]
+fn every_schema_example_parses() {
+    use gpuplan::intent::schema::NODES;
+    let cluster = "cluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\n";
+    for node in NODES {
+        let body = match node.parent {
+            "profile" if node.name == "profile" => format!("{}\n{cluster}", node.example),
+            "profile" if node.name == "cluster" => format!("profile \"p\" priority=1\n{}\n", node.example),
+            "profile" => format!("profile \"p\" priority=1\n{cluster}{}\n", node.example),
+            "cluster" => format!("profile \"p\" priority=1\ncluster \"c\" {{\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n    {}\n}}\n", if ["region", "zones", "ami"].contains(&node.name) { String::new() } else { node.example.to_string() }),
+            "pool" if node.name == "tier" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" preset=\"tiered\" {{\n    {}\n}}\n", node.example),
+            "pool" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {}\n}}\n", node.example),
+            "gpu" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    gpu {{\n        {}\n    }}\n}}\n", node.example),
+            "disruption" | "reserved" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {} {{\n        {}\n    }}\n}}\n", node.parent, node.example),
+            "workload" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{ }}\nworkload \"w\" namespace=\"ns\" pool=\"x\" {{\n    selector \"app\" \"w\"\n    {}\n}}\n", if node.name == "selector" { "" } else { node.example }),
+            "monitoring" => format!("profile \"p\" priority=1\n{cluster}monitoring {{\n    {}\n}}\n", node.example),
+            other => panic!("unknown parent {other}"),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.kdl");
+        std::fs::write(&path, &body).unwrap();
+        let mut sources = gpuplan::diagnostic::Sources::default();
+        let (_, diagnostics) = gpuplan::intent::parse_files(&[path.as_path()], &mut sources);
+        let unknown: Vec<String> = diagnostics.iter().filter(|d| ["E0102", "E0103", "E0104"].contains(&d.code)).map(|d| format!("{}: {}", d.code, d.message)).collect();
+        assert!(unknown.is_empty(), "schema entry {} > {} does not parse: {unknown:?}\n{body}", node.parent, node.name);
+    }
+}
+
+/// The parser's unknown-node help lists exactly the table's names (so a node missing from the table is a node
+/// the parser rejects).
+#[test]
+fn unknown_nodes_are_checked_against_the_schema_table() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.kdl"), "profile \"p\" priority=1\ncluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\npool \"x\" {\n    max-acelerators 8\n}\n").unwrap();
+    let out = gpuplan(dir.path(), &["lint", "p.kdl"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("did you mean `max-accelerators`?"), "{stderr}");
+    let help = &stderr[stderr.find("valid here:").expect("lists valid names")..];
+    for name in gpuplan::intent::schema::names("pool") {
+        assert!(help.contains(&format!(" {name},")) || help.contains(&format!(" {name}\n")) || help.ends_with(name), "{name} not listed: {help}");
+    }
+    let schema = gpuplan(&repo(), &["schema"]);
+    let text = String::from_utf8_lossy(&schema.stdout);
+    assert!(text.contains("max-accelerators <integer>") && text.contains("Default: sized from the budget."), "{text}");
+    let json: serde_json::Value = serde_json::from_slice(&gpuplan(&repo(), &["schema", "--format", "json"]).stdout).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), gpuplan::intent::schema::NODES.len());
+}
