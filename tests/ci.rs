@@ -80,10 +80,10 @@ fn pre_commit_hooks_pass_pre_commits_manifest_validation() {
 fn every_gpuplan_command_in_the_ci_files_parses() {
     let files = ["action.yml", "examples/ci/gitlab-ci.yml", ".pre-commit-hooks.yaml"];
     let mut seen = 0;
+    // A command starts a line, a YAML value or a shell `if`; prose mentions (`gpuplan compile`) are skipped.
+    let command = regex::Regex::new(r"(?m)(?:^[ \t]*(?:-[ \t]*)?(?:(?:run|entry|name):[ \t]*)?|\bif[ \t]+)gpuplan((?:[ \t]+--?[a-z-]+|[ \t]+[a-z][a-z-]*)+)").unwrap();
     for file in files {
         let text = std::fs::read_to_string(repo().join(file)).unwrap();
-        // A command starts a line, a YAML value or a shell `if`; prose mentions (`gpuplan compile`) are skipped.
-        let command = regex::Regex::new(r"(?m)(?:^[ \t]*(?:-[ \t]*)?(?:(?:run|entry|name):[ \t]*)?|\bif[ \t]+)gpuplan((?:[ \t]+--?[a-z-]+|[ \t]+[a-z][a-z-]*)+)").unwrap();
         for found in command.captures_iter(&text) {
             let words: Vec<&str> = found[1].split_whitespace().collect();
             // Flags that take a value (`--out DIR`, `--format markdown`) are followed by one.

@@ -159,7 +159,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         lines.push(Line::new(format!("weight {w}"), from("spec.weight")));
     }
     let template_labels = np["spec"]["template"]["metadata"]["labels"].as_object().cloned().unwrap_or_default();
-    lines.extend(sharing(&template_labels, np, &mut used, &from));
+    lines.extend(sharing(&template_labels, &mut used, &from));
     lines.push(disruption(np, &mut used, &from));
     for (k, v) in &template_labels {
         let field = format!("spec.template.metadata.labels.{k}");
@@ -356,7 +356,7 @@ fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resour
 }
 
 /// Time-slicing and MIG: the GPU Operator labels gpuplan sets for them.
-fn sharing(labels: &serde_json::Map<String, Value>, _np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
+fn sharing(labels: &serde_json::Map<String, Value>, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
     let mut lines = Vec::new();
     if let Some(config) = labels.get("nvidia.com/device-plugin.config").and_then(Value::as_str) {
         if let Some(replicas) = config.strip_prefix("time-slicing-").and_then(|r| r.parse::<u32>().ok()) {

@@ -288,7 +288,7 @@ fn table(report: &Report) -> String {
 }
 
 fn markdown(report: &Report) -> String {
-    let mut out = format!("| {} |\n|{}|\n", HEADER.join(" | "), vec!["---"; 7].join("|"));
+    let mut out = format!("| {} |\n|{}|\n", HEADER.join(" | "), ["---"; 7].join("|"));
     for r in rows(report) {
         out.push_str(&format!("| {} |\n", r.join(" | ")));
     }
@@ -321,7 +321,7 @@ fn details(report: &Report, md: bool) -> String {
         }
     }
     if !report.skipped.is_empty() {
-        out.push_str(&format!("\nskipped (not NodePool / EC2NodeClass):\n"));
+        out.push_str("\nskipped (not NodePool / EC2NodeClass):\n");
         for s in &report.skipped {
             out.push_str(&format!("{bullet}{s}\n"));
         }
