@@ -74,6 +74,12 @@ fn adopting_the_examples_out_reproduces_their_capacity_manifests_byte_for_byte()
     }
     // 4 clusters: 12 NodePools, 8 EC2NodeClasses, 2 NodeOverlays, 1 device-plugin ConfigMap.
     assert!(compared >= 23, "only {compared} files compared");
+    // A cluster with no workloads or monitoring settings round-trips whole: ml-batch-west, GitOps apps included
+    // (its `gitops` line comes back from gpuplan's Argo CD Application and Flux Kustomization).
+    let original = gpuplan::output::read_tree(&repo().join("out/ml-batch-west")).unwrap();
+    let again = gpuplan::output::read_tree(&dir.path().join("out/ml-batch-west")).unwrap();
+    assert!(original.files.len() >= 8 && original == again, "out/ml-batch-west differs after adopt → compile");
+    assert!(read(dir.path(), "profiles/batch-west.kdl").contains("gitops repo=\"https://github.com/example/gpu-platform.git\" revision=\"main\" path=\"out\" argocd=#true flux=#true"));
     // Tiers of one gpuplan pool are regrouped (gpuplan.dev/pool names the pool, the NodePool `<pool>-<tier>`).
     let vision = read(dir.path(), "profiles/tiered-fallback.kdl");
     assert!(vision.contains("pool \"vision\" preset=\"tiered\"") && vision.contains("tier \"a10g-spot\""), "{vision}");

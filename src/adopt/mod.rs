@@ -87,6 +87,25 @@ fn region(options: &AdoptOptions, pools: &[&Doc]) -> String {
     "us-east-1".to_string()
 }
 
+/// The cluster's `gitops` line from gpuplan's Application (`gpuplan-<cluster>`: repo, revision, path
+/// `<path>/<cluster>`) and/or Flux Kustomization (path `./<path>/<cluster>`).
+fn gitops(cluster: &str, docs: &[Doc]) -> Option<(String, String)> {
+    let name = format!("gpuplan-{cluster}");
+    let argo = docs.iter().find(|d| d.kind == "Application" && d.name == name);
+    let flux = docs.iter().find(|d| d.kind == "Kustomization" && d.name == name);
+    let source = &argo?.object["spec"]["source"];
+    let path = source["path"].as_str()?.strip_suffix(&format!("/{cluster}"))?;
+    let line = format!(
+        "gitops repo={} revision={} path={} argocd=#true flux={}",
+        model::q(source["repoURL"].as_str()?),
+        model::q(source["targetRevision"].as_str()?),
+        model::q(path),
+        if flux.is_some() { "#true" } else { "#false" }
+    );
+    let origin = [argo.map(Doc::at), flux.map(Doc::at)].into_iter().flatten().collect::<Vec<_>>().join(" + ");
+    Some((line, origin))
+}
+
 pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     let read = read::read(&options.paths)?;
     if read.node_pools.is_empty() {
@@ -115,7 +134,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         if !catalogs.contains_key(&region) {
             catalogs.insert(region.clone(), Catalog::load(&options.catalogs_dir, &region)?);
         }
-        let profile = adopt_profile(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options, &mut warnings);
+        let profile = adopt_profile(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options, &read.gitops, &mut warnings);
         let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
         sources.sort();
         sources.dedup();
@@ -132,6 +151,7 @@ fn adopt_profile(
     facts: &BTreeMap<String, map::ClassFacts>,
     catalog: &Catalog,
     options: &AdoptOptions,
+    gitops_docs: &[Doc],
     warnings: &mut Vec<Warning>,
 ) -> AdoptedProfile {
     let mut cluster = ClusterBlock { region: catalog.region.clone(), ..Default::default() };
@@ -193,6 +213,10 @@ fn adopt_profile(
         cluster.from.insert("zones", "requirements topology.kubernetes.io/zone".into());
     }
     cluster.zones = zones;
+    if let Some((line, origin)) = gitops(&cluster.name, gitops_docs) {
+        cluster.gitops = Some(line);
+        cluster.from.insert("gitops", origin);
+    }
     cluster.from.insert("region", if options.region.is_some() { "--region".into() } else { "the NodePools' catalog annotation or zones".into() });
     let budget = pools.iter().find_map(|np| {
         np.object["metadata"]["annotations"]["gpuplan.dev/budget-usd-per-hour"]

@@ -57,6 +57,8 @@ pub struct ClusterBlock {
     pub discovery_tag: String,
     pub node_role: String,
     pub ami: String,
+    /// `gitops repo=… revision=… path=… argocd=… flux=…`, from gpuplan's own GitOps apps.
+    pub gitops: Option<String>,
     /// Provenance per cluster field.
     pub from: BTreeMap<&'static str, String>,
 }

@@ -25,6 +25,8 @@ impl Doc {
 pub struct Read {
     pub node_pools: Vec<Doc>,
     pub node_classes: Vec<Doc>,
+    /// gpuplan's own Argo CD Applications and Flux Kustomizations (out/<cluster>/gitops/): the cluster's `gitops`.
+    pub gitops: Vec<Doc>,
     /// `file kind/name` of objects of other kinds (ClusterPolicy, PDBs, …): listed, not adopted.
     pub skipped: Vec<String>,
 }
@@ -55,6 +57,11 @@ pub fn read(paths: &[PathBuf]) -> Result<Read, ReadError> {
             match (kind.as_str(), api.split('/').next().unwrap_or("")) {
                 ("NodePool", "karpenter.sh") => read.node_pools.push(doc),
                 ("EC2NodeClass", "karpenter.k8s.aws") => read.node_classes.push(doc),
+                ("Application", "argoproj.io") | ("Kustomization", "kustomize.toolkit.fluxcd.io")
+                    if doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" =>
+                {
+                    read.gitops.push(doc)
+                }
                 _ => read.skipped.push(doc.at()),
             }
         }

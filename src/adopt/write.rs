@@ -20,6 +20,9 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
     out.push_str(&format!("    discovery-tag {}{}\n", q(&c.discovery_tag), from("discovery-tag")));
     out.push_str(&format!("    node-role {}{}\n", q(&c.node_role), from("node-role")));
     out.push_str(&format!("    ami {}{}\n", q(&c.ami), from("ami")));
+    if let Some(gitops) = &c.gitops {
+        out.push_str(&format!("    {gitops}{}\n", from("gitops")));
+    }
     out.push_str("}\n");
     if let Some((budget, origin)) = &p.budget {
         out.push_str(&format!("\nbudget usd-per-hour={budget} // {origin}\n"));
