@@ -76,9 +76,13 @@ fn adopting_the_examples_out_reproduces_their_capacity_manifests_byte_for_byte()
     assert!(compared >= 23, "only {compared} files compared");
     // A cluster with no workloads or monitoring settings round-trips whole: ml-batch-west, GitOps apps included
     // (its `gitops` line comes back from gpuplan's Argo CD Application and Flux Kustomization).
-    let original = gpuplan::output::read_tree(&repo().join("out/ml-batch-west")).unwrap();
-    let again = gpuplan::output::read_tree(&dir.path().join("out/ml-batch-west")).unwrap();
-    assert!(original.files.len() >= 8 && original == again, "out/ml-batch-west differs after adopt → compile");
+    // ml-vision too: its dcgm-exporter ServiceMonitor (written only when gpuplan does not manage the GPU
+    // Operator) comes back as `monitoring { gpu-operator manage=#false }`, so no ClusterPolicy appears.
+    for cluster in ["ml-batch-west", "ml-vision"] {
+        let original = gpuplan::output::read_tree(&repo().join("out").join(cluster)).unwrap();
+        let again = gpuplan::output::read_tree(&dir.path().join("out").join(cluster)).unwrap();
+        assert!(original.files.len() >= 7 && original == again, "out/{cluster} differs after adopt → compile");
+    }
     assert!(read(dir.path(), "profiles/batch-west.kdl").contains("gitops repo=\"https://github.com/example/gpu-platform.git\" revision=\"main\" path=\"out\" argocd=#true flux=#true"));
     // Tiers of one gpuplan pool are regrouped (gpuplan.dev/pool names the pool, the NodePool `<pool>-<tier>`).
     let vision = read(dir.path(), "profiles/tiered-fallback.kdl");

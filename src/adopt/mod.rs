@@ -226,5 +226,11 @@ fn adopt_profile(
     // Priority orders the profiles of a cluster when gpuplan assigns weights to pools without one: a NodePool
     // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
     let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
-    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, comments }
+    // gpuplan scrapes dcgm-exporter with its own ServiceMonitor only when the GPU Operator is installed elsewhere.
+    let monitoring = gitops_docs
+        .iter()
+        .filter(|d| d.kind == "ServiceMonitor" && d.object["metadata"]["annotations"]["gpuplan.dev/profile"] == name)
+        .map(|d| model::Line::new("gpu-operator manage=#false", format!("{}: gpuplan scrapes dcgm-exporter itself when it does not manage the GPU Operator", d.at())))
+        .collect();
+    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring, comments }
 }

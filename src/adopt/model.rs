@@ -70,6 +70,8 @@ pub struct AdoptedProfile {
     pub cluster: ClusterBlock,
     pub budget: Option<(String, String)>,
     pub pools: Vec<AdoptedPool>,
+    /// Lines of a `monitoring` block, with their provenance.
+    pub monitoring: Vec<Line>,
     pub comments: Vec<String>,
 }
 

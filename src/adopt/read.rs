@@ -25,7 +25,8 @@ impl Doc {
 pub struct Read {
     pub node_pools: Vec<Doc>,
     pub node_classes: Vec<Doc>,
-    /// gpuplan's own Argo CD Applications and Flux Kustomizations (out/<cluster>/gitops/): the cluster's `gitops`.
+    /// gpuplan's own Argo CD Applications and Flux Kustomizations (out/<cluster>/gitops/): the cluster's `gitops`;
+    /// and its dcgm-exporter ServiceMonitor, which it writes only when it does not manage the GPU Operator.
     pub gitops: Vec<Doc>,
     /// `file kind/name` of objects of other kinds (ClusterPolicy, PDBs, …): listed, not adopted.
     pub skipped: Vec<String>,
@@ -57,8 +58,8 @@ pub fn read(paths: &[PathBuf]) -> Result<Read, ReadError> {
             match (kind.as_str(), api.split('/').next().unwrap_or("")) {
                 ("NodePool", "karpenter.sh") => read.node_pools.push(doc),
                 ("EC2NodeClass", "karpenter.k8s.aws") => read.node_classes.push(doc),
-                ("Application", "argoproj.io") | ("Kustomization", "kustomize.toolkit.fluxcd.io")
-                    if doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" =>
+                ("Application", "argoproj.io") | ("Kustomization", "kustomize.toolkit.fluxcd.io") | ("ServiceMonitor", "monitoring.coreos.com")
+                    if (doc.kind != "ServiceMonitor" || doc.name == "nvidia-dcgm-exporter") && doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" =>
                 {
                     read.gitops.push(doc)
                 }
