@@ -269,36 +269,9 @@ struct Parser<'s> {
     diagnostics: Vec<ProfileDiagnostic>,
 }
 
-/// Names valid at each level, for unknown-name errors and their "did you mean".
-const TOP_LEVEL: &[&str] = &["profile", "cluster", "budget", "pool", "allow", "workload", "monitoring"];
-const CLUSTER_CHILDREN: &[&str] = &["region", "zones", "discovery-tag", "node-role", "ami", "accelerated-ami", "gitops", "image-cache"];
-const SETTING_NODES: &[&str] = &[
-    "gpu",
-    "neuron",
-    "arch",
-    "generation-min",
-    "families",
-    "exclude-families",
-    "types",
-    "exclude-types",
-    "efa",
-    "capacity",
-    "max-accelerators",
-    "weight",
-    "price-ratio-max",
-    "spot-ceiling",
-    "scratch",
-    "time-slicing",
-    "mig",
-    "reserved",
-    "disruption",
-    "label",
-    "taint",
-    "allow",
-];
-const ACCELERATOR_CHILDREN: &[&str] = &["name", "manufacturer", "memory-min", "per-node"];
-const DISRUPTION_CHILDREN: &[&str] =
-    &["consolidation", "consolidate-after", "expire-after", "termination-grace-period", "maintenance-window", "budget"];
+/// The language's nodes: names valid at each level (for unknown-name errors and their "did you mean") come
+/// from one table, which `gpuplan schema` prints.
+pub mod schema;
 
 impl Parser<'_> {
     fn span(&self, span: miette::SourceSpan) -> Span {
@@ -562,7 +535,7 @@ impl Parser<'_> {
                 "allow" => allow.extend(self.strings(node)),
                 "workload" => workload_nodes.push(node),
                 "monitoring" => monitoring_nodes.push(node),
-                _ => self.unknown_node(node, TOP_LEVEL, "a profile"),
+                _ => self.unknown_node(node, &schema::names("profile"), "a profile"),
             }
         }
 
@@ -672,7 +645,7 @@ impl Parser<'_> {
                         self.no_children(grandchild);
                         match grandchild.name().value() {
                             "depends-on" => depends_on.extend(self.strings(grandchild).into_iter().map(|d| d.value)),
-                            _ => self.unknown_node(grandchild, &["depends-on"], "`gitops`"),
+                            _ => self.unknown_node(grandchild, &schema::names("gitops"), "`gitops`"),
                         }
                     }
                     let settings = Gitops {
@@ -701,7 +674,7 @@ impl Parser<'_> {
                     }
                     gitops = Some(Spanned::new(settings, span));
                 }
-                _ => self.unknown_node(child, CLUSTER_CHILDREN, "`cluster`"),
+                _ => self.unknown_node(child, &schema::names("cluster"), "`cluster`"),
             }
         }
         let Some(region) = region else {
@@ -917,7 +890,7 @@ impl Parser<'_> {
                             }
                         }
                         _ => {
-                            let valid: Vec<&str> = ACCELERATOR_CHILDREN
+                            let valid: Vec<&str> = schema::names("gpu")
                                 .iter()
                                 .copied()
                                 .filter(|c| name == "gpu" || *c != "manufacturer")
@@ -1066,7 +1039,7 @@ impl Parser<'_> {
                                 self.error(self.span(child.span()), "E0107", "`tag` needs a key and a value", "write tag \"purpose\" \"training\"");
                             }
                         }
-                        _ => self.unknown_node(child, &["id", "tag", "instance-type", "instances"], "`reserved`"),
+                        _ => self.unknown_node(child, &schema::names("reserved"), "`reserved`"),
                     }
                 }
                 if !s.capacity.contains(&CapacityType::Reserved) {
@@ -1116,7 +1089,7 @@ impl Parser<'_> {
                 }
             }
             "allow" => s.allow.extend(self.strings(node)),
-            _ => self.unknown_node(node, &[SETTING_NODES, &["tier"]].concat(), context),
+            _ => self.unknown_node(node, &schema::names("pool"), context),
         }
     }
 
@@ -1239,7 +1212,7 @@ impl Parser<'_> {
                         span,
                     ));
                 }
-                _ => self.unknown_node(child, DISRUPTION_CHILDREN, "`disruption`"),
+                _ => self.unknown_node(child, &schema::names("disruption"), "`disruption`"),
             }
         }
         if !budgets.is_empty() {

@@ -5,6 +5,7 @@
 //! [`solve`] → Plan; [`render`] → Manifests; [`validate`] → checked; [`output`] → out/.
 //! [`compile`] runs them in order; `main.rs` is a thin command line over the library.
 
+pub mod adopt;
 pub mod aws;
 pub mod catalog;
 pub mod compile;

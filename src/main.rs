@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use gpuplan::adopt::term::{self, ColorChoice};
 use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
-use gpuplan::diagnostic::render_plain;
 use gpuplan::diff::{render_diff, DiffFormat};
 use gpuplan::explain::{explain, ExplainFormat};
 use gpuplan::output::{self, HeaderStatus};
@@ -14,8 +14,18 @@ use gpuplan::output::{self, HeaderStatus};
 #[derive(Parser)]
 #[command(name = "gpuplan", version, about = "Compile GPU capacity intent (KDL profiles) into validated Karpenter and GPU Operator manifests")]
 struct Cli {
+    /// Colour diagnostics and help: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, global = true, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Whether this process colours its stderr (decided once from --color, NO_COLOR and the terminal).
+static COLOR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+fn color() -> bool {
+    *COLOR.get().unwrap_or(&false)
 }
 
 #[derive(clap::Args, Clone)]
@@ -51,7 +61,7 @@ fn compile_with(profiles: &[PathBuf], data: &Data) -> Result<Compilation, String
     let options = CompileOptions { profiles: profiles.to_vec(), catalogs_dir: data.catalogs.clone(), templates_dir: data.templates.clone() };
     let compiled = compile(&options).map_err(compile_error)?;
     if !compiled.warnings.is_empty() {
-        eprint!("{}", render_plain(&compiled.warnings));
+        eprint!("{}", term::render(&compiled.warnings, color()));
     }
     // The one place the wall clock is read: a warning on stderr, never anything in out/.
     for catalog in compiled.catalogs.values() {
@@ -135,6 +145,44 @@ enum Command {
     /// Build or update catalog snapshots.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout: `gpuplan man > gpuplan.1`.
+    Man,
+    /// Print the profile language reference: every node and property with types, defaults and docs (the
+    /// parser's own table).
+    Schema {
+        #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
+        format: SchemaFormat,
+    },
+    /// Write profiles expressing existing NodePool / EC2NodeClass YAML, and report what compiling them changes.
+    Adopt {
+        /// YAML files or directories (other kinds are listed as skipped).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Directory the profiles are written to (<profile>.kdl; existing files of the same name are replaced).
+        #[arg(long, default_value = "profiles")]
+        into: PathBuf,
+        /// Cluster name for the profiles (default: gpuplan's gpuplan.dev/cluster tag, else the discovery tag).
+        #[arg(long)]
+        cluster: Option<String>,
+        /// Region whose catalog prices the report (default: from the NodePools' zones).
+        #[arg(long)]
+        region: Option<String>,
+        #[arg(long, default_value = "catalogs")]
+        catalogs: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: gpuplan::adopt::report::ReportFormat,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SchemaFormat {
+    Text,
+    Json,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -189,11 +237,25 @@ enum CatalogCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // --color decides clap's own colours too, so it is read before clap parses (NO_COLOR likewise).
+    let flag = std::env::args().find_map(|a| a.strip_prefix("--color=").map(str::to_string));
+    let choice = match flag.as_deref() {
+        Some("always") => ColorChoice::Always,
+        Some("never") => ColorChoice::Never,
+        _ => ColorChoice::Auto,
+    };
+    let color = term::use_color_here(choice);
+    let command = Cli::command()
+        // Computed at run time (the catalogs here); clap wants a 'static str, and this runs once per process.
+        .long_version(&*Box::leak(gpuplan::adopt::cli_docs::long_version(Path::new("catalogs")).into_boxed_str()))
+        .color(term::clap_color(color));
+    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
+    let color = term::use_color_here(cli.color);
+    let _ = COLOR.set(color);
     match run(cli) {
         Ok(code) => code,
         Err(message) => {
-            eprint!("{message}");
+            eprint!("{}", term::paint_prefixes(&message, color));
             if !message.ends_with('\n') {
                 eprintln!();
             }
@@ -204,7 +266,7 @@ fn main() -> ExitCode {
 
 fn compile_error(err: CompileError) -> String {
     let rendered = match &err {
-        CompileError::Profiles { diagnostics } => render_plain(diagnostics),
+        CompileError::Profiles { diagnostics } => term::render(diagnostics, color()),
         _ => String::new(),
     };
     format!("{rendered}error: {err}")
@@ -218,6 +280,44 @@ fn io_error(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> String {
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
+        Command::Completions { shell } => {
+            let script = gpuplan::adopt::cli_docs::completions(shell, &mut Cli::command());
+            std::io::Write::write_all(&mut std::io::stdout(), &script).map_err(|e| format!("error: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Adopt { paths, into, cluster, region, catalogs, format } => {
+            let options = gpuplan::adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone() };
+            let adoption = gpuplan::adopt::adopt(&options).map_err(|e| format!("error: {e}"))?;
+            for warning in &adoption.warnings {
+                eprintln!("{}", term::paint_prefixes(&warning.to_string(), color()));
+            }
+            std::fs::create_dir_all(&into).map_err(io_error("create", &into))?;
+            let mut written = Vec::new();
+            for (name, text) in &adoption.files {
+                let path = into.join(name);
+                std::fs::write(&path, text).map_err(io_error("write", &path))?;
+                written.push(path);
+            }
+            eprintln!("wrote {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+            let data = Data { catalogs, templates: None, max_catalog_age_days: u64::MAX };
+            let mut compiled = compile_with(&written, &data)
+                .map_err(|e| format!("{e}\nerror: the adopted profiles in {} do not compile (edit them, or report a gpuplan bug)", into.display()))?;
+            print!("{}", gpuplan::adopt::report::render(&gpuplan::adopt::report::report(&adoption, &mut compiled), format));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Schema { format } => {
+            use gpuplan::intent::schema;
+            print!("{}", match format {
+                SchemaFormat::Text => schema::render_text(),
+                SchemaFormat::Json => schema::render_json(),
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let page = gpuplan::adopt::cli_docs::man_page(Cli::command()).map_err(|e| format!("error: {e}"))?;
+            std::io::Write::write_all(&mut std::io::stdout(), &page).map_err(|e| format!("error: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Compile { inputs, out, check, force } => {
             let tree = inputs.compile()?.output_tree();
             let current = output::read_tree(&out).map_err(io_error("read", &out))?;

@@ -1,0 +1,499 @@
+//! NodePool (+ its EC2NodeClass) → a pool in a profile. Every leaf field of the original is either consumed by a
+//! profile line (whose comment names it) or reported as a warning and kept as a comment: nothing is dropped.
+//!
+//! Fields gpuplan derives itself are consumed without a line: the `gpuplan.dev/*` annotations, the
+//! `gpuplan.dev/pool` label and taint, the accelerator's NoSchedule taint, `kubernetes.io/os: linux`, and the
+//! instance-family requirement when it only restates the named instance types.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::model::{q, AdoptedPool, Line, Warning};
+use super::read::Doc;
+use super::requirements::{bounds, capacity_types, requirements, Requirement};
+use crate::catalog::{Catalog, CapacityType};
+use crate::intent::Sharing;
+
+/// Leaf fields of an object as (dotted path, value), arrays indexed (`requirements[2].values[0]`).
+pub fn leaves(value: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                leaves(v, &if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, out);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            for (i, v) in items.iter().enumerate() {
+                leaves(v, &format!("{prefix}[{i}]"), out);
+            }
+        }
+        _ => out.push((prefix.to_string(), value.clone())),
+    }
+}
+
+/// The value at a dotted path with `[i]` indexes (keys may contain dots: the longest matching key wins).
+fn lookup<'v>(value: &'v Value, path: &str) -> &'v Value {
+    if path.is_empty() {
+        return value;
+    }
+    if let Some(rest) = path.strip_prefix('[') {
+        let (i, rest) = rest.split_once(']').unwrap_or((rest, ""));
+        return lookup(&value[i.parse::<usize>().unwrap_or(usize::MAX)], rest.trim_start_matches('.'));
+    }
+    if let Some(map) = value.as_object() {
+        let mut keys: Vec<&String> = map.keys().filter(|k| path == k.as_str() || path.starts_with(&format!("{k}.")) || path.starts_with(&format!("{k}["))).collect();
+        keys.sort_by_key(|k| std::cmp::Reverse(k.len()));
+        if let Some(k) = keys.first() {
+            return lookup(&map[k.as_str()], path[k.len()..].trim_start_matches('.'));
+        }
+    }
+    &Value::Null
+}
+
+/// Consumed field prefixes of one object; the rest become warnings.
+#[derive(Default)]
+pub struct Consumed(BTreeSet<String>);
+
+impl Consumed {
+    pub fn take(&mut self, path: impl Into<String>) {
+        self.0.insert(path.into());
+    }
+
+    fn covers(&self, path: &str) -> bool {
+        self.0.iter().any(|p| path == p || path.starts_with(&format!("{p}.")) || path.starts_with(&format!("{p}[")))
+    }
+
+    /// Warnings (and profile comments) for every leaf not consumed.
+    pub fn leftovers(&self, doc: &Doc, warnings: &mut Vec<Warning>) -> Vec<String> {
+        let mut all = Vec::new();
+        leaves(&doc.object, "", &mut all);
+        let mut comments = Vec::new();
+        let mut reported = BTreeSet::new();
+        for (path, _) in all.into_iter().filter(|(p, _)| !self.covers(p)) {
+            // One warning per list item (a whole requirement, budget, taint), not per leaf.
+            let path = match path.find(']') {
+                Some(end) => path[..=end].to_string(),
+                None => path,
+            };
+            if !reported.insert(path.clone()) {
+                continue;
+            }
+            let shown = lookup(&doc.object, &path).to_string();
+            warnings.push(Warning {
+                file: doc.file.clone(),
+                object: format!("{}/{}", doc.kind, doc.name),
+                field: path.clone(),
+                message: format!("not expressible in a profile (value {shown}); kept as a comment"),
+            });
+            comments.push(format!("not adopted: {path} = {shown} ({} {}/{})", doc.file, doc.kind, doc.name));
+        }
+        comments
+    }
+}
+
+pub const GPU_TAINT_KEYS: [&str; 3] = ["nvidia.com/gpu", "aws.amazon.com/neuron", "amd.com/gpu"];
+const DERIVED_LABELS: [&str; 1] = ["gpuplan.dev/pool"];
+
+pub struct PoolContext<'a> {
+    pub doc: &'a Doc,
+    pub catalog: &'a Catalog,
+    /// The EC2NodeClass's capacity reservation terms, for reserved pools.
+    pub reservation: Option<(&'a Doc, Vec<Line>)>,
+}
+
+/// Maps one NodePool. Returns the pool and the zones its requirements name.
+pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool, Vec<String>) {
+    let doc = ctx.doc;
+    let np = &doc.object;
+    let from = |field: &str| format!("{} {}/{} {field}", doc.file, doc.kind, doc.name);
+    let mut used = Consumed::default();
+    for f in ["apiVersion", "kind", "metadata.name", "spec.template.spec.nodeClassRef"] {
+        used.take(f);
+    }
+    if let Some(annotations) = np["metadata"]["annotations"].as_object() {
+        for k in annotations.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
+            used.take(format!("metadata.annotations.{k}"));
+        }
+    }
+    if np["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
+        used.take("metadata.labels.app.kubernetes.io/managed-by");
+    }
+
+    let reqs = requirements(np);
+    let (kind_line, resource) = accelerator(np, &reqs, ctx.catalog, &mut used, &from);
+    let mut lines = vec![kind_line];
+    lines.extend(requirement_lines(&reqs, ctx.catalog, &mut used, &from));
+    let capacity = capacity_types(&reqs);
+    let reserved = capacity.contains(&CapacityType::Reserved);
+    let capacity_values: Vec<&str> = capacity.iter().filter(|c| **c != CapacityType::Reserved || !reserved).map(|c| c.as_str()).collect();
+    // A reserved pool's capacity type follows from its `reserved` block.
+    if !capacity_values.is_empty() {
+        lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from("requirements karpenter.sh/capacity-type")));
+    }
+    if reserved {
+        if let Some((_, reserved_lines)) = &ctx.reservation {
+            lines.push(Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), reserved_block(reserved_lines.clone(), &reqs, np, &resource, ctx.catalog)));
+        }
+    } else if let Some(limit) = limit(np, &resource) {
+        // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
+        let units = units(np);
+        let value = match limit.parse::<u32>() {
+            Ok(n) if units > 1 && n % units == 0 => (n / units).to_string(),
+            _ => limit,
+        };
+        let why = if units > 1 { format!(" ÷ {units} per GPU") } else { String::new() };
+        lines.push(Line::new(format!("max-accelerators {value}"), from(&format!("spec.limits.{resource}{why}"))));
+    }
+    if !reserved && limit(np, &resource).is_none() {
+        lines.push(unbounded(ctx, &resource, warnings));
+    }
+    if reserved {
+        used.take(format!("spec.limits.{resource}"));
+    }
+    if !np["spec"]["limits"][&resource].is_null() {
+        used.take(format!("spec.limits.{resource}"));
+    }
+    if let Some(w) = np["spec"]["weight"].as_u64() {
+        used.take("spec.weight");
+        lines.push(Line::new(format!("weight {w}"), from("spec.weight")));
+    }
+    let template_labels = np["spec"]["template"]["metadata"]["labels"].as_object().cloned().unwrap_or_default();
+    lines.extend(sharing(&template_labels, &mut used, &from));
+    lines.push(disruption(np, &mut used, &from));
+    for (k, v) in &template_labels {
+        let field = format!("spec.template.metadata.labels.{k}");
+        if used.covers(&field) {
+            continue;
+        }
+        used.take(field.clone());
+        if !DERIVED_LABELS.contains(&k.as_str()) {
+            lines.push(Line::new(format!("label {} {}", q(k), q(v.as_str().unwrap_or_default())), from(&field)));
+        }
+    }
+    lines.extend(taints(np, &resource, &mut used, &from));
+    let zones = super::requirements::zones(&reqs);
+    let comments = used.leftovers(doc, warnings);
+    let tier_of = template_labels
+        .get("gpuplan.dev/pool")
+        .and_then(Value::as_str)
+        .filter(|pool| doc.name.strip_prefix(*pool).is_some_and(|rest| rest.len() > 1 && rest.starts_with('-')))
+        .map(str::to_string);
+    (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments }, zones)
+}
+
+/// Presets only supply defaults, and adopt writes every setting out, so the preset is chosen for the two things
+/// a written setting cannot say: `general` pools are untainted, every other preset taints its NodePools
+/// `gpuplan.dev/pool=<pool>:NoSchedule` (so pods must opt in). `inference-on-demand` is the tainting preset
+/// with one NodePool and no default a NodePool could lack (batch-spot and training add a
+/// terminationGracePeriod, inference-spot makes two NodePools); `capacity` says the rest.
+fn preset(np: &Value) -> &'static str {
+    let pool_taint = np["spec"]["template"]["spec"]["taints"].as_array().into_iter().flatten().any(|t| t["key"] == "gpuplan.dev/pool");
+    if pool_taint { "inference-on-demand" } else { "general" }
+}
+
+/// `gpu { … }` or `neuron { … }` from the limit's resource and the accelerator requirements.
+fn accelerator(np: &Value, reqs: &[Requirement], catalog: &Catalog, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> (Line, String) {
+    let limits = np["spec"]["limits"].as_object().cloned().unwrap_or_default();
+    let neuron = limits.contains_key("aws.amazon.com/neuron") || reqs.iter().any(|r| r.key == "karpenter.k8s.aws/instance-accelerator-name");
+    let amd = limits.contains_key("amd.com/gpu")
+        || reqs.iter().any(|r| r.key == "karpenter.k8s.aws/instance-gpu-manufacturer" && r.operator == "In" && r.values == ["amd"]);
+    let resource = if neuron { "aws.amazon.com/neuron" } else if amd { "amd.com/gpu" } else { "nvidia.com/gpu" };
+    let mut children = Vec::new();
+    for (i, r) in reqs.iter().enumerate() {
+        let field = format!("spec.template.spec.requirements[{i}]");
+        let short = r.key.trim_start_matches("karpenter.k8s.aws/");
+        match (short, r.operator.as_str()) {
+            ("instance-gpu-name", "In") | ("instance-accelerator-name", "In") => {
+                let names: Vec<String> = r.values.iter().map(|v| catalog_name(catalog, v)).collect();
+                children.push(Line::new(format!("name {}", names.iter().map(|n| q(n)).collect::<Vec<_>>().join(" ")), from(&field)));
+                used.take(field);
+            }
+            ("instance-gpu-manufacturer", "In") if r.values.len() == 1 && (r.values[0] == "amd" || r.values[0] == "nvidia") => {
+                if r.values[0] == "amd" {
+                    children.push(Line::new("manufacturer \"amd\"", from(&field)));
+                }
+                used.take(field);
+            }
+            ("instance-gpu-memory", "Gt" | "Gte" | "In") if bounds(r).0.is_some() => {
+                let mib = bounds(r).0.unwrap_or(0).max(0);
+                let text = if mib % 1024 == 0 { format!("{}GiB", mib / 1024) } else { format!("{mib}MiB") };
+                children.push(Line::new(format!("memory-min {}", q(&text)), from(&field)));
+                used.take(field);
+            }
+            ("instance-gpu-count" | "instance-accelerator-count", "Gt" | "Gte" | "Lt" | "Lte" | "In") => {
+                let (min, max) = bounds(r);
+                let mut props = Vec::new();
+                if let Some(min) = min.filter(|m| *m > 1) {
+                    props.push(format!("min={min}"));
+                }
+                if let Some(max) = max {
+                    props.push(format!("max={max}"));
+                }
+                if r.operator == "In" && r.values.len() > 1 {
+                    continue; // a set of counts is not a range: left for the warning
+                }
+                if !props.is_empty() {
+                    children.push(Line::new(format!("per-node {}", props.join(" ")), from(&field)));
+                }
+                used.take(field);
+            }
+            ("instance-gpu-count" | "instance-accelerator-count", "Exists") => used.take(field), // implied: accelerators only
+            _ => {}
+        }
+    }
+    let name = if neuron { "neuron" } else { "gpu" };
+    (Line::block(name, from(&format!("spec.limits.{resource} / requirements")), children), resource.to_string())
+}
+
+/// The catalog's spelling of a lowercase label value ("a10g" → "A10G", "inferentia2" → "Inferentia2").
+fn catalog_name(catalog: &Catalog, label: &str) -> String {
+    catalog
+        .instance_types
+        .iter()
+        .flat_map(|t| t.gpus.iter().map(|g| g.name.clone()).chain(t.neuron.iter().map(|n| n.name.clone())))
+        .find(|n| n.eq_ignore_ascii_case(label))
+        .unwrap_or_else(|| label.to_string())
+}
+
+/// Instance-type selection: types, families, generation, arch; os linux and zones (cluster-level) consumed.
+fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let named: Vec<&str> = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| r.values.iter().map(String::as_str)).collect();
+    let named_families: BTreeSet<String> = named.iter().filter_map(|n| catalog.get(n).map(|t| t.family.clone())).collect();
+    let mut arch_seen = false;
+    for (i, r) in reqs.iter().enumerate() {
+        let field = format!("spec.template.spec.requirements[{i}]");
+        let values = || r.values.iter().map(|v| q(v)).collect::<Vec<_>>().join(" ");
+        // The family requirement restating the named types is gpuplan's own (with the minValues it derives for
+        // spot diversity): derived, consumed.
+        if r.key == "karpenter.k8s.aws/instance-family" && r.operator == "In" && !named.is_empty() && r.values.iter().cloned().collect::<BTreeSet<_>>() == named_families {
+            used.take(field);
+            continue;
+        }
+        if r.min_values.is_some() {
+            continue; // minValues has no profile equivalent: the whole requirement is kept for the warning
+        }
+        let line = match (r.key.as_str(), r.operator.as_str()) {
+            ("node.kubernetes.io/instance-type", "In") => Some(format!("types {}", values())),
+            ("node.kubernetes.io/instance-type", "NotIn") => Some(format!("exclude-types {}", values())),
+            ("karpenter.k8s.aws/instance-family", "In") => Some(format!("families {}", values())),
+            ("karpenter.k8s.aws/instance-family", "NotIn") => Some(format!("exclude-families {}", values())),
+            ("karpenter.k8s.aws/instance-generation", "Gt" | "Gte") => bounds(r).0.map(|g| format!("generation-min {g}")),
+            ("kubernetes.io/arch", "In") if !arch_seen => {
+                arch_seen = true;
+                Some(format!("arch {}", values()))
+            }
+            ("kubernetes.io/os", "In") if r.values == ["linux"] => {
+                used.take(field);
+                continue;
+            }
+            ("karpenter.sh/capacity-type" | "topology.kubernetes.io/zone", _) if r.operator != "NotIn" || r.key == "karpenter.sh/capacity-type" => {
+                used.take(field);
+                continue;
+            }
+            _ => None,
+        };
+        if let Some(line) = line {
+            lines.push(Line::new(line, from(&field)));
+            used.take(field);
+        }
+    }
+    lines
+}
+
+/// gpuplan never emits a GPU NodePool without a limit (E0141): an unbounded original gets
+/// `max-accelerators` = twice its largest admitted node (at least 16), and a warning saying so.
+fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> Line {
+    let kind = match resource {
+        "aws.amazon.com/neuron" => crate::catalog::AcceleratorKind::Neuron,
+        "amd.com/gpu" => crate::catalog::AcceleratorKind::Amd,
+        _ => crate::catalog::AcceleratorKind::Nvidia,
+    };
+    let largest = super::report::admitted(&ctx.doc.object, ctx.catalog).iter().map(|t| t.accelerators(kind)).max().unwrap_or(0);
+    let chosen = (largest * 2).max(16);
+    warnings.push(Warning {
+        file: ctx.doc.file.clone(),
+        object: format!("NodePool/{}", ctx.doc.name),
+        field: format!("spec.limits.{resource}"),
+        message: format!("no accelerator limit (unbounded spend); the profile says max-accelerators {chosen} (twice the largest admitted node, at least 16): edit it"),
+    });
+    Line::new(format!("max-accelerators {chosen}"), format!("{} NodePool/{} spec.limits.{resource}: absent, chosen by adopt", ctx.doc.file, ctx.doc.name))
+}
+
+/// Schedulable units per physical GPU, from the GPU Operator labels gpuplan sets (the solver's own function).
+pub fn units(np: &Value) -> u32 {
+    let labels = &np["spec"]["template"]["metadata"]["labels"];
+    let sharing = if let Some(r) = labels["nvidia.com/device-plugin.config"].as_str().and_then(|c| c.strip_prefix("time-slicing-")).and_then(|r| r.parse().ok()) {
+        Some(Sharing::TimeSlicing { replicas: r })
+    } else {
+        labels["nvidia.com/mig.config"].as_str().map(|c| Sharing::Mig { config: c.to_string() })
+    };
+    crate::solve::units_per_accelerator(sharing.as_ref())
+}
+
+fn limit(np: &Value, resource: &str) -> Option<String> {
+    match &np["spec"]["limits"][resource] {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// `reserved { id …; instance-type …; instances N }`: ids and tags from the EC2NodeClass; the type from the
+/// NodePool's single instance type, and the instance count from its limit (a reservation's capacity is what
+/// gpuplan sizes the limit to).
+fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resource: &str, catalog: &Catalog) -> Vec<Line> {
+    let types: Vec<&String> = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| &r.values).collect();
+    if let [only] = types.as_slice() {
+        lines.push(Line::new(format!("instance-type {}", q(only)), "requirements node.kubernetes.io/instance-type"));
+        let per_node = catalog.get(only).map(|t| if resource == "aws.amazon.com/neuron" { t.neuron.as_ref().map_or(0, |n| n.count) } else { t.gpus.iter().map(|g| g.count).sum() }).unwrap_or(0);
+        if let (Some(limit), true) = (limit(np, resource).and_then(|l| l.parse::<u32>().ok()), per_node > 0) {
+            lines.push(Line::new(format!("instances {}", limit / per_node), format!("spec.limits.{resource} ÷ {per_node} per {only}")));
+        }
+    }
+    lines
+}
+
+/// Time-slicing and MIG: the GPU Operator labels gpuplan sets for them.
+fn sharing(labels: &serde_json::Map<String, Value>, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
+    let mut lines = Vec::new();
+    if let Some(config) = labels.get("nvidia.com/device-plugin.config").and_then(Value::as_str) {
+        if let Some(replicas) = config.strip_prefix("time-slicing-").and_then(|r| r.parse::<u32>().ok()) {
+            let field = "spec.template.metadata.labels.nvidia.com/device-plugin.config";
+            lines.push(Line::new(format!("time-slicing replicas={replicas}"), from(field)));
+            used.take(field);
+            // The cpu limit of a time-sliced pool is gpuplan's backstop, derived from the types.
+            used.take("spec.limits.cpu");
+        }
+    }
+    if let Some(config) = labels.get("nvidia.com/mig.config").and_then(Value::as_str) {
+        let field = "spec.template.metadata.labels.nvidia.com/mig.config";
+        lines.push(Line::new(format!("mig {}", q(config)), from(field)));
+        used.take(field);
+        used.take("spec.limits.cpu"); // MIG pools are shared pools: the cpu backstop is derived too
+    }
+    lines
+}
+
+fn disruption(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Line {
+    let d = &np["spec"]["disruption"];
+    let t = &np["spec"]["template"]["spec"];
+    let mut children = Vec::new();
+    let fields = [
+        ("consolidation", &d["consolidationPolicy"], "spec.disruption.consolidationPolicy"),
+        ("consolidate-after", &d["consolidateAfter"], "spec.disruption.consolidateAfter"),
+        ("expire-after", &t["expireAfter"], "spec.template.spec.expireAfter"),
+        ("termination-grace-period", &t["terminationGracePeriod"], "spec.template.spec.terminationGracePeriod"),
+    ];
+    for (name, value, field) in fields {
+        if let Some(v) = value.as_str() {
+            children.push(Line::new(format!("{name} {}", q(v)), from(field)));
+            used.take(field);
+        }
+    }
+    for (i, b) in d["budgets"].as_array().into_iter().flatten().enumerate() {
+        let field = format!("spec.disruption.budgets[{i}]");
+        let mut props = vec![format!("nodes={}", q(&b["nodes"].as_str().map(str::to_string).unwrap_or_else(|| b["nodes"].to_string())))];
+        for key in ["schedule", "duration"] {
+            if let Some(v) = b[key].as_str() {
+                props.push(format!("{key}={}", q(v)));
+            }
+        }
+        if let Some(reasons) = b["reasons"].as_array() {
+            let list: Vec<&str> = reasons.iter().filter_map(Value::as_str).collect();
+            props.push(format!("reasons={}", q(&list.join(","))));
+        }
+        children.push(Line::new(format!("budget {}", props.join(" ")), from(&field)));
+        used.take(field);
+    }
+    Line::block("disruption", from("spec.disruption"), children)
+}
+
+/// User taints; the accelerator's NoSchedule taint and gpuplan's pool taint are derived (gpuplan adds them).
+fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for (i, t) in np["spec"]["template"]["spec"]["taints"].as_array().into_iter().flatten().enumerate() {
+        let field = format!("spec.template.spec.taints[{i}]");
+        let key = t["key"].as_str().unwrap_or("");
+        let effect = t["effect"].as_str().unwrap_or("NoSchedule");
+        let value = t["value"].as_str();
+        let derived = (key == resource && effect == "NoSchedule") || key == "gpuplan.dev/pool";
+        used.take(field.clone());
+        if derived {
+            continue;
+        }
+        let value = value.map(|v| format!(" value={}", q(v))).unwrap_or_default();
+        lines.push(Line::new(format!("taint {}{value} effect={}", q(key), q(effect)), from(&field)));
+    }
+    lines
+}
+
+/// The EC2NodeClass fields that become the cluster block (and reservation lines); the rest become warnings.
+pub struct ClassFacts {
+    pub role: Option<String>,
+    pub ami: Option<String>,
+    pub discovery_tag: Option<String>,
+    pub cluster_tag: Option<String>,
+    pub reservation: Vec<Line>,
+    pub comments: Vec<String>,
+}
+
+pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
+    let c = &doc.object;
+    let mut used = Consumed::default();
+    for f in ["apiVersion", "kind", "metadata.name", "spec.metadataOptions", "spec.blockDeviceMappings"] {
+        // metadataOptions (IMDSv2 only) and the root volume are gpuplan's fixed hardening: the report shows
+        // their difference, it is no per-profile choice.
+        used.take(f);
+    }
+    if let Some(annotations) = c["metadata"]["annotations"].as_object() {
+        for k in annotations.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
+            used.take(format!("metadata.annotations.{k}"));
+        }
+    }
+    if c["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
+        used.take("metadata.labels.app.kubernetes.io/managed-by");
+    }
+    let at = format!("{} EC2NodeClass/{}", doc.file, doc.name);
+    let role = c["spec"]["role"].as_str().map(str::to_string);
+    if role.is_some() {
+        used.take("spec.role");
+    }
+    let ami = c["spec"]["amiSelectorTerms"][0]["alias"].as_str().map(str::to_string);
+    if ami.is_some() && c["spec"]["amiSelectorTerms"].as_array().is_some_and(|a| a.len() == 1) {
+        used.take("spec.amiSelectorTerms");
+    }
+    let tag = |terms: &str| c["spec"][terms][0]["tags"]["karpenter.sh/discovery"].as_str().map(str::to_string);
+    let discovery_tag = tag("subnetSelectorTerms");
+    for terms in ["subnetSelectorTerms", "securityGroupSelectorTerms"] {
+        let only_discovery = c["spec"][terms].as_array().is_some_and(|a| a.len() == 1 && a[0]["tags"].as_object().is_some_and(|t| t.len() == 1));
+        if tag(terms).is_some() && tag(terms) == discovery_tag && only_discovery {
+            used.take(format!("spec.{terms}"));
+        }
+    }
+    let mut tags: BTreeMap<String, String> = BTreeMap::new();
+    if let Some(t) = c["spec"]["tags"].as_object() {
+        for (k, v) in t {
+            tags.insert(k.clone(), v.as_str().unwrap_or_default().to_string());
+        }
+    }
+    let cluster_tag = tags.get("gpuplan.dev/cluster").cloned();
+    for k in tags.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
+        used.take(format!("spec.tags.{k}"));
+    }
+    let mut reservation = Vec::new();
+    for (i, term) in c["spec"]["capacityReservationSelectorTerms"].as_array().into_iter().flatten().enumerate() {
+        let field = format!("spec.capacityReservationSelectorTerms[{i}]");
+        if let Some(id) = term["id"].as_str() {
+            reservation.push(Line::new(format!("id {}", q(id)), format!("{at} {field}.id")));
+            used.take(format!("{field}.id"));
+        }
+        for (k, v) in term["tags"].as_object().into_iter().flatten() {
+            reservation.push(Line::new(format!("tag {} {}", q(k), q(v.as_str().unwrap_or_default())), format!("{at} {field}.tags")));
+            used.take(format!("{field}.tags.{k}"));
+        }
+    }
+    let comments = used.leftovers(doc, warnings);
+    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, comments }
+}

@@ -1,0 +1,236 @@
+//! Meeting users where they are: `gpuplan adopt` (existing Karpenter YAML → profiles, with a report of what
+//! compiling them would change), and the command line's self-description (`--version` with catalog digests,
+//! completions, man page, colour).
+//!
+//! The adopt pipeline: [`read`] (YAML files → NodePools, EC2NodeClasses, skipped objects) → [`map`] (each
+//! NodePool with its EC2NodeClass → a pool; profiles grouped by gpuplan's `gpuplan.dev/profile` annotation, else
+//! by EC2NodeClass) → [`write`] (KDL with provenance comments) → [`report`] (compile the result; compare with
+//! the originals: types, limits, weights, $/h, lint findings).
+
+pub mod cli_docs;
+pub mod map;
+pub mod model;
+pub mod read;
+pub mod report;
+pub mod requirements;
+pub mod term;
+pub mod write;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::catalog::Catalog;
+use model::{AdoptedProfile, ClusterBlock, Warning};
+use read::Doc;
+
+#[derive(Debug, Clone)]
+pub struct AdoptOptions {
+    pub paths: Vec<PathBuf>,
+    pub cluster: Option<String>,
+    pub region: Option<String>,
+    pub catalogs_dir: PathBuf,
+}
+
+#[derive(Debug)]
+pub struct Adoption {
+    /// File name (`<profile>.kdl`) → text.
+    pub files: BTreeMap<String, String>,
+    pub profiles: Vec<AdoptedProfile>,
+    pub warnings: Vec<Warning>,
+    pub skipped: Vec<String>,
+    /// The originals, for the report.
+    pub node_pools: Vec<Doc>,
+    pub node_classes: Vec<Doc>,
+    /// By region: each profile is priced in its own region's catalog.
+    pub catalogs: BTreeMap<String, Catalog>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AdoptError {
+    #[error(transparent)]
+    Read(#[from] read::ReadError),
+    #[error(transparent)]
+    Catalog(#[from] crate::catalog::CatalogError),
+    #[error("no NodePool found in {0}")]
+    Nothing(String),
+}
+
+/// The profile a NodePool belongs to: gpuplan's own annotation, else its EC2NodeClass's name (profiles are
+/// grouped by node class: gpuplan gives every profile one EC2NodeClass of the profile's name).
+fn profile_of(np: &Doc) -> String {
+    np.object["metadata"]["annotations"]["gpuplan.dev/profile"]
+        .as_str()
+        .or_else(|| np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| std::path::Path::new(&np.file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
+}
+
+fn class_of<'d>(np: &Doc, classes: &'d [Doc]) -> Option<&'d Doc> {
+    let name = np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str()?;
+    classes.iter().find(|c| c.name == name)
+}
+
+/// The region: the flag, else the catalog gpuplan annotated, else the zones' region, else us-east-1.
+fn region(options: &AdoptOptions, pools: &[&Doc]) -> String {
+    if let Some(r) = &options.region {
+        return r.clone();
+    }
+    for np in pools {
+        if let Some(r) = np.object["metadata"]["annotations"]["gpuplan.dev/catalog"].as_str().and_then(|c| c.split('@').next()) {
+            return r.to_string();
+        }
+        let reqs = requirements::requirements(&np.object);
+        if let Some(zone) = requirements::zones(&reqs).first() {
+            return zone.trim_end_matches(|c: char| c.is_ascii_lowercase()).to_string();
+        }
+    }
+    "us-east-1".to_string()
+}
+
+/// The cluster's `gitops` line from gpuplan's Application (`gpuplan-<cluster>`: repo, revision, path
+/// `<path>/<cluster>`) and/or Flux Kustomization (path `./<path>/<cluster>`).
+fn gitops(cluster: &str, docs: &[Doc]) -> Option<(String, String)> {
+    let name = format!("gpuplan-{cluster}");
+    let argo = docs.iter().find(|d| d.kind == "Application" && d.name == name);
+    let flux = docs.iter().find(|d| d.kind == "Kustomization" && d.name == name);
+    let source = &argo?.object["spec"]["source"];
+    let path = source["path"].as_str()?.strip_suffix(&format!("/{cluster}"))?;
+    let line = format!(
+        "gitops repo={} revision={} path={} argocd=#true flux={}",
+        model::q(source["repoURL"].as_str()?),
+        model::q(source["targetRevision"].as_str()?),
+        model::q(path),
+        if flux.is_some() { "#true" } else { "#false" }
+    );
+    let origin = [argo.map(Doc::at), flux.map(Doc::at)].into_iter().flatten().collect::<Vec<_>>().join(" + ");
+    Some((line, origin))
+}
+
+pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
+    let read = read::read(&options.paths)?;
+    if read.node_pools.is_empty() {
+        return Err(AdoptError::Nothing(options.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+    }
+    let mut catalogs = BTreeMap::new();
+    let mut warnings = Vec::new();
+    let mut groups: BTreeMap<String, Vec<&Doc>> = BTreeMap::new();
+    for np in &read.node_pools {
+        groups.entry(profile_of(np)).or_default().push(np);
+    }
+    let mut class_facts = BTreeMap::new();
+    for class in &read.node_classes {
+        class_facts.insert(class.name.clone(), map::map_class(class, &mut warnings));
+    }
+    let mut skipped = read.skipped.clone();
+    for class in &read.node_classes {
+        if !read.node_pools.iter().any(|np| class_of(np, &read.node_classes).is_some_and(|c| c.name == class.name)) {
+            skipped.push(format!("{} (no NodePool refers to it)", class.at()));
+        }
+    }
+    let mut profiles = Vec::new();
+    let mut files = BTreeMap::new();
+    for (name, pools) in groups {
+        let region = region(options, &pools);
+        if !catalogs.contains_key(&region) {
+            catalogs.insert(region.clone(), Catalog::load(&options.catalogs_dir, &region)?);
+        }
+        let profile = adopt_profile(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options, &read.gitops, &mut warnings);
+        let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
+        sources.sort();
+        sources.dedup();
+        files.insert(format!("{name}.kdl"), write::profile_text(&profile, &sources));
+        profiles.push(profile);
+    }
+    Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs })
+}
+
+fn adopt_profile(
+    name: &str,
+    pools: &[&Doc],
+    classes: &[Doc],
+    facts: &BTreeMap<String, map::ClassFacts>,
+    catalog: &Catalog,
+    options: &AdoptOptions,
+    gitops_docs: &[Doc],
+    warnings: &mut Vec<Warning>,
+) -> AdoptedProfile {
+    let mut cluster = ClusterBlock { region: catalog.region.clone(), ..Default::default() };
+    let mut adopted = Vec::new();
+    let mut zones: Vec<String> = Vec::new();
+    let mut comments = Vec::new();
+    // The cluster block comes from the node class of the profile's name if there is one (gpuplan's default
+    // class; reserved pools have their own), else from the first pool's.
+    let mut ordered: Vec<&Doc> = pools.to_vec();
+    ordered.sort_by_key(|np| class_of(np, classes).is_none_or(|c| c.name != name));
+    for np in pools {
+        let class = class_of(np, classes);
+        let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
+        let ctx = map::PoolContext { doc: np, catalog, reservation };
+        let (pool, pool_zones) = map::map_pool(&ctx, warnings);
+        for z in pool_zones {
+            if !zones.contains(&z) {
+                zones.push(z);
+            }
+        }
+        adopted.push(pool);
+        if np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().is_some() && class.is_none() {
+            let ref_name = np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap_or_default();
+            warnings.push(Warning {
+                file: np.file.clone(),
+                object: format!("NodePool/{}", np.name),
+                field: "spec.template.spec.nodeClassRef.name".into(),
+                message: format!("EC2NodeClass `{ref_name}` is not among the inputs: the cluster block uses placeholders (edit them)"),
+            });
+        }
+    }
+    let primary = ordered.iter().find_map(|np| class_of(np, classes));
+    let f = primary.and_then(|c| facts.get(&c.name));
+    let at = primary.map(|c| format!("{} EC2NodeClass/{}", c.file, c.name)).unwrap_or_default();
+    cluster.name = options.cluster.clone().or_else(|| f.and_then(|f| f.cluster_tag.clone())).or_else(|| f.and_then(|f| f.discovery_tag.clone())).unwrap_or_else(|| "adopted".into());
+    cluster.discovery_tag = f.and_then(|f| f.discovery_tag.clone()).unwrap_or_else(|| cluster.name.clone());
+    cluster.node_role = f.and_then(|f| f.role.clone()).unwrap_or_else(|| format!("KarpenterNodeRole-{}", cluster.name));
+    cluster.ami = f.and_then(|f| f.ami.clone()).unwrap_or_else(|| "al2023@latest".into());
+    if f.and_then(|f| f.ami.as_ref()).is_none() {
+        warnings.push(Warning { file: at.split(' ').next().unwrap_or("").into(), object: format!("profile/{name}"), field: "spec.amiSelectorTerms".into(), message: "no AMI alias: the profile says `al2023@latest`; pin a version".into() });
+    }
+    if let Some(f) = f {
+        comments.extend(f.comments.iter().cloned());
+        cluster.from.insert("discovery-tag", format!("{at} spec.subnetSelectorTerms / securityGroupSelectorTerms karpenter.sh/discovery"));
+        cluster.from.insert("node-role", format!("{at} spec.role"));
+        cluster.from.insert("ami", format!("{at} spec.amiSelectorTerms[0].alias"));
+        if f.cluster_tag.is_some() && options.cluster.is_none() {
+            cluster.from.insert("name", format!("{at} spec.tags.gpuplan.dev/cluster"));
+        }
+    }
+    for (class_name, f) in facts.iter().filter(|(n, _)| pools.iter().any(|np| class_of(np, classes).is_some_and(|c| &c.name == *n)) && primary.is_none_or(|p| &p.name != *n)) {
+        let _ = class_name;
+        comments.extend(f.comments.iter().cloned());
+    }
+    if zones.is_empty() {
+        zones = catalog.zones.clone();
+        cluster.from.insert("zones", "no topology.kubernetes.io/zone requirement: every zone of the catalog".into());
+    } else {
+        cluster.from.insert("zones", "requirements topology.kubernetes.io/zone".into());
+    }
+    cluster.zones = zones;
+    if let Some((line, origin)) = gitops(&cluster.name, gitops_docs) {
+        cluster.gitops = Some(line);
+        cluster.from.insert("gitops", origin);
+    }
+    cluster.from.insert("region", if options.region.is_some() { "--region".into() } else { "the NodePools' catalog annotation or zones".into() });
+    let budget = pools.iter().find_map(|np| {
+        np.object["metadata"]["annotations"]["gpuplan.dev/budget-usd-per-hour"]
+            .as_str()
+            .map(|b| (b.to_string(), format!("{} NodePool/{} metadata.annotations.gpuplan.dev/budget-usd-per-hour", np.file, np.name)))
+    });
+    // Priority orders the profiles of a cluster when gpuplan assigns weights to pools without one: a NodePool
+    // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
+    let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
+    // gpuplan scrapes dcgm-exporter with its own ServiceMonitor only when the GPU Operator is installed elsewhere.
+    let monitoring = gitops_docs
+        .iter()
+        .filter(|d| d.kind == "ServiceMonitor" && d.object["metadata"]["annotations"]["gpuplan.dev/profile"] == name)
+        .map(|d| model::Line::new("gpu-operator manage=#false", format!("{}: gpuplan scrapes dcgm-exporter itself when it does not manage the GPU Operator", d.at())))
+        .collect();
+    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring, comments }
+}

@@ -1,0 +1,133 @@
+//! The profile language, node by node: the table the parser takes its valid node names from (unknown-node
+//! errors and their "did you mean" list them), and that `gpuplan schema` prints. A node the parser accepts is
+//! in this table, and every entry's example parses (tests/adopt.rs `every_schema_example_parses`), so the
+//! reference cannot drift from the parser.
+
+/// One node of the language. (`gitops` children: `depends-on`.)
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct NodeSpec {
+    /// Where it may appear: `profile` (top level), `cluster`, `pool` (also valid in a `tier`), `gpu` (also in
+    /// `neuron`), `disruption`, `reserved`, `workload`, `monitoring`.
+    pub parent: &'static str,
+    pub name: &'static str,
+    /// Arguments, e.g. `<string>…`; empty: none.
+    pub args: &'static str,
+    /// Properties as `name=<type>`.
+    pub props: &'static [&'static str],
+    /// The default when the node is absent (presets set pool defaults: see README "Presets").
+    pub default: &'static str,
+    pub doc: &'static str,
+    /// A minimal valid use, parsed by the tests.
+    pub example: &'static str,
+}
+
+const fn n(
+    parent: &'static str,
+    name: &'static str,
+    args: &'static str,
+    props: &'static [&'static str],
+    default: &'static str,
+    doc: &'static str,
+    example: &'static str,
+) -> NodeSpec {
+    NodeSpec { parent, name, args, props, default, doc, example }
+}
+
+pub const NODES: &[NodeSpec] = &[
+    n("profile", "profile", "<string>", &["priority=<integer>"], "required", "The profile's name; higher priority profiles get higher NodePool weights within their cluster.", "profile \"p\" priority=10"),
+    n("profile", "cluster", "<string>", &[], "required", "The cluster the profile's pools are compiled for (out/<cluster>/).", "cluster \"c\" { region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@v20251023\" }"),
+    n("profile", "budget", "", &["usd-per-hour=<number>"], "none", "Worst-case $/h the profile's pools may reach together at their limits; sizes limits left unset.", "budget usd-per-hour=100"),
+    n("profile", "pool", "<string>", &["preset=<general|inference-spot|inference-on-demand|training-on-demand|batch-spot|tiered>"], "preset general", "A GPU capacity pool: one NodePool per tier.", "pool \"x\" preset=\"general\" { max-accelerators 8 }"),
+    n("profile", "allow", "<string>…", &[], "none", "Lint codes silenced for the whole profile.", "allow \"GP006\""),
+    n("profile", "workload", "<string>", &["namespace=<string>", "pool=<string>", "kind=<Deployment|StatefulSet>"], "none", "A workload on a pool: its PodDisruptionBudget and HorizontalPodAutoscaler.", "workload \"w\" namespace=\"ns\" pool=\"x\" { selector \"app\" \"w\" }"),
+    n("profile", "monitoring", "", &["namespace=<string>"], "namespace monitoring", "Prometheus rules, ServiceMonitors and GPU Operator settings for the cluster.", "monitoring namespace=\"monitoring\""),
+    n("cluster", "region", "<string>", &[], "required", "AWS region; its catalog (catalogs/<region>.json) prices and filters the types.", "region \"us-east-1\""),
+    n("cluster", "zones", "<string>…", &[], "required", "Availability zones the NodePools may launch in.", "zones \"us-east-1a\" \"us-east-1b\""),
+    n("cluster", "discovery-tag", "<string>", &[], "the cluster name", "Value of the karpenter.sh/discovery tag on subnets and security groups.", "discovery-tag \"c\""),
+    n("cluster", "node-role", "<string>", &[], "KarpenterNodeRole-<cluster>", "IAM role of the nodes (EC2NodeClass spec.role).", "node-role \"KarpenterNodeRole-c\""),
+    n("cluster", "ami", "<family@version>", &[], "required", "EC2NodeClass AMI alias, pinned (lint GP002 warns on @latest).", "ami \"al2023@v20251023\""),
+    n("cluster", "accelerated-ami", "<bool>", &[], "#true", "Whether the AMI ships the NVIDIA driver and toolkit (EKS accelerated AMIs).", "accelerated-ami #true"),
+    n("cluster", "gitops", "", &["repo=<string>", "revision=<string>", "path=<string>", "argocd=<bool>", "flux=<bool>"], "none", "An Argo CD Application, or a Flux GitRepository + Kustomization, for out/<cluster> (one of the two).", "gitops repo=\"https://example.com/r.git\" revision=\"main\" path=\"out\" argocd=#true flux=#false"),
+    n("cluster", "image-cache", "", &["snapshot=<snap-id>"], "none", "Bottlerocket only: restore the data volume from a snapshot with the ML images pre-pulled.", "image-cache snapshot=\"snap-0123456789abcdef0\""),
+    n("gitops", "depends-on", "<string>…", &[], "none", "Flux: Kustomizations (in flux-system) that must be ready first, e.g. those installing Karpenter and the GPU Operator.", "depends-on \"karpenter\" \"gpu-operator\""),
+    n("pool", "gpu", "", &[], "any NVIDIA GPU", "NVIDIA (or manufacturer \"amd\") GPU constraints.", "gpu { name \"A10G\" }"),
+    n("pool", "neuron", "", &[], "none", "AWS Inferentia / Trainium instead of GPUs (aws.amazon.com/neuron).", "neuron { name \"Inferentia2\" }"),
+    n("pool", "arch", "<amd64|arm64>…", &[], "amd64", "CPU architectures.", "arch \"amd64\" \"arm64\""),
+    n("pool", "generation-min", "<integer>", &[], "none", "Lowest instance generation (karpenter.k8s.aws/instance-generation).", "generation-min 5"),
+    n("pool", "families", "<string>…", &[], "any", "Only these instance families.", "families \"g5\" \"g6\""),
+    n("pool", "exclude-families", "<string>…", &[], "none", "Never these instance families.", "exclude-families \"g4dn\""),
+    n("pool", "types", "<string>…", &[], "any", "Only these instance types (named types also pass price-ratio-max).", "types \"g5.xlarge\""),
+    n("pool", "exclude-types", "<string>…", &[], "none", "Never these instance types.", "exclude-types \"g5.48xlarge\""),
+    n("pool", "efa", "<bool>", &[], "either", "Require EFA networking.", "efa #true"),
+    n("pool", "capacity", "<spot|on-demand|reserved>…", &[], "from the preset", "Capacity types of the NodePool.", "capacity \"spot\" \"on-demand\""),
+    n("pool", "max-accelerators", "<integer>", &[], "sized from the budget", "The NodePool limit on its accelerator resource, in physical accelerators.", "max-accelerators 16"),
+    n("pool", "weight", "<integer 1–100>", &[], "from priority and tier order", "Explicit NodePool weight.", "weight 50"),
+    n("pool", "price-ratio-max", "<number>", &[], "1.6", "Drop types whose $/accelerator-hour exceeds this multiple of the cheapest.", "price-ratio-max 2.0"),
+    n("pool", "spot-ceiling", "<on-demand|observed-max>", &[], "on-demand", "What bounds a spot node's price in the worst case.", "spot-ceiling \"on-demand\""),
+    n("pool", "scratch", "<instance-store|ebs>", &[], "instance-store for training-on-demand, else ebs", "Local NVMe striped (RAID0) for kubelet and containers, on types that have it.", "scratch \"instance-store\""),
+    n("pool", "time-slicing", "", &["replicas=<integer>"], "none", "Device-plugin time-slicing: each GPU advertised `replicas` times.", "time-slicing replicas=4"),
+    n("pool", "mig", "<string>", &[], "none", "A mig-parted configuration (nvidia.com/mig.config label).", "mig \"all-1g.10gb\""),
+    n("pool", "reserved", "", &[], "none", "On-demand capacity reservations / capacity blocks the pool launches into.", "reserved { id \"cr-0123456789abcdef0\"; instance-type \"p5.48xlarge\"; instances 1 }"),
+    n("pool", "disruption", "", &[], "from the preset", "Consolidation, expiry, termination grace and disruption budgets.", "disruption { consolidation \"WhenEmpty\" }"),
+    n("pool", "label", "<key> <value>", &[], "none", "A node label (NodePool template).", "label \"team\" \"ml\""),
+    n("pool", "taint", "<key>", &["value=<string>", "effect=<NoSchedule|PreferNoSchedule|NoExecute>"], "none", "A node taint besides the accelerator's and the pool's.", "taint \"workload\" value=\"x\" effect=\"NoSchedule\""),
+    n("pool", "allow", "<string>…", &[], "none", "Lint codes silenced for this pool.", "allow \"GP006\""),
+    n("pool", "tier", "<string>", &["capacity=<spot|on-demand|reserved>"], "none", "In a tiered pool: one NodePool <pool>-<tier>, in fallback order; takes every pool setting.", "tier \"a\" capacity=\"spot\" { weight 50 }"),
+    n("gpu", "name", "<string>…", &[], "any", "GPU or Neuron device names, case-insensitive.", "name \"L4\""),
+    n("gpu", "manufacturer", "<nvidia|amd>", &[], "nvidia", "GPU manufacturer (in `gpu` only).", "manufacturer \"nvidia\""),
+    n("gpu", "memory-min", "<size GiB|MiB>", &[], "none", "Least memory per GPU.", "memory-min \"16GiB\""),
+    n("gpu", "per-node", "", &["min=<integer>", "max=<integer>"], "any", "Accelerators per node.", "per-node min=1 max=8"),
+    n("disruption", "consolidation", "<WhenEmpty|WhenEmptyOrUnderutilized>", &[], "WhenEmpty", "Karpenter consolidationPolicy.", "consolidation \"WhenEmpty\""),
+    n("disruption", "consolidate-after", "<duration>", &[], "from the preset", "Karpenter consolidateAfter.", "consolidate-after \"5m\""),
+    n("disruption", "expire-after", "<duration|Never>", &[], "from the preset", "Karpenter expireAfter.", "expire-after \"720h\""),
+    n("disruption", "termination-grace-period", "<duration>", &[], "from the preset", "Karpenter terminationGracePeriod.", "termination-grace-period \"1h\""),
+    n("disruption", "maintenance-window", "", &["day=<weekday>", "start=<HH:MM>", "duration=<duration>", "nodes=<count|percent>"], "training preset: sunday 02:00 4h", "Voluntary disruption only inside a weekly UTC window.", "maintenance-window day=\"sunday\" start=\"02:00\" duration=\"4h\" nodes=\"1\""),
+    n("disruption", "budget", "", &["nodes=<count|percent>", "schedule=<cron>", "duration=<duration>", "reasons=<Underutilized,Empty,Drifted>"], "nodes 10%", "A Karpenter disruption budget; explicit budgets replace the preset's.", "budget nodes=\"10%\""),
+    n("reserved", "id", "<string>…", &[], "none", "Capacity reservation ids.", "id \"cr-0123456789abcdef0\""),
+    n("reserved", "tag", "<key> <value>", &[], "none", "Select reservations by tag.", "tag \"team\" \"ml\""),
+    n("reserved", "instance-type", "<string>", &[], "none", "The reserved instance type.", "instance-type \"p5.48xlarge\""),
+    n("reserved", "instances", "<integer>", &[], "none", "How many instances the reservation holds (billed whether used or not).", "instances 1"),
+    n("workload", "selector", "<key> <value>", &[], "required", "Pod label selector.", "selector \"app\" \"w\""),
+    n("workload", "replicas", "<integer>", &["min=<integer>", "max=<integer>"], "1", "Replica count or autoscaling range.", "replicas min=1 max=4"),
+    n("workload", "gpus-per-replica", "<integer>", &[], "1", "GPUs each replica requests.", "gpus-per-replica 1"),
+    n("workload", "disruption-budget", "", &["min-available=<count|percent>", "max-unavailable=<count|percent>"], "none", "The workload's PodDisruptionBudget.", "disruption-budget max-unavailable=1"),
+    n("workload", "autoscale", "", &["gpu-utilization=<percent>", "metric=<string>"], "none", "A HorizontalPodAutoscaler on GPU utilization.", "autoscale gpu-utilization=70"),
+    n("monitoring", "label", "<key> <value|#null>", &[], "release kube-prometheus-stack", "A label on the PrometheusRule and ServiceMonitors.", "label \"release\" \"prom\""),
+    n("monitoring", "karpenter", "", &["namespace=<string>"], "kube-system", "Where Karpenter's metrics are scraped.", "karpenter namespace=\"kube-system\""),
+    n("monitoring", "dcgm-exporter", "", &["namespace=<string>"], "gpu-operator", "Where dcgm-exporter runs.", "dcgm-exporter namespace=\"gpu-operator\""),
+    n("monitoring", "prometheus-adapter", "", &["namespace=<string>"], "monitoring", "Where prometheus-adapter runs (HPA metrics).", "prometheus-adapter namespace=\"monitoring\""),
+    n("monitoring", "gpu-operator", "", &["namespace=<string>", "manage=<bool>", "version=<string>"], "managed", "Whether gpuplan emits the GPU Operator ClusterPolicy.", "gpu-operator manage=#false"),
+    n("monitoring", "alerts", "", &["near-limit=<percent>", "low-gpu-utilization=<percent>", "pending-for=<duration>"], "90, 10, 15m", "Alert thresholds.", "alerts near-limit=85"),
+];
+
+/// Names valid under `parent`, in table order (what unknown-node errors list).
+pub fn names(parent: &str) -> Vec<&'static str> {
+    NODES.iter().filter(|n| n.parent == parent).map(|n| n.name).collect()
+}
+
+/// The reference as text: one block per parent, one line per node.
+pub fn render_text() -> String {
+    let mut out = String::from("# gpuplan profile language (generated from the parser's table: gpuplan schema)\n");
+    let mut parent = "";
+    for node in NODES {
+        if node.parent != parent {
+            parent = node.parent;
+            out.push_str(&format!("\n## in {}\n", if parent == "profile" { "a profile file (top level)".to_string() } else { format!("`{parent}`") }));
+        }
+        let mut signature = node.name.to_string();
+        if !node.args.is_empty() {
+            signature.push(' ');
+            signature.push_str(node.args);
+        }
+        for p in node.props {
+            signature.push(' ');
+            signature.push_str(p);
+        }
+        out.push_str(&format!("{signature}\n    {} Default: {}.\n    e.g. {}\n", node.doc, node.default, node.example));
+    }
+    out
+}
+
+pub fn render_json() -> String {
+    serde_json::to_string_pretty(NODES).expect("the table serializes") + "\n"
+}

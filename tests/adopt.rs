@@ -1,0 +1,358 @@
+//! `gpuplan adopt`: hand-written Karpenter YAML → profiles → compile, and gpuplan's own out/ round-tripping.
+//! Karpenter semantics relied on (and cited per test): kubernetes-sigs/karpenter pkg/scheduling/requirement.go
+//! (operators), pkg/apis/v1/nodepool.go (budgets: nodes/schedule/duration/reasons; limits; weight),
+//! karpenter-provider-aws pkg/apis/v1/labels.go (instance-gpu-* / instance-accelerator-* labels).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use gpuplan::adopt::requirements::operator;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gpuplan(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// Adopts `input` (relative to the repo) into <tmp>/profiles; returns the tempdir and the command's output.
+fn adopt(input: &Path, extra: &[&str]) -> (tempfile::TempDir, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = repo().join("catalogs");
+    let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = gpuplan(dir.path(), &args);
+    (dir, out)
+}
+
+fn hand_written() -> (tempfile::TempDir, Output) {
+    // Copied so that the provenance comments name a short relative path.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("karpenter")).unwrap();
+    for f in ["gpu-nodepool.yaml", "tiers.yaml", "neuron.yaml"] {
+        std::fs::copy(repo().join("tests/fixtures/adopt").join(f), dir.path().join("karpenter").join(f)).unwrap();
+    }
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "karpenter", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json"]);
+    (dir, out)
+}
+
+fn read(dir: &Path, file: &str) -> String {
+    std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// Round-trip: adopting gpuplan's own out/ and compiling the result reproduces every NodePool, EC2NodeClass and
+/// NodeOverlay (and the device-plugin ConfigMap the pools' sharing produces) byte for byte, digests included.
+#[test]
+fn adopting_the_examples_out_reproduces_their_capacity_manifests_byte_for_byte() {
+    let (dir, out) = adopt(&repo().join("out"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let catalogs = repo().join("catalogs");
+    let compiled = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let mut compared = 0;
+    for cluster in std::fs::read_dir(repo().join("out")).unwrap() {
+        let cluster = cluster.unwrap().path();
+        for file in std::fs::read_dir(&cluster).unwrap() {
+            let file = file.unwrap().path();
+            let name = file.file_name().unwrap().to_str().unwrap().to_string();
+            let adopted_kind = ["nodepool-", "ec2nodeclass-", "nodeoverlay-", "configmap-gpuplan-device-plugin"].iter().any(|p| name.starts_with(p));
+            if !adopted_kind {
+                continue;
+            }
+            let again = dir.path().join("out").join(cluster.file_name().unwrap()).join(&name);
+            let expected = std::fs::read_to_string(&file).unwrap();
+            let actual = std::fs::read_to_string(&again).unwrap_or_else(|_| panic!("{} was not reproduced", again.display()));
+            assert_eq!(actual, expected, "{} differs after adopt → compile", file.display());
+            compared += 1;
+        }
+    }
+    // 4 clusters: 12 NodePools, 8 EC2NodeClasses, 2 NodeOverlays, 1 device-plugin ConfigMap.
+    assert!(compared >= 23, "only {compared} files compared");
+    // A cluster with no workloads or monitoring settings round-trips whole: ml-batch-west, GitOps apps included
+    // (its `gitops` line comes back from gpuplan's Argo CD Application and Flux Kustomization).
+    // ml-vision too: its dcgm-exporter ServiceMonitor (written only when gpuplan does not manage the GPU
+    // Operator) comes back as `monitoring { gpu-operator manage=#false }`, so no ClusterPolicy appears.
+    for cluster in ["ml-batch-west", "ml-vision"] {
+        let original = gpuplan::output::read_tree(&repo().join("out").join(cluster)).unwrap();
+        let again = gpuplan::output::read_tree(&dir.path().join("out").join(cluster)).unwrap();
+        assert!(original.files.len() >= 7 && original == again, "out/{cluster} differs after adopt → compile");
+    }
+    assert!(read(dir.path(), "profiles/batch-west.kdl").contains("gitops repo=\"https://github.com/example/gpu-platform.git\" revision=\"main\" path=\"out\" argocd=#true flux=#true"));
+    // Tiers of one gpuplan pool are regrouped (gpuplan.dev/pool names the pool, the NodePool `<pool>-<tier>`).
+    let vision = read(dir.path(), "profiles/tiered-fallback.kdl");
+    assert!(vision.contains("pool \"vision\" preset=\"tiered\"") && vision.contains("tier \"a10g-spot\""), "{vision}");
+    // The reservation comes back as a reserved block: ids from the EC2NodeClass, the count from the limit.
+    let training = read(dir.path(), "profiles/training.kdl");
+    assert!(training.contains("id \"cr-0a1b2c3d4e5f60718\"") && training.contains("instances 2"), "{training}");
+}
+
+#[test]
+fn hand_written_nodepools_compile_and_keep_their_intent() {
+    let (dir, out) = hand_written();
+    assert!(out.status.success(), "{}", text(&out));
+    let inference = read(dir.path(), "profiles/inference.kdl");
+    // requirement.go: Lt 2 on an integer label admits ≤ 1; Gte/Lte are inclusive (Karpenter's Gte/Lte RFC,
+    // designs/ in kubernetes-sigs/karpenter); Gt 4 admits 5 and up.
+    for line in [
+        "per-node max=1",
+        "memory-min \"16GiB\"",
+        "per-node max=4",
+        "generation-min 5",
+        "exclude-families \"gr6\"",
+        "exclude-types \"g6.16xlarge\"",
+        "arch \"amd64\" \"arm64\"",
+        "name \"A10G\" \"L4\"",
+        "weight 100",
+        "weight 10",
+        "termination-grace-period \"1h\"",
+        "expire-after \"168h\"",
+        // nodepool.go Budget: nodes, schedule (cron), duration, reasons (Underutilized, Empty, Drifted).
+        "budget nodes=\"0\" schedule=\"0 9 * * 1-5\" duration=\"8h\" reasons=\"Underutilized,Drifted\"",
+        "budget nodes=\"10%\"",
+        "taint \"workload\" value=\"inference\" effect=\"NoSchedule\"",
+    ] {
+        assert!(inference.contains(line), "missing `{line}` in:\n{inference}");
+    }
+    // Every line names the original file, object and field.
+    assert!(inference.contains("max-accelerators 8 // karpenter/tiers.yaml NodePool/inference-spot spec.limits.nvidia.com/gpu"), "{inference}");
+    let neuron = read(dir.path(), "profiles/neuron.kdl");
+    assert!(neuron.contains("neuron {") && neuron.contains("name \"Inferentia2\"") && neuron.contains("max-accelerators 12"), "{neuron}");
+    // Compiled, the spot pool keeps the original's five types, weight, limit, taint and budgets.
+    let catalogs = repo().join("catalogs");
+    let compiled = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let spot: serde_json::Value = serde_saphyr::from_str(&read(dir.path(), "out/demo/nodepool-inference-spot.yaml")).unwrap();
+    let original: Vec<serde_json::Value> = serde_saphyr::from_multiple(&read(&repo(), "tests/fixtures/adopt/tiers.yaml")).unwrap();
+    let original = &original[0];
+    let types = |np: &serde_json::Value| {
+        let mut t: Vec<String> = np["spec"]["template"]["spec"]["requirements"].as_array().unwrap().iter().find(|r| r["key"] == "node.kubernetes.io/instance-type").unwrap()["values"]
+            .as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        t.sort();
+        t
+    };
+    assert_eq!(types(&spot), types(original));
+    assert_eq!(spot["spec"]["disruption"]["budgets"], original["spec"]["disruption"]["budgets"]);
+    assert_eq!(spot["spec"]["weight"], original["spec"]["weight"]);
+    assert_eq!(spot["spec"]["limits"]["nvidia.com/gpu"], original["spec"]["limits"]["nvidia.com/gpu"]);
+}
+
+#[test]
+fn nothing_is_dropped_silently() {
+    let (dir, out) = hand_written();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    for (object, field) in [
+        ("NodePool/gpu", "spec.template.spec.kubelet.maxPods"),
+        ("EC2NodeClass/gpu", "spec.userData"),
+        ("NodePool/inference-on-demand", "spec.limits.cpu"),
+        // DoesNotExist on a custom label and minValues have no profile equivalent.
+        ("NodePool/inference-on-demand", "spec.template.spec.requirements[8]"),
+        ("NodePool/inference-on-demand", "spec.template.spec.requirements[9]"),
+        ("NodePool/gpu", "spec.limits.nvidia.com/gpu"),
+    ] {
+        assert!(stderr.contains(&format!("karpenter/{}", if object.contains("inference") { "tiers.yaml" } else { "gpu-nodepool.yaml" })) && stderr.contains(&format!("{object} {field}")), "no warning for {object} {field}:\n{stderr}");
+    }
+    // Kept in the profile as comments too.
+    let gpu = read(dir.path(), "profiles/gpu.kdl");
+    assert!(gpu.contains("// not adopted: spec.template.spec.kubelet.maxPods = 110"), "{gpu}");
+    assert!(gpu.contains("// not adopted: spec.userData"), "{gpu}");
+    // Exists on the GPU count is implied (gpuplan only picks accelerated types): no warning.
+    assert!(!stderr.contains("NodePool/gpu spec.template.spec.requirements[1]"), "{stderr}");
+    // Other kinds are listed as skipped.
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["skipped"], serde_json::json!(["karpenter/gpu-nodepool.yaml ConfigMap/unrelated"]));
+}
+
+fn pool<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
+    report["pools"].as_array().unwrap().iter().find(|p| p["node_pool"] == name).unwrap_or_else(|| panic!("no {name} in report"))
+}
+
+fn codes(v: &serde_json::Value) -> Vec<String> {
+    v.as_array().unwrap().iter().map(|f| f.as_str().unwrap().split(' ').next().unwrap().to_string()).collect()
+}
+
+#[test]
+fn the_report_shows_the_originals_defects_and_what_compiling_changes() {
+    let (_dir, out) = hand_written();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gpu = pool(&report, "gpu");
+    // gpuplan's lint rules over the original objects: WhenEmptyOrUnderutilized (GP001), @latest (GP002), no
+    // limit (GP013); an unbounded pool has no worst case.
+    let before = codes(&gpu["findings_before"]);
+    for code in ["GP001", "GP002", "GP013", "AD002"] {
+        assert!(before.contains(&code.to_string()), "{code} not in {before:?}");
+    }
+    assert!(gpu["worst_case_before"].is_null() && gpu["worst_case_after"].as_f64().unwrap() > 0.0, "{gpu}");
+    assert_eq!(gpu["limit_before"], serde_json::Value::Null);
+    assert_eq!(gpu["limit_after"], "16");
+    // The 1-GPU 16xlarge costs 4× a g5.xlarge per GPU (AD002); a spot pool of 5 types (GP006, AD003).
+    let spot = pool(&report, "inference-spot");
+    let before = codes(&spot["findings_before"]);
+    for code in ["AD002", "AD003", "GP006"] {
+        assert!(before.contains(&code.to_string()), "{code} not in {before:?}");
+    }
+    // Named types stay named: nothing added or removed, same worst case.
+    assert_eq!(spot["types_added"], serde_json::json!([]));
+    assert_eq!(spot["types_removed"], serde_json::json!([]));
+    assert_eq!(spot["worst_case_before"], spot["worst_case_after"]);
+    // The on-demand tier: price-ratio-max removes the dear large sizes, so the worst case falls.
+    let od = pool(&report, "inference-on-demand");
+    assert!(od["types_removed"].as_array().unwrap().iter().any(|t| t == "g5.16xlarge"), "{od}");
+    assert!(od["worst_case_after"].as_f64().unwrap() < od["worst_case_before"].as_f64().unwrap(), "{od}");
+    assert_eq!((od["weight_before"].as_u64(), od["weight_after"].as_u64()), (Some(10), Some(10)));
+}
+
+#[test]
+fn report_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = repo().join("catalogs");
+    let fixture = repo().join("tests/fixtures/adopt/tiers.yaml");
+    let md = gpuplan(dir.path(), &["adopt", fixture.to_str().unwrap(), "--into", "p", "--catalogs", catalogs.to_str().unwrap(), "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.starts_with("| NodePool | worst case $/h | expected $/h | limit | weight | types | lint |\n|---|"), "{md}");
+    let table = gpuplan(dir.path(), &["adopt", fixture.to_str().unwrap(), "--into", "p", "--catalogs", catalogs.to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.lines().next().unwrap().starts_with("NodePool "), "{table}");
+    assert!(table.contains("inference-spot") && table.contains("$32.77 → $32.77"), "{table}");
+}
+
+/// kubernetes-sigs/karpenter pkg/scheduling/requirement.go: NotIn and DoesNotExist match a node without the
+/// label; Gt/Lt compare integers strictly and never match a missing label; Gte/Lte (Karpenter's Gte/Lte
+/// operators RFC) are inclusive.
+#[test]
+fn requirement_operators_follow_karpenter() {
+    let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(operator("In", Some("g5"), &v(&["g5", "g6"])));
+    assert!(!operator("In", None, &v(&["g5"])));
+    assert!(operator("NotIn", None, &v(&["g5"])));
+    assert!(!operator("NotIn", Some("g5"), &v(&["g5"])));
+    assert!(operator("Exists", Some("x"), &[]) && !operator("Exists", None, &[]));
+    assert!(operator("DoesNotExist", None, &[]) && !operator("DoesNotExist", Some("x"), &[]));
+    assert!(operator("Gt", Some("5"), &v(&["4"])) && !operator("Gt", Some("4"), &v(&["4"])) && !operator("Gt", None, &v(&["4"])));
+    assert!(operator("Lt", Some("1"), &v(&["2"])) && !operator("Lt", Some("2"), &v(&["2"])));
+    assert!(operator("Gte", Some("4"), &v(&["4"])) && !operator("Gte", Some("3"), &v(&["4"])));
+    assert!(operator("Lte", Some("4"), &v(&["4"])) && !operator("Lte", Some("5"), &v(&["4"])));
+    assert!(!operator("Gt", Some("abc"), &v(&["4"])), "non-integer labels never satisfy Gt");
+}
+
+/// AMD GPUs under the NVIDIA taint (AD001): a catalog with an AMD type (g4ad: Radeon Pro V520, as EC2
+/// DescribeInstanceTypes reports it) and a NodePool admitting its family.
+#[test]
+fn amd_gpus_admitted_under_the_nvidia_taint_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut catalog: serde_json::Value = serde_json::from_str(&read(&repo(), "catalogs/us-east-1.json")).unwrap();
+    let types = catalog["instance_types"].as_array_mut().unwrap();
+    let mut amd = types.iter().find(|t| t["name"] == "g4dn.xlarge").unwrap().clone();
+    amd["name"] = "g4ad.xlarge".into();
+    amd["family"] = "g4ad".into();
+    amd["gpus"][0]["manufacturer"] = "AMD".into();
+    amd["gpus"][0]["name"] = "Radeon Pro V520".into();
+    types.push(amd);
+    std::fs::create_dir(dir.path().join("catalogs")).unwrap();
+    std::fs::write(dir.path().join("catalogs/us-east-1.json"), serde_json::to_string(&catalog).unwrap()).unwrap();
+    let yaml = read(&repo(), "tests/fixtures/adopt/gpu-nodepool.yaml").replace("values: [\"g4dn\", \"g5\", \"g6\"]", "values: [\"g4ad\", \"g4dn\"]");
+    std::fs::write(dir.path().join("np.yaml"), yaml).unwrap();
+    let out = gpuplan(dir.path(), &["adopt", "np.yaml", "--into", "profiles", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    let findings = pool(&report, "gpu")["findings_before"].to_string();
+    assert!(findings.contains("AD001") && findings.contains("g4ad.xlarge"), "{findings}");
+}
+
+#[test]
+fn version_lists_the_catalog_digests_the_annotations_carry() {
+    let out = gpuplan(&repo(), &["--version"]);
+    let version = String::from_utf8_lossy(&out.stdout);
+    let annotated = read(&repo(), "out/ml-prod/nodepool-training.yaml");
+    let digest = annotated.lines().find_map(|l| l.trim().strip_prefix("gpuplan.dev/catalog: ")).unwrap();
+    assert!(version.contains(&format!("catalog {digest} (built in)")) || version.contains(&format!("catalog {digest} (catalogs/us-east-1.json)")), "{version} lacks {digest}");
+    assert!(version.contains("us-west-2@"), "{version}");
+}
+
+#[test]
+fn completions_and_man_page_cover_the_subcommands() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = gpuplan(&repo(), &["completions", shell]);
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && script.contains("adopt") && script.contains("compile"), "{shell}: {script}");
+    }
+    let man = gpuplan(&repo(), &["man"]);
+    let page = String::from_utf8_lossy(&man.stdout);
+    assert!(page.contains(".TH gpuplan 1") && page.contains("adopt") && page.contains("completions"), "{page}");
+}
+
+/// https://no-color.org: NO_COLOR (non-empty) disables colour; an explicit --color=always overrides it.
+#[test]
+fn no_color_and_color_flag() {
+    let run = |no_color: Option<&str>, flag: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_gpuplan"));
+        c.current_dir(repo()).env_remove("NO_COLOR");
+        if let Some(v) = no_color {
+            c.env("NO_COLOR", v);
+        }
+        if let Some(f) = flag {
+            c.arg(f);
+        }
+        let out = c.args(["explain", "no-such-profile"]).output().unwrap();
+        String::from_utf8_lossy(&out.stderr).contains('\x1b')
+    };
+    assert!(!run(None, None), "a pipe is not coloured by default");
+    assert!(run(None, Some("--color=always")));
+    assert!(run(Some("1"), Some("--color=always")), "the flag overrides NO_COLOR");
+    assert!(!run(Some("1"), None));
+    assert!(!run(None, Some("--color=never")));
+}
+
+/// `gpuplan schema` is the parser's table: every documented node, with its documented properties, parses
+/// where the table says it goes (no unknown-node/property/argument error: E0102, E0103, E0104).
+#[test]
+fn every_schema_example_parses() {
+    use gpuplan::intent::schema::NODES;
+    let cluster = "cluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\n";
+    for node in NODES {
+        let body = match node.parent {
+            "profile" if node.name == "profile" => format!("{}\n{cluster}", node.example),
+            "profile" if node.name == "cluster" => format!("profile \"p\" priority=1\n{}\n", node.example),
+            "profile" => format!("profile \"p\" priority=1\n{cluster}{}\n", node.example),
+            "cluster" => format!("profile \"p\" priority=1\ncluster \"c\" {{\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n    {}\n}}\n", if ["region", "zones", "ami"].contains(&node.name) { String::new() } else { node.example.to_string() }),
+            "pool" if node.name == "tier" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" preset=\"tiered\" {{\n    {}\n}}\n", node.example),
+            "pool" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {}\n}}\n", node.example),
+            "gpu" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    gpu {{\n        {}\n    }}\n}}\n", node.example),
+            "disruption" | "reserved" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {} {{\n        {}\n    }}\n}}\n", node.parent, node.example),
+            "workload" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{ }}\nworkload \"w\" namespace=\"ns\" pool=\"x\" {{\n    selector \"app\" \"w\"\n    {}\n}}\n", if node.name == "selector" { "" } else { node.example }),
+            "monitoring" => format!("profile \"p\" priority=1\n{cluster}monitoring {{\n    {}\n}}\n", node.example),
+            other => panic!("unknown parent {other}"),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.kdl");
+        std::fs::write(&path, &body).unwrap();
+        let mut sources = gpuplan::diagnostic::Sources::default();
+        let (_, diagnostics) = gpuplan::intent::parse_files(&[path.as_path()], &mut sources);
+        let unknown: Vec<String> = diagnostics.iter().filter(|d| ["E0102", "E0103", "E0104"].contains(&d.code)).map(|d| format!("{}: {}", d.code, d.message)).collect();
+        assert!(unknown.is_empty(), "schema entry {} > {} does not parse: {unknown:?}\n{body}", node.parent, node.name);
+    }
+}
+
+/// The parser's unknown-node help lists exactly the table's names (so a node missing from the table is a node
+/// the parser rejects).
+#[test]
+fn unknown_nodes_are_checked_against_the_schema_table() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.kdl"), "profile \"p\" priority=1\ncluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\npool \"x\" {\n    max-acelerators 8\n}\n").unwrap();
+    let out = gpuplan(dir.path(), &["lint", "p.kdl"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("did you mean `max-accelerators`?"), "{stderr}");
+    let help = &stderr[stderr.find("valid here:").expect("lists valid names")..];
+    for name in gpuplan::intent::schema::names("pool") {
+        assert!(help.contains(&format!(" {name},")) || help.contains(&format!(" {name}\n")) || help.ends_with(name), "{name} not listed: {help}");
+    }
+    let schema = gpuplan(&repo(), &["schema"]);
+    let text = String::from_utf8_lossy(&schema.stdout);
+    assert!(text.contains("max-accelerators <integer>") && text.contains("Default: sized from the budget."), "{text}");
+    let json: serde_json::Value = serde_json::from_slice(&gpuplan(&repo(), &["schema", "--format", "json"]).stdout).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), gpuplan::intent::schema::NODES.len());
+}
