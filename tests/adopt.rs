@@ -83,7 +83,8 @@ fn adopting_the_examples_out_reproduces_their_capacity_manifests_byte_for_byte()
         let again = gpuplan::output::read_tree(&dir.path().join("out").join(cluster)).unwrap();
         assert!(original.files.len() >= 7 && original == again, "out/{cluster} differs after adopt → compile");
     }
-    assert!(read(dir.path(), "profiles/batch-west.kdl").contains("gitops repo=\"https://github.com/example/gpu-platform.git\" revision=\"main\" path=\"out\" argocd=#true flux=#true"));
+    assert!(read(dir.path(), "profiles/batch-west.kdl").contains("gitops repo=\"https://github.com/example/gpu-platform.git\" revision=\"main\" path=\"out\" argocd=#true flux=#false"));
+    assert!(read(dir.path(), "profiles/tiered-fallback.kdl").contains("argocd=#false flux=#true { depends-on \"karpenter\" \"gpu-operator\"; }"));
     // Tiers of one gpuplan pool are regrouped (gpuplan.dev/pool names the pool, the NodePool `<pool>-<tier>`).
     let vision = read(dir.path(), "profiles/tiered-fallback.kdl");
     assert!(vision.contains("pool \"vision\" preset=\"tiered\"") && vision.contains("tier \"a10g-spot\""), "{vision}");
@@ -325,6 +326,7 @@ fn every_schema_example_parses() {
             "disruption" | "reserved" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {} {{\n        {}\n    }}\n}}\n", node.parent, node.example),
             "workload" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{ }}\nworkload \"w\" namespace=\"ns\" pool=\"x\" {{\n    selector \"app\" \"w\"\n    {}\n}}\n", if node.name == "selector" { "" } else { node.example }),
             "monitoring" => format!("profile \"p\" priority=1\n{cluster}monitoring {{\n    {}\n}}\n", node.example),
+            "gitops" => format!("profile \"p\" priority=1\ncluster \"c\" {{\n    region \"us-east-1\"\n    ami \"al2023@v20251023\"\n    gitops repo=\"https://example.com/r.git\" revision=\"main\" argocd=#false flux=#true {{\n        {}\n    }}\n}}\n", node.example),
             other => panic!("unknown parent {other}"),
         };
         let dir = tempfile::tempdir().unwrap();

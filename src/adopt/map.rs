@@ -100,6 +100,8 @@ pub struct PoolContext<'a> {
     pub catalog: &'a Catalog,
     /// The EC2NodeClass's capacity reservation terms, for reserved pools.
     pub reservation: Option<(&'a Doc, Vec<Line>)>,
+    /// The EC2NodeClass stripes local NVMe (`instanceStorePolicy: RAID0`): the pool asks for `scratch`.
+    pub instance_store_raid0: bool,
 }
 
 /// Maps one NodePool. Returns the pool and the zones its requirements name.
@@ -130,6 +132,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     // A reserved pool's capacity type follows from its `reserved` block.
     if !capacity_values.is_empty() {
         lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from("requirements karpenter.sh/capacity-type")));
+    }
+    if ctx.instance_store_raid0 {
+        lines.push(Line::new("scratch \"instance-store\"", from("EC2NodeClass spec.instanceStorePolicy RAID0")));
     }
     if reserved {
         if let Some((_, reserved_lines)) = &ctx.reservation {
@@ -436,16 +441,28 @@ pub struct ClassFacts {
     pub discovery_tag: Option<String>,
     pub cluster_tag: Option<String>,
     pub reservation: Vec<Line>,
+    /// `instanceStorePolicy: RAID0`: the class's pools use local NVMe as scratch.
+    pub instance_store_raid0: bool,
     pub comments: Vec<String>,
 }
 
 pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     let c = &doc.object;
     let mut used = Consumed::default();
-    for f in ["apiVersion", "kind", "metadata.name", "spec.metadataOptions", "spec.blockDeviceMappings"] {
-        // metadataOptions (IMDSv2 only) and the root volume are gpuplan's fixed hardening: the report shows
-        // their difference, it is no per-profile choice.
+    for f in ["apiVersion", "kind", "metadata.name", "spec.metadataOptions"] {
+        // metadataOptions (IMDSv2 only) is gpuplan's fixed hardening: the report shows its difference, it is no
+        // per-profile choice.
         used.take(f);
+    }
+    // So are the volumes (size, gp3 IOPS and throughput) — unless one is restored from a snapshot (an image
+    // cache): that is a choice, kept as a warning and a comment rather than dropped.
+    let snapshot = c["spec"]["blockDeviceMappings"].as_array().into_iter().flatten().any(|m| m["ebs"].get("snapshotID").is_some());
+    if !snapshot {
+        used.take("spec.blockDeviceMappings");
+    }
+    let instance_store_raid0 = c["spec"]["instanceStorePolicy"] == "RAID0";
+    if instance_store_raid0 {
+        used.take("spec.instanceStorePolicy");
     }
     if let Some(annotations) = c["metadata"]["annotations"].as_object() {
         for k in annotations.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
@@ -495,5 +512,5 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
         }
     }
     let comments = used.leftovers(doc, warnings);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, comments }
+    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, comments }
 }

@@ -87,22 +87,44 @@ fn region(options: &AdoptOptions, pools: &[&Doc]) -> String {
     "us-east-1".to_string()
 }
 
-/// The cluster's `gitops` line from gpuplan's Application (`gpuplan-<cluster>`: repo, revision, path
-/// `<path>/<cluster>`) and/or Flux Kustomization (path `./<path>/<cluster>`).
+/// The cluster's `gitops` line from gpuplan's Argo CD Application (`gpuplan-<cluster>`: repo, revision, path
+/// `<path>/<cluster>`) or its Flux GitRepository + Kustomization (url and ref; path `./<path>/<cluster>`,
+/// `dependsOn` → `depends-on`).
 fn gitops(cluster: &str, docs: &[Doc]) -> Option<(String, String)> {
     let name = format!("gpuplan-{cluster}");
-    let argo = docs.iter().find(|d| d.kind == "Application" && d.name == name);
-    let flux = docs.iter().find(|d| d.kind == "Kustomization" && d.name == name);
-    let source = &argo?.object["spec"]["source"];
-    let path = source["path"].as_str()?.strip_suffix(&format!("/{cluster}"))?;
-    let line = format!(
-        "gitops repo={} revision={} path={} argocd=#true flux={}",
-        model::q(source["repoURL"].as_str()?),
-        model::q(source["targetRevision"].as_str()?),
-        model::q(path),
-        if flux.is_some() { "#true" } else { "#false" }
+    let find = |kind: &str| docs.iter().find(|d| d.kind == kind && d.name == name);
+    let (argo, flux, source) = (find("Application"), find("Kustomization"), find("GitRepository"));
+    let strip = |path: &str| path.trim_start_matches("./").strip_suffix(&format!("/{cluster}")).map(str::to_string);
+    let (repo, revision, path) = match (argo, flux, source) {
+        (Some(app), _, _) => {
+            let s = &app.object["spec"]["source"];
+            (s["repoURL"].as_str()?.to_string(), s["targetRevision"].as_str()?.to_string(), strip(s["path"].as_str()?)?)
+        }
+        (None, Some(k), Some(repo)) => {
+            let reference = repo.object["spec"]["ref"].as_object()?;
+            let revision = ["branch", "tag", "commit"].iter().find_map(|f| reference.get(*f).and_then(|v| v.as_str()))?;
+            (repo.object["spec"]["url"].as_str()?.to_string(), revision.to_string(), strip(k.object["spec"]["path"].as_str()?)?)
+        }
+        _ => return None,
+    };
+    let mut line = format!(
+        "gitops repo={} revision={} path={} argocd={} flux={}",
+        model::q(&repo),
+        model::q(&revision),
+        model::q(&path),
+        if argo.is_some() { "#true" } else { "#false" },
+        if argo.is_none() && flux.is_some() { "#true" } else { "#false" }
     );
-    let origin = [argo.map(Doc::at), flux.map(Doc::at)].into_iter().flatten().collect::<Vec<_>>().join(" + ");
+    let depends: Vec<String> = flux
+        .and_then(|k| k.object["spec"]["dependsOn"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["name"].as_str().map(model::q))
+        .collect();
+    if argo.is_none() && !depends.is_empty() {
+        line.push_str(&format!(" {{ depends-on {}; }}", depends.join(" ")));
+    }
+    let origin = [argo, flux, source].into_iter().flatten().map(Doc::at).collect::<Vec<_>>().join(" + ");
     Some((line, origin))
 }
 
@@ -165,7 +187,8 @@ fn adopt_profile(
     for np in pools {
         let class = class_of(np, classes);
         let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
-        let ctx = map::PoolContext { doc: np, catalog, reservation };
+        let instance_store_raid0 = class.and_then(|c| facts.get(&c.name)).is_some_and(|f| f.instance_store_raid0);
+        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0 };
         let (pool, pool_zones) = map::map_pool(&ctx, warnings);
         for z in pool_zones {
             if !zones.contains(&z) {

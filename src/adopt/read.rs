@@ -58,7 +58,10 @@ pub fn read(paths: &[PathBuf]) -> Result<Read, ReadError> {
             match (kind.as_str(), api.split('/').next().unwrap_or("")) {
                 ("NodePool", "karpenter.sh") => read.node_pools.push(doc),
                 ("EC2NodeClass", "karpenter.k8s.aws") => read.node_classes.push(doc),
-                ("Application", "argoproj.io") | ("Kustomization", "kustomize.toolkit.fluxcd.io") | ("ServiceMonitor", "monitoring.coreos.com")
+                ("Application", "argoproj.io")
+                | ("Kustomization", "kustomize.toolkit.fluxcd.io")
+                | ("GitRepository", "source.toolkit.fluxcd.io")
+                | ("ServiceMonitor", "monitoring.coreos.com")
                     if (doc.kind != "ServiceMonitor" || doc.name == "nvidia-dcgm-exporter") && doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" =>
                 {
                     read.gitops.push(doc)
