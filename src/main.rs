@@ -132,6 +132,28 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: ExplainFormat,
     },
+    /// Simulate Karpenter's provisioning: where would these pods go, on these NodePools, at what cost.
+    Simulate {
+        /// Manifest files or directories (NodePool, EC2NodeClass, NodeOverlay; other kinds are ignored).
+        #[arg(long, num_args = 1.., default_value = "out")]
+        manifests: Vec<PathBuf>,
+        /// Pod, Deployment, StatefulSet, ReplicaSet or Job YAML files or directories.
+        #[arg(long, num_args = 1.., required = true)]
+        pods: Vec<PathBuf>,
+        /// Catalog region (default: the manifests' gpuplan.dev/catalog annotation, else us-east-1).
+        #[arg(long)]
+        region: Option<String>,
+        /// TYPE:ZONE:CAPACITY with no capacity for the whole run (each part may be * or a glob such as g5.*).
+        #[arg(long)]
+        unavailable: Vec<gpuplan::simulate::Unavailable>,
+        #[arg(long, default_value = "catalogs")]
+        catalogs: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: gpuplan::simulate::Format,
+        /// Exit 1 when any pod stays pending.
+        #[arg(long)]
+        exit_code: bool,
+    },
     /// Build or update catalog snapshots.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -293,6 +315,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let compiled = compile_with(&profiles, &data)?;
             print!("{}", explain(&compiled, profile.as_deref(), format).map_err(|e| format!("error: {e}"))?);
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Simulate { manifests, pods, region, unavailable, catalogs, format, exit_code } => {
+            let options = gpuplan::simulate::Options { manifests, pods, region, catalogs_dir: catalogs, unavailable };
+            let report = gpuplan::simulate::simulate(&options).map_err(|e| format!("error: {e}"))?;
+            print!("{}", gpuplan::simulate::report::render(&report, format));
+            Ok(if exit_code && !report.pending.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Catalog(CatalogCommand::Refresh { regions, endpoint_url, pricing_endpoint_url, out, profiles, out_dir }) => {
             let mut options = gpuplan::refresh::RefreshOptions::new(regions, &out);

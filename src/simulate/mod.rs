@@ -1,0 +1,101 @@
+//! `gpuplan simulate`: what Karpenter v1 would launch for a set of pods on a set of NodePools, and at what cost.
+//!
+//! One module per concern, each citing the upstream code it follows:
+//! [`pods`] (pods input), [`manifests`] (NodePool / EC2NodeClass / NodeOverlay input), [`requirements`]
+//! (requirements and taints), [`scheduler`] (packing and limits), [`instances`] (instance types, allocatable,
+//! offerings, unavailability), [`launch`] (launch filters and capacity-type priority), [`report`] (table, json,
+//! markdown).
+//!
+//! Upstream sources read (kubernetes-sigs/karpenter at 2266468104f3, aws/karpenter-provider-aws at 1d927085dd81):
+//! `pkg/controllers/provisioning/scheduling/{scheduler,nodeclaim,nodeclaimtemplate,queue,preferences}.go`,
+//! `pkg/scheduling/{requirement,requirements,taints}.go`, `pkg/utils/nodepool/nodepool.go`, `pkg/apis/v1/labels.go`;
+//! `pkg/providers/instancetype/types.go`, `pkg/providers/instance/instance.go`,
+//! `pkg/providers/instance/filter/filter.go`.
+//!
+//! Not modelled (no cluster state offline): existing nodes, daemonset overhead, topology spread, pod
+//! (anti-)affinity, volumes, DRA, reserved capacity (the catalog has no reservations).
+
+pub mod instances;
+pub mod launch;
+pub mod manifests;
+pub mod pods;
+pub mod report;
+pub mod requirements;
+pub mod scheduler;
+pub mod yaml;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::catalog::Catalog;
+
+pub use instances::Unavailable;
+pub use report::{Format, Report};
+use scheduler::{Scheduler, Template};
+pub use yaml::InputError;
+
+/// What to simulate.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub manifests: Vec<PathBuf>,
+    pub pods: Vec<PathBuf>,
+    pub region: Option<String>,
+    pub catalogs_dir: PathBuf,
+    pub unavailable: Vec<Unavailable>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimulateError {
+    #[error("{0}")]
+    Input(InputError),
+    #[error("{0}")]
+    Catalog(#[from] crate::catalog::CatalogError),
+}
+
+/// Reads the inputs and simulates.
+pub fn simulate(opts: &Options) -> Result<Report, SimulateError> {
+    let manifests = manifests::manifests(&yaml::read_docs(&opts.manifests).map_err(SimulateError::Input)?).map_err(SimulateError::Input)?;
+    let pods = pods::pods(&yaml::read_docs(&opts.pods).map_err(SimulateError::Input)?).map_err(SimulateError::Input)?;
+    let region = opts
+        .region
+        .clone()
+        .or_else(|| manifests.node_pools.iter().find_map(|p| p.catalog_region.clone()))
+        .unwrap_or_else(|| "us-east-1".to_string());
+    let catalog = Catalog::load(&opts.catalogs_dir, &region)?;
+    Ok(run(&catalog, &manifests, &pods, &opts.unavailable))
+}
+
+/// Simulates parsed inputs against a catalog.
+pub fn run(catalog: &Catalog, m: &manifests::Manifests, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
+    let mut templates: Vec<Template> = m.node_pools.iter().map(|p| template(catalog, m, p, unavailable)).collect();
+    scheduler::order_by_weight(&mut templates);
+    let outcome = Scheduler::new(&templates, pods).solve();
+    report::build(catalog, &templates, pods, &outcome)
+}
+
+/// A NodePool's NodeClaimTemplate: the catalog types compatible with its requirements that have an available
+/// offering (scheduler.go `NewScheduler` pre-filter), or why there are none.
+fn template(catalog: &Catalog, m: &manifests::Manifests, pool: &manifests::NodePool, unavailable: &[Unavailable]) -> Template {
+    let Some(class) = m.node_classes.iter().find(|c| c.name == pool.node_class) else {
+        let why = format!("EC2NodeClass {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
+        return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
+    };
+    let types: Vec<instances::SimType> = catalog
+        .instance_types
+        .iter()
+        .filter(|it| instances::requirements(it, &catalog.region).intersects(&pool.requirements).is_ok())
+        .map(|it| instances::sim_type(catalog, it, &pool.name, class, &m.overlays, unavailable))
+        .filter(|t| t.offerings.iter().any(|o| o.available && scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
+        .collect();
+    let dropped = if types.is_empty() {
+        Some("no instance type in the catalog meets its requirements with an available offering".to_string())
+    } else {
+        scheduler::min_values(&pool.requirements, types.iter()).err().map(|e| format!("{e} (minValuesPolicy Strict)"))
+    };
+    Template { pool: pool.clone(), types, dropped }
+}
+
+/// Pod keys by NodePool, for callers that check placement (compile, lint).
+pub fn placement(report: &Report) -> BTreeMap<String, String> {
+    report.nodeclaims.iter().flat_map(|c| c.pods.iter().map(move |p| (p.clone(), c.nodepool.clone()))).collect()
+}
