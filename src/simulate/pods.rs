@@ -88,11 +88,28 @@ fn requests(doc: &Doc, spec: &Value) -> Result<Resources, InputError> {
             *sum.entry(k).or_default() += v;
         }
     }
+    // Sidecars (init containers with restartPolicy Always) run alongside: they add to the sum, and to every later init
+    // container's peak (component-helpers `PodRequests`).
+    let mut sidecars = Resources::new();
+    let mut init_peak = Resources::new();
     for c in array(spec.get("initContainers")) {
-        for (k, v) in container_requests(doc, c)? {
-            let e = sum.entry(k).or_default();
+        let req = container_requests(doc, c)?;
+        let sidecar = c.get("restartPolicy").and_then(Value::as_str) == Some("Always");
+        if sidecar {
+            for (k, v) in &req {
+                *sidecars.entry(k.clone()).or_default() += v;
+            }
+        }
+        let peak = if sidecar { sidecars.clone() } else { add(&req, &sidecars) };
+        for (k, v) in peak {
+            let e = init_peak.entry(k).or_default();
             *e = (*e).max(v);
         }
+    }
+    let mut sum = add(&sum, &sidecars);
+    for (k, v) in init_peak {
+        let e = sum.entry(k).or_default();
+        *e = (*e).max(v);
     }
     let overhead = resources(spec.get("overhead")).map_err(|m| err(doc.at("overhead:"), m))?;
     for (k, v) in overhead {
@@ -110,6 +127,14 @@ fn container_requests(doc: &Doc, c: &Value) -> Result<Resources, InputError> {
         req.entry(k).or_insert(v);
     }
     Ok(req)
+}
+
+fn add(a: &Resources, b: &Resources) -> Resources {
+    let mut out = a.clone();
+    for (k, v) in b {
+        *out.entry(k.clone()).or_default() += v;
+    }
+    out
 }
 
 fn array(v: Option<&Value>) -> impl Iterator<Item = &Value> {
