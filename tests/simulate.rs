@@ -442,3 +442,55 @@ fn command_exit_codes_and_bad_input() {
     assert!(err.contains("bad.yaml:21") && err.contains("\"lots\" is not a Kubernetes quantity"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+// --- compile, lint, explain ------------------------------------------------------------------------------------------
+
+mod common;
+
+// compile simulates every workload at max replicas on the generated NodePools: 2 GPUs per replica on a pool of
+// 1-GPU nodes fits the pool's limit (E0176 passes) but no node takes a replica (nodeclaim.go fits): E0180, with
+// Karpenter's reason.
+#[test]
+fn compile_rejects_a_workload_that_cannot_schedule() {
+    let body = "pool \"vision\" preset=\"inference-on-demand\" {\n    gpu { name \"A10G\"; per-node max=1; }\n    max-accelerators 8\n}\nworkload \"detector\" namespace=\"vision\" pool=\"vision\" {\n    selector \"app\" \"detector\"\n    replicas 2\n    gpus-per-replica 2\n}\n";
+    let compiled = common::compile_one(common::profile("p", 50, "al2023@v20251023", body));
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &compiled.result else { panic!("compiled") };
+    let e = common::with_code(diagnostics, "E0180");
+    assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
+    let text = gpuplan::diagnostic::render_plain(diagnostics);
+    assert!(text.contains("workload `vision/detector` cannot fully schedule at 2 replicas") && text.contains("no instance type has enough resources"), "{text}");
+}
+
+// The same workload with 1 GPU per replica compiles, and explain's placement puts every replica on its pool.
+#[test]
+fn compile_accepts_and_places_a_schedulable_workload() {
+    let body = "pool \"vision\" preset=\"inference-on-demand\" {\n    gpu { name \"A10G\"; per-node max=1; }\n    max-accelerators 8\n}\nworkload \"detector\" namespace=\"vision\" pool=\"vision\" {\n    selector \"app\" \"detector\"\n    replicas 3\n}\n";
+    let compiled = common::compile_one(common::profile("p", 50, "al2023@v20251023", body));
+    let c = compiled.ok();
+    let placements = simulate::check::workload_placements(c, &c.plan.clusters[0]);
+    assert_eq!(placements.len(), 1);
+    assert_eq!(placements[0].nodeclaims.len(), 3);
+    assert!(placements[0].nodeclaims.iter().all(|n| n.nodepool == "vision" && n.instance_type.starts_with("g5.")));
+    assert_eq!(placements[0].pending, 0);
+}
+
+// Lint GP020: a tier that repeats the tier before it (same GPU, same capacity type) can never receive pods: with the
+// first tier out of capacity its offerings are gone too, and the pod falls through to the third tier.
+#[test]
+fn lint_finds_a_tier_that_never_receives_pods() {
+    let body = "budget usd-per-hour=60\nallow \"GP006\"\npool \"vision\" preset=\"tiered\" {\n    gpu { per-node max=1; }\n    tier \"first\" capacity=\"spot\" {\n        gpu { name \"A10G\"; per-node max=1; }\n        weight 100\n    }\n    tier \"shadow\" capacity=\"spot\" {\n        gpu { name \"A10G\"; per-node max=1; }\n        weight 50\n    }\n    tier \"last\" capacity=\"on-demand\" {\n        gpu { name \"A10G\"; per-node max=1; }\n        weight 10\n    }\n}\n";
+    let compiled = common::compile_one(common::profile("p", 50, "al2023@v20251023", body));
+    let c = compiled.ok();
+    let found = gpuplan::lint::findings(c);
+    let gp020: Vec<_> = found.iter().filter(|f| f.code == "GP020").collect();
+    assert_eq!(gp020.len(), 1, "{:?}", found.iter().map(|f| &f.diagnostic.message).collect::<Vec<_>>());
+    assert_eq!(gp020[0].pool.as_deref(), Some("vision-shadow"));
+    assert!(gp020[0].diagnostic.message.contains("goes to NodePool vision-last"), "{}", gp020[0].diagnostic.message);
+}
+
+// The examples' tiered pool (profiles/tiered-fallback.kdl) falls back in its declared order: no GP020.
+#[test]
+fn example_tiers_fall_back_in_declared_order() {
+    let compiled = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
+    assert!(simulate::check::tier_gaps(&compiled).is_empty(), "{:?}", simulate::check::tier_gaps(&compiled));
+}

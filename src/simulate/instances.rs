@@ -12,8 +12,10 @@
 //!   catalog does not carry them. Ephemeral storage is the AL2023 default 20Gi root volume.
 //! - NodeOverlay (karpenter.sh/v1alpha1): the heaviest matching overlay sets capacity and price
 //!   (kubernetes-sigs/karpenter `pkg/controllers/nodeoverlay`).
-//! - Offerings: every catalog zone × usage class, priced from the catalog (spot estimates labelled). No reserved
-//!   offerings: capacity reservations are account state the catalog does not have.
+//! - Offerings: every catalog zone × usage class, priced from the catalog (spot estimates labelled). Reserved
+//!   offerings only for a NodeClass with `capacityReservationSelectorTerms` (which reservation holds which type, and
+//!   how many, is account state: such a class is assumed to hold one for every type the catalog lists as reservable,
+//!   billed at the on-demand price).
 //! - `--unavailable TYPE:ZONE:CAPACITY` marks offerings unavailable for the whole run, as the provider's
 //!   unavailable-offerings cache does after an insufficient-capacity error (`pkg/cache/unavailableofferings.go`).
 
@@ -159,7 +161,7 @@ pub fn capacity(it: &InstanceType, class: &NodeClass) -> Resources {
     let mut c = Resources::new();
     c.insert("cpu".into(), it.vcpu as i128 * 1000);
     c.insert("memory".into(), memory_mib(it) * MI);
-    c.insert("ephemeral-storage".into(), 20 * GI);
+    c.insert("ephemeral-storage".into(), class.root_volume.unwrap_or(20 * GI));
     c.insert("pods".into(), max_pods(it, class) as i128 * 1000);
     for kind in [crate::catalog::AcceleratorKind::Nvidia, crate::catalog::AcceleratorKind::Amd] {
         let n = it.accelerators(kind);
@@ -194,7 +196,7 @@ pub fn allocatable(it: &InstanceType, class: &NodeClass, capacity: &Resources) -
         None => 100 * MI,
     };
     *reserved.entry("memory".into()).or_default() += eviction_memory;
-    *reserved.entry("ephemeral-storage".into()).or_default() += 2 * GI;
+    *reserved.entry("ephemeral-storage".into()).or_default() += (capacity["ephemeral-storage"] as f64 / 10.0).ceil() as i128;
     capacity.iter().map(|(k, v)| (k.clone(), v - reserved.get(k).copied().unwrap_or(0))).collect()
 }
 
@@ -238,10 +240,15 @@ pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
 }
 
 /// Offerings of a type: catalog zones × usage classes, with the run's unavailable offerings marked.
-pub fn offerings(catalog: &Catalog, it: &InstanceType, unavailable: &[Unavailable]) -> Vec<Offering> {
+pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass, unavailable: &[Unavailable]) -> Vec<Offering> {
     let mut out = Vec::new();
     for zone in &it.zones {
         for &ct in &it.capacity_types {
+            // Reserved offerings come from the reservations a NodeClass selects; which types and how many is account
+            // state: a selecting class is assumed to hold one for every type the catalog lists as reservable.
+            if ct == CapacityType::Reserved && !class.capacity_reservations {
+                continue;
+            }
             let price = match ct {
                 CapacityType::Spot => it.spot.get(zone).or(it.on_demand.as_ref()),
                 _ => it.on_demand.as_ref(),
@@ -259,7 +266,7 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, pool: &str, class: &NodeCl
     let requirements = requirements(it, &catalog.region);
     let mut capacity = capacity(it, class);
     let mut allocatable = allocatable(it, class, &capacity);
-    let mut offerings = offerings(catalog, it, unavailable);
+    let mut offerings = offerings(catalog, it, class, unavailable);
     let mut with_pool = requirements.clone();
     with_pool.add("karpenter.sh/nodepool", Requirement::is_in([pool.to_string()]));
     let mut matching: Vec<&NodeOverlay> = overlays.iter().filter(|o| with_pool.intersects(&o.requirements).is_ok()).collect();

@@ -37,6 +37,11 @@ pub struct NodeClass {
     pub eviction_memory: Option<String>,
     /// Bottlerocket and Windows do not use the ENI-limited pod density (amifamily feature flags).
     pub eni_limited_pods: bool,
+    /// The root volume size from blockDeviceMappings (types.go `ephemeralStorage`), when set.
+    pub root_volume: Option<i128>,
+    /// The class selects capacity reservations (`capacityReservationSelectorTerms`): only then does the provider
+    /// offer reserved capacity (pkg/providers/capacityreservation).
+    pub capacity_reservations: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -122,7 +127,19 @@ fn node_class(doc: &Doc) -> Result<NodeClass, InputError> {
         system_reserved: resources(get("systemReserved")).map_err(|m| err(doc.at("systemReserved:"), m))?,
         eviction_memory: get("evictionHard").and_then(|e| e.get("memory.available")).and_then(Value::as_str).map(str::to_string),
         eni_limited_pods: !(family.starts_with("bottlerocket") || family.starts_with("windows")),
+        root_volume: root_volume(doc),
+        capacity_reservations: doc.value.pointer("/spec/capacityReservationSelectorTerms").and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
     })
+}
+
+/// The root volume: the mapping marked `rootVolume`, else /dev/xvda (AL2023's root device).
+fn root_volume(doc: &Doc) -> Option<i128> {
+    let mappings = doc.value.pointer("/spec/blockDeviceMappings")?.as_array()?;
+    let root = mappings
+        .iter()
+        .find(|m| m.get("rootVolume").and_then(Value::as_bool) == Some(true))
+        .or_else(|| mappings.iter().find(|m| m.get("deviceName").and_then(Value::as_str) == Some("/dev/xvda")))?;
+    super::yaml::milli(root.pointer("/ebs/volumeSize")?.as_str()?)
 }
 
 fn overlay(doc: &Doc) -> Result<NodeOverlay, InputError> {

@@ -4,7 +4,7 @@
 //! [`pods`] (pods input), [`manifests`] (NodePool / EC2NodeClass / NodeOverlay input), [`requirements`]
 //! (requirements and taints), [`scheduler`] (packing and limits), [`instances`] (instance types, allocatable,
 //! offerings, unavailability), [`launch`] (launch filters and capacity-type priority), [`report`] (table, json,
-//! markdown).
+//! markdown); [`check`] uses it in compile (workloads), lint (tier fallback) and explain (placement).
 //!
 //! Upstream sources read (kubernetes-sigs/karpenter at 2266468104f3, aws/karpenter-provider-aws at 1d927085dd81):
 //! `pkg/controllers/provisioning/scheduling/{scheduler,nodeclaim,nodeclaimtemplate,queue,preferences}.go`,
@@ -13,8 +13,9 @@
 //! `pkg/providers/instance/filter/filter.go`.
 //!
 //! Not modelled (no cluster state offline): existing nodes, daemonset overhead, topology spread, pod
-//! (anti-)affinity, volumes, DRA, reserved capacity (the catalog has no reservations).
+//! (anti-)affinity, volumes, DRA, the number of reserved instances a capacity reservation holds.
 
+pub mod check;
 pub mod instances;
 pub mod launch;
 pub mod manifests;
