@@ -185,10 +185,11 @@ pub fn tier_gaps(c: &Compilation) -> Vec<TierGap> {
 /// Per workload: its NodeClaims at max replicas and what they cost, for `explain`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct WorkloadPlacement {
+    pub profile: String,
     pub namespace: String,
     pub name: String,
     pub replicas: u32,
-    /// "NodePool: n × type (capacity, zone) $x/h".
+    /// The NodeClaims its replicas land on (shared with other workloads' pods when they pack together).
     pub nodeclaims: Vec<super::report::NodeClaimReport>,
     pub pending: usize,
     pub usd_per_hour: f64,
@@ -204,6 +205,7 @@ pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<Worklo
         .map(|w| {
             let nodeclaims: Vec<_> = report.nodeclaims.iter().filter(|nc| nc.pods.iter().any(|p| replica_of(p, &w.namespace, &w.name))).cloned().collect();
             WorkloadPlacement {
+                profile: w.profile.clone(),
                 namespace: w.namespace.clone(),
                 name: w.name.clone(),
                 replicas: w.replicas_max,

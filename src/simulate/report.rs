@@ -191,3 +191,25 @@ fn markdown(r: &Report) -> String {
     let _ = writeln!(out, "\n**Total: {}/h**{}", price(r.usd_per_hour, r.price_estimate), if r.price_estimate { " (~ = estimated spot price)" } else { "" });
     out
 }
+
+/// explain's per-workload section: where the replicas go at max replicas, and what the nodes cost.
+pub fn write_placements(out: &mut String, placements: &[super::check::WorkloadPlacement]) {
+    if placements.is_empty() {
+        return;
+    }
+    out.push_str("\nworkloads at max replicas (simulated as Karpenter schedules them; `gpuplan simulate` for any pods)\n");
+    for w in placements {
+        let pending = if w.pending > 0 { format!(", {} PENDING", w.pending) } else { String::new() };
+        let _ = writeln!(out, "  {}/{} ({} replicas{pending}): {}/h", w.namespace, w.name, w.replicas, price(w.usd_per_hour, w.price_estimate));
+        let mut groups: BTreeMap<(String, String, String), (usize, f64, bool)> = BTreeMap::new();
+        for n in &w.nodeclaims {
+            let g = groups.entry((n.nodepool.clone(), n.instance_type.clone(), n.capacity_type.clone())).or_default();
+            g.0 += 1;
+            g.1 += n.usd_per_hour;
+            g.2 |= n.price_estimate;
+        }
+        for ((pool, ty, ct), (count, usd, est)) in groups {
+            let _ = writeln!(out, "    NodePool {pool}: {count} × {ty} ({ct}) {}/h", price(usd, est));
+        }
+    }
+}
