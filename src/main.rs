@@ -95,6 +95,10 @@ enum Command {
         /// Exit 1 when there are differences.
         #[arg(long)]
         exit_code: bool,
+        /// Also simulate these pods (Pod/Deployment/StatefulSet/ReplicaSet/Job YAML) on out/ and on the new output,
+        /// and list every pod whose placement changes, with the $/h change (see `gpuplan simulate`).
+        #[arg(long, num_args = 1..)]
+        pods: Vec<PathBuf>,
     },
     /// Compile, then commit exactly the changed files under out/ (and changed catalog snapshots) in one commit.
     Commit {
@@ -271,15 +275,32 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             eprintln!("wrote {} ({} files, {changed} changed)", out.display(), tree.files.len());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Diff { inputs, out, format, exit_code } => {
+        Command::Diff { inputs, out, format, exit_code, pods } => {
             let tree = inputs.compile()?.output_tree();
             let current = output::read_tree(&out).map_err(io_error("read", &out))?;
-            let format = match format {
+            let placement = if pods.is_empty() {
+                None
+            } else {
+                Some(gpuplan::simulate::placement_diff::placement_changes(&current, &tree, &pods, &inputs.data.catalogs).map_err(|e| format!("error: {e}"))?)
+            };
+            let diff_format = match format {
                 Format::Unified => DiffFormat::Unified,
                 Format::Markdown => DiffFormat::Markdown,
                 Format::Json => DiffFormat::Json,
             };
-            print!("{}", render_diff(&current, &tree, format));
+            match (&placement, format) {
+                // JSON stays one document: the object changes and the placement changes side by side.
+                (Some(changes), Format::Json) => {
+                    let objects: serde_json::Value = serde_json::from_str(&render_diff(&current, &tree, diff_format)).map_err(|e| format!("error: {e}"))?;
+                    let both = serde_json::json!({ "objects": objects, "placement": changes });
+                    println!("{}", serde_json::to_string_pretty(&both).map_err(|e| format!("error: {e}"))?);
+                }
+                (Some(changes), _) => {
+                    print!("{}", render_diff(&current, &tree, diff_format));
+                    print!("{}", gpuplan::simulate::placement_diff::render(changes, &pods));
+                }
+                (None, _) => print!("{}", render_diff(&current, &tree, diff_format)),
+            }
             Ok(if exit_code && current != tree { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Commit { inputs, out, message, branch, force } => {

@@ -494,3 +494,24 @@ fn example_tiers_fall_back_in_declared_order() {
     let compiled = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
     assert!(simulate::check::tier_gaps(&compiled).is_empty(), "{:?}", simulate::check::tier_gaps(&compiled));
 }
+
+// `diff --pods`: the same pods on out/ as it is and on what compile would write. out/ here has the A10G spot tier
+// narrowed to g5.2xlarge by hand; compile restores g5.xlarge, so each replica moves to the cheaper type.
+#[test]
+fn diff_shows_placement_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for entry in std::fs::read_dir("out/ml-vision").unwrap() {
+        let entry = entry.unwrap();
+        std::fs::create_dir_all(out.join("ml-vision")).unwrap();
+        std::fs::copy(entry.path(), out.join("ml-vision").join(entry.file_name())).unwrap();
+    }
+    let np = out.join("ml-vision/nodepool-vision-a10g-spot.yaml");
+    let text = std::fs::read_to_string(&np).unwrap();
+    std::fs::write(&np, text.replace("        - g5.2xlarge\n        - g5.4xlarge\n        - g5.8xlarge\n        - g5.xlarge\n", "        - g5.2xlarge\n")).unwrap();
+    let pods = dir.path().join("pods.yaml");
+    std::fs::write(&pods, &vision_pods(1)[0]).unwrap();
+    let result = gpuplan(&["diff", "profiles/tiered-fallback.kdl", "--out", out.to_str().unwrap(), "--pods", pods.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(stdout.contains("ml-vision vision/detector-0: g5.2xlarge (vision-a10g-spot, spot) → g5.xlarge (vision-a10g-spot, spot), -$0.08/h"), "{stdout}\n{}", String::from_utf8_lossy(&result.stderr));
+}

@@ -19,6 +19,7 @@ pub mod check;
 pub mod instances;
 pub mod launch;
 pub mod manifests;
+pub mod placement_diff;
 pub mod pods;
 pub mod report;
 pub mod requirements;
