@@ -515,3 +515,24 @@ fn diff_shows_placement_changes() {
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(stdout.contains("ml-vision vision/detector-0: g5.2xlarge (vision-a10g-spot, spot) → g5.xlarge (vision-a10g-spot, spot), -$0.08/h"), "{stdout}\n{}", String::from_utf8_lossy(&result.stderr));
 }
+
+// provisioning/suite_test.go "should not create NodeClaims for StaticNodePool": a NodePool with spec.replicas is
+// skipped, and the next pool by weight takes the pod.
+#[test]
+fn static_node_pools_are_skipped() {
+    let fixed = pool("fixed", 100, &types(GENERAL)).replace("spec:\n  weight: 100\n", "spec:\n  weight: 100\n  replicas: 2\n");
+    let r = run(&[fixed, pool("dynamic", 1, &types(GENERAL))], &[pod("a", "1", "")]);
+    assert_eq!(placed(&r, "default/a").0, "dynamic");
+}
+
+// provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate: the NodeClaim carries its NodeClass label, so a
+// pod may select a NodeClass; and a NodePool whose EC2NodeClass is missing takes no pods (it is not ready).
+#[test]
+fn node_class_label_and_missing_node_class() {
+    let sel = "  nodeSelector:\n    karpenter.k8s.aws/ec2nodeclass: default\n";
+    let r = run(&[pool("p", 10, &types(GENERAL))], &[pod("a", "1", sel)]);
+    assert!(r.pending.is_empty(), "{:?}", r.pending);
+    let orphan = pool("orphan", 10, &types(GENERAL)).replace("name: default\n", "name: missing\n");
+    let r = run(&[orphan], &[pod("a", "1", "")]);
+    assert!(reason(&r, "default/a").contains("NodePool orphan: EC2NodeClass \"missing\" is not in the manifests"));
+}

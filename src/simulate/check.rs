@@ -159,13 +159,18 @@ pub fn tier_gaps(c: &Compilation) -> Vec<TierGap> {
     let mut out = Vec::new();
     for cluster in &c.plan.clusters {
         let Some(catalog) = c.catalogs.get(&cluster.region) else { continue };
+        let tiered = tiered_pools(cluster);
+        if tiered.is_empty() {
+            continue;
+        }
         let manifests = cluster_manifests(c, &cluster.name);
-        for ((profile, pool), tiers) in tiered_pools(cluster) {
+        let prepared = super::prepare(catalog, &manifests);
+        for ((profile, pool), tiers) in tiered {
             let per_pod = 1;
             let pods = pool_pods("fallback-check", &pool, &tiers, per_pod, 1);
             let mut unavailable = Vec::new();
             for tier in &tiers {
-                let report = super::run(catalog, &manifests, &pods, &unavailable);
+                let report = super::run_prepared(&prepared, &pods, &unavailable);
                 let landed = report.nodeclaims.first().map(|nc| nc.nodepool.clone());
                 if landed.as_deref() != Some(tier.name.as_str()) {
                     let instead = match (landed, report.pending.first()) {

@@ -261,12 +261,21 @@ pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass, unavai
     out
 }
 
+/// Marks the offerings `unavailable` names (insufficient capacity for the whole run).
+pub fn mark_unavailable(t: &mut SimType, unavailable: &[Unavailable]) {
+    for o in &mut t.offerings {
+        if unavailable.iter().any(|u| u.matches(&t.name, &o.zone, o.capacity_type)) {
+            o.available = false;
+        }
+    }
+}
+
 /// Builds a type as `pool` sees it, NodeOverlays applied (heaviest matching overlay wins, per resource and for price).
-pub fn sim_type(catalog: &Catalog, it: &InstanceType, pool: &str, class: &NodeClass, overlays: &[NodeOverlay], unavailable: &[Unavailable]) -> SimType {
-    let requirements = requirements(it, &catalog.region);
+pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Requirements, pool: &str, class: &NodeClass, overlays: &[NodeOverlay]) -> SimType {
+    let requirements = requirements.clone();
     let mut capacity = capacity(it, class);
     let mut allocatable = allocatable(it, class, &capacity);
-    let mut offerings = offerings(catalog, it, class, unavailable);
+    let mut offerings = offerings(catalog, it, class, &[]);
     let mut with_pool = requirements.clone();
     with_pool.add("karpenter.sh/nodepool", Requirement::is_in([pool.to_string()]));
     let mut matching: Vec<&NodeOverlay> = overlays.iter().filter(|o| with_pool.intersects(&o.requirements).is_ok()).collect();

@@ -21,6 +21,8 @@ pub struct NodePool {
     pub taints: Vec<Taint>,
     pub limits: Resources,
     pub node_class: String,
+    /// `spec.replicas`: a static NodePool, which the provisioner never plans NodeClaims for.
+    pub static_replicas: Option<i64>,
     /// The region in the `gpuplan.dev/catalog` annotation ("us-east-1@digest"), if any.
     pub catalog_region: Option<String>,
     pub location: String,
@@ -87,6 +89,12 @@ fn node_pool(doc: &Doc) -> Result<NodePool, InputError> {
         requirements.add(k, Requirement::is_in([v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())]));
     }
     requirements.add("karpenter.sh/nodepool", Requirement::is_in([name.clone()]));
+    // nodeclaimtemplate.go also labels the NodeClaim with its NodeClass and (for daemonset scheduling) as registered
+    // and initialized: a pod may select on them.
+    let node_class = template.and_then(|t| t.pointer("/nodeClassRef/name")).and_then(Value::as_str).unwrap_or("").to_string();
+    requirements.add("karpenter.k8s.aws/ec2nodeclass", Requirement::is_in([node_class.clone()]));
+    requirements.add("karpenter.sh/registered", Requirement::is_in(["true".to_string()]));
+    requirements.add("karpenter.sh/initialized", Requirement::is_in(["true".to_string()]));
     let taints = template.and_then(|t| t.get("taints")).and_then(Value::as_array).into_iter().flatten().map(taint).collect();
     let limits = resources(doc.value.pointer("/spec/limits")).map_err(|m| err(doc.at("limits:"), m))?;
     let catalog_region = doc
@@ -96,7 +104,8 @@ fn node_pool(doc: &Doc) -> Result<NodePool, InputError> {
         .map(|s| s.split('@').next().unwrap_or(s).to_string());
     Ok(NodePool {
         weight: doc.value.pointer("/spec/weight").and_then(Value::as_i64).unwrap_or(0),
-        node_class: template.and_then(|t| t.pointer("/nodeClassRef/name")).and_then(Value::as_str).unwrap_or("").to_string(),
+        node_class,
+        static_replicas: doc.value.pointer("/spec/replicas").and_then(Value::as_i64),
         location: doc.at(""),
         name,
         requirements,

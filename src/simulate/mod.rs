@@ -34,6 +34,7 @@ use crate::catalog::Catalog;
 pub use instances::Unavailable;
 pub use report::{Format, Report};
 use scheduler::{Scheduler, Template};
+
 pub use yaml::InputError;
 
 /// What to simulate.
@@ -69,15 +70,36 @@ pub fn simulate(opts: &Options) -> Result<Report, SimulateError> {
 
 /// Simulates parsed inputs against a catalog.
 pub fn run(catalog: &Catalog, m: &manifests::Manifests, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
-    let mut templates: Vec<Template> = m.node_pools.iter().map(|p| template(catalog, m, p, unavailable)).collect();
-    scheduler::order_by_weight(&mut templates);
-    let outcome = Scheduler::new(&templates, pods).solve();
-    report::build(catalog, &templates, pods, &outcome)
+    run_prepared(&prepare(catalog, m), pods, unavailable)
 }
 
-/// A NodePool's NodeClaimTemplate: the catalog types compatible with its requirements that have an available
-/// offering (scheduler.go `NewScheduler` pre-filter), or why there are none.
-fn template(catalog: &Catalog, m: &manifests::Manifests, pool: &manifests::NodePool, unavailable: &[Unavailable]) -> Template {
+/// NodePools resolved against a catalog once (types, labels, allocatable, overlays), in weight order; runs with other
+/// pods or other unavailable offerings reuse it.
+pub struct Prepared<'c> {
+    catalog: &'c Catalog,
+    templates: Vec<Template>,
+}
+
+pub fn prepare<'c>(catalog: &'c Catalog, m: &manifests::Manifests) -> Prepared<'c> {
+    let type_requirements: Vec<requirements::Requirements> = catalog.instance_types.iter().map(|it| instances::requirements(it, &catalog.region)).collect();
+    let mut templates: Vec<Template> = m.node_pools.iter().map(|p| template(catalog, &type_requirements, m, p)).collect();
+    scheduler::order_by_weight(&mut templates);
+    Prepared { catalog, templates }
+}
+
+pub fn run_prepared(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
+    let templates: Vec<Template> = p.templates.iter().map(|t| with_availability(t, unavailable)).collect();
+    let outcome = Scheduler::new(&templates, pods).solve();
+    report::build(p.catalog, &templates, pods, &outcome)
+}
+
+/// A NodePool's NodeClaimTemplate before availability: the catalog types compatible with its requirements that have a
+/// compatible offering (scheduler.go `NewScheduler` pre-filter), or why there are none.
+fn template(catalog: &Catalog, type_requirements: &[requirements::Requirements], m: &manifests::Manifests, pool: &manifests::NodePool) -> Template {
+    if let Some(n) = pool.static_replicas {
+        let why = format!("a static NodePool (replicas {n}): the provisioner plans no NodeClaims for it");
+        return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
+    }
     let Some(class) = m.node_classes.iter().find(|c| c.name == pool.node_class) else {
         let why = format!("EC2NodeClass {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
         return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
@@ -85,12 +107,35 @@ fn template(catalog: &Catalog, m: &manifests::Manifests, pool: &manifests::NodeP
     let types: Vec<instances::SimType> = catalog
         .instance_types
         .iter()
-        .filter(|it| instances::requirements(it, &catalog.region).intersects(&pool.requirements).is_ok())
-        .map(|it| instances::sim_type(catalog, it, &pool.name, class, &m.overlays, unavailable))
-        .filter(|t| t.offerings.iter().any(|o| o.available && scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
+        .zip(type_requirements)
+        .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
+        .map(|(it, reqs)| instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays))
+        .filter(|t| t.offerings.iter().any(|o| scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
+        .collect();
+    let dropped = types.is_empty().then(|| "no instance type in the catalog meets its requirements with an offering".to_string());
+    Template { pool: pool.clone(), types, dropped }
+}
+
+/// The template with the run's unavailable offerings marked: types left without an available compatible offering
+/// drop out, and minValues (Strict) is checked on what remains.
+fn with_availability(t: &Template, unavailable: &[Unavailable]) -> Template {
+    if t.dropped.is_some() {
+        return t.clone();
+    }
+    let pool = &t.pool;
+    let before = t.types.len();
+    let types: Vec<instances::SimType> = t
+        .types
+        .iter()
+        .cloned()
+        .map(|mut ty| {
+            instances::mark_unavailable(&mut ty, unavailable);
+            ty
+        })
+        .filter(|ty| ty.offerings.iter().any(|o| o.available && scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
         .collect();
     let dropped = if types.is_empty() {
-        Some("no instance type in the catalog meets its requirements with an available offering".to_string())
+        Some(format!("all offerings of its {before} instance type(s) are unavailable (--unavailable)"))
     } else {
         scheduler::min_values(&pool.requirements, types.iter()).err().map(|e| format!("{e} (minValuesPolicy Strict)"))
     };
