@@ -249,6 +249,7 @@ fn allocatable_matches_karpenter_reference() {
             mismatched.push(it.name.clone());
         }
     }
+    println!("allocatable: {} of {checked} types differ from the reference: {mismatched:?}", mismatched.len());
     assert!(checked > 1000, "{checked}");
     // The ENI table is moto's DescribeInstanceTypes snapshot; a handful of types changed limits since.
     assert!(mismatched.len() * 200 < checked, "{} of {checked} differ: {mismatched:?}", mismatched.len());
@@ -535,4 +536,18 @@ fn node_class_label_and_missing_node_class() {
     let orphan = pool("orphan", 10, &types(GENERAL)).replace("name: default\n", "name: missing\n");
     let r = run(&[orphan], &[pod("a", "1", "")]);
     assert!(reason(&r, "default/a").contains("NodePool orphan: EC2NodeClass \"missing\" is not in the manifests"));
+}
+
+// aws/karpenter-provider-aws pkg/providers/instance/filter/filter.go SpotOfferingFilter (instancetype/suite_test.go
+// "should order the instance types by price and only consider the spot types that are cheaper than the cheapest
+// on-demand"): a NodeOverlay prices m5.large spot above its on-demand price, so the spot offering is dropped and the
+// NodeClaim launches on-demand despite spot's priority.
+#[test]
+fn spot_dearer_than_on_demand_is_dropped() {
+    let overlay = "apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata:\n  name: pricey-spot\nspec:\n  weight: 10\n  price: \"0.5\"\n  requirements:\n  - key: karpenter.sh/capacity-type\n    operator: In\n    values: [spot]\n".to_string();
+    let p = pool("p", 10, &(types(&["m5.large"]) + BOTH));
+    let r = run(&[p.clone()], &[pod("a", "500m", "")]);
+    assert_eq!(r.nodeclaims[0].capacity_type, "spot");
+    let r = run(&[p, overlay], &[pod("a", "500m", "")]);
+    assert_eq!((r.nodeclaims[0].capacity_type.as_str(), r.nodeclaims[0].usd_per_hour), ("on-demand", 0.096));
 }

@@ -290,8 +290,10 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Requirement
             }
         }
     }
-    if let Some(o) = matching.iter().find(|o| o.price.is_some() || o.price_adjustment.is_some()) {
-        for of in &mut offerings {
+    // Price overlays apply per offering: the heaviest one whose capacity-type and zone requirements admit it.
+    for of in &mut offerings {
+        let admits = |o: &&&NodeOverlay| super::scheduler::offering_compatible(&o.requirements, &of.zone, of.capacity_type.as_str());
+        if let Some(o) = matching.iter().filter(|o| o.price.is_some() || o.price_adjustment.is_some()).find(admits) {
             of.usd_per_hour = adjusted(of.usd_per_hour, o);
         }
     }
