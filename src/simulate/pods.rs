@@ -24,17 +24,6 @@ pub struct Pod {
     pub tolerations: Vec<Toleration>,
 }
 
-impl Pod {
-    /// The requirements the scheduler checks now (requirements.go `newPodRequirements`).
-    pub fn requirements(&self) -> Requirements {
-        let mut reqs = self.node_selector.clone();
-        for term in self.preferred_terms.first().into_iter().chain(self.required_terms.first()) {
-            reqs = reqs.merged(term);
-        }
-        reqs
-    }
-}
-
 /// Reads pods from documents; replicas of a workload are `namespace/W-i`.
 pub fn pods(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
     let mut out = Vec::new();
