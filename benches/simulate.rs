@@ -28,7 +28,7 @@ fn pool(i: usize) -> String {
 fn pod(i: usize) -> String {
     let team = (i * 7) % (POOLS / 2);
     let gpu = [3, 4, 5, 7].contains(&((team * 2) % 8)) && i % 3 == 0;
-    let limits = if gpu { "          limits:\n            nvidia.com/gpu: 1\n" } else { "" };
+    let limits = if gpu { "      limits:\n        nvidia.com/gpu: 1\n" } else { "" };
     format!(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-{i:04}\n  namespace: bench\nspec:\n  nodeSelector:\n    team: t{team}\n  tolerations:\n  - key: team\n    value: t{team}\n  - key: nvidia.com/gpu\n    operator: Exists\n  containers:\n  - name: c\n    resources:\n      requests:\n        cpu: \"{cpu}m\"\n        memory: {mem}Mi\n{limits}",
         cpu = 250 + (i % 13) * 250,

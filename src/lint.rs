@@ -50,7 +50,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP012", name: "cost-annotation-drift", summary: "NodePool cost annotations disagree with what its limit and instance types can launch", checks_output: true },
     Rule { code: "GP013", name: "limit-missing-or-not-string", summary: "GPU NodePool without a limit on its accelerator resource, or with a non-string limit (GitOps skew)", checks_output: true },
     Rule { code: "GP014", name: "named-gpu-priced-out", summary: "a GPU named in the pool's `gpu { name … }` has no instance type left after price-ratio-max", checks_output: false },
-    Rule { code: "GP020", name: "tier-never-receives-pods", summary: "a tier of a tiered pool receives no pod even when every earlier tier is out of capacity (simulated)", checks_output: true },
+    Rule { code: "GP015", name: "tier-never-receives-pods", summary: "a tier of a tiered pool receives no pod even when every earlier tier is out of capacity (simulated)", checks_output: true },
 ];
 
 /// The rule for a code, if any.

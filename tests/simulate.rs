@@ -475,7 +475,7 @@ fn compile_accepts_and_places_a_schedulable_workload() {
     assert_eq!(placements[0].pending, 0);
 }
 
-// Lint GP020: a tier that repeats the tier before it (same GPU, same capacity type) can never receive pods: with the
+// Lint GP015: a tier that repeats the tier before it (same GPU, same capacity type) can never receive pods: with the
 // first tier out of capacity its offerings are gone too, and the pod falls through to the third tier.
 #[test]
 fn lint_finds_a_tier_that_never_receives_pods() {
@@ -483,13 +483,13 @@ fn lint_finds_a_tier_that_never_receives_pods() {
     let compiled = common::compile_one(common::profile("p", 50, "al2023@v20251023", body));
     let c = compiled.ok();
     let found = gpuplan::lint::findings(c);
-    let gp020: Vec<_> = found.iter().filter(|f| f.code == "GP020").collect();
+    let gp020: Vec<_> = found.iter().filter(|f| f.code == "GP015").collect();
     assert_eq!(gp020.len(), 1, "{:?}", found.iter().map(|f| &f.diagnostic.message).collect::<Vec<_>>());
     assert_eq!(gp020[0].pool.as_deref(), Some("vision-shadow"));
     assert!(gp020[0].diagnostic.message.contains("goes to NodePool vision-last"), "{}", gp020[0].diagnostic.message);
 }
 
-// The examples' tiered pool (profiles/tiered-fallback.kdl) falls back in its declared order: no GP020.
+// The examples' tiered pool (profiles/tiered-fallback.kdl) falls back in its declared order: no GP015.
 #[test]
 fn example_tiers_fall_back_in_declared_order() {
     let compiled = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();

@@ -1,6 +1,6 @@
 //! The simulation where it proves something about a compile: every `workload` at its max replicas on the freshly
 //! generated manifests (compile: E0180 when a replica cannot schedule within its pool, naming the limit; E0181 when
-//! it lands on another pool), the fallback order of tiered pools (lint GP020: a tier that never receives pods), and
+//! it lands on another pool), the fallback order of tiered pools (lint GP015: a tier that never receives pods), and
 //! per-workload placement and cost for `explain`.
 //!
 //! The pods are what gpuplan tells users to write: the pool's nodeSelector and tolerations
@@ -27,8 +27,9 @@ pub fn cluster_manifests(c: &Compilation, cluster: &str) -> Manifests {
     let docs: Vec<Doc> = c
         .manifests
         .iter()
-        .filter(|m| m.path.starts_with(cluster))
-        .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: m.to_yaml(), value: m.object.clone() })
+        .filter(|m| m.path.starts_with(cluster) && matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeOverlay"))
+        // The text only locates input errors, which generated (schema-validated) objects do not have.
+        .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: String::new(), value: m.object.clone() })
         .collect();
     // Generated objects passed schema validation; a parse failure here would be a gpuplan bug.
     manifests::manifests(&docs).unwrap_or_default()
@@ -223,12 +224,12 @@ pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<Worklo
         .collect()
 }
 
-/// Lint GP020: a tier of a tiered pool that never receives pods, even with every earlier tier out of capacity.
+/// Lint GP015: a tier of a tiered pool that never receives pods, even with every earlier tier out of capacity.
 pub fn tier_findings(c: &Compilation) -> Vec<crate::lint::Finding> {
     let mut out = Vec::new();
     for gap in tier_gaps(c) {
         let Some(plan) = c.plan.clusters.iter().filter(|k| k.name == gap.cluster).flat_map(|k| &k.pools).find(|p| p.name == gap.tier) else { continue };
-        if plan.allow.contains("GP020") {
+        if plan.allow.contains("GP015") {
             continue;
         }
         let Some(tier) = c.profiles.iter().filter(|p| p.name.value == gap.profile).flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == gap.tier) else {
@@ -237,10 +238,10 @@ pub fn tier_findings(c: &Compilation) -> Vec<crate::lint::Finding> {
         let span = tier.name.span;
         let diagnostic = c
             .sources
-            .error(span, "GP020", format!("tier `{}` of pool `{}` never receives pods: with every earlier tier out of capacity, a pod of the pool goes to {}", gap.tier, gap.pool, gap.instead))
-            .help("check the tier's weight, limits and instance types against the earlier tiers (`gpuplan simulate --unavailable` shows the fallback); silence with `allow \"GP020\"` in the tier")
+            .error(span, "GP015", format!("tier `{}` of pool `{}` never receives pods: with every earlier tier out of capacity, a pod of the pool goes to {}", gap.tier, gap.pool, gap.instead))
+            .help("check the tier's weight, limits and instance types against the earlier tiers (`gpuplan simulate --unavailable` shows the fallback); silence with `allow \"GP015\"` in the tier")
             .warning();
-        out.push(crate::lint::Finding { code: "GP020", cluster: gap.cluster, profile: gap.profile, pool: Some(gap.tier), span, diagnostic });
+        out.push(crate::lint::Finding { code: "GP015", cluster: gap.cluster, profile: gap.profile, pool: Some(gap.tier), span, diagnostic });
     }
     out
 }

@@ -204,6 +204,12 @@ fn lower_kebab(s: &str) -> String {
     s.to_lowercase().replace(' ', "-")
 }
 
+/// A cheap necessary condition for `requirements(it).intersects(reqs)`: the name, family and category labels.
+pub fn may_match(it: &InstanceType, reqs: &Requirements) -> bool {
+    let ok = |key: &str, value: &str| reqs.get(key).is_none_or(|r| r.has(value));
+    ok("node.kubernetes.io/instance-type", &it.name) && ok("karpenter.k8s.aws/instance-family", &it.family) && ok("karpenter.k8s.aws/instance-category", &it.category)
+}
+
 /// types.go `computeRequirements` for the labels the catalog knows.
 pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
     let mut r = Requirements::default();

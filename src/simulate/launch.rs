@@ -24,7 +24,7 @@ pub struct Launch {
 }
 
 /// Picks the offering; None when nothing is available (cannot happen after scheduling, which checked offerings).
-pub fn launch(types: &[SimType], candidates: &[usize], reqs: &Requirements, requests: &Resources) -> Option<Launch> {
+pub fn launch(types: &[std::sync::Arc<SimType>], candidates: &[usize], reqs: &Requirements, requests: &Resources) -> Option<Launch> {
     let usable = |o: &Offering| o.available && offering_compatible(reqs, &o.zone, o.capacity_type.as_str());
     let mut its: Vec<usize> = candidates.iter().copied().filter(|&i| fits(requests, &types[i].allocatable) && types[i].offerings.iter().any(usable)).collect();
     if !reqs.has_min_values() {

@@ -81,7 +81,9 @@ pub struct Prepared<'c> {
 }
 
 pub fn prepare<'c>(catalog: &'c Catalog, m: &manifests::Manifests) -> Prepared<'c> {
-    let type_requirements: Vec<requirements::Requirements> = catalog.instance_types.iter().map(|it| instances::requirements(it, &catalog.region)).collect();
+    // Built lazily: most types fail a NodePool's instance-type/family/category requirement before their full label
+    // set is needed (gpuplan's pools name their types), and building all 1,395 per run dominated lint's tier check.
+    let type_requirements: Vec<std::cell::OnceCell<requirements::Requirements>> = catalog.instance_types.iter().map(|_| std::cell::OnceCell::new()).collect();
     let mut templates: Vec<Template> = m.node_pools.iter().map(|p| template(catalog, &type_requirements, m, p)).collect();
     scheduler::order_by_weight(&mut templates);
     Prepared { catalog, templates }
@@ -95,7 +97,7 @@ pub fn run_prepared(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable
 
 /// A NodePool's NodeClaimTemplate before availability: the catalog types compatible with its requirements that have a
 /// compatible offering (scheduler.go `NewScheduler` pre-filter), or why there are none.
-fn template(catalog: &Catalog, type_requirements: &[requirements::Requirements], m: &manifests::Manifests, pool: &manifests::NodePool) -> Template {
+fn template(catalog: &Catalog, type_requirements: &[std::cell::OnceCell<requirements::Requirements>], m: &manifests::Manifests, pool: &manifests::NodePool) -> Template {
     if let Some(n) = pool.static_replicas {
         let why = format!("a static NodePool (replicas {n}): the provisioner plans no NodeClaims for it");
         return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
@@ -104,12 +106,14 @@ fn template(catalog: &Catalog, type_requirements: &[requirements::Requirements],
         let why = format!("EC2NodeClass {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
         return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
     };
-    let types: Vec<instances::SimType> = catalog
+    let types: Vec<std::sync::Arc<instances::SimType>> = catalog
         .instance_types
         .iter()
         .zip(type_requirements)
+        .filter(|(it, _)| instances::may_match(it, &pool.requirements))
+        .map(|(it, cell)| (it, cell.get_or_init(|| instances::requirements(it, &catalog.region))))
         .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
-        .map(|(it, reqs)| instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays))
+        .map(|(it, reqs)| std::sync::Arc::new(instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays)))
         .filter(|t| t.offerings.iter().any(|o| scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
         .collect();
     let dropped = types.is_empty().then(|| "no instance type in the catalog meets its requirements with an offering".to_string());
@@ -124,20 +128,24 @@ fn with_availability(t: &Template, unavailable: &[Unavailable]) -> Template {
     }
     let pool = &t.pool;
     let before = t.types.len();
-    let types: Vec<instances::SimType> = t
+    let types: Vec<std::sync::Arc<instances::SimType>> = t
         .types
         .iter()
-        .cloned()
-        .map(|mut ty| {
-            instances::mark_unavailable(&mut ty, unavailable);
-            ty
+        .map(|ty| {
+            if unavailable.iter().any(|u| instances::glob(&u.instance_type, &ty.name)) {
+                let mut copy = (**ty).clone();
+                instances::mark_unavailable(&mut copy, unavailable);
+                std::sync::Arc::new(copy)
+            } else {
+                std::sync::Arc::clone(ty)
+            }
         })
         .filter(|ty| ty.offerings.iter().any(|o| o.available && scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
         .collect();
     let dropped = if types.is_empty() {
         Some(format!("all offerings of its {before} instance type(s) are unavailable (--unavailable)"))
     } else {
-        scheduler::min_values(&pool.requirements, types.iter()).err().map(|e| format!("{e} (minValuesPolicy Strict)"))
+        scheduler::min_values(&pool.requirements, types.iter().map(|t| &**t)).err().map(|e| format!("{e} (minValuesPolicy Strict)"))
     };
     Template { pool: pool.clone(), types, dropped }
 }

@@ -20,7 +20,8 @@ use super::yaml::Resources;
 #[derive(Debug, Clone)]
 pub struct Template {
     pub pool: NodePool,
-    pub types: Vec<SimType>,
+    /// Shared between runs (Arc): a run with unavailable offerings copies only the types it changes.
+    pub types: Vec<std::sync::Arc<SimType>>,
     /// Why the pool takes no pods at all (missing NodeClass, minValues, no type left).
     pub dropped: Option<String>,
 }
@@ -274,7 +275,7 @@ impl<'a> Scheduler<'a> {
         if remaining.is_empty() {
             return Err(filter_error(&flags, &requests));
         }
-        min_values(&merged, remaining.iter().map(|&i| &template.types[i]))?;
+        min_values(&merged, remaining.iter().map(|&i| &*template.types[i]))?;
         Ok((merged, remaining))
     }
 
