@@ -119,6 +119,11 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
         return Err(CompileError::Invalid { violations });
     }
     let mut compilation = Compilation { sources, profiles, catalogs, plan, manifests, warnings };
+    // Every workload at max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
+    let unschedulable = crate::simulate::check::workload_diagnostics(&compilation);
+    if !unschedulable.is_empty() {
+        return Err(CompileError::Profiles { diagnostics: unschedulable });
+    }
     compilation.warnings.extend(crate::lint::lint(&compilation));
     // By file, then position in the file (not the location string: line 12 sorts after line 9).
     compilation.warnings.sort_by_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));

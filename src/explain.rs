@@ -82,6 +82,8 @@ pub struct ClusterExplanation {
     /// "<region>@<catalog digest>", as in the provenance annotations.
     pub catalog: String,
     pub profiles: Vec<ProfileExplanation>,
+    /// Where each workload's pods go at max replicas, and what that costs (`gpuplan simulate`).
+    pub workloads: Vec<crate::simulate::check::WorkloadPlacement>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -224,6 +226,7 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
                 region: cluster.region.clone(),
                 catalog: format!("{}@{}", cluster.region, cluster.catalog_digest),
                 profiles,
+                workloads: crate::simulate::check::workload_placements(c, cluster).into_iter().filter(|w| profile.is_none_or(|p| p == w.profile)).collect(),
             });
         }
     }
@@ -437,6 +440,7 @@ pub fn table(e: &Explanation) -> String {
     let mut out = String::new();
     for cluster in &e.clusters {
         let _ = writeln!(out, "cluster {} ({}, catalog {})", cluster.name, cluster.region, cluster.catalog);
+        crate::simulate::report::write_placements(&mut out, &cluster.workloads);
         for p in &cluster.profiles {
             let _ = writeln!(out, "\nprofile {} ({}, priority {})", p.name, p.source, p.priority);
             let budget = match (p.budget_usd_per_hour, p.worst_case_budget_share) {

@@ -51,6 +51,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP013", name: "limit-missing-or-not-string", summary: "GPU NodePool without a limit on its accelerator resource, or with a non-string limit (GitOps skew)", checks_output: true },
     Rule { code: "GP014", name: "named-gpu-priced-out", summary: "a GPU named in the pool's `gpu { name … }` has no instance type left after price-ratio-max", checks_output: false },
     Rule { code: "GP015", name: "monitoring-without-selector-label", summary: "PrometheusRule without a label for Prometheus to select it by (kube-prometheus-stack selects release=<release>)", checks_output: true },
+    Rule { code: "GP016", name: "tier-never-receives-pods", summary: "a tier of a tiered pool receives no pod even when every earlier tier is out of capacity (simulated)", checks_output: true },
 ];
 
 /// The rule for a code, if any.
@@ -113,6 +114,7 @@ pub fn findings(c: &Compilation) -> Vec<Finding> {
         }
     }
     let mut out = lint.out;
+    out.extend(crate::simulate::check::tier_findings(c));
     out.sort_by(|a, b| (a.span.file, a.span.offset, a.code, &a.diagnostic.message).cmp(&(b.span.file, b.span.offset, b.code, &b.diagnostic.message)));
     out
 }
@@ -754,7 +756,7 @@ impl Lint<'_> {
             let help = did_you_mean(&allow.value, RULES.iter().map(|r| r.code))
                 .map(|d| format!("{d} "))
                 .unwrap_or_default()
-                + "lint codes are GP001…GP015 (see README, Lint)";
+                + "lint codes are GP001…GP016 (see README, Lint)";
             let diagnostic = self
                 .c
                 .sources

@@ -105,6 +105,10 @@ enum Command {
         /// Exit 1 when there are differences.
         #[arg(long)]
         exit_code: bool,
+        /// Also simulate these pods (Pod/Deployment/StatefulSet/ReplicaSet/Job YAML) on out/ and on the new output,
+        /// and list every pod whose placement changes, with the $/h change (see `gpuplan simulate`).
+        #[arg(long, num_args = 1..)]
+        pods: Vec<PathBuf>,
     },
     /// Compile, then commit exactly the changed files under out/ (and changed catalog snapshots) in one commit.
     Commit {
@@ -141,6 +145,28 @@ enum Command {
         data: Data,
         #[arg(long, value_enum, default_value_t)]
         format: ExplainFormat,
+    },
+    /// Simulate Karpenter's provisioning: where would these pods go, on these NodePools, at what cost.
+    Simulate {
+        /// Manifest files or directories (NodePool, EC2NodeClass, NodeOverlay; other kinds are ignored).
+        #[arg(long, num_args = 1.., default_value = "out")]
+        manifests: Vec<PathBuf>,
+        /// Pod, Deployment, StatefulSet, ReplicaSet or Job YAML files or directories.
+        #[arg(long, num_args = 1.., required = true)]
+        pods: Vec<PathBuf>,
+        /// Catalog region (default: the manifests' gpuplan.dev/catalog annotation, else us-east-1).
+        #[arg(long)]
+        region: Option<String>,
+        /// TYPE:ZONE:CAPACITY with no capacity for the whole run (each part may be * or a glob such as g5.*).
+        #[arg(long)]
+        unavailable: Vec<gpuplan::simulate::Unavailable>,
+        #[arg(long, default_value = "catalogs")]
+        catalogs: PathBuf,
+        #[arg(long, value_enum, default_value_t)]
+        format: gpuplan::simulate::Format,
+        /// Exit 1 when any pod stays pending.
+        #[arg(long)]
+        exit_code: bool,
     },
     /// Build or update catalog snapshots.
     #[command(subcommand)]
@@ -349,15 +375,32 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             eprintln!("wrote {} ({} files, {changed} changed)", out.display(), tree.files.len());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Diff { inputs, out, format, exit_code } => {
+        Command::Diff { inputs, out, format, exit_code, pods } => {
             let tree = inputs.compile()?.output_tree();
             let current = output::read_tree(&out).map_err(io_error("read", &out))?;
-            let format = match format {
+            let placement = if pods.is_empty() {
+                None
+            } else {
+                Some(gpuplan::simulate::placement_diff::placement_changes(&current, &tree, &pods, &inputs.data.catalogs).map_err(|e| format!("error: {e}"))?)
+            };
+            let diff_format = match format {
                 Format::Unified => DiffFormat::Unified,
                 Format::Markdown => DiffFormat::Markdown,
                 Format::Json => DiffFormat::Json,
             };
-            print!("{}", render_diff(&current, &tree, format));
+            match (&placement, format) {
+                // JSON stays one document: the object changes and the placement changes side by side.
+                (Some(changes), Format::Json) => {
+                    let objects: serde_json::Value = serde_json::from_str(&render_diff(&current, &tree, diff_format)).map_err(|e| format!("error: {e}"))?;
+                    let both = serde_json::json!({ "objects": objects, "placement": changes });
+                    println!("{}", serde_json::to_string_pretty(&both).map_err(|e| format!("error: {e}"))?);
+                }
+                (Some(changes), _) => {
+                    print!("{}", render_diff(&current, &tree, diff_format));
+                    print!("{}", gpuplan::simulate::placement_diff::render(changes, &pods));
+                }
+                (None, _) => print!("{}", render_diff(&current, &tree, diff_format)),
+            }
             Ok(if exit_code && current != tree { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Commit { inputs, out, message, branch, force } => {
@@ -393,6 +436,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let compiled = compile_with(&profiles, &data)?;
             print!("{}", explain(&compiled, profile.as_deref(), format).map_err(|e| format!("error: {e}"))?);
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Simulate { manifests, pods, region, unavailable, catalogs, format, exit_code } => {
+            let options = gpuplan::simulate::Options { manifests, pods, region, catalogs_dir: catalogs, unavailable };
+            let report = gpuplan::simulate::simulate(&options).map_err(|e| format!("error: {e}"))?;
+            print!("{}", gpuplan::simulate::report::render(&report, format));
+            Ok(if exit_code && !report.pending.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Catalog(CatalogCommand::Refresh { regions, endpoint_url, pricing_endpoint_url, out, profiles, out_dir }) => {
             let mut options = gpuplan::refresh::RefreshOptions::new(regions, &out);

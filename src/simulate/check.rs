@@ -1,0 +1,247 @@
+//! The simulation where it proves something about a compile: every `workload` at its max replicas on the freshly
+//! generated manifests (compile: E0180 when a replica cannot schedule within its pool, naming the limit; E0181 when
+//! it lands on another pool), the fallback order of tiered pools (lint GP016: a tier that never receives pods), and
+//! per-workload placement and cost for `explain`.
+//!
+//! The pods are what gpuplan tells users to write: the pool's nodeSelector and tolerations
+//! (`PoolPlan::pod_placement`) and the workload's accelerators per replica.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::catalog::CapacityType;
+use crate::compile::Compilation;
+use crate::diagnostic::ProfileDiagnostic;
+use crate::solve::{ClusterPlan, PoolPlan};
+
+use super::instances::Unavailable;
+use super::manifests::{self, Manifests};
+use super::pods::Pod;
+use super::requirements::{Requirement, Requirements, Toleration};
+use super::yaml::{Doc, Resources};
+use super::Report;
+
+/// The cluster's generated NodePools, EC2NodeClasses and NodeOverlays, as `simulate --manifests out/<cluster>`
+/// would read them.
+pub fn cluster_manifests(c: &Compilation, cluster: &str) -> Manifests {
+    let docs: Vec<Doc> = c
+        .manifests
+        .iter()
+        .filter(|m| m.path.starts_with(cluster) && matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeOverlay"))
+        // The text only locates input errors, which generated (schema-validated) objects do not have.
+        .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: String::new(), value: m.object.clone() })
+        .collect();
+    // Generated objects passed schema validation; a parse failure here would be a gpuplan bug.
+    manifests::manifests(&docs).unwrap_or_default()
+}
+
+/// `replicas` pods of one accelerator request each, placed as gpuplan tells users to place them on `pools`.
+pub fn pool_pods(namespace: &str, name: &str, pools: &[&PoolPlan], per_replica: u32, replicas: u32) -> Vec<Pod> {
+    let Some(first) = pools.first() else { return Vec::new() };
+    let placement = first.pod_placement();
+    let mut node_selector = Requirements::default();
+    for (k, v) in &placement.node_selector {
+        node_selector.add(k, Requirement::is_in([v.clone()]));
+    }
+    let mut tolerations: Vec<Toleration> = Vec::new();
+    for p in pools {
+        for t in p.pod_placement().tolerations {
+            let t = Toleration { key: t.key, operator: t.operator, value: t.value.unwrap_or_default(), effect: t.effect };
+            if !tolerations.contains(&t) {
+                tolerations.push(t);
+            }
+        }
+    }
+    let requests = Resources::from([(first.resource().to_string(), per_replica as i128 * 1000), ("pods".to_string(), 1000)]);
+    (0..replicas)
+        .map(|i| Pod { key: format!("{namespace}/{name}-{i}"), requests: requests.clone(), node_selector: node_selector.clone(), required_terms: Vec::new(), preferred_terms: Vec::new(), tolerations: tolerations.clone() })
+        .collect()
+}
+
+fn workload_pools<'a>(cluster: &'a ClusterPlan, nodepools: &[String]) -> Vec<&'a PoolPlan> {
+    cluster.pools.iter().filter(|p| nodepools.contains(&p.name)).collect()
+}
+
+/// Every workload of the cluster at max replicas, simulated together (they share pools and limits).
+pub fn simulate_workloads(c: &Compilation, cluster: &ClusterPlan) -> Option<Report> {
+    let catalog = c.catalogs.get(&cluster.region)?;
+    if cluster.ops.workloads.is_empty() {
+        return None;
+    }
+    let pods: Vec<Pod> = cluster
+        .ops
+        .workloads
+        .iter()
+        .flat_map(|w| pool_pods(&w.namespace, &w.name, &workload_pools(cluster, &w.nodepools), w.gpus_per_replica.max(1), w.replicas_max))
+        .collect();
+    Some(super::run(catalog, &cluster_manifests(c, &cluster.name), &pods, &[]))
+}
+
+fn replica_of<'r>(key: &'r str, namespace: &str, name: &str) -> bool {
+    key.strip_prefix(&format!("{namespace}/{name}-")).is_some_and(|i| i.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// compile's check: E0180 (a replica stays pending; the reason names the limit) and E0181 (a replica lands on a
+/// NodePool that is not the workload's).
+pub fn workload_diagnostics(c: &Compilation) -> Vec<ProfileDiagnostic> {
+    let mut out = Vec::new();
+    for cluster in &c.plan.clusters {
+        let Some(report) = simulate_workloads(c, cluster) else { continue };
+        for w in &cluster.ops.workloads {
+            let Some(spec) = c.profiles.iter().filter(|p| p.name.value == w.profile).flat_map(|p| &p.ops.workloads).find(|x| x.name.value == w.name && x.namespace.value == w.namespace) else {
+                continue;
+            };
+            let pending: Vec<_> = report.pending.iter().filter(|p| replica_of(&p.pod, &w.namespace, &w.name)).collect();
+            if let Some(first) = pending.first() {
+                out.push(
+                    c.sources
+                        .error(spec.replicas_max.span, "E0180", format!(
+                            "workload `{}/{}` cannot fully schedule at {} replicas: {} of them stay pending in the simulation of the generated NodePools",
+                            w.namespace, w.name, w.replicas_max, pending.len()
+                        ))
+                        .label(format!("{} pending", pending.len()))
+                        .help(format!("{}: {} — lower replicas max, or raise the pool's max-accelerators/budget (`gpuplan simulate` shows every pod)", first.pod, first.reason)),
+                );
+            }
+            let stray: Vec<(&String, &String)> = report
+                .nodeclaims
+                .iter()
+                .flat_map(|nc| nc.pods.iter().map(move |p| (p, &nc.nodepool)))
+                .filter(|(p, pool)| replica_of(p, &w.namespace, &w.name) && !w.nodepools.contains(pool))
+                .collect();
+            if let Some((pod, pool)) = stray.first() {
+                out.push(
+                    c.sources
+                        .error(spec.pool.span, "E0181", format!("workload `{}/{}`: {} replica(s) land on NodePool `{pool}`, not on pool `{}` (first: {pod})", w.namespace, w.name, stray.len(), w.pool))
+                        .help("another NodePool carries the same label and tolerable taints with a higher weight: give the pools distinct labels"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The tiers of one pool, in fallback order (highest weight first).
+fn tiered_pools(cluster: &ClusterPlan) -> BTreeMap<(String, String), Vec<&PoolPlan>> {
+    let mut pools: BTreeMap<(String, String), Vec<&PoolPlan>> = BTreeMap::new();
+    for p in &cluster.pools {
+        pools.entry((p.profile.clone(), p.pool.clone())).or_default().push(p);
+    }
+    pools.retain(|_, tiers| tiers.len() > 1);
+    for tiers in pools.values_mut() {
+        tiers.sort_by_key(|t| t.tier_index);
+    }
+    pools
+}
+
+/// Every offering of a NodePool: what "this tier has no capacity" means to `--unavailable`.
+fn tier_unavailable(p: &PoolPlan) -> Vec<Unavailable> {
+    let cts: Vec<CapacityType> = p.capacity_types.clone();
+    p.candidates
+        .iter()
+        .flat_map(|c| cts.iter().map(move |ct| Unavailable { instance_type: c.name.clone(), zone: "*".into(), capacity_type: ct.as_str().into() }))
+        .collect()
+}
+
+/// A tier that receives no pod when every earlier tier has no capacity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierGap {
+    pub cluster: String,
+    pub profile: String,
+    pub pool: String,
+    /// The tier (NodePool) that never receives pods.
+    pub tier: String,
+    /// Where the pod went instead ("pending: …" or a NodePool name).
+    pub instead: String,
+}
+
+/// Simulates one pod of the pool with the first k tiers unavailable, for each k: tier k must receive it.
+pub fn tier_gaps(c: &Compilation) -> Vec<TierGap> {
+    let mut out = Vec::new();
+    for cluster in &c.plan.clusters {
+        let Some(catalog) = c.catalogs.get(&cluster.region) else { continue };
+        let tiered = tiered_pools(cluster);
+        if tiered.is_empty() {
+            continue;
+        }
+        let manifests = cluster_manifests(c, &cluster.name);
+        let prepared = super::prepare(catalog, &manifests);
+        for ((profile, pool), tiers) in tiered {
+            let per_pod = 1;
+            let pods = pool_pods("fallback-check", &pool, &tiers, per_pod, 1);
+            let mut unavailable = Vec::new();
+            for tier in &tiers {
+                let report = super::run_prepared(&prepared, &pods, &unavailable);
+                let landed = report.nodeclaims.first().map(|nc| nc.nodepool.clone());
+                if landed.as_deref() != Some(tier.name.as_str()) {
+                    let instead = match (landed, report.pending.first()) {
+                        (Some(other), _) => format!("NodePool {other}"),
+                        (None, Some(p)) => format!("pending: {}", p.reason),
+                        (None, None) => "nowhere".into(),
+                    };
+                    out.push(TierGap { cluster: cluster.name.clone(), profile: profile.clone(), pool: pool.clone(), tier: tier.name.clone(), instead });
+                }
+                unavailable.extend(tier_unavailable(tier));
+            }
+        }
+    }
+    out
+}
+
+/// Per workload: its NodeClaims at max replicas and what they cost, for `explain`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WorkloadPlacement {
+    pub profile: String,
+    pub namespace: String,
+    pub name: String,
+    pub replicas: u32,
+    /// The NodeClaims its replicas land on (shared with other workloads' pods when they pack together).
+    pub nodeclaims: Vec<super::report::NodeClaimReport>,
+    pub pending: usize,
+    pub usd_per_hour: f64,
+    pub price_estimate: bool,
+}
+
+pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<WorkloadPlacement> {
+    let Some(report) = simulate_workloads(c, cluster) else { return Vec::new() };
+    cluster
+        .ops
+        .workloads
+        .iter()
+        .map(|w| {
+            let nodeclaims: Vec<_> = report.nodeclaims.iter().filter(|nc| nc.pods.iter().any(|p| replica_of(p, &w.namespace, &w.name))).cloned().collect();
+            WorkloadPlacement {
+                profile: w.profile.clone(),
+                namespace: w.namespace.clone(),
+                name: w.name.clone(),
+                replicas: w.replicas_max,
+                usd_per_hour: (nodeclaims.iter().map(|n| n.usd_per_hour).sum::<f64>() * 100.0).round() / 100.0,
+                price_estimate: nodeclaims.iter().any(|n| n.price_estimate),
+                pending: report.pending.iter().filter(|p| replica_of(&p.pod, &w.namespace, &w.name)).count(),
+                nodeclaims,
+            }
+        })
+        .collect()
+}
+
+/// Lint GP016: a tier of a tiered pool that never receives pods, even with every earlier tier out of capacity.
+pub fn tier_findings(c: &Compilation) -> Vec<crate::lint::Finding> {
+    let mut out = Vec::new();
+    for gap in tier_gaps(c) {
+        let Some(plan) = c.plan.clusters.iter().filter(|k| k.name == gap.cluster).flat_map(|k| &k.pools).find(|p| p.name == gap.tier) else { continue };
+        if plan.allow.contains("GP016") {
+            continue;
+        }
+        let Some(tier) = c.profiles.iter().filter(|p| p.name.value == gap.profile).flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == gap.tier) else {
+            continue;
+        };
+        let span = tier.name.span;
+        let diagnostic = c
+            .sources
+            .error(span, "GP016", format!("tier `{}` of pool `{}` never receives pods: with every earlier tier out of capacity, a pod of the pool goes to {}", gap.tier, gap.pool, gap.instead))
+            .help("check the tier's weight, limits and instance types against the earlier tiers (`gpuplan simulate --unavailable` shows the fallback); silence with `allow \"GP016\"` in the tier")
+            .warning();
+        out.push(crate::lint::Finding { code: "GP016", cluster: gap.cluster, profile: gap.profile, pool: Some(gap.tier), span, diagnostic });
+    }
+    out
+}

@@ -1,0 +1,339 @@
+//! Instance types and offerings as the AWS provider presents them to the scheduler, from gpuplan's catalog.
+//!
+//! - Labels (requirements) per type: aws/karpenter-provider-aws `pkg/providers/instancetype/types.go`
+//!   `computeRequirements` (GPU labels only for single-GPU-model types, names in lower-kebab case; absent labels are
+//!   `DoesNotExist`).
+//! - Capacity and allocatable: `types.go` `computeCapacity`, `memory` (VM overhead: `--vm-memory-overhead-percent`
+//!   default 0.075, rounded up to MiB; arm64 loses 64 MiB more), `pods` (ENI-limited on AL2/AL2023: max ENIs of the
+//!   default network card × (IPv4 per ENI − 1) + 2, else 110; `maxPods`, `podsPerCore`), `kubeReservedResources`
+//!   (memory 11 MiB × ENI-limited pods + 255 MiB; cpu 6% of the first core, 1% of the second, 0.5% of the next two,
+//!   0.25% above; ephemeral-storage 1Gi), `evictionThreshold` (memory 100Mi, ephemeral 10%, `evictionHard`
+//!   overrides). ENI limits come from EC2 DescribeInstanceTypes (moto 5.2.5 data, `eni-limits.tsv`), because the
+//!   catalog does not carry them. Ephemeral storage is the AL2023 default 20Gi root volume.
+//! - NodeOverlay (karpenter.sh/v1alpha1): the heaviest matching overlay sets capacity and price
+//!   (kubernetes-sigs/karpenter `pkg/controllers/nodeoverlay`).
+//! - Offerings: every catalog zone × usage class, priced from the catalog (spot estimates labelled). Reserved
+//!   offerings only for a NodeClass with `capacityReservationSelectorTerms` (which reservation holds which type, and
+//!   how many, is account state: such a class is assumed to hold one for every type the catalog lists as reservable,
+//!   billed at the on-demand price).
+//! - `--unavailable TYPE:ZONE:CAPACITY` marks offerings unavailable for the whole run, as the provider's
+//!   unavailable-offerings cache does after an insufficient-capacity error (`pkg/cache/unavailableofferings.go`).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use crate::catalog::{Arch, CapacityType, Catalog, InstanceType};
+
+use super::manifests::{NodeClass, NodeOverlay};
+use super::requirements::{Requirement, Requirements};
+use super::yaml::{milli, Resources};
+
+const MI: i128 = 1024 * 1024 * 1000;
+const GI: i128 = 1024 * MI;
+const VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
+
+#[derive(Debug, Clone)]
+pub struct Offering {
+    pub zone: String,
+    pub capacity_type: CapacityType,
+    pub usd_per_hour: f64,
+    pub estimate: bool,
+    pub available: bool,
+}
+
+/// One instance type as one NodePool sees it (NodeOverlays are per pool).
+#[derive(Debug, Clone)]
+pub struct SimType {
+    pub name: String,
+    pub requirements: Requirements,
+    pub capacity: Resources,
+    pub allocatable: Resources,
+    pub offerings: Vec<Offering>,
+    /// GPU, accelerator or metal (filter.go `ExoticInstanceTypeFilter`).
+    pub exotic: bool,
+}
+
+/// `TYPE:ZONE:CAPACITY`, each part a glob (`*`, `?`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    pub instance_type: String,
+    pub zone: String,
+    pub capacity_type: String,
+}
+
+impl std::str::FromStr for Unavailable {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = s.split(':').collect();
+        let [t, z, c] = parts.as_slice() else { return Err(format!("--unavailable {s:?}: expected TYPE:ZONE:CAPACITY (each may be *)")) };
+        if !matches!(*c, "*" | "spot" | "on-demand" | "reserved") {
+            return Err(format!("--unavailable {s:?}: capacity must be spot, on-demand, reserved or *"));
+        }
+        Ok(Unavailable { instance_type: t.to_string(), zone: z.to_string(), capacity_type: c.to_string() })
+    }
+}
+
+impl Unavailable {
+    pub fn matches(&self, t: &str, zone: &str, ct: CapacityType) -> bool {
+        glob(&self.instance_type, t) && glob(&self.zone, zone) && glob(&self.capacity_type, ct.as_str())
+    }
+}
+
+/// Shell-style glob with `*` and `?`.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+fn eni_limits() -> &'static BTreeMap<&'static str, (i64, i64)> {
+    static TABLE: OnceLock<BTreeMap<&'static str, (i64, i64)>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        include_str!("eni-limits.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut f = l.split('\t');
+                Some((f.next()?, (f.next()?.parse().ok()?, f.next()?.parse().ok()?)))
+            })
+            .collect()
+    })
+}
+
+/// types.go `ENILimitedPods` with no reserved ENIs; None when the ENI limits are unknown.
+pub fn eni_limited_pods(name: &str) -> Option<i64> {
+    eni_limits().get(name).map(|(enis, ips)| enis * (ips - 1) + 2)
+}
+
+/// types.go `pods`.
+fn max_pods(it: &InstanceType, class: &NodeClass) -> i64 {
+    let count = match (class.max_pods, class.eni_limited_pods) {
+        (Some(n), _) => n,
+        (None, true) => eni_limited_pods(&it.name).unwrap_or(110),
+        (None, false) => 110,
+    };
+    match class.pods_per_core.filter(|p| *p > 0) {
+        Some(ppc) => count.min(ppc * it.vcpu as i64),
+        None => count,
+    }
+}
+
+/// types.go `memory`: MiB after VM overhead.
+pub fn memory_mib(it: &InstanceType) -> i128 {
+    let mut mib = it.memory_mib as i128;
+    if it.arch.first() == Some(&Arch::Arm64) {
+        mib -= 64;
+    }
+    mib - (mib as f64 * VM_MEMORY_OVERHEAD_PERCENT).ceil() as i128
+}
+
+/// types.go `kubeReservedResources` cpu share, in millicores.
+fn kube_reserved_cpu(vcpu: u32) -> i128 {
+    let cpu = vcpu as i64 * 1000;
+    let mut total = 0;
+    for (start, end, pct) in [(0_i64, 1000_i64, 0.06), (1000, 2000, 0.01), (2000, 4000, 0.005), (4000, 1 << 31, 0.0025)] {
+        if cpu >= start {
+            let r = if cpu < end { cpu - start } else { end - start };
+            total += (r as f64 * pct) as i128;
+        }
+    }
+    total
+}
+
+/// Capacity (what limits count) of a type.
+pub fn capacity(it: &InstanceType, class: &NodeClass) -> Resources {
+    let mut c = Resources::new();
+    c.insert("cpu".into(), it.vcpu as i128 * 1000);
+    c.insert("memory".into(), memory_mib(it) * MI);
+    c.insert("ephemeral-storage".into(), class.root_volume.unwrap_or(20 * GI));
+    c.insert("pods".into(), max_pods(it, class) as i128 * 1000);
+    for kind in [crate::catalog::AcceleratorKind::Nvidia, crate::catalog::AcceleratorKind::Amd] {
+        let n = it.accelerators(kind);
+        if n > 0 {
+            c.insert(kind.resource().into(), n as i128 * 1000);
+        }
+    }
+    if let Some(n) = &it.neuron {
+        c.insert("aws.amazon.com/neuron".into(), n.count as i128 * 1000);
+        c.insert("aws.amazon.com/neuroncore".into(), (n.count * n.cores_per_device) as i128 * 1000);
+    }
+    c
+}
+
+/// Allocatable: capacity − kube-reserved − system-reserved − eviction threshold (types.go `NewInstanceType`).
+pub fn allocatable(it: &InstanceType, class: &NodeClass, capacity: &Resources) -> Resources {
+    let overhead_pods = if class.eni_limited_pods { eni_limited_pods(&it.name).unwrap_or(110) } else { capacity["pods"] as i64 / 1000 };
+    let mut reserved = Resources::new();
+    reserved.insert("memory".into(), (11 * overhead_pods as i128 + 255) * MI);
+    reserved.insert("ephemeral-storage".into(), GI);
+    reserved.insert("cpu".into(), kube_reserved_cpu(it.vcpu));
+    reserved.extend(class.kube_reserved.clone());
+    for (k, v) in &class.system_reserved {
+        *reserved.entry(k.clone()).or_default() += v;
+    }
+    let eviction_memory = match class.eviction_memory.as_deref() {
+        Some(p) if p.ends_with('%') => {
+            let pct: f64 = p.trim_end_matches('%').parse().unwrap_or(0.0);
+            (capacity["memory"] as f64 * pct / 100.0).ceil() as i128
+        }
+        Some(q) => milli(q).unwrap_or(100 * MI),
+        None => 100 * MI,
+    };
+    *reserved.entry("memory".into()).or_default() += eviction_memory;
+    *reserved.entry("ephemeral-storage".into()).or_default() += (capacity["ephemeral-storage"] as f64 / 10.0).ceil() as i128;
+    capacity.iter().map(|(k, v)| (k.clone(), v - reserved.get(k).copied().unwrap_or(0))).collect()
+}
+
+fn lower_kebab(s: &str) -> String {
+    s.to_lowercase().replace(' ', "-")
+}
+
+/// A cheap necessary condition for `requirements(it).intersects(reqs)`: the name, family and category labels.
+pub fn may_match(it: &InstanceType, reqs: &Requirements) -> bool {
+    let ok = |key: &str, value: &str| reqs.get(key).is_none_or(|r| r.has(value));
+    ok("node.kubernetes.io/instance-type", &it.name) && ok("karpenter.k8s.aws/instance-family", &it.family) && ok("karpenter.k8s.aws/instance-category", &it.category)
+}
+
+/// types.go `computeRequirements` for the labels the catalog knows.
+pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
+    let mut r = Requirements::default();
+    let mut set = |k: &str, v: Vec<String>| r.add(k, Requirement::is_in(v));
+    set("node.kubernetes.io/instance-type", vec![it.name.clone()]);
+    set("kubernetes.io/arch", it.arch.iter().map(|a| a.as_str().to_string()).collect());
+    set("kubernetes.io/os", vec!["linux".into()]);
+    set("topology.kubernetes.io/region", vec![region.to_string()]);
+    set("topology.kubernetes.io/zone", it.zones.clone());
+    set("karpenter.sh/capacity-type", it.capacity_types.iter().map(|c| c.as_str().to_string()).collect());
+    set("karpenter.k8s.aws/instance-category", vec![it.category.clone()]);
+    set("karpenter.k8s.aws/instance-family", vec![it.family.clone()]);
+    set("karpenter.k8s.aws/instance-generation", vec![it.generation.to_string()]);
+    set("karpenter.k8s.aws/instance-size", vec![it.size.clone()]);
+    set("karpenter.k8s.aws/instance-cpu", vec![it.vcpu.to_string()]);
+    set("karpenter.k8s.aws/instance-memory", vec![it.memory_mib.to_string()]);
+    let gpu = it.single_gpu_model();
+    let neuron = it.neuron.as_ref();
+    let gpu_labels: [(&str, Option<String>); 4] = [
+        ("karpenter.k8s.aws/instance-gpu-name", gpu.map(|g| lower_kebab(&g.name))),
+        ("karpenter.k8s.aws/instance-gpu-manufacturer", gpu.map(|g| lower_kebab(&g.manufacturer))),
+        ("karpenter.k8s.aws/instance-gpu-count", gpu.map(|g| g.count.to_string())),
+        ("karpenter.k8s.aws/instance-gpu-memory", gpu.map(|g| g.memory_mib.to_string())),
+    ];
+    let accel_labels: [(&str, Option<String>); 3] = [
+        ("karpenter.k8s.aws/instance-accelerator-name", neuron.map(|n| lower_kebab(&n.name))),
+        ("karpenter.k8s.aws/instance-accelerator-manufacturer", neuron.map(|_| "aws".to_string())),
+        ("karpenter.k8s.aws/instance-accelerator-count", neuron.map(|n| n.count.to_string())),
+    ];
+    for (k, v) in gpu_labels.into_iter().chain(accel_labels) {
+        r.add(k, Requirement::is_in(v));
+    }
+    r
+}
+
+/// Offerings of a type: catalog zones × usage classes, with the run's unavailable offerings marked.
+pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass, unavailable: &[Unavailable]) -> Vec<Offering> {
+    let mut out = Vec::new();
+    for zone in &it.zones {
+        for &ct in &it.capacity_types {
+            // Reserved offerings come from the reservations a NodeClass selects; which types and how many is account
+            // state: a selecting class is assumed to hold one for every type the catalog lists as reservable.
+            if ct == CapacityType::Reserved && !class.capacity_reservations {
+                continue;
+            }
+            let price = match ct {
+                CapacityType::Spot => it.spot.get(zone).or(it.on_demand.as_ref()),
+                _ => it.on_demand.as_ref(),
+            };
+            let Some(price) = price else { continue };
+            let available = !unavailable.iter().any(|u| u.matches(&it.name, zone, ct));
+            out.push(Offering { zone: zone.clone(), capacity_type: ct, usd_per_hour: price.usd_per_hour, estimate: catalog.is_estimate(price), available });
+        }
+    }
+    out
+}
+
+/// Marks the offerings `unavailable` names (insufficient capacity for the whole run).
+pub fn mark_unavailable(t: &mut SimType, unavailable: &[Unavailable]) {
+    for o in &mut t.offerings {
+        if unavailable.iter().any(|u| u.matches(&t.name, &o.zone, o.capacity_type)) {
+            o.available = false;
+        }
+    }
+}
+
+/// Builds a type as `pool` sees it, NodeOverlays applied (heaviest matching overlay wins, per resource and for price).
+pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Requirements, pool: &str, class: &NodeClass, overlays: &[NodeOverlay]) -> SimType {
+    let requirements = requirements.clone();
+    let mut capacity = capacity(it, class);
+    let mut allocatable = allocatable(it, class, &capacity);
+    let mut offerings = offerings(catalog, it, class, &[]);
+    let mut with_pool = requirements.clone();
+    with_pool.add("karpenter.sh/nodepool", Requirement::is_in([pool.to_string()]));
+    let mut matching: Vec<&NodeOverlay> = overlays.iter().filter(|o| with_pool.intersects(&o.requirements).is_ok()).collect();
+    matching.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.name.cmp(&b.name)));
+    let mut set: Vec<&str> = Vec::new();
+    for o in &matching {
+        for (k, v) in &o.capacity {
+            if !set.contains(&k.as_str()) {
+                set.push(k);
+                capacity.insert(k.clone(), *v);
+                allocatable.insert(k.clone(), *v);
+            }
+        }
+    }
+    // Price overlays apply per offering: the heaviest one whose capacity-type and zone requirements admit it.
+    for of in &mut offerings {
+        let admits = |o: &&&NodeOverlay| super::scheduler::offering_compatible(&o.requirements, &of.zone, of.capacity_type.as_str());
+        if let Some(o) = matching.iter().filter(|o| o.price.is_some() || o.price_adjustment.is_some()).find(admits) {
+            of.usd_per_hour = adjusted(of.usd_per_hour, o);
+        }
+    }
+    let exotic = it.size.contains("metal") || ["nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"].iter().any(|r| capacity.get(*r).is_some_and(|v| *v > 0));
+    SimType { name: it.name.clone(), requirements, capacity, allocatable, offerings, exotic }
+}
+
+fn adjusted(price: f64, o: &NodeOverlay) -> f64 {
+    if let Some(p) = o.price {
+        return p;
+    }
+    let adj = o.price_adjustment.as_deref().unwrap_or("0");
+    let value = if let Some(pct) = adj.strip_suffix('%') { price * pct.parse::<f64>().unwrap_or(0.0) / 100.0 } else { adj.parse::<f64>().unwrap_or(0.0) };
+    (price + value).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob("g5.*", "g5.xlarge"));
+        assert!(!glob("g5.*", "g6.xlarge"));
+        assert!(glob("*", "anything"));
+        assert!(glob("us-east-1?", "us-east-1a"));
+    }
+
+    // aws/karpenter-provider-aws pkg/providers/instancetype/types.go kubeReservedResources: 4 vCPUs reserve
+    // 60 + 10 + 10 = 80m (the reference allocatable of g5.xlarge is 3920m).
+    #[test]
+    fn kube_reserved_cpu_ranges() {
+        assert_eq!(kube_reserved_cpu(4), 80);
+        assert_eq!(kube_reserved_cpu(2), 70);
+        assert_eq!(kube_reserved_cpu(192), 60 + 10 + 10 + 470);
+    }
+}

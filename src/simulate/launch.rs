@@ -1,0 +1,52 @@
+//! Which offering a planned NodeClaim launches: aws/karpenter-provider-aws `pkg/providers/instance/instance.go`
+//! (`filterInstanceTypes`, `getCapacityType`: reserved > spot > on-demand, the first with an available compatible
+//! offering) and `pkg/providers/instance/filter/filter.go` (`CompatibleAvailableFilter`; `ExoticInstanceTypeFilter`:
+//! GPU, accelerator and metal types are dropped when others remain and no requirement has minValues;
+//! `SpotOfferingFilter`: spot offerings dearer than the cheapest on-demand one are dropped when both are allowed).
+//!
+//! EC2 Fleet then picks within the capacity type: on-demand `lowest-price`, spot `price-capacity-optimized`, which
+//! weighs live pool capacity no offline tool knows. The simulation picks the cheapest offering, ties broken by type
+//! name then zone, and reports the whole candidate set, so a reader sees what else Fleet could choose.
+
+use crate::catalog::CapacityType;
+
+use super::instances::{Offering, SimType};
+use super::requirements::Requirements;
+use super::scheduler::{fits, offering_compatible};
+use super::yaml::Resources;
+
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub instance_type: usize,
+    pub offering: Offering,
+    /// Candidate type names after the launch filters.
+    pub candidates: Vec<String>,
+}
+
+/// Picks the offering; None when nothing is available (cannot happen after scheduling, which checked offerings).
+pub fn launch(types: &[std::sync::Arc<SimType>], candidates: &[usize], reqs: &Requirements, requests: &Resources) -> Option<Launch> {
+    let usable = |o: &Offering| o.available && offering_compatible(reqs, &o.zone, o.capacity_type.as_str());
+    let mut its: Vec<usize> = candidates.iter().copied().filter(|&i| fits(requests, &types[i].allocatable) && types[i].offerings.iter().any(usable)).collect();
+    if !reqs.has_min_values() {
+        let generic: Vec<usize> = its.iter().copied().filter(|&i| !types[i].exotic).collect();
+        if !generic.is_empty() {
+            its = generic;
+        }
+    }
+    let offerings: Vec<(usize, &Offering)> = its.iter().flat_map(|&i| types[i].offerings.iter().filter(|o| usable(o)).map(move |o| (i, o))).collect();
+    let cheapest_on_demand = offerings.iter().filter(|(_, o)| o.capacity_type == CapacityType::OnDemand).map(|(_, o)| o.usd_per_hour).fold(None, |m: Option<f64>, p| Some(m.map_or(p, |m| m.min(p))));
+    let spot_filter = !reqs.has_min_values() && cheapest_on_demand.is_some();
+    let kept: Vec<(usize, &Offering)> = offerings
+        .into_iter()
+        .filter(|(_, o)| !(spot_filter && o.capacity_type == CapacityType::Spot && o.usd_per_hour > cheapest_on_demand.unwrap_or(f64::MAX)))
+        .collect();
+    let capacity_type = [CapacityType::Reserved, CapacityType::Spot].into_iter().find(|ct| kept.iter().any(|(_, o)| o.capacity_type == *ct)).unwrap_or(CapacityType::OnDemand);
+    let (i, o) = kept
+        .iter()
+        .filter(|(_, o)| o.capacity_type == capacity_type)
+        .min_by(|a, b| a.1.usd_per_hour.total_cmp(&b.1.usd_per_hour).then(types[a.0].name.cmp(&types[b.0].name)).then(a.1.zone.cmp(&b.1.zone)))?;
+    let mut names: Vec<String> = kept.iter().map(|(i, _)| types[*i].name.clone()).collect();
+    names.sort();
+    names.dedup();
+    Some(Launch { instance_type: *i, offering: (*o).clone(), candidates: names })
+}

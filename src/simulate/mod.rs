@@ -1,0 +1,156 @@
+//! `gpuplan simulate`: what Karpenter v1 would launch for a set of pods on a set of NodePools, and at what cost.
+//!
+//! One module per concern, each citing the upstream code it follows:
+//! [`pods`] (pods input), [`manifests`] (NodePool / EC2NodeClass / NodeOverlay input), [`requirements`]
+//! (requirements and taints), [`scheduler`] (packing and limits), [`instances`] (instance types, allocatable,
+//! offerings, unavailability), [`launch`] (launch filters and capacity-type priority), [`report`] (table, json,
+//! markdown); [`check`] uses it in compile (workloads), lint (tier fallback) and explain (placement).
+//!
+//! Upstream sources read (kubernetes-sigs/karpenter at 2266468104f3, aws/karpenter-provider-aws at 1d927085dd81):
+//! `pkg/controllers/provisioning/scheduling/{scheduler,nodeclaim,nodeclaimtemplate,queue,preferences}.go`,
+//! `pkg/scheduling/{requirement,requirements,taints}.go`, `pkg/utils/nodepool/nodepool.go`, `pkg/apis/v1/labels.go`;
+//! `pkg/providers/instancetype/types.go`, `pkg/providers/instance/instance.go`,
+//! `pkg/providers/instance/filter/filter.go`.
+//!
+//! Not modelled (no cluster state offline): existing nodes, daemonset overhead, topology spread, pod
+//! (anti-)affinity, volumes, DRA, the number of reserved instances a capacity reservation holds.
+
+pub mod check;
+pub mod instances;
+pub mod launch;
+pub mod manifests;
+pub mod placement_diff;
+pub mod pods;
+pub mod report;
+pub mod requirements;
+pub mod scheduler;
+pub mod yaml;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::catalog::Catalog;
+
+pub use instances::Unavailable;
+pub use report::{Format, Report};
+use scheduler::{Scheduler, Template};
+
+pub use yaml::InputError;
+
+/// What to simulate.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub manifests: Vec<PathBuf>,
+    pub pods: Vec<PathBuf>,
+    pub region: Option<String>,
+    pub catalogs_dir: PathBuf,
+    pub unavailable: Vec<Unavailable>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimulateError {
+    #[error("{0}")]
+    Input(InputError),
+    #[error("{0}")]
+    Catalog(#[from] crate::catalog::CatalogError),
+}
+
+/// Reads the inputs and simulates.
+pub fn simulate(opts: &Options) -> Result<Report, SimulateError> {
+    let manifests = manifests::manifests(&yaml::read_docs(&opts.manifests).map_err(SimulateError::Input)?).map_err(SimulateError::Input)?;
+    let pods = pods::pods(&yaml::read_docs(&opts.pods).map_err(SimulateError::Input)?).map_err(SimulateError::Input)?;
+    let region = opts
+        .region
+        .clone()
+        .or_else(|| manifests.node_pools.iter().find_map(|p| p.catalog_region.clone()))
+        .unwrap_or_else(|| "us-east-1".to_string());
+    let catalog = Catalog::load(&opts.catalogs_dir, &region)?;
+    Ok(run(&catalog, &manifests, &pods, &opts.unavailable))
+}
+
+/// Simulates parsed inputs against a catalog.
+pub fn run(catalog: &Catalog, m: &manifests::Manifests, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
+    run_prepared(&prepare(catalog, m), pods, unavailable)
+}
+
+/// NodePools resolved against a catalog once (types, labels, allocatable, overlays), in weight order; runs with other
+/// pods or other unavailable offerings reuse it.
+pub struct Prepared<'c> {
+    catalog: &'c Catalog,
+    templates: Vec<Template>,
+}
+
+pub fn prepare<'c>(catalog: &'c Catalog, m: &manifests::Manifests) -> Prepared<'c> {
+    // Built lazily: most types fail a NodePool's instance-type/family/category requirement before their full label
+    // set is needed (gpuplan's pools name their types), and building all 1,395 per run dominated lint's tier check.
+    let type_requirements: Vec<std::cell::OnceCell<requirements::Requirements>> = catalog.instance_types.iter().map(|_| std::cell::OnceCell::new()).collect();
+    let mut templates: Vec<Template> = m.node_pools.iter().map(|p| template(catalog, &type_requirements, m, p)).collect();
+    scheduler::order_by_weight(&mut templates);
+    Prepared { catalog, templates }
+}
+
+pub fn run_prepared(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
+    let templates: Vec<Template> = p.templates.iter().map(|t| with_availability(t, unavailable)).collect();
+    let outcome = Scheduler::new(&templates, pods).solve();
+    report::build(p.catalog, &templates, pods, &outcome)
+}
+
+/// A NodePool's NodeClaimTemplate before availability: the catalog types compatible with its requirements that have a
+/// compatible offering (scheduler.go `NewScheduler` pre-filter), or why there are none.
+fn template(catalog: &Catalog, type_requirements: &[std::cell::OnceCell<requirements::Requirements>], m: &manifests::Manifests, pool: &manifests::NodePool) -> Template {
+    if let Some(n) = pool.static_replicas {
+        let why = format!("a static NodePool (replicas {n}): the provisioner plans no NodeClaims for it");
+        return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
+    }
+    let Some(class) = m.node_classes.iter().find(|c| c.name == pool.node_class) else {
+        let why = format!("EC2NodeClass {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
+        return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
+    };
+    let types: Vec<std::sync::Arc<instances::SimType>> = catalog
+        .instance_types
+        .iter()
+        .zip(type_requirements)
+        .filter(|(it, _)| instances::may_match(it, &pool.requirements))
+        .map(|(it, cell)| (it, cell.get_or_init(|| instances::requirements(it, &catalog.region))))
+        .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
+        .map(|(it, reqs)| std::sync::Arc::new(instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays)))
+        .filter(|t| t.offerings.iter().any(|o| scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
+        .collect();
+    let dropped = types.is_empty().then(|| "no instance type in the catalog meets its requirements with an offering".to_string());
+    Template { pool: pool.clone(), types, dropped }
+}
+
+/// The template with the run's unavailable offerings marked: types left without an available compatible offering
+/// drop out, and minValues (Strict) is checked on what remains.
+fn with_availability(t: &Template, unavailable: &[Unavailable]) -> Template {
+    if t.dropped.is_some() {
+        return t.clone();
+    }
+    let pool = &t.pool;
+    let before = t.types.len();
+    let types: Vec<std::sync::Arc<instances::SimType>> = t
+        .types
+        .iter()
+        .map(|ty| {
+            if unavailable.iter().any(|u| instances::glob(&u.instance_type, &ty.name)) {
+                let mut copy = (**ty).clone();
+                instances::mark_unavailable(&mut copy, unavailable);
+                std::sync::Arc::new(copy)
+            } else {
+                std::sync::Arc::clone(ty)
+            }
+        })
+        .filter(|ty| ty.offerings.iter().any(|o| o.available && scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
+        .collect();
+    let dropped = if types.is_empty() {
+        Some(format!("all offerings of its {before} instance type(s) are unavailable (--unavailable)"))
+    } else {
+        scheduler::min_values(&pool.requirements, types.iter().map(|t| &**t)).err().map(|e| format!("{e} (minValuesPolicy Strict)"))
+    };
+    Template { pool: pool.clone(), types, dropped }
+}
+
+/// Pod keys by NodePool, for callers that check placement (compile, lint).
+pub fn placement(report: &Report) -> BTreeMap<String, String> {
+    report.nodeclaims.iter().flat_map(|c| c.pods.iter().map(move |p| (p.clone(), c.nodepool.clone()))).collect()
+}

@@ -1,0 +1,215 @@
+//! The simulation's result and its three formats: a terminal table, stable JSON (read by tests and other tools),
+//! markdown for a pull-request comment. Prices from estimates are marked `~` (table, markdown) and
+//! `price_estimate: true` (json).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::catalog::Catalog;
+
+use super::launch::launch;
+use super::pods::Pod;
+use super::scheduler::{Outcome, Template};
+use super::yaml::show;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    #[default]
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Report {
+    pub region: String,
+    pub nodeclaims: Vec<NodeClaimReport>,
+    pub pending: Vec<PendingPod>,
+    pub nodepools: Vec<NodePoolReport>,
+    pub usd_per_hour: f64,
+    /// True when any price in the total is an estimate.
+    pub price_estimate: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NodeClaimReport {
+    pub name: String,
+    pub nodepool: String,
+    pub instance_type: String,
+    pub capacity_type: String,
+    pub zone: String,
+    pub usd_per_hour: f64,
+    pub price_estimate: bool,
+    /// The instance types the NodeClaim could launch (EC2 Fleet picks among them).
+    pub candidates: Vec<String>,
+    pub pods: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PendingPod {
+    pub pod: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NodePoolReport {
+    pub name: String,
+    pub weight: i64,
+    pub nodeclaims: usize,
+    /// Capacity of the launched NodeClaims, for the resources the pool limits (and nodes).
+    pub usage: BTreeMap<String, String>,
+    pub limits: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<String>,
+}
+
+pub fn build(catalog: &Catalog, templates: &[Template], pods: &[Pod], outcome: &Outcome) -> Report {
+    let mut nodeclaims = Vec::new();
+    let mut per_pool: Vec<(usize, BTreeMap<String, i128>)> = vec![(0, BTreeMap::new()); templates.len()];
+    // Planning order is by pod count; report order is by NodePool order, then the first pod's key.
+    let mut claims: Vec<&super::scheduler::Claim> = outcome.claims.iter().collect();
+    claims.sort_by_key(|c| (c.template, c.pods.iter().map(|&p| pods[p].key.clone()).min()));
+    for claim in claims {
+        let t = &templates[claim.template];
+        let Some(l) = launch(&t.types, &claim.types, &claim.requirements, &claim.requests) else { continue };
+        let (count, usage) = &mut per_pool[claim.template];
+        *count += 1;
+        for (k, v) in &t.types[l.instance_type].capacity {
+            *usage.entry(k.clone()).or_default() += v;
+        }
+        let mut keys: Vec<String> = claim.pods.iter().map(|&p| pods[p].key.clone()).collect();
+        keys.sort();
+        nodeclaims.push(NodeClaimReport {
+            name: format!("{}-{}", t.pool.name, count),
+            nodepool: t.pool.name.clone(),
+            instance_type: t.types[l.instance_type].name.clone(),
+            capacity_type: l.offering.capacity_type.as_str().to_string(),
+            zone: l.offering.zone.clone(),
+            usd_per_hour: round(l.offering.usd_per_hour),
+            price_estimate: l.offering.estimate,
+            candidates: l.candidates,
+            pods: keys,
+        });
+    }
+    let mut pending: Vec<PendingPod> = outcome.pending.iter().map(|(p, r)| PendingPod { pod: pods[*p].key.clone(), reason: r.clone() }).collect();
+    pending.sort_by(|a, b| a.pod.cmp(&b.pod));
+    let nodepools = templates.iter().zip(per_pool).map(|(t, (count, usage))| pool_report(t, count, &usage)).collect();
+    Report {
+        region: catalog.region.clone(),
+        usd_per_hour: round(nodeclaims.iter().map(|c| c.usd_per_hour).sum()),
+        price_estimate: nodeclaims.iter().any(|c| c.price_estimate),
+        nodeclaims,
+        pending,
+        nodepools,
+    }
+}
+
+fn pool_report(t: &Template, count: usize, usage: &BTreeMap<String, i128>) -> NodePoolReport {
+    let limits: BTreeMap<String, String> = t.pool.limits.iter().map(|(k, v)| (k.clone(), show(k, *v))).collect();
+    let mut used: BTreeMap<String, String> = t.pool.limits.keys().filter(|k| *k != "nodes").map(|k| (k.clone(), show(k, usage.get(k).copied().unwrap_or(0)))).collect();
+    if t.pool.limits.contains_key("nodes") {
+        used.insert("nodes".into(), count.to_string());
+    }
+    NodePoolReport { name: t.pool.name.clone(), weight: t.pool.weight, nodeclaims: count, usage: used, limits, dropped: t.dropped.clone() }
+}
+
+fn round(v: f64) -> f64 {
+    (v * 10_000.0).round() / 10_000.0
+}
+
+fn price(v: f64, estimate: bool) -> String {
+    format!("{}${v:.2}", if estimate { "~" } else { "" })
+}
+
+fn usage_text(p: &NodePoolReport) -> String {
+    if p.limits.is_empty() {
+        return "no limits".into();
+    }
+    p.limits.iter().map(|(k, l)| format!("{k} {}/{l}", p.usage.get(k).map_or("0", String::as_str))).collect::<Vec<_>>().join(", ")
+}
+
+pub fn render(r: &Report, format: Format) -> String {
+    match format {
+        Format::Json => serde_json::to_string_pretty(r).expect("a report serializes") + "\n",
+        Format::Table => table(r),
+        Format::Markdown => markdown(r),
+    }
+}
+
+fn table(r: &Report) -> String {
+    let mut out = String::new();
+    let rows: Vec<[String; 6]> = r
+        .nodeclaims
+        .iter()
+        .map(|c| [c.name.clone(), c.instance_type.clone(), c.capacity_type.clone(), c.zone.clone(), price(c.usd_per_hour, c.price_estimate), c.pods.join(" ")])
+        .collect();
+    let header = ["NODECLAIM", "TYPE", "CAPACITY", "ZONE", "$/H", "PODS"];
+    let widths: Vec<usize> = (0..5).map(|i| rows.iter().map(|row| row[i].len()).chain([header[i].len()]).max().unwrap_or(0)).collect();
+    let line = |cells: [&str; 6]| {
+        let mut l = String::new();
+        for i in 0..5 {
+            let _ = write!(l, "{:<w$}  ", cells[i], w = widths[i]);
+        }
+        l + cells[5] + "\n"
+    };
+    out.push_str(&line(header));
+    for row in &rows {
+        out.push_str(&line([&row[0], &row[1], &row[2], &row[3], &row[4], &row[5]]));
+    }
+    if !r.pending.is_empty() {
+        let _ = writeln!(out, "\npending ({}):", r.pending.len());
+        for p in &r.pending {
+            let _ = writeln!(out, "  {}: {}", p.pod, p.reason);
+        }
+    }
+    out.push_str("\nnodepools (weight order):\n");
+    for p in &r.nodepools {
+        let _ = writeln!(out, "  {} (weight {}): {} nodeclaims; {}{}", p.name, p.weight, p.nodeclaims, usage_text(p), p.dropped.as_ref().map(|d| format!("; takes no pods: {d}")).unwrap_or_default());
+    }
+    let _ = writeln!(out, "\ntotal: {}/h{}", price(r.usd_per_hour, r.price_estimate), if r.price_estimate { " (~ = estimated spot price)" } else { "" });
+    out
+}
+
+fn markdown(r: &Report) -> String {
+    let mut out = format!("### Simulated provisioning ({})\n\n", r.region);
+    out.push_str("| NodeClaim | NodePool | Type | Capacity | Zone | $/h | Pods |\n|--|--|--|--|--|--:|--|\n");
+    for c in &r.nodeclaims {
+        let _ = writeln!(out, "| {} | {} | `{}` | {} | {} | {} | {} |", c.name, c.nodepool, c.instance_type, c.capacity_type, c.zone, price(c.usd_per_hour, c.price_estimate), c.pods.join(", "));
+    }
+    if !r.pending.is_empty() {
+        let _ = writeln!(out, "\n**{} pending pod(s)**\n\n| Pod | Reason |\n|--|--|", r.pending.len());
+        for p in &r.pending {
+            let _ = writeln!(out, "| {} | {} |", p.pod, p.reason.replace('|', "\\|"));
+        }
+    }
+    out.push_str("\n| NodePool | Weight | NodeClaims | Usage / limits |\n|--|--:|--:|--|\n");
+    for p in &r.nodepools {
+        let _ = writeln!(out, "| {} | {} | {} | {}{} |", p.name, p.weight, p.nodeclaims, usage_text(p), p.dropped.as_ref().map(|d| format!(" (takes no pods: {d})")).unwrap_or_default());
+    }
+    let _ = writeln!(out, "\n**Total: {}/h**{}", price(r.usd_per_hour, r.price_estimate), if r.price_estimate { " (~ = estimated spot price)" } else { "" });
+    out
+}
+
+/// explain's per-workload section: where the replicas go at max replicas, and what the nodes cost.
+pub fn write_placements(out: &mut String, placements: &[super::check::WorkloadPlacement]) {
+    if placements.is_empty() {
+        return;
+    }
+    out.push_str("\nworkloads at max replicas (simulated as Karpenter schedules them; `gpuplan simulate` for any pods)\n");
+    for w in placements {
+        let pending = if w.pending > 0 { format!(", {} PENDING", w.pending) } else { String::new() };
+        let _ = writeln!(out, "  {}/{} ({} replicas{pending}): {}/h", w.namespace, w.name, w.replicas, price(w.usd_per_hour, w.price_estimate));
+        let mut groups: BTreeMap<(String, String, String), (usize, f64, bool)> = BTreeMap::new();
+        for n in &w.nodeclaims {
+            let g = groups.entry((n.nodepool.clone(), n.instance_type.clone(), n.capacity_type.clone())).or_default();
+            g.0 += 1;
+            g.1 += n.usd_per_hour;
+            g.2 |= n.price_estimate;
+        }
+        for ((pool, ty, ct), (count, usd, est)) in groups {
+            let _ = writeln!(out, "    NodePool {pool}: {count} × {ty} ({ct}) {}/h", price(usd, est));
+        }
+    }
+}

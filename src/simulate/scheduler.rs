@@ -1,0 +1,339 @@
+//! Packing and limits: kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/scheduler.go` (`Solve`,
+//! `trySchedule`, `add`, `addToInflightNode`, `addToNewNodeClaim`, `subtractMax`, `filterByRemainingResources`),
+//! `nodeclaim.go` (`CanAdd`, `filterInstanceTypesByRequirements`, `fits`), `queue.go` (pods by cpu then memory,
+//! descending; a pod is retried until a full pass makes no progress), `preferences.go` (`Relax`: drop the first of
+//! several required terms, then the heaviest preferred term, then tolerate PreferNoSchedule taints when a NodePool
+//! has one) and `pkg/utils/nodepool` `OrderByWeight` (weight descending, equal weights by name descending).
+//!
+//! There is no cluster state: no existing nodes and no daemonsets, so every pod goes to a NodeClaim planned in this
+//! run.
+
+use std::collections::BTreeSet;
+
+use super::instances::SimType;
+use super::manifests::NodePool;
+use super::pods::Pod;
+use super::requirements::{untolerated, Requirements, Toleration};
+use super::yaml::Resources;
+
+/// A NodePool ready to schedule: its types, or why it takes no pods.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub pool: NodePool,
+    /// Shared between runs (Arc): a run with unavailable offerings copies only the types it changes.
+    pub types: Vec<std::sync::Arc<SimType>>,
+    /// Why the pool takes no pods at all (missing NodeClass, minValues, no type left).
+    pub dropped: Option<String>,
+}
+
+/// A NodeClaim being planned.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub template: usize,
+    pub pods: Vec<usize>,
+    pub requests: Resources,
+    pub requirements: Requirements,
+    /// Indices into the template's types: the candidates still fitting every pod.
+    pub types: Vec<usize>,
+}
+
+pub struct Outcome {
+    pub claims: Vec<Claim>,
+    /// Pod index → reason.
+    pub pending: Vec<(usize, String)>,
+}
+
+/// pkg/utils/nodepool `OrderByWeight`.
+pub fn order_by_weight(templates: &mut [Template]) {
+    templates.sort_by(|a, b| b.pool.weight.cmp(&a.pool.weight).then_with(|| b.pool.name.cmp(&a.pool.name)));
+}
+
+fn sum(a: &Resources, b: &Resources) -> Resources {
+    let mut out = a.clone();
+    for (k, v) in b {
+        *out.entry(k.clone()).or_default() += v;
+    }
+    out
+}
+
+/// resources.Fits: every request within allocatable (a missing resource is zero).
+pub fn fits(requests: &Resources, allocatable: &Resources) -> bool {
+    requests.iter().all(|(k, v)| *v <= 0 || allocatable.get(k).is_some_and(|a| v <= a))
+}
+
+/// A pod in the queue: the original, plus the relaxations applied in the current attempt.
+#[derive(Clone)]
+struct Attempt {
+    required: usize,
+    preferred: usize,
+    tolerate_prefer_no_schedule: bool,
+}
+
+impl Attempt {
+    fn requirements(&self, pod: &Pod) -> Requirements {
+        let mut reqs = pod.node_selector.clone();
+        for term in pod.preferred_terms.get(self.preferred).into_iter().chain(pod.required_terms.get(self.required)) {
+            reqs = reqs.merged(term);
+        }
+        reqs
+    }
+
+    fn tolerations(&self, pod: &Pod) -> Vec<Toleration> {
+        let mut t = pod.tolerations.clone();
+        if self.tolerate_prefer_no_schedule {
+            t.push(Toleration { key: String::new(), operator: "Exists".into(), value: String::new(), effect: "PreferNoSchedule".into() });
+        }
+        t
+    }
+
+    /// preferences.go `Relax`; false when nothing is left to relax.
+    fn relax(&mut self, pod: &Pod, prefer_no_schedule_pools: bool) -> bool {
+        if pod.required_terms.len() > self.required + 1 {
+            self.required += 1;
+        } else if self.preferred < pod.preferred_terms.len() {
+            self.preferred += 1;
+        } else if prefer_no_schedule_pools && !self.tolerate_prefer_no_schedule {
+            self.tolerate_prefer_no_schedule = true;
+        } else {
+            return false;
+        }
+        true
+    }
+}
+
+pub struct Scheduler<'a> {
+    pub templates: &'a [Template],
+    pub pods: &'a [Pod],
+    claims: Vec<Claim>,
+    remaining: Vec<Resources>,
+    prefer_no_schedule: bool,
+}
+
+/// Why filtering left no type (nodeclaim.go `InstanceTypeFilterError`), plus minValues.
+#[derive(Default)]
+struct FilterFlags {
+    requirements: bool,
+    fits: bool,
+    offering: bool,
+    first_key: Option<String>,
+}
+
+impl<'a> Scheduler<'a> {
+    pub fn new(templates: &'a [Template], pods: &'a [Pod]) -> Scheduler<'a> {
+        let prefer_no_schedule = templates.iter().any(|t| t.pool.taints.iter().any(|x| x.effect == "PreferNoSchedule"));
+        let remaining = templates.iter().map(|t| t.pool.limits.clone()).collect();
+        Scheduler { templates, pods, claims: Vec::new(), remaining, prefer_no_schedule }
+    }
+
+    /// scheduler.go `Solve`: the queue, sorted by cpu then memory descending (input order breaks ties, standing in for
+    /// creation time); a failed pod goes to the back and is retried until a full pass makes no progress.
+    pub fn solve(mut self) -> Outcome {
+        let mut queue: Vec<usize> = (0..self.pods.len()).collect();
+        let req = |i: usize, k: &str| self.pods[i].requests.get(k).copied().unwrap_or(0);
+        queue.sort_by(|&a, &b| req(b, "cpu").cmp(&req(a, "cpu")).then(req(b, "memory").cmp(&req(a, "memory"))).then(a.cmp(&b)));
+        let mut queue: std::collections::VecDeque<usize> = queue.into();
+        let mut last_len = vec![usize::MAX; self.pods.len()];
+        let mut errors: Vec<Option<String>> = vec![None; self.pods.len()];
+        while let Some(&p) = queue.front() {
+            if last_len[p] == queue.len() {
+                break;
+            }
+            queue.pop_front();
+            match self.try_schedule(p) {
+                Ok(()) => errors[p] = None,
+                Err(e) => {
+                    errors[p] = Some(e);
+                    queue.push_back(p);
+                    last_len[p] = queue.len();
+                }
+            }
+        }
+        let pending = errors.into_iter().enumerate().filter_map(|(i, e)| e.map(|e| (i, e))).collect();
+        Outcome { claims: self.claims, pending }
+    }
+
+    /// scheduler.go `trySchedule`: relax until it fits or nothing is left to relax.
+    fn try_schedule(&mut self, p: usize) -> Result<(), String> {
+        let pod = &self.pods[p];
+        let mut attempt = Attempt { required: 0, preferred: 0, tolerate_prefer_no_schedule: false };
+        loop {
+            match self.add(p, &attempt) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    if !attempt.relax(pod, self.prefer_no_schedule) {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// scheduler.go `add`: an in-flight NodeClaim first (fewest pods first), then a new one by NodePool weight.
+    fn add(&mut self, p: usize, attempt: &Attempt) -> Result<(), String> {
+        let pod = &self.pods[p];
+        let reqs = attempt.requirements(pod);
+        let tolerations = attempt.tolerations(pod);
+        self.claims.sort_by_key(|c| c.pods.len());
+        for i in 0..self.claims.len() {
+            if let Ok((r, types)) = self.can_add(&self.claims[i], pod, &reqs, &tolerations) {
+                let claim = &mut self.claims[i];
+                claim.pods.push(p);
+                claim.requests = sum(&claim.requests, &pod.requests);
+                claim.requirements = r;
+                claim.types = types;
+                return Ok(());
+            }
+        }
+        self.add_to_new_claim(p, &reqs, &tolerations)
+    }
+
+    /// scheduler.go `addToNewNodeClaim`: the first NodePool (by weight) whose fresh NodeClaim takes the pod; the claim is
+    /// charged against the pool's limits by the largest capacity among its candidates (`subtractMax`).
+    fn add_to_new_claim(&mut self, p: usize, reqs: &Requirements, tolerations: &[Toleration]) -> Result<(), String> {
+        let pod = &self.pods[p];
+        let mut errors = Vec::new();
+        if self.templates.is_empty() {
+            return Err("no NodePool in the manifests".into());
+        }
+        for (t, template) in self.templates.iter().enumerate() {
+            let name = &template.pool.name;
+            if let Some(why) = &template.dropped {
+                errors.push(format!("NodePool {name}: {why}"));
+                continue;
+            }
+            let types = match self.within_limits(t) {
+                Ok(types) => types,
+                Err(e) => {
+                    errors.push(format!("NodePool {name}: {e}"));
+                    continue;
+                }
+            };
+            let claim = Claim { template: t, pods: Vec::new(), requests: Resources::new(), requirements: template.pool.requirements.clone(), types };
+            match self.can_add(&claim, pod, reqs, tolerations) {
+                Ok((r, types)) => {
+                    let charge = max_capacity(types.iter().map(|&i| &template.types[i].capacity));
+                    let remaining = &mut self.remaining[t];
+                    for (k, v) in remaining.iter_mut() {
+                        *v -= if k == "nodes" { 1000 } else { charge.get(k).copied().unwrap_or(0) };
+                    }
+                    self.claims.push(Claim { pods: vec![p], requests: pod.requests.clone(), requirements: r, types, ..claim });
+                    return Ok(());
+                }
+                Err(e) => errors.push(format!("NodePool {name}: {e}")),
+            }
+        }
+        Err(errors.join("; "))
+    }
+
+    /// scheduler.go: `nodes` limit exhausted, else `filterByRemainingResources`.
+    fn within_limits(&self, t: usize) -> Result<Vec<usize>, String> {
+        let remaining = &self.remaining[t];
+        let template = &self.templates[t];
+        if remaining.get("nodes").is_some_and(|n| *n <= 0) {
+            return Err(format!("node limits have been exhausted (limits: nodes {})", template.pool.limits["nodes"] / 1000));
+        }
+        let types: Vec<usize> = (0..template.types.len())
+            .filter(|&i| remaining.iter().all(|(k, v)| k == "nodes" || template.types[i].capacity.get(k).copied().unwrap_or(0) <= *v))
+            .collect();
+        if types.is_empty() {
+            let limits: Vec<String> = template.pool.limits.iter().map(|(k, v)| format!("{k} {}", super::yaml::show(k, *v))).collect();
+            return Err(format!("all available instance types exceed limits for nodepool (limits: {})", limits.join(", ")));
+        }
+        Ok(types)
+    }
+
+    /// nodeclaim.go `CanAdd`: taints, requirement compatibility, then the candidate types that still fit every pod and
+    /// have an available offering; Strict minValues.
+    fn can_add(&self, claim: &Claim, pod: &Pod, reqs: &Requirements, tolerations: &[Toleration]) -> Result<(Requirements, Vec<usize>), String> {
+        let template = &self.templates[claim.template];
+        if let Some(taint) = untolerated(&template.pool.taints, tolerations) {
+            return Err(format!("did not tolerate taint {}", taint.describe()));
+        }
+        claim.requirements.compatible(reqs).map_err(|e| format!("incompatible requirements, {e}"))?;
+        let merged = claim.requirements.merged(reqs);
+        let requests = sum(&claim.requests, &pod.requests);
+        let mut flags = FilterFlags::default();
+        let mut remaining = Vec::new();
+        for &i in &claim.types {
+            let it = &template.types[i];
+            let compatible = match it.requirements.intersects(&merged) {
+                Ok(()) => true,
+                Err(e) => {
+                    flags.first_key.get_or_insert(e);
+                    false
+                }
+            };
+            let fit = fits(&requests, &it.allocatable);
+            let offering = it.offerings.iter().any(|o| o.available && offering_compatible(&merged, &o.zone, o.capacity_type.as_str()));
+            flags.requirements |= compatible;
+            flags.fits |= fit;
+            flags.offering |= offering;
+            if compatible && fit && offering {
+                remaining.push(i);
+            }
+        }
+        if remaining.is_empty() {
+            return Err(filter_error(&flags, &requests));
+        }
+        min_values(&merged, remaining.iter().map(|&i| &*template.types[i]))?;
+        Ok((merged, remaining))
+    }
+
+    pub fn remaining(&self) -> &[Resources] {
+        &self.remaining
+    }
+}
+
+/// An offering's zone and capacity type against the requirements (offering requirements are those two labels).
+pub fn offering_compatible(reqs: &Requirements, zone: &str, capacity_type: &str) -> bool {
+    reqs.get("topology.kubernetes.io/zone").is_none_or(|r| r.has(zone)) && reqs.get("karpenter.sh/capacity-type").is_none_or(|r| r.has(capacity_type))
+}
+
+/// resources.MaxResources over the candidates' capacity.
+pub fn max_capacity<'b>(caps: impl Iterator<Item = &'b Resources>) -> Resources {
+    let mut out = Resources::new();
+    for c in caps {
+        for (k, v) in c {
+            let e = out.entry(k.clone()).or_insert(*v);
+            *e = (*e).max(*v);
+        }
+    }
+    out
+}
+
+fn filter_error(f: &FilterFlags, requests: &Resources) -> String {
+    let what = match (f.requirements, f.fits, f.offering) {
+        (false, false, false) => "no instance type met the scheduling requirements or had enough resources or had a required offering",
+        (false, false, true) => "no instance type met the scheduling requirements or had enough resources",
+        (false, true, false) => "no instance type met the scheduling requirements or had a required offering",
+        (true, false, false) => "no instance type had enough resources or had a required offering",
+        (false, true, true) => "no instance type met all requirements",
+        (true, false, true) => "no instance type has enough resources",
+        (true, true, false) => "no instance type has the required offering",
+        (true, true, true) => "no instance type met the requirements/resources/offering tuple",
+    };
+    let mut text = what.to_string();
+    if !f.requirements {
+        if let Some(k) = &f.first_key {
+            text.push_str(&format!(" ({k})"));
+        }
+    }
+    if !f.fits {
+        let r: Vec<String> = requests.iter().filter(|(k, _)| *k != "pods").map(|(k, v)| format!("{k}={}", super::yaml::show(k, *v))).collect();
+        text.push_str(&format!(", requests {}", r.join(" ")));
+    }
+    text
+}
+
+/// cloudprovider `InstanceTypes.SatisfiesMinValues`: each key with minValues needs that many distinct values among the
+/// remaining types.
+pub fn min_values<'b>(reqs: &Requirements, types: impl Iterator<Item = &'b SimType> + Clone) -> Result<(), String> {
+    for (key, req) in &reqs.0 {
+        let Some(min) = req.min_values else { continue };
+        let values: BTreeSet<&String> = types.clone().filter_map(|t| t.requirements.get(key)).flat_map(|r| r.values.iter().filter(|v| req.has(v))).collect();
+        if values.len() < min {
+            return Err(format!("minValues requirement is not met for label {key} (needs {min}, has {})", values.len()));
+        }
+    }
+    Ok(())
+}
