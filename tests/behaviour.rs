@@ -15,6 +15,15 @@ use serde_json::{json, Value};
 
 const AMI: &str = "al2023@v20251023";
 
+/// The one diagnostic with `code` a failed compile reported, asserted to point at the first `needle` in p.kdl.
+fn the_error(c: &common::Compiled, code: &str, needle: &str) -> gpuplan::diagnostic::ProfileDiagnostic {
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("the compile must fail with {code}") };
+    let found = with_code(diagnostics, code);
+    assert_eq!(found.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
+    assert_eq!(found[0].location, c.loc("p.kdl", needle));
+    found[0].clone()
+}
+
 fn examples() -> Compilation {
     compile(&CompileOptions { profiles: vec![repo().join("profiles")], catalogs_dir: repo().join("catalogs"), templates_dir: None }).unwrap()
 }
@@ -220,10 +229,7 @@ fn reserved_capacity_is_a_fixed_cost_counted_first() {
 
     // A reservation without its size is refused: its cost would be unknown.
     let c = compile_one(profile("p", 10, AMI, "pool \"r\" preset=\"training-on-demand\" {\n    gpu { name \"H100\"; }\n    reserved { id \"cr-0123456789abcdef0\"; }\n}\n"));
-    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("must fail") };
-    let e = with_code(diagnostics, "E0132");
-    assert_eq!(e.len(), 1);
-    assert_eq!(e[0].location, c.loc("p.kdl", "reserved {"));
+    the_error(&c, "E0132", "reserved {");
     // A reservation that costs more than the budget is refused, pointing at the budget.
     let c = compile_one(profile(
         "p",
@@ -231,11 +237,8 @@ fn reserved_capacity_is_a_fixed_cost_counted_first() {
         AMI,
         "budget usd-per-hour=50\npool \"r\" preset=\"training-on-demand\" {\n    gpu { name \"H100\"; }\n    reserved { id \"cr-0123456789abcdef0\"; instance-type \"p5.48xlarge\"; instances 1; }\n}\n",
     ));
-    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("must fail") };
-    let e = with_code(diagnostics, "E0143");
-    assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
-    assert!(e[0].message.contains("cost $55.04/h, more than its budget of $50.00/h"), "{}", e[0].message);
-    assert_eq!(e[0].location, c.loc("p.kdl", "usd-per-hour=50"));
+    let e = the_error(&c, "E0143", "usd-per-hour=50");
+    assert!(e.message.contains("cost $55.04/h, more than its budget of $50.00/h"), "{}", e.message);
 }
 
 /// `gpuplan.dev/source` (and the header) are repository paths: `./profiles`, `profiles` and the absolute path
@@ -348,11 +351,8 @@ fn argocd_and_flux_on_one_path_is_an_error() {
         "profile \"p\"\ncluster \"ml\" {\n    region \"us-east-1\"\n    ami \"al2023@v20251023\"\n    gitops repo=\"https://example.com/r.git\" argocd=#true flux=#true\n}\npool \"w\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    max-accelerators 4\n}\n"
             .to_string(),
     );
-    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("must fail") };
-    let e = with_code(diagnostics, "E0155");
-    assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
-    assert_eq!(e[0].location, c.loc("p.kdl", "gitops"));
-    assert!(e[0].help.as_deref().unwrap().contains("keep one"));
+    let e = the_error(&c, "E0155", "gitops");
+    assert!(e.help.as_deref().unwrap().contains("keep one"));
 }
 
 /// Flux: the Kustomization reads a GitRepository that follows the profile's repo and revision (not the
@@ -463,10 +463,7 @@ fn image_cache_snapshot_seeds_the_bottlerocket_data_volume() {
     // CRD's ebs.encrypted): the snapshot's encryption applies.
     assert!(mapping["ebs"].get("encrypted").is_none());
     let al = compile_one(cluster("al2023@v20251023"));
-    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &al.result else { panic!("must fail") };
-    let e = with_code(diagnostics, "E0156");
-    assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
-    assert_eq!(e[0].location, al.loc("p.kdl", "snapshot="));
+    the_error(&al, "E0156", "snapshot=");
 }
 
 /// A Flux GitRepository without `spec.ref` follows `master` (source-controller docs, spec/v1/gitrepositories.md:
@@ -477,8 +474,5 @@ fn flux_needs_an_explicit_revision() {
         "profile \"p\"\ncluster \"ml\" {\n    region \"us-east-1\"\n    ami \"al2023@v20251023\"\n    gitops repo=\"https://example.com/r.git\" argocd=#false flux=#true\n}\npool \"w\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    max-accelerators 4\n}\n"
             .to_string(),
     );
-    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("must fail") };
-    let e = with_code(diagnostics, "E0157");
-    assert_eq!(e.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
-    assert_eq!(e[0].location, c.loc("p.kdl", "gitops"));
+    the_error(&c, "E0157", "gitops");
 }
