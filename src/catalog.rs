@@ -307,21 +307,8 @@ impl Catalog {
 
     /// Loads `<dir>/<region>.json`, or the embedded snapshot for us-east-1 when the file is absent.
     pub fn load(dir: &Path, region: &str) -> Result<Catalog, CatalogError> {
-        let path = dir.join(format!("{region}.json"));
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Catalog::from_json(&text, &path),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                if region == "us-east-1" {
-                    Catalog::from_json(EMBEDDED_US_EAST_1, Path::new("<built-in us-east-1 catalog>"))
-                } else {
-                    Err(CatalogError::Missing {
-                        region: region.to_string(),
-                        looked_in: dir.display().to_string(),
-                    })
-                }
-            }
-            Err(source) => Err(CatalogError::Read { path, source }),
-        }
+        let (text, origin) = read_snapshot(dir, region)?;
+        Catalog::from_json(&text, &origin)
     }
 
     /// A short content digest (sha256 of the canonical JSON, first 12 hex digits) for provenance
@@ -335,17 +322,7 @@ impl Catalog {
     /// (canonical JSON) it equals [`Catalog::digest`], without serializing the catalog again (which costs more than
     /// the rest of a small compile).
     pub fn load_with_digest(dir: &Path, region: &str) -> Result<(Catalog, String), CatalogError> {
-        let path = dir.join(format!("{region}.json"));
-        let (text, origin) = match std::fs::read_to_string(&path) {
-            Ok(text) => (std::borrow::Cow::Owned(text), path),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound && region == "us-east-1" => {
-                (std::borrow::Cow::Borrowed(EMBEDDED_US_EAST_1), PathBuf::from("<built-in us-east-1 catalog>"))
-            }
-            Err(_) => return Catalog::load(dir, region).map(|c| {
-                let digest = c.digest();
-                (c, digest)
-            }),
-        };
+        let (text, origin) = read_snapshot(dir, region)?;
         let catalog = Catalog::from_json(&text, &origin)?;
         Ok((catalog, snapshot_digest(&text)))
     }
@@ -373,6 +350,23 @@ impl Catalog {
     /// The date of the newest `fetched_at` among the sources, for the staleness warning.
     pub fn newest_fetch(&self) -> Option<&str> {
         self.sources.values().filter_map(|s| s.fetched_at.as_deref()).max()
+    }
+}
+
+/// The text of `<dir>/<region>.json` and where it came from; the embedded snapshot for us-east-1 when the file is
+/// absent.
+fn read_snapshot(dir: &Path, region: &str) -> Result<(std::borrow::Cow<'static, str>, PathBuf), CatalogError> {
+    let path = dir.join(format!("{region}.json"));
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok((std::borrow::Cow::Owned(text), path)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            if region == "us-east-1" {
+                Ok((std::borrow::Cow::Borrowed(EMBEDDED_US_EAST_1), PathBuf::from("<built-in us-east-1 catalog>")))
+            } else {
+                Err(CatalogError::Missing { region: region.to_string(), looked_in: dir.display().to_string() })
+            }
+        }
+        Err(source) => Err(CatalogError::Read { path, source }),
     }
 }
 
