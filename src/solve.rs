@@ -209,19 +209,20 @@ impl PoolPlan {
         self.candidates.iter().map(Candidate::shape).collect()
     }
 
-    /// The NodePool's limits for an accelerator limit `accelerators` (the cpu backstop follows it).
-    pub fn limits_at(&self, accelerators: u32) -> Limits {
+    /// The NodePool's limits for an accelerator limit `accelerators` on these shapes (the cpu backstop follows it).
+    fn limits_for(&self, shapes: &[NodeShape], accelerators: u32) -> Limits {
         let units = self.replicas();
-        Limits {
-            accelerators,
-            units_per_accelerator: units,
-            cpu: (units > 1).then(|| cost::cpu_backstop(&self.shapes(), accelerators, units)),
-        }
+        Limits { accelerators, units_per_accelerator: units, cpu: (units > 1).then(|| cost::cpu_backstop(shapes, accelerators, units)) }
     }
 
     /// Worst-case $/h at an accelerator limit: the reservation's fixed cost, or the bound of `cost::worst_case`.
+    /// Called for every step of the budget's binary search: the shapes are built once per call.
     pub fn worst_case_at(&self, accelerators: u32) -> f64 {
-        self.fixed_usd_per_hour.unwrap_or_else(|| cost::worst_case(&self.shapes(), self.limits_at(accelerators)))
+        if let Some(fixed) = self.fixed_usd_per_hour {
+            return fixed;
+        }
+        let shapes = self.shapes();
+        cost::worst_case(&shapes, self.limits_for(&shapes, accelerators))
     }
 }
 
@@ -1023,9 +1024,10 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
             continue;
         }
         plan.requirements = requirements(&tier.settings, &plan.zones, &plan.candidates);
-        let limits = plan.limits_at(plan.limit);
+        let shapes = plan.shapes();
+        let limits = plan.limits_for(&shapes, plan.limit);
         plan.cpu_limit = limits.cpu;
-        plan.expected_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::expected(&plan.shapes(), limits)));
+        plan.expected_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::expected(&shapes, limits)));
         plan.worst_case_usd_per_hour = round_cents(plan.worst_case_at(plan.limit));
         plan.budget_usd_per_hour = profile.budget_usd_per_hour.as_ref().map(|b| b.value);
     }
