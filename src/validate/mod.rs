@@ -478,20 +478,18 @@ fn add_required(schema: &mut Value, fields: &[&str]) {
 /// The failures of a schema node's CEL rules on one value: (field path below the node, message).
 type RuleFailures = std::sync::Arc<Vec<(String, String)>>;
 
-fn rule_failures(st: &Structural) -> impl Fn(&Value) -> Vec<(String, String)> + '_ {
-    move |value| {
-        let bound = cel::to_cel(value);
-        let mut failures = Vec::new();
-        for rule in &st.rules {
-            let at = rule.field_path.clone().unwrap_or_default();
-            match cel::evaluate_cel(rule, &bound) {
-                cel::Outcome::Pass => {}
-                cel::Outcome::Fail => failures.push((at, rule.message_for(&bound))),
-                cel::Outcome::Error(e) => failures.push((at, format!("{} ({e}; rule: {})", rule.message, rule.rule))),
-            }
+fn rule_failures(st: &Structural, value: &Value) -> Vec<(String, String)> {
+    let bound = cel::to_cel(value);
+    let mut failures = Vec::new();
+    for rule in &st.rules {
+        let at = rule.field_path.clone().unwrap_or_default();
+        match cel::evaluate_cel(rule, &bound) {
+            cel::Outcome::Pass => {}
+            cel::Outcome::Fail => failures.push((at, rule.message_for(&bound))),
+            cel::Outcome::Error(e) => failures.push((at, format!("{} ({e}; rule: {})", rule.message, rule.rule))),
         }
-        failures
     }
+    failures
 }
 
 /// Values larger than this are evaluated without the memo (they rarely repeat, and their key would cost memory).
@@ -508,15 +506,30 @@ fn memoized_rule_failures(st: &Structural, value: &Value) -> RuleFailures {
     thread_local! {
         static MEMO: RefCell<HashMap<(u64, String), RuleFailures>> = RefCell::new(HashMap::new());
     }
-    let key = serde_json::to_string(value).unwrap_or_default();
-    if key.len() > MEMO_MAX_VALUE_BYTES {
-        return std::sync::Arc::new(rule_failures(st)(value));
+    /// A key buffer that refuses to grow past the memo's size limit: a large value is not serialized in full
+    /// only to learn that it is too large to memoize.
+    struct Capped(Vec<u8>);
+    impl std::io::Write for Capped {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if self.0.len() + bytes.len() > MEMO_MAX_VALUE_BYTES {
+                return Err(std::io::Error::other("too large to memoize"));
+            }
+            self.0.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
-    let key = (st.id, key);
+    let mut key = Capped(Vec::new());
+    if serde_json::to_writer(&mut key, value).is_err() {
+        return std::sync::Arc::new(rule_failures(st, value));
+    }
+    let key = (st.id, String::from_utf8(key.0).expect("serde_json writes UTF-8"));
     if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return hit;
     }
-    let failures = std::sync::Arc::new(rule_failures(st)(value));
+    let failures = std::sync::Arc::new(rule_failures(st, value));
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= MEMO_MAX_ENTRIES {
