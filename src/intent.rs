@@ -30,7 +30,7 @@ use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned}
 /// `workload` and `monitoring` nodes (operations manifests), parsed with this module's helpers.
 #[path = "ops/intent.rs"]
 mod ops_intent;
-pub(crate) use ops_intent::{is_training_pool, pool_placement};
+pub(crate) use ops_intent::is_training_pool;
 
 /// Lint/solver price-quality knob default: admit a type only if its $/accelerator-hour is at most this
 /// multiple of the cheapest candidate's (see README "Price quality").

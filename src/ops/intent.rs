@@ -398,12 +398,3 @@ pub(crate) fn is_training_pool(pools: &[Pool], pool: &str) -> bool {
         .is_some_and(|p| matches!(p.preset.value, Preset::TrainingOnDemand | Preset::BatchSpot))
 }
 
-
-/// The profile's pool a workload's `pool=` names (a tier name resolves to its pool), and whether its NodePools
-/// carry the pool taint (every preset but `general`).
-pub(crate) fn pool_placement(pools: &[Pool], pool: &str) -> (String, bool) {
-    match pools.iter().find(|p| p.name.value == pool || p.tiers.iter().any(|t| t.name.value == pool)) {
-        Some(p) => (p.name.value.clone(), p.preset.value != Preset::General),
-        None => (pool.to_string(), false),
-    }
-}

@@ -92,7 +92,9 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 target_quantity: quantity(&metric, a.value.gpu_utilization),
                 style: if training { ScalingStyle::Training } else { ScalingStyle::Inference },
             });
-            let (pool_name, tainted) = crate::intent::pool_placement(&profile.pools, &w.pool.value);
+            // As the solver labelled and tainted the workload's NodePools (a tier name resolves to its pool).
+            let pool_name = nodepools.first().map_or_else(|| w.pool.value.clone(), |p| p.pool.clone());
+            let tainted = nodepools.first().is_some_and(|p| p.taints.iter().any(|t| t.key == crate::solve::POOL_LABEL));
             let mut names: Vec<String> = nodepools.iter().map(|p| p.name.clone()).collect();
             names.sort();
             workloads.push(WorkloadPlan {

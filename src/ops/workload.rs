@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::ops::{IntOrPercent, PdbBudget};
+use crate::solve::POOL_LABEL;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadPlan {
@@ -62,7 +63,6 @@ pub struct Placement {
     pub tainted: bool,
 }
 
-pub const POOL_LABEL: &str = "gpuplan.dev/pool";
 
 impl Placement {
     pub fn node_selector(&self) -> String {
