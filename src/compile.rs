@@ -151,8 +151,8 @@ impl Compilation {
     pub fn prerequisites(&self) -> BTreeMap<String, Vec<String>> {
         let mut per_cluster: BTreeMap<String, (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>)> = BTreeMap::new();
         for m in self.manifests.iter().filter(|m| !crate::render::is_gitops_app(&m.path)) {
-            let Some(cluster) = m.path.components().next().and_then(|c| c.as_os_str().to_str()) else { continue };
-            let (namespaces, crds) = per_cluster.entry(cluster.to_string()).or_default();
+            let Some(cluster) = crate::output::cluster_of(&m.path) else { continue };
+            let (namespaces, crds) = per_cluster.entry(cluster).or_default();
             if let Some(ns) = m.object["metadata"]["namespace"].as_str() {
                 namespaces.insert(ns.to_string());
             }

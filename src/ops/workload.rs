@@ -63,7 +63,6 @@ pub struct Placement {
     pub tainted: bool,
 }
 
-
 impl Placement {
     pub fn node_selector(&self) -> String {
         format!("{POOL_LABEL}: {}", self.pool)
