@@ -55,8 +55,9 @@ impl SpotCeiling {
     }
 }
 
-/// Whether a pool's worst case is a guaranteed bound or an empirical one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Whether a pool's worst case is a guaranteed bound or an empirical one (explain's JSON: "guaranteed" / "empirical").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Bound {
     Guaranteed,
     Empirical,

@@ -100,7 +100,7 @@ pub struct ProfileExplanation {
     pub worst_case_budget_share: Option<f64>,
     /// "guaranteed" (on-demand prices bound every node) or "empirical" (some pool opted into
     /// `spot-ceiling "observed-max"`).
-    pub worst_case_bound: String,
+    pub worst_case_bound: Bound,
     pub pools: Vec<PoolExplanation>,
     /// Profile-wide lint findings (AMI, budget, allow codes).
     pub findings: Vec<FindingExplanation>,
@@ -131,7 +131,7 @@ pub struct PoolExplanation {
     pub expected_is_estimate: bool,
     pub worst_case_is_estimate: bool,
     /// "guaranteed" or "empirical", and what the worst case assumes, in words.
-    pub worst_case_bound: String,
+    pub worst_case_bound: Bound,
     pub worst_case_basis: String,
     /// The cpu limit that caps physical nodes of a shared (time-sliced/MIG) pool.
     pub cpu_limit: Option<u32>,
@@ -267,7 +267,7 @@ fn explain_profile(
         expected_is_estimate: pools.iter().any(|p| p.expected_is_estimate),
         worst_case_is_estimate: pools.iter().any(|p| p.worst_case_is_estimate),
         worst_case_budget_share: summary.budget_usd_per_hour.map(|b| r4(summary.worst_case_usd_per_hour / b)),
-        worst_case_bound: if pools.iter().any(|p| p.worst_case_bound == "empirical") { "empirical" } else { "guaranteed" }.into(),
+        worst_case_bound: if pools.iter().any(|p| p.worst_case_bound == Bound::Empirical) { Bound::Empirical } else { Bound::Guaranteed },
         pools,
         findings: findings
             .iter()
@@ -359,10 +359,7 @@ fn explain_pool(
         worst_case_usd_per_hour: r4(plan.worst_case_usd_per_hour),
         expected_is_estimate: cheapest.is_some_and(|c| c.estimate),
         worst_case_is_estimate: worst_is_estimate,
-        worst_case_bound: match plan.worst_case_bound() {
-            Bound::Guaranteed => "guaranteed".into(),
-            Bound::Empirical => "empirical".into(),
-        },
+        worst_case_bound: plan.worst_case_bound(),
         worst_case_basis: crate::render::worst_case_basis(plan),
         cpu_limit: plan.cpu_limit,
         fixed_usd_per_hour: plan.fixed_usd_per_hour.map(r4),
@@ -457,7 +454,7 @@ pub fn table(e: &Explanation) -> String {
                 "  expected     {}  (estimate: every pool at its limit on its cheapest type, at expected prices: spot where allowed)",
                 per_hour(p.expected_usd_per_hour, p.expected_is_estimate)
             );
-            let bound = if p.worst_case_bound == "empirical" {
+            let bound = if p.worst_case_bound == Bound::Empirical {
                 "EMPIRICAL bound, not guaranteed: some spot pools are bounded by observed spot prices"
             } else {
                 "guaranteed bound: every pool at its limits on its priciest type, spot at the on-demand price"
@@ -495,8 +492,7 @@ pub fn table(e: &Explanation) -> String {
                 let selector: Vec<String> = pool.placement.node_selector.iter().map(|(k, v)| format!("{k}: {v}")).collect();
                 let _ = writeln!(out, "    pods need  nodeSelector {{{}}}", selector.join(", "));
                 for t in &pool.placement.tolerations {
-                    let value = t.value.as_ref().map(|v| format!(", value: {v}")).unwrap_or_default();
-                    let _ = writeln!(out, "               toleration {{key: {}, operator: {}{value}, effect: {}}}", t.key, t.operator, t.effect);
+                    let _ = writeln!(out, "               toleration {t}");
                 }
                 let _ = writeln!(out, "    candidates {} type{}, cheapest $/accelerator-hour first:", pool.candidates.len(), if pool.candidates.len() == 1 { "" } else { "s" });
                 let rows: Vec<Vec<String>> = pool

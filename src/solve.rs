@@ -243,6 +243,14 @@ pub struct Toleration {
     pub effect: String,
 }
 
+/// `{key: k, operator: Equal, value: v, effect: NoSchedule}`: how explain and the ops annotations print it.
+impl std::fmt::Display for Toleration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = self.value.as_ref().map(|v| format!(", value: {v}")).unwrap_or_default();
+        write!(f, "{{key: {}, operator: {}{value}, effect: {}}}", self.key, self.operator, self.effect)
+    }
+}
+
 /// Everything the solver needs from outside: the profiles, their sources, and a catalog (with its digest) per
 /// region.
 pub fn solve(

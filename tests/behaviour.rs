@@ -152,7 +152,7 @@ fn observed_max_spot_ceiling_is_labelled_empirical() {
     let basis = np["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap();
     assert!(basis.starts_with("EMPIRICAL, not guaranteed"), "{basis}");
     let e = explanation(&empirical, None).unwrap();
-    assert_eq!(e.clusters[0].profiles[0].worst_case_bound, "empirical");
+    assert_eq!(e.clusters[0].profiles[0].worst_case_bound, gpuplan::cost::Bound::Empirical);
     let table = gpuplan::explain::explain(&empirical, None, gpuplan::explain::ExplainFormat::Table).unwrap();
     assert!(table.contains("EMPIRICAL bound, not guaranteed"), "{table}");
     // The empirical bound admits a higher limit than the guaranteed one for the same budget.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::ops::{IntOrPercent, PdbBudget};
-use crate::solve::POOL_LABEL;
+use crate::solve::{Toleration, POOL_LABEL};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadPlan {
@@ -69,7 +69,8 @@ impl Placement {
     }
 
     pub fn toleration(&self) -> Option<String> {
-        self.tainted.then(|| format!("{{key: {POOL_LABEL}, operator: Equal, value: {}, effect: NoSchedule}}", self.pool))
+        let toleration = Toleration { key: POOL_LABEL.into(), operator: "Equal".into(), value: Some(self.pool.clone()), effect: "NoSchedule".into() };
+        self.tainted.then(|| toleration.to_string())
     }
 
     /// One line for annotations and alert texts.
