@@ -328,10 +328,12 @@ impl Catalog {
     }
 
     pub fn get(&self, name: &str) -> Option<&InstanceType> {
-        self.instance_types
-            .binary_search_by(|t| t.name.as_str().cmp(name))
-            .ok()
-            .map(|i| &self.instance_types[i])
+        self.index_of(name).map(|i| &self.instance_types[i])
+    }
+
+    /// The position of a type in `instance_types` (sorted by name).
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.instance_types.binary_search_by(|t| t.name.as_str().cmp(name)).ok()
     }
 
     /// True when the price's source is an estimate.

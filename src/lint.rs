@@ -77,44 +77,28 @@ pub fn lint(c: &Compilation) -> Vec<ProfileDiagnostic> {
     findings(c).into_iter().map(|f| f.diagnostic).collect()
 }
 
-/// The lint findings with their cluster/profile/pool, sorted by file, position, code.
+/// The lint findings with their cluster/profile/pool, sorted by file, position, code. Clusters are independent:
+/// linted on every core, then sorted, so the order never depends on the threads.
 pub fn findings(c: &Compilation) -> Vec<Finding> {
-    let mut lint = Lint { c, rendered: Rendered::new(c), out: Vec::new() };
-    // Indexed once: a lookup per pool must not scan every profile or manifest (quadratic in the profiles).
-    let profiles: BTreeMap<(&str, &str), &Profile> =
-        c.profiles.iter().map(|p| ((p.cluster.name.value.as_str(), p.name.value.as_str()), p)).collect();
-    for cluster in &c.plan.clusters {
-        let Some(catalog) = c.catalogs.get(&cluster.region) else { continue };
-        let mut views = Vec::new();
-        for plan in &cluster.pools {
-            let Some(profile) = profiles.get(&(cluster.name.as_str(), plan.profile.as_str())).copied() else { continue };
-            let Some((pool, tier)) = find_tier(profile, &plan.name) else { continue };
-            let Some(object) = lint.rendered.get(&cluster.name, "NodePool", &plan.name) else { continue };
-            views.push(PoolCtx { cluster, plan, profile, pool, tier, np: NodePool(object), catalog });
-        }
-        for ctx in &views {
-            lint.consolidation(ctx);
-            lint.scheduled_budgets(ctx);
-            lint.limit(ctx);
-            lint.narrow_spot(ctx);
-            lint.gpu_taint(ctx);
-            lint.fractional(ctx);
-            lint.never_expire(ctx);
-            lint.reserved(ctx);
-            lint.cost_annotations(ctx);
-            lint.named_gpu_priced_out(ctx);
-        }
-        lint.equal_weights(&views);
-        lint.monitoring_labels(cluster);
-        for profile in c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name) {
-            lint.ami_latest(cluster, profile);
-            let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();
-            lint.budget(cluster, profile, &pools);
-            lint.unknown_allow(cluster, profile);
-        }
+    use rayon::prelude::*;
+    let rendered = Rendered::new(c);
+    // Indexed once: a lookup per pool or cluster must not scan every profile (quadratic in the profiles).
+    let mut profiles: BTreeMap<&str, BTreeMap<&str, &Profile>> = BTreeMap::new();
+    for p in &c.profiles {
+        profiles.entry(p.cluster.name.value.as_str()).or_default().insert(p.name.value.as_str(), p);
     }
-    let mut out = lint.out;
-    out.extend(crate::simulate::check::tier_findings(c));
+    let no_profiles = BTreeMap::new();
+    let mut out: Vec<Finding> = c
+        .plan
+        .clusters
+        .par_iter()
+        .flat_map_iter(|cluster| {
+            let mut lint = Lint { c, rendered: &rendered, out: Vec::new() };
+            lint.cluster(cluster, profiles.get(cluster.name.as_str()).unwrap_or(&no_profiles));
+            lint.out.extend(crate::simulate::check::tier_findings(c, cluster));
+            lint.out
+        })
+        .collect();
     out.sort_by(|a, b| (a.span.file, a.span.offset, a.code, &a.diagnostic.message).cmp(&(b.span.file, b.span.offset, b.code, &b.diagnostic.message)));
     out
 }
@@ -301,11 +285,43 @@ impl<'c> Rendered<'c> {
 
 struct Lint<'c> {
     c: &'c Compilation,
-    rendered: Rendered<'c>,
+    rendered: &'c Rendered<'c>,
     out: Vec<Finding>,
 }
 
-impl Lint<'_> {
+impl<'c> Lint<'c> {
+    /// Every rule on one cluster's pools and profiles (its profiles by name).
+    fn cluster(&mut self, cluster: &'c ClusterPlan, profiles: &BTreeMap<&str, &'c Profile>) {
+        let Some(catalog) = self.c.catalogs.get(&cluster.region) else { return };
+        let mut views = Vec::new();
+        for plan in &cluster.pools {
+            let Some(profile) = profiles.get(plan.profile.as_str()).copied() else { continue };
+            let Some((pool, tier)) = find_tier(profile, &plan.name) else { continue };
+            let Some(object) = self.rendered.get(&cluster.name, "NodePool", &plan.name) else { continue };
+            views.push(PoolCtx { cluster, plan, profile, pool, tier, np: NodePool(object), catalog });
+        }
+        for ctx in &views {
+            self.consolidation(ctx);
+            self.scheduled_budgets(ctx);
+            self.limit(ctx);
+            self.narrow_spot(ctx);
+            self.gpu_taint(ctx);
+            self.fractional(ctx);
+            self.never_expire(ctx);
+            self.reserved(ctx);
+            self.cost_annotations(ctx);
+            self.named_gpu_priced_out(ctx);
+        }
+        self.equal_weights(&views);
+        self.monitoring_labels(cluster);
+        for profile in profiles.values() {
+            self.ami_latest(cluster, profile);
+            let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();
+            self.budget(cluster, profile, &pools);
+            self.unknown_allow(cluster, profile);
+        }
+    }
+
     /// Records a pool-level finding unless the pool (or its profile) allows the code.
     fn pool(&mut self, ctx: &PoolCtx, code: &'static str, span: Span, message: String, help: String) {
         if ctx.plan.allow.contains(code) {

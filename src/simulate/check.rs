@@ -25,9 +25,9 @@ use super::Report;
 /// would read them.
 pub fn cluster_manifests(c: &Compilation, cluster: &str) -> Manifests {
     let docs: Vec<Doc> = c
-        .manifests
+        .manifests_of(cluster)
         .iter()
-        .filter(|m| m.path.starts_with(cluster) && matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeOverlay"))
+        .filter(|m| matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeOverlay"))
         // The text only locates input errors, which generated (schema-validated) objects do not have.
         .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: String::new(), value: m.object.clone() })
         .collect();
@@ -84,38 +84,42 @@ fn replica_of<'r>(key: &'r str, namespace: &str, name: &str) -> bool {
 /// compile's check: E0180 (a replica stays pending; the reason names the limit) and E0181 (a replica lands on a
 /// NodePool that is not the workload's).
 pub fn workload_diagnostics(c: &Compilation) -> Vec<ProfileDiagnostic> {
+    use rayon::prelude::*;
+    // Clusters are independent (their own NodePools and limits): simulated on every core, collected in order.
+    c.plan.clusters.par_iter().flat_map_iter(|cluster| cluster_workload_diagnostics(c, cluster)).collect()
+}
+
+fn cluster_workload_diagnostics(c: &Compilation, cluster: &ClusterPlan) -> Vec<ProfileDiagnostic> {
     let mut out = Vec::new();
-    for cluster in &c.plan.clusters {
-        let Some(report) = simulate_workloads(c, cluster) else { continue };
-        for w in &cluster.ops.workloads {
-            let Some(spec) = c.profiles.iter().filter(|p| p.name.value == w.profile).flat_map(|p| &p.ops.workloads).find(|x| x.name.value == w.name && x.namespace.value == w.namespace) else {
-                continue;
-            };
-            let pending: Vec<_> = report.pending.iter().filter(|p| replica_of(&p.pod, &w.namespace, &w.name)).collect();
-            if let Some(first) = pending.first() {
-                out.push(
-                    c.sources
-                        .error(spec.replicas_max.span, "E0180", format!(
-                            "workload `{}/{}` cannot fully schedule at {} replicas: {} of them stay pending in the simulation of the generated NodePools",
-                            w.namespace, w.name, w.replicas_max, pending.len()
-                        ))
-                        .label(format!("{} pending", pending.len()))
-                        .help(format!("{}: {} — lower replicas max, or raise the pool's max-accelerators/budget (`gpuplan simulate` shows every pod)", first.pod, first.reason)),
-                );
-            }
-            let stray: Vec<(&String, &String)> = report
-                .nodeclaims
-                .iter()
-                .flat_map(|nc| nc.pods.iter().map(move |p| (p, &nc.nodepool)))
-                .filter(|(p, pool)| replica_of(p, &w.namespace, &w.name) && !w.nodepools.contains(pool))
-                .collect();
-            if let Some((pod, pool)) = stray.first() {
-                out.push(
-                    c.sources
-                        .error(spec.pool.span, "E0181", format!("workload `{}/{}`: {} replica(s) land on NodePool `{pool}`, not on pool `{}` (first: {pod})", w.namespace, w.name, stray.len(), w.pool))
-                        .help("another NodePool carries the same label and tolerable taints with a higher weight: give the pools distinct labels"),
-                );
-            }
+    let Some(report) = simulate_workloads(c, cluster) else { return out };
+    for w in &cluster.ops.workloads {
+        let Some(spec) = c.profiles.iter().filter(|p| p.name.value == w.profile).flat_map(|p| &p.ops.workloads).find(|x| x.name.value == w.name && x.namespace.value == w.namespace) else {
+            continue;
+        };
+        let pending: Vec<_> = report.pending.iter().filter(|p| replica_of(&p.pod, &w.namespace, &w.name)).collect();
+        if let Some(first) = pending.first() {
+            out.push(
+                c.sources
+                    .error(spec.replicas_max.span, "E0180", format!(
+                        "workload `{}/{}` cannot fully schedule at {} replicas: {} of them stay pending in the simulation of the generated NodePools",
+                        w.namespace, w.name, w.replicas_max, pending.len()
+                    ))
+                    .label(format!("{} pending", pending.len()))
+                    .help(format!("{}: {} — lower replicas max, or raise the pool's max-accelerators/budget (`gpuplan simulate` shows every pod)", first.pod, first.reason)),
+            );
+        }
+        let stray: Vec<(&String, &String)> = report
+            .nodeclaims
+            .iter()
+            .flat_map(|nc| nc.pods.iter().map(move |p| (p, &nc.nodepool)))
+            .filter(|(p, pool)| replica_of(p, &w.namespace, &w.name) && !w.nodepools.contains(pool))
+            .collect();
+        if let Some((pod, pool)) = stray.first() {
+            out.push(
+                c.sources
+                    .error(spec.pool.span, "E0181", format!("workload `{}/{}`: {} replica(s) land on NodePool `{pool}`, not on pool `{}` (first: {pod})", w.namespace, w.name, stray.len(), w.pool))
+                    .help("another NodePool carries the same label and tolerable taints with a higher weight: give the pools distinct labels"),
+            );
         }
     }
     out
@@ -155,34 +159,44 @@ pub struct TierGap {
     pub instead: String,
 }
 
+/// False when the scheduler could never put the pod on this NodePool, whatever the capacity: a NoSchedule or NoExecute
+/// taint it does not tolerate, or a requirement that contradicts its node selector (the first two checks of
+/// nodeclaim.go `CanAdd`, as [`super::scheduler`] makes them). PreferNoSchedule taints are kept: `Relax` may tolerate them.
+fn could_receive(pool: &manifests::NodePool, pod: &Pod) -> bool {
+    let hard: Vec<super::requirements::Taint> = pool.taints.iter().filter(|t| t.effect != "PreferNoSchedule").cloned().collect();
+    super::requirements::untolerated(&hard, &pod.tolerations).is_none() && pool.requirements.compatible(&pod.node_selector).is_ok()
+}
+
 /// Simulates one pod of the pool with the first k tiers unavailable, for each k: tier k must receive it.
-pub fn tier_gaps(c: &Compilation) -> Vec<TierGap> {
+pub fn tier_gaps(c: &Compilation, cluster: &ClusterPlan) -> Vec<TierGap> {
     let mut out = Vec::new();
-    for cluster in &c.plan.clusters {
-        let Some(catalog) = c.catalogs.get(&cluster.region) else { continue };
-        let tiered = tiered_pools(cluster);
-        if tiered.is_empty() {
-            continue;
-        }
-        let manifests = cluster_manifests(c, &cluster.name);
-        let prepared = super::prepare(catalog, &manifests);
-        for ((profile, pool), tiers) in tiered {
-            let per_pod = 1;
-            let pods = pool_pods("fallback-check", &pool, &tiers, per_pod, 1);
-            let mut unavailable = Vec::new();
-            for tier in &tiers {
-                let report = super::run_prepared(&prepared, &pods, &unavailable);
-                let landed = report.nodeclaims.first().map(|nc| nc.nodepool.clone());
-                if landed.as_deref() != Some(tier.name.as_str()) {
-                    let instead = match (landed, report.pending.first()) {
-                        (Some(other), _) => format!("NodePool {other}"),
-                        (None, Some(p)) => format!("pending: {}", p.reason),
-                        (None, None) => "nowhere".into(),
-                    };
-                    out.push(TierGap { cluster: cluster.name.clone(), profile: profile.clone(), pool: pool.clone(), tier: tier.name.clone(), instead });
-                }
-                unavailable.extend(tier_unavailable(tier));
+    let Some(catalog) = c.catalogs.get(&cluster.region) else { return out };
+    let tiered = tiered_pools(cluster);
+    if tiered.is_empty() {
+        return out;
+    }
+    let manifests = cluster_manifests(c, &cluster.name);
+    for ((profile, pool), tiers) in tiered {
+        let per_pod = 1;
+        let pods = pool_pods("fallback-check", &pool, &tiers, per_pod, 1);
+        let Some(pod) = pods.first() else { continue };
+        // Only the NodePools this pod could ever land on are resolved against the catalog: resolving every pool of
+        // the cluster for every tiered pool made this check most of a large compile.
+        let candidates = Manifests { node_pools: manifests.node_pools.iter().filter(|p| could_receive(p, pod)).cloned().collect(), ..manifests.clone() };
+        let prepared = super::prepare(catalog, &candidates);
+        let mut unavailable = Vec::new();
+        for tier in &tiers {
+            let report = super::run_prepared(&prepared, &pods, &unavailable);
+            let landed = report.nodeclaims.first().map(|nc| nc.nodepool.clone());
+            if landed.as_deref() != Some(tier.name.as_str()) {
+                let instead = match (landed, report.pending.first()) {
+                    (Some(other), _) => format!("NodePool {other}"),
+                    (None, Some(p)) => format!("pending: {}", p.reason),
+                    (None, None) => "nowhere".into(),
+                };
+                out.push(TierGap { cluster: cluster.name.clone(), profile: profile.clone(), pool: pool.clone(), tier: tier.name.clone(), instead });
             }
+            unavailable.extend(tier_unavailable(tier));
         }
     }
     out
@@ -225,14 +239,14 @@ pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<Worklo
 }
 
 /// Lint GP016: a tier of a tiered pool that never receives pods, even with every earlier tier out of capacity.
-pub fn tier_findings(c: &Compilation) -> Vec<crate::lint::Finding> {
+pub fn tier_findings(c: &Compilation, cluster: &ClusterPlan) -> Vec<crate::lint::Finding> {
     let mut out = Vec::new();
-    for gap in tier_gaps(c) {
-        let Some(plan) = c.plan.clusters.iter().filter(|k| k.name == gap.cluster).flat_map(|k| &k.pools).find(|p| p.name == gap.tier) else { continue };
+    for gap in tier_gaps(c, cluster) {
+        let Some(plan) = cluster.pools.iter().find(|p| p.name == gap.tier) else { continue };
         if plan.allow.contains("GP016") {
             continue;
         }
-        let Some(tier) = c.profiles.iter().filter(|p| p.name.value == gap.profile).flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == gap.tier) else {
+        let Some(tier) = c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name && p.name.value == gap.profile).flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == gap.tier) else {
             continue;
         };
         let span = tier.name.span;

@@ -79,15 +79,49 @@ impl Unavailable {
     }
 }
 
-/// Shell-style glob with `*` and `?`.
+/// The instance types a run's unavailable offerings name: exact names in a set, globs tried in turn. Lint GP016 marks
+/// every type of the earlier tiers unavailable by name and asks about every type of every NodePool.
+pub struct UnavailableTypes<'a> {
+    exact: std::collections::BTreeSet<&'a str>,
+    patterns: Vec<&'a str>,
+}
+
+impl<'a> UnavailableTypes<'a> {
+    pub fn new(unavailable: &'a [Unavailable]) -> UnavailableTypes<'a> {
+        let (patterns, exact): (Vec<&str>, Vec<&str>) = unavailable.iter().map(|u| u.instance_type.as_str()).partition(|t| t.contains(['*', '?']));
+        UnavailableTypes { exact: exact.into_iter().collect(), patterns }
+    }
+
+    /// True when some unavailable offering is of this instance type.
+    pub fn names(&self, instance_type: &str) -> bool {
+        self.exact.contains(instance_type) || self.patterns.iter().any(|p| glob(p, instance_type))
+    }
+}
+
+/// Shell-style glob with `*` and `?`. A pattern without either is compared as a string: the fallback check of lint
+/// GP016 marks every type of the earlier tiers unavailable by exact name and calls this for every type of every pool.
 pub fn glob(pattern: &str, text: &str) -> bool {
+    if pattern == "*" {
+        return true;
+    }
+    if !pattern.contains(['*', '?']) {
+        return pattern == text;
+    }
+    if pattern.is_ascii() && text.is_ascii() {
+        return glob_units(pattern.as_bytes(), text.as_bytes(), b'*', b'?');
+    }
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    glob_units(&p, &t, '*', '?')
+}
+
+/// The glob over characters (or bytes, when both sides are ASCII): `any` matches any run, `one` any single unit.
+fn glob_units<T: PartialEq + Copy>(p: &[T], t: &[T], any: T, one: T) -> bool {
     let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+        if pi < p.len() && (p[pi] == one || p[pi] == t[ti]) {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && p[pi] == any {
             star = Some(pi);
             mark = ti;
             pi += 1;
@@ -99,7 +133,7 @@ pub fn glob(pattern: &str, text: &str) -> bool {
             return false;
         }
     }
-    p[pi..].iter().all(|c| *c == '*')
+    p[pi..].iter().all(|c| *c == any)
 }
 
 fn eni_limits() -> &'static BTreeMap<&'static str, (i64, i64)> {
@@ -265,15 +299,6 @@ pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass, unavai
         }
     }
     out
-}
-
-/// Marks the offerings `unavailable` names (insufficient capacity for the whole run).
-pub fn mark_unavailable(t: &mut SimType, unavailable: &[Unavailable]) {
-    for o in &mut t.offerings {
-        if unavailable.iter().any(|u| u.matches(&t.name, &o.zone, o.capacity_type)) {
-            o.available = false;
-        }
-    }
 }
 
 /// Builds a type as `pool` sees it, NodeOverlays applied (heaviest matching overlay wins, per resource and for price).

@@ -90,7 +90,8 @@ pub fn prepare<'c>(catalog: &'c Catalog, m: &manifests::Manifests) -> Prepared<'
 }
 
 pub fn run_prepared(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
-    let templates: Vec<Template> = p.templates.iter().map(|t| with_availability(t, unavailable)).collect();
+    let touched = instances::UnavailableTypes::new(unavailable);
+    let templates: Vec<Template> = p.templates.iter().map(|t| with_availability(t, unavailable, &touched)).collect();
     let outcome = Scheduler::new(&templates, pods).solve();
     report::build(p.catalog, &templates, pods, &outcome)
 }
@@ -106,10 +107,8 @@ fn template(catalog: &Catalog, type_requirements: &[std::cell::OnceCell<requirem
         let why = format!("EC2NodeClass {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
         return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
     };
-    let types: Vec<std::sync::Arc<instances::SimType>> = catalog
-        .instance_types
-        .iter()
-        .zip(type_requirements)
+    let types: Vec<std::sync::Arc<instances::SimType>> = candidate_indices(catalog, &pool.requirements)
+        .map(|i| (&catalog.instance_types[i], &type_requirements[i]))
         .filter(|(it, _)| instances::may_match(it, &pool.requirements))
         .map(|(it, cell)| (it, cell.get_or_init(|| instances::requirements(it, &catalog.region))))
         .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
@@ -120,27 +119,41 @@ fn template(catalog: &Catalog, type_requirements: &[std::cell::OnceCell<requirem
     Template { pool: pool.clone(), types, dropped }
 }
 
+/// The catalog positions of the types a NodePool's requirements may admit, in catalog order: only the named ones when
+/// it lists its instance types with `In` (as gpuplan's NodePools do), else all of them.
+fn candidate_indices<'a>(catalog: &'a Catalog, reqs: &'a requirements::Requirements) -> Box<dyn Iterator<Item = usize> + 'a> {
+    match reqs.get("node.kubernetes.io/instance-type") {
+        Some(named) if !named.complement => Box::new(named.values.iter().filter_map(|name| catalog.index_of(name))),
+        _ => Box::new(0..catalog.instance_types.len()),
+    }
+}
+
 /// The template with the run's unavailable offerings marked: types left without an available compatible offering
 /// drop out, and minValues (Strict) is checked on what remains.
-fn with_availability(t: &Template, unavailable: &[Unavailable]) -> Template {
+fn with_availability(t: &Template, unavailable: &[Unavailable], touched: &instances::UnavailableTypes) -> Template {
     if t.dropped.is_some() {
         return t.clone();
     }
     let pool = &t.pool;
     let before = t.types.len();
+    let usable = |o: &instances::Offering, available: bool| available && scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str());
     let types: Vec<std::sync::Arc<instances::SimType>> = t
         .types
         .iter()
-        .map(|ty| {
-            if unavailable.iter().any(|u| instances::glob(&u.instance_type, &ty.name)) {
-                let mut copy = (**ty).clone();
-                instances::mark_unavailable(&mut copy, unavailable);
-                std::sync::Arc::new(copy)
-            } else {
-                std::sync::Arc::clone(ty)
+        .filter_map(|ty| {
+            if !touched.names(&ty.name) {
+                return ty.offerings.iter().any(|o| usable(o, o.available)).then(|| std::sync::Arc::clone(ty));
             }
+            // Only a type that keeps a usable offering is copied (and its offerings marked): the fallback check makes
+            // whole tiers unavailable, and copying every type it then drops dominated lint's time.
+            let available: Vec<bool> = ty.offerings.iter().map(|o| o.available && !unavailable.iter().any(|u| u.matches(&ty.name, &o.zone, o.capacity_type))).collect();
+            if !ty.offerings.iter().zip(&available).any(|(o, a)| usable(o, *a)) {
+                return None;
+            }
+            let mut copy = (**ty).clone();
+            copy.offerings.iter_mut().zip(available).for_each(|(o, a)| o.available = a);
+            Some(std::sync::Arc::new(copy))
         })
-        .filter(|ty| ty.offerings.iter().any(|o| o.available && scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
         .collect();
     let dropped = if types.is_empty() {
         Some(format!("all offerings of its {before} instance type(s) are unavailable (--unavailable)"))
