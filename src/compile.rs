@@ -90,21 +90,24 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     }
     let warnings = diagnostics;
 
+    // One catalog per region the profiles use, each read and parsed on its own core.
+    let regions: std::collections::BTreeSet<&String> = profiles.iter().map(|p| &p.cluster.region.value).collect();
+    let loaded: Vec<_> = regions.into_par_iter().map(|region| (region, Catalog::load_with_digest(&opts.catalogs_dir, region))).collect();
     let mut catalogs = BTreeMap::new();
     let mut digests = BTreeMap::new();
-    for profile in &profiles {
-        let region = &profile.cluster.region.value;
-        if !catalogs.contains_key(region) {
-            let (catalog, digest) = Catalog::load_with_digest(&opts.catalogs_dir, region)?;
-            catalogs.insert(region.clone(), catalog);
-            digests.insert(region.clone(), digest);
-        }
+    // In region order, so that of two unreadable catalogs the error is always the same one.
+    for (region, result) in loaded {
+        let (catalog, digest) = result?;
+        catalogs.insert(region.clone(), catalog);
+        digests.insert(region.clone(), digest);
     }
 
     let plan = solve::solve(&profiles, &sources, &catalogs, &digests).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
     let renderer = Renderer::new(opts.templates_dir.as_deref())?;
-    let manifests = renderer.render_plan(&plan)?;
-    let validator = crate::validate::Validator::builtin();
+    // The built-in schemas compile on one core while the other starts rendering.
+    let (manifests, validator) = rayon::join(|| renderer.render_plan(&plan), crate::validate::Validator::builtin);
+    let manifests = manifests?;
+    validator.prepare(manifests.iter().map(|m| (m.object["apiVersion"].as_str().unwrap_or(""), m.kind())));
     // Every object independently, on every core; the ordered collect keeps the report deterministic.
     let mut violations: Vec<_> = manifests
         .par_iter()
@@ -131,6 +134,19 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
 }
 
 impl Compilation {
+    /// The objects under out/<cluster>/. Manifests are sorted by path, component by component, so a cluster's
+    /// objects are one contiguous run found by two binary searches (scanning all of them per cluster was
+    /// quadratic in the number of clusters).
+    pub fn manifests_of(&self, cluster: &str) -> &[Manifest] {
+        let cluster = std::ffi::OsStr::new(cluster);
+        fn first(m: &Manifest) -> &std::ffi::OsStr {
+            m.path.iter().next().unwrap_or_default()
+        }
+        let start = self.manifests.partition_point(|m| first(m) < cluster);
+        let len = self.manifests[start..].partition_point(|m| first(m) == cluster);
+        &self.manifests[start..start + len]
+    }
+
     /// Everything for out/: one file per object with the generated-code header, and a sorted kustomization.yaml
     /// per cluster.
     pub fn output_tree(&self) -> OutputTree {

@@ -102,10 +102,21 @@ pub struct Validator {
     lazy: BTreeMap<(String, String), LazyCrd>,
 }
 
+/// One CRD compiled into the binary: its path under `src/crds/`, its group and kind, and its document as JSON
+/// (converted from the upstream YAML by build.rs).
+#[derive(Debug, Clone, Copy)]
+pub struct EmbeddedCrd {
+    pub path: &'static str,
+    pub group: &'static str,
+    pub kind: &'static str,
+    pub json: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/embedded_crds.rs"));
+
 /// One embedded CRD, compiled on first use into a validator of its own.
 struct LazyCrd {
-    path: &'static str,
-    text: &'static str,
+    crd: &'static EmbeddedCrd,
     compiled: OnceLock<Validator>,
 }
 
@@ -113,18 +124,11 @@ impl LazyCrd {
     fn get(&self) -> &Validator {
         self.compiled.get_or_init(|| {
             let mut v = Validator::empty();
-            v.add_crd(Path::new(self.path), self.text).expect("embedded CRD compiles");
+            let doc: Value = serde_json::from_str(self.crd.json).expect("build.rs wrote JSON");
+            v.add_crd_docs(Path::new(self.crd.path), &[doc]).expect("embedded CRD compiles");
             v
         })
     }
-}
-
-/// (group, kind) of a CRD file as controller-gen writes it (`spec:` then `  group:` and `    kind:` under
-/// `names:`), read without parsing the YAML; `embedded_crds_are_indexed_by_their_group_and_kind` checks it
-/// against the parsed CRDs.
-fn crd_identity(text: &str) -> Option<(String, String)> {
-    let value = |prefix: &str| text.lines().find_map(|l| l.strip_prefix(prefix)).map(|v| v.trim().to_string());
-    Some((value("  group: ")?, value("    kind: ")?))
 }
 
 impl std::fmt::Debug for Validator {
@@ -134,43 +138,6 @@ impl std::fmt::Debug for Validator {
             .finish()
     }
 }
-
-/// The CRDs compiled into the binary: (path under src/crds, contents).
-pub const EMBEDDED_CRDS: &[(&str, &str)] = &[
-    (
-        "karpenter/karpenter.sh_nodepools.yaml",
-        include_str!("../crds/karpenter/karpenter.sh_nodepools.yaml"),
-    ),
-    (
-        "karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml",
-        include_str!("../crds/karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml"),
-    ),
-    (
-        "karpenter/karpenter.sh_nodeoverlays.yaml",
-        include_str!("../crds/karpenter/karpenter.sh_nodeoverlays.yaml"),
-    ),
-    (
-        "gpu-operator/nvidia.com_clusterpolicies.yaml",
-        include_str!("../crds/gpu-operator/nvidia.com_clusterpolicies.yaml"),
-    ),
-    (
-        "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
-        include_str!("../crds/prometheus-operator/monitoring.coreos.com_prometheusrules.yaml"),
-    ),
-    (
-        "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml",
-        include_str!("../crds/prometheus-operator/monitoring.coreos.com_servicemonitors.yaml"),
-    ),
-    (
-        "prometheus-operator/monitoring.coreos.com_podmonitors.yaml",
-        include_str!("../crds/prometheus-operator/monitoring.coreos.com_podmonitors.yaml"),
-    ),
-    ("argo-cd/application-crd.yaml", include_str!("../crds/argo-cd/application-crd.yaml")),
-    (
-        "flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml",
-        include_str!("../crds/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
-    ),
-];
 
 /// A CEL rule of a CRD, as compiled (for reports and tests).
 #[derive(Debug, Clone, PartialEq)]
@@ -192,9 +159,8 @@ impl Validator {
         static BUILTIN: OnceLock<Validator> = OnceLock::new();
         BUILTIN.get_or_init(|| {
             let mut v = Validator::empty();
-            for (path, text) in EMBEDDED_CRDS {
-                let identity = crd_identity(text).expect("embedded CRD names its group and kind");
-                v.lazy.insert(identity, LazyCrd { path, text, compiled: OnceLock::new() });
+            for crd in EMBEDDED_CRDS {
+                v.lazy.insert((crd.group.to_owned(), crd.kind.to_owned()), LazyCrd { crd, compiled: OnceLock::new() });
             }
             builtin::register(&mut v).expect("built-in schemas compile");
             v
@@ -205,6 +171,16 @@ impl Validator {
     fn lazy_for(&self, api_version: &str, kind: &str) -> Option<&Validator> {
         let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
         self.lazy.get(&(group.to_owned(), kind.to_owned())).map(LazyCrd::get)
+    }
+
+    /// Compiles the embedded CRDs of these kinds now, each on its own core (the largest take milliseconds), so
+    /// that validating objects in parallel never waits on another thread compiling the schema it needs.
+    pub fn prepare<'k>(&self, kinds: impl IntoIterator<Item = (&'k str, &'k str)>) {
+        use rayon::prelude::*;
+        let wanted: std::collections::BTreeSet<(&str, &str)> = kinds.into_iter().collect();
+        wanted.into_par_iter().for_each(|(api_version, kind)| {
+            self.lazy_for(api_version, kind);
+        });
     }
 
     /// From CRD YAML files on disk, plus the built-in kinds we emit (they have no CRD).
@@ -230,12 +206,18 @@ impl Validator {
     }
 
     fn add_crd(&mut self, path: &Path, text: &str) -> Result<(), ValidateError> {
+        let docs: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| ValidateError::Crd {
+            path: path.to_owned(),
+            message: format!("not YAML: {e}"),
+        })?;
+        self.add_crd_docs(path, &docs)
+    }
+
+    fn add_crd_docs(&mut self, path: &Path, docs: &[Value]) -> Result<(), ValidateError> {
         let err = |message: String| ValidateError::Crd {
             path: path.to_owned(),
             message,
         };
-        let docs: Vec<Value> =
-            serde_saphyr::from_multiple(text).map_err(|e| err(format!("not YAML: {e}")))?;
         let mut found = false;
         for doc in docs.iter().filter(|d| !d.is_null()) {
             if doc.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
@@ -653,14 +635,13 @@ fn sample_value(s: &Value) -> Value {
 
 #[cfg(test)]
 mod tests {
-    /// The lazy index reads a CRD's group and kind from its text: it must agree with the parsed CRD.
+    /// The lazy index uses the group and kind build.rs read from each CRD: they must agree with the document.
     #[test]
     fn embedded_crds_are_indexed_by_their_group_and_kind() {
-        use super::{crd_identity, EMBEDDED_CRDS};
-        for (path, text) in EMBEDDED_CRDS {
-            let doc: serde_json::Value = serde_saphyr::from_str(text).unwrap();
-            let parsed = (doc["spec"]["group"].as_str().unwrap().to_string(), doc["spec"]["names"]["kind"].as_str().unwrap().to_string());
-            assert_eq!(crd_identity(text), Some(parsed), "{path}");
+        use super::EMBEDDED_CRDS;
+        for crd in EMBEDDED_CRDS {
+            let doc: serde_json::Value = serde_json::from_str(crd.json).unwrap();
+            assert_eq!((doc["spec"]["group"].as_str(), doc["spec"]["names"]["kind"].as_str()), (Some(crd.group), Some(crd.kind)), "{}", crd.path);
         }
         let kinds: Vec<String> = Validator::builtin().kinds().into_iter().map(|(_, k)| k).collect();
         for kind in ["NodePool", "EC2NodeClass", "NodeOverlay", "ClusterPolicy", "PrometheusRule", "ServiceMonitor", "PodDisruptionBudget"] {
