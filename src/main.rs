@@ -271,10 +271,12 @@ fn main() -> ExitCode {
         _ => ColorChoice::Auto,
     };
     let color = term::use_color_here(choice);
-    let command = Cli::command()
-        // Computed at run time (the catalogs here); clap wants a 'static str, and this runs once per process.
-        .long_version(&*Box::leak(gpuplan::adopt::cli_docs::long_version(Path::new("catalogs")).into_boxed_str()))
-        .color(term::clap_color(color));
+    let mut command = Cli::command().color(term::clap_color(color));
+    // The catalog digests are computed only when asked for: reading and hashing every catalog costs more than the
+    // rest of a small compile. Clap wants a 'static str, and this runs at most once per process.
+    if std::env::args().skip(1).any(|a| a == "--version") {
+        command = command.long_version(&*Box::leak(gpuplan::adopt::cli_docs::long_version(Path::new("catalogs")).into_boxed_str()));
+    }
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     let color = term::use_color_here(cli.color);
     let _ = COLOR.set(color);
@@ -345,8 +347,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Compile { inputs, out, check, force } => {
-            let tree = inputs.compile()?.output_tree();
-            let current = output::read_tree(&out).map_err(io_error("read", &out))?;
+            // Never dropped: the process ends with this command and the OS reclaims the compilation and both trees at
+            // once, where dropping them would free hundreds of thousands of values one by one.
+            let compiled = std::mem::ManuallyDrop::new(inputs.compile()?);
+            let tree = std::mem::ManuallyDrop::new(compiled.output_tree());
+            let current = std::mem::ManuallyDrop::new(output::read_tree(&out).map_err(io_error("read", &out))?);
             if check {
                 if current == tree {
                     eprintln!("{} is up to date ({} files)", out.display(), tree.files.len());
