@@ -166,7 +166,10 @@ fn nothing_is_dropped_silently() {
     assert!(!stderr.contains("NodePool/gpu spec.template.spec.requirements[1]"), "{stderr}");
     // Other kinds are listed as skipped.
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["skipped"], serde_json::json!(["karpenter/gpu-nodepool.yaml ConfigMap/unrelated"]));
+    assert_eq!(
+        report["skipped"],
+        serde_json::json!(["karpenter/gpu-nodepool.yaml ConfigMap/unrelated (not a kind adopt reads: NodePools, EC2NodeClasses and gpuplan's own workload, monitoring and GitOps objects)"])
+    );
 }
 
 fn pool<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {

@@ -2,14 +2,16 @@
 //! compiling them would change), and the command line's self-description (`--version` with catalog digests,
 //! completions, man page, colour).
 //!
-//! The adopt pipeline: [`read`] (YAML files → NodePools, EC2NodeClasses, skipped objects) → [`map`] (each
-//! NodePool with its EC2NodeClass → a pool; profiles grouped by gpuplan's `gpuplan.dev/profile` annotation, else
-//! by EC2NodeClass) → [`write`] (KDL with provenance comments) → [`report`] (compile the result; compare with
-//! the originals: types, limits, weights, $/h, lint findings).
+//! The adopt pipeline: [`read`] (YAML files → NodePools, EC2NodeClasses, gpuplan's own GitOps and operations
+//! objects, skipped objects with reasons) → [`map`] (each NodePool with its EC2NodeClass → a pool; profiles
+//! grouped by gpuplan's `gpuplan.dev/profile` annotation, else by EC2NodeClass) and [`monitoring`] (its PrometheusRule, ServiceMonitors,
+//! ConfigMaps and ClusterPolicy → the cluster's `monitoring` block) → [`write`] (KDL with provenance comments)
+//! → [`report`] (compile the result; compare with the originals: types, limits, weights, $/h, lint findings).
 
 pub mod cli_docs;
 pub mod map;
 pub mod model;
+pub mod monitoring;
 pub mod read;
 pub mod report;
 pub mod requirements;
@@ -149,6 +151,13 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
             skipped.push(format!("{} (no NodePool refers to it)", class.at()));
         }
     }
+    // One block per cluster, in the first of its profiles that is adopted.
+    let mut monitoring: BTreeMap<String, model::Line> = BTreeMap::new();
+    for m in monitoring::adopt(&read.ops, &mut warnings) {
+        if let Some(host) = m.profiles.iter().find(|p| groups.contains_key(*p)) {
+            monitoring.insert(host.clone(), m.block);
+        }
+    }
     let mut profiles = Vec::new();
     let mut files = BTreeMap::new();
     for (name, pools) in groups {
@@ -156,7 +165,8 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         if !catalogs.contains_key(&region) {
             catalogs.insert(region.clone(), Catalog::load(&options.catalogs_dir, &region)?);
         }
-        let profile = adopt_profile(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options, &read.gitops, &mut warnings);
+        let mut profile = adopt_profile(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options, &read.gitops, &mut warnings);
+        profile.monitoring = monitoring.remove(&name);
         let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
         sources.sort();
         sources.dedup();
@@ -249,11 +259,5 @@ fn adopt_profile(
     // Priority orders the profiles of a cluster when gpuplan assigns weights to pools without one: a NodePool
     // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
     let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
-    // gpuplan scrapes dcgm-exporter with its own ServiceMonitor only when the GPU Operator is installed elsewhere.
-    let monitoring = gitops_docs
-        .iter()
-        .filter(|d| d.kind == "ServiceMonitor" && d.object["metadata"]["annotations"]["gpuplan.dev/profile"] == name)
-        .map(|d| model::Line::new("gpu-operator manage=#false", format!("{}: gpuplan scrapes dcgm-exporter itself when it does not manage the GPU Operator", d.at())))
-        .collect();
-    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring, comments }
+    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring: None, comments }
 }
