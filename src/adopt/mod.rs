@@ -4,7 +4,8 @@
 //!
 //! The adopt pipeline: [`read`] (YAML files → NodePools, EC2NodeClasses, gpuplan's own GitOps and operations
 //! objects, skipped objects with reasons) → [`map`] (each NodePool with its EC2NodeClass → a pool; profiles
-//! grouped by gpuplan's `gpuplan.dev/profile` annotation, else by EC2NodeClass) and [`monitoring`] (its PrometheusRule, ServiceMonitors,
+//! grouped by gpuplan's `gpuplan.dev/profile` annotation, else by EC2NodeClass), [`workloads`] (gpuplan's
+//! PDBs, HPAs and workload alerts → `workload` blocks) and [`monitoring`] (its PrometheusRule, ServiceMonitors,
 //! ConfigMaps and ClusterPolicy → the cluster's `monitoring` block) → [`write`] (KDL with provenance comments)
 //! → [`report`] (compile the result; compare with the originals: types, limits, weights, $/h, lint findings).
 
@@ -16,6 +17,7 @@ pub mod read;
 pub mod report;
 pub mod requirements;
 pub mod term;
+pub mod workloads;
 pub mod write;
 
 use std::collections::BTreeMap;
@@ -151,6 +153,14 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
             skipped.push(format!("{} (no NodePool refers to it)", class.at()));
         }
     }
+    let mut workloads = workloads::adopt(&read.ops, &read.node_pools, &mut warnings);
+    workloads.retain(|w| {
+        let known = groups.contains_key(&w.profile);
+        if !known {
+            skipped.push(format!("{} {} (workload {}/{}: its profile `{}` has no NodePool among the inputs, and a workload runs on a pool of its own profile)", w.file, w.object, w.namespace, w.name, w.profile));
+        }
+        known
+    });
     // One block per cluster, in the first of its profiles that is adopted.
     let mut monitoring: BTreeMap<String, model::Line> = BTreeMap::new();
     for m in monitoring::adopt(&read.ops, &mut warnings) {
@@ -167,6 +177,9 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         }
         let mut profile = adopt_profile(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options, &read.gitops, &mut warnings);
         profile.monitoring = monitoring.remove(&name);
+        let own: Vec<&workloads::AdoptedWorkload> = workloads.iter().filter(|w| w.profile == name).collect();
+        training_presets(&mut profile, &own, &mut warnings);
+        profile.workloads = own.into_iter().map(|w| w.line.clone()).collect();
         let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
         sources.sort();
         sources.dedup();
@@ -259,5 +272,28 @@ fn adopt_profile(
     // Priority orders the profiles of a cluster when gpuplan assigns weights to pools without one: a NodePool
     // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
     let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
-    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring: None, comments }
+    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring: None, workloads: Vec::new(), comments }
+}
+
+/// A workload's HPA scales like a training pool's only when its pool's preset is `training-on-demand` or
+/// `batch-spot` (ops::plan), so such a pool is adopted with the training preset. Its other defaults are then
+/// the training ones: scratch on instance storage is written out as `ebs` unless the class stripes NVMe (the
+/// rest, disruption and capacity, adopt writes out anyway).
+fn training_presets(profile: &mut AdoptedProfile, workloads: &[&workloads::AdoptedWorkload], warnings: &mut Vec<Warning>) {
+    for w in workloads.iter().filter(|w| w.training) {
+        let Some(pool) = profile.pools.iter_mut().find(|p| p.name == w.pool && p.tier_of.is_none()) else {
+            warnings.push(Warning {
+                file: w.file.clone(),
+                object: w.object.clone(),
+                field: format!("workload {}/{}: HorizontalPodAutoscaler spec.behavior", w.namespace, w.name),
+                message: format!("scales like a training pool's, but `{}` is adopted as a tiered pool (whose HPAs scale like inference): compiling changes the behavior", w.pool),
+            });
+            continue;
+        };
+        pool.preset = "training-on-demand";
+        if !pool.lines.iter().any(|l| l.kdl.starts_with("scratch ")) {
+            let from = format!("{}: no instanceStorePolicy (the training preset's default is instance-store)", pool.from.trim_end());
+            pool.lines.push(model::Line::new("scratch \"ebs\"", from));
+        }
+    }
 }

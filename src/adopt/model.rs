@@ -72,6 +72,8 @@ pub struct AdoptedProfile {
     pub pools: Vec<AdoptedPool>,
     /// The cluster's `monitoring` block (in one profile of the cluster), with its provenance.
     pub monitoring: Option<Line>,
+    /// `workload` blocks, sorted by namespace and name (the order gpuplan renders them in).
+    pub workloads: Vec<Line>,
     pub comments: Vec<String>,
 }
 

@@ -50,6 +50,10 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
             Some(_) => {}
         }
     }
+    for workload in &p.workloads {
+        out.push('\n');
+        write_line(&mut out, workload, 0);
+    }
     out
 }
 
