@@ -153,7 +153,8 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
             skipped.push(format!("{} (no NodePool refers to it)", class.at()));
         }
     }
-    let mut workloads = workloads::adopt(&read.ops, &read.node_pools, &mut warnings);
+    let (mut workloads, unadopted) = workloads::adopt(&read.ops, &read.node_pools, &mut warnings);
+    skipped.extend(unadopted);
     workloads.retain(|w| {
         let known = groups.contains_key(&w.profile);
         if !known {

@@ -87,9 +87,22 @@ fn capture(pattern: &str, text: &str) -> Option<String> {
     regex::Regex::new(pattern).ok()?.captures(text)?.get(1).map(|m| m.as_str().to_string())
 }
 
-/// Every `workload` gpuplan generated objects for, with the warnings for what its output does not record.
-pub fn adopt(ops: &[Doc], node_pools: &[Doc], warnings: &mut Vec<Warning>) -> Vec<AdoptedWorkload> {
-    traces(ops).into_iter().filter_map(|((namespace, name), t)| workload(namespace, name, &t, node_pools, warnings)).collect()
+/// Every `workload` gpuplan generated objects for, with the warnings for what its output does not record; and
+/// `file Kind/name (reason)` for the objects of a workload whose profile or pool no object names.
+pub fn adopt(ops: &[Doc], node_pools: &[Doc], warnings: &mut Vec<Warning>) -> (Vec<AdoptedWorkload>, Vec<String>) {
+    let mut adopted = Vec::new();
+    let mut skipped = Vec::new();
+    for ((namespace, name), t) in traces(ops) {
+        let id = format!("{namespace}/{name}");
+        match workload(namespace, name, &t, node_pools, warnings) {
+            Some(w) => adopted.push(w),
+            None => {
+                let (file, object) = first_trace(&t);
+                skipped.push(format!("{file} {object} (workload {id}: no gpuplan.dev/profile and gpuplan.dev/pool annotations, and no workload alert naming them)"));
+            }
+        }
+    }
+    (adopted, skipped)
 }
 
 fn workload(namespace: String, name: String, t: &Traces, node_pools: &[Doc], warnings: &mut Vec<Warning>) -> Option<AdoptedWorkload> {
