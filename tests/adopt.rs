@@ -46,51 +46,191 @@ fn read(dir: &Path, file: &str) -> String {
     std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
-/// Round-trip: adopting gpuplan's own out/ and compiling the result reproduces every NodePool, EC2NodeClass and
-/// NodeOverlay (and the device-plugin ConfigMap the pools' sharing produces) byte for byte, digests included.
+/// `out` (a compiled tree) and `again` (compiled from what adopt made of it) are the same files, byte for byte;
+/// returns how many. File by file first, so that a failure names the file.
+fn assert_same_tree(out: &Path, again: &Path) -> usize {
+    let original = gpuplan::output::read_tree(out).unwrap();
+    let reproduced = gpuplan::output::read_tree(again).unwrap();
+    for (path, text) in &original.files {
+        let actual = reproduced.files.get(path).unwrap_or_else(|| panic!("{} was not reproduced", out.join(path).display()));
+        assert_eq!(actual, text, "{} differs after adopt → compile", out.join(path).display());
+    }
+    let extra: Vec<&PathBuf> = reproduced.files.keys().filter(|p| !original.files.contains_key(*p)).collect();
+    assert!(extra.is_empty(), "adopt → compile wrote files {} did not have: {extra:?}", out.display());
+    original.files.len()
+}
+
+/// Round-trip (issue 12): adopting gpuplan's own out/ and compiling the result reproduces the whole out/ tree of
+/// every cluster byte for byte, digests included: NodePools, EC2NodeClasses, NodeOverlays, ConfigMaps, the
+/// ClusterPolicy, PDBs, HPAs, the PrometheusRule, ServiceMonitors, GitOps apps and the kustomization.
 #[test]
-fn adopting_the_examples_out_reproduces_their_capacity_manifests_byte_for_byte() {
+fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     let (dir, out) = adopt(&repo().join("out"), &[]);
     assert!(out.status.success(), "{}", text(&out));
     let catalogs = repo().join("catalogs");
     let compiled = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
     assert!(compiled.status.success(), "{}", text(&compiled));
     let mut compared = 0;
-    for cluster in std::fs::read_dir(repo().join("out")).unwrap() {
-        let cluster = cluster.unwrap().path();
-        for file in std::fs::read_dir(&cluster).unwrap() {
-            let file = file.unwrap().path();
-            let name = file.file_name().unwrap().to_str().unwrap().to_string();
-            let adopted_kind = ["nodepool-", "ec2nodeclass-", "nodeoverlay-", "configmap-gpuplan-device-plugin"].iter().any(|p| name.starts_with(p));
-            if !adopted_kind {
-                continue;
-            }
-            let again = dir.path().join("out").join(cluster.file_name().unwrap()).join(&name);
-            let expected = std::fs::read_to_string(&file).unwrap();
-            let actual = std::fs::read_to_string(&again).unwrap_or_else(|_| panic!("{} was not reproduced", again.display()));
-            assert_eq!(actual, expected, "{} differs after adopt → compile", file.display());
-            compared += 1;
-        }
+    for cluster in ["ml-batch-west", "ml-prod", "ml-research", "ml-vision"] {
+        compared += assert_same_tree(&repo().join("out").join(cluster), &dir.path().join("out").join(cluster));
     }
-    // 4 clusters: 12 NodePools, 8 EC2NodeClasses, 2 NodeOverlays, 1 device-plugin ConfigMap.
-    assert!(compared >= 23, "only {compared} files compared");
-    // A cluster with no workloads or monitoring settings round-trips whole: ml-batch-west, GitOps apps included
-    // (its `gitops` line comes back from gpuplan's Argo CD Application and Flux Kustomization).
-    // ml-vision too: its dcgm-exporter ServiceMonitor (written only when gpuplan does not manage the GPU
-    // Operator) comes back as `monitoring { gpu-operator manage=#false }`, so no ClusterPolicy appears.
-    for cluster in ["ml-batch-west", "ml-vision"] {
-        let original = gpuplan::output::read_tree(&repo().join("out").join(cluster)).unwrap();
-        let again = gpuplan::output::read_tree(&dir.path().join("out").join(cluster)).unwrap();
-        assert!(original.files.len() >= 7 && original == again, "out/{cluster} differs after adopt → compile");
-    }
+    // Nothing else appeared (a cluster adopt invented, say).
+    let clusters: Vec<String> = std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(clusters.len(), 4, "{clusters:?}");
+    assert!(compared >= 49, "only {compared} files compared");
+    // Every gpuplan object of out/ is adopted or derived: only the kustomizations and NodeOverlays are listed
+    // as skipped, each with its reason (compile writes them again).
+    let report = String::from_utf8_lossy(&out.stdout);
+    let skipped = &report[report.find("skipped (").expect("a skipped section")..];
+    assert_eq!(skipped.lines().filter(|l| l.starts_with("  ")).count(), 6, "{skipped}");
+    assert!(skipped.contains("ml-research/nodeoverlay-small-models-8gpu.yaml NodeOverlay/small-models-8gpu (gpuplan's own: compiled again"), "{skipped}");
+
     assert!(read(dir.path(), "profiles/batch-west.kdl").contains("gitops repo=\"https://github.com/example/gpu-platform.git\" revision=\"main\" path=\"out\" argocd=#true flux=#false"));
     assert!(read(dir.path(), "profiles/tiered-fallback.kdl").contains("argocd=#false flux=#true { depends-on \"karpenter\" \"gpu-operator\"; }"));
     // Tiers of one gpuplan pool are regrouped (gpuplan.dev/pool names the pool, the NodePool `<pool>-<tier>`).
     let vision = read(dir.path(), "profiles/tiered-fallback.kdl");
     assert!(vision.contains("pool \"vision\" preset=\"tiered\"") && vision.contains("tier \"a10g-spot\""), "{vision}");
+    // ml-vision's dcgm-exporter ServiceMonitor is written only when gpuplan does not manage the GPU Operator; the
+    // labels come from the PrometheusRule's metadata.labels (Prometheus' ruleSelector).
+    assert!(vision.contains("monitoring namespace=\"monitoring\" {") && vision.contains("label \"release\" \"kube-prometheus-stack\"") && vision.contains("gpu-operator manage=#false"), "{vision}");
     // The reservation comes back as a reserved block: ids from the EC2NodeClass, the count from the limit.
     let training = read(dir.path(), "profiles/training.kdl");
     assert!(training.contains("id \"cr-0a1b2c3d4e5f60718\"") && training.contains("instances 2"), "{training}");
+
+    // Workloads. llm-server: name and namespace from the PDB's and HPA's metadata, pool from their
+    // gpuplan.dev/pool annotation (the pool as the profile wrote it: both tiers of llm-inference).
+    let llm = read(dir.path(), "profiles/llm-inference.kdl");
+    for line in [
+        "workload \"llm-server\" namespace=\"inference\" pool=\"llm-inference\" {",
+        // The PDB's spec.selector.matchLabels.
+        "selector \"app.kubernetes.io/name\" \"llm-server\"",
+        // The HPA's spec.minReplicas / spec.maxReplicas.
+        "replicas min=2 max=12",
+        // The PDB's spec.minAvailable.
+        "disruption-budget min-available=1",
+        // The HPA's gpuplan.dev/metric annotation (`target 70% = 70`); the metric is the pool's default, so unwritten.
+        "autoscale gpu-utilization=70 //",
+    ] {
+        assert!(llm.contains(line), "missing `{line}` in:\n{llm}");
+    }
+    // trainer: kind from the PrometheusRule's workload alert summary (`of StatefulSet trainer`; no HPA to name
+    // it), GPUs per pod from its description (`and 8 × nvidia.com/gpu`), the budget from the PDB's
+    // spec.maxUnavailable. Its replica count is in no generated object (no HPA): the smallest count the PDB
+    // allows, with a comment and a warning.
+    for line in [
+        "workload \"trainer\" namespace=\"training\" pool=\"training\" kind=\"StatefulSet\" {",
+        "selector \"app\" \"trainer\"",
+        "gpus-per-replica 8",
+        "disruption-budget max-unavailable=1",
+        "replicas 2 // ",
+    ] {
+        assert!(training.contains(line), "missing `{line}` in:\n{training}");
+    }
+    assert!(String::from_utf8_lossy(&out.stderr).contains("PodDisruptionBudget/trainer workload training/trainer: replicas: gpuplan's output records"), "{}", text(&out));
+    let notebooks = read(dir.path(), "profiles/notebooks.kdl");
+    for line in [
+        // A percentage budget stays a percentage (the PDB's spec.minAvailable "50%").
+        "disruption-budget min-available=\"50%\"",
+        "disruption-budget max-unavailable=\"20%\"",
+        // The MIG pool's HPA targets DCGM_FI_PROF_GR_ENGINE_ACTIVE at 600m: 60% (the pool's default metric).
+        "autoscale gpu-utilization=60 //",
+        "replicas min=2 max=16",
+        // Monitoring: the namespace from the PrometheusRule's metadata.namespace; near-limit from
+        // GpuplanNodePoolNearLimit's `>= 0.85`, low-gpu-utilization from GpuplanGPUUtilizationLow's `< 15`,
+        // pending-for from GpuplanAcceleratorPodsPending's `for: 10m`.
+        "monitoring namespace=\"monitoring\" {",
+        "alerts near-limit=85 low-gpu-utilization=15 pending-for=\"10m\"",
+    ] {
+        assert!(notebooks.contains(line), "missing `{line}` in:\n{notebooks}");
+    }
+    // ml-prod's monitoring settings are all defaults: no block in any of its profiles.
+    for profile in ["general-gpu", "inferentia", "llm-inference", "training"] {
+        assert!(!read(dir.path(), &format!("profiles/{profile}.kdl")).contains("\nmonitoring"), "{profile}");
+    }
+}
+
+/// Operations settings the examples leave at their defaults round-trip too: every `monitoring` setting (namespace,
+/// labels and a removed default label, the Karpenter and dcgm-exporter ServiceMonitors' namespaces, the
+/// prometheus-adapter and GPU Operator namespaces, an image override, alert thresholds, an unmanaged operator),
+/// a workload on one tier's NodePool, a metric override, a training pool's HPA, workloads without PDB or HPA.
+#[test]
+fn adopting_compiled_operations_settings_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = repo().join("catalogs");
+    std::fs::create_dir(dir.path().join("original")).unwrap();
+    std::fs::create_dir(dir.path().join("original/profiles")).unwrap();
+    for f in ["serving.kdl", "train.kdl", "unmanaged.kdl"] {
+        std::fs::copy(repo().join("tests/fixtures/adopt/ops").join(f), dir.path().join("original/profiles").join(f)).unwrap();
+    }
+    let compiled = gpuplan(&dir.path().join("original"), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    // Adopted from original/out into profiles/, so that the recompiled gpuplan.dev/source is the same.
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let again = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    let mut compared = 0;
+    for cluster in ["ops-a", "ops-b"] {
+        compared += assert_same_tree(&dir.path().join("original/out").join(cluster), &dir.path().join("out").join(cluster));
+    }
+    assert!(compared >= 23, "only {compared} files compared");
+
+    let serving = read(dir.path(), "profiles/serving.kdl");
+    for line in [
+        // The PrometheusRule's metadata.namespace and metadata.labels (release removed: `#null`).
+        "monitoring namespace=\"observability\" {",
+        "label \"prometheus\" \"platform\"",
+        "label \"release\" #null",
+        // ServiceMonitor/karpenter's and ConfigMap/gpuplan-prometheus-adapter's metadata.namespace.
+        "karpenter namespace=\"karpenter\"",
+        "prometheus-adapter namespace=\"custom-metrics\"",
+        // The device-plugin ConfigMap's metadata.namespace; the ClusterPolicy's devicePlugin fields that differ
+        // from the pinned release's.
+        "gpu-operator namespace=\"nvidia\" {",
+        "image \"devicePlugin\" repository=\"registry.example.com/nvidia\" version=\"v0.20.1\"",
+        "alerts near-limit=80 low-gpu-utilization=20 pending-for=\"15m\"",
+        // The HPA's gpuplan.dev/pool annotation names one tier's NodePool; scaleTargetRef.kind; a metric that is
+        // not the pool's default (not MIG) is written.
+        "workload \"chat-api\" namespace=\"serving\" pool=\"chat-spot\" kind=\"StatefulSet\" {",
+        "selector \"tier\" \"api\"",
+        "autoscale gpu-utilization=55 metric=\"DCGM_FI_PROF_GR_ENGINE_ACTIVE\"",
+        // No PDB, no HPA: only the workload alerts show it; one replica, a placeholder selector.
+        "workload \"single\" namespace=\"serving\" pool=\"shared\" {",
+    ] {
+        assert!(serving.contains(line), "missing `{line}` in:\n{serving}");
+    }
+    // The HPA's behavior is the training one, which ops::plan gives only to training and batch presets.
+    let train = read(dir.path(), "profiles/train.kdl");
+    assert!(train.contains("pool \"trainers\" preset=\"training-on-demand\"") && train.contains("scratch \"ebs\""), "{train}");
+    let unmanaged = read(dir.path(), "profiles/unmanaged.kdl");
+    for line in ["dcgm-exporter namespace=\"dcgm\"", "gpu-operator manage=#false", "alerts near-limit=90 low-gpu-utilization=10 pending-for=\"30m\"", "gpus-per-replica 2"] {
+        assert!(unmanaged.contains(line), "missing `{line}` in:\n{unmanaged}");
+    }
+}
+
+/// PodDisruptionBudgets, HPAs and PrometheusRules that gpuplan did not generate name no pool: each is listed
+/// as skipped with its file and the reason, and no `workload` is guessed.
+#[test]
+fn hand_written_workload_objects_are_reported_not_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("k8s")).unwrap();
+    for f in ["gpu-nodepool.yaml", "workload-objects.yaml"] {
+        std::fs::copy(repo().join("tests/fixtures/adopt").join(f), dir.path().join("k8s").join(f)).unwrap();
+    }
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "k8s", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped: Vec<&str> = report["skipped"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    for object in ["PodDisruptionBudget/api", "HorizontalPodAutoscaler/api"] {
+        let entry = skipped.iter().find(|s| s.starts_with(&format!("k8s/workload-objects.yaml {object} ("))).unwrap_or_else(|| panic!("{object} not listed: {skipped:?}"));
+        assert!(entry.contains("not generated by gpuplan: a `workload` needs the pool its pods run on"), "{entry}");
+    }
+    let rule = skipped.iter().find(|s| s.starts_with("k8s/workload-objects.yaml PrometheusRule/gpu-alerts (")).unwrap_or_else(|| panic!("{skipped:?}"));
+    assert!(rule.contains("not generated by gpuplan"), "{rule}");
+    let table = gpuplan(dir.path(), &["adopt", "k8s", "--into", "p2", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&table.stdout).contains("k8s/workload-objects.yaml PodDisruptionBudget/api (not generated by gpuplan"), "{}", text(&table));
+    assert!(!read(dir.path(), "profiles/gpu.kdl").contains("workload"));
 }
 
 #[test]
@@ -166,7 +306,10 @@ fn nothing_is_dropped_silently() {
     assert!(!stderr.contains("NodePool/gpu spec.template.spec.requirements[1]"), "{stderr}");
     // Other kinds are listed as skipped.
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["skipped"], serde_json::json!(["karpenter/gpu-nodepool.yaml ConfigMap/unrelated"]));
+    assert_eq!(
+        report["skipped"],
+        serde_json::json!(["karpenter/gpu-nodepool.yaml ConfigMap/unrelated (not a kind adopt reads: NodePools, EC2NodeClasses and gpuplan's own workload, monitoring and GitOps objects)"])
+    );
 }
 
 fn pool<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {

@@ -2,18 +2,22 @@
 //! compiling them would change), and the command line's self-description (`--version` with catalog digests,
 //! completions, man page, colour).
 //!
-//! The adopt pipeline: [`read`] (YAML files → NodePools, EC2NodeClasses, skipped objects) → [`map`] (each
-//! NodePool with its EC2NodeClass → a pool; profiles grouped by gpuplan's `gpuplan.dev/profile` annotation, else
-//! by EC2NodeClass) → [`write`] (KDL with provenance comments) → [`report`] (compile the result; compare with
-//! the originals: types, limits, weights, $/h, lint findings).
+//! The adopt pipeline: [`read`] (YAML files → NodePools, EC2NodeClasses, gpuplan's own GitOps and operations
+//! objects, skipped objects with reasons) → [`map`] (each NodePool with its EC2NodeClass → a pool; profiles
+//! grouped by gpuplan's `gpuplan.dev/profile` annotation, else by EC2NodeClass), [`workloads`] (gpuplan's
+//! PDBs, HPAs and workload alerts → `workload` blocks) and [`monitoring`] (its PrometheusRule, ServiceMonitors,
+//! ConfigMaps and ClusterPolicy → the cluster's `monitoring` block) → [`write`] (KDL with provenance comments)
+//! → [`report`] (compile the result; compare with the originals: types, limits, weights, $/h, lint findings).
 
 pub mod cli_docs;
 pub mod map;
 pub mod model;
+pub mod monitoring;
 pub mod read;
 pub mod report;
 pub mod requirements;
 pub mod term;
+pub mod workloads;
 pub mod write;
 
 use std::collections::BTreeMap;
@@ -149,6 +153,22 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
             skipped.push(format!("{} (no NodePool refers to it)", class.at()));
         }
     }
+    let (mut workloads, unadopted) = workloads::adopt(&read.ops, &read.node_pools, &mut warnings);
+    skipped.extend(unadopted);
+    workloads.retain(|w| {
+        let known = groups.contains_key(&w.profile);
+        if !known {
+            skipped.push(format!("{} {} (workload {}/{}: its profile `{}` has no NodePool among the inputs, and a workload runs on a pool of its own profile)", w.file, w.object, w.namespace, w.name, w.profile));
+        }
+        known
+    });
+    // One block per cluster, in the first of its profiles that is adopted.
+    let mut monitoring: BTreeMap<String, model::Line> = BTreeMap::new();
+    for m in monitoring::adopt(&read.ops, &mut warnings) {
+        if let Some(host) = m.profiles.iter().find(|p| groups.contains_key(*p)) {
+            monitoring.insert(host.clone(), m.block);
+        }
+    }
     let mut profiles = Vec::new();
     let mut files = BTreeMap::new();
     for (name, pools) in groups {
@@ -156,7 +176,11 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         if !catalogs.contains_key(&region) {
             catalogs.insert(region.clone(), Catalog::load(&options.catalogs_dir, &region)?);
         }
-        let profile = adopt_profile(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options, &read.gitops, &mut warnings);
+        let mut profile = adopt_profile(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options, &read.gitops, &mut warnings);
+        profile.monitoring = monitoring.remove(&name);
+        let own: Vec<&workloads::AdoptedWorkload> = workloads.iter().filter(|w| w.profile == name).collect();
+        training_presets(&mut profile, &own, &mut warnings);
+        profile.workloads = own.into_iter().map(|w| w.line.clone()).collect();
         let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
         sources.sort();
         sources.dedup();
@@ -249,11 +273,28 @@ fn adopt_profile(
     // Priority orders the profiles of a cluster when gpuplan assigns weights to pools without one: a NodePool
     // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
     let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
-    // gpuplan scrapes dcgm-exporter with its own ServiceMonitor only when the GPU Operator is installed elsewhere.
-    let monitoring = gitops_docs
-        .iter()
-        .filter(|d| d.kind == "ServiceMonitor" && d.object["metadata"]["annotations"]["gpuplan.dev/profile"] == name)
-        .map(|d| model::Line::new("gpu-operator manage=#false", format!("{}: gpuplan scrapes dcgm-exporter itself when it does not manage the GPU Operator", d.at())))
-        .collect();
-    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring, comments }
+    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring: None, workloads: Vec::new(), comments }
+}
+
+/// A workload's HPA scales like a training pool's only when its pool's preset is `training-on-demand` or
+/// `batch-spot` (ops::plan), so such a pool is adopted with the training preset. Its other defaults are then
+/// the training ones: scratch on instance storage is written out as `ebs` unless the class stripes NVMe (the
+/// rest, disruption and capacity, adopt writes out anyway).
+fn training_presets(profile: &mut AdoptedProfile, workloads: &[&workloads::AdoptedWorkload], warnings: &mut Vec<Warning>) {
+    for w in workloads.iter().filter(|w| w.training) {
+        let Some(pool) = profile.pools.iter_mut().find(|p| p.name == w.pool && p.tier_of.is_none()) else {
+            warnings.push(Warning {
+                file: w.file.clone(),
+                object: w.object.clone(),
+                field: format!("workload {}/{}: HorizontalPodAutoscaler spec.behavior", w.namespace, w.name),
+                message: format!("scales like a training pool's, but `{}` is adopted as a tiered pool (whose HPAs scale like inference): compiling changes the behavior", w.pool),
+            });
+            continue;
+        };
+        pool.preset = "training-on-demand";
+        if !pool.lines.iter().any(|l| l.kdl.starts_with("scratch ")) {
+            let from = format!("{}: no instanceStorePolicy (the training preset's default is instance-store)", pool.from.trim_end());
+            pool.lines.push(model::Line::new("scratch \"ebs\"", from));
+        }
+    }
 }

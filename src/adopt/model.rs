@@ -70,8 +70,10 @@ pub struct AdoptedProfile {
     pub cluster: ClusterBlock,
     pub budget: Option<(String, String)>,
     pub pools: Vec<AdoptedPool>,
-    /// Lines of a `monitoring` block, with their provenance.
-    pub monitoring: Vec<Line>,
+    /// The cluster's `monitoring` block (in one profile of the cluster), with its provenance.
+    pub monitoring: Option<Line>,
+    /// `workload` blocks, sorted by namespace and name (the order gpuplan renders them in).
+    pub workloads: Vec<Line>,
     pub comments: Vec<String>,
 }
 

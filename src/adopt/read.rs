@@ -1,5 +1,6 @@
 //! Reading existing manifests: YAML files (multi-document) or directories of them, into the objects `adopt`
-//! understands (Karpenter NodePools and EC2NodeClasses) and a list of everything else it skipped.
+//! understands (Karpenter NodePools and EC2NodeClasses, and gpuplan's own GitOps and operations objects) and a
+//! list of everything else it skipped, each with the reason.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,9 @@ pub struct Doc {
     pub kind: String,
     pub name: String,
     pub object: Value,
+    /// gpuplan generated the file and someone edited it since (its digest no longer matches): adopt reads the
+    /// fields it knows, and says so, because a compile rewrites the rest.
+    pub hand_edited: bool,
 }
 
 impl Doc {
@@ -25,10 +29,14 @@ impl Doc {
 pub struct Read {
     pub node_pools: Vec<Doc>,
     pub node_classes: Vec<Doc>,
-    /// gpuplan's own Argo CD Applications and Flux Kustomizations (out/<cluster>/gitops/): the cluster's `gitops`;
-    /// and its dcgm-exporter ServiceMonitor, which it writes only when it does not manage the GPU Operator.
+    /// gpuplan's own Argo CD Applications, Flux GitRepositories and Kustomizations (out/<cluster>/gitops/): the
+    /// cluster's `gitops` line.
     pub gitops: Vec<Doc>,
-    /// `file kind/name` of objects of other kinds (ClusterPolicy, PDBs, …): listed, not adopted.
+    /// gpuplan's own operations objects (labelled `app.kubernetes.io/managed-by: gpuplan`): PodDisruptionBudgets,
+    /// HorizontalPodAutoscalers, the PrometheusRule, ServiceMonitors, the prometheus-adapter and device-plugin
+    /// ConfigMaps, the ClusterPolicy. They become `workload` and `monitoring` blocks.
+    pub ops: Vec<Doc>,
+    /// `file kind/name (reason)` of everything else: listed, not adopted.
     pub skipped: Vec<String>,
 }
 
@@ -50,27 +58,62 @@ pub fn read(paths: &[PathBuf]) -> Result<Read, ReadError> {
     for file in files {
         let text = std::fs::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
         let docs: Vec<Value> = serde_saphyr::from_multiple(&text).map_err(|e| ReadError::Yaml(file.clone(), e.to_string()))?;
+        let hand_edited = crate::output::header_status(&text) == crate::output::HeaderStatus::HandEdited;
         for object in docs.into_iter().filter(|d| !d.is_null()) {
             let kind = object["kind"].as_str().unwrap_or("<no kind>").to_string();
             let name = object["metadata"]["name"].as_str().unwrap_or("<no name>").to_string();
-            let api = object["apiVersion"].as_str().unwrap_or("").to_string();
-            let doc = Doc { file: file.display().to_string(), kind: kind.clone(), name, object };
-            match (kind.as_str(), api.split('/').next().unwrap_or("")) {
-                ("NodePool", "karpenter.sh") => read.node_pools.push(doc),
-                ("EC2NodeClass", "karpenter.k8s.aws") => read.node_classes.push(doc),
-                ("Application", "argoproj.io")
-                | ("Kustomization", "kustomize.toolkit.fluxcd.io")
-                | ("GitRepository", "source.toolkit.fluxcd.io")
-                | ("ServiceMonitor", "monitoring.coreos.com")
-                    if (doc.kind != "ServiceMonitor" || doc.name == "nvidia-dcgm-exporter") && doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" =>
-                {
-                    read.gitops.push(doc)
-                }
-                _ => read.skipped.push(doc.at()),
+            let doc = Doc { file: file.display().to_string(), kind, name, object, hand_edited };
+            match role(&doc) {
+                Role::NodePool => read.node_pools.push(doc),
+                Role::NodeClass => read.node_classes.push(doc),
+                Role::GitOps => read.gitops.push(doc),
+                Role::Ops => read.ops.push(doc),
+                Role::Skipped(reason) => read.skipped.push(format!("{} ({reason})", doc.at())),
             }
         }
     }
     Ok(read)
+}
+
+enum Role {
+    NodePool,
+    NodeClass,
+    GitOps,
+    Ops,
+    Skipped(&'static str),
+}
+
+/// The API group of `apiVersion` (`""` for the core group's `v1`).
+fn group(object: &Value) -> &str {
+    object["apiVersion"].as_str().and_then(|a| a.rsplit_once('/')).map_or("", |(g, _)| g)
+}
+
+/// What adopt does with one object, by kind, API group and whether gpuplan generated it.
+fn role(doc: &Doc) -> Role {
+    let ours = doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    match (doc.kind.as_str(), group(&doc.object)) {
+        ("NodePool", "karpenter.sh") => Role::NodePool,
+        ("EC2NodeClass", "karpenter.k8s.aws") => Role::NodeClass,
+        ("Application", "argoproj.io") | ("Kustomization", "kustomize.toolkit.fluxcd.io") | ("GitRepository", "source.toolkit.fluxcd.io") if ours => Role::GitOps,
+        ("PodDisruptionBudget", "policy")
+        | ("HorizontalPodAutoscaler", "autoscaling")
+        | ("PrometheusRule" | "ServiceMonitor", "monitoring.coreos.com")
+        | ("ClusterPolicy", "nvidia.com")
+            if ours =>
+        {
+            Role::Ops
+        }
+        ("ConfigMap", "") if ours && [crate::ops::adapter::CONFIG_MAP, crate::ops::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP].contains(&doc.name.as_str()) => Role::Ops,
+        ("NodeOverlay", "karpenter.sh") if ours => Role::Skipped("gpuplan's own: compiled again from the adopted pools' sharing"),
+        ("Kustomization", "kustomize.config.k8s.io") => Role::Skipped("the cluster's kustomization: compile writes it again from the objects it generates"),
+        ("PodDisruptionBudget" | "HorizontalPodAutoscaler", _) => Role::Skipped(
+            "not generated by gpuplan: a `workload` needs the pool its pods run on, which this object does not name; write the workload block by hand (selector, replicas, disruption-budget, autoscale)",
+        ),
+        ("PrometheusRule" | "ServiceMonitor" | "ClusterPolicy", _) => Role::Skipped(
+            "not generated by gpuplan: gpuplan writes its own from the `monitoring` block; keep this one next to the compiled output, or delete it if gpuplan's replaces it",
+        ),
+        _ => Role::Skipped("not a kind adopt reads: NodePools, EC2NodeClasses and gpuplan's own workload, monitoring and GitOps objects"),
+    }
 }
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {

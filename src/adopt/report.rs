@@ -321,7 +321,7 @@ fn details(report: &Report, md: bool) -> String {
         }
     }
     if !report.skipped.is_empty() {
-        out.push_str("\nskipped (not NodePool / EC2NodeClass):\n");
+        out.push_str("\nskipped (not adopted, with the reason):\n");
         for s in &report.skipped {
             out.push_str(&format!("{bullet}{s}\n"));
         }

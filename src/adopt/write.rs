@@ -27,12 +27,9 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
     if let Some((budget, origin)) = &p.budget {
         out.push_str(&format!("\nbudget usd-per-hour={budget} // {origin}\n"));
     }
-    if !p.monitoring.is_empty() {
-        out.push_str("\nmonitoring {\n");
-        for line in &p.monitoring {
-            write_line(&mut out, line, 1);
-        }
-        out.push_str("}\n");
+    if let Some(monitoring) = &p.monitoring {
+        out.push('\n');
+        write_line(&mut out, monitoring, 0);
     }
     let mut written = std::collections::BTreeSet::new();
     for pool in &p.pools {
@@ -52,6 +49,10 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
             }
             Some(_) => {}
         }
+    }
+    for workload in &p.workloads {
+        out.push('\n');
+        write_line(&mut out, workload, 0);
     }
     out
 }

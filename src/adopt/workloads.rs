@@ -1,0 +1,286 @@
+//! gpuplan's own PodDisruptionBudgets, HorizontalPodAutoscalers and workload alerts → `workload` blocks (the
+//! inverse of `ops::plan` / `ops::render` for workloads).
+//!
+//! A workload leaves up to three traces: its PDB (a budget, or the default one when max replicas ≥ 2), its HPA
+//! (only with `autoscale`) and, always, its rules in the PrometheusRule's `workloads` group. Each field comes
+//! from the trace that states it; the `gpuplan.dev/*` annotations say what the spec alone cannot (the pool as
+//! the profile wrote it, the target as a percentage).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::model::{q, Line, Warning};
+use super::read::Doc;
+use crate::ops::alerts::WORKLOAD_UNSCHEDULABLE;
+use crate::ops::workload::{HpaPlan, ScalingStyle};
+use crate::ops::{gpu_metric, metric_is_ratio, IntOrPercent, PdbBudget};
+
+/// One adopted `workload` block and what the profile's pools must agree with.
+#[derive(Debug, Clone)]
+pub struct AdoptedWorkload {
+    pub profile: String,
+    pub namespace: String,
+    pub name: String,
+    /// The pool as the profile wrote it: a pool, or one tier's NodePool.
+    pub pool: String,
+    /// The HPA scales like a training or batch pool's (ops::plan gives that behaviour by the pool's preset only),
+    /// so the pool must be adopted with a training preset.
+    pub training: bool,
+    pub line: Line,
+    /// The first of its objects (`file`, `Kind/name`), for warnings and the skipped list.
+    pub file: String,
+    pub object: String,
+}
+
+/// The traces of one workload, keyed by (namespace, name).
+#[derive(Default)]
+struct Traces<'a> {
+    pdb: Option<&'a Doc>,
+    hpa: Option<&'a Doc>,
+    /// The PrometheusRule and its rules labelled `gpuplan_workload: <namespace>/<name>`.
+    rules: Vec<(&'a Doc, &'a Value)>,
+}
+
+fn traces(ops: &[Doc]) -> BTreeMap<(String, String), Traces<'_>> {
+    let mut out: BTreeMap<(String, String), Traces> = BTreeMap::new();
+    for doc in ops {
+        let key = || (doc.object["metadata"]["namespace"].as_str().unwrap_or("default").to_string(), doc.name.clone());
+        match doc.kind.as_str() {
+            "PodDisruptionBudget" => out.entry(key()).or_default().pdb = Some(doc),
+            "HorizontalPodAutoscaler" => out.entry(key()).or_default().hpa = Some(doc),
+            "PrometheusRule" => {
+                let rules = doc.object["spec"]["groups"].as_array().into_iter().flatten().flat_map(|g| g["rules"].as_array().into_iter().flatten());
+                for rule in rules {
+                    if let Some((ns, name)) = rule["labels"]["gpuplan_workload"].as_str().and_then(|w| w.split_once('/')) {
+                        out.entry((ns.to_string(), name.to_string())).or_default().rules.push((doc, rule));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+impl Traces<'_> {
+    fn annotation(&self, key: &str) -> Option<&str> {
+        [self.pdb, self.hpa].into_iter().flatten().find_map(|d| d.object["metadata"]["annotations"][key].as_str())
+    }
+
+    fn rule(&self, alert: &str) -> Option<(&Doc, &Value)> {
+        self.rules.iter().copied().find(|(_, r)| r["alert"] == alert)
+    }
+
+    /// `file Kind/name` of every trace, for the block's provenance comment.
+    fn origin(&self) -> String {
+        let mut docs: Vec<String> = [self.pdb, self.hpa].into_iter().flatten().map(Doc::at).collect();
+        if let Some((doc, _)) = self.rules.first() {
+            docs.push(format!("{} (workload rules)", doc.at()));
+        }
+        docs.join(" + ")
+    }
+}
+
+/// A regex's first capture in `text`.
+fn capture(pattern: &str, text: &str) -> Option<String> {
+    regex::Regex::new(pattern).ok()?.captures(text)?.get(1).map(|m| m.as_str().to_string())
+}
+
+/// Every `workload` gpuplan generated objects for, with the warnings for what its output does not record; and
+/// `file Kind/name (reason)` for the objects of a workload whose profile or pool no object names.
+pub fn adopt(ops: &[Doc], node_pools: &[Doc], warnings: &mut Vec<Warning>) -> (Vec<AdoptedWorkload>, Vec<String>) {
+    let mut adopted = Vec::new();
+    let mut skipped = Vec::new();
+    for ((namespace, name), t) in traces(ops) {
+        let id = format!("{namespace}/{name}");
+        match workload(namespace, name, &t, node_pools, warnings) {
+            Some(w) => adopted.push(w),
+            None => {
+                let (file, object) = first_trace(&t);
+                skipped.push(format!("{file} {object} (workload {id}: no gpuplan.dev/profile and gpuplan.dev/pool annotations, and no workload alert naming them)"));
+            }
+        }
+    }
+    (adopted, skipped)
+}
+
+fn workload(namespace: String, name: String, t: &Traces, node_pools: &[Doc], warnings: &mut Vec<Warning>) -> Option<AdoptedWorkload> {
+    let unschedulable = t.rule(WORKLOAD_UNSCHEDULABLE).map(|(_, r)| r);
+    let profile = t.annotation("gpuplan.dev/profile").or_else(|| unschedulable?["labels"]["gpuplan_profile"].as_str())?.to_string();
+    let (pool, pool_from) = pool_as_written(t)?;
+    let kind = kind(t);
+    let mut props = format!("workload {} namespace={} pool={}", q(&name), q(&namespace), q(&pool));
+    if kind != "Deployment" {
+        props.push_str(&format!(" kind={}", q(&kind)));
+    }
+    let id = format!("{namespace}/{name}");
+    let mut children = selector(t, &id, &name, warnings);
+    let pdb = t.pdb.and_then(|d| pdb_budget(&d.object["spec"]));
+    children.push(replicas(t, &id, pdb, warnings));
+    if let Some(line) = gpus_per_replica(t) {
+        children.push(line);
+    }
+    if let (Some(budget), Some(doc)) = (pdb, t.pdb) {
+        children.push(Line::new(budget_kdl(budget), format!("{} spec", doc.at())));
+    }
+    let mut training = false;
+    if let Some(doc) = t.hpa {
+        let (line, is_training) = autoscale(doc, node_pools);
+        children.push(line);
+        training = is_training;
+    }
+    for doc in [t.pdb, t.hpa].into_iter().flatten().filter(|d| d.hand_edited) {
+        warnings.push(Warning {
+            file: doc.file.clone(),
+            object: format!("{}/{}", doc.kind, doc.name),
+            field: "(file)".into(),
+            message: "edited after gpuplan generated it: adopted from its spec and gpuplan.dev annotations; compiling rewrites every other field".into(),
+        });
+    }
+    let line = Line::block(props, format!("{}; pool from {pool_from}", t.origin()), children);
+    let (file, object) = first_trace(t);
+    Some(AdoptedWorkload { profile, namespace, name, pool, training, line, file, object })
+}
+
+/// The pool as written: the `gpuplan.dev/pool` annotation of the PDB/HPA; else the alert's pool, narrowed to one
+/// tier's NodePool when the alert names only that one of several.
+fn pool_as_written(t: &Traces) -> Option<(String, &'static str)> {
+    if let Some(pool) = t.annotation("gpuplan.dev/pool") {
+        return Some((pool.to_string(), "metadata.annotations.gpuplan.dev/pool"));
+    }
+    let (_, rule) = t.rule(WORKLOAD_UNSCHEDULABLE)?;
+    let pool = rule["labels"]["gpuplan_pool"].as_str()?.to_string();
+    let description = rule["annotations"]["description"].as_str().unwrap_or_default();
+    let nodepools = capture(r"is NodePools (.*?); its pods need", description).unwrap_or_default();
+    match nodepools.split(", ").collect::<Vec<_>>().as_slice() {
+        [one] if *one != pool && !one.is_empty() => Some((one.to_string(), "the workload alert's NodePools (one tier of the pool)")),
+        _ => Some((pool, "the workload alert's gpuplan_pool label")),
+    }
+}
+
+/// scaleTargetRef's kind, else the alert's summary (`… of StatefulSet trainer cannot be scheduled …`).
+fn kind(t: &Traces) -> String {
+    if let Some(kind) = t.hpa.and_then(|d| d.object["spec"]["scaleTargetRef"]["kind"].as_str()) {
+        return kind.to_string();
+    }
+    t.rule(WORKLOAD_UNSCHEDULABLE)
+        .and_then(|(_, r)| capture(r"of (Deployment|StatefulSet) ", r["annotations"]["summary"].as_str()?))
+        .unwrap_or_else(|| "Deployment".into())
+}
+
+/// The PDB's matchLabels; without a PDB gpuplan's output does not record the selector: a placeholder, warned.
+fn selector(t: &Traces, id: &str, name: &str, warnings: &mut Vec<Warning>) -> Vec<Line> {
+    if let Some((doc, labels)) = t.pdb.and_then(|d| Some((d, d.object["spec"]["selector"]["matchLabels"].as_object().filter(|l| !l.is_empty())?))) {
+        let line = |(k, v): (&String, &Value)| Line::new(format!("selector {} {}", q(k), q(v.as_str().unwrap_or_default())), format!("{} spec.selector.matchLabels", doc.at()));
+        return labels.iter().map(line).collect();
+    }
+    let (file, object) = first_trace(t);
+    warnings.push(Warning {
+        file: file.clone(),
+        object: object.clone(),
+        field: format!("workload {id}: selector"),
+        message: format!("gpuplan's output records a workload's selector only in its PodDisruptionBudget, and there is none; the profile says selector \"app\" \"{name}\": edit it"),
+    });
+    vec![Line::new(format!("selector \"app\" {}", q(name)), format!("{file} {object}: not recorded (no PodDisruptionBudget), a placeholder"))]
+}
+
+fn first_trace(t: &Traces) -> (String, String) {
+    let doc = [t.pdb, t.hpa].into_iter().flatten().next().or(t.rules.first().map(|(d, _)| *d));
+    doc.map(|d| (d.file.clone(), format!("{}/{}", d.kind, d.name))).unwrap_or_default()
+}
+
+fn pdb_budget(spec: &Value) -> Option<PdbBudget> {
+    let value = |v: &Value| match v {
+        Value::Number(n) => n.as_u64().map(|n| IntOrPercent::Int(n as u32)),
+        Value::String(s) => s.strip_suffix('%').and_then(|p| p.parse().ok()).map(IntOrPercent::Percent).or_else(|| s.parse().ok().map(IntOrPercent::Int)),
+        _ => None,
+    };
+    value(&spec["minAvailable"]).map(PdbBudget::MinAvailable).or_else(|| value(&spec["maxUnavailable"]).map(PdbBudget::MaxUnavailable))
+}
+
+fn budget_kdl(budget: PdbBudget) -> String {
+    let (name, v) = match budget {
+        PdbBudget::MinAvailable(v) => ("min-available", v),
+        PdbBudget::MaxUnavailable(v) => ("max-unavailable", v),
+    };
+    match v {
+        IntOrPercent::Int(n) => format!("disruption-budget {name}={n}"),
+        IntOrPercent::Percent(p) => format!("disruption-budget {name}=\"{p}%\""),
+    }
+}
+
+/// The HPA's min/max. Without an HPA, gpuplan's output does not record the count: a PDB means max ≥ 2 (gpuplan
+/// gives every such workload one), no PDB means 1. The smallest count the PDB can be satisfied with (E0172) is
+/// written, and warned.
+fn replicas(t: &Traces, id: &str, pdb: Option<PdbBudget>, warnings: &mut Vec<Warning>) -> Line {
+    if let Some(doc) = t.hpa {
+        let spec = &doc.object["spec"];
+        let (min, max) = (spec["minReplicas"].as_u64().unwrap_or(1), spec["maxReplicas"].as_u64().unwrap_or(1));
+        let kdl = if min == max { format!("replicas {min}") } else { format!("replicas min={min} max={max}") };
+        return Line::new(kdl, format!("{} spec.minReplicas / spec.maxReplicas", doc.at()));
+    }
+    let count = match pdb {
+        None => 1,
+        Some(b) => (2..10_000).find(|r| satisfiable(b, *r)).unwrap_or(2),
+    };
+    let (file, object) = first_trace(t);
+    warnings.push(Warning {
+        file: file.clone(),
+        object: object.clone(),
+        field: format!("workload {id}: replicas"),
+        message: format!(
+            "gpuplan's output records a workload's replica count only in its HorizontalPodAutoscaler, and there is none; the profile says replicas {count}, the smallest count {}: edit it",
+            if pdb.is_some() { "its PodDisruptionBudget allows" } else { "without a PodDisruptionBudget" }
+        ),
+    });
+    Line::new(format!("replicas {count}"), format!("{file} {object}: not recorded (no HorizontalPodAutoscaler), the smallest consistent count"))
+}
+
+/// Whether a budget lets at least one of `replicas` pods be evicted (the parser's E0172 check).
+fn satisfiable(b: PdbBudget, replicas: u32) -> bool {
+    match b {
+        PdbBudget::MinAvailable(v) => v.of(replicas) < replicas,
+        PdbBudget::MaxUnavailable(v) => v.of(replicas) > 0,
+    }
+}
+
+/// GPUs per pod, from the unschedulable alert's description (`… and 8 × nvidia.com/gpu.`); 1 is the default.
+fn gpus_per_replica(t: &Traces) -> Option<Line> {
+    let (doc, rule) = t.rule(WORKLOAD_UNSCHEDULABLE)?;
+    let gpus: u32 = capture(r"and (\d+) × \S+\.$", rule["annotations"]["description"].as_str()?)?.parse().ok()?;
+    (gpus != 1).then(|| Line::new(format!("gpus-per-replica {gpus}"), format!("{} {WORKLOAD_UNSCHEDULABLE} description", doc.at())))
+}
+
+/// `autoscale gpu-utilization=N [metric=…]`, and whether the HPA scales like a training pool's. The target is the
+/// percentage gpuplan annotated (`target 60% = 600m`), else the averageValue in the metric's unit; the metric is
+/// written only when it is not the pool's default (MIG pools: DCGM_FI_PROF_GR_ENGINE_ACTIVE).
+fn autoscale(doc: &Doc, node_pools: &[Doc]) -> (Line, bool) {
+    let spec = &doc.object["spec"];
+    let metric = spec["metrics"][0]["pods"]["metric"]["name"].as_str().unwrap_or(crate::ops::DEFAULT_GPU_METRIC).to_string();
+    let quantity = match &spec["metrics"][0]["pods"]["target"]["averageValue"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let annotated = doc.object["metadata"]["annotations"]["gpuplan.dev/metric"].as_str().and_then(|m| capture(r"target (\d+)% = ", m)).and_then(|p| p.parse().ok());
+    let percent = annotated.or_else(|| percent_of(&metric, &quantity)).unwrap_or(70);
+    let nodepools: Vec<&str> = doc.object["metadata"]["annotations"]["gpuplan.dev/nodepools"].as_str().unwrap_or_default().split(',').collect();
+    let mig = node_pools.iter().any(|np| nodepools.contains(&np.name.as_str()) && np.object["spec"]["template"]["metadata"]["labels"]["nvidia.com/mig.config"].is_string());
+    let mut kdl = format!("autoscale gpu-utilization={percent}");
+    if metric != gpu_metric(mig) {
+        kdl.push_str(&format!(" metric={}", q(&metric)));
+    }
+    let plan = |style| HpaPlan { min: 0, max: 0, metric: metric.clone(), target_utilization: percent, target_quantity: quantity.clone(), style };
+    let training = spec["behavior"] == plan(ScalingStyle::Training).behavior();
+    let from = format!("{} spec.metrics[0] + metadata.annotations.gpuplan.dev/metric", doc.at());
+    (Line::new(kdl, from), training)
+}
+
+/// The inverse of `ops::quantity`: `"70"` → 70 for a percentage metric, `"600m"` / `"1"` → 60 / 100 for a ratio.
+fn percent_of(metric: &str, quantity: &str) -> Option<u32> {
+    match (metric_is_ratio(metric), quantity.strip_suffix('m')) {
+        (false, _) => quantity.parse().ok(),
+        (true, Some(milli)) => milli.parse::<u32>().ok().map(|m| m / 10),
+        (true, None) => quantity.parse::<u32>().ok().map(|r| r * 100),
+    }
+}
