@@ -150,17 +150,26 @@ pub(crate) fn compile_entry(entry: &serde_json::Value) -> Option<Rule> {
 
 impl Rule {
     /// The message for a failure: `messageExpression`'s string when it yields one, else `message`.
-    pub(crate) fn message_for(&self, value: &Value) -> String {
-        if let Some(expr) = &self.message_expression {
-            let mut ctx = Context::with_env(Arc::clone(env()));
-            ctx.add_variable_from_value("self", value.clone());
-            if let Ok(Value::String(s)) = expr.execute(&ctx)
-                && !s.is_empty()
-            {
-                return s.to_string();
-            }
+    pub(crate) fn message_for(&self, bound: &Bound) -> String {
+        if let Some(expr) = &self.message_expression
+            && let Ok(Value::String(s)) = expr.execute(&bound.0)
+            && !s.is_empty()
+        {
+            return s.to_string();
         }
         self.message.clone()
+    }
+}
+
+/// A CEL context with `self` bound to one value, for every rule of a schema node: binding copies the whole value,
+/// which cost more than evaluating when it was done once per rule.
+pub(crate) struct Bound(Context<'static, 'static>);
+
+impl Bound {
+    pub(crate) fn new(value: Value) -> Bound {
+        let mut ctx = Context::with_env(Arc::clone(env()));
+        ctx.add_variable_from_value("self", value);
+        Bound(ctx)
     }
 }
 
@@ -199,20 +208,17 @@ pub(crate) enum Outcome {
     Error(String),
 }
 
-#[cfg(test)]
 pub(crate) fn evaluate(rule: &Rule, value: &serde_json::Value) -> Outcome {
-    evaluate_cel(rule, &to_cel(value))
+    evaluate_cel(rule, &Bound::new(to_cel(value)))
 }
 
-/// Evaluates a rule with `self` bound to an already converted value (convert once per location).
-pub(crate) fn evaluate_cel(rule: &Rule, value: &Value) -> Outcome {
+/// Evaluates a rule in a context where `self` is bound (bind once per location, evaluate every rule there).
+pub(crate) fn evaluate_cel(rule: &Rule, bound: &Bound) -> Outcome {
     let program = match &rule.program {
         Ok(p) => p,
         Err(e) => return Outcome::Error(e.clone()),
     };
-    let mut ctx = Context::with_env(Arc::clone(env()));
-    ctx.add_variable_from_value("self", value.clone());
-    match program.execute(&ctx) {
+    match program.execute(&bound.0) {
         Ok(Value::Bool(true)) => Outcome::Pass,
         Ok(Value::Bool(false)) => Outcome::Fail,
         Ok(other) => Outcome::Error(format!("rule evaluated to {other:?}, not a bool")),

@@ -424,7 +424,7 @@ impl Validator {
         st.visit_rules("", &mut |location, rule| {
             let sub = schema_at(openapi_schema, location);
             let sample = sub.map(sample_value).unwrap_or(Value::Null);
-            let unsupported = match cel::evaluate_cel(rule, &cel::to_cel(&sample)) {
+            let unsupported = match cel::evaluate(rule, &sample) {
                 cel::Outcome::Pass | cel::Outcome::Fail => None,
                 cel::Outcome::Error(e) => Some(e),
             };
@@ -461,7 +461,7 @@ fn add_required(schema: &mut Value, fields: &[&str]) {
 type RuleFailures = std::sync::Arc<Vec<(String, String)>>;
 
 fn rule_failures(st: &Structural, value: &Value) -> Vec<(String, String)> {
-    let bound = cel::to_cel(value);
+    let bound = cel::Bound::new(cel::to_cel(value));
     let mut failures = Vec::new();
     for rule in &st.rules {
         let at = rule.field_path.clone().unwrap_or_default();
