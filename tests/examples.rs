@@ -31,6 +31,21 @@ fn compiles_are_byte_identical() {
     assert_eq!(examples(), examples());
 }
 
+/// The output does not depend on how many threads share the work: every parallel stage collects in input order.
+/// The process with one worker thread and with four (more than this machine's cores) both find out/ current.
+#[test]
+fn output_is_the_same_on_any_number_of_threads() {
+    for threads in ["1", "4"] {
+        let run = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+            .current_dir(root())
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["compile", "--check", "--max-catalog-age-days", "100000"])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "with {threads} thread(s) out/ differs:\n{}", String::from_utf8_lossy(&run.stdout));
+    }
+}
+
 #[test]
 fn every_file_in_out_validates_against_the_shared_crds() {
     let schemas = root().join("../shared/schemas");

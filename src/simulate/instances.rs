@@ -307,9 +307,17 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Requirement
     let mut capacity = capacity(it, class);
     let mut allocatable = allocatable(it, class, &capacity);
     let mut offerings = offerings(catalog, it, class, &[]);
-    let mut with_pool = requirements.clone();
-    with_pool.add("karpenter.sh/nodepool", Requirement::is_in([pool.to_string()]));
-    let mut matching: Vec<&NodeOverlay> = overlays.iter().filter(|o| with_pool.intersects(&o.requirements).is_ok()).collect();
+    // The type's labels plus the NodePool's name, which an overlay may select on (built only when there are overlays:
+    // copying every label set is most of resolving a NodePool's types).
+    let with_pool = (!overlays.is_empty()).then(|| {
+        let mut labels = requirements.clone();
+        labels.add("karpenter.sh/nodepool", Requirement::is_in([pool.to_string()]));
+        labels
+    });
+    let mut matching: Vec<&NodeOverlay> = match &with_pool {
+        Some(labels) => overlays.iter().filter(|o| labels.intersects(&o.requirements).is_ok()).collect(),
+        None => Vec::new(),
+    };
     matching.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.name.cmp(&b.name)));
     let mut set: Vec<&str> = Vec::new();
     for o in &matching {
