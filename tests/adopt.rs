@@ -115,20 +115,32 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     }
     // trainer: kind from the PrometheusRule's workload alert summary (`of StatefulSet trainer`; no HPA to name
     // it), GPUs per pod from its description (`and 8 × nvidia.com/gpu`), the budget from the PDB's
-    // spec.maxUnavailable. Its replica count is in no generated object (no HPA): the smallest count the PDB
-    // allows, with a comment and a warning.
+    // spec.maxUnavailable, the replica count (no HPA to state it) from the alert's gpuplan_replicas annotation.
+    let recorded = "prometheusrule-gpuplan-ml-prod.yaml PrometheusRule/gpuplan-ml-prod GpuplanWorkloadPodsUnschedulable annotations.gpuplan_replicas";
     for line in [
         "workload \"trainer\" namespace=\"training\" pool=\"training\" kind=\"StatefulSet\" {",
         "selector \"app\" \"trainer\"",
         "gpus-per-replica 8",
         "disruption-budget max-unavailable=1",
-        "replicas 2 // ",
+        recorded,
     ] {
         assert!(training.contains(line), "missing `{line}` in:\n{training}");
     }
-    assert!(String::from_utf8_lossy(&out.stderr).contains("PodDisruptionBudget/trainer workload training/trainer: replicas: gpuplan's output records"), "{}", text(&out));
+    let trainer_replicas = training.lines().find(|l| l.trim_start().starts_with("replicas ")).unwrap();
+    assert!(trainer_replicas.trim_start().starts_with("replicas 4 // ") && trainer_replicas.ends_with(recorded), "{trainer_replicas}");
+    // Nothing about a workload is left to edit: the replica counts and selectors are all recorded.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for id in ["training/trainer", "notebooks/jupyter", "inference/llm-server", "inference/embeddings"] {
+        assert!(!stderr.contains(&format!("workload {id}:")), "a warning about {id}:\n{stderr}");
+    }
+    assert!(!stderr.contains("edit it"), "{stderr}");
     let notebooks = read(dir.path(), "profiles/notebooks.kdl");
+    // jupyter: no HPA, so its min=1 max=24 and selector come from the alert's gpuplan_replicas ("1-24") and, the
+    // PDB being there, the PDB's spec.selector.matchLabels.
     for line in [
+        "workload \"jupyter\" namespace=\"notebooks\" pool=\"notebooks-shared\" {",
+        "selector \"app\" \"jupyter\" // ",
+        "replicas min=1 max=24 // ",
         // A percentage budget stays a percentage (the PDB's spec.minAvailable "50%").
         "disruption-budget min-available=\"50%\"",
         "disruption-budget max-unavailable=\"20%\"",
@@ -143,10 +155,15 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     ] {
         assert!(notebooks.contains(line), "missing `{line}` in:\n{notebooks}");
     }
-    // ml-prod's monitoring settings are all defaults: no block in any of its profiles.
+    // ml-prod's monitoring settings are all defaults and no profile has a block: none in any of its profiles.
     for profile in ["general-gpu", "inferentia", "llm-inference", "training"] {
         assert!(!read(dir.path(), &format!("profiles/{profile}.kdl")).contains("\nmonitoring"), "{profile}");
     }
+    // The PrometheusRule names the profile that held the block (none for ml-prod).
+    let rule = |cluster: &str| read(&repo().join("out").join(cluster), &format!("prometheusrule-gpuplan-{cluster}.yaml"));
+    assert!(rule("ml-research").contains("gpuplan.dev/monitoring-profile: notebooks"));
+    assert!(rule("ml-vision").contains("gpuplan.dev/monitoring-profile: tiered-fallback"));
+    assert!(!rule("ml-prod").contains("gpuplan.dev/monitoring-profile"));
 }
 
 /// Operations settings the examples leave at their defaults round-trip too: every `monitoring` setting (namespace,
@@ -194,11 +211,16 @@ fn adopting_compiled_operations_settings_round_trips() {
         "workload \"chat-api\" namespace=\"serving\" pool=\"chat-spot\" kind=\"StatefulSet\" {",
         "selector \"tier\" \"api\"",
         "autoscale gpu-utilization=55 metric=\"DCGM_FI_PROF_GR_ENGINE_ACTIVE\"",
-        // No PDB, no HPA: only the workload alerts show it; one replica, a placeholder selector.
+        // No PDB, no HPA: only the workload alerts show it, and their gpuplan_selector / gpuplan_replicas
+        // annotations record its selector (not the `app "single"` placeholder) and its one replica.
         "workload \"single\" namespace=\"serving\" pool=\"shared\" {",
+        "selector \"app.kubernetes.io/name\" \"single\" // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a GpuplanWorkloadPodsUnschedulable annotations.gpuplan_selector",
+        "selector \"tier\" \"batch\" //",
+        "replicas 1 // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a GpuplanWorkloadPodsUnschedulable annotations.gpuplan_replicas",
     ] {
         assert!(serving.contains(line), "missing `{line}` in:\n{serving}");
     }
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("edit it"), "{}", text(&out));
     // The HPA's behavior is the training one, which ops::plan gives only to training and batch presets.
     let train = read(dir.path(), "profiles/train.kdl");
     assert!(train.contains("pool \"trainers\" preset=\"training-on-demand\"") && train.contains("scratch \"ebs\""), "{train}");
@@ -206,6 +228,91 @@ fn adopting_compiled_operations_settings_round_trips() {
     for line in ["dcgm-exporter namespace=\"dcgm\"", "gpu-operator manage=#false", "alerts near-limit=90 low-gpu-utilization=10 pending-for=\"30m\"", "gpus-per-replica 2"] {
         assert!(unmanaged.contains(line), "missing `{line}` in:\n{unmanaged}");
     }
+}
+
+/// Compiles tests/fixtures/adopt/ops (each profile's text passed through `edit`) into <tmp>/original/out.
+fn compile_ops_fixtures(edit: impl Fn(&str, String) -> String) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("original/profiles")).unwrap();
+    for f in ["serving.kdl", "train.kdl", "unmanaged.kdl"] {
+        let text = std::fs::read_to_string(repo().join("tests/fixtures/adopt/ops").join(f)).unwrap();
+        std::fs::write(dir.path().join("original/profiles").join(f), edit(f, text)).unwrap();
+    }
+    let catalogs = repo().join("catalogs");
+    let compiled = gpuplan(&dir.path().join("original"), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    dir
+}
+
+/// The `monitoring` block goes back into the profile that held it, which the PrometheusRule's
+/// gpuplan.dev/monitoring-profile names — here not the cluster's first profile — and a block that sets nothing
+/// but the defaults is written too (the annotation is what it compiles to): the tree comes back byte for byte.
+#[test]
+fn the_monitoring_block_returns_to_the_profile_that_held_it() {
+    let dir = compile_ops_fixtures(|file, text| match file {
+        // ops-a: serving's block moves to train (serving comes first among the cluster's profiles).
+        "serving.kdl" => text[..text.find("\nmonitoring ").unwrap() + 1].to_string(),
+        "train.kdl" => {
+            let serving = std::fs::read_to_string(repo().join("tests/fixtures/adopt/ops/serving.kdl")).unwrap();
+            format!("{text}\n{}", &serving[serving.find("\nmonitoring ").unwrap() + 1..])
+        }
+        // ops-b: a block with nothing but defaults.
+        _ => format!("{}monitoring {{\n}}\n", &text[..text.find("\nmonitoring ").unwrap() + 1]),
+    });
+    let rule = |cluster: &str| read(&dir.path().join("original/out").join(cluster), &format!("prometheusrule-gpuplan-{cluster}.yaml"));
+    assert!(rule("ops-a").contains("gpuplan.dev/monitoring-profile: train"), "{}", rule("ops-a"));
+    assert!(rule("ops-b").contains("gpuplan.dev/monitoring-profile: unmanaged"), "{}", rule("ops-b"));
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let again = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    for cluster in ["ops-a", "ops-b"] {
+        assert_same_tree(&dir.path().join("original/out").join(cluster), &dir.path().join("out").join(cluster));
+    }
+    let train = read(dir.path(), "profiles/train.kdl");
+    assert!(train.contains("monitoring namespace=\"observability\" { // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a metadata.namespace; profile from metadata.annotations.gpuplan.dev/monitoring-profile"), "{train}");
+    assert!(!read(dir.path(), "profiles/serving.kdl").contains("\nmonitoring"));
+    let unmanaged = read(dir.path(), "profiles/unmanaged.kdl");
+    assert!(unmanaged.contains("\nmonitoring namespace=\"monitoring\" { //") && unmanaged.contains("    label \"release\" \"kube-prometheus-stack\" //"), "{unmanaged}");
+}
+
+/// Output of a gpuplan that did not record them yet (no gpuplan_replicas / gpuplan_selector on the workload
+/// alerts, no gpuplan.dev/monitoring-profile; digests intact): the replica count of a workload without an HPA
+/// and the selector of one without a PDB are placeholders, each with a comment and a warning to edit it; the
+/// monitoring block goes into the cluster's first profile (serving, which held it here).
+#[test]
+fn output_without_the_recorded_fields_gets_placeholders_and_warnings() {
+    let dir = compile_ops_fixtures(|_, text| text);
+    for cluster in ["ops-a", "ops-b"] {
+        let path = dir.path().join("original/out").join(cluster).join(format!("prometheusrule-gpuplan-{cluster}.yaml"));
+        let original = std::fs::read_to_string(&path).unwrap();
+        let header = gpuplan::output::parse_header(&original).unwrap();
+        let recorded = ["gpuplan_replicas:", "gpuplan_selector:", "gpuplan.dev/monitoring-profile:"];
+        let body: String = header.body.lines().filter(|l| !recorded.iter().any(|r| l.trim_start().starts_with(r))).map(|l| format!("{l}\n")).collect();
+        assert!(body.len() < header.body.len(), "{cluster}: nothing stripped");
+        std::fs::write(&path, gpuplan::output::with_header(header.source, &body)).unwrap();
+    }
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("edited after gpuplan generated it"), "{stderr}");
+    let serving = read(dir.path(), "profiles/serving.kdl");
+    // single: no PDB, no HPA, nothing recorded: the `app "<name>"` placeholder and one replica (no PDB: max < 2).
+    for line in [
+        "selector \"app\" \"single\" // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a: not recorded (no PodDisruptionBudget, no gpuplan_selector), a placeholder",
+        "replicas 1 // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a: not recorded (no HorizontalPodAutoscaler, no gpuplan_replicas), the smallest consistent count",
+        "monitoring namespace=\"observability\" { // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a metadata.namespace\n",
+    ] {
+        assert!(serving.contains(line), "missing `{line}` in:\n{serving}");
+    }
+    for field in ["workload serving/single: selector: gpuplan's output records", "workload serving/single: replicas: gpuplan's output records"] {
+        assert!(stderr.contains(field) && stderr.contains("edit it"), "no `{field}` warning:\n{stderr}");
+    }
+    assert!(stderr.contains("workload batch/etl: selector") && stderr.contains("workload batch/etl: replicas"), "{stderr}");
+    // chat-api's and elastic's HPA and PDB state both.
+    assert!(!stderr.contains("workload serving/chat-api:") && !stderr.contains("workload training/elastic:"), "{stderr}");
 }
 
 /// PodDisruptionBudgets, HPAs and PrometheusRules that gpuplan did not generate name no pool: each is listed

@@ -4,9 +4,15 @@
 //!   `vendor.gitlab-ci` schemas (SchemaStore's github-action.json, github-workflow.json, gitlab-ci.json);
 //! - pre-commit's `validate-manifest` (pre-commit/clientlib.py, MANIFEST_HOOK_DICT), the check pre-commit runs on a
 //!   hook repository's .pre-commit-hooks.yaml.
+//!
+//! The release workflow (.github/workflows/release.yml) attaches the asset action.yml installs from: both files
+//! are parsed, the asset names compared, and the workflow's packing and upload steps run against the action's
+//! install step (with a stand-in `gh`) to show the archive installs a working gpuplan.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use serde_json::Value;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -101,4 +107,158 @@ fn every_gpuplan_command_in_the_ci_files_parses() {
         }
     }
     assert!(seen >= 5, "only {seen} gpuplan commands found in the CI files");
+}
+
+#[test]
+fn release_workflow_validates_against_the_github_workflows_schema() {
+    let (ok, out) = schema_check("vendor.github-workflows", &repo().join(RELEASE_WORKFLOW));
+    assert!(ok, "{out}");
+    let (_dir, broken) = broken_copy(RELEASE_WORKFLOW, "runs-on:", "run-on:");
+    let (ok, out) = schema_check("vendor.github-workflows", &broken);
+    assert!(!ok, "a broken release workflow passed:\n{out}");
+}
+
+const RELEASE_WORKFLOW: &str = ".github/workflows/release.yml";
+const INSTALL_STEP: &str = "Install gpuplan (release binary)";
+
+/// A YAML file of the repository, parsed.
+fn yaml(file: &str) -> Value {
+    let text = std::fs::read_to_string(repo().join(file)).unwrap();
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+fn step<'a>(steps: &'a Value, name: &str) -> &'a Value {
+    steps.as_array().unwrap().iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("no step `{name}` in {steps}"))
+}
+
+/// The release workflow's one job.
+fn release_job(workflow: &Value) -> &Value {
+    let jobs = workflow["jobs"].as_object().unwrap();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    jobs.values().next().unwrap()
+}
+
+/// The asset the action downloads is exactly the one the release workflow packs and uploads, on a `v*` tag (the
+/// action's `version` input is a tag), for the platform it is built on.
+#[test]
+fn the_release_asset_is_the_one_the_action_downloads() {
+    let action = yaml("action.yml");
+    let install = step(&action["runs"]["steps"], INSTALL_STEP);
+    let downloaded = install["env"]["GPUPLAN_ASSET"].as_str().expect("the install step's GPUPLAN_ASSET");
+    let script = install["run"].as_str().unwrap();
+    assert!(script.contains("--pattern \"$GPUPLAN_ASSET\"") && script.contains("tar -xzf \"$RUNNER_TEMP/$GPUPLAN_ASSET\""), "{script}");
+
+    let workflow = yaml(RELEASE_WORKFLOW);
+    assert_eq!(workflow["on"]["push"]["tags"], serde_json::json!(["v*"]), "{workflow}");
+    let job = release_job(&workflow);
+    let uploaded = job["env"]["ASSET"].as_str().expect("the release job's ASSET");
+    assert_eq!(uploaded, downloaded, "{RELEASE_WORKFLOW} uploads {uploaded}, action.yml downloads {downloaded}");
+    assert_eq!(uploaded, "gpuplan-x86_64-unknown-linux-gnu.tar.gz");
+    assert_eq!(job["runs-on"], "ubuntu-latest");
+    assert_eq!(step(&job["steps"], "Build")["run"], "cargo build --release --locked");
+    let upload = step(&job["steps"], "Upload to the tag's release");
+    assert_eq!(upload["env"]["TAG"], "${{ github.ref_name }}", "the release is the pushed tag's: the one `gh release download <version>` fetches");
+    assert!(upload["run"].as_str().unwrap().contains("\"$TAG\" \"$ASSET\""), "{upload}");
+}
+
+/// `${{ … }}` expressions replaced by the values a run would give them (any other is an error: the test must
+/// know what it stands for).
+fn expand(text: &str, values: &[(&str, &str)]) -> String {
+    let expression = regex::Regex::new(r"\$\{\{\s*(.*?)\s*\}\}").unwrap();
+    expression
+        .replace_all(text, |c: &regex::Captures| values.iter().find(|(e, _)| *e == &c[1]).unwrap_or_else(|| panic!("unknown expression {}", &c[0])).1.to_string())
+        .into_owned()
+}
+
+/// Runs one `run` step as GitHub does (`bash --noprofile --norc -eo pipefail`), with the job's and step's env.
+fn run_step(step: &Value, job_env: &Value, env: &[(&str, String)], dir: &Path, values: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = Command::new("bash");
+    cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &expand(step["run"].as_str().unwrap(), values)]).current_dir(dir);
+    for vars in [job_env, &step["env"]] {
+        for (k, v) in vars.as_object().into_iter().flatten() {
+            cmd.env(k, expand(v.as_str().unwrap(), values));
+        }
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    cmd.output().unwrap()
+}
+
+fn run_step_ok(step: &Value, job_env: &Value, env: &[(&str, String)], dir: &Path, values: &[(&str, &str)]) {
+    let out = run_step(step, job_env, env, dir, values);
+    assert!(out.status.success(), "step `{}` failed:\n{}{}", step["name"], String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+/// The release workflow's Package and Upload steps, then the action's install step, run for real with a stand-in
+/// `gh` that keeps releases in a directory: the archive the workflow packs is the one the action fetches, it
+/// unpacks to a `gpuplan` on the PATH the action exports, and that binary runs.
+#[test]
+fn the_release_archive_installs_through_the_actions_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (workspace, runner_temp, stub) = (tmp.path().join("workspace"), tmp.path().join("runner-temp"), tmp.path().join("bin"));
+    for d in [&workspace.join("target/release"), &runner_temp, &stub] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::copy(env!("CARGO_BIN_EXE_gpuplan"), workspace.join("target/release/gpuplan")).unwrap();
+    // gh release view|create|upload|download against $GH_STUB_RELEASES/<tag>/.
+    let gh = r#"#!/usr/bin/env bash
+set -euo pipefail
+[ "$1" = release ] || { echo "stub gh: only release" >&2; exit 2; }
+cmd=$2; dir="$GH_STUB_RELEASES/$3"; shift 3
+case "$cmd" in
+  view) [ -d "$dir" ] ;;
+  create|upload) mkdir -p "$dir"; for a in "$@"; do case "$a" in -*) break ;; *) cp "$a" "$dir/" ;; esac; done ;;
+  download)
+    pattern=""; dest="."
+    while [ $# -gt 0 ]; do case "$1" in --pattern) pattern=$2; shift 2 ;; --dir) dest=$2; shift 2 ;; --repo) shift 2 ;; *) shift ;; esac; done
+    cp "$dir/$pattern" "$dest/" ;;
+  *) echo "stub gh: release $cmd" >&2; exit 2 ;;
+esac
+"#;
+    std::fs::write(stub.join("gh"), gh).unwrap();
+    std::fs::set_permissions(stub.join("gh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let releases = tmp.path().join("releases");
+    let github_path = tmp.path().join("github-path");
+    let runner = |arch: &str| {
+        vec![
+            ("PATH", format!("{}:{}", stub.display(), std::env::var("PATH").unwrap())),
+            ("GH_STUB_RELEASES", releases.display().to_string()),
+            ("RUNNER_TEMP", runner_temp.display().to_string()),
+            ("RUNNER_OS", "Linux".to_string()),
+            ("RUNNER_ARCH", arch.to_string()),
+            ("GITHUB_PATH", github_path.display().to_string()),
+        ]
+    };
+    let env = runner("X64");
+    let values = [
+        ("github.ref_name", "v9.9.9"),
+        ("github.token", "token"),
+        ("github.repository", "gpuplan/gpuplan"),
+        ("inputs.version", "v9.9.9"),
+        ("inputs.github-token", "token"),
+        ("github.action_repository || 'gpuplan/gpuplan'", "gpuplan/gpuplan"),
+    ];
+
+    let workflow = yaml(RELEASE_WORKFLOW);
+    let job = release_job(&workflow);
+    for name in ["Package", "Upload to the tag's release"] {
+        run_step_ok(step(&job["steps"], name), &job["env"], &env, &workspace, &values);
+    }
+    let asset = job["env"]["ASSET"].as_str().unwrap();
+    let release = releases.join("v9.9.9");
+    assert!(release.join(asset).is_file() && release.join(format!("{asset}.sha256")).is_file(), "{:?}", std::fs::read_dir(&release).map(|d| d.count()));
+    let (ok, out) = {
+        let o = Command::new("sha256sum").arg("-c").arg(format!("{asset}.sha256")).current_dir(&release).output().unwrap();
+        (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    assert!(ok, "{out}");
+
+    let action = yaml("action.yml");
+    let install = step(&action["runs"]["steps"], INSTALL_STEP);
+    run_step_ok(install, &Value::Null, &env, &workspace, &values);
+    let installed = PathBuf::from(std::fs::read_to_string(&github_path).unwrap().trim()).join("gpuplan");
+    let version = Command::new(&installed).arg("--version").output().unwrap();
+    assert!(version.status.success() && String::from_utf8_lossy(&version.stdout).starts_with("gpuplan "), "{}: {version:?}", installed.display());
+    // On a runner the archive was not built for, the step says so instead of installing a binary that cannot run.
+    let out = run_step(install, &Value::Null, &runner("ARM64"), &workspace, &values);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stdout).contains("use version: source"), "{out:?}");
 }

@@ -828,3 +828,38 @@ fn workload_objects_and_alerts_refer_to_their_pool_only() {
     let exprs: Vec<&str> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).map(|r| r["expr"].as_str().unwrap()).collect();
     assert!(exprs.contains(&"max by (namespace, pod) (kube_pod_status_unschedulable{namespace=\"ns\",pod=~\"w-[0-9]+\"}) == 1\n"), "{exprs:#?}");
 }
+
+/// Every workload's unschedulable alert — the one object every workload has — records its replica count and
+/// selector for `gpuplan adopt` (`gpuplan_replicas`, `gpuplan_selector`: alert annotation names must be Prometheus
+/// label names), in a form that parses back; the PrometheusRule names the profile whose `monitoring` block applies.
+#[test]
+fn workload_alerts_record_replicas_and_selector() {
+    use gpuplan::ops::workload::{parse_replicas_record, parse_selector_record};
+    let c = examples();
+    let mut recorded = BTreeMap::new();
+    for rule in objects(&c, "PrometheusRule") {
+        for r in rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()) {
+            if r["alert"] == "GpuplanWorkloadPodsUnschedulable" {
+                let annotations = &r["annotations"];
+                recorded.insert(r["labels"]["gpuplan_workload"].as_str().unwrap().to_string(), (annotations["gpuplan_replicas"].as_str().unwrap().to_string(), annotations["gpuplan_selector"].as_str().unwrap().to_string()));
+            }
+        }
+    }
+    let expected = [
+        ("inference/embeddings", "2-16", "app=embeddings"),
+        ("inference/llm-server", "2-12", "app.kubernetes.io/name=llm-server"),
+        ("notebooks/jupyter", "1-24", "app=jupyter"),
+        ("training/trainer", "4", "app=trainer"),
+    ];
+    assert_eq!(recorded, expected.iter().map(|(w, r, s)| (w.to_string(), (r.to_string(), s.to_string()))).collect::<BTreeMap<_, _>>());
+    assert_eq!(parse_replicas_record("4"), Some((4, 4)));
+    assert_eq!(parse_replicas_record("1-24"), Some((1, 24)));
+    assert_eq!(parse_replicas_record("3-2"), None);
+    assert_eq!(parse_selector_record("app.kubernetes.io/name=x,tier=api"), Some(vec![("app.kubernetes.io/name".into(), "x".into()), ("tier".into(), "api".into())]));
+    assert_eq!(parse_selector_record(""), None);
+
+    let owner = |cluster: &str| in_cluster(&c, cluster, "PrometheusRule")[0]["metadata"]["annotations"]["gpuplan.dev/monitoring-profile"].clone();
+    assert_eq!(owner("ml-research"), "notebooks");
+    assert_eq!(owner("ml-vision"), "tiered-fallback");
+    assert!(owner("ml-prod").is_null(), "ml-prod's profiles have no monitoring block");
+}

@@ -162,10 +162,11 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         }
         known
     });
-    // One block per cluster, in the first of its profiles that is adopted.
+    // One block per cluster, in the profile that held it if that is recorded and adopted, else in the first of
+    // its profiles that is adopted.
     let mut monitoring: BTreeMap<String, model::Line> = BTreeMap::new();
     for m in monitoring::adopt(&read.ops, &mut warnings) {
-        if let Some(host) = m.profiles.iter().find(|p| groups.contains_key(*p)) {
+        if let Some(host) = m.owner.iter().chain(&m.profiles).find(|p| groups.contains_key(*p)) {
             monitoring.insert(host.clone(), m.block);
         }
     }

@@ -3,10 +3,10 @@
 //! device-plugin ConfigMaps and ClusterPolicy).
 //!
 //! These objects carry every profile of their cluster in `gpuplan.dev/profile`, which is how they are grouped by
-//! cluster; the block goes into the first of those profiles (the output does not record which profile held it,
-//! and a cluster has one block). Each setting is read from the one object that shows it; a setting no object
-//! shows (the dcgm-exporter namespace while gpuplan manages the GPU Operator, say) keeps its default, which
-//! compiles to the same objects.
+//! cluster; the block goes into the profile the PrometheusRule's `gpuplan.dev/monitoring-profile` names (a
+//! cluster has one block), else — output from before that annotation — into the first of the cluster's profiles.
+//! Each setting is read from the one object that shows it; a setting no object shows (the dcgm-exporter namespace
+//! while gpuplan manages the GPU Operator, say) keeps its default, which compiles to the same objects.
 
 use std::collections::BTreeMap;
 
@@ -16,12 +16,15 @@ use super::model::{q, Line, Warning};
 use super::read::Doc;
 use crate::ops::alerts::{LOW_UTILIZATION, NEAR_LIMIT, PODS_PENDING};
 use crate::ops::gpu_operator::{self, DEVICE_PLUGIN_CONFIG_MAP};
+use crate::ops::render::MONITORING_PROFILE_ANNOTATION;
 use crate::ops::{adapter, metric_is_ratio, Monitoring, DEFAULT_MONITORING_LABEL};
 
 /// One cluster's `monitoring` block and the profiles it may go into (in the objects' order).
 #[derive(Debug, Clone)]
 pub struct ClusterMonitoring {
     pub profiles: Vec<String>,
+    /// The profile that held the block (`gpuplan.dev/monitoring-profile`), when the output records it.
+    pub owner: Option<String>,
     pub block: Line,
 }
 
@@ -65,12 +68,18 @@ pub fn adopt(ops: &[Doc], warnings: &mut Vec<Warning>) -> Vec<ClusterMonitoring>
     }
     clusters
         .into_iter()
-        .filter_map(|(profiles, o)| block(&o, warnings).map(|block| ClusterMonitoring { profiles: profiles.split(',').map(str::to_string).collect(), block }))
+        .filter_map(|(profiles, o)| {
+            let owner = o.rule.and_then(|d| d.object["metadata"]["annotations"][MONITORING_PROFILE_ANNOTATION].as_str()).map(str::to_string);
+            let block = block(&o, owner.is_some(), warnings)?;
+            Some(ClusterMonitoring { profiles: profiles.split(',').map(str::to_string).collect(), owner, block })
+        })
         .collect()
 }
 
-/// The block, or None when every setting the objects show is the default (the profile then has none).
-fn block(o: &Objects, warnings: &mut Vec<Warning>) -> Option<Line> {
+/// The block, or None when every setting the objects show is the default and no profile is recorded as holding
+/// one (the profiles then have none; a recorded block is written even when empty, since it is what puts the
+/// annotation there).
+fn block(o: &Objects, recorded: bool, warnings: &mut Vec<Warning>) -> Option<Line> {
     let defaults = Monitoring::default();
     let namespace = o.rule.and_then(|d| d.object["metadata"]["namespace"].as_str()).unwrap_or(&defaults.namespace).to_string();
     let mut children = labels(o);
@@ -88,11 +97,14 @@ fn block(o: &Objects, warnings: &mut Vec<Warning>) -> Option<Line> {
     }
     settings.extend(gpu_operator(o, &defaults, warnings));
     settings.extend(alerts(o, &defaults));
-    if settings.is_empty() && default_labels && namespace == defaults.namespace {
+    if !recorded && settings.is_empty() && default_labels && namespace == defaults.namespace {
         return None;
     }
     children.extend(settings);
-    let from = o.rule.map(|d| format!("{} metadata.namespace", d.at())).unwrap_or_else(|| "no PrometheusRule among the inputs: the default namespace".into());
+    let mut from = o.rule.map(|d| format!("{} metadata.namespace", d.at())).unwrap_or_else(|| "no PrometheusRule among the inputs: the default namespace".into());
+    if recorded {
+        from.push_str(&format!("; profile from metadata.annotations.{MONITORING_PROFILE_ANNOTATION}"));
+    }
     Some(Line::block(format!("monitoring namespace={}", q(&namespace)), from, children))
 }
 

@@ -4,7 +4,9 @@
 //! A workload leaves up to three traces: its PDB (a budget, or the default one when max replicas ≥ 2), its HPA
 //! (only with `autoscale`) and, always, its rules in the PrometheusRule's `workloads` group. Each field comes
 //! from the trace that states it; the `gpuplan.dev/*` annotations say what the spec alone cannot (the pool as
-//! the profile wrote it, the target as a percentage).
+//! the profile wrote it, the target as a percentage), and the unschedulable alert's `gpuplan_replicas` and
+//! `gpuplan_selector` annotations the replica count and selector a workload without HPA or PDB shows nowhere
+//! else. Output from before those annotations gets placeholders, warned.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +15,7 @@ use serde_json::Value;
 use super::model::{q, Line, Warning};
 use super::read::Doc;
 use crate::ops::alerts::WORKLOAD_UNSCHEDULABLE;
-use crate::ops::workload::{HpaPlan, ScalingStyle};
+use crate::ops::workload::{parse_replicas_record, parse_selector_record, HpaPlan, ScalingStyle, REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
 use crate::ops::{gpu_metric, metric_is_ratio, IntOrPercent, PdbBudget};
 
 /// One adopted `workload` block and what the profile's pools must agree with.
@@ -70,6 +72,12 @@ impl Traces<'_> {
 
     fn rule(&self, alert: &str) -> Option<(&Doc, &Value)> {
         self.rules.iter().copied().find(|(_, r)| r["alert"] == alert)
+    }
+
+    /// An annotation of the unschedulable alert, and `file PrometheusRule/name <alert> annotations.<key>`.
+    fn recorded(&self, key: &str) -> Option<(&str, String)> {
+        let (doc, rule) = self.rule(WORKLOAD_UNSCHEDULABLE)?;
+        Some((rule["annotations"][key].as_str()?, format!("{} {WORKLOAD_UNSCHEDULABLE} annotations.{key}", doc.at())))
     }
 
     /// `file Kind/name` of every trace, for the block's provenance comment.
@@ -169,20 +177,28 @@ fn kind(t: &Traces) -> String {
         .unwrap_or_else(|| "Deployment".into())
 }
 
-/// The PDB's matchLabels; without a PDB gpuplan's output does not record the selector: a placeholder, warned.
+/// The PDB's matchLabels (its spec wins: it may have been edited), else the unschedulable alert's
+/// `gpuplan_selector`; output from before that annotation without a PDB does not record the selector: a
+/// placeholder, warned.
 fn selector(t: &Traces, id: &str, name: &str, warnings: &mut Vec<Warning>) -> Vec<Line> {
+    let kdl = |k: &str, v: &str| format!("selector {} {}", q(k), q(v));
     if let Some((doc, labels)) = t.pdb.and_then(|d| Some((d, d.object["spec"]["selector"]["matchLabels"].as_object().filter(|l| !l.is_empty())?))) {
-        let line = |(k, v): (&String, &Value)| Line::new(format!("selector {} {}", q(k), q(v.as_str().unwrap_or_default())), format!("{} spec.selector.matchLabels", doc.at()));
+        let line = |(k, v): (&String, &Value)| Line::new(kdl(k, v.as_str().unwrap_or_default()), format!("{} spec.selector.matchLabels", doc.at()));
         return labels.iter().map(line).collect();
+    }
+    if let Some((labels, from)) = t.recorded(SELECTOR_ANNOTATION).and_then(|(record, from)| Some((parse_selector_record(record)?, from))) {
+        return labels.iter().map(|(k, v)| Line::new(kdl(k, v), from.clone())).collect();
     }
     let (file, object) = first_trace(t);
     warnings.push(Warning {
         file: file.clone(),
         object: object.clone(),
         field: format!("workload {id}: selector"),
-        message: format!("gpuplan's output records a workload's selector only in its PodDisruptionBudget, and there is none; the profile says selector \"app\" \"{name}\": edit it"),
+        message: format!(
+            "gpuplan's output records a workload's selector in its PodDisruptionBudget and its {WORKLOAD_UNSCHEDULABLE} alert's {SELECTOR_ANNOTATION} annotation, and there is neither (output of an older gpuplan?); the profile says selector \"app\" \"{name}\": edit it"
+        ),
     });
-    vec![Line::new(format!("selector \"app\" {}", q(name)), format!("{file} {object}: not recorded (no PodDisruptionBudget), a placeholder"))]
+    vec![Line::new(kdl("app", name), format!("{file} {object}: not recorded (no PodDisruptionBudget, no {SELECTOR_ANNOTATION}), a placeholder"))]
 }
 
 fn first_trace(t: &Traces) -> (String, String) {
@@ -210,15 +226,19 @@ fn budget_kdl(budget: PdbBudget) -> String {
     }
 }
 
-/// The HPA's min/max. Without an HPA, gpuplan's output does not record the count: a PDB means max ≥ 2 (gpuplan
-/// gives every such workload one), no PDB means 1. The smallest count the PDB can be satisfied with (E0172) is
-/// written, and warned.
+/// The HPA's min/max (its spec wins: it may have been edited), else the unschedulable alert's `gpuplan_replicas`.
+/// Output from before that annotation without an HPA does not record the count: a PDB means max ≥ 2 (gpuplan gives
+/// every such workload one), no PDB means 1. The smallest count the PDB can be satisfied with (E0172) is written,
+/// and warned.
 fn replicas(t: &Traces, id: &str, pdb: Option<PdbBudget>, warnings: &mut Vec<Warning>) -> Line {
+    let kdl = |min: u64, max: u64| if min == max { format!("replicas {min}") } else { format!("replicas min={min} max={max}") };
     if let Some(doc) = t.hpa {
         let spec = &doc.object["spec"];
         let (min, max) = (spec["minReplicas"].as_u64().unwrap_or(1), spec["maxReplicas"].as_u64().unwrap_or(1));
-        let kdl = if min == max { format!("replicas {min}") } else { format!("replicas min={min} max={max}") };
-        return Line::new(kdl, format!("{} spec.minReplicas / spec.maxReplicas", doc.at()));
+        return Line::new(kdl(min, max), format!("{} spec.minReplicas / spec.maxReplicas", doc.at()));
+    }
+    if let Some(((min, max), from)) = t.recorded(REPLICAS_ANNOTATION).and_then(|(record, from)| Some((parse_replicas_record(record)?, from))) {
+        return Line::new(kdl(min.into(), max.into()), from);
     }
     let count = match pdb {
         None => 1,
@@ -230,11 +250,11 @@ fn replicas(t: &Traces, id: &str, pdb: Option<PdbBudget>, warnings: &mut Vec<War
         object: object.clone(),
         field: format!("workload {id}: replicas"),
         message: format!(
-            "gpuplan's output records a workload's replica count only in its HorizontalPodAutoscaler, and there is none; the profile says replicas {count}, the smallest count {}: edit it",
+            "gpuplan's output records a workload's replica count in its HorizontalPodAutoscaler and its {WORKLOAD_UNSCHEDULABLE} alert's {REPLICAS_ANNOTATION} annotation, and there is neither (output of an older gpuplan?); the profile says replicas {count}, the smallest count {}: edit it",
             if pdb.is_some() { "its PodDisruptionBudget allows" } else { "without a PodDisruptionBudget" }
         ),
     });
-    Line::new(format!("replicas {count}"), format!("{file} {object}: not recorded (no HorizontalPodAutoscaler), the smallest consistent count"))
+    Line::new(format!("replicas {count}"), format!("{file} {object}: not recorded (no HorizontalPodAutoscaler, no {REPLICAS_ANNOTATION}), the smallest consistent count"))
 }
 
 /// Whether a budget lets at least one of `replicas` pods be evicted (the parser's E0172 check).

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use crate::catalog::{AcceleratorKind, CapacityType};
 use crate::intent::Sharing;
-use crate::ops::workload::WorkloadPlan;
+use crate::ops::workload::{WorkloadPlan, REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
 use crate::ops::{threshold, Monitoring, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
 use crate::solve::{round_cents, ClusterPlan, PoolPlan};
 
@@ -269,6 +269,8 @@ fn pods_pending_rule(cluster: &ClusterPlan, monitoring: &Monitoring, resources: 
 }
 
 /// A workload's own alerts, scoped to its pods (namespace + pod-name pattern) and naming its pool's NodePools.
+/// The unschedulable one, which every workload has, also records its replica count and selector for adopt
+/// (`gpuplan_replicas`, `gpuplan_selector`: see `workload::REPLICAS_ANNOTATION`).
 fn workload_rules(cluster: &ClusterPlan, monitoring: &Monitoring, w: &WorkloadPlan) -> Vec<AlertRule> {
     let nodepools = w.nodepools.join(", ");
     let common = |severity: &str| {
@@ -296,6 +298,8 @@ fn workload_rules(cluster: &ClusterPlan, monitoring: &Monitoring, w: &WorkloadPl
                 nodepools,
                 w.nodepools.join(" ")
             )),
+            (REPLICAS_ANNOTATION, &w.replicas_record()),
+            (SELECTOR_ANNOTATION, &w.selector_record()),
         ]),
     }];
     let nvidia = cluster.pools.iter().any(|p| w.nodepools.contains(&p.name) && p.accelerator == AcceleratorKind::Nvidia);

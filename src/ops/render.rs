@@ -22,6 +22,9 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("prometheus-adapter-configmap.yaml.j2", include_str!("../../templates/prometheus-adapter-configmap.yaml.j2")),
 ];
 
+/// On the PrometheusRule: the profile whose `monitoring` block the cluster uses (absent when none has one).
+pub const MONITORING_PROFILE_ANNOTATION: &str = "gpuplan.dev/monitoring-profile";
+
 /// Cluster-wide objects carry all the cluster's profiles.
 fn cluster_annotations(cluster: &ClusterPlan) -> BTreeMap<String, String> {
     let profiles: Vec<&str> = cluster.profiles.iter().map(|p| p.name.as_str()).collect();
@@ -106,13 +109,18 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         })
         .collect();
     let rule_name = format!("gpuplan-{}", cluster.name);
+    // Which profile's `monitoring` block applies (the others list every profile of the cluster): adopt puts it back.
+    let mut rule_annotations = annotations.clone();
+    if let Some((profile, _)) = &ops.monitoring_from {
+        rule_annotations.insert(MONITORING_PROFILE_ANNOTATION.into(), profile.clone());
+    }
     out.push(Manifest {
         path: path("prometheusrule", &rule_name),
         source: crate::output::GPUPLAN_SOURCE.into(),
         object: renderer.render_template(
             "prometheusrule.yaml.j2",
             &rule_name,
-            json!({ "name": rule_name, "namespace": ops.monitoring.namespace, "labels": labels, "annotations": annotations, "groups": groups }),
+            json!({ "name": rule_name, "namespace": ops.monitoring.namespace, "labels": labels, "annotations": rule_annotations, "groups": groups }),
         )?,
     });
 

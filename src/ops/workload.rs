@@ -98,6 +98,42 @@ impl WorkloadPlan {
     pub fn pod_selector(&self) -> String {
         format!("namespace=\"{}\",pod=~\"{}\"", self.namespace, self.pod_regex())
     }
+
+    /// The replica count as recorded for adopt ([`REPLICAS_ANNOTATION`]): `"4"`, or `"1-24"` for min=1 max=24.
+    pub fn replicas_record(&self) -> String {
+        if self.replicas_min == self.replicas_max {
+            self.replicas_min.to_string()
+        } else {
+            format!("{}-{}", self.replicas_min, self.replicas_max)
+        }
+    }
+
+    /// The selector as recorded for adopt ([`SELECTOR_ANNOTATION`]), in kubectl's `-l` form: `app=trainer,tier=api`
+    /// (Kubernetes label keys and values contain neither `,` nor `=`).
+    pub fn selector_record(&self) -> String {
+        self.selector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// The workload's replica count and selector, recorded on its `GpuplanWorkloadPodsUnschedulable` alert (the one
+/// object every workload has: its PDB exists only for max replicas ≥ 2 or a budget, its HPA only with
+/// `autoscale`) so that `gpuplan adopt` recovers them. Alert-rule annotation names must be Prometheus label names
+/// (promtool: "invalid annotation name"), hence `gpuplan_*` like the rule's labels, not `gpuplan.dev/*`.
+pub const REPLICAS_ANNOTATION: &str = "gpuplan_replicas";
+pub const SELECTOR_ANNOTATION: &str = "gpuplan_selector";
+
+/// The inverse of [`WorkloadPlan::replicas_record`]: (min, max).
+pub fn parse_replicas_record(record: &str) -> Option<(u32, u32)> {
+    let (min, max) = record.split_once('-').unwrap_or((record, record));
+    let (min, max) = (min.trim().parse().ok()?, max.trim().parse().ok()?);
+    (1 <= min && min <= max).then_some((min, max))
+}
+
+/// The inverse of [`WorkloadPlan::selector_record`]: the labels in order, None when malformed or empty.
+pub fn parse_selector_record(record: &str) -> Option<Vec<(String, String)>> {
+    let labels: Option<Vec<(String, String)>> =
+        record.split(',').map(|kv| kv.split_once('=').filter(|(k, _)| !k.is_empty()).map(|(k, v)| (k.to_string(), v.to_string()))).collect();
+    labels.filter(|l| !l.is_empty())
 }
 
 impl HpaPlan {
