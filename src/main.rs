@@ -327,8 +327,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 written.push(path);
             }
             eprintln!("wrote {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
-            let data = Data { catalogs, templates: None, max_catalog_age_days: u64::MAX };
-            let mut compiled = compile_with(&written, &data)
+            // Compiled quietly: the report lists the adopted profiles' lint findings under each NodePool.
+            let options = CompileOptions { profiles: written, catalogs_dir: catalogs, templates_dir: None };
+            let mut compiled = compile(&options)
+                .map_err(compile_error)
                 .map_err(|e| format!("{e}\nerror: the adopted profiles in {} do not compile (edit them, or report a gpuplan bug)", into.display()))?;
             print!("{}", gpuplan::adopt::report::render(&gpuplan::adopt::report::report(&adoption, &mut compiled), format));
             Ok(ExitCode::SUCCESS)
