@@ -138,13 +138,7 @@ impl Compilation {
     /// objects are one contiguous run found by two binary searches (scanning all of them per cluster was
     /// quadratic in the number of clusters).
     pub fn manifests_of(&self, cluster: &str) -> &[Manifest] {
-        let cluster = std::ffi::OsStr::new(cluster);
-        fn first(m: &Manifest) -> &std::ffi::OsStr {
-            m.path.iter().next().unwrap_or_default()
-        }
-        let start = self.manifests.partition_point(|m| first(m) < cluster);
-        let len = self.manifests[start..].partition_point(|m| first(m) == cluster);
-        &self.manifests[start..start + len]
+        cluster_run(&self.manifests, cluster)
     }
 
     /// Everything for out/: one file per object with the generated-code header, and a sorted kustomization.yaml
@@ -204,5 +198,39 @@ impl Compilation {
             notes.insert(cluster.name.clone(), lines);
         }
         notes
+    }
+}
+
+/// The run of `manifests` (sorted by path) whose first path component is `cluster`.
+fn cluster_run<'m>(manifests: &'m [Manifest], cluster: &str) -> &'m [Manifest] {
+    debug_assert!(manifests.is_sorted_by(|a, b| a.path <= b.path), "manifests are sorted by path");
+    fn first(m: &Manifest) -> &std::ffi::OsStr {
+        m.path.iter().next().unwrap_or_default()
+    }
+    let cluster = std::ffi::OsStr::new(cluster);
+    let start = manifests.partition_point(|m| first(m) < cluster);
+    let len = manifests[start..].partition_point(|m| first(m) == cluster);
+    &manifests[start..start + len]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Paths sort component by component, so `ml/…` comes before `ml-prod/…` and `ml.x/…` (while the strings
+    /// "ml-prod/a" < "ml/a"): each cluster's objects are one run, whatever its name is a prefix of.
+    #[test]
+    fn a_clusters_manifests_are_one_run_even_when_its_name_prefixes_another() {
+        let manifest = |path: &str| Manifest { path: PathBuf::from(path), source: String::new(), object: serde_json::Value::Null };
+        let mut manifests: Vec<Manifest> = ["ml-prod/b.yaml", "ml/z.yaml", "ml.x/a.yaml", "ml/a.yaml", "ml/gitops/app.yaml", "m/a.yaml", "mlx/a.yaml"]
+            .into_iter()
+            .map(manifest)
+            .collect();
+        manifests.sort_by(|a, b| a.path.cmp(&b.path));
+        let names = |run: &[Manifest]| run.iter().map(|m| m.path.display().to_string()).collect::<Vec<_>>();
+        assert_eq!(names(cluster_run(&manifests, "ml")), ["ml/a.yaml", "ml/gitops/app.yaml", "ml/z.yaml"]);
+        assert_eq!(names(cluster_run(&manifests, "ml-prod")), ["ml-prod/b.yaml"]);
+        assert_eq!(names(cluster_run(&manifests, "ml.x")), ["ml.x/a.yaml"]);
+        assert!(cluster_run(&manifests, "m-l").is_empty());
     }
 }

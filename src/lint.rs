@@ -83,11 +83,11 @@ pub fn findings(c: &Compilation) -> Vec<Finding> {
     use rayon::prelude::*;
     let rendered = Rendered::new(c);
     // Indexed once: a lookup per pool or cluster must not scan every profile (quadratic in the profiles).
-    let mut profiles: BTreeMap<&str, BTreeMap<&str, &Profile>> = BTreeMap::new();
+    let mut profiles: BTreeMap<&str, Vec<&Profile>> = BTreeMap::new();
     for p in &c.profiles {
-        profiles.entry(p.cluster.name.value.as_str()).or_default().insert(p.name.value.as_str(), p);
+        profiles.entry(p.cluster.name.value.as_str()).or_default().push(p);
     }
-    let no_profiles = BTreeMap::new();
+    let no_profiles = Vec::new();
     let mut out: Vec<Finding> = c
         .plan
         .clusters
@@ -290,12 +290,13 @@ struct Lint<'c> {
 }
 
 impl<'c> Lint<'c> {
-    /// Every rule on one cluster's pools and profiles (its profiles by name).
-    fn cluster(&mut self, cluster: &'c ClusterPlan, profiles: &BTreeMap<&str, &'c Profile>) {
+    /// Every rule on one cluster's pools and profiles (its profiles in file order).
+    fn cluster(&mut self, cluster: &'c ClusterPlan, profiles: &[&'c Profile]) {
         let Some(catalog) = self.c.catalogs.get(&cluster.region) else { return };
+        let by_name: BTreeMap<&str, &Profile> = profiles.iter().map(|p| (p.name.value.as_str(), *p)).collect();
         let mut views = Vec::new();
         for plan in &cluster.pools {
-            let Some(profile) = profiles.get(plan.profile.as_str()).copied() else { continue };
+            let Some(profile) = by_name.get(plan.profile.as_str()).copied() else { continue };
             let Some((pool, tier)) = find_tier(profile, &plan.name) else { continue };
             let Some(object) = self.rendered.get(&cluster.name, "NodePool", &plan.name) else { continue };
             views.push(PoolCtx { cluster, plan, profile, pool, tier, np: NodePool(object), catalog });
@@ -313,8 +314,8 @@ impl<'c> Lint<'c> {
             self.named_gpu_priced_out(ctx);
         }
         self.equal_weights(&views);
-        self.monitoring_labels(cluster);
-        for profile in profiles.values() {
+        self.monitoring_labels(cluster, profiles);
+        for profile in profiles {
             self.ami_latest(cluster, profile);
             let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();
             self.budget(cluster, profile, &pools);
@@ -743,13 +744,13 @@ impl<'c> Lint<'c> {
     /// GP015: the cluster's rendered PrometheusRule carries no label but gpuplan's own: kube-prometheus-stack's
     /// Prometheus selects rules and ServiceMonitors by `release: <release>` (ruleSelectorNilUsesHelmValues), so
     /// none of the alerts would load. Points at the `monitoring` block that removed the default label.
-    fn monitoring_labels(&mut self, cluster: &ClusterPlan) {
-        let Some(rule) = self.c.manifests.iter().find(|m| m.kind() == "PrometheusRule" && m.path.starts_with(&cluster.name)) else { return };
+    fn monitoring_labels(&mut self, cluster: &ClusterPlan, profiles: &[&Profile]) {
+        let Some(rule) = self.c.manifests_of(&cluster.name).iter().find(|m| m.kind() == "PrometheusRule") else { return };
         let labels = rule.object["metadata"]["labels"].as_object().map(|l| l.keys().filter(|k| *k != "app.kubernetes.io/managed-by").count()).unwrap_or(0);
         if labels > 0 {
             return;
         }
-        let Some(profile) = self.c.profiles.iter().find(|p| p.cluster.name.value == cluster.name && p.ops.monitoring.is_some()).or_else(|| self.c.profiles.iter().find(|p| p.cluster.name.value == cluster.name)) else { return };
+        let Some(profile) = profiles.iter().find(|p| p.ops.monitoring.is_some()).or_else(|| profiles.first()).copied() else { return };
         let span = profile.ops.monitoring.as_ref().map_or(profile.cluster.name.span, |m| m.span);
         self.profile(
             cluster,

@@ -264,7 +264,7 @@ enum CatalogCommand {
 
 fn main() -> ExitCode {
     // --color decides clap's own colours too, so it is read before clap parses (NO_COLOR likewise).
-    let flag = std::env::args().find_map(|a| a.strip_prefix("--color=").map(str::to_string));
+    let flag = std::env::args_os().find_map(|a| a.to_str().and_then(|a| a.strip_prefix("--color=")).map(str::to_string));
     let choice = match flag.as_deref() {
         Some("always") => ColorChoice::Always,
         Some("never") => ColorChoice::Never,
@@ -274,7 +274,7 @@ fn main() -> ExitCode {
     let mut command = Cli::command().color(term::clap_color(color));
     // The catalog digests are computed only when asked for: reading and hashing every catalog costs more than the
     // rest of a small compile. Clap wants a 'static str, and this runs at most once per process.
-    if std::env::args().skip(1).any(|a| a == "--version") {
+    if std::env::args_os().skip(1).any(|a| a == "--version") {
         command = command.long_version(&*Box::leak(gpuplan::adopt::cli_docs::long_version(Path::new("catalogs")).into_boxed_str()));
     }
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());

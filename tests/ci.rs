@@ -154,7 +154,8 @@ fn the_release_asset_is_the_one_the_action_downloads() {
     let uploaded = job["env"]["ASSET"].as_str().expect("the release job's ASSET");
     assert_eq!(uploaded, downloaded, "{RELEASE_WORKFLOW} uploads {uploaded}, action.yml downloads {downloaded}");
     assert_eq!(uploaded, "gpuplan-x86_64-unknown-linux-gnu.tar.gz");
-    assert_eq!(job["runs-on"], "ubuntu-latest");
+    // Built on the oldest hosted image: a binary linked against a newer glibc would not start on older runners.
+    assert_eq!(job["runs-on"], "ubuntu-22.04");
     assert_eq!(step(&job["steps"], "Build")["run"], "cargo build --release --locked");
     let upload = step(&job["steps"], "Upload to the tag's release");
     assert_eq!(upload["env"]["TAG"], "${{ github.ref_name }}", "the release is the pushed tag's: the one `gh release download <version>` fetches");
@@ -208,9 +209,9 @@ case "$cmd" in
   view) [ -d "$dir" ] ;;
   create|upload) mkdir -p "$dir"; for a in "$@"; do case "$a" in -*) break ;; *) cp "$a" "$dir/" ;; esac; done ;;
   download)
-    pattern=""; dest="."
-    while [ $# -gt 0 ]; do case "$1" in --pattern) pattern=$2; shift 2 ;; --dir) dest=$2; shift 2 ;; --repo) shift 2 ;; *) shift ;; esac; done
-    cp "$dir/$pattern" "$dest/" ;;
+    patterns=(); dest="."
+    while [ $# -gt 0 ]; do case "$1" in --pattern) patterns+=("$2"); shift 2 ;; --dir) dest=$2; shift 2 ;; --repo) shift 2 ;; *) shift ;; esac; done
+    for p in "${patterns[@]}"; do cp "$dir/$p" "$dest/"; done ;;
   *) echo "stub gh: release $cmd" >&2; exit 2 ;;
 esac
 "#;
@@ -258,6 +259,10 @@ esac
     let installed = PathBuf::from(std::fs::read_to_string(&github_path).unwrap().trim()).join("gpuplan");
     let version = Command::new(&installed).arg("--version").output().unwrap();
     assert!(version.status.success() && String::from_utf8_lossy(&version.stdout).starts_with("gpuplan "), "{}: {version:?}", installed.display());
+    // A download that does not match the published checksum is not installed.
+    std::fs::write(release.join(asset), b"not the archive").unwrap();
+    let out = run_step(install, &Value::Null, &env, &workspace, &values);
+    assert!(!out.status.success(), "a corrupt archive was installed: {out:?}");
     // On a runner the archive was not built for, the step says so instead of installing a binary that cannot run.
     let out = run_step(install, &Value::Null, &runner("ARM64"), &workspace, &values);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stdout).contains("use version: source"), "{out:?}");

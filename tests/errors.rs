@@ -156,3 +156,16 @@ fn zone_outside_region() {
     let run = compile_bad("cluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-west-2a\"\n    ami \"al2023@v20251023\"\n}\nbudget usd-per-hour=20\npool \"llm\" {\n    gpu { name \"A10G\" }\n}\n");
     assert_diagnostic(&run, "E0114", "3:11", &["zone `us-west-2a` is not an availability zone of us-east-1"]);
 }
+
+/// A file name that is not UTF-8 is an ordinary unreadable input (exit 2 with a message), not a panic (exit 101):
+/// the `--color` and `--version` pre-scans read arguments as OS strings.
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_argument_is_an_error_not_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"\xff.kdl");
+    let run = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).arg("compile").arg(name).output().unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("error"), "{}", String::from_utf8_lossy(&run.stderr));
+}

@@ -93,7 +93,7 @@ fn cluster_workload_diagnostics(c: &Compilation, cluster: &ClusterPlan) -> Vec<P
     let mut out = Vec::new();
     let Some(report) = simulate_workloads(c, cluster) else { return out };
     for w in &cluster.ops.workloads {
-        let Some(spec) = c.profiles.iter().filter(|p| p.name.value == w.profile).flat_map(|p| &p.ops.workloads).find(|x| x.name.value == w.name && x.namespace.value == w.namespace) else {
+        let Some(spec) = c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name && p.name.value == w.profile).flat_map(|p| &p.ops.workloads).find(|x| x.name.value == w.name && x.namespace.value == w.namespace) else {
             continue;
         };
         let pending: Vec<_> = report.pending.iter().filter(|p| replica_of(&p.pod, &w.namespace, &w.name)).collect();
@@ -164,7 +164,7 @@ pub struct TierGap {
 /// nodeclaim.go `CanAdd`, as [`super::scheduler`] makes them). PreferNoSchedule taints are kept: `Relax` may tolerate them.
 fn could_receive(pool: &manifests::NodePool, pod: &Pod) -> bool {
     let hard: Vec<super::requirements::Taint> = pool.taints.iter().filter(|t| t.effect != "PreferNoSchedule").cloned().collect();
-    super::requirements::untolerated(&hard, &pod.tolerations).is_none() && pool.requirements.compatible(&pod.node_selector).is_ok()
+    super::scheduler::admits(&hard, &pool.requirements, &pod.node_selector, &pod.tolerations).is_ok()
 }
 
 /// Simulates one pod of the pool with the first k tiers unavailable, for each k: tier k must receive it.
@@ -182,7 +182,11 @@ pub fn tier_gaps(c: &Compilation, cluster: &ClusterPlan) -> Vec<TierGap> {
         let Some(pod) = pods.first() else { continue };
         // Only the NodePools this pod could ever land on are resolved against the catalog: resolving every pool of
         // the cluster for every tiered pool made this check most of a large compile.
-        let candidates = Manifests { node_pools: manifests.node_pools.iter().filter(|p| could_receive(p, pod)).cloned().collect(), ..manifests.clone() };
+        let candidates = Manifests {
+            node_pools: manifests.node_pools.iter().filter(|p| could_receive(p, pod)).cloned().collect(),
+            node_classes: manifests.node_classes.clone(),
+            overlays: manifests.overlays.clone(),
+        };
         let prepared = super::prepare(catalog, &candidates);
         let mut unavailable = Vec::new();
         for tier in &tiers {

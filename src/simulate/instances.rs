@@ -353,6 +353,23 @@ fn adjusted(price: f64, o: &NodeOverlay) -> f64 {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// The fast paths (`*`, an exact name, bytes for ASCII) agree with the glob over characters.
+        #[test]
+        fn glob_fast_paths_agree_with_the_character_glob(pattern in "[ab.*?]{0,6}", text in "[ab.]{0,6}") {
+            let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+            proptest::prop_assert_eq!(glob(&pattern, &text), glob_units(&p, &t, '*', '?'));
+        }
+    }
+
+    #[test]
+    fn unavailable_types_match_exact_names_and_patterns() {
+        let unavailable: Vec<Unavailable> = ["g5.xlarge:*:spot", "p4*:us-east-1a:*"].iter().map(|u| u.parse().unwrap()).collect();
+        let types = UnavailableTypes::new(&unavailable);
+        assert!(types.names("g5.xlarge") && types.names("p4d.24xlarge"));
+        assert!(!types.names("g5.2xlarge") && !types.names("g6.xlarge"));
+    }
+
     #[test]
     fn globs() {
         assert!(glob("g5.*", "g5.xlarge"));

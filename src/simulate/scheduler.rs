@@ -246,10 +246,7 @@ impl<'a> Scheduler<'a> {
     /// have an available offering; Strict minValues.
     fn can_add(&self, claim: &Claim, pod: &Pod, reqs: &Requirements, tolerations: &[Toleration]) -> Result<(Requirements, Vec<usize>), String> {
         let template = &self.templates[claim.template];
-        if let Some(taint) = untolerated(&template.pool.taints, tolerations) {
-            return Err(format!("did not tolerate taint {}", taint.describe()));
-        }
-        claim.requirements.compatible(reqs).map_err(|e| format!("incompatible requirements, {e}"))?;
+        admits(&template.pool.taints, &claim.requirements, reqs, tolerations)?;
         let merged = claim.requirements.merged(reqs);
         let requests = sum(&claim.requests, &pod.requests);
         let mut flags = FilterFlags::default();
@@ -282,6 +279,15 @@ impl<'a> Scheduler<'a> {
     pub fn remaining(&self) -> &[Resources] {
         &self.remaining
     }
+}
+
+/// nodeclaim.go `CanAdd`'s first two checks, before any instance type is looked at: the pod tolerates every taint,
+/// and its requirements are compatible with the NodeClaim's.
+pub fn admits(taints: &[super::requirements::Taint], requirements: &Requirements, reqs: &Requirements, tolerations: &[Toleration]) -> Result<(), String> {
+    if let Some(taint) = untolerated(taints, tolerations) {
+        return Err(format!("did not tolerate taint {}", taint.describe()));
+    }
+    requirements.compatible(reqs).map_err(|e| format!("incompatible requirements, {e}"))
 }
 
 /// An offering's zone and capacity type against the requirements (offering requirements are those two labels).
