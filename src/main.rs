@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use gpuplan::adopt::term::{self, ColorChoice};
 use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
-use gpuplan::report::diff::{render_diff, DiffFormat};
+use gpuplan::emit::diff::{render_diff, DiffFormat};
 use gpuplan::report::explain::{explain, ExplainFormat};
 use gpuplan::emit::{self, HeaderStatus};
 
@@ -359,7 +359,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     eprintln!("{} is up to date ({} files)", out.display(), tree.files.len());
                     return Ok(ExitCode::SUCCESS);
                 }
-                print!("{}", gpuplan::report::diff::render_unified(&current, &tree, &out.display().to_string()));
+                print!("{}", gpuplan::emit::diff::render_unified(&current, &tree, &out.display().to_string()));
                 eprintln!("{} is stale: run `gpuplan compile` and commit the result", out.display());
                 return Ok(ExitCode::from(1));
             }

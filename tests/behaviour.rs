@@ -152,7 +152,7 @@ fn observed_max_spot_ceiling_is_labelled_empirical() {
     let basis = np["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap();
     assert!(basis.starts_with("EMPIRICAL, not guaranteed"), "{basis}");
     let e = explanation(&empirical, None).unwrap();
-    assert_eq!(e.clusters[0].profiles[0].worst_case_bound, gpuplan::solve::cost::Bound::Empirical);
+    assert_eq!(e.clusters[0].profiles[0].worst_case_bound, gpuplan::catalog::cost::Bound::Empirical);
     let table = gpuplan::report::explain::explain(&empirical, None, gpuplan::report::explain::ExplainFormat::Table).unwrap();
     assert!(table.contains("EMPIRICAL bound, not guaranteed"), "{table}");
     // The empirical bound admits a higher limit than the guaranteed one for the same budget.
@@ -161,7 +161,7 @@ fn observed_max_spot_ceiling_is_labelled_empirical() {
     assert!(g["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("guaranteed"));
     assert!(limit(np, "nvidia.com/gpu").unwrap() > limit(g, "nvidia.com/gpu").unwrap());
     // The reviewer of the switch reads it in the PR comment.
-    let md = gpuplan::report::diff::render_markdown(&guaranteed.output_tree(), &empirical.output_tree());
+    let md = gpuplan::emit::diff::render_markdown(&guaranteed.output_tree(), &empirical.output_tree());
     assert!(md.contains("worst case is EMPIRICAL, not guaranteed"), "{md}");
     // No observed history (the offline catalog): the ceiling falls back to on-demand, still guaranteed.
     let offline = compile_with(body("spot-ceiling \"observed-max\""), &repo().join("catalogs"));

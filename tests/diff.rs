@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use gpuplan::report::diff::{
+use gpuplan::emit::diff::{
     ClusterCost, CostMeasure, Detail, DiffFormat, ObjectChange, cluster_costs, render_diff,
     semantic_changes,
 };

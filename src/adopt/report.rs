@@ -17,7 +17,7 @@ use super::requirements::{capacity_types, matches, requirements, zones};
 use super::{model::Warning, Adoption};
 use crate::catalog::{AcceleratorKind, Catalog, CapacityType, InstanceType};
 use crate::compile::Compilation;
-use crate::solve::cost::{self, Limits, NodeShape, SpotCeiling};
+use crate::catalog::cost::{self, Limits, NodeShape, SpotCeiling};
 use crate::profile::DEFAULT_PRICE_RATIO_MAX;
 use crate::solve::SPOT_MIN_TYPES;
 

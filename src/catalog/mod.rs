@@ -8,6 +8,7 @@
 //! incompatible change.
 
 pub mod aws;
+pub mod cost;
 pub mod import;
 pub mod refresh;
 

@@ -33,7 +33,7 @@ use git2::{
     Signature, Tree, TreeWalkMode, TreeWalkResult,
 };
 
-use crate::report::diff::{CostMeasure, cluster_costs, semantic_changes};
+use crate::emit::diff::{CostMeasure, cluster_costs, semantic_changes};
 use crate::emit::{HandEdit, HeaderStatus, OutputTree, hand_edits, read_tree, write_tree};
 
 /// Options of [`commit`].

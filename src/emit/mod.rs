@@ -20,6 +20,7 @@
 //! The `gitops/` objects are meant to be applied once (bootstrap), or picked up by an "app of apps" pointing at
 //! `out/<cluster>/gitops`.
 
+pub mod diff;
 pub mod gitops;
 
 use std::collections::{BTreeMap, BTreeSet};

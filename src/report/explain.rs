@@ -43,7 +43,7 @@ use crate::compile::Compilation;
 use crate::diagnostic::did_you_mean;
 use crate::profile::Profile;
 use crate::report::lint::{self, Finding};
-use crate::solve::cost::Bound;
+use crate::catalog::cost::Bound;
 use crate::solve::{ClusterPlan, PoolPlan, ProfileSummary};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

@@ -11,12 +11,11 @@
 //!    than the limit are dropped (they could never launch); if that empties a pool, it is an error.
 //! 5. **Weights**, distinct across the cluster: profile priority first, then tier order.
 
-pub mod cost;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::catalog::{AcceleratorKind, Arch, CapacityType, Catalog, InstanceType};
-use crate::solve::cost::{Bound, Limits, NodeShape, SpotCeiling};
+use crate::catalog::cost::{self, Bound, Limits, NodeShape, SpotCeiling};
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
 use crate::profile::{DisruptionBudget, MaintenanceWindow, Profile, Reserved, Settings, Sharing, Taint, Tier};
 
@@ -1121,4 +1120,4 @@ fn replicas_note(plan: &PoolPlan) -> String {
     }
 }
 
-pub use crate::solve::cost::round_cents;
+pub use crate::catalog::cost::round_cents;
