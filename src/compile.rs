@@ -8,8 +8,8 @@ use rayon::prelude::*;
 
 use crate::catalog::{Catalog, CatalogError};
 use crate::diagnostic::{ProfileDiagnostic, Sources};
-use crate::output::{with_header, OutputTree};
-use crate::intent::{self, Profile};
+use crate::emit::{with_header, OutputTree};
+use crate::profile::{self, Profile};
 use crate::render::{Manifest, RenderError, Renderer};
 use crate::solve::{self, Plan};
 
@@ -84,7 +84,7 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let files = profile_files(&opts.profiles)?;
     let mut sources = Sources::default();
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-    let (profiles, diagnostics) = intent::parse_files(&paths, &mut sources);
+    let (profiles, diagnostics) = profile::parse_files(&paths, &mut sources);
     if diagnostics.iter().any(ProfileDiagnostic::is_error) {
         return Err(CompileError::Profiles { diagnostics });
     }
@@ -127,7 +127,7 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     if !unschedulable.is_empty() {
         return Err(CompileError::Profiles { diagnostics: unschedulable });
     }
-    compilation.warnings.extend(crate::lint::lint(&compilation));
+    compilation.warnings.extend(crate::report::lint::lint(&compilation));
     // By file, then position in the file (not the location string: line 12 sorts after line 9).
     compilation.warnings.sort_by_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
     Ok(compilation)
@@ -161,7 +161,7 @@ impl Compilation {
     pub fn prerequisites(&self) -> BTreeMap<String, Vec<String>> {
         let mut per_cluster: BTreeMap<String, (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>)> = BTreeMap::new();
         for m in self.manifests.iter().filter(|m| !crate::render::is_gitops_app(&m.path)) {
-            let Some(cluster) = crate::output::cluster_of(&m.path) else { continue };
+            let Some(cluster) = crate::emit::cluster_of(&m.path) else { continue };
             let (namespaces, crds) = per_cluster.entry(cluster).or_default();
             if let Some(ns) = m.object["metadata"]["namespace"].as_str() {
                 namespaces.insert(ns.to_string());

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use gpuplan::adopt::term::{self, ColorChoice};
 use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
-use gpuplan::diff::{render_diff, DiffFormat};
-use gpuplan::explain::{explain, ExplainFormat};
-use gpuplan::output::{self, HeaderStatus};
+use gpuplan::emit::diff::{render_diff, DiffFormat};
+use gpuplan::report::explain::{explain, ExplainFormat};
+use gpuplan::emit::{self, HeaderStatus};
 
 #[derive(Parser)]
 #[command(name = "gpuplan", version, about = "Compile GPU capacity intent (KDL profiles) into validated Karpenter and GPU Operator manifests")]
@@ -336,7 +336,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Schema { format } => {
-            use gpuplan::intent::schema;
+            use gpuplan::profile::schema;
             print!("{}", match format {
                 SchemaFormat::Text => schema::render_text(),
                 SchemaFormat::Json => schema::render_json(),
@@ -353,18 +353,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             // once, where dropping them would free hundreds of thousands of values one by one.
             let compiled = std::mem::ManuallyDrop::new(inputs.compile()?);
             let tree = std::mem::ManuallyDrop::new(compiled.output_tree());
-            let current = std::mem::ManuallyDrop::new(output::read_tree(&out).map_err(io_error("read", &out))?);
+            let current = std::mem::ManuallyDrop::new(emit::read_tree(&out).map_err(io_error("read", &out))?);
             if check {
                 if current == tree {
                     eprintln!("{} is up to date ({} files)", out.display(), tree.files.len());
                     return Ok(ExitCode::SUCCESS);
                 }
-                print!("{}", gpuplan::diff::render_unified(&current, &tree, &out.display().to_string()));
+                print!("{}", gpuplan::emit::diff::render_unified(&current, &tree, &out.display().to_string()));
                 eprintln!("{} is stale: run `gpuplan compile` and commit the result", out.display());
                 return Ok(ExitCode::from(1));
             }
             // out/ is generated, but a file without our header was put there by someone: don't delete it silently.
-            let foreign: Vec<String> = output::hand_edits(&current)
+            let foreign: Vec<String> = emit::hand_edits(&current)
                 .into_iter()
                 .filter(|e| e.status == HeaderStatus::NotGenerated && !tree.files.contains_key(&e.path))
                 .map(|e| out.join(&e.path).display().to_string())
@@ -377,14 +377,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     out.display()
                 ));
             }
-            let changed = output::changes(&current, &tree).len();
-            output::write_tree(&out, &tree).map_err(io_error("write", &out))?;
+            let changed = emit::changes(&current, &tree).len();
+            emit::write_tree(&out, &tree).map_err(io_error("write", &out))?;
             eprintln!("wrote {} ({} files, {changed} changed)", out.display(), tree.files.len());
             Ok(ExitCode::SUCCESS)
         }
         Command::Diff { inputs, out, format, exit_code, pods } => {
             let tree = inputs.compile()?.output_tree();
-            let current = output::read_tree(&out).map_err(io_error("read", &out))?;
+            let current = emit::read_tree(&out).map_err(io_error("read", &out))?;
             let placement = if pods.is_empty() {
                 None
             } else {
@@ -423,10 +423,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 found.sort();
                 extra_paths = found;
             }
-            let options = gpuplan::gitops::CommitOptions { message, branch, force, extra_paths };
-            match gpuplan::gitops::commit(&repo, &out, &tree, &options).map_err(|e| format!("error: {e}"))? {
-                gpuplan::gitops::CommitOutcome::NothingToCommit => eprintln!("nothing to commit: {} is up to date", out.display()),
-                gpuplan::gitops::CommitOutcome::Committed { id, files, message, reference, .. } => {
+            let options = gpuplan::emit::gitops::CommitOptions { message, branch, force, extra_paths };
+            match gpuplan::emit::gitops::commit(&repo, &out, &tree, &options).map_err(|e| format!("error: {e}"))? {
+                gpuplan::emit::gitops::CommitOutcome::NothingToCommit => eprintln!("nothing to commit: {} is up to date", out.display()),
+                gpuplan::emit::gitops::CommitOutcome::Committed { id, files, message, reference, .. } => {
                     println!("{message}");
                     eprintln!("committed {} on {reference} ({} files)", &id[..12.min(id.len())], files.len());
                 }
@@ -451,18 +451,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(if exit_code && !report.pending.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Catalog(CatalogCommand::Refresh { regions, endpoint_url, pricing_endpoint_url, out, profiles, out_dir }) => {
-            let mut options = gpuplan::refresh::RefreshOptions::new(regions, &out);
+            let mut options = gpuplan::catalog::refresh::RefreshOptions::new(regions, &out);
             options.endpoint_url = endpoint_url;
             options.pricing_endpoint_url = pricing_endpoint_url;
             options.progress = true;
-            let report = gpuplan::refresh::refresh(&options).map_err(|e| format!("error: {e}"))?;
+            let report = gpuplan::catalog::refresh::refresh(&options).map_err(|e| format!("error: {e}"))?;
             print!("{report}");
             // Which manifests the refreshed catalog changes (only when the profiles are here and compile).
             if profiles.iter().all(|p| p.exists()) {
                 let data = Data { catalogs: out.clone(), templates: None, max_catalog_age_days: u64::MAX };
                 match compile_with(&profiles, &data) {
                     Ok(compiled) => {
-                        let current = output::read_tree(&out_dir).map_err(io_error("read", &out_dir))?;
+                        let current = emit::read_tree(&out_dir).map_err(io_error("read", &out_dir))?;
                         let tree = compiled.output_tree();
                         if current == tree {
                             println!("no manifest in {} changes", out_dir.display());
@@ -477,7 +477,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Catalog(CatalogCommand::Import { region, instance_types, offerings, prices, price_region, out }) => {
-            let catalog = gpuplan::import::import(&gpuplan::import::ImportInputs {
+            let catalog = gpuplan::catalog::import::import(&gpuplan::catalog::import::ImportInputs {
                 region: region.clone(),
                 instance_types,
                 offerings,

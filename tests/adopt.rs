@@ -49,8 +49,8 @@ fn read(dir: &Path, file: &str) -> String {
 /// `out` (a compiled tree) and `again` (compiled from what adopt made of it) are the same files, byte for byte;
 /// returns how many. File by file first, so that a failure names the file.
 fn assert_same_tree(out: &Path, again: &Path) -> usize {
-    let original = gpuplan::output::read_tree(out).unwrap();
-    let reproduced = gpuplan::output::read_tree(again).unwrap();
+    let original = gpuplan::emit::read_tree(out).unwrap();
+    let reproduced = gpuplan::emit::read_tree(again).unwrap();
     for (path, text) in &original.files {
         let actual = reproduced.files.get(path).unwrap_or_else(|| panic!("{} was not reproduced", out.join(path).display()));
         assert_eq!(actual, text, "{} differs after adopt → compile", out.join(path).display());
@@ -287,11 +287,11 @@ fn output_without_the_recorded_fields_gets_placeholders_and_warnings() {
     for cluster in ["ops-a", "ops-b"] {
         let path = dir.path().join("original/out").join(cluster).join(format!("prometheusrule-gpuplan-{cluster}.yaml"));
         let original = std::fs::read_to_string(&path).unwrap();
-        let header = gpuplan::output::parse_header(&original).unwrap();
+        let header = gpuplan::emit::parse_header(&original).unwrap();
         let recorded = ["gpuplan_replicas:", "gpuplan_selector:", "gpuplan.dev/monitoring-profile:"];
         let body: String = header.body.lines().filter(|l| !recorded.iter().any(|r| l.trim_start().starts_with(r))).map(|l| format!("{l}\n")).collect();
         assert!(body.len() < header.body.len(), "{cluster}: nothing stripped");
-        std::fs::write(&path, gpuplan::output::with_header(header.source, &body)).unwrap();
+        std::fs::write(&path, gpuplan::emit::with_header(header.source, &body)).unwrap();
     }
     let catalogs = repo().join("catalogs");
     let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
@@ -562,7 +562,7 @@ fn no_color_and_color_flag() {
 /// where the table says it goes (no unknown-node/property/argument error: E0102, E0103, E0104).
 #[test]
 fn every_schema_example_parses() {
-    use gpuplan::intent::schema::NODES;
+    use gpuplan::profile::schema::NODES;
     let cluster = "cluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\n";
     for node in NODES {
         let body = match node.parent {
@@ -583,7 +583,7 @@ fn every_schema_example_parses() {
         let path = dir.path().join("p.kdl");
         std::fs::write(&path, &body).unwrap();
         let mut sources = gpuplan::diagnostic::Sources::default();
-        let (_, diagnostics) = gpuplan::intent::parse_files(&[path.as_path()], &mut sources);
+        let (_, diagnostics) = gpuplan::profile::parse_files(&[path.as_path()], &mut sources);
         let unknown: Vec<String> = diagnostics.iter().filter(|d| ["E0102", "E0103", "E0104"].contains(&d.code)).map(|d| format!("{}: {}", d.code, d.message)).collect();
         assert!(unknown.is_empty(), "schema entry {} > {} does not parse: {unknown:?}\n{body}", node.parent, node.name);
     }
@@ -599,12 +599,12 @@ fn unknown_nodes_are_checked_against_the_schema_table() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("did you mean `max-accelerators`?"), "{stderr}");
     let help = &stderr[stderr.find("valid here:").expect("lists valid names")..];
-    for name in gpuplan::intent::schema::names("pool") {
+    for name in gpuplan::profile::schema::names("pool") {
         assert!(help.contains(&format!(" {name},")) || help.contains(&format!(" {name}\n")) || help.ends_with(name), "{name} not listed: {help}");
     }
     let schema = gpuplan(&repo(), &["schema"]);
     let text = String::from_utf8_lossy(&schema.stdout);
     assert!(text.contains("max-accelerators <integer>") && text.contains("Default: sized from the budget."), "{text}");
     let json: serde_json::Value = serde_json::from_slice(&gpuplan(&repo(), &["schema", "--format", "json"]).stdout).unwrap();
-    assert_eq!(json.as_array().unwrap().len(), gpuplan::intent::schema::NODES.len());
+    assert_eq!(json.as_array().unwrap().len(), gpuplan::profile::schema::NODES.len());
 }

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use common::{compile_one, object_mut, profile, repo, with_code};
 use gpuplan::compile::{compile, Compilation, CompileOptions};
-use gpuplan::explain::explanation;
+use gpuplan::report::explain::explanation;
 use serde_json::{json, Value};
 
 const AMI: &str = "al2023@v20251023";
@@ -152,8 +152,8 @@ fn observed_max_spot_ceiling_is_labelled_empirical() {
     let basis = np["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap();
     assert!(basis.starts_with("EMPIRICAL, not guaranteed"), "{basis}");
     let e = explanation(&empirical, None).unwrap();
-    assert_eq!(e.clusters[0].profiles[0].worst_case_bound, gpuplan::cost::Bound::Empirical);
-    let table = gpuplan::explain::explain(&empirical, None, gpuplan::explain::ExplainFormat::Table).unwrap();
+    assert_eq!(e.clusters[0].profiles[0].worst_case_bound, gpuplan::catalog::cost::Bound::Empirical);
+    let table = gpuplan::report::explain::explain(&empirical, None, gpuplan::report::explain::ExplainFormat::Table).unwrap();
     assert!(table.contains("EMPIRICAL bound, not guaranteed"), "{table}");
     // The empirical bound admits a higher limit than the guaranteed one for the same budget.
     let guaranteed = compile_with(body(""), dir.path());
@@ -161,7 +161,7 @@ fn observed_max_spot_ceiling_is_labelled_empirical() {
     assert!(g["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("guaranteed"));
     assert!(limit(np, "nvidia.com/gpu").unwrap() > limit(g, "nvidia.com/gpu").unwrap());
     // The reviewer of the switch reads it in the PR comment.
-    let md = gpuplan::diff::render_markdown(&guaranteed.output_tree(), &empirical.output_tree());
+    let md = gpuplan::emit::diff::render_markdown(&guaranteed.output_tree(), &empirical.output_tree());
     assert!(md.contains("worst case is EMPIRICAL, not guaranteed"), "{md}");
     // No observed history (the offline catalog): the ceiling falls back to on-demand, still guaranteed.
     let offline = compile_with(body("spot-ceiling \"observed-max\""), &repo().join("catalogs"));
@@ -204,7 +204,7 @@ fn time_sliced_pools_are_bounded_in_both_counting_phases() {
     // A --templates override that drops the cpu limit is caught: the annotated worst case no longer holds.
     let mut c = compile_one(profile("p", 10, AMI, &body(4)));
     object_mut(c.ok_mut(), "NodePool", "nb")["spec"]["limits"].as_object_mut().unwrap().remove("cpu");
-    let d = gpuplan::lint::lint(c.ok());
+    let d = gpuplan::report::lint::lint(c.ok());
     assert_eq!(with_code(&d, "GP012").len(), 1, "{}", gpuplan::diagnostic::render_plain(&d));
 }
 
@@ -337,7 +337,7 @@ fn pools_are_isolated_by_taint_and_selector() {
             }
         }
     }
-    let text = gpuplan::explain::explain(&c, Some("training"), gpuplan::explain::ExplainFormat::Table).unwrap();
+    let text = gpuplan::report::explain::explain(&c, Some("training"), gpuplan::report::explain::ExplainFormat::Table).unwrap();
     assert!(text.contains("pods need  nodeSelector {gpuplan.dev/pool: training}"), "{text}");
     assert!(text.contains("toleration {key: gpuplan.dev/pool, operator: Equal, value: training, effect: NoSchedule}"));
 }

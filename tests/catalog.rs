@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use gpuplan::catalog::{AcceleratorKind, Catalog, CapacityType};
-use gpuplan::import::{import, ImportInputs, SOURCE_SPOT_ESTIMATE};
+use gpuplan::catalog::import::{import, ImportInputs, SOURCE_SPOT_ESTIMATE};
 
 fn shared(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(path)

@@ -1,10 +1,10 @@
 use std::path::Path;
 
-use gpuplan::diff::{
+use gpuplan::emit::diff::{
     ClusterCost, CostMeasure, Detail, DiffFormat, ObjectChange, cluster_costs, render_diff,
     semantic_changes,
 };
-use gpuplan::output::{ChangeKind, OutputTree, with_header};
+use gpuplan::emit::{ChangeKind, OutputTree, with_header};
 
 const SRC: &str = "profiles/llm-inference.kdl";
 

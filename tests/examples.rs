@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gpuplan::compile::{compile, CompileOptions};
-use gpuplan::output::{read_tree, OutputTree};
+use gpuplan::emit::{read_tree, OutputTree};
 use gpuplan::validate::Validator;
 
 fn root() -> &'static Path {
@@ -22,7 +22,7 @@ fn examples() -> OutputTree {
 fn out_is_current() {
     let fresh = examples();
     let committed = read_tree(&root().join("out")).unwrap();
-    let stale: Vec<_> = gpuplan::output::changes(&committed, &fresh).into_iter().map(|c| c.path).collect();
+    let stale: Vec<_> = gpuplan::emit::changes(&committed, &fresh).into_iter().map(|c| c.path).collect();
     assert!(stale.is_empty(), "out/ is stale ({stale:?}): run `cargo run -- compile` and commit out/");
 }
 

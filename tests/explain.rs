@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use gpuplan::compile::{compile, Compilation, CompileOptions};
-use gpuplan::explain::{explain, explanation, ExplainError, ExplainFormat};
+use gpuplan::report::explain::{explain, explanation, ExplainError, ExplainFormat};
 
 fn examples() -> Compilation {
     compile(&CompileOptions::default()).expect("the examples compile")
@@ -69,7 +69,7 @@ fn spot_estimates_are_flagged_with_footnote() {
     // (real) on-demand price, since Karpenter sets no spot max price.
     assert!(spot.expected_is_estimate && p.expected_is_estimate);
     assert!(!spot.worst_case_is_estimate && !od.worst_case_is_estimate && !p.worst_case_is_estimate);
-    assert_eq!(p.worst_case_bound, gpuplan::cost::Bound::Guaranteed);
+    assert_eq!(p.worst_case_bound, gpuplan::catalog::cost::Bound::Guaranteed);
     assert_eq!(e.estimate_sources.len(), 1);
     assert!(e.estimate_sources[0].description.starts_with("ESTIMATE: spot = on-demand"));
     let text = explain(&c, Some("llm-inference"), ExplainFormat::Table).unwrap();

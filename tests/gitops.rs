@@ -2,8 +2,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository, Status};
-use gpuplan::gitops::{CommitOptions, CommitOutcome, GitopsError, commit};
-use gpuplan::output::{HeaderStatus, OutputTree, with_header, write_tree};
+use gpuplan::emit::gitops::{CommitOptions, CommitOutcome, GitopsError, commit};
+use gpuplan::emit::{HeaderStatus, OutputTree, with_header, write_tree};
 
 struct Fixture {
     _tmp: tempfile::TempDir,

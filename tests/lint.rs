@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use gpuplan::diagnostic::ProfileDiagnostic;
-use gpuplan::lint::{lint, RULES};
+use gpuplan::report::lint::{lint, RULES};
 use serde_json::json;
 
 const AMI: &str = "al2023@v20251023";

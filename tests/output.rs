@@ -1,7 +1,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use gpuplan::output::{
+use gpuplan::emit::{
     ChangeKind, FileChange, HeaderStatus, OutputTree, body_digest, changes,
     check, hand_edits, header_status, parse_header, read_tree, strip_header, with_header,
     write_tree,
@@ -166,7 +166,7 @@ fn kustomization_lists_files_sorted() {
 
     let k = &tree.files[Path::new("ml-prod/kustomization.yaml")];
     assert_eq!(header_status(k), HeaderStatus::Intact);
-    assert_eq!(parse_header(k).unwrap().source, gpuplan::output::GPUPLAN_SOURCE);
+    assert_eq!(parse_header(k).unwrap().source, gpuplan::emit::GPUPLAN_SOURCE);
     // Parses as YAML with the expected resources, and gitops/ is not listed.
     let v: serde_json::Value = serde_saphyr::from_str(strip_header(k)).unwrap();
     assert_eq!(

@@ -203,7 +203,7 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                 // kube-state-metrics kube_pod_status_unschedulable (docs/metrics/workload/pod-metrics.md): the
                 // scheduler could not place the pod. Phase Pending also covers pulling a multi-GB image.
                 let resource = ksm_resource(cluster.pools.iter().map(|p| p.resource()).next().unwrap());
-                let pending_for = gpuplan::intent::duration_minutes(&monitoring.pending_for).unwrap();
+                let pending_for = gpuplan::profile::duration_minutes(&monitoring.pending_for).unwrap();
                 let pod = |name: &'static str| [("namespace", "batch"), ("pod", name)];
                 let request = |ns: &str, name: &str, r: &str| -> Value {
                     series("kube_pod_container_resource_requests", &[("namespace", ns), ("pod", name), ("container", "main"), ("resource", r), ("unit", "integer")], "1x60")
@@ -236,7 +236,7 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
             }
             alerts::WORKLOAD_UNSCHEDULABLE => {
                 let w = workload_of(cluster, rule);
-                let pending_for = gpuplan::intent::duration_minutes(&monitoring.pending_for).unwrap();
+                let pending_for = gpuplan::profile::duration_minutes(&monitoring.pending_for).unwrap();
                 let name = workload_pod(w);
                 let unschedulable = |ns: &str, pod: &str| series("kube_pod_status_unschedulable", &[("namespace", ns), ("pod", pod), ("uid", "u")], "1x60");
                 let shown = [("namespace", w.namespace.as_str()), ("pod", name.as_str())];

@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use gpuplan::aws::{AwsError, parse_price_list_product};
+use gpuplan::catalog::aws::{AwsError, parse_price_list_product};
 use gpuplan::catalog::{CapacityType, Catalog, Gpu, InstanceType, Price, Source};
-use gpuplan::import;
-use gpuplan::refresh::{
+use gpuplan::catalog::import;
+use gpuplan::catalog::refresh::{
     CatalogChanges, Clock, KEPT_PREFIX, RefreshError, RefreshOptions, RetrySettings, catalog_changes, refresh,
 };
 use serde_json::Value;
@@ -234,7 +234,7 @@ fn refresh_equals_import_of_the_same_data_and_is_deterministic() {
         &offerings,
         &recorded_prices("us-east-1"),
         od_source,
-        Some((&gpuplan::aws::SpotPrices { highest: spot.clone(), newest: spot }, spot_source)),
+        Some((&gpuplan::catalog::aws::SpotPrices { highest: spot.clone(), newest: spot }, spot_source)),
         sources,
     );
     for (a, b) in refreshed.instance_types.iter().zip(&imported.instance_types) {
@@ -564,5 +564,5 @@ fn price_list_products_parse_like_the_real_format() {
     assert!(parse_price_list_product(&product("RunInstances", "n/a")).is_err());
     assert!(parse_price_list_product("{not json").is_err());
     assert_eq!(parse_price_list_product(r#"{"product":{"attributes":{}},"terms":{}}"#), Ok(None), "not an instance");
-    assert_eq!(gpuplan::aws::rfc3339(UNIX_EPOCH + Duration::from_secs(FIXED_SECS)), FIXED_RFC3339);
+    assert_eq!(gpuplan::catalog::aws::rfc3339(UNIX_EPOCH + Duration::from_secs(FIXED_SECS)), FIXED_RFC3339);
 }

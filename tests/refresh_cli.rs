@@ -16,7 +16,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use gpuplan::catalog::Catalog;
-use gpuplan::import;
+use gpuplan::catalog::import;
 use support::{HttpServer, Moto, dead_endpoint, pricing_server};
 use tempfile::TempDir;
 
@@ -193,7 +193,7 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     assert!(spot > 0 && on_demand > 0);
 
     // ... then the changes against the committed snapshot, in the library's words.
-    let changes = gpuplan::refresh::catalog_changes(&previous, &catalog);
+    let changes = gpuplan::catalog::refresh::catalog_changes(&previous, &catalog);
     assert!(!changes.is_empty());
     assert!(out.contains(&changes.to_string()), "catalog changes in the report:\n{changes}");
     let header = out.lines().nth(1).unwrap();

@@ -1,7 +1,7 @@
 //! The solver's sizing cases, one test each, against the real built-in catalog.
 
 use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
-use gpuplan::intent::MaintenanceWindow;
+use gpuplan::profile::MaintenanceWindow;
 use gpuplan::solve::{outside_window, PoolPlan};
 
 const CLUSTER: &str = "cluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1b\" \"us-east-1c\"\n    ami \"al2023@v20251023\"\n}\n";

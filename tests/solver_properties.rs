@@ -248,7 +248,7 @@ fn check(specs: &[ProfileSpec]) -> Result<bool, TestCaseError> {
         }
     }
     // Lint's output-drift rules never fire on the solver's own output; explain always works.
-    let findings = gpuplan::lint::lint(c);
+    let findings = gpuplan::report::lint::lint(c);
     for d in &findings {
         prop_assert!(
             !["GP004", "GP005", "GP007", "GP010", "GP011", "GP012", "GP013"].contains(&d.code),
@@ -257,7 +257,7 @@ fn check(specs: &[ProfileSpec]) -> Result<bool, TestCaseError> {
             d.message
         );
     }
-    gpuplan::explain::explain(c, None, gpuplan::explain::ExplainFormat::Json).unwrap();
+    gpuplan::report::explain::explain(c, None, gpuplan::report::explain::ExplainFormat::Json).unwrap();
     Ok(true)
 }
 

@@ -13,7 +13,7 @@ use super::model::{q, AdoptedPool, Line, Warning};
 use super::read::Doc;
 use super::requirements::{bounds, capacity_types, requirements, Requirement};
 use crate::catalog::{Catalog, CapacityType};
-use crate::intent::Sharing;
+use crate::profile::Sharing;
 
 /// Leaf fields of an object as (dotted path, value), arrays indexed (`requirements[2].values[0]`).
 pub fn leaves(value: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {

@@ -17,8 +17,8 @@ use super::requirements::{capacity_types, matches, requirements, zones};
 use super::{model::Warning, Adoption};
 use crate::catalog::{AcceleratorKind, Catalog, CapacityType, InstanceType};
 use crate::compile::Compilation;
-use crate::cost::{self, Limits, NodeShape, SpotCeiling};
-use crate::intent::DEFAULT_PRICE_RATIO_MAX;
+use crate::catalog::cost::{self, Limits, NodeShape, SpotCeiling};
+use crate::profile::DEFAULT_PRICE_RATIO_MAX;
 use crate::solve::SPOT_MIN_TYPES;
 
 #[derive(Debug, Clone, Serialize)]
@@ -60,9 +60,9 @@ pub enum ReportFormat {
 }
 
 pub fn report(adoption: &Adoption, compiled: &mut Compilation) -> Report {
-    let after = crate::lint::findings(compiled);
+    let after = crate::report::lint::findings(compiled);
     let rendered = swap_originals(compiled, adoption);
-    let before = crate::lint::findings(compiled);
+    let before = crate::report::lint::findings(compiled);
     compiled.manifests = rendered;
     let compiled = &*compiled;
     let pools = adoption
@@ -157,7 +157,7 @@ fn costs(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: Accelerat
     (Some(cost::round_cents(cost::worst_case(&shapes, limits))), Some(cost::round_cents(cost::expected(&shapes, limits))))
 }
 
-fn pool_report(np: &super::read::Doc, rendered: Option<&Value>, profile: &str, catalog: &Catalog, before: &[crate::lint::Finding], after: &[crate::lint::Finding]) -> PoolReport {
+fn pool_report(np: &super::read::Doc, rendered: Option<&Value>, profile: &str, catalog: &Catalog, before: &[crate::report::lint::Finding], after: &[crate::report::lint::Finding]) -> PoolReport {
     let kind = kind_of(&np.object);
     let types_before = admitted(&np.object, catalog);
     let types_after: Vec<&InstanceType> = rendered.map(|r| admitted(r, catalog)).unwrap_or_default();
@@ -165,7 +165,7 @@ fn pool_report(np: &super::read::Doc, rendered: Option<&Value>, profile: &str, c
     let (b, a) = (names(&types_before), names(&types_after));
     let (worst_before, expected_before) = costs(&np.object, &types_before, catalog, kind);
     let (worst_after, expected_after) = rendered.map(|r| costs(r, &types_after, catalog, kind)).unwrap_or((None, None));
-    let select = |fs: &[crate::lint::Finding]| {
+    let select = |fs: &[crate::report::lint::Finding]| {
         let mut out: Vec<String> = fs
             .iter()
             .filter(|f| f.profile == profile && f.pool.as_deref().is_none_or(|p| p == np.name))

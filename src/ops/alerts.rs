@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use crate::catalog::{AcceleratorKind, CapacityType};
-use crate::intent::Sharing;
+use crate::profile::Sharing;
 use crate::ops::workload::{WorkloadPlan, REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
 use crate::ops::{threshold, Monitoring, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
 use crate::solve::{round_cents, ClusterPlan, PoolPlan};

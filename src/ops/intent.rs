@@ -1,4 +1,4 @@
-//! The `workload` and `monitoring` profile nodes. A child module of `intent` (declared there with `#[path]`)
+//! The `workload` and `monitoring` profile nodes. A child module of `profile` (declared there with `#[path]`)
 //! so that it walks KDL with the same helpers, spans and did-you-mean as the rest of the profile.
 //!
 //! ```kdl

@@ -414,12 +414,12 @@ fn mixed_strategy_error(config: &str, span: crate::diagnostic::Span, sources: &c
 /// does not exist at all (E0174), mixes profiles (E0178), or does not exist for a GPU the pool names (E0173).
 #[allow(clippy::type_complexity)]
 pub fn pool_filter(
-    settings: &crate::intent::Settings,
+    settings: &crate::profile::Settings,
     catalog: &crate::catalog::Catalog,
     sources: &crate::diagnostic::Sources,
 ) -> Result<Option<(String, crate::diagnostic::Span, Box<dyn Fn(&crate::catalog::InstanceType) -> bool>)>, crate::diagnostic::ProfileDiagnostic> {
     let Some(sharing) = &settings.sharing else { return Ok(None) };
-    let crate::intent::Sharing::Mig { config } = &sharing.value else { return Ok(None) };
+    let crate::profile::Sharing::Mig { config } = &sharing.value else { return Ok(None) };
     let configs = MigConfigs::builtin();
     if !configs.exists(config) {
         let mut help = crate::diagnostic::did_you_mean(config, configs.names()).unwrap_or_default();

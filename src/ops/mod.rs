@@ -9,7 +9,7 @@
 //! - [`adapter`]: prometheus-adapter's rules for the HPAs' Pods metrics (a ConfigMap for `rules.existing`);
 //! - [`check`]: checks on the rendered objects that a schema cannot express (run by every compile).
 //!
-//! Profile syntax is parsed in `intent.rs`'s walk (see `ops/intent.rs`, a child module of `intent` so that
+//! Profile syntax is parsed in `profile/mod.rs`'s walk (see `ops/intent.rs`, a child module of `profile` so that
 //! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179 belong to this module.
 
 pub mod adapter;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::catalog::AcceleratorKind;
 use crate::diagnostic::{ProfileDiagnostic, Sources};
-use crate::intent::{Profile, Sharing};
+use crate::profile::{Profile, Sharing};
 use crate::ops::alerts::{self, AlertsPlan};
 use crate::ops::gpu_operator::GpuOperatorPlan;
 use crate::ops::workload::{default_pdb, HpaPlan, Placement, ScalingStyle, WorkloadPlan};
@@ -79,7 +79,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                         .help("a time-sliced pool hands out slices of one GPU; the device plugin is configured with failRequestsGreaterThanOne and rejects such pods: request 1"),
                 );
             }
-            let training = crate::intent::is_training_pool(&profile.pools, &w.pool.value);
+            let training = crate::profile::is_training_pool(&profile.pools, &w.pool.value);
             let mig = nodepools.iter().any(|p| matches!(p.sharing, Some(Sharing::Mig { .. })));
             let metric = w.autoscale.as_ref().and_then(|a| a.value.metric.clone()).unwrap_or_else(|| gpu_metric(mig).to_string());
             // Only a workload that asks for `autoscale` gets an HPA: scaling down a notebook server or a trainer

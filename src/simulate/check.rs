@@ -243,7 +243,7 @@ pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<Worklo
 }
 
 /// Lint GP016: a tier of a tiered pool that never receives pods, even with every earlier tier out of capacity.
-pub fn tier_findings(c: &Compilation, cluster: &ClusterPlan) -> Vec<crate::lint::Finding> {
+pub fn tier_findings(c: &Compilation, cluster: &ClusterPlan) -> Vec<crate::report::lint::Finding> {
     let mut out = Vec::new();
     for gap in tier_gaps(c, cluster) {
         let Some(plan) = cluster.pools.iter().find(|p| p.name == gap.tier) else { continue };
@@ -259,7 +259,7 @@ pub fn tier_findings(c: &Compilation, cluster: &ClusterPlan) -> Vec<crate::lint:
             .error(span, "GP016", format!("tier `{}` of pool `{}` never receives pods: with every earlier tier out of capacity, a pod of the pool goes to {}", gap.tier, gap.pool, gap.instead))
             .help("check the tier's weight, limits and instance types against the earlier tiers (`gpuplan simulate --unavailable` shows the fallback); silence with `allow \"GP016\"` in the tier")
             .warning();
-        out.push(crate::lint::Finding { code: "GP016", cluster: gap.cluster, profile: gap.profile, pool: Some(gap.tier), span, diagnostic });
+        out.push(crate::report::lint::Finding { code: "GP016", cluster: gap.cluster, profile: gap.profile, pool: Some(gap.tier), span, diagnostic });
     }
     out
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::catalog::Catalog;
-use crate::output::OutputTree;
+use crate::emit::OutputTree;
 
 use super::manifests::{self, Manifests};
 use super::pods::Pod;

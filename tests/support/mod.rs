@@ -17,8 +17,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// The fake credentials every test uses (moto accepts any).
-pub fn fake_credentials() -> gpuplan::refresh::StaticCredentials {
-    gpuplan::refresh::StaticCredentials {
+pub fn fake_credentials() -> gpuplan::catalog::refresh::StaticCredentials {
+    gpuplan::catalog::refresh::StaticCredentials {
         access_key_id: "testing".into(),
         secret_access_key: "testing".into(),
         session_token: Some("testing".into()),

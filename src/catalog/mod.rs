@@ -7,6 +7,11 @@
 //! without credentials. The format is the same whichever way it was made; `format` is bumped on any
 //! incompatible change.
 
+pub mod aws;
+pub mod cost;
+pub mod import;
+pub mod refresh;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +22,7 @@ use sha2::{Digest, Sha256};
 pub const FORMAT: u32 = 1;
 
 /// The snapshot compiled into the binary (us-east-1), used when no catalogs/<region>.json is on disk.
-pub const EMBEDDED_US_EAST_1: &str = include_str!("../catalogs/us-east-1.json");
+pub const EMBEDDED_US_EAST_1: &str = include_str!("../../catalogs/us-east-1.json");
 
 /// One region's catalog.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

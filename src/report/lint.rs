@@ -17,8 +17,8 @@ use serde_json::Value;
 use crate::catalog::{AcceleratorKind, CapacityType, Catalog, InstanceType};
 use crate::compile::Compilation;
 use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Span};
-use crate::intent::{Pool, Profile, Tier};
-use crate::cost::{self, Limits, NodeShape};
+use crate::profile::{Pool, Profile, Tier};
+use crate::catalog::cost::{self, Limits, NodeShape};
 use crate::solve::{round_cents, ClusterPlan, PoolPlan, SPOT_MIN_TYPES};
 
 /// One lint rule, for `--help`, the README and `explain`.

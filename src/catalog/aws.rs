@@ -1,7 +1,7 @@
 //! The AWS edge: every call to the AWS SDK lives here, and nothing above this module sees an SDK type.
 //!
 //! What goes out: plain data that `import` already understands. DescribeInstanceTypes answers are serialized
-//! back into the JSON shape the EC2 API returns (the fields [`crate::import::instance_type_from_info`] reads), so
+//! back into the JSON shape the EC2 API returns (the fields [`crate::catalog::import::instance_type_from_info`] reads), so
 //! `catalog refresh` and `catalog import` share one conversion and produce identical snapshots for identical
 //! inputs. Offerings, spot prices and on-demand prices come out as ordered maps.
 //!
@@ -392,7 +392,7 @@ pub fn parse_price_list_product(text: &str) -> Result<Option<(String, f64)>, Str
 }
 
 /// Serializes the SDK's `InstanceTypeInfo` into the JSON shape of the DescribeInstanceTypes API (the fields the
-/// catalog reads), so [`crate::import::instance_type_from_info`] converts it exactly as it converts saved output.
+/// catalog reads), so [`crate::catalog::import::instance_type_from_info`] converts it exactly as it converts saved output.
 pub fn instance_type_info_json(info: &ec2::InstanceTypeInfo) -> Value {
     let mut out = Map::new();
     let mut put = |key: &str, value: Option<Value>| {

@@ -2,7 +2,7 @@
 //!
 //! Per region, four calls run concurrently (DescribeInstanceTypes, DescribeInstanceTypeOfferings by zone,
 //! DescribeSpotPriceHistory, Pricing GetProducts), and regions run concurrently with each other; the SDK edge is
-//! [`crate::aws`]. The answers go through the same conversion as `catalog import`
+//! [`crate::catalog::aws`]. The answers go through the same conversion as `catalog import`
 //! ([`import::build_catalog`]), so both produce identical snapshots for identical inputs.
 //!
 //! All or nothing: catalogs are written only when every region was fetched, each one atomically (temp file in
@@ -21,10 +21,10 @@ use std::time::{Duration, Instant, SystemTime};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::aws::{self, Aws, AwsError, ClientSettings, Pricing};
-pub use crate::aws::{RetrySettings, StaticCredentials};
+use crate::catalog::aws::{self, Aws, AwsError, ClientSettings, Pricing};
+pub use crate::catalog::aws::{RetrySettings, StaticCredentials};
 use crate::catalog::{CapacityType, Catalog, InstanceType, Source};
-use crate::import::{self, SOURCE_SPOT};
+use crate::catalog::import::{self, SOURCE_SPOT};
 
 /// Prefix of the on-demand source description when prices were kept from the previous snapshot.
 pub const KEPT_PREFIX: &str = "on-demand Linux USD/hour kept from previous snapshot";
@@ -258,7 +258,7 @@ fn checked_regions(regions: &[String]) -> Result<Vec<String>, RefreshError> {
 struct RegionData {
     infos: Vec<serde_json::Value>,
     offerings: BTreeMap<String, BTreeSet<String>>,
-    spot: crate::aws::SpotPrices,
+    spot: crate::catalog::aws::SpotPrices,
     on_demand: Result<BTreeMap<String, f64>, AwsError>,
     timings: Vec<CallTiming>,
 }

@@ -1,4 +1,4 @@
-//! The diff stage: what would change in out/, as a unified text diff or as a semantic summary a reviewer reads.
+//! Part of the emit stage: what would change in out/, as a unified text diff or as a semantic summary a reviewer reads.
 //!
 //! The semantic diff parses every YAML object of the old and new trees (header comments are not part of the
 //! YAML, so they never count), matches objects by cluster (top-level directory), kind, namespace and name (not by
@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 use similar::TextDiff;
 
-use crate::output::{ChangeKind, OutputTree, changes, cluster_of, parse_header, strip_header};
+use crate::emit::{ChangeKind, OutputTree, changes, cluster_of, parse_header, strip_header};
 
 /// Output format of [`render_diff`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

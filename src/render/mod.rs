@@ -49,12 +49,12 @@ pub fn to_yaml(value: &Value) -> String {
 
 /// The built-in templates: (file name, text).
 pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
-    ("nodepool.yaml.j2", include_str!("../templates/nodepool.yaml.j2")),
-    ("flux-gitrepository.yaml.j2", include_str!("../templates/flux-gitrepository.yaml.j2")),
-    ("nodeoverlay.yaml.j2", include_str!("../templates/nodeoverlay.yaml.j2")),
-    ("ec2nodeclass.yaml.j2", include_str!("../templates/ec2nodeclass.yaml.j2")),
-    ("argocd-application.yaml.j2", include_str!("../templates/argocd-application.yaml.j2")),
-    ("flux-kustomization.yaml.j2", include_str!("../templates/flux-kustomization.yaml.j2")),
+    ("nodepool.yaml.j2", include_str!("../../templates/nodepool.yaml.j2")),
+    ("flux-gitrepository.yaml.j2", include_str!("../../templates/flux-gitrepository.yaml.j2")),
+    ("nodeoverlay.yaml.j2", include_str!("../../templates/nodeoverlay.yaml.j2")),
+    ("ec2nodeclass.yaml.j2", include_str!("../../templates/ec2nodeclass.yaml.j2")),
+    ("argocd-application.yaml.j2", include_str!("../../templates/argocd-application.yaml.j2")),
+    ("flux-kustomization.yaml.j2", include_str!("../../templates/flux-kustomization.yaml.j2")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -174,7 +174,7 @@ impl Renderer {
             },
             "labels": common_labels(),
         });
-        let dir = PathBuf::from(&cluster.name).join(crate::output::GITOPS_DIR);
+        let dir = PathBuf::from(&cluster.name).join(crate::emit::GITOPS_DIR);
         let mut apps = Vec::new();
         for (wanted, template, file) in [
             (gitops.argocd, "argocd-application.yaml.j2", "argocd-application.yaml"),
@@ -184,7 +184,7 @@ impl Renderer {
             if wanted {
                 apps.push(Manifest {
                     path: dir.join(file),
-                    source: crate::output::GPUPLAN_SOURCE.to_string(),
+                    source: crate::emit::GPUPLAN_SOURCE.to_string(),
                     object: self.render(template, &name, context.clone())?,
                 });
             }
@@ -227,7 +227,7 @@ pub fn argocd_sync_annotations(kind: &str) -> Vec<(&'static str, &'static str)> 
 /// True for the objects of out/<cluster>/gitops/ (Argo CD Application, Flux GitRepository and Kustomization),
 /// which the cluster's kustomization does not list.
 pub fn is_gitops_app(path: &std::path::Path) -> bool {
-    path.components().nth(1).is_some_and(|c| c.as_os_str() == crate::output::GITOPS_DIR)
+    path.components().nth(1).is_some_and(|c| c.as_os_str() == crate::emit::GITOPS_DIR)
 }
 
 pub fn object_path(cluster: &str, kind: &str, name: &str) -> PathBuf {

@@ -1,4 +1,4 @@
-//! The output stage: the generated-file header, the in-memory [`OutputTree`] that `compile` produces, the
+//! The emit stage: the generated-file header, the in-memory [`OutputTree`] that `compile` produces, the
 //! per-cluster `kustomization.yaml` and optional GitOps application objects, and the atomic writer for `out/`.
 //!
 //! # The generated file format
@@ -19,6 +19,9 @@
 //! ```
 //! The `gitops/` objects are meant to be applied once (bootstrap), or picked up by an "app of apps" pointing at
 //! `out/<cluster>/gitops`.
+
+pub mod diff;
+pub mod gitops;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -28,7 +28,7 @@ use crate::catalog::{AcceleratorKind, Arch, CapacityType};
 use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned};
 
 /// `workload` and `monitoring` nodes (operations manifests), parsed with this module's helpers.
-#[path = "ops/intent.rs"]
+#[path = "../ops/intent.rs"]
 mod ops_intent;
 pub(crate) use ops_intent::is_training_pool;
 
@@ -214,7 +214,7 @@ pub struct Settings {
     pub weight: Option<Spanned<u32>>,
     pub price_ratio_max: Spanned<f64>,
     /// What bounds a spot node's price in the worst case (see `cost`): on-demand (guaranteed) by default.
-    pub spot_ceiling: Spanned<crate::cost::SpotCeiling>,
+    pub spot_ceiling: Spanned<crate::catalog::cost::SpotCeiling>,
     /// `scratch "instance-store"`: local NVMe striped into one RAID0 volume for the kubelet and containers
     /// (EC2NodeClass `instanceStorePolicy: RAID0`); the training preset's default.
     pub instance_store_scratch: Spanned<bool>,
@@ -967,10 +967,10 @@ impl Parser<'_> {
             }
             "spot-ceiling" => {
                 if let Some(v) = self.single_string(node) {
-                    match crate::cost::SpotCeiling::parse(&v) {
+                    match crate::catalog::cost::SpotCeiling::parse(&v) {
                         Some(c) => s.spot_ceiling = Spanned::new(c, v.span),
                         None => {
-                            let help = did_you_mean(&v, crate::cost::SpotCeiling::NAMES)
+                            let help = did_you_mean(&v, crate::catalog::cost::SpotCeiling::NAMES)
                                 .unwrap_or_else(|| "one of on-demand (guaranteed bound), observed-max (empirical bound)".into());
                             self.error(v.span, "E0118", format!("unknown spot ceiling `{}`", v.value), help);
                         }
@@ -1421,7 +1421,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         max_accelerators: None,
         weight: None,
         price_ratio_max: Spanned::new(DEFAULT_PRICE_RATIO_MAX, span),
-        spot_ceiling: Spanned::new(crate::cost::SpotCeiling::OnDemand, span),
+        spot_ceiling: Spanned::new(crate::catalog::cost::SpotCeiling::OnDemand, span),
         // Training reads datasets and writes checkpoints locally: p4d/p5 carry 8 TB–30 TB of NVMe.
         instance_store_scratch: Spanned::new(preset == Preset::TrainingOnDemand, span),
         sharing: None,

@@ -33,8 +33,8 @@ use git2::{
     Signature, Tree, TreeWalkMode, TreeWalkResult,
 };
 
-use crate::diff::{CostMeasure, cluster_costs, semantic_changes};
-use crate::output::{HandEdit, HeaderStatus, OutputTree, hand_edits, read_tree, write_tree};
+use crate::emit::diff::{CostMeasure, cluster_costs, semantic_changes};
+use crate::emit::{HandEdit, HeaderStatus, OutputTree, hand_edits, read_tree, write_tree};
 
 /// Options of [`commit`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -368,9 +368,9 @@ pub fn commit_message(old: &OutputTree, new: &OutputTree, extra_changed: &[PathB
         .collect();
     let count = |k| objects.iter().filter(|o| o.change == k).count();
     let (added, modified, removed) = (
-        count(crate::output::ChangeKind::Added),
-        count(crate::output::ChangeKind::Modified),
-        count(crate::output::ChangeKind::Removed),
+        count(crate::emit::ChangeKind::Added),
+        count(crate::emit::ChangeKind::Modified),
+        count(crate::emit::ChangeKind::Removed),
     );
     let mut counts = Vec::new();
     for (n, w) in [

@@ -41,9 +41,9 @@ use serde::Serialize;
 use crate::catalog::{Catalog, InstanceType};
 use crate::compile::Compilation;
 use crate::diagnostic::did_you_mean;
-use crate::intent::Profile;
-use crate::lint::{self, Finding};
-use crate::cost::Bound;
+use crate::profile::Profile;
+use crate::report::lint::{self, Finding};
+use crate::catalog::cost::Bound;
 use crate::solve::{ClusterPlan, PoolPlan, ProfileSummary};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

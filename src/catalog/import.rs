@@ -1,7 +1,7 @@
 //! `gpuplan catalog import`: turn EC2 API output saved on disk (DescribeInstanceTypes, DescribeInstanceTypeOfferings
 //! by availability zone) and an on-demand price table into a catalog snapshot.
 //!
-//! The same conversion from `InstanceTypeInfo` JSON is used by the live refresh (src/aws.rs), which
+//! The same conversion from `InstanceTypeInfo` JSON is used by the live refresh (src/catalog/aws.rs), which
 //! serializes the SDK's answers into the same shape first, so both paths produce identical snapshots for
 //! identical inputs.
 
@@ -124,7 +124,7 @@ pub fn build_catalog(
     offerings: &BTreeMap<String, BTreeSet<String>>,
     on_demand: &BTreeMap<String, f64>,
     on_demand_source: Source,
-    spot: Option<(&crate::aws::SpotPrices, Source)>,
+    spot: Option<(&crate::catalog::aws::SpotPrices, Source)>,
     mut sources: BTreeMap<String, Source>,
 ) -> Catalog {
     sources.insert(SOURCE_ON_DEMAND.to_string(), on_demand_source);

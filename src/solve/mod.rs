@@ -11,12 +11,13 @@
 //!    than the limit are dropped (they could never launch); if that empties a pool, it is an error.
 //! 5. **Weights**, distinct across the cluster: profile priority first, then tier order.
 
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::catalog::{AcceleratorKind, Arch, CapacityType, Catalog, InstanceType};
-use crate::cost::{self, Bound, Limits, NodeShape, SpotCeiling};
+use crate::catalog::cost::{self, Bound, Limits, NodeShape, SpotCeiling};
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
-use crate::intent::{DisruptionBudget, MaintenanceWindow, Profile, Reserved, Settings, Sharing, Taint, Tier};
+use crate::profile::{DisruptionBudget, MaintenanceWindow, Profile, Reserved, Settings, Sharing, Taint, Tier};
 
 /// The solver's decisions for every cluster of one compile.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +32,7 @@ pub struct ClusterPlan {
     pub catalog_digest: String,
     pub accelerated_ami: bool,
     /// Argo CD / Flux objects to generate for out/<cluster> (the first profile of the cluster that asks).
-    pub gitops: Option<crate::intent::Gitops>,
+    pub gitops: Option<crate::profile::Gitops>,
     pub node_classes: Vec<NodeClassPlan>,
     /// Sorted by weight, highest first.
     pub pools: Vec<PoolPlan>,
@@ -778,7 +779,7 @@ fn pool_plan(
     // Isolation: without a pool taint, any pod that tolerates the accelerator taint lands on the
     // highest-weight pool that fits it (an 8-GPU trainer on the inference pool). Only `general` pools take
     // such pods; every other pool admits only pods that tolerate its own taint.
-    let general = profile.pools.iter().any(|p| p.name.value == pool && p.preset.value == crate::intent::Preset::General);
+    let general = profile.pools.iter().any(|p| p.name.value == pool && p.preset.value == crate::profile::Preset::General);
     if !general {
         taints.push(Taint { key: POOL_LABEL.into(), value: Some(pool.to_string()), effect: "NoSchedule".into() });
     }
@@ -1119,4 +1120,4 @@ fn replicas_note(plan: &PoolPlan) -> String {
     }
 }
 
-pub use crate::cost::round_cents;
+pub use crate::catalog::cost::round_cents;
