@@ -340,6 +340,44 @@ fn hand_written_workload_objects_are_reported_not_dropped() {
     assert!(!read(dir.path(), "profiles/gpu.kdl").contains("workload"));
 }
 
+/// A workload is its profile's: two clusters that both run `notebooks/jupyter` (profiles notebooks and nb2, with
+/// different replica counts) keep their own PDB, alerts and replica count — grouping the traces by namespace and
+/// name alone merged them into one profile and dropped the other's.
+#[test]
+fn the_same_workload_in_two_clusters_stays_in_each_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = repo().join("catalogs");
+    std::fs::create_dir_all(dir.path().join("original/profiles")).unwrap();
+    let notebooks = read(&repo(), "profiles/notebooks.kdl");
+    std::fs::write(dir.path().join("original/profiles/notebooks.kdl"), &notebooks).unwrap();
+    let nb2 = notebooks
+        .replace("profile \"notebooks\"", "profile \"nb2\"")
+        .replace("ml-research", "ml-r2")
+        .replace("replicas min=1 max=24", "replicas min=1 max=7");
+    assert!(nb2.contains("cluster \"ml-r2\"") && nb2.contains("max=7"), "{nb2}");
+    std::fs::write(dir.path().join("original/profiles/nb2.kdl"), nb2).unwrap();
+    let compiled = gpuplan(&dir.path().join("original"), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let again = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_same_tree(&dir.path().join("original/out"), &dir.path().join("out"));
+    for (profile, cluster, replicas) in [("notebooks", "ml-research", "replicas min=1 max=24 // "), ("nb2", "ml-r2", "replicas min=1 max=7 // ")] {
+        let adopted = read(dir.path(), &format!("profiles/{profile}.kdl"));
+        for line in [
+            "workload \"jupyter\" namespace=\"notebooks\" pool=\"notebooks-shared\" { // ".to_string(),
+            format!("original/out/{cluster}/poddisruptionbudget-notebooks-jupyter.yaml PodDisruptionBudget/jupyter"),
+            replicas.to_string(),
+            "workload \"embeddings\" namespace=\"inference\" pool=\"small-models\" {".to_string(),
+        ] {
+            assert!(adopted.contains(&line), "missing `{line}` in {profile}.kdl:\n{adopted}");
+        }
+        assert_eq!(adopted.matches("workload \"jupyter\"").count(), 1, "{adopted}");
+        assert!(!adopted.contains(if profile == "nb2" { "max=24" } else { "max=7" }), "{adopted}");
+    }
+}
+
 #[test]
 fn hand_written_nodepools_compile_and_keep_their_intent() {
     let (dir, out) = hand_written();

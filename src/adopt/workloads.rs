@@ -35,7 +35,8 @@ pub struct AdoptedWorkload {
     pub object: String,
 }
 
-/// The traces of one workload, keyed by (namespace, name).
+/// The traces of one workload, keyed by (profile, namespace, name): two clusters may each run a workload of the
+/// same namespace and name, and those are two workloads of two profiles.
 #[derive(Default)]
 struct Traces<'a> {
     pdb: Option<&'a Doc>,
@@ -44,22 +45,55 @@ struct Traces<'a> {
     rules: Vec<(&'a Doc, &'a Value)>,
 }
 
-fn traces(ops: &[Doc]) -> BTreeMap<(String, String), Traces<'_>> {
-    let mut out: BTreeMap<(String, String), Traces> = BTreeMap::new();
+/// (profile, namespace, name). The profile is the PDB's or HPA's `gpuplan.dev/profile` annotation and the
+/// rule's `gpuplan_profile` label, which gpuplan writes on all of them; a trace without one (empty) joins the
+/// workload of that namespace and name when there is exactly one, else stays alone (and is then skipped).
+type Key = (String, String, String);
+
+fn traces(ops: &[Doc]) -> BTreeMap<Key, Traces<'_>> {
+    #[derive(Clone, Copy)]
+    enum Trace<'a> {
+        Pdb(&'a Doc),
+        Hpa(&'a Doc),
+        Rule(&'a Doc, &'a Value),
+    }
+    let mut found: Vec<(Key, Trace)> = Vec::new();
     for doc in ops {
-        let key = || (doc.object["metadata"]["namespace"].as_str().unwrap_or("default").to_string(), doc.name.clone());
+        let key = || {
+            let profile = doc.object["metadata"]["annotations"]["gpuplan.dev/profile"].as_str().unwrap_or_default().to_string();
+            (profile, doc.object["metadata"]["namespace"].as_str().unwrap_or("default").to_string(), doc.name.clone())
+        };
         match doc.kind.as_str() {
-            "PodDisruptionBudget" => out.entry(key()).or_default().pdb = Some(doc),
-            "HorizontalPodAutoscaler" => out.entry(key()).or_default().hpa = Some(doc),
+            "PodDisruptionBudget" => found.push((key(), Trace::Pdb(doc))),
+            "HorizontalPodAutoscaler" => found.push((key(), Trace::Hpa(doc))),
             "PrometheusRule" => {
                 let rules = doc.object["spec"]["groups"].as_array().into_iter().flatten().flat_map(|g| g["rules"].as_array().into_iter().flatten());
                 for rule in rules {
                     if let Some((ns, name)) = rule["labels"]["gpuplan_workload"].as_str().and_then(|w| w.split_once('/')) {
-                        out.entry((ns.to_string(), name.to_string())).or_default().rules.push((doc, rule));
+                        let profile = rule["labels"]["gpuplan_profile"].as_str().unwrap_or_default().to_string();
+                        found.push(((profile, ns.to_string(), name.to_string()), Trace::Rule(doc, rule)));
                     }
                 }
             }
             _ => {}
+        }
+    }
+    let profiled: Vec<Key> = found.iter().map(|(k, _)| k.clone()).filter(|k| !k.0.is_empty()).collect();
+    let mut out: BTreeMap<Key, Traces> = BTreeMap::new();
+    for (mut key, trace) in found {
+        if key.0.is_empty() {
+            let mut same: Vec<&Key> = profiled.iter().filter(|k| (&k.1, &k.2) == (&key.1, &key.2)).collect();
+            same.sort();
+            same.dedup();
+            if let [only] = same.as_slice() {
+                key = (*only).clone();
+            }
+        }
+        let t = out.entry(key).or_default();
+        match trace {
+            Trace::Pdb(doc) => t.pdb = Some(doc),
+            Trace::Hpa(doc) => t.hpa = Some(doc),
+            Trace::Rule(doc, rule) => t.rules.push((doc, rule)),
         }
     }
     out
@@ -100,9 +134,9 @@ fn capture(pattern: &str, text: &str) -> Option<String> {
 pub fn adopt(ops: &[Doc], node_pools: &[Doc], warnings: &mut Vec<Warning>) -> (Vec<AdoptedWorkload>, Vec<String>) {
     let mut adopted = Vec::new();
     let mut skipped = Vec::new();
-    for ((namespace, name), t) in traces(ops) {
+    for ((profile, namespace, name), t) in traces(ops) {
         let id = format!("{namespace}/{name}");
-        match workload(namespace, name, &t, node_pools, warnings) {
+        match workload(profile, namespace, name, &t, node_pools, warnings) {
             Some(w) => adopted.push(w),
             None => {
                 let (file, object) = first_trace(&t);
@@ -113,9 +147,10 @@ pub fn adopt(ops: &[Doc], node_pools: &[Doc], warnings: &mut Vec<Warning>) -> (V
     (adopted, skipped)
 }
 
-fn workload(namespace: String, name: String, t: &Traces, node_pools: &[Doc], warnings: &mut Vec<Warning>) -> Option<AdoptedWorkload> {
-    let unschedulable = t.rule(WORKLOAD_UNSCHEDULABLE).map(|(_, r)| r);
-    let profile = t.annotation("gpuplan.dev/profile").or_else(|| unschedulable?["labels"]["gpuplan_profile"].as_str())?.to_string();
+fn workload(profile: String, namespace: String, name: String, t: &Traces, node_pools: &[Doc], warnings: &mut Vec<Warning>) -> Option<AdoptedWorkload> {
+    if profile.is_empty() {
+        return None;
+    }
     let (pool, pool_from) = pool_as_written(t)?;
     let kind = kind(t);
     let mut props = format!("workload {} namespace={} pool={}", q(&name), q(&namespace), q(&pool));
