@@ -378,6 +378,28 @@ fn the_same_workload_in_two_clusters_stays_in_each_profile() {
     }
 }
 
+/// A gpuplan-labelled ServiceMonitor adopt does not know (gpuplan writes `karpenter` and `nvidia-dcgm-exporter`
+/// only) is listed as skipped with the reason — it used to land in the ClusterPolicy's slot, dropping the
+/// ClusterPolicy's image overrides without a word.
+#[test]
+fn an_unknown_gpuplan_service_monitor_is_skipped_not_taken_for_the_cluster_policy() {
+    let dir = compile_ops_fixtures(|_, text| text);
+    let ops_a = dir.path().join("original/out/ops-a");
+    let karpenter = read(&ops_a, "servicemonitor-karpenter.yaml");
+    let extra: String = karpenter.lines().filter(|l| !l.starts_with('#')).map(|l| format!("{}\n", l.replace("name: karpenter", "name: vllm"))).collect();
+    assert!(extra.contains("name: vllm") && extra.contains("gpuplan.dev/profile:"), "{extra}");
+    std::fs::write(ops_a.join("servicemonitor-vllm.yaml"), extra).unwrap();
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let serving = read(dir.path(), "profiles/serving.kdl");
+    assert!(serving.contains("image \"devicePlugin\" repository=\"registry.example.com/nvidia\" version=\"v0.20.1\""), "{serving}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped: Vec<&str> = report["skipped"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let entry = skipped.iter().find(|s| s.starts_with("original/out/ops-a/servicemonitor-vllm.yaml ServiceMonitor/vllm (")).unwrap_or_else(|| panic!("not listed: {skipped:?}"));
+    assert!(entry.contains("not one gpuplan writes"), "{entry}");
+}
+
 #[test]
 fn hand_written_nodepools_compile_and_keep_their_intent() {
     let (dir, out) = hand_written();

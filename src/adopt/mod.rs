@@ -165,9 +165,11 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     // One block per cluster, in the profile that held it if that is recorded and adopted, else in the first of
     // its profiles that is adopted.
     let mut monitoring: BTreeMap<String, model::Line> = BTreeMap::new();
-    for m in monitoring::adopt(&read.ops, &mut warnings) {
-        if let Some(host) = m.owner.iter().chain(&m.profiles).find(|p| groups.contains_key(*p)) {
-            monitoring.insert(host.clone(), m.block);
+    let (clusters, unadopted) = monitoring::adopt(&read.ops, &mut warnings);
+    skipped.extend(unadopted);
+    for m in clusters {
+        if let (Some(host), Some(block)) = (m.owner.iter().chain(&m.profiles).find(|p| groups.contains_key(*p)), m.block) {
+            monitoring.insert(host.clone(), block);
         }
     }
     let mut profiles = Vec::new();
