@@ -400,6 +400,36 @@ fn an_unknown_gpuplan_service_monitor_is_skipped_not_taken_for_the_cluster_polic
     assert!(entry.contains("not one gpuplan writes"), "{entry}");
 }
 
+/// A cluster's monitoring objects whose profiles are none of the adopted ones (ml-prod's files, plus ml-vision's
+/// PrometheusRule and dcgm-exporter ServiceMonitor) have nowhere to go: each is listed as skipped with the reason.
+#[test]
+fn monitoring_objects_of_a_cluster_without_adopted_profiles_are_listed_as_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for entry in std::fs::read_dir(repo().join("out/ml-prod")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, input.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    for f in ["prometheusrule-gpuplan-ml-vision.yaml", "servicemonitor-nvidia-dcgm-exporter.yaml"] {
+        std::fs::copy(repo().join("out/ml-vision").join(f), input.join(f)).unwrap();
+    }
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "in", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped: Vec<&str> = report["skipped"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    for object in ["in/prometheusrule-gpuplan-ml-vision.yaml PrometheusRule/gpuplan-ml-vision", "in/servicemonitor-nvidia-dcgm-exporter.yaml ServiceMonitor/nvidia-dcgm-exporter"] {
+        let entry = skipped.iter().find(|s| s.starts_with(&format!("{object} ("))).unwrap_or_else(|| panic!("{object} not listed: {skipped:?}"));
+        assert!(entry.contains("monitoring of profile tiered-fallback") && entry.contains("no NodePool of it among the inputs"), "{entry}");
+    }
+    // ml-prod's own monitoring objects are adopted (as defaults), not skipped.
+    assert!(!skipped.iter().any(|s| s.contains("PrometheusRule/gpuplan-ml-prod")), "{skipped:?}");
+    assert!(!std::fs::read_dir(dir.path().join("profiles")).unwrap().any(|e| std::fs::read_to_string(e.unwrap().path()).unwrap().contains("\nmonitoring")));
+}
+
 #[test]
 fn hand_written_nodepools_compile_and_keep_their_intent() {
     let (dir, out) = hand_written();

@@ -168,9 +168,15 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     let (clusters, unadopted) = monitoring::adopt(&read.ops, &mut warnings);
     skipped.extend(unadopted);
     for m in clusters {
-        if let (Some(host), Some(block)) = (m.owner.iter().chain(&m.profiles).find(|p| groups.contains_key(*p)), m.block) {
-            monitoring.insert(host.clone(), block);
-        }
+        let Some(host) = m.owner.iter().chain(&m.profiles).find(|p| groups.contains_key(*p)) else {
+            let profiles = m.profiles.join(", ");
+            let (s, them) = if m.profiles.len() == 1 { ("", "it") } else { ("s", "them") };
+            let reason = format!("monitoring of profile{s} {profiles}: no NodePool of {them} among the inputs, and a cluster's `monitoring` block goes into one of its profiles");
+            skipped.extend(m.objects.iter().map(|o| format!("{o} ({reason})")));
+            continue;
+        };
+        let Some(block) = m.block else { continue };
+        monitoring.insert(host.clone(), block);
     }
     let mut profiles = Vec::new();
     let mut files = BTreeMap::new();
