@@ -70,14 +70,18 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     let catalogs = repo().join("catalogs");
     let compiled = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
     assert!(compiled.status.success(), "{}", text(&compiled));
-    let mut compared = 0;
-    for cluster in ["ml-batch-west", "ml-prod", "ml-research", "ml-vision"] {
-        compared += assert_same_tree(&repo().join("out").join(cluster), &dir.path().join("out").join(cluster));
-    }
-    // Nothing else appeared (a cluster adopt invented, say).
+    // The whole tree, every cluster at once: nothing missing, nothing else appeared (a cluster adopt invented, say).
+    let compared = assert_same_tree(&repo().join("out"), &dir.path().join("out"));
     let clusters: Vec<String> = std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(clusters.len(), 4, "{clusters:?}");
-    assert!(compared >= 49, "only {compared} files compared");
+    // Every file of out/, counted by walking it (the README's count is this number).
+    fn files(dir: &Path) -> usize {
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).map(|p| if p.is_dir() { files(&p) } else { 1 }).sum()
+    }
+    assert_eq!(compared, files(&repo().join("out")), "files compared");
+    // …and the README says it.
+    let readme = read(&repo(), "README.md");
+    assert!(readme.contains(&format!("(test `adopt`: all {compared} files)")), "README.md's Adopting section should say `all {compared} files`");
     // Every gpuplan object of out/ is adopted or derived: only the kustomizations and NodeOverlays are listed
     // as skipped, each with its reason (compile writes them again).
     let report = String::from_utf8_lossy(&out.stdout);
@@ -313,6 +317,12 @@ fn output_without_the_recorded_fields_gets_placeholders_and_warnings() {
     assert!(stderr.contains("workload batch/etl: selector") && stderr.contains("workload batch/etl: replicas"), "{stderr}");
     // chat-api's and elastic's HPA and PDB state both.
     assert!(!stderr.contains("workload serving/chat-api:") && !stderr.contains("workload training/elastic:"), "{stderr}");
+    // The monitoring block's profile is not recorded either: a warning naming the profile it went into.
+    for (cluster, profile) in [("ops-a", "serving"), ("ops-b", "unmanaged")] {
+        let warning = format!("original/out/{cluster}/prometheusrule-gpuplan-{cluster}.yaml: PrometheusRule/gpuplan-{cluster} metadata.annotations.gpuplan.dev/monitoring-profile: ");
+        let line = stderr.lines().find(|l| l.contains(&warning)).unwrap_or_else(|| panic!("no `{warning}` warning:\n{stderr}"));
+        assert!(line.contains(&format!("the block goes into `{profile}`")) && line.contains("edit it"), "{line}");
+    }
 }
 
 /// PodDisruptionBudgets, HPAs and PrometheusRules that gpuplan did not generate name no pool: each is listed

@@ -176,6 +176,17 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
             continue;
         };
         let Some(block) = m.block else { continue };
+        if m.owner.is_none() {
+            let (file, object) = m.objects.first().and_then(|o| o.split_once(' ')).unwrap_or_default();
+            warnings.push(Warning {
+                file: file.to_string(),
+                object: object.to_string(),
+                field: format!("metadata.annotations.{}", crate::ops::render::MONITORING_PROFILE_ANNOTATION),
+                message: format!(
+                    "gpuplan's output records here which profile holds the cluster's `monitoring` block, and it does not (output of an older gpuplan?); the block goes into `{host}`, the first of the cluster's adopted profiles: if another profile held it, move it there (edit it)"
+                ),
+            });
+        }
         monitoring.insert(host.clone(), block);
     }
     let mut profiles = Vec::new();
