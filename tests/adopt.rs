@@ -325,6 +325,45 @@ fn output_without_the_recorded_fields_gets_placeholders_and_warnings() {
     }
 }
 
+/// Hand-edited gpuplan_selector / gpuplan_replicas records: spaces are trimmed (`app = x` is the label `app`, not
+/// `"app "`), and a record gpuplan cannot have written (`app=x,app=y`, `0-3`) gets the placeholder with a warning
+/// that says what is wrong with it — not "there is neither", and not a selector the profile silently narrows.
+#[test]
+fn hand_edited_selector_and_replicas_records_are_trimmed_or_warned_as_malformed() {
+    let dir = compile_ops_fixtures(|_, text| text);
+    let edit = |cluster: &str, from: &str, to: &str| {
+        let path = dir.path().join("original/out").join(cluster).join(format!("prometheusrule-gpuplan-{cluster}.yaml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{from} not in {}", path.display());
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    };
+    edit("ops-a", "gpuplan_selector: app.kubernetes.io/name=single,tier=batch", "gpuplan_selector: \" app.kubernetes.io/name = single , tier=batch\"");
+    edit("ops-a", "gpuplan_replicas: \"1\"", "gpuplan_replicas: \" 1 \"");
+    edit("ops-b", "gpuplan_selector: app=etl", "gpuplan_selector: app=x,app=y");
+    edit("ops-b", "gpuplan_replicas: \"1\"", "gpuplan_replicas: 0-3");
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let serving = read(dir.path(), "profiles/serving.kdl");
+    for line in ["selector \"app.kubernetes.io/name\" \"single\" // ", "selector \"tier\" \"batch\" // ", "workload \"single\" namespace=\"serving\" pool=\"shared\" {"] {
+        assert!(serving.contains(line), "missing `{line}` in:\n{serving}");
+    }
+    assert!(!stderr.contains("workload serving/single:"), "{stderr}");
+    let unmanaged = read(dir.path(), "profiles/unmanaged.kdl");
+    let rule = "original/out/ops-b/prometheusrule-gpuplan-ops-b.yaml PrometheusRule/gpuplan-ops-b GpuplanWorkloadPodsUnschedulable annotations";
+    for line in [format!("selector \"app\" \"etl\" // {rule}.gpuplan_selector: malformed, a placeholder"), format!("replicas 1 // {rule}.gpuplan_replicas: malformed, the smallest consistent count")] {
+        assert!(unmanaged.contains(&line), "missing `{line}` in:\n{unmanaged}");
+    }
+    for warning in [
+        "PrometheusRule/gpuplan-ops-b workload batch/etl: selector: malformed gpuplan_selector `app=x,app=y`: label key `app` is given twice; the profile says selector \"app\" \"etl\": edit it",
+        "PrometheusRule/gpuplan-ops-b workload batch/etl: replicas: malformed gpuplan_replicas `0-3`: a workload has at least 1 replica; the profile says replicas 1, the smallest count without a PodDisruptionBudget: edit it",
+    ] {
+        assert!(stderr.contains(warning), "no `{warning}` in:\n{stderr}");
+    }
+    assert!(!stderr.contains("there is neither"), "{stderr}");
+}
+
 /// PodDisruptionBudgets, HPAs and PrometheusRules that gpuplan did not generate name no pool: each is listed
 /// as skipped with its file and the reason, and no `workload` is guessed.
 #[test]

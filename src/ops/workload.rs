@@ -122,18 +122,48 @@ impl WorkloadPlan {
 pub const REPLICAS_ANNOTATION: &str = "gpuplan_replicas";
 pub const SELECTOR_ANNOTATION: &str = "gpuplan_selector";
 
-/// The inverse of [`WorkloadPlan::replicas_record`]: (min, max).
-pub fn parse_replicas_record(record: &str) -> Option<(u32, u32)> {
+/// The inverse of [`WorkloadPlan::replicas_record`]: (min, max), or why the record is not one (surrounding
+/// spaces are allowed: a hand edit may add them).
+pub fn parse_replicas_record(record: &str) -> Result<(u32, u32), String> {
     let (min, max) = record.split_once('-').unwrap_or((record, record));
-    let (min, max) = (min.trim().parse().ok()?, max.trim().parse().ok()?);
-    (1 <= min && min <= max).then_some((min, max))
+    let count = |n: &str| match n.trim() {
+        "" => Err("a count is missing (want `4`, or `1-24` for min=1 max=24)".to_string()),
+        n => n.parse::<u32>().map_err(|_| format!("`{n}` is not a replica count (want `4`, or `1-24` for min=1 max=24)")),
+    };
+    let (min, max) = (count(min)?, count(max)?);
+    if min < 1 {
+        return Err("a workload has at least 1 replica".into());
+    }
+    if min > max {
+        return Err(format!("min {min} is above max {max}"));
+    }
+    Ok((min, max))
 }
 
-/// The inverse of [`WorkloadPlan::selector_record`]: the labels in order, None when malformed or empty.
-pub fn parse_selector_record(record: &str) -> Option<Vec<(String, String)>> {
-    let labels: Option<Vec<(String, String)>> =
-        record.split(',').map(|kv| kv.split_once('=').filter(|(k, _)| !k.is_empty()).map(|(k, v)| (k.to_string(), v.to_string()))).collect();
-    labels.filter(|l| !l.is_empty())
+/// The inverse of [`WorkloadPlan::selector_record`]: the labels in order, or why the record is not a selector
+/// gpuplan could have written (keys and values are trimmed; each must be a Kubernetes label key and value, each
+/// key given once, at least one label).
+pub fn parse_selector_record(record: &str) -> Result<Vec<(String, String)>, String> {
+    if record.trim().is_empty() {
+        return Err("it is empty".into());
+    }
+    let mut labels: Vec<(String, String)> = Vec::new();
+    for kv in record.split(',') {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(if kv.trim().is_empty() { "an empty label (a stray comma?)".into() } else { format!("`{}` is not key=value", kv.trim()) });
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() {
+            return Err(format!("`{}` has no key", kv.trim()));
+        }
+        check_label_key(k).map_err(|e| format!("label key `{k}`: {e}"))?;
+        check_label_value(v).map_err(|e| format!("label value `{v}` of `{k}`: {e}"))?;
+        if labels.iter().any(|(seen, _)| seen == k) {
+            return Err(format!("label key `{k}` is given twice"));
+        }
+        labels.push((k.to_string(), v.to_string()));
+    }
+    Ok(labels)
 }
 
 /// A name as Kubernetes' label keys and values have it: at most 63 characters, alphanumerics, `-`, `_` and `.`,
