@@ -70,14 +70,18 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     let catalogs = repo().join("catalogs");
     let compiled = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
     assert!(compiled.status.success(), "{}", text(&compiled));
-    let mut compared = 0;
-    for cluster in ["ml-batch-west", "ml-prod", "ml-research", "ml-vision"] {
-        compared += assert_same_tree(&repo().join("out").join(cluster), &dir.path().join("out").join(cluster));
-    }
-    // Nothing else appeared (a cluster adopt invented, say).
+    // The whole tree, every cluster at once: nothing missing, nothing else appeared (a cluster adopt invented, say).
+    let compared = assert_same_tree(&repo().join("out"), &dir.path().join("out"));
     let clusters: Vec<String> = std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(clusters.len(), 4, "{clusters:?}");
-    assert!(compared >= 49, "only {compared} files compared");
+    // Every file of out/, counted by walking it (the README's count is this number).
+    fn files(dir: &Path) -> usize {
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).map(|p| if p.is_dir() { files(&p) } else { 1 }).sum()
+    }
+    assert_eq!(compared, files(&repo().join("out")), "files compared");
+    // …and the README says it.
+    let readme = read(&repo(), "README.md");
+    assert!(readme.contains(&format!("(test `adopt`: all {compared} files)")), "README.md's Adopting section should say `all {compared} files`");
     // Every gpuplan object of out/ is adopted or derived: only the kustomizations and NodeOverlays are listed
     // as skipped, each with its reason (compile writes them again).
     let report = String::from_utf8_lossy(&out.stdout);
@@ -313,6 +317,51 @@ fn output_without_the_recorded_fields_gets_placeholders_and_warnings() {
     assert!(stderr.contains("workload batch/etl: selector") && stderr.contains("workload batch/etl: replicas"), "{stderr}");
     // chat-api's and elastic's HPA and PDB state both.
     assert!(!stderr.contains("workload serving/chat-api:") && !stderr.contains("workload training/elastic:"), "{stderr}");
+    // The monitoring block's profile is not recorded either: a warning naming the profile it went into.
+    for (cluster, profile) in [("ops-a", "serving"), ("ops-b", "unmanaged")] {
+        let warning = format!("original/out/{cluster}/prometheusrule-gpuplan-{cluster}.yaml: PrometheusRule/gpuplan-{cluster} metadata.annotations.gpuplan.dev/monitoring-profile: ");
+        let line = stderr.lines().find(|l| l.contains(&warning)).unwrap_or_else(|| panic!("no `{warning}` warning:\n{stderr}"));
+        assert!(line.contains(&format!("the block goes into `{profile}`")) && line.contains("edit it"), "{line}");
+    }
+}
+
+/// Hand-edited gpuplan_selector / gpuplan_replicas records: spaces are trimmed (`app = x` is the label `app`, not
+/// `"app "`), and a record gpuplan cannot have written (`app=x,app=y`, `0-3`) gets the placeholder with a warning
+/// that says what is wrong with it — not "there is neither", and not a selector the profile silently narrows.
+#[test]
+fn hand_edited_selector_and_replicas_records_are_trimmed_or_warned_as_malformed() {
+    let dir = compile_ops_fixtures(|_, text| text);
+    let edit = |cluster: &str, from: &str, to: &str| {
+        let path = dir.path().join("original/out").join(cluster).join(format!("prometheusrule-gpuplan-{cluster}.yaml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{from} not in {}", path.display());
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    };
+    edit("ops-a", "gpuplan_selector: app.kubernetes.io/name=single,tier=batch", "gpuplan_selector: \" app.kubernetes.io/name = single , tier=batch\"");
+    edit("ops-a", "gpuplan_replicas: \"1\"", "gpuplan_replicas: \" 1 \"");
+    edit("ops-b", "gpuplan_selector: app=etl", "gpuplan_selector: app=x,app=y");
+    edit("ops-b", "gpuplan_replicas: \"1\"", "gpuplan_replicas: 0-3");
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let serving = read(dir.path(), "profiles/serving.kdl");
+    for line in ["selector \"app.kubernetes.io/name\" \"single\" // ", "selector \"tier\" \"batch\" // ", "workload \"single\" namespace=\"serving\" pool=\"shared\" {"] {
+        assert!(serving.contains(line), "missing `{line}` in:\n{serving}");
+    }
+    assert!(!stderr.contains("workload serving/single:"), "{stderr}");
+    let unmanaged = read(dir.path(), "profiles/unmanaged.kdl");
+    let rule = "original/out/ops-b/prometheusrule-gpuplan-ops-b.yaml PrometheusRule/gpuplan-ops-b GpuplanWorkloadPodsUnschedulable annotations";
+    for line in [format!("selector \"app\" \"etl\" // {rule}.gpuplan_selector: malformed, a placeholder"), format!("replicas 1 // {rule}.gpuplan_replicas: malformed, the smallest consistent count")] {
+        assert!(unmanaged.contains(&line), "missing `{line}` in:\n{unmanaged}");
+    }
+    for warning in [
+        "PrometheusRule/gpuplan-ops-b workload batch/etl: selector: malformed gpuplan_selector `app=x,app=y`: label key `app` is given twice; the profile says selector \"app\" \"etl\": edit it",
+        "PrometheusRule/gpuplan-ops-b workload batch/etl: replicas: malformed gpuplan_replicas `0-3`: a workload has at least 1 replica; the profile says replicas 1, the smallest count without a PodDisruptionBudget: edit it",
+    ] {
+        assert!(stderr.contains(warning), "no `{warning}` in:\n{stderr}");
+    }
+    assert!(!stderr.contains("there is neither"), "{stderr}");
 }
 
 /// PodDisruptionBudgets, HPAs and PrometheusRules that gpuplan did not generate name no pool: each is listed
@@ -338,6 +387,96 @@ fn hand_written_workload_objects_are_reported_not_dropped() {
     let table = gpuplan(dir.path(), &["adopt", "k8s", "--into", "p2", "--catalogs", catalogs.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&table.stdout).contains("k8s/workload-objects.yaml PodDisruptionBudget/api (not generated by gpuplan"), "{}", text(&table));
     assert!(!read(dir.path(), "profiles/gpu.kdl").contains("workload"));
+}
+
+/// A workload is its profile's: two clusters that both run `notebooks/jupyter` (profiles notebooks and nb2, with
+/// different replica counts) keep their own PDB, alerts and replica count — grouping the traces by namespace and
+/// name alone merged them into one profile and dropped the other's.
+#[test]
+fn the_same_workload_in_two_clusters_stays_in_each_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = repo().join("catalogs");
+    std::fs::create_dir_all(dir.path().join("original/profiles")).unwrap();
+    let notebooks = read(&repo(), "profiles/notebooks.kdl");
+    std::fs::write(dir.path().join("original/profiles/notebooks.kdl"), &notebooks).unwrap();
+    let nb2 = notebooks
+        .replace("profile \"notebooks\"", "profile \"nb2\"")
+        .replace("ml-research", "ml-r2")
+        .replace("replicas min=1 max=24", "replicas min=1 max=7");
+    assert!(nb2.contains("cluster \"ml-r2\"") && nb2.contains("max=7"), "{nb2}");
+    std::fs::write(dir.path().join("original/profiles/nb2.kdl"), nb2).unwrap();
+    let compiled = gpuplan(&dir.path().join("original"), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let again = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_same_tree(&dir.path().join("original/out"), &dir.path().join("out"));
+    for (profile, cluster, replicas) in [("notebooks", "ml-research", "replicas min=1 max=24 // "), ("nb2", "ml-r2", "replicas min=1 max=7 // ")] {
+        let adopted = read(dir.path(), &format!("profiles/{profile}.kdl"));
+        for line in [
+            "workload \"jupyter\" namespace=\"notebooks\" pool=\"notebooks-shared\" { // ".to_string(),
+            format!("original/out/{cluster}/poddisruptionbudget-notebooks-jupyter.yaml PodDisruptionBudget/jupyter"),
+            replicas.to_string(),
+            "workload \"embeddings\" namespace=\"inference\" pool=\"small-models\" {".to_string(),
+        ] {
+            assert!(adopted.contains(&line), "missing `{line}` in {profile}.kdl:\n{adopted}");
+        }
+        assert_eq!(adopted.matches("workload \"jupyter\"").count(), 1, "{adopted}");
+        assert!(!adopted.contains(if profile == "nb2" { "max=24" } else { "max=7" }), "{adopted}");
+    }
+}
+
+/// A gpuplan-labelled ServiceMonitor adopt does not know (gpuplan writes `karpenter` and `nvidia-dcgm-exporter`
+/// only) is listed as skipped with the reason — it used to land in the ClusterPolicy's slot, dropping the
+/// ClusterPolicy's image overrides without a word.
+#[test]
+fn an_unknown_gpuplan_service_monitor_is_skipped_not_taken_for_the_cluster_policy() {
+    let dir = compile_ops_fixtures(|_, text| text);
+    let ops_a = dir.path().join("original/out/ops-a");
+    let karpenter = read(&ops_a, "servicemonitor-karpenter.yaml");
+    let extra: String = karpenter.lines().filter(|l| !l.starts_with('#')).map(|l| format!("{}\n", l.replace("name: karpenter", "name: vllm"))).collect();
+    assert!(extra.contains("name: vllm") && extra.contains("gpuplan.dev/profile:"), "{extra}");
+    std::fs::write(ops_a.join("servicemonitor-vllm.yaml"), extra).unwrap();
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let serving = read(dir.path(), "profiles/serving.kdl");
+    assert!(serving.contains("image \"devicePlugin\" repository=\"registry.example.com/nvidia\" version=\"v0.20.1\""), "{serving}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped: Vec<&str> = report["skipped"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let entry = skipped.iter().find(|s| s.starts_with("original/out/ops-a/servicemonitor-vllm.yaml ServiceMonitor/vllm (")).unwrap_or_else(|| panic!("not listed: {skipped:?}"));
+    assert!(entry.contains("not one gpuplan writes"), "{entry}");
+}
+
+/// A cluster's monitoring objects whose profiles are none of the adopted ones (ml-prod's files, plus ml-vision's
+/// PrometheusRule and dcgm-exporter ServiceMonitor) have nowhere to go: each is listed as skipped with the reason.
+#[test]
+fn monitoring_objects_of_a_cluster_without_adopted_profiles_are_listed_as_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for entry in std::fs::read_dir(repo().join("out/ml-prod")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, input.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    for f in ["prometheusrule-gpuplan-ml-vision.yaml", "servicemonitor-nvidia-dcgm-exporter.yaml"] {
+        std::fs::copy(repo().join("out/ml-vision").join(f), input.join(f)).unwrap();
+    }
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "in", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped: Vec<&str> = report["skipped"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    for object in ["in/prometheusrule-gpuplan-ml-vision.yaml PrometheusRule/gpuplan-ml-vision", "in/servicemonitor-nvidia-dcgm-exporter.yaml ServiceMonitor/nvidia-dcgm-exporter"] {
+        let entry = skipped.iter().find(|s| s.starts_with(&format!("{object} ("))).unwrap_or_else(|| panic!("{object} not listed: {skipped:?}"));
+        assert!(entry.contains("monitoring of profile tiered-fallback") && entry.contains("no NodePool of it among the inputs"), "{entry}");
+    }
+    // ml-prod's own monitoring objects are adopted (as defaults), not skipped.
+    assert!(!skipped.iter().any(|s| s.contains("PrometheusRule/gpuplan-ml-prod")), "{skipped:?}");
+    assert!(!std::fs::read_dir(dir.path().join("profiles")).unwrap().any(|e| std::fs::read_to_string(e.unwrap().path()).unwrap().contains("\nmonitoring")));
 }
 
 #[test]

@@ -169,3 +169,33 @@ fn a_non_utf8_argument_is_an_error_not_a_panic() {
     assert_eq!(run.status.code(), Some(2), "{}", String::from_utf8_lossy(&run.stderr));
     assert!(String::from_utf8_lossy(&run.stderr).contains("error"), "{}", String::from_utf8_lossy(&run.stderr));
 }
+
+/// A pool and a workload on it whose `selector` lines are `selectors` (line 13 onwards).
+fn workload_with(selectors: &str) -> String {
+    format!("{CLUSTER}\npool \"llm\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"A10G\"; per-node max=1; }}\n    max-accelerators 8\n}}\nworkload \"w\" namespace=\"ns\" pool=\"llm\" {{\n{selectors}    replicas 2\n}}\n")
+}
+
+/// A selector becomes the PDB's matchLabels: its key and value must be a Kubernetes label's (apimachinery
+/// `validation.IsQualifiedName`, `IsValidLabelValue`), not something the API server rejects on apply.
+#[test]
+fn selector_key_that_is_not_a_label_key() {
+    let run = compile_bad(&workload_with("    selector \"app \" \"w\"\n"));
+    assert_diagnostic(&run, "E0182", "13:14", &["selector key `app ` is not a Kubernetes label key", "alphanumeric", "app.kubernetes.io/name"]);
+    let run = compile_bad(&workload_with("    selector \"Example.com/app\" \"w\"\n"));
+    assert_diagnostic(&run, "E0182", "13:14", &["the prefix `Example.com` must be a lowercase DNS subdomain"]);
+}
+
+#[test]
+fn selector_value_that_is_not_a_label_value() {
+    let run = compile_bad(&workload_with("    selector \"app\" \"a=b\"\n"));
+    assert_diagnostic(&run, "E0182", "13:20", &["selector value `a=b` is not a Kubernetes label value", "empty or at most 63 characters"]);
+    let run = compile_bad(&workload_with(&format!("    selector \"app\" \"{}\"\n", "x".repeat(64))));
+    assert_diagnostic(&run, "E0182", "13:20", &["is 64 characters, more than 63"]);
+}
+
+/// Two lines for one key: the profile kept the last one silently.
+#[test]
+fn selector_key_given_twice() {
+    let run = compile_bad(&workload_with("    selector \"app\" \"x\"\n    selector \"app\" \"y\"\n"));
+    assert_diagnostic(&run, "E0183", "14:14", &["workload `w` has two `selector` lines for label key `app` (first at profiles/bad.kdl:13:14)", "keep one"]);
+}

@@ -852,14 +852,48 @@ fn workload_alerts_record_replicas_and_selector() {
         ("training/trainer", "4", "app=trainer"),
     ];
     assert_eq!(recorded, expected.iter().map(|(w, r, s)| (w.to_string(), (r.to_string(), s.to_string()))).collect::<BTreeMap<_, _>>());
-    assert_eq!(parse_replicas_record("4"), Some((4, 4)));
-    assert_eq!(parse_replicas_record("1-24"), Some((1, 24)));
-    assert_eq!(parse_replicas_record("3-2"), None);
-    assert_eq!(parse_selector_record("app.kubernetes.io/name=x,tier=api"), Some(vec![("app.kubernetes.io/name".into(), "x".into()), ("tier".into(), "api".into())]));
-    assert_eq!(parse_selector_record(""), None);
+    assert_eq!(parse_replicas_record("4"), Ok((4, 4)));
+    assert_eq!(parse_replicas_record("1-24"), Ok((1, 24)));
+    assert_eq!(parse_selector_record("app.kubernetes.io/name=x,tier=api"), Ok(vec![("app.kubernetes.io/name".into(), "x".into()), ("tier".into(), "api".into())]));
 
     let owner = |cluster: &str| in_cluster(&c, cluster, "PrometheusRule")[0]["metadata"]["annotations"]["gpuplan.dev/monitoring-profile"].clone();
     assert_eq!(owner("ml-research"), "notebooks");
     assert_eq!(owner("ml-vision"), "tiered-fallback");
     assert!(owner("ml-prod").is_null(), "ml-prod's profiles have no monitoring block");
 }
+
+/// A hand-edited record parses the way the profile would: spaces around keys, values and counts are trimmed on
+/// both sides (the replica parser trimmed, the selector parser did not: `app = jupyter` became `"app "`), and
+/// what gpuplan cannot have written is an error with the reason, not a selector the profile then rejects or
+/// silently narrows (`app=x,app=y`: the profile keeps the last).
+#[test]
+fn hand_edited_replicas_and_selector_records_parse_or_say_why_not() {
+    use gpuplan::ops::workload::{parse_replicas_record, parse_selector_record};
+    let labels = |kv: &[(&str, &str)]| Ok(kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
+    assert_eq!(parse_selector_record("app = jupyter"), labels(&[("app", "jupyter")]));
+    assert_eq!(parse_selector_record(" app=jupyter , tier=api "), labels(&[("app", "jupyter"), ("tier", "api")]));
+    assert_eq!(parse_selector_record("app="), labels(&[("app", "")]), "an empty label value is a value");
+    for (record, reason) in [
+        ("", "it is empty"),
+        ("app=a=b", "label value `a=b` of `app`: a label value must be alphanumeric characters"),
+        ("app=x,app=y", "label key `app` is given twice"),
+        ("app=jupyter,", "an empty label (a stray comma?)"),
+        ("=x", "`=x` has no key"),
+        ("app", "`app` is not key=value"),
+        ("a/b/c=x", "label key `a/b/c`: a label key has at most one '/'"),
+        ("Example.com/app=x", "label key `Example.com/app`: the prefix `Example.com` must be a lowercase DNS subdomain"),
+    ] {
+        let error = parse_selector_record(record).unwrap_err();
+        assert!(error.starts_with(reason), "{record:?}: {error}");
+    }
+    assert_eq!(parse_replicas_record(" 1 - 24 "), Ok((1, 24)));
+    for (record, reason) in [
+        ("0-3", "a workload has at least 1 replica"),
+        ("3-2", "min 3 is above max 2"),
+        ("two", "`two` is not a replica count (want `4`, or `1-24` for min=1 max=24)"),
+        ("1-", "a count is missing (want `4`, or `1-24` for min=1 max=24)"),
+    ] {
+        assert_eq!(parse_replicas_record(record).unwrap_err(), reason, "{record:?}");
+    }
+}
+

@@ -165,10 +165,29 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     // One block per cluster, in the profile that held it if that is recorded and adopted, else in the first of
     // its profiles that is adopted.
     let mut monitoring: BTreeMap<String, model::Line> = BTreeMap::new();
-    for m in monitoring::adopt(&read.ops, &mut warnings) {
-        if let Some(host) = m.owner.iter().chain(&m.profiles).find(|p| groups.contains_key(*p)) {
-            monitoring.insert(host.clone(), m.block);
+    let (clusters, unadopted) = monitoring::adopt(&read.ops, &mut warnings);
+    skipped.extend(unadopted);
+    for m in clusters {
+        let Some(host) = m.owner.iter().chain(&m.profiles).find(|p| groups.contains_key(*p)) else {
+            let profiles = m.profiles.join(", ");
+            let (s, them) = if m.profiles.len() == 1 { ("", "it") } else { ("s", "them") };
+            let reason = format!("monitoring of profile{s} {profiles}: no NodePool of {them} among the inputs, and a cluster's `monitoring` block goes into one of its profiles");
+            skipped.extend(m.objects.iter().map(|o| format!("{o} ({reason})")));
+            continue;
+        };
+        let Some(block) = m.block else { continue };
+        if m.owner.is_none() {
+            let (file, object) = m.objects.first().and_then(|o| o.split_once(' ')).unwrap_or_default();
+            warnings.push(Warning {
+                file: file.to_string(),
+                object: object.to_string(),
+                field: format!("metadata.annotations.{}", crate::ops::render::MONITORING_PROFILE_ANNOTATION),
+                message: format!(
+                    "gpuplan's output records here which profile holds the cluster's `monitoring` block, and it does not (output of an older gpuplan?); the block goes into `{host}`, the first of the cluster's adopted profiles: if another profile held it, move it there (edit it)"
+                ),
+            });
         }
+        monitoring.insert(host.clone(), block);
     }
     let mut profiles = Vec::new();
     let mut files = BTreeMap::new();

@@ -25,7 +25,11 @@ pub struct ClusterMonitoring {
     pub profiles: Vec<String>,
     /// The profile that held the block (`gpuplan.dev/monitoring-profile`), when the output records it.
     pub owner: Option<String>,
-    pub block: Line,
+    /// None when every setting the objects show is the default and no profile is recorded as holding a block.
+    pub block: Option<Line>,
+    /// `file Kind/name` of the objects it was read from, the PrometheusRule first when there is one (for the
+    /// skipped list when none of the profiles is adopted, and the warning when the owner is not recorded).
+    pub objects: Vec<String>,
 }
 
 /// The cluster-wide objects of one cluster, by kind (ServiceMonitors by name).
@@ -39,14 +43,20 @@ struct Objects<'a> {
     policy: Option<&'a Doc>,
 }
 
-pub fn adopt(ops: &[Doc], warnings: &mut Vec<Warning>) -> Vec<ClusterMonitoring> {
+/// Each cluster's block, and `file Kind/name (reason)` for the cluster-wide objects that are not adopted (a kind
+/// or name gpuplan does not write, no `gpuplan.dev/profile`, a second object for one slot).
+pub fn adopt(ops: &[Doc], warnings: &mut Vec<Warning>) -> (Vec<ClusterMonitoring>, Vec<String>) {
     let mut clusters: BTreeMap<&str, Objects> = BTreeMap::new();
+    let mut skipped = Vec::new();
     for doc in ops {
-        let Some(profiles) = doc.object["metadata"]["annotations"]["gpuplan.dev/profile"].as_str() else { continue };
         // Workload objects (PDBs, HPAs) carry one profile and belong to workloads.rs.
         if !matches!(doc.kind.as_str(), "PrometheusRule" | "ServiceMonitor" | "ConfigMap" | "ClusterPolicy") {
             continue;
         }
+        let Some(profiles) = doc.object["metadata"]["annotations"]["gpuplan.dev/profile"].as_str() else {
+            skipped.push(format!("{} (no gpuplan.dev/profile annotation: the cluster whose `monitoring` block it shows is not recorded)", doc.at()));
+            continue;
+        };
         let o = clusters.entry(profiles).or_default();
         let slot = match (doc.kind.as_str(), doc.name.as_str()) {
             ("PrometheusRule", _) => &mut o.rule,
@@ -54,8 +64,23 @@ pub fn adopt(ops: &[Doc], warnings: &mut Vec<Warning>) -> Vec<ClusterMonitoring>
             ("ServiceMonitor", "nvidia-dcgm-exporter") => &mut o.dcgm,
             ("ConfigMap", adapter::CONFIG_MAP) => &mut o.adapter,
             ("ConfigMap", DEVICE_PLUGIN_CONFIG_MAP) => &mut o.device_plugin,
-            _ => &mut o.policy,
+            ("ClusterPolicy", _) => &mut o.policy,
+            (kind, _) => {
+                skipped.push(format!(
+                    "{} (labelled as gpuplan's, but not one gpuplan writes: its {kind}s are {}; not adopted)",
+                    doc.at(),
+                    match kind {
+                        "ServiceMonitor" => "`karpenter` and `nvidia-dcgm-exporter`".to_string(),
+                        _ => format!("`{}` and `{DEVICE_PLUGIN_CONFIG_MAP}`", adapter::CONFIG_MAP),
+                    }
+                ));
+                continue;
+            }
         };
+        if let Some(first) = slot {
+            skipped.push(format!("{} (a second {} for profiles {profiles}: adopted from the first, {})", doc.at(), doc.kind, first.at()));
+            continue;
+        }
         *slot = Some(doc);
         if doc.hand_edited {
             warnings.push(Warning {
@@ -66,14 +91,16 @@ pub fn adopt(ops: &[Doc], warnings: &mut Vec<Warning>) -> Vec<ClusterMonitoring>
             });
         }
     }
-    clusters
+    let adopted = clusters
         .into_iter()
-        .filter_map(|(profiles, o)| {
+        .map(|(profiles, o)| {
             let owner = o.rule.and_then(|d| d.object["metadata"]["annotations"][MONITORING_PROFILE_ANNOTATION].as_str()).map(str::to_string);
-            let block = block(&o, owner.is_some(), warnings)?;
-            Some(ClusterMonitoring { profiles: profiles.split(',').map(str::to_string).collect(), owner, block })
+            let block = block(&o, owner.is_some(), warnings);
+            let objects = [o.rule, o.karpenter, o.dcgm, o.adapter, o.device_plugin, o.policy].into_iter().flatten().map(Doc::at).collect();
+            ClusterMonitoring { profiles: profiles.split(',').map(str::to_string).collect(), owner, block, objects }
         })
-        .collect()
+        .collect();
+    (adopted, skipped)
 }
 
 /// The block, or None when every setting the objects show is the default and no profile is recorded as holding

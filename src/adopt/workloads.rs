@@ -35,7 +35,8 @@ pub struct AdoptedWorkload {
     pub object: String,
 }
 
-/// The traces of one workload, keyed by (namespace, name).
+/// The traces of one workload, keyed by (profile, namespace, name): two clusters may each run a workload of the
+/// same namespace and name, and those are two workloads of two profiles.
 #[derive(Default)]
 struct Traces<'a> {
     pdb: Option<&'a Doc>,
@@ -44,22 +45,55 @@ struct Traces<'a> {
     rules: Vec<(&'a Doc, &'a Value)>,
 }
 
-fn traces(ops: &[Doc]) -> BTreeMap<(String, String), Traces<'_>> {
-    let mut out: BTreeMap<(String, String), Traces> = BTreeMap::new();
+/// (profile, namespace, name). The profile is the PDB's or HPA's `gpuplan.dev/profile` annotation and the
+/// rule's `gpuplan_profile` label, which gpuplan writes on all of them; a trace without one (empty) joins the
+/// workload of that namespace and name when there is exactly one, else stays alone (and is then skipped).
+type Key = (String, String, String);
+
+fn traces(ops: &[Doc]) -> BTreeMap<Key, Traces<'_>> {
+    #[derive(Clone, Copy)]
+    enum Trace<'a> {
+        Pdb(&'a Doc),
+        Hpa(&'a Doc),
+        Rule(&'a Doc, &'a Value),
+    }
+    let mut found: Vec<(Key, Trace)> = Vec::new();
     for doc in ops {
-        let key = || (doc.object["metadata"]["namespace"].as_str().unwrap_or("default").to_string(), doc.name.clone());
+        let key = || {
+            let profile = doc.object["metadata"]["annotations"]["gpuplan.dev/profile"].as_str().unwrap_or_default().to_string();
+            (profile, doc.object["metadata"]["namespace"].as_str().unwrap_or("default").to_string(), doc.name.clone())
+        };
         match doc.kind.as_str() {
-            "PodDisruptionBudget" => out.entry(key()).or_default().pdb = Some(doc),
-            "HorizontalPodAutoscaler" => out.entry(key()).or_default().hpa = Some(doc),
+            "PodDisruptionBudget" => found.push((key(), Trace::Pdb(doc))),
+            "HorizontalPodAutoscaler" => found.push((key(), Trace::Hpa(doc))),
             "PrometheusRule" => {
                 let rules = doc.object["spec"]["groups"].as_array().into_iter().flatten().flat_map(|g| g["rules"].as_array().into_iter().flatten());
                 for rule in rules {
                     if let Some((ns, name)) = rule["labels"]["gpuplan_workload"].as_str().and_then(|w| w.split_once('/')) {
-                        out.entry((ns.to_string(), name.to_string())).or_default().rules.push((doc, rule));
+                        let profile = rule["labels"]["gpuplan_profile"].as_str().unwrap_or_default().to_string();
+                        found.push(((profile, ns.to_string(), name.to_string()), Trace::Rule(doc, rule)));
                     }
                 }
             }
             _ => {}
+        }
+    }
+    let profiled: Vec<Key> = found.iter().map(|(k, _)| k.clone()).filter(|k| !k.0.is_empty()).collect();
+    let mut out: BTreeMap<Key, Traces> = BTreeMap::new();
+    for (mut key, trace) in found {
+        if key.0.is_empty() {
+            let mut same: Vec<&Key> = profiled.iter().filter(|k| (&k.1, &k.2) == (&key.1, &key.2)).collect();
+            same.sort();
+            same.dedup();
+            if let [only] = same.as_slice() {
+                key = (*only).clone();
+            }
+        }
+        let t = out.entry(key).or_default();
+        match trace {
+            Trace::Pdb(doc) => t.pdb = Some(doc),
+            Trace::Hpa(doc) => t.hpa = Some(doc),
+            Trace::Rule(doc, rule) => t.rules.push((doc, rule)),
         }
     }
     out
@@ -100,9 +134,9 @@ fn capture(pattern: &str, text: &str) -> Option<String> {
 pub fn adopt(ops: &[Doc], node_pools: &[Doc], warnings: &mut Vec<Warning>) -> (Vec<AdoptedWorkload>, Vec<String>) {
     let mut adopted = Vec::new();
     let mut skipped = Vec::new();
-    for ((namespace, name), t) in traces(ops) {
+    for ((profile, namespace, name), t) in traces(ops) {
         let id = format!("{namespace}/{name}");
-        match workload(namespace, name, &t, node_pools, warnings) {
+        match workload(profile, namespace, name, &t, node_pools, warnings) {
             Some(w) => adopted.push(w),
             None => {
                 let (file, object) = first_trace(&t);
@@ -113,9 +147,10 @@ pub fn adopt(ops: &[Doc], node_pools: &[Doc], warnings: &mut Vec<Warning>) -> (V
     (adopted, skipped)
 }
 
-fn workload(namespace: String, name: String, t: &Traces, node_pools: &[Doc], warnings: &mut Vec<Warning>) -> Option<AdoptedWorkload> {
-    let unschedulable = t.rule(WORKLOAD_UNSCHEDULABLE).map(|(_, r)| r);
-    let profile = t.annotation("gpuplan.dev/profile").or_else(|| unschedulable?["labels"]["gpuplan_profile"].as_str())?.to_string();
+fn workload(profile: String, namespace: String, name: String, t: &Traces, node_pools: &[Doc], warnings: &mut Vec<Warning>) -> Option<AdoptedWorkload> {
+    if profile.is_empty() {
+        return None;
+    }
     let (pool, pool_from) = pool_as_written(t)?;
     let kind = kind(t);
     let mut props = format!("workload {} namespace={} pool={}", q(&name), q(&namespace), q(&pool));
@@ -178,27 +213,39 @@ fn kind(t: &Traces) -> String {
 }
 
 /// The PDB's matchLabels (its spec wins: it may have been edited), else the unschedulable alert's
-/// `gpuplan_selector`; output from before that annotation without a PDB does not record the selector: a
-/// placeholder, warned.
+/// `gpuplan_selector`; output from before that annotation without a PDB does not record the selector, and a
+/// hand edit may have broken it: a placeholder, warned (with what is wrong with the record, if there is one).
 fn selector(t: &Traces, id: &str, name: &str, warnings: &mut Vec<Warning>) -> Vec<Line> {
     let kdl = |k: &str, v: &str| format!("selector {} {}", q(k), q(v));
     if let Some((doc, labels)) = t.pdb.and_then(|d| Some((d, d.object["spec"]["selector"]["matchLabels"].as_object().filter(|l| !l.is_empty())?))) {
         let line = |(k, v): (&String, &Value)| Line::new(kdl(k, v.as_str().unwrap_or_default()), format!("{} spec.selector.matchLabels", doc.at()));
         return labels.iter().map(line).collect();
     }
-    if let Some((labels, from)) = t.recorded(SELECTOR_ANNOTATION).and_then(|(record, from)| Some((parse_selector_record(record)?, from))) {
-        return labels.iter().map(|(k, v)| Line::new(kdl(k, v), from.clone())).collect();
-    }
-    let (file, object) = first_trace(t);
-    warnings.push(Warning {
-        file: file.clone(),
-        object: object.clone(),
-        field: format!("workload {id}: selector"),
-        message: format!(
-            "gpuplan's output records a workload's selector in its PodDisruptionBudget and its {WORKLOAD_UNSCHEDULABLE} alert's {SELECTOR_ANNOTATION} annotation, and there is neither (output of an older gpuplan?); the profile says selector \"app\" \"{name}\": edit it"
-        ),
-    });
-    vec![Line::new(kdl("app", name), format!("{file} {object}: not recorded (no PodDisruptionBudget, no {SELECTOR_ANNOTATION}), a placeholder"))]
+    let placeholder = format!("the profile says selector \"app\" \"{name}\": edit it");
+    let (warning, from) = match t.recorded(SELECTOR_ANNOTATION) {
+        Some((record, from)) => match parse_selector_record(record) {
+            Ok(labels) => return labels.iter().map(|(k, v)| Line::new(kdl(k, v), from.clone())).collect(),
+            Err(reason) => (
+                (t.rule(WORKLOAD_UNSCHEDULABLE).map(|(d, _)| d), format!("malformed {SELECTOR_ANNOTATION} `{record}`: {reason}; {placeholder}")),
+                format!("{from}: malformed, a placeholder"),
+            ),
+        },
+        None => {
+            let (file, object) = first_trace(t);
+            let message = format!(
+                "gpuplan's output records a workload's selector in its PodDisruptionBudget and its {WORKLOAD_UNSCHEDULABLE} alert's {SELECTOR_ANNOTATION} annotation, and there is neither (output of an older gpuplan?); {placeholder}"
+            );
+            ((None, message), format!("{file} {object}: not recorded (no PodDisruptionBudget, no {SELECTOR_ANNOTATION}), a placeholder"))
+        }
+    };
+    warn(t, warning, format!("workload {id}: selector"), warnings);
+    vec![Line::new(kdl("app", name), from)]
+}
+
+/// A warning about a workload, on `doc` (the object holding the malformed record), else its first trace.
+fn warn(t: &Traces, (doc, message): (Option<&Doc>, String), field: String, warnings: &mut Vec<Warning>) {
+    let (file, object) = doc.map(|d| (d.file.clone(), format!("{}/{}", d.kind, d.name))).unwrap_or_else(|| first_trace(t));
+    warnings.push(Warning { file, object, field, message });
 }
 
 fn first_trace(t: &Traces) -> (String, String) {
@@ -229,7 +276,7 @@ fn budget_kdl(budget: PdbBudget) -> String {
 /// The HPA's min/max (its spec wins: it may have been edited), else the unschedulable alert's `gpuplan_replicas`.
 /// Output from before that annotation without an HPA does not record the count: a PDB means max ≥ 2 (gpuplan gives
 /// every such workload one), no PDB means 1. The smallest count the PDB can be satisfied with (E0172) is written,
-/// and warned.
+/// and warned; so it is for a malformed record, with the reason.
 fn replicas(t: &Traces, id: &str, pdb: Option<PdbBudget>, warnings: &mut Vec<Warning>) -> Line {
     let kdl = |min: u64, max: u64| if min == max { format!("replicas {min}") } else { format!("replicas min={min} max={max}") };
     if let Some(doc) = t.hpa {
@@ -237,24 +284,32 @@ fn replicas(t: &Traces, id: &str, pdb: Option<PdbBudget>, warnings: &mut Vec<War
         let (min, max) = (spec["minReplicas"].as_u64().unwrap_or(1), spec["maxReplicas"].as_u64().unwrap_or(1));
         return Line::new(kdl(min, max), format!("{} spec.minReplicas / spec.maxReplicas", doc.at()));
     }
-    if let Some(((min, max), from)) = t.recorded(REPLICAS_ANNOTATION).and_then(|(record, from)| Some((parse_replicas_record(record)?, from))) {
-        return Line::new(kdl(min.into(), max.into()), from);
-    }
     let count = match pdb {
         None => 1,
         Some(b) => (2..10_000).find(|r| satisfiable(b, *r)).unwrap_or(2),
     };
-    let (file, object) = first_trace(t);
-    warnings.push(Warning {
-        file: file.clone(),
-        object: object.clone(),
-        field: format!("workload {id}: replicas"),
-        message: format!(
-            "gpuplan's output records a workload's replica count in its HorizontalPodAutoscaler and its {WORKLOAD_UNSCHEDULABLE} alert's {REPLICAS_ANNOTATION} annotation, and there is neither (output of an older gpuplan?); the profile says replicas {count}, the smallest count {}: edit it",
-            if pdb.is_some() { "its PodDisruptionBudget allows" } else { "without a PodDisruptionBudget" }
-        ),
-    });
-    Line::new(format!("replicas {count}"), format!("{file} {object}: not recorded (no HorizontalPodAutoscaler, no {REPLICAS_ANNOTATION}), the smallest consistent count"))
+    let placeholder = format!(
+        "the profile says replicas {count}, the smallest count {}: edit it",
+        if pdb.is_some() { "its PodDisruptionBudget allows" } else { "without a PodDisruptionBudget" }
+    );
+    let (warning, from) = match t.recorded(REPLICAS_ANNOTATION) {
+        Some((record, from)) => match parse_replicas_record(record) {
+            Ok((min, max)) => return Line::new(kdl(min.into(), max.into()), from),
+            Err(reason) => (
+                (t.rule(WORKLOAD_UNSCHEDULABLE).map(|(d, _)| d), format!("malformed {REPLICAS_ANNOTATION} `{record}`: {reason}; {placeholder}")),
+                format!("{from}: malformed, the smallest consistent count"),
+            ),
+        },
+        None => {
+            let (file, object) = first_trace(t);
+            let message = format!(
+                "gpuplan's output records a workload's replica count in its HorizontalPodAutoscaler and its {WORKLOAD_UNSCHEDULABLE} alert's {REPLICAS_ANNOTATION} annotation, and there is neither (output of an older gpuplan?); {placeholder}"
+            );
+            ((None, message), format!("{file} {object}: not recorded (no HorizontalPodAutoscaler, no {REPLICAS_ANNOTATION}), the smallest consistent count"))
+        }
+    };
+    warn(t, warning, format!("workload {id}: replicas"), warnings);
+    Line::new(format!("replicas {count}"), from)
 }
 
 /// Whether a budget lets at least one of `replicas` pods be evicted (the parser's E0172 check).

@@ -127,6 +127,7 @@ impl Parser<'_> {
         };
 
         let mut selector = BTreeMap::new();
+        let mut selector_keys: BTreeMap<String, crate::diagnostic::Span> = BTreeMap::new();
         let mut replicas: Option<(Spanned<u32>, Spanned<u32>)> = None;
         let mut gpus_per_replica = Spanned::new(1u32, name.span);
         let mut disruption_budget = None;
@@ -140,6 +141,16 @@ impl Parser<'_> {
                     let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "selector")).collect();
                     match kv.as_slice() {
                         [k, v] => {
+                            self.check_selector_label(k, v);
+                            if let Some(first) = selector_keys.insert(k.value.clone(), k.span) {
+                                let at = self.sources.location(first);
+                                self.error(
+                                    k.span,
+                                    "E0183",
+                                    format!("workload `{}` has two `selector` lines for label key `{}` (first at {at})", name.value, k.value),
+                                    "a pod has one value per label key: keep one line (each further key narrows the selector)",
+                                );
+                            }
                             selector.insert(k.value.clone(), v.clone());
                         }
                         _ => self.error(span, "E0107", "`selector` needs a label key and a value", "write selector \"app\" \"llm-server\""),
@@ -317,6 +328,19 @@ impl Parser<'_> {
             }
         }
         Some(Spanned::new(m, span))
+    }
+
+    /// A `selector`'s key and value are a Kubernetes label's (they become the PDB's matchLabels): E0182 otherwise.
+    fn check_selector_label(&mut self, key: &Spanned<String>, value: &Spanned<String>) {
+        use crate::ops::workload::{check_label_key, check_label_value};
+        if let Err(reason) = check_label_key(&key.value) {
+            let help = "a label key is a name of at most 63 characters (alphanumerics, '-', '_', '.', starting and ending with an alphanumeric), optionally after a DNS subdomain prefix and '/': app, app.kubernetes.io/name";
+            self.error(key.span, "E0182", format!("selector key `{}` is not a Kubernetes label key: {reason}", key.value), help);
+        }
+        if let Err(reason) = check_label_value(&value.value) {
+            let help = "a label value is empty or at most 63 characters: alphanumerics, '-', '_', '.', starting and ending with an alphanumeric";
+            self.error(value.span, "E0182", format!("selector value `{}` is not a Kubernetes label value: {reason}", value.value), help);
+        }
     }
 
     /// `label "release" "prom"` sets a label of the PrometheusRule and ServiceMonitors; `label "release" #null`

@@ -122,18 +122,94 @@ impl WorkloadPlan {
 pub const REPLICAS_ANNOTATION: &str = "gpuplan_replicas";
 pub const SELECTOR_ANNOTATION: &str = "gpuplan_selector";
 
-/// The inverse of [`WorkloadPlan::replicas_record`]: (min, max).
-pub fn parse_replicas_record(record: &str) -> Option<(u32, u32)> {
+/// The inverse of [`WorkloadPlan::replicas_record`]: (min, max), or why the record is not one (surrounding
+/// spaces are allowed: a hand edit may add them).
+pub fn parse_replicas_record(record: &str) -> Result<(u32, u32), String> {
     let (min, max) = record.split_once('-').unwrap_or((record, record));
-    let (min, max) = (min.trim().parse().ok()?, max.trim().parse().ok()?);
-    (1 <= min && min <= max).then_some((min, max))
+    let count = |n: &str| match n.trim() {
+        "" => Err("a count is missing (want `4`, or `1-24` for min=1 max=24)".to_string()),
+        n => n.parse::<u32>().map_err(|_| format!("`{n}` is not a replica count (want `4`, or `1-24` for min=1 max=24)")),
+    };
+    let (min, max) = (count(min)?, count(max)?);
+    if min < 1 {
+        return Err("a workload has at least 1 replica".into());
+    }
+    if min > max {
+        return Err(format!("min {min} is above max {max}"));
+    }
+    Ok((min, max))
 }
 
-/// The inverse of [`WorkloadPlan::selector_record`]: the labels in order, None when malformed or empty.
-pub fn parse_selector_record(record: &str) -> Option<Vec<(String, String)>> {
-    let labels: Option<Vec<(String, String)>> =
-        record.split(',').map(|kv| kv.split_once('=').filter(|(k, _)| !k.is_empty()).map(|(k, v)| (k.to_string(), v.to_string()))).collect();
-    labels.filter(|l| !l.is_empty())
+/// The inverse of [`WorkloadPlan::selector_record`]: the labels in order, or why the record is not a selector
+/// gpuplan could have written (keys and values are trimmed; each must be a Kubernetes label key and value, each
+/// key given once, at least one label).
+pub fn parse_selector_record(record: &str) -> Result<Vec<(String, String)>, String> {
+    if record.trim().is_empty() {
+        return Err("it is empty".into());
+    }
+    let mut labels: Vec<(String, String)> = Vec::new();
+    for kv in record.split(',') {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(if kv.trim().is_empty() { "an empty label (a stray comma?)".into() } else { format!("`{}` is not key=value", kv.trim()) });
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() {
+            return Err(format!("`{}` has no key", kv.trim()));
+        }
+        check_label_key(k).map_err(|e| format!("label key `{k}`: {e}"))?;
+        check_label_value(v).map_err(|e| format!("label value `{v}` of `{k}`: {e}"))?;
+        if labels.iter().any(|(seen, _)| seen == k) {
+            return Err(format!("label key `{k}` is given twice"));
+        }
+        labels.push((k.to_string(), v.to_string()));
+    }
+    Ok(labels)
+}
+
+/// A name as Kubernetes' label keys and values have it: at most 63 characters, alphanumerics, `-`, `_` and `.`,
+/// starting and ending with an alphanumeric (apimachinery's `qualifiedNameFmt`).
+fn check_label_name(name: &str, what: &str) -> Result<(), String> {
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    if name.len() > 63 {
+        return Err(format!("{what} is {} characters, more than 63", name.len()));
+    }
+    let ends = name.starts_with(alnum) && name.ends_with(alnum);
+    if !ends || !name.chars().all(|c| alnum(c) || matches!(c, '-' | '_' | '.')) {
+        return Err(format!("{what} must be alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character"));
+    }
+    Ok(())
+}
+
+/// A Kubernetes label key (apimachinery `validation.IsQualifiedName`): an optional prefix — a lowercase DNS
+/// subdomain of at most 253 characters — and `/`, then a name of at most 63 characters (`app`,
+/// `app.kubernetes.io/name`).
+pub fn check_label_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split('/').collect::<Vec<_>>().as_slice() {
+        [name] => (None, *name),
+        [prefix, name] => (Some(*prefix), *name),
+        _ => return Err("a label key has at most one '/' (prefix/name)".into()),
+    };
+    if let Some(prefix) = prefix {
+        // DNS-1123 labels separated by dots: lowercase alphanumerics and '-', alphanumeric at both ends.
+        let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+        let label = |l: &str| l.starts_with(lower) && l.ends_with(lower) && l.chars().all(|c| lower(c) || c == '-');
+        if prefix.is_empty() || prefix.len() > 253 || !prefix.split('.').all(label) {
+            return Err(format!("the prefix `{prefix}` must be a lowercase DNS subdomain of at most 253 characters (like example.com)"));
+        }
+    }
+    if name.is_empty() {
+        return Err("the name part is empty".into());
+    }
+    check_label_name(name, "the name part")
+}
+
+/// A Kubernetes label value (apimachinery `validation.IsValidLabelValue`): empty, or a name of at most 63
+/// characters.
+pub fn check_label_value(value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Ok(());
+    }
+    check_label_name(value, "a label value")
 }
 
 impl HpaPlan {
