@@ -87,7 +87,7 @@ pub const NODES: &[NodeSpec] = &[
     n("reserved", "tag", "<key> <value>", &[], "none", "Select reservations by tag.", "tag \"team\" \"ml\""),
     n("reserved", "instance-type", "<string>", &[], "none", "The reserved instance type.", "instance-type \"p5.48xlarge\""),
     n("reserved", "instances", "<integer>", &[], "none", "How many instances the reservation holds (billed whether used or not).", "instances 1"),
-    n("workload", "selector", "<key> <value>", &[], "required", "Pod label selector.", "selector \"app\" \"w\""),
+    n("workload", "selector", "<key> <value>", &[], "required", "Pod label selector (the PDB's matchLabels): a Kubernetes label key and value, each key once (E0182, E0183).", "selector \"app\" \"w\""),
     n("workload", "replicas", "<integer>", &["min=<integer>", "max=<integer>"], "1", "Replica count or autoscaling range.", "replicas min=1 max=4"),
     n("workload", "gpus-per-replica", "<integer>", &[], "1", "GPUs each replica requests.", "gpus-per-replica 1"),
     n("workload", "disruption-budget", "", &["min-available=<count|percent>", "max-unavailable=<count|percent>"], "none", "The workload's PodDisruptionBudget.", "disruption-budget max-unavailable=1"),
