@@ -42,6 +42,13 @@ fn hand_written() -> (tempfile::TempDir, Output) {
     (dir, out)
 }
 
+/// Every line is somewhere in the text (an adopted profile); the failure shows the whole text.
+fn assert_has_lines(text: &str, lines: &[&str]) {
+    for line in lines {
+        assert!(text.contains(line), "missing `{line}` in:\n{text}");
+    }
+}
+
 fn read(dir: &Path, file: &str) -> String {
     std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
@@ -104,7 +111,7 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     // Workloads. llm-server: name and namespace from the PDB's and HPA's metadata, pool from their
     // gpuplan.dev/pool annotation (the pool as the profile wrote it: both tiers of llm-inference).
     let llm = read(dir.path(), "profiles/llm-inference.kdl");
-    for line in [
+    assert_has_lines(&llm, &[
         "workload \"llm-server\" namespace=\"inference\" pool=\"llm-inference\" {",
         // The PDB's spec.selector.matchLabels.
         "selector \"app.kubernetes.io/name\" \"llm-server\"",
@@ -114,22 +121,18 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
         "disruption-budget min-available=1",
         // The HPA's gpuplan.dev/metric annotation (`target 70% = 70`); the metric is the pool's default, so unwritten.
         "autoscale gpu-utilization=70 //",
-    ] {
-        assert!(llm.contains(line), "missing `{line}` in:\n{llm}");
-    }
+    ]);
     // trainer: kind from the PrometheusRule's workload alert summary (`of StatefulSet trainer`; no HPA to name
     // it), GPUs per pod from its description (`and 8 × nvidia.com/gpu`), the budget from the PDB's
     // spec.maxUnavailable, the replica count (no HPA to state it) from the alert's gpuplan_replicas annotation.
     let recorded = "prometheusrule-gpuplan-ml-prod.yaml PrometheusRule/gpuplan-ml-prod GpuplanWorkloadPodsUnschedulable annotations.gpuplan_replicas";
-    for line in [
+    assert_has_lines(&training, &[
         "workload \"trainer\" namespace=\"training\" pool=\"training\" kind=\"StatefulSet\" {",
         "selector \"app\" \"trainer\"",
         "gpus-per-replica 8",
         "disruption-budget max-unavailable=1",
         recorded,
-    ] {
-        assert!(training.contains(line), "missing `{line}` in:\n{training}");
-    }
+    ]);
     let trainer_replicas = training.lines().find(|l| l.trim_start().starts_with("replicas ")).unwrap();
     assert!(trainer_replicas.trim_start().starts_with("replicas 4 // ") && trainer_replicas.ends_with(recorded), "{trainer_replicas}");
     // Nothing about a workload is left to edit: the replica counts and selectors are all recorded.
@@ -141,7 +144,7 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     let notebooks = read(dir.path(), "profiles/notebooks.kdl");
     // jupyter: no HPA, so its min=1 max=24 and selector come from the alert's gpuplan_replicas ("1-24") and, the
     // PDB being there, the PDB's spec.selector.matchLabels.
-    for line in [
+    assert_has_lines(&notebooks, &[
         "workload \"jupyter\" namespace=\"notebooks\" pool=\"notebooks-shared\" {",
         "selector \"app\" \"jupyter\" // ",
         "replicas min=1 max=24 // ",
@@ -156,9 +159,7 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
         // pending-for from GpuplanAcceleratorPodsPending's `for: 10m`.
         "monitoring namespace=\"monitoring\" {",
         "alerts near-limit=85 low-gpu-utilization=15 pending-for=\"10m\"",
-    ] {
-        assert!(notebooks.contains(line), "missing `{line}` in:\n{notebooks}");
-    }
+    ]);
     // ml-prod's monitoring settings are all defaults and no profile has a block: none in any of its profiles.
     for profile in ["general-gpu", "inferentia", "llm-inference", "training"] {
         assert!(!read(dir.path(), &format!("profiles/{profile}.kdl")).contains("\nmonitoring"), "{profile}");
@@ -197,7 +198,7 @@ fn adopting_compiled_operations_settings_round_trips() {
     assert!(compared >= 23, "only {compared} files compared");
 
     let serving = read(dir.path(), "profiles/serving.kdl");
-    for line in [
+    assert_has_lines(&serving, &[
         // The PrometheusRule's metadata.namespace and metadata.labels (release removed: `#null`).
         "monitoring namespace=\"observability\" {",
         "label \"prometheus\" \"platform\"",
@@ -221,9 +222,7 @@ fn adopting_compiled_operations_settings_round_trips() {
         "selector \"app.kubernetes.io/name\" \"single\" // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a GpuplanWorkloadPodsUnschedulable annotations.gpuplan_selector",
         "selector \"tier\" \"batch\" //",
         "replicas 1 // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a GpuplanWorkloadPodsUnschedulable annotations.gpuplan_replicas",
-    ] {
-        assert!(serving.contains(line), "missing `{line}` in:\n{serving}");
-    }
+    ]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("edit it"), "{}", text(&out));
     // The HPA's behavior is the training one, which ops::plan gives only to training and batch presets.
     let train = read(dir.path(), "profiles/train.kdl");
@@ -304,13 +303,11 @@ fn output_without_the_recorded_fields_gets_placeholders_and_warnings() {
     assert!(!stderr.contains("edited after gpuplan generated it"), "{stderr}");
     let serving = read(dir.path(), "profiles/serving.kdl");
     // single: no PDB, no HPA, nothing recorded: the `app "<name>"` placeholder and one replica (no PDB: max < 2).
-    for line in [
+    assert_has_lines(&serving, &[
         "selector \"app\" \"single\" // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a: not recorded (no PodDisruptionBudget, no gpuplan_selector), a placeholder",
         "replicas 1 // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a: not recorded (no HorizontalPodAutoscaler, no gpuplan_replicas), the smallest consistent count",
         "monitoring namespace=\"observability\" { // original/out/ops-a/prometheusrule-gpuplan-ops-a.yaml PrometheusRule/gpuplan-ops-a metadata.namespace\n",
-    ] {
-        assert!(serving.contains(line), "missing `{line}` in:\n{serving}");
-    }
+    ]);
     for field in ["workload serving/single: selector: gpuplan's output records", "workload serving/single: replicas: gpuplan's output records"] {
         assert!(stderr.contains(field) && stderr.contains("edit it"), "no `{field}` warning:\n{stderr}");
     }
@@ -486,7 +483,7 @@ fn hand_written_nodepools_compile_and_keep_their_intent() {
     let inference = read(dir.path(), "profiles/inference.kdl");
     // requirement.go: Lt 2 on an integer label admits ≤ 1; Gte/Lte are inclusive (Karpenter's Gte/Lte RFC,
     // designs/ in kubernetes-sigs/karpenter); Gt 4 admits 5 and up.
-    for line in [
+    assert_has_lines(&inference, &[
         "per-node max=1",
         "memory-min \"16GiB\"",
         "per-node max=4",
@@ -503,9 +500,7 @@ fn hand_written_nodepools_compile_and_keep_their_intent() {
         "budget nodes=\"0\" schedule=\"0 9 * * 1-5\" duration=\"8h\" reasons=\"Underutilized,Drifted\"",
         "budget nodes=\"10%\"",
         "taint \"workload\" value=\"inference\" effect=\"NoSchedule\"",
-    ] {
-        assert!(inference.contains(line), "missing `{line}` in:\n{inference}");
-    }
+    ]);
     // Every line names the original file, object and field.
     assert!(inference.contains("max-accelerators 8 // karpenter/tiers.yaml NodePool/inference-spot spec.limits.nvidia.com/gpu"), "{inference}");
     let neuron = read(dir.path(), "profiles/neuron.kdl");
