@@ -280,6 +280,28 @@ fn the_monitoring_block_returns_to_the_profile_that_held_it() {
     assert!(unmanaged.contains("\nmonitoring namespace=\"monitoring\" { //") && unmanaged.contains("    label \"release\" \"kube-prometheus-stack\" //"), "{unmanaged}");
 }
 
+/// The profile that held the monitoring block is recorded but not among the inputs (its NodePools left out): the
+/// block goes into an adopted profile of the cluster, with a warning naming the owner to move it back to.
+#[test]
+fn a_monitoring_block_whose_profile_is_not_adopted_goes_elsewhere_with_a_warning() {
+    let dir = compile_ops_fixtures(|file, text| match file {
+        "serving.kdl" => text[..text.find("\nmonitoring ").unwrap() + 1].to_string(),
+        "train.kdl" => {
+            let serving = std::fs::read_to_string(repo().join("tests/fixtures/adopt/ops/serving.kdl")).unwrap();
+            format!("{text}\n{}", &serving[serving.find("\nmonitoring ").unwrap() + 1..])
+        }
+        _ => text,
+    });
+    let out_a = dir.path().join("original/out/ops-a");
+    std::fs::remove_file(out_a.join("nodepool-trainers.yaml")).unwrap();
+    let catalogs = repo().join("catalogs");
+    let out = gpuplan(dir.path(), &["adopt", "original/out/ops-a", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("belongs to profile `train`, which has no NodePool among the inputs; it goes into `serving`"), "{stderr}");
+    assert!(read(dir.path(), "profiles/serving.kdl").contains("\nmonitoring namespace=\"observability\""));
+}
+
 /// Output of a gpuplan that did not record them yet (no gpuplan_replicas / gpuplan_selector on the workload
 /// alerts, no gpuplan.dev/monitoring-profile; digests intact): the replica count of a workload without an HPA
 /// and the selector of one without a PDB are placeholders, each with a comment and a warning to edit it; the

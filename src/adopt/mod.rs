@@ -176,8 +176,18 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
             continue;
         };
         let Some(block) = m.block else { continue };
+        let (file, object) = m.objects.first().and_then(|o| o.split_once(' ')).unwrap_or_default();
+        if let Some(owner) = m.owner.as_ref().filter(|o| *o != host) {
+            warnings.push(Warning {
+                file: file.to_string(),
+                object: object.to_string(),
+                field: format!("metadata.annotations.{}", crate::ops::render::MONITORING_PROFILE_ANNOTATION),
+                message: format!(
+                    "the cluster's `monitoring` block belongs to profile `{owner}`, which has no NodePool among the inputs; it goes into `{host}` for now: move it to `{owner}` when you adopt that profile (edit it)"
+                ),
+            });
+        }
         if m.owner.is_none() {
-            let (file, object) = m.objects.first().and_then(|o| o.split_once(' ')).unwrap_or_default();
             warnings.push(Warning {
                 file: file.to_string(),
                 object: object.to_string(),
