@@ -176,26 +176,20 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
             continue;
         };
         let Some(block) = m.block else { continue };
-        let (file, object) = m.objects.first().and_then(|o| o.split_once(' ')).unwrap_or_default();
-        if let Some(owner) = m.owner.as_ref().filter(|o| *o != host) {
-            warnings.push(Warning {
-                file: file.to_string(),
-                object: object.to_string(),
-                field: format!("metadata.annotations.{}", crate::ops::render::MONITORING_PROFILE_ANNOTATION),
-                message: format!(
-                    "the cluster's `monitoring` block belongs to profile `{owner}`, which has no NodePool among the inputs; it goes into `{host}` for now: move it to `{owner}` when you adopt that profile (edit it)"
-                ),
-            });
-        }
-        if m.owner.is_none() {
-            warnings.push(Warning {
-                file: file.to_string(),
-                object: object.to_string(),
-                field: format!("metadata.annotations.{}", crate::ops::render::MONITORING_PROFILE_ANNOTATION),
-                message: format!(
-                    "gpuplan's output records here which profile holds the cluster's `monitoring` block, and it does not (output of an older gpuplan?); the block goes into `{host}`, the first of the cluster's adopted profiles: if another profile held it, move it there (edit it)"
-                ),
-            });
+        // Where the block lands differs from where it was: the recorded owner is not adopted, or nothing is recorded.
+        let misplaced = match &m.owner {
+            Some(owner) if owner != host => Some(format!(
+                "the cluster's `monitoring` block belongs to profile `{owner}`, which has no NodePool among the inputs; it goes into `{host}` for now: move it to `{owner}` when you adopt that profile (edit it)"
+            )),
+            Some(_) => None,
+            None => Some(format!(
+                "gpuplan's output records here which profile holds the cluster's `monitoring` block, and it does not (output of an older gpuplan?); the block goes into `{host}`, the first of the cluster's adopted profiles: if another profile held it, move it there (edit it)"
+            )),
+        };
+        if let Some(message) = misplaced {
+            let (file, object) = m.objects.first().and_then(|o| o.split_once(' ')).unwrap_or_default();
+            let field = format!("metadata.annotations.{}", crate::ops::render::MONITORING_PROFILE_ANNOTATION);
+            warnings.push(Warning { file: file.to_string(), object: object.to_string(), field, message });
         }
         monitoring.insert(host.clone(), block);
     }
