@@ -279,8 +279,9 @@ pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
     r
 }
 
-/// Offerings of a type: catalog zones × usage classes, with the run's unavailable offerings marked.
-pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass, unavailable: &[Unavailable]) -> Vec<Offering> {
+/// Offerings of a type: catalog zones × usage classes, all available (a run's `--unavailable` offerings are marked
+/// per run, by `simulate::with_availability`, on types shared between runs).
+pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass) -> Vec<Offering> {
     let mut out = Vec::new();
     for zone in &it.zones {
         for &ct in &it.capacity_types {
@@ -294,8 +295,7 @@ pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass, unavai
                 _ => it.on_demand.as_ref(),
             };
             let Some(price) = price else { continue };
-            let available = !unavailable.iter().any(|u| u.matches(&it.name, zone, ct));
-            out.push(Offering { zone: zone.clone(), capacity_type: ct, usd_per_hour: price.usd_per_hour, estimate: catalog.is_estimate(price), available });
+            out.push(Offering { zone: zone.clone(), capacity_type: ct, usd_per_hour: price.usd_per_hour, estimate: catalog.is_estimate(price), available: true });
         }
     }
     out
@@ -306,7 +306,7 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Requirement
     let requirements = requirements.clone();
     let mut capacity = capacity(it, class);
     let mut allocatable = allocatable(it, class, &capacity);
-    let mut offerings = offerings(catalog, it, class, &[]);
+    let mut offerings = offerings(catalog, it, class);
     // The type's labels plus the NodePool's name, which an overlay may select on (built only when there are overlays:
     // copying every label set is most of resolving a NodePool's types).
     let with_pool = (!overlays.is_empty()).then(|| {
