@@ -38,6 +38,8 @@ pub struct Compilation {
     pub manifests: Vec<Manifest>,
     /// Warnings (lint findings, stale catalog) that did not stop the compile.
     pub warnings: Vec<ProfileDiagnostic>,
+    /// (cluster, profile name) → position in `profiles`, for [`Compilation::profile`].
+    profile_index: BTreeMap<(String, String), usize>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,7 +123,8 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     if !violations.is_empty() {
         return Err(CompileError::Invalid { violations });
     }
-    let mut compilation = Compilation { sources, profiles, catalogs, plan, manifests, warnings };
+    let profile_index = profiles.iter().enumerate().map(|(i, p)| ((p.cluster.name.value.clone(), p.name.value.clone()), i)).collect();
+    let mut compilation = Compilation { sources, profiles, catalogs, plan, manifests, warnings, profile_index };
     // Every workload at max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
     let unschedulable = crate::simulate::check::workload_diagnostics(&compilation);
     if !unschedulable.is_empty() {
@@ -134,6 +137,11 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
 }
 
 impl Compilation {
+    /// The profile of this name in this cluster (looked up, never scanned for: callers ask once per pool or workload).
+    pub fn profile(&self, cluster: &str, name: &str) -> Option<&Profile> {
+        self.profile_index.get(&(cluster.to_string(), name.to_string())).map(|&i| &self.profiles[i])
+    }
+
     /// The objects under out/<cluster>/. Manifests are sorted by path, component by component, so a cluster's
     /// objects are one contiguous run found by two binary searches (scanning all of them per cluster was
     /// quadratic in the number of clusters).

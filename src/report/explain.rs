@@ -215,7 +215,7 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
         let Some(catalog) = c.catalogs.get(&cluster.region) else { continue };
         let mut profiles = Vec::new();
         for summary in cluster.profiles.iter().filter(|s| profile.is_none_or(|p| p == s.name)) {
-            let Some(intent) = c.profiles.iter().find(|p| p.name.value == summary.name && p.cluster.name.value == cluster.name) else {
+            let Some(intent) = c.profile(&cluster.name, &summary.name) else {
                 continue;
             };
             profiles.push(explain_profile(c, cluster, catalog, summary, intent, &findings, &mut estimate_sources));

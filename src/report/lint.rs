@@ -293,10 +293,9 @@ impl<'c> Lint<'c> {
     /// Every rule on one cluster's pools and profiles (its profiles in file order).
     fn cluster(&mut self, cluster: &'c ClusterPlan, profiles: &[&'c Profile]) {
         let Some(catalog) = self.c.catalogs.get(&cluster.region) else { return };
-        let by_name: BTreeMap<&str, &Profile> = profiles.iter().map(|p| (p.name.value.as_str(), *p)).collect();
         let mut views = Vec::new();
         for plan in &cluster.pools {
-            let Some(profile) = by_name.get(plan.profile.as_str()).copied() else { continue };
+            let Some(profile) = self.c.profile(&cluster.name, &plan.profile) else { continue };
             let Some((pool, tier)) = find_tier(profile, &plan.name) else { continue };
             let Some(object) = self.rendered.get(&cluster.name, "NodePool", &plan.name) else { continue };
             views.push(PoolCtx { cluster, plan, profile, pool, tier, np: NodePool(object), catalog });

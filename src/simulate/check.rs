@@ -93,7 +93,7 @@ fn cluster_workload_diagnostics(c: &Compilation, cluster: &ClusterPlan) -> Vec<P
     let mut out = Vec::new();
     let Some(report) = simulate_workloads(c, cluster) else { return out };
     for w in &cluster.ops.workloads {
-        let Some(spec) = c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name && p.name.value == w.profile).flat_map(|p| &p.ops.workloads).find(|x| x.name.value == w.name && x.namespace.value == w.namespace) else {
+        let Some(spec) = c.profile(&cluster.name, &w.profile).into_iter().flat_map(|p| &p.ops.workloads).find(|x| x.name.value == w.name && x.namespace.value == w.namespace) else {
             continue;
         };
         let pending: Vec<_> = report.pending.iter().filter(|p| replica_of(&p.pod, &w.namespace, &w.name)).collect();
@@ -250,7 +250,7 @@ pub fn tier_findings(c: &Compilation, cluster: &ClusterPlan) -> Vec<crate::repor
         if plan.allow.contains("GP016") {
             continue;
         }
-        let Some(tier) = c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name && p.name.value == gap.profile).flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == gap.tier) else {
+        let Some(tier) = c.profile(&cluster.name, &gap.profile).into_iter().flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == gap.tier) else {
             continue;
         };
         let span = tier.name.span;
