@@ -11,6 +11,7 @@ use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::emit::{with_header, OutputTree};
 use crate::profile::{self, Profile};
 use crate::render::{Manifest, RenderError, Renderer};
+use crate::report::lint::Finding;
 use crate::solve::{self, Plan};
 
 #[derive(Debug, Clone)]
@@ -35,11 +36,48 @@ pub struct Compilation {
     pub profiles: Vec<Profile>,
     pub catalogs: BTreeMap<String, Catalog>,
     pub plan: Plan,
-    pub manifests: Vec<Manifest>,
+    /// Every generated object as out/ holds it, sorted by path.
+    pub generated: Vec<Generated>,
+    /// The lint findings (also among `warnings`), sorted by file, position and code, for `explain`.
+    pub findings: Vec<Finding>,
     /// Warnings (lint findings, stale catalog) that did not stop the compile.
     pub warnings: Vec<ProfileDiagnostic>,
     /// (cluster, profile name) → position in `profiles`, for [`Compilation::profile`].
     profile_index: BTreeMap<(String, String), usize>,
+}
+
+/// One generated object as a [`Compilation`] keeps it: the file for out/ (header and canonical YAML) and the
+/// fields the kustomization notes read. Its parsed value lives only while its cluster is compiled (validated,
+/// checked and linted): kept for every object to the end, the values of 10,000 profiles took half a gigabyte.
+/// [`Generated::manifest`] parses the text again for the commands that read objects after a compile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    /// Path relative to out/.
+    pub path: PathBuf,
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    /// The file's text: generated-code header, then the object's canonical YAML.
+    pub text: String,
+}
+
+impl Generated {
+    fn new(m: &Manifest) -> Generated {
+        Generated {
+            path: m.path.clone(),
+            api_version: m.api_version().to_string(),
+            kind: m.kind().to_string(),
+            namespace: m.object["metadata"]["namespace"].as_str().map(str::to_string),
+            text: with_header(&m.source, &m.to_yaml()),
+        }
+    }
+
+    /// The object parsed back from its text (what a reader of out/ gets), with the source its header names.
+    pub fn manifest(&self) -> Manifest {
+        let header = crate::emit::parse_header(&self.text);
+        let object = serde_saphyr::from_str(crate::emit::strip_header(&self.text)).expect("gpuplan parses the YAML it wrote");
+        Manifest { path: self.path.clone(), source: header.map(|h| h.source.to_string()).unwrap_or_default(), object }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -104,13 +142,41 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
         digests.insert(region.clone(), digest);
     }
 
-    let plan = solve::solve(&profiles, &sources, &catalogs, &digests).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
+    // The built-in schemas compile on one core while the other solves.
+    let (plan, validator) = rayon::join(|| solve::solve(&profiles, &sources, &catalogs, &digests), crate::validate::Validator::builtin);
+    let plan = plan.map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
     let renderer = Renderer::new(opts.templates_dir.as_deref())?;
-    // The built-in schemas compile on one core while the other starts rendering.
-    let (manifests, validator) = rayon::join(|| renderer.render_plan(&plan), crate::validate::Validator::builtin);
-    let manifests = manifests?;
-    validator.prepare(manifests.iter().map(|m| (m.object["apiVersion"].as_str().unwrap_or(""), m.kind())));
-    // Every object independently, on every core; the ordered collect keeps the report deterministic.
+    let profile_index = profiles.iter().enumerate().map(|(i, p)| ((p.cluster.name.value.clone(), p.name.value.clone()), i)).collect();
+    let mut compilation =
+        Compilation { sources, profiles, catalogs, plan, generated: Vec::new(), findings: Vec::new(), warnings, profile_index };
+    // Clusters are independent: each is rendered, validated, checked and linted on its own core, and keeps only
+    // its files; the ordered collect keeps every report deterministic.
+    let compiled: Vec<ClusterOutcome> =
+        compilation.plan.clusters.par_iter().map(|cluster| compile_cluster(&compilation, &renderer, validator, cluster)).collect();
+    let (generated, findings) = outcome(compiled)?;
+    compilation.generated = generated;
+    compilation.warnings.extend(findings.iter().map(|f| f.diagnostic.clone()));
+    compilation.findings = findings;
+    // By file, then position in the file (not the location string: line 12 sorts after line 9).
+    compilation.warnings.sort_by_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
+    Ok(compilation)
+}
+
+/// What compiling one cluster gave: its files and lint findings, or why it failed, by stage.
+enum ClusterOutcome {
+    Compiled { generated: Vec<Generated>, findings: Vec<Finding> },
+    RenderFailed(RenderError),
+    Invalid(Vec<(PathBuf, crate::validate::Violation)>),
+    Unschedulable(Vec<ProfileDiagnostic>),
+}
+
+/// One cluster, start to finish: render its objects, validate each against its schema and CEL rules, check what a
+/// schema cannot say, prove its workloads schedule, lint it, and keep only the files.
+fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::validate::Validator, cluster: &solve::ClusterPlan) -> ClusterOutcome {
+    let manifests = match renderer.render_cluster(cluster) {
+        Ok(manifests) => manifests,
+        Err(err) => return ClusterOutcome::RenderFailed(err),
+    };
     let mut violations: Vec<_> = manifests
         .par_iter()
         // Flux's GitRepository is the one kind without a schema here (its CRD is not among ../shared/schemas);
@@ -121,19 +187,44 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
     violations.extend(crate::ops::check::rendered(&manifests));
     if !violations.is_empty() {
+        return ClusterOutcome::Invalid(violations);
+    }
+    let simulated = crate::simulate::check::cluster_manifests(&manifests);
+    // Every workload at max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
+    let unschedulable = crate::simulate::check::workload_diagnostics(c, cluster, &simulated);
+    if !unschedulable.is_empty() {
+        return ClusterOutcome::Unschedulable(unschedulable);
+    }
+    let findings = crate::report::lint::cluster_findings(c, cluster, &manifests, &simulated);
+    let generated = manifests.par_iter().map(Generated::new).collect();
+    ClusterOutcome::Compiled { generated, findings }
+}
+
+/// The clusters' outcomes as one result, failing as a whole-plan compile would: the first template error, else
+/// every schema violation, else every unschedulable workload.
+fn outcome(clusters: Vec<ClusterOutcome>) -> Result<(Vec<Generated>, Vec<Finding>), CompileError> {
+    let (mut generated, mut findings, mut violations, mut unschedulable) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for cluster in clusters {
+        match cluster {
+            ClusterOutcome::RenderFailed(err) => return Err(err.into()),
+            ClusterOutcome::Invalid(v) => violations.extend(v),
+            ClusterOutcome::Unschedulable(d) => unschedulable.extend(d),
+            ClusterOutcome::Compiled { generated: g, findings: f } => {
+                generated.extend(g);
+                findings.extend(f);
+            }
+        }
+    }
+    if !violations.is_empty() {
+        violations.sort_by(|a, b| a.0.cmp(&b.0));
         return Err(CompileError::Invalid { violations });
     }
-    let profile_index = profiles.iter().enumerate().map(|(i, p)| ((p.cluster.name.value.clone(), p.name.value.clone()), i)).collect();
-    let mut compilation = Compilation { sources, profiles, catalogs, plan, manifests, warnings, profile_index };
-    // Every workload at max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
-    let unschedulable = crate::simulate::check::workload_diagnostics(&compilation);
     if !unschedulable.is_empty() {
         return Err(CompileError::Profiles { diagnostics: unschedulable });
     }
-    compilation.warnings.extend(crate::report::lint::lint(&compilation));
-    // By file, then position in the file (not the location string: line 12 sorts after line 9).
-    compilation.warnings.sort_by_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
-    Ok(compilation)
+    generated.sort_by(|a, b| a.path.cmp(&b.path));
+    crate::report::lint::sort(&mut findings);
+    Ok((generated, findings))
 }
 
 impl Compilation {
@@ -142,21 +233,30 @@ impl Compilation {
         self.profile_index.get(&(cluster.to_string(), name.to_string())).map(|&i| &self.profiles[i])
     }
 
-    /// The objects under out/<cluster>/. Manifests are sorted by path, component by component, so a cluster's
-    /// objects are one contiguous run found by two binary searches (scanning all of them per cluster was
-    /// quadratic in the number of clusters).
-    pub fn manifests_of(&self, cluster: &str) -> &[Manifest] {
-        cluster_run(&self.manifests, cluster)
+    /// The files under out/<cluster>/. They are sorted by path, component by component, so a cluster's files are one
+    /// contiguous run found by two binary searches (scanning all of them per cluster was quadratic in the number
+    /// of clusters).
+    pub fn generated_of(&self, cluster: &str) -> &[Generated] {
+        cluster_run(&self.generated, cluster)
+    }
+
+    /// The objects of a cluster parsed back from their files, for commands that read them after a compile
+    /// (explain, adopt, tests).
+    pub fn manifests_of(&self, cluster: &str) -> Vec<Manifest> {
+        self.generated_of(cluster).iter().map(Generated::manifest).collect()
+    }
+
+    /// Every object parsed back from its file, sorted by path.
+    pub fn manifests(&self) -> Vec<Manifest> {
+        self.generated.iter().map(Generated::manifest).collect()
     }
 
     /// Everything for out/: one file per object with the generated-code header, and a sorted kustomization.yaml
     /// per cluster.
     pub fn output_tree(&self) -> OutputTree {
         let mut tree = OutputTree::default();
-        let files: Vec<(PathBuf, String)> =
-            self.manifests.par_iter().map(|m| (m.path.clone(), with_header(&m.source, &m.to_yaml()))).collect();
-        for (path, text) in files {
-            tree.insert(path, text);
+        for g in &self.generated {
+            tree.insert(g.path.clone(), g.text.clone());
         }
         tree.add_kustomizations_with_notes(&self.prerequisites());
         tree
@@ -168,13 +268,13 @@ impl Compilation {
     /// feature gates the NodePools rely on.
     pub fn prerequisites(&self) -> BTreeMap<String, Vec<String>> {
         let mut per_cluster: BTreeMap<String, (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>)> = BTreeMap::new();
-        for m in self.manifests.iter().filter(|m| !crate::render::is_gitops_app(&m.path)) {
-            let Some(cluster) = crate::emit::cluster_of(&m.path) else { continue };
+        for g in self.generated.iter().filter(|g| !crate::render::is_gitops_app(&g.path)) {
+            let Some(cluster) = crate::emit::cluster_of(&g.path) else { continue };
             let (namespaces, crds) = per_cluster.entry(cluster).or_default();
-            if let Some(ns) = m.object["metadata"]["namespace"].as_str() {
-                namespaces.insert(ns.to_string());
+            if let Some(ns) = &g.namespace {
+                namespaces.insert(ns.clone());
             }
-            let api_version = m.object["apiVersion"].as_str().unwrap_or("");
+            let api_version = g.api_version.as_str();
             let from = match api_version.split('/').next().unwrap_or("") {
                 "karpenter.sh" | "karpenter.k8s.aws" => Some("Karpenter"),
                 "nvidia.com" => Some("the NVIDIA GPU Operator"),
@@ -182,7 +282,7 @@ impl Compilation {
                 _ => None,
             };
             if let Some(from) = from {
-                crds.insert(format!("{} {api_version} (from {from})", m.kind()));
+                crds.insert(format!("{} {api_version} (from {from})", g.kind));
             }
         }
         let mut notes = BTreeMap::new();
@@ -209,16 +309,16 @@ impl Compilation {
     }
 }
 
-/// The run of `manifests` (sorted by path) whose first path component is `cluster`.
-fn cluster_run<'m>(manifests: &'m [Manifest], cluster: &str) -> &'m [Manifest] {
-    debug_assert!(manifests.is_sorted_by(|a, b| a.path <= b.path), "manifests are sorted by path");
-    fn first(m: &Manifest) -> &std::ffi::OsStr {
-        m.path.iter().next().unwrap_or_default()
+/// The run of `generated` (sorted by path) whose first path component is `cluster`.
+fn cluster_run<'g>(generated: &'g [Generated], cluster: &str) -> &'g [Generated] {
+    debug_assert!(generated.is_sorted_by(|a, b| a.path <= b.path), "generated files are sorted by path");
+    fn first(g: &Generated) -> &std::ffi::OsStr {
+        g.path.iter().next().unwrap_or_default()
     }
     let cluster = std::ffi::OsStr::new(cluster);
-    let start = manifests.partition_point(|m| first(m) < cluster);
-    let len = manifests[start..].partition_point(|m| first(m) == cluster);
-    &manifests[start..start + len]
+    let start = generated.partition_point(|g| first(g) < cluster);
+    let len = generated[start..].partition_point(|g| first(g) == cluster);
+    &generated[start..start + len]
 }
 
 #[cfg(test)]
@@ -229,13 +329,13 @@ mod tests {
     /// "ml-prod/a" < "ml/a"): each cluster's objects are one run, whatever its name is a prefix of.
     #[test]
     fn a_clusters_manifests_are_one_run_even_when_its_name_prefixes_another() {
-        let manifest = |path: &str| Manifest { path: PathBuf::from(path), source: String::new(), object: serde_json::Value::Null };
-        let mut manifests: Vec<Manifest> = ["ml-prod/b.yaml", "ml/z.yaml", "ml.x/a.yaml", "ml/a.yaml", "ml/gitops/app.yaml", "m/a.yaml", "mlx/a.yaml"]
+        let manifest = |path: &str| Generated { path: PathBuf::from(path), api_version: String::new(), kind: String::new(), namespace: None, text: String::new() };
+        let mut manifests: Vec<Generated> = ["ml-prod/b.yaml", "ml/z.yaml", "ml.x/a.yaml", "ml/a.yaml", "ml/gitops/app.yaml", "m/a.yaml", "mlx/a.yaml"]
             .into_iter()
             .map(manifest)
             .collect();
         manifests.sort_by(|a, b| a.path.cmp(&b.path));
-        let names = |run: &[Manifest]| run.iter().map(|m| m.path.display().to_string()).collect::<Vec<_>>();
+        let names = |run: &[Generated]| run.iter().map(|m| m.path.display().to_string()).collect::<Vec<_>>();
         assert_eq!(names(cluster_run(&manifests, "ml")), ["ml/a.yaml", "ml/gitops/app.yaml", "ml/z.yaml"]);
         assert_eq!(names(cluster_run(&manifests, "ml-prod")), ["ml-prod/b.yaml"]);
         assert_eq!(names(cluster_run(&manifests, "ml.x")), ["ml.x/a.yaml"]);

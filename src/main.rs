@@ -329,10 +329,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             eprintln!("wrote {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
             // Compiled quietly: the report lists the adopted profiles' lint findings under each NodePool.
             let options = CompileOptions { profiles: written, catalogs_dir: catalogs, templates_dir: None };
-            let mut compiled = compile(&options)
+            let compiled = compile(&options)
                 .map_err(compile_error)
                 .map_err(|e| format!("{e}\nerror: the adopted profiles in {} do not compile (edit them, or report a gpuplan bug)", into.display()))?;
-            print!("{}", gpuplan::adopt::report::render(&gpuplan::adopt::report::report(&adoption, &mut compiled), format));
+            print!("{}", gpuplan::adopt::report::render(&gpuplan::adopt::report::report(&adoption, &compiled), format));
             Ok(ExitCode::SUCCESS)
         }
         Command::Schema { format } => {

@@ -48,7 +48,7 @@ fn rule_table_is_consistent() {
 #[test]
 fn clean_profile_has_no_findings() {
     let c = compile_one(profile("p", 10, AMI, &clean_pool("")));
-    let d = lint(c.ok());
+    let d = c.lint();
     assert!(d.is_empty(), "{}", gpuplan::diagnostic::render_plain(&d));
 }
 
@@ -56,33 +56,33 @@ fn clean_profile_has_no_findings() {
 fn gp001_underutilized_consolidation() {
     let text = profile("p", 10, AMI, &clean_pool("    disruption { consolidation \"WhenEmptyOrUnderutilized\"; }\n"));
     let c = compile_one(text.clone());
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP001", "NodePool `web` consolidates WhenEmptyOrUnderutilized: Karpenter may delete a node that runs GPU pods whenever their nvidia.com/gpu requests fit on other or cheaper nodes, restarting long-running GPU work", &c.loc("p.kdl", "\"WhenEmptyOrUnderutilized\""));
     let c = compile_one(text.replace("disruption {", "allow \"GP001\"\n    disruption {"));
-    assert_none(&lint(c.ok()), "GP001");
+    assert_none(&c.lint(), "GP001");
 }
 
 #[test]
 fn gp002_ami_latest_is_accepted_and_warned() {
     let c = compile_one(profile("p", 10, "al2023@latest", &clean_pool("")));
-    let d = lint(c.ok());
+    let d = c.lint();
     let f = assert_one(&d, "GP002", "AMI alias `al2023@latest` (EC2NodeClass p) follows every AMI release", &c.loc("p.kdl", "\"al2023@latest\""));
     assert!(f.help.as_deref().unwrap().contains("al2023@v"));
     // Silenced at the top level of the profile.
     let c = compile_one(profile("p", 10, "al2023@latest", &format!("allow \"GP002\"\n{}", clean_pool(""))));
-    assert_none(&lint(c.ok()), "GP002");
+    assert_none(&c.lint(), "GP002");
 }
 
 #[test]
 fn gp003_scheduled_budget_without_always_on() {
     let extra = "    disruption { budget nodes=\"0\" schedule=\"0 9 * * 1-5\" duration=\"8h\"; }\n";
     let c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP003", "no always-on budget for Empty, Underutilized, Drifted", &c.loc("p.kdl", "budget nodes=\"0\""));
     // An always-on budget for Drifted only still leaves the other reasons unbounded.
     let extra2 = "    disruption { budget nodes=\"0\" schedule=\"0 9 * * 1-5\" duration=\"8h\"; budget nodes=\"1\" reasons=\"Drifted\"; }\n";
     let c = compile_one(profile("p", 10, AMI, &clean_pool(extra2)));
-    assert_one(&lint(c.ok()), "GP003", "no always-on budget for Empty, Underutilized:", &c.loc("p.kdl", "budget nodes=\"0\""));
+    assert_one(&c.lint(), "GP003", "no always-on budget for Empty, Underutilized:", &c.loc("p.kdl", "budget nodes=\"0\""));
     // With an always-on budget: fine. Allowed: silent.
     let ok = "    disruption { budget nodes=\"0\" schedule=\"0 9 * * 1-5\" duration=\"8h\"; budget nodes=\"1\"; }\n";
     assert_none(&lint(compile_one(profile("p", 10, AMI, &clean_pool(ok))).ok()), "GP003");
@@ -94,7 +94,7 @@ fn gp003_scheduled_budget_without_always_on() {
 fn gp003_training_preset_window_is_paired() {
     let body = "pool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"A100\"; per-node min=8; }\n    max-accelerators 16\n}\n";
     let c = compile_one(profile("p", 10, AMI, body));
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_none(&d, "GP003");
     assert_none(&d, "GP009");
 }
@@ -107,22 +107,22 @@ fn four_gpu_pool(extra: &str) -> String {
 #[test]
 fn gp004_limit_below_largest_node() {
     let mut c = compile_one(four_gpu_pool(""));
-    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"]["nvidia.com/gpu"] = json!("2");
-    let d = lint(c.ok());
+    object_mut(&mut c, "NodePool", "big")["spec"]["limits"]["nvidia.com/gpu"] = json!("2");
+    let d = c.lint();
     assert_one(&d, "GP004", "NodePool `big` limits nvidia.com/gpu to 2, but its largest instance type g6.12xlarge has 4: that node can never launch", &c.loc("p.kdl", "16"));
     let mut c = compile_one(four_gpu_pool("    allow \"GP004\"\n"));
-    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"]["nvidia.com/gpu"] = json!("2");
-    assert_none(&lint(c.ok()), "GP004");
+    object_mut(&mut c, "NodePool", "big")["spec"]["limits"]["nvidia.com/gpu"] = json!("2");
+    assert_none(&c.lint(), "GP004");
 }
 
 #[test]
 fn gp004_counts_time_slicing_replicas() {
     let mut c = compile_one(four_gpu_pool("    time-slicing replicas=4\n"));
     // 4 GPUs × 4 replicas = 16 schedulable units on the largest node; the solver's limit is 64.
-    let np = object_mut(c.ok_mut(), "NodePool", "big");
+    let np = object_mut(&mut c, "NodePool", "big");
     assert_eq!(np["spec"]["limits"]["nvidia.com/gpu"], json!("64"));
     np["spec"]["limits"]["nvidia.com/gpu"] = json!("8");
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP004", "has 16 (4 × time-slicing replicas 4)", &c.loc("p.kdl", "16"));
 }
 
@@ -130,19 +130,19 @@ fn gp004_counts_time_slicing_replicas() {
 fn gp005_equal_weights_in_rendered_output() {
     let body = "budget usd-per-hour=100\npool \"llm\" preset=\"inference-spot\" {\n    gpu { name \"L4\" \"A10G\" \"L40S\"; }\n    allow \"GP006\"\n}\n";
     let mut c = compile_one(profile("p", 10, AMI, body));
-    assert_none(&lint(c.ok()), "GP005");
+    assert_none(&c.lint(), "GP005");
     // A template override that hard-codes the weight ties the spot and on-demand pools.
     for name in ["llm-spot", "llm-on-demand"] {
-        object_mut(c.ok_mut(), "NodePool", name)["spec"]["weight"] = json!(50);
+        object_mut(&mut c, "NodePool", name)["spec"]["weight"] = json!(50);
     }
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP005", "NodePool `llm-spot` has weight 50 like overlapping NodePool `llm-on-demand` in cluster `ml`", &c.loc("p.kdl", "\"llm\""));
 
     let mut c = compile_one(profile("p", 10, AMI, &body.replace("allow \"GP006\"", "allow \"GP006\" \"GP005\"")));
     for name in ["llm-spot", "llm-on-demand"] {
-        object_mut(c.ok_mut(), "NodePool", name)["spec"]["weight"] = json!(50);
+        object_mut(&mut c, "NodePool", name)["spec"]["weight"] = json!(50);
     }
-    assert_none(&lint(c.ok()), "GP005");
+    assert_none(&c.lint(), "GP005");
 }
 
 #[test]
@@ -150,13 +150,13 @@ fn gp005_points_at_explicit_weight_across_profiles() {
     let a = profile("a", 10, AMI, &clean_pool(""));
     let b = profile("b", 20, AMI, "budget usd-per-hour=100\npool \"batch\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    weight 90\n}\n");
     let mut c = compile_profiles(&[("a.kdl", a), ("b.kdl", b)], &[]);
-    object_mut(c.ok_mut(), "NodePool", "web")["spec"]["weight"] = json!(90);
-    let d = lint(c.ok());
+    object_mut(&mut c, "NodePool", "web")["spec"]["weight"] = json!(90);
+    let d = c.lint();
     // `web` sorts after `batch`: Karpenter prefers `batch`, so the finding is on `web` (weight assigned).
     assert_one(&d, "GP005", "NodePool `web` has weight 90 like overlapping NodePool `batch`", &c.loc("a.kdl", "\"web\""));
-    object_mut(c.ok_mut(), "NodePool", "web")["spec"]["weight"] = json!(100);
-    object_mut(c.ok_mut(), "NodePool", "batch")["spec"]["weight"] = json!(100);
-    let d = lint(c.ok());
+    object_mut(&mut c, "NodePool", "web")["spec"]["weight"] = json!(100);
+    object_mut(&mut c, "NodePool", "batch")["spec"]["weight"] = json!(100);
+    let d = c.lint();
     assert_eq!(with_code(&d, "GP005").len(), 1);
 }
 
@@ -164,11 +164,11 @@ fn gp005_points_at_explicit_weight_across_profiles() {
 fn gp006_narrow_spot_pool_names_the_constraint() {
     let body = "budget usd-per-hour=50\npool \"vision\" preset=\"batch-spot\" {\n    gpu { name \"A10G\"; per-node max=1; }\n}\n";
     let c = compile_one(profile("p", 10, AMI, body));
-    let d = lint(c.ok());
+    let d = c.lint();
     let f = assert_one(&d, "GP006", "spot NodePool `vision` has 4 instance types: few spot pools mean more interruptions and insufficient-capacity launch failures (and spot-to-spot consolidation, which also needs the SpotToSpotConsolidation feature gate and WhenEmptyOrUnderutilized, needs at least 15); `accelerator name in [A10G]` removed the most", &c.loc("p.kdl", "\"A10G\""));
     assert!(f.help.as_deref().unwrap().contains("more GPU names"));
     let c = compile_one(profile("p", 10, AMI, &body.replace("per-node max=1; }", "per-node max=1; }\n    allow \"GP006\"")));
-    assert_none(&lint(c.ok()), "GP006");
+    assert_none(&c.lint(), "GP006");
 }
 
 #[test]
@@ -187,39 +187,39 @@ fn template_without_gpu_taint() -> String {
 #[test]
 fn gp007_template_override_dropping_gpu_taint() {
     let c = compile_profiles(&[("p.kdl", profile("p", 10, AMI, &clean_pool("")))], &[("nodepool.yaml.j2", template_without_gpu_taint())]);
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP007", "NodePool `web` has no `nvidia.com/gpu` NoSchedule taint", &c.loc("p.kdl", "gpu {"));
     let c = compile_profiles(&[("p.kdl", profile("p", 10, AMI, &clean_pool("    allow \"GP007\"\n")))], &[("nodepool.yaml.j2", template_without_gpu_taint())]);
-    assert_none(&lint(c.ok()), "GP007");
+    assert_none(&c.lint(), "GP007");
 }
 
 #[test]
 fn gp007_neuron_pools_need_the_neuron_taint() {
     let body = "pool \"inf\" preset=\"inference-on-demand\" {\n    neuron { name \"Inferentia2\"; }\n    max-accelerators 12\n}\n";
     let mut c = compile_one(profile("p", 10, AMI, body));
-    assert_none(&lint(c.ok()), "GP007");
-    object_mut(c.ok_mut(), "NodePool", "inf")["spec"]["template"]["spec"]["taints"] = json!([{ "key": "nvidia.com/gpu", "effect": "PreferNoSchedule" }]);
-    assert_one(&lint(c.ok()), "GP007", "no `aws.amazon.com/neuron` NoSchedule taint", &c.loc("p.kdl", "neuron {"));
+    assert_none(&c.lint(), "GP007");
+    object_mut(&mut c, "NodePool", "inf")["spec"]["template"]["spec"]["taints"] = json!([{ "key": "nvidia.com/gpu", "effect": "PreferNoSchedule" }]);
+    assert_one(&c.lint(), "GP007", "no `aws.amazon.com/neuron` NoSchedule taint", &c.loc("p.kdl", "neuron {"));
 }
 
 #[test]
 fn gp008_fractional_gpu_types() {
     let extra = "    types \"g6.xlarge\" \"g6f.xlarge\"\n";
     let c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP008", "NodePool `web` admits g6f.xlarge, which EC2 reports with a fraction of a GPU (1/8 of one L4, 2861 MiB), named in `types`: Karpenter derives no whole `nvidia.com/gpu`", &c.loc("p.kdl", "\"g6f.xlarge\""));
     let c = compile_one(profile("p", 10, AMI, &clean_pool(&format!("{extra}    allow \"GP008\"\n"))));
-    assert_none(&lint(c.ok()), "GP008");
+    assert_none(&c.lint(), "GP008");
 }
 
 #[test]
 fn gp008_slipped_in_by_template_points_at_gpu_block() {
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool("")));
-    let np = object_mut(c.ok_mut(), "NodePool", "web");
+    let np = object_mut(&mut c, "NodePool", "web");
     let reqs = np["spec"]["template"]["spec"]["requirements"].as_array_mut().unwrap();
     let types = reqs.iter_mut().find(|r| r["key"] == "node.kubernetes.io/instance-type").unwrap();
     types["values"].as_array_mut().unwrap().push(json!("gr6f.4xlarge"));
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP008", "admits gr6f.4xlarge, which EC2 reports with a fraction of a GPU (1/2 of one L4, 11444 MiB): Karpenter derives no whole", &c.loc("p.kdl", "gpu {"));
 }
 
@@ -227,50 +227,50 @@ fn gp008_slipped_in_by_template_points_at_gpu_block() {
 fn gp009_never_expire_without_drifted_budget() {
     let extra = "    disruption { expire-after \"Never\"; budget nodes=\"10%\"; }\n";
     let c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP009", "NodePool `web` never expires its nodes (expireAfter: Never) but no disruption budget names `Drifted`: drift (a new AMI, a NodeClass change) is their only replacement path", &c.loc("p.kdl", "\"Never\""));
     // Without explicit budgets the solver adds the Drifted budget itself.
     let c = compile_one(profile("p", 10, AMI, &clean_pool("    disruption { expire-after \"Never\"; }\n")));
-    assert_none(&lint(c.ok()), "GP009");
+    assert_none(&c.lint(), "GP009");
     let c = compile_one(profile("p", 10, AMI, &clean_pool(&format!("    allow \"GP009\"\n{extra}"))));
-    assert_none(&lint(c.ok()), "GP009");
+    assert_none(&c.lint(), "GP009");
 }
 
 #[test]
 fn gp010_reserved_without_selector_terms() {
     let extra = "    reserved { id \"cr-0123456789abcdef0\"; instance-type \"g6.xlarge\"; instances 2; }\n";
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
-    assert_none(&lint(c.ok()), "GP010");
-    object_mut(c.ok_mut(), "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
-    let d = lint(c.ok());
+    assert_none(&c.lint(), "GP010");
+    object_mut(&mut c, "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
+    let d = c.lint();
     assert_one(&d, "GP010", "NodePool `web` launches reserved capacity, but its EC2NodeClass `web` has no capacityReservationSelectorTerms", &c.loc("p.kdl", "reserved {"));
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool(&format!("{extra}    allow \"GP010\"\n"))));
-    object_mut(c.ok_mut(), "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
-    assert_none(&lint(c.ok()), "GP010");
+    object_mut(&mut c, "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
+    assert_none(&c.lint(), "GP010");
 }
 
 #[test]
 fn gp011_limits_over_budget() {
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool("")));
-    let np = object_mut(c.ok_mut(), "NodePool", "web");
+    let np = object_mut(&mut c, "NodePool", "web");
     np["spec"]["limits"]["nvidia.com/gpu"] = json!("500");
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP011", "the NodePool limits of profile `p` allow a worst case of $", &c.loc("p.kdl", "usd-per-hour=100"));
     assert!(with_code(&d, "GP011")[0].message.contains("over its budget of $100.00/h: web (500 nvidia.com/gpu on "));
     // Silenced only at the top level of the profile.
     let mut c = compile_one(profile("p", 10, AMI, &format!("allow \"GP011\"\n{}", clean_pool(""))));
-    object_mut(c.ok_mut(), "NodePool", "web")["spec"]["limits"]["nvidia.com/gpu"] = json!("500");
-    assert_none(&lint(c.ok()), "GP011");
+    object_mut(&mut c, "NodePool", "web")["spec"]["limits"]["nvidia.com/gpu"] = json!("500");
+    assert_none(&c.lint(), "GP011");
 }
 
 #[test]
 fn gp011_catches_added_pricier_types() {
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool("")));
-    let np = object_mut(c.ok_mut(), "NodePool", "web");
+    let np = object_mut(&mut c, "NodePool", "web");
     let reqs = np["spec"]["template"]["spec"]["requirements"].as_array_mut().unwrap();
     let types = reqs.iter_mut().find(|r| r["key"] == "node.kubernetes.io/instance-type").unwrap();
     types["values"] = json!(["p5.48xlarge"]);
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_eq!(with_code(&d, "GP011").len(), 1, "{}", gpuplan::diagnostic::render_plain(&d));
     assert!(with_code(&d, "GP011")[0].message.contains("on 1 type(s)"), "{}", with_code(&d, "GP011")[0].message);
 }
@@ -278,27 +278,27 @@ fn gp011_catches_added_pricier_types() {
 #[test]
 fn gp012_cost_annotation_drift() {
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool("")));
-    let np = object_mut(c.ok_mut(), "NodePool", "web");
+    let np = object_mut(&mut c, "NodePool", "web");
     np["metadata"]["annotations"]["gpuplan.dev/worst-case-usd-per-hour"] = json!("1.00");
-    let d = lint(c.ok());
+    let d = c.lint();
     assert_one(&d, "GP012", "NodePool `web` cost annotations disagree with what it can launch: worst case $1.00/h, but ", &c.loc("p.kdl", "\"web\""));
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool("    allow \"GP012\"\n")));
-    object_mut(c.ok_mut(), "NodePool", "web")["metadata"]["annotations"]["gpuplan.dev/worst-case-usd-per-hour"] = json!("1.00");
-    assert_none(&lint(c.ok()), "GP012");
+    object_mut(&mut c, "NodePool", "web")["metadata"]["annotations"]["gpuplan.dev/worst-case-usd-per-hour"] = json!("1.00");
+    assert_none(&c.lint(), "GP012");
 }
 
 #[test]
 fn gp013_limit_missing_or_numeric() {
     let mut c = compile_one(four_gpu_pool(""));
-    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"]["nvidia.com/gpu"] = json!(16);
-    let d = lint(c.ok());
+    object_mut(&mut c, "NodePool", "big")["spec"]["limits"]["nvidia.com/gpu"] = json!(16);
+    let d = c.lint();
     assert_one(&d, "GP013", "NodePool `big` writes its `nvidia.com/gpu` limit as 16, not a string", &c.loc("p.kdl", "16"));
-    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"] = json!({ "cpu": "1000" });
-    let d = lint(c.ok());
+    object_mut(&mut c, "NodePool", "big")["spec"]["limits"] = json!({ "cpu": "1000" });
+    let d = c.lint();
     assert_one(&d, "GP013", "NodePool `big` has no `nvidia.com/gpu` limit: the pool can grow without bound", &c.loc("p.kdl", "16"));
     let mut c = compile_one(four_gpu_pool("    allow \"GP013\"\n"));
-    object_mut(c.ok_mut(), "NodePool", "big")["spec"]["limits"] = json!({});
-    assert_none(&lint(c.ok()), "GP013");
+    object_mut(&mut c, "NodePool", "big")["spec"]["limits"] = json!({});
+    assert_none(&c.lint(), "GP013");
 }
 
 /// kube-prometheus-stack's Prometheus selects PrometheusRules and ServiceMonitors by `release: <release name>`
@@ -308,25 +308,25 @@ fn gp013_limit_missing_or_numeric() {
 fn gp015_monitoring_without_selector_label() {
     // The default label is there: no finding.
     let c = compile_one(profile("p", 10, AMI, &clean_pool("")));
-    assert_none(&lint(c.ok()), "GP015");
+    assert_none(&c.lint(), "GP015");
     // Cleared by the user: the warning points at the monitoring block.
     let body = format!("{}monitoring {{\n    label \"release\" #null\n}}\n", clean_pool(""));
     let c = compile_one(profile("p", 10, AMI, &body));
-    let d = lint(c.ok());
+    let d = c.lint();
     let f = assert_one(&d, "GP015", "the PrometheusRule and ServiceMonitors of cluster", &c.loc("p.kdl", "monitoring"));
     assert!(f.message.contains("release: <its release>"), "{}", f.message);
     assert!(f.help.as_deref().unwrap().contains("label \"release\" \"kube-prometheus-stack\""));
     // Another label (a Prometheus with its own selector) is fine; so is allow at the top level.
     let c = compile_one(profile("p", 10, AMI, &body.replace("#null", "\"prom\"")));
-    assert_none(&lint(c.ok()), "GP015");
+    assert_none(&c.lint(), "GP015");
     let c = compile_one(profile("p", 10, AMI, &format!("allow \"GP015\"\n{body}")));
-    assert_none(&lint(c.ok()), "GP015");
+    assert_none(&c.lint(), "GP015");
 }
 
 #[test]
 fn gp000_unknown_allow_code() {
     let c = compile_one(profile("p", 10, AMI, &format!("allow \"GP01\"\n{}", clean_pool("    allow \"GP006\" \"nonsense\"\n"))));
-    let d = lint(c.ok());
+    let d = c.lint();
     let found = with_code(&d, "GP000");
     assert_eq!(found.len(), 2, "{}", gpuplan::diagnostic::render_plain(&d));
     assert_eq!(found[0].message, "`allow \"GP01\"` names no lint rule: it silences nothing");
@@ -339,8 +339,8 @@ fn gp000_unknown_allow_code() {
 fn findings_are_sorted_and_deterministic() {
     let extra = "    disruption { consolidation \"WhenEmptyOrUnderutilized\"; expire-after \"Never\"; budget nodes=\"10%\"; }\n";
     let c = compile_one(profile("p", 10, "al2023@latest", &clean_pool(extra)));
-    let a: Vec<String> = lint(c.ok()).iter().map(|d| format!("{} {}", d.code, d.location)).collect();
-    let b: Vec<String> = lint(c.ok()).iter().map(|d| format!("{} {}", d.code, d.location)).collect();
+    let a: Vec<String> = c.lint().iter().map(|d| format!("{} {}", d.code, d.location)).collect();
+    let b: Vec<String> = c.lint().iter().map(|d| format!("{} {}", d.code, d.location)).collect();
     assert_eq!(a, b);
     let codes: Vec<&str> = a.iter().map(|s| &s[..5]).collect();
     assert_eq!(codes, ["GP002", "GP001", "GP009"], "sorted by position in the file");
@@ -364,12 +364,12 @@ fn examples_snapshot() {
 fn gp014_named_gpu_removed_by_price_ratio() {
     let body = "budget usd-per-hour=400\npool \"t\" preset=\"training-on-demand\" {\n    gpu { name \"H100\" \"A100\"; per-node min=8; }\n}\n";
     let c = compile_one(profile("p", 10, AMI, body));
-    let d = lint(c.ok());
+    let d = c.lint();
     let f = assert_one(&d, "GP014", "NodePool `t` never gets H100: price-ratio-max 1.6 removed every type that has it (p5.48xlarge", &c.loc("p.kdl", "\"H100\""));
     assert!(f.help.as_deref().unwrap().contains("raise `price-ratio-max`"));
     // A ratio that admits p5 keeps H100, and the warning goes.
     let c = compile_one(profile("p", 10, AMI, &body.replace("per-node min=8; }", "per-node min=8; }\n    price-ratio-max 2.6")));
-    assert_none(&lint(c.ok()), "GP014");
+    assert_none(&c.lint(), "GP014");
     let c = compile_one(profile("p", 10, AMI, &body.replace("per-node min=8; }", "per-node min=8; }\n    allow \"GP014\"")));
-    assert_none(&lint(c.ok()), "GP014");
+    assert_none(&c.lint(), "GP014");
 }

@@ -21,8 +21,8 @@ fn examples() -> Compilation {
     compile(&options(vec![root().join("profiles")])).expect("the example profiles compile")
 }
 
-fn objects<'a>(c: &'a Compilation, kind: &str) -> Vec<&'a Value> {
-    c.manifests.iter().filter(|m| m.kind() == kind).map(|m| &m.object).collect()
+fn objects(c: &Compilation, kind: &str) -> Vec<Value> {
+    c.manifests().into_iter().filter(|m| m.kind() == kind).map(|m| m.object).collect()
 }
 
 fn cluster_of(path: &Path) -> String {
@@ -113,22 +113,23 @@ fn metadata_ok(o: &Value, namespaced: bool) {
 #[test]
 fn every_ops_object_validates() {
     let c = examples();
-    let kinds: BTreeSet<&str> = c.manifests.iter().map(|m| m.kind()).collect();
+    let manifests = c.manifests();
+    let kinds: BTreeSet<&str> = manifests.iter().map(|m| m.kind()).collect();
     for kind in ["PodDisruptionBudget", "HorizontalPodAutoscaler", "PrometheusRule", "ServiceMonitor", "ClusterPolicy", "ConfigMap"] {
         assert!(kinds.contains(kind), "the examples exercise {kind}: {kinds:?}");
     }
     // The project's validator (CRD schemas + CEL, built-in kinds): every object, ops or not (but the Argo CD /
     // Flux apps, whose CRDs gpuplan does not ship; tests/examples.rs checks those).
     let validator = gpuplan::validate::Validator::builtin();
-    for m in c.manifests.iter().filter(|m| !gpuplan::render::is_gitops_app(&m.path)) {
+    for m in manifests.iter().filter(|m| !gpuplan::render::is_gitops_app(&m.path)) {
         let violations = validator.validate(&m.object);
         assert!(violations.is_empty(), "{}: {violations:?}", m.path.display());
     }
-    for o in objects(&c, "PrometheusRule") {
+    for o in &objects(&c, "PrometheusRule") {
         metadata_ok(o, true);
         validate_crd("prometheus-operator/monitoring.coreos.com_prometheusrules.yaml", o);
     }
-    for o in objects(&c, "ServiceMonitor") {
+    for o in &objects(&c, "ServiceMonitor") {
         metadata_ok(o, true);
         validate_crd("prometheus-operator/monitoring.coreos.com_servicemonitors.yaml", o);
     }
@@ -140,18 +141,18 @@ fn every_ops_object_validates() {
     let mut errors = Vec::new();
     check(&crd_schema("gpu-operator/nvidia.com_clusterpolicies.yaml"), &bad, "", &mut errors);
     assert_eq!(errors.len(), 3, "{errors:?}");
-    for o in objects(&c, "ClusterPolicy") {
+    for o in &objects(&c, "ClusterPolicy") {
         metadata_ok(o, false);
         validate_crd("gpu-operator/nvidia.com_clusterpolicies.yaml", o);
     }
-    for o in objects(&c, "PodDisruptionBudget") {
+    for o in &objects(&c, "PodDisruptionBudget") {
         metadata_ok(o, true);
         assert_eq!(o["apiVersion"], "policy/v1");
         let spec = o["spec"].as_object().unwrap();
         assert_eq!(spec.contains_key("minAvailable") as u8 + spec.contains_key("maxUnavailable") as u8, 1, "{o}");
         assert!(o["spec"]["selector"]["matchLabels"].as_object().is_some_and(|m| !m.is_empty()), "{o}");
     }
-    for o in objects(&c, "HorizontalPodAutoscaler") {
+    for o in &objects(&c, "HorizontalPodAutoscaler") {
         metadata_ok(o, true);
         assert_eq!(o["apiVersion"], "autoscaling/v2");
         let spec = &o["spec"];
@@ -165,7 +166,7 @@ fn every_ops_object_validates() {
         assert_eq!(metric["pods"]["target"]["type"], "AverageValue");
         assert!(metric["pods"]["target"]["averageValue"].is_string(), "a quantity is a string");
     }
-    for o in objects(&c, "ConfigMap") {
+    for o in &objects(&c, "ConfigMap") {
         metadata_ok(o, true);
         assert!(o["data"].as_object().unwrap().values().all(Value::is_string));
     }
@@ -200,8 +201,8 @@ fn hpa_behavior_fits_the_intent() {
 fn alerts_name_every_nodepool_and_budgeted_profile() {
     let c = examples();
     for cluster in &c.plan.clusters {
-        let rule = c
-            .manifests
+        let manifests = c.manifests();
+        let rule = manifests
             .iter()
             .find(|m| m.kind() == "PrometheusRule" && cluster_of(&m.path) == cluster.name)
             .unwrap_or_else(|| panic!("PrometheusRule for {}", cluster.name));
@@ -245,8 +246,8 @@ fn gpu_operator_agrees_with_the_pools() {
     let c = examples();
     let configs = MigConfigs::builtin();
     for cluster in &c.plan.clusters {
-        let in_cluster = |kind: &str| -> Vec<&Value> {
-            c.manifests.iter().filter(|m| m.kind() == kind && cluster_of(&m.path) == cluster.name).map(|m| &m.object).collect()
+        let in_cluster = |kind: &str| -> Vec<Value> {
+            c.manifests_of(&cluster.name).into_iter().filter(|m| m.kind() == kind).map(|m| m.object).collect::<Vec<Value>>()
         };
         let policies = in_cluster("ClusterPolicy");
         let nodepools = in_cluster("NodePool");
@@ -277,7 +278,7 @@ fn gpu_operator_agrees_with_the_pools() {
             .iter()
             .filter_map(|n| n["spec"]["template"]["metadata"]["labels"]["nvidia.com/device-plugin.config"].as_str().map(String::from))
             .collect();
-        let maps: Vec<&Value> = in_cluster("ConfigMap").into_iter().filter(|m| m["metadata"]["name"] != "gpuplan-prometheus-adapter").collect();
+        let maps: Vec<Value> = in_cluster("ConfigMap").into_iter().filter(|m| m["metadata"]["name"] != "gpuplan-prometheus-adapter").collect();
         if ts_labels.is_empty() {
             assert!(spec["devicePlugin"].get("config").is_none());
             assert!(maps.is_empty());
@@ -454,7 +455,8 @@ fn unknown_workload_child_gets_did_you_mean() {
 fn self_managed_ami_enables_driver_and_toolkit() {
     let text = CLUSTER.replace("ami \"al2023@v20251023\"", "ami \"al2023@v20251023\"\n    accelerated-ami #false") + INFERENCE_POOL;
     let c = compile_text(&text).expect("compiles");
-    let policy = c.manifests.iter().find(|m| m.kind() == "ClusterPolicy").expect("ClusterPolicy");
+    let manifests = c.manifests();
+    let policy = manifests.iter().find(|m| m.kind() == "ClusterPolicy").expect("ClusterPolicy");
     assert_eq!(policy.object["spec"]["driver"]["enabled"], true);
     assert_eq!(policy.object["spec"]["toolkit"]["enabled"], true);
     validate_crd("gpu-operator/nvidia.com_clusterpolicies.yaml", &policy.object);
@@ -498,7 +500,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn monitoring_block_sets_namespaces_and_labels() {
     let c = examples();
-    let research: Vec<_> = c.manifests.iter().filter(|m| cluster_of(&m.path) == "ml-research").collect();
+    let research = c.manifests_of("ml-research");
     let rule = research.iter().find(|m| m.kind() == "PrometheusRule").unwrap();
     assert_eq!(rule.object["metadata"]["namespace"], "monitoring");
     assert_eq!(rule.object["metadata"]["labels"]["release"], "kube-prometheus-stack");
@@ -535,8 +537,8 @@ fn builtin_template(name: &str) -> String {
     std::fs::read_to_string(root().join("templates").join(name)).unwrap()
 }
 
-fn in_cluster<'a>(c: &'a Compilation, cluster: &str, kind: &str) -> Vec<&'a Value> {
-    c.manifests.iter().filter(|m| m.kind() == kind && cluster_of(&m.path) == cluster).map(|m| &m.object).collect()
+fn in_cluster(c: &Compilation, cluster: &str, kind: &str) -> Vec<Value> {
+    c.manifests_of(cluster).into_iter().filter(|m| m.kind() == kind).map(|m| m.object).collect()
 }
 
 fn image_of(component: &Value) -> String {
@@ -571,7 +573,7 @@ fn cluster_policy_pins_every_enabled_component_to_one_release() {
     let research = in_cluster(&c, "ml-research", "ClusterPolicy");
     assert_eq!(image_of(&research[0]["spec"]["migManager"]), "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.15.0", "MIG pools run the MIG manager");
     // The old ClusterPolicy (no images) is refused by the check.
-    let mut bare = (*policies[0]).clone();
+    let mut bare = policies[0].clone();
     for component in ["devicePlugin", "dcgmExporter", "gfd"] {
         for key in ["repository", "image", "version"] {
             bare["spec"][component].as_object_mut().unwrap().remove(key);
@@ -597,7 +599,7 @@ fn self_managed_ami_pins_driver_manager_and_toolkit_images() {
 fn gpu_operator_release_and_image_overrides() {
     let monitoring = "monitoring {\n    gpu-operator version=\"v26.7.0\" {\n        image \"devicePlugin\" repository=\"registry.example.com/nvidia\" version=\"v0.20.1\"\n        image \"dcgmExporter\" version=\"sha256:0123\"\n    }\n}\n";
     let c = compile_text(&format!("{CLUSTER}{INFERENCE_POOL}{monitoring}")).expect("compiles");
-    let policy = objects(&c, "ClusterPolicy")[0];
+    let policy = &objects(&c, "ClusterPolicy")[0];
     let spec = &policy["spec"];
     assert_eq!(image_of(&spec["devicePlugin"]), "registry.example.com/nvidia/k8s-device-plugin:v0.20.1", "unset fields keep the release's");
     assert_eq!(image_of(&spec["dcgmExporter"]), "nvcr.io/nvidia/k8s/dcgm-exporter:sha256:0123");
@@ -681,7 +683,7 @@ fn hpa_only_when_asked_with_the_pool_metric_in_its_unit() {
     assert_eq!(gpuplan::ops::quantity("DCGM_FI_PROF_GR_ENGINE_ACTIVE", 100), "1");
     assert_eq!(gpuplan::ops::quantity("DCGM_FI_PROF_GR_ENGINE_ACTIVE", 5), "50m");
     // Alerts on MIG devices use the same metric and unit.
-    let rule = in_cluster(&c, "ml-research", "PrometheusRule")[0];
+    let rule = &in_cluster(&c, "ml-research", "PrometheusRule")[0];
     let exprs: Vec<&str> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).map(|r| r["expr"].as_str().unwrap()).collect();
     assert!(exprs.contains(&"avg(DCGM_FI_PROF_GR_ENGINE_ACTIVE{GPU_I_PROFILE!=\"\"}) < 0.15\n"), "{exprs:#?}");
     assert!(exprs.contains(&"avg(DCGM_FI_DEV_GPU_UTIL{GPU_I_PROFILE=\"\"}) < 15\n"), "{exprs:#?}");
@@ -714,14 +716,14 @@ fn prometheus_adapter_rules_serve_every_hpa_metric() {
     let c = examples();
     for cluster in &c.plan.clusters {
         let hpas = in_cluster(&c, &cluster.name, "HorizontalPodAutoscaler");
-        let maps: Vec<&Value> = in_cluster(&c, &cluster.name, "ConfigMap").into_iter().filter(|m| m["metadata"]["name"] == "gpuplan-prometheus-adapter").collect();
+        let maps: Vec<Value> = in_cluster(&c, &cluster.name, "ConfigMap").into_iter().filter(|m| m["metadata"]["name"] == "gpuplan-prometheus-adapter").collect();
         if hpas.is_empty() {
             assert!(maps.is_empty(), "{}: no HPA, no adapter rules", cluster.name);
             continue;
         }
         assert_eq!(maps.len(), 1, "{}", cluster.name);
         assert_eq!(maps[0]["metadata"]["namespace"], "monitoring");
-        let config = gpuplan::ops::check::adapter_config(maps[0]).expect("config.yaml reads as an adapter config");
+        let config = gpuplan::ops::check::adapter_config(&maps[0]).expect("config.yaml reads as an adapter config");
         for hpa in hpas {
             let metric = hpa["spec"]["metrics"][0]["pods"]["metric"]["name"].as_str().unwrap();
             let rule = config.rules.iter().find(|r| gpuplan::ops::adapter::serves(r, metric)).unwrap_or_else(|| panic!("no rule for {metric}"));
@@ -762,7 +764,7 @@ fn every_cluster_gets_the_kube_prometheus_stack_release_label() {
             assert_eq!(o["metadata"]["labels"]["release"], "kube-prometheus-stack", "{kind} {}", o["metadata"]["name"]);
         }
     }
-    for o in objects(&c, "ClusterPolicy") {
+    for o in &objects(&c, "ClusterPolicy") {
         assert_eq!(o["spec"]["dcgmExporter"]["serviceMonitor"]["additionalLabels"]["release"], "kube-prometheus-stack");
     }
     // `label "release" #null` removes it (lint GP015 then warns); another value replaces it.
@@ -792,7 +794,7 @@ fn alerts_use_unschedulable_pods_and_karpenters_cost() {
             assert!(budget["annotations"]["requires"].as_str().unwrap().contains("Karpenter >= v1.10.0"));
         }
     }
-    let prod = in_cluster(&c, "ml-prod", "PrometheusRule")[0];
+    let prod = &in_cluster(&c, "ml-prod", "PrometheusRule")[0];
     let budget = prod["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).find(|r| r["alert"] == "GpuplanProfileOverBudget" && r["labels"]["gpuplan_profile"] == "llm-inference").unwrap();
     assert_eq!(budget["expr"], "(\n  (sum(karpenter_nodepools_cost_total{nodepool=~\"llm-inference-on-demand|llm-inference-spot\"}) or vector(0))\n) > 150\n");
 }
@@ -809,7 +811,7 @@ fn workload_objects_and_alerts_refer_to_their_pool_only() {
         llm["metadata"]["annotations"]["gpuplan.dev/placement"],
         "pods need nodeSelector {gpuplan.dev/pool: llm-inference} and toleration {key: gpuplan.dev/pool, operator: Equal, value: llm-inference, effect: NoSchedule} to run on pool llm-inference only"
     );
-    let rule = in_cluster(&c, "ml-prod", "PrometheusRule")[0];
+    let rule = &in_cluster(&c, "ml-prod", "PrometheusRule")[0];
     let rules: Vec<&Value> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).collect();
     let unsched = rules.iter().find(|r| r["alert"] == "GpuplanWorkloadPodsUnschedulable").expect("workload alert");
     assert_eq!(unsched["expr"], "max by (namespace, pod) (kube_pod_status_unschedulable{namespace=\"inference\",pod=~\"llm-server-[a-z0-9]{1,10}-[a-z0-9]{5}\"}) == 1\n");
@@ -822,9 +824,9 @@ fn workload_objects_and_alerts_refer_to_their_pool_only() {
     // A general pool has no taint: the nodeSelector alone.
     let text = format!("{CLUSTER}pool \"any\" preset=\"general\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 4\n}}\nworkload \"w\" namespace=\"ns\" pool=\"any\" kind=\"StatefulSet\" {{\n    selector \"app\" \"w\"\n    replicas 2\n}}\n");
     let c = compile_text(&text).unwrap();
-    let pdb = objects(&c, "PodDisruptionBudget")[0];
+    let pdb = &objects(&c, "PodDisruptionBudget")[0];
     assert_eq!(pdb["metadata"]["annotations"]["gpuplan.dev/placement"], "pods need nodeSelector {gpuplan.dev/pool: any} to run on pool any only");
-    let rule = objects(&c, "PrometheusRule")[0];
+    let rule = &objects(&c, "PrometheusRule")[0];
     let exprs: Vec<&str> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).map(|r| r["expr"].as_str().unwrap()).collect();
     assert!(exprs.contains(&"max by (namespace, pod) (kube_pod_status_unschedulable{namespace=\"ns\",pod=~\"w-[0-9]+\"}) == 1\n"), "{exprs:#?}");
 }

@@ -298,8 +298,8 @@ fn workload_of<'c>(cluster: &'c ClusterPlan, rule: &Rule) -> &'c gpuplan::ops::w
 }
 
 fn check_cluster(promtool: &Path, dir: &Path, c: &Compilation, cluster: &ClusterPlan) -> BTreeMap<String, usize> {
-    let manifest = c
-        .manifests
+    let manifests = c.manifests_of(&cluster.name);
+    let manifest = manifests
         .iter()
         .find(|m| m.kind() == "PrometheusRule" && m.path.starts_with(&cluster.name))
         .unwrap_or_else(|| panic!("no PrometheusRule for {}", cluster.name));

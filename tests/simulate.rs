@@ -482,7 +482,7 @@ fn lint_finds_a_tier_that_never_receives_pods() {
     let body = "budget usd-per-hour=60\nallow \"GP006\"\npool \"vision\" preset=\"tiered\" {\n    gpu { per-node max=1; }\n    tier \"first\" capacity=\"spot\" {\n        gpu { name \"A10G\"; per-node max=1; }\n        weight 100\n    }\n    tier \"shadow\" capacity=\"spot\" {\n        gpu { name \"A10G\"; per-node max=1; }\n        weight 50\n    }\n    tier \"last\" capacity=\"on-demand\" {\n        gpu { name \"A10G\"; per-node max=1; }\n        weight 10\n    }\n}\n";
     let compiled = common::compile_one(common::profile("p", 50, "al2023@v20251023", body));
     let c = compiled.ok();
-    let found = gpuplan::report::lint::findings(c);
+    let found = &c.findings;
     let gp020: Vec<_> = found.iter().filter(|f| f.code == "GP016").collect();
     assert_eq!(gp020.len(), 1, "{:?}", found.iter().map(|f| &f.diagnostic.message).collect::<Vec<_>>());
     assert_eq!(gp020[0].pool.as_deref(), Some("vision-shadow"));
@@ -493,7 +493,7 @@ fn lint_finds_a_tier_that_never_receives_pods() {
 #[test]
 fn example_tiers_fall_back_in_declared_order() {
     let compiled = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
-    let gaps: Vec<_> = compiled.plan.clusters.iter().flat_map(|cluster| simulate::check::tier_gaps(&compiled, cluster)).collect();
+    let gaps: Vec<_> = compiled.plan.clusters.iter().flat_map(|cluster| simulate::check::tier_gaps(&compiled, cluster, &simulate::check::cluster_manifests(&compiled.manifests_of(&cluster.name)))).collect();
     assert!(compiled.plan.clusters.iter().any(|c| c.pools.iter().any(|p| p.tier_index > 0)), "the examples have a tiered pool");
     assert!(gaps.is_empty(), "{gaps:?}");
 }

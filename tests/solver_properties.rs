@@ -188,7 +188,7 @@ fn check(specs: &[ProfileSpec]) -> Result<bool, TestCaseError> {
         let weights: BTreeSet<u32> = cluster.pools.iter().map(|p| p.weight).collect();
         prop_assert_eq!(weights.len(), cluster.pools.len(), "weights distinct in cluster {}", cluster.name);
         let rendered: BTreeSet<u64> = c
-            .manifests
+            .manifests()
             .iter()
             .filter(|m| m.kind() == "NodePool")
             .map(|m| m.object["spec"]["weight"].as_u64().unwrap())
@@ -226,8 +226,8 @@ fn check(specs: &[ProfileSpec]) -> Result<bool, TestCaseError> {
                 }
             }
             // The rendered instance-type list: non-empty, sorted, the candidates.
-            let np = c
-                .manifests
+            let manifests = c.manifests();
+            let np = manifests
                 .iter()
                 .find(|m| m.kind() == "NodePool" && m.object["metadata"]["name"] == pool.name.as_str())
                 .unwrap();

@@ -59,12 +59,10 @@ pub enum ReportFormat {
     Json,
 }
 
-pub fn report(adoption: &Adoption, compiled: &mut Compilation) -> Report {
-    let after = crate::report::lint::findings(compiled);
-    let rendered = swap_originals(compiled, adoption);
-    let before = crate::report::lint::findings(compiled);
-    compiled.manifests = rendered;
-    let compiled = &*compiled;
+pub fn report(adoption: &Adoption, compiled: &Compilation) -> Report {
+    let after = &compiled.findings;
+    let rendered = compiled.manifests();
+    let before = crate::report::lint::findings_on(compiled, &with_originals(&rendered, adoption));
     let pools = adoption
         .node_pools
         .iter()
@@ -72,29 +70,29 @@ pub fn report(adoption: &Adoption, compiled: &mut Compilation) -> Report {
             let adopted = adoption.profiles.iter().find(|p| p.pools.iter().any(|x| x.name == np.name));
             let profile = adopted.map(|p| p.name.clone()).unwrap_or_default();
             let catalog = adopted.and_then(|p| adoption.catalogs.get(&p.cluster.region)).or_else(|| adoption.catalogs.values().next()).expect("adopt loads a catalog per profile");
-            let rendered = compiled.manifests.iter().find(|m| m.kind() == "NodePool" && m.object["metadata"]["name"] == np.name.as_str()).map(|m| &m.object);
-            pool_report(np, rendered, &profile, catalog, &before, &after)
+            let rendered = rendered.iter().find(|m| m.kind() == "NodePool" && m.object["metadata"]["name"] == np.name.as_str()).map(|m| &m.object);
+            pool_report(np, rendered, &profile, catalog, &before, after)
         })
         .collect();
     Report { pools, warnings: adoption.warnings.clone(), skipped: adoption.skipped.clone() }
 }
 
-/// Replaces each rendered NodePool / EC2NodeClass by the original of the same name; returns the rendered
-/// manifests to put back.
-fn swap_originals(c: &mut Compilation, adoption: &Adoption) -> Vec<crate::render::Manifest> {
-    let rendered = c.manifests.clone();
-    for m in &mut c.manifests {
+/// The rendered objects with each NodePool / EC2NodeClass replaced by the original of the same name (what the
+/// cluster runs before adopting).
+fn with_originals(rendered: &[crate::render::Manifest], adoption: &Adoption) -> Vec<crate::render::Manifest> {
+    let mut originals = rendered.to_vec();
+    for m in &mut originals {
         let name = m.object["metadata"]["name"].as_str().unwrap_or("").to_string();
-        let originals = match m.kind() {
+        let docs = match m.kind() {
             "NodePool" => &adoption.node_pools,
             "EC2NodeClass" => &adoption.node_classes,
             _ => continue,
         };
-        if let Some(doc) = originals.iter().find(|d| d.name == name) {
+        if let Some(doc) = docs.iter().find(|d| d.name == name) {
             m.object = doc.object.clone();
         }
     }
-    rendered
+    originals
 }
 
 fn kind_of(np: &Value) -> AcceleratorKind {

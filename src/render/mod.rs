@@ -11,7 +11,7 @@ use minijinja::Environment;
 use serde_json::{json, Value};
 
 use crate::catalog::CapacityType;
-use crate::solve::{ClusterPlan, NodeClassPlan, Plan, PoolPlan};
+use crate::solve::{ClusterPlan, NodeClassPlan, PoolPlan};
 
 /// One generated object, before the file header is added.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +26,10 @@ pub struct Manifest {
 impl Manifest {
     pub fn kind(&self) -> &str {
         self.object.get("kind").and_then(Value::as_str).unwrap_or("")
+    }
+
+    pub fn api_version(&self) -> &str {
+        self.object.get("apiVersion").and_then(Value::as_str).unwrap_or("")
     }
 
     /// Canonical YAML text of the object.
@@ -103,17 +107,14 @@ impl Renderer {
         })
     }
 
-    /// Renders every object of the plan, sorted by path. Clusters are independent: rendered on every core.
-    pub fn render_plan(&self, plan: &Plan) -> Result<Vec<Manifest>, RenderError> {
-        use rayon::prelude::*;
-        let per_cluster: Vec<Vec<Manifest>> =
-            plan.clusters.par_iter().map(|cluster| self.render_cluster(cluster)).collect::<Result<_, _>>()?;
-        let mut manifests: Vec<Manifest> = per_cluster.into_iter().flatten().collect();
+    /// Renders every object of one cluster (out/<cluster>/ and its gitops/ apps), sorted by path.
+    pub fn render_cluster(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
+        let mut manifests = self.render_cluster_objects(cluster)?;
         manifests.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(manifests)
     }
 
-    fn render_cluster(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
+    fn render_cluster_objects(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
         let mut manifests = Vec::new();
         for class in &cluster.node_classes {
             manifests.push(Manifest {

@@ -42,7 +42,7 @@ use crate::catalog::{Catalog, InstanceType};
 use crate::compile::Compilation;
 use crate::diagnostic::did_you_mean;
 use crate::profile::Profile;
-use crate::report::lint::{self, Finding};
+use crate::report::lint::Finding;
 use crate::catalog::cost::Bound;
 use crate::solve::{ClusterPlan, PoolPlan, ProfileSummary};
 
@@ -208,7 +208,7 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
             });
         }
     }
-    let findings = lint::findings(c);
+    let findings = &c.findings;
     let mut estimate_sources = BTreeSet::new();
     let mut clusters = Vec::new();
     for cluster in &c.plan.clusters {

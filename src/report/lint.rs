@@ -16,6 +16,8 @@ use serde_json::Value;
 
 use crate::catalog::{AcceleratorKind, CapacityType, Catalog, InstanceType};
 use crate::compile::Compilation;
+use crate::render::Manifest;
+use crate::simulate::manifests::Manifests;
 use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Span};
 use crate::profile::{Pool, Profile, Tier};
 use crate::catalog::cost::{self, Limits, NodeShape};
@@ -72,35 +74,50 @@ pub struct Finding {
     pub diagnostic: ProfileDiagnostic,
 }
 
-/// The lint findings as warnings, sorted by file and position.
+/// The compile's lint findings as warnings, sorted by file and position.
 pub fn lint(c: &Compilation) -> Vec<ProfileDiagnostic> {
-    findings(c).into_iter().map(|f| f.diagnostic).collect()
+    c.findings.iter().map(|f| f.diagnostic.clone()).collect()
 }
 
-/// The lint findings with their cluster/profile/pool, sorted by file, position, code. Clusters are independent:
-/// linted on every core, then sorted, so the order never depends on the threads.
-pub fn findings(c: &Compilation) -> Vec<Finding> {
+/// The lint findings on other objects than the compile's own (say, as a `--templates` override would render
+/// them), as warnings.
+pub fn lint_on(c: &Compilation, manifests: &[Manifest]) -> Vec<ProfileDiagnostic> {
+    findings_on(c, manifests).into_iter().map(|f| f.diagnostic).collect()
+}
+
+/// The lint findings of one cluster, on its rendered objects (`manifests`, and their simulator form for GP016).
+pub fn cluster_findings(c: &Compilation, cluster: &ClusterPlan, manifests: &[Manifest], simulated: &Manifests) -> Vec<Finding> {
+    let rendered = Rendered::new(manifests);
+    // In file order, looked up by name (filtering every profile per cluster would be quadratic in the clusters).
+    let mut profiles: Vec<&Profile> = cluster.profiles.iter().filter_map(|s| c.profile(&cluster.name, &s.name)).collect();
+    profiles.sort_by_key(|p| p.file);
+    profiles.dedup_by_key(|p| p.file);
+    let mut lint = Lint { c, rendered: &rendered, out: Vec::new() };
+    lint.cluster(cluster, &profiles);
+    lint.out.extend(crate::simulate::check::tier_findings(c, cluster, simulated));
+    lint.out
+}
+
+/// The lint findings on other objects than the compile's own (adopt lints the NodePools it read), every cluster
+/// on its own core, sorted.
+pub fn findings_on(c: &Compilation, manifests: &[Manifest]) -> Vec<Finding> {
     use rayon::prelude::*;
-    let rendered = Rendered::new(c);
-    // Indexed once: a lookup per pool or cluster must not scan every profile (quadratic in the profiles).
-    let mut profiles: BTreeMap<&str, Vec<&Profile>> = BTreeMap::new();
-    for p in &c.profiles {
-        profiles.entry(p.cluster.name.value.as_str()).or_default().push(p);
-    }
-    let no_profiles = Vec::new();
     let mut out: Vec<Finding> = c
         .plan
         .clusters
         .par_iter()
         .flat_map_iter(|cluster| {
-            let mut lint = Lint { c, rendered: &rendered, out: Vec::new() };
-            lint.cluster(cluster, profiles.get(cluster.name.as_str()).unwrap_or(&no_profiles));
-            lint.out.extend(crate::simulate::check::tier_findings(c, cluster));
-            lint.out
+            let own: Vec<Manifest> = manifests.iter().filter(|m| crate::emit::cluster_of(&m.path).as_deref() == Some(cluster.name.as_str())).cloned().collect();
+            cluster_findings(c, cluster, &own, &crate::simulate::check::cluster_manifests(&own))
         })
         .collect();
-    out.sort_by(|a, b| (a.span.file, a.span.offset, a.code, &a.diagnostic.message).cmp(&(b.span.file, b.span.offset, b.code, &b.diagnostic.message)));
+    sort(&mut out);
     out
+}
+
+/// By file, position, code and message: the order never depends on the threads.
+pub fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| (a.span.file, a.span.offset, a.code, &a.diagnostic.message).cmp(&(b.span.file, b.span.offset, b.code, &b.diagnostic.message)));
 }
 
 /// A rendered NodePool, read defensively: a template override may have changed anything.
@@ -260,26 +277,25 @@ fn find_tier<'p>(profile: &'p Profile, name: &str) -> Option<(&'p Pool, &'p Tier
     profile.pools.iter().find_map(|p| p.tiers.iter().find(|t| t.name.value == name).map(|t| (p, t)))
 }
 
-/// The rendered objects by (cluster directory, kind, name), indexed once per lint run.
-struct Rendered<'c>(BTreeMap<(&'c str, &'c str, &'c str), &'c Value>);
+/// A cluster's rendered objects by (kind, name), indexed once per lint run.
+struct Rendered<'c> {
+    index: BTreeMap<(&'c str, &'c str), &'c Value>,
+}
 
 impl<'c> Rendered<'c> {
-    fn new(c: &'c Compilation) -> Rendered<'c> {
-        let index = c
-            .manifests
-            .iter()
-            .filter_map(|m| {
-                let cluster = m.path.components().next()?.as_os_str().to_str()?;
-                let name = m.object["metadata"]["name"].as_str()?;
-                Some(((cluster, m.kind(), name), &m.object))
-            })
-            .collect();
-        Rendered(index)
+    fn new(manifests: &'c [Manifest]) -> Rendered<'c> {
+        let index = manifests.iter().filter_map(|m| Some(((m.kind(), m.object["metadata"]["name"].as_str()?), &m.object))).collect();
+        Rendered { index }
     }
 
-    /// The rendered object of a kind and name in a cluster's directory.
-    fn get(&self, cluster: &str, kind: &str, name: &str) -> Option<&'c Value> {
-        self.0.get(&(cluster, kind, name)).copied()
+    /// The rendered object of a kind and name.
+    fn get(&self, kind: &str, name: &str) -> Option<&'c Value> {
+        self.index.get(&(kind, name)).copied()
+    }
+
+    /// The first rendered object of a kind.
+    fn first(&self, kind: &str) -> Option<&'c Value> {
+        self.index.range((kind, "")..).next().filter(|((k, _), _)| *k == kind).map(|(_, v)| *v)
     }
 }
 
@@ -297,7 +313,7 @@ impl<'c> Lint<'c> {
         for plan in &cluster.pools {
             let Some(profile) = self.c.profile(&cluster.name, &plan.profile) else { continue };
             let Some((pool, tier)) = find_tier(profile, &plan.name) else { continue };
-            let Some(object) = self.rendered.get(&cluster.name, "NodePool", &plan.name) else { continue };
+            let Some(object) = self.rendered.get("NodePool", &plan.name) else { continue };
             views.push(PoolCtx { cluster, plan, profile, pool, tier, np: NodePool(object), catalog });
         }
         for ctx in &views {
@@ -370,7 +386,7 @@ impl<'c> Lint<'c> {
         let classes = cluster.node_classes.iter().filter(|n| n.profile == profile.name.value);
         let mut latest = BTreeSet::new();
         for class in classes {
-            let Some(object) = self.rendered.get(&cluster.name, "EC2NodeClass", &class.name) else { continue };
+            let Some(object) = self.rendered.get("EC2NodeClass", &class.name) else { continue };
             for term in object["spec"]["amiSelectorTerms"].as_array().into_iter().flatten() {
                 if let Some(alias) = term["alias"].as_str().filter(|a| a.ends_with("@latest")) {
                     latest.insert((class.name.clone(), alias.to_string()));
@@ -633,7 +649,7 @@ impl<'c> Lint<'c> {
             return;
         }
         let class = ctx.np.spec()["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap_or("");
-        let terms = self.rendered.get(&ctx.cluster.name, "EC2NodeClass", class)
+        let terms = self.rendered.get("EC2NodeClass", class)
             .and_then(|o| o["spec"]["capacityReservationSelectorTerms"].as_array())
             .is_some_and(|t| !t.is_empty());
         if !terms {
@@ -744,8 +760,8 @@ impl<'c> Lint<'c> {
     /// Prometheus selects rules and ServiceMonitors by `release: <release>` (ruleSelectorNilUsesHelmValues), so
     /// none of the alerts would load. Points at the `monitoring` block that removed the default label.
     fn monitoring_labels(&mut self, cluster: &ClusterPlan, profiles: &[&Profile]) {
-        let Some(rule) = self.c.manifests_of(&cluster.name).iter().find(|m| m.kind() == "PrometheusRule") else { return };
-        let labels = rule.object["metadata"]["labels"].as_object().map(|l| l.keys().filter(|k| *k != "app.kubernetes.io/managed-by").count()).unwrap_or(0);
+        let Some(rule) = self.rendered.first("PrometheusRule") else { return };
+        let labels = rule["metadata"]["labels"].as_object().map(|l| l.keys().filter(|k| *k != "app.kubernetes.io/managed-by").count()).unwrap_or(0);
         if labels > 0 {
             return;
         }

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use crate::catalog::CapacityType;
 use crate::compile::Compilation;
 use crate::diagnostic::ProfileDiagnostic;
+use crate::render::Manifest;
 use crate::solve::{ClusterPlan, PoolPlan};
 
 use super::instances::Unavailable;
@@ -21,11 +22,10 @@ use super::requirements::{Requirement, Requirements, Toleration};
 use super::yaml::{Doc, Resources};
 use super::Report;
 
-/// The cluster's generated NodePools, EC2NodeClasses and NodeOverlays, as `simulate --manifests out/<cluster>`
-/// would read them.
-pub fn cluster_manifests(c: &Compilation, cluster: &str) -> Manifests {
-    let docs: Vec<Doc> = c
-        .manifests_of(cluster)
+/// A cluster's generated NodePools, EC2NodeClasses and NodeOverlays (`manifests`, the cluster's objects), as
+/// `simulate --manifests out/<cluster>` would read them.
+pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
+    let docs: Vec<Doc> = manifests
         .iter()
         .filter(|m| matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeOverlay"))
         // The text only locates input errors, which generated (schema-validated) objects do not have.
@@ -62,8 +62,9 @@ fn workload_pools<'a>(cluster: &'a ClusterPlan, nodepools: &[String]) -> Vec<&'a
     cluster.pools.iter().filter(|p| nodepools.contains(&p.name)).collect()
 }
 
-/// Every workload of the cluster at max replicas, simulated together (they share pools and limits).
-pub fn simulate_workloads(c: &Compilation, cluster: &ClusterPlan) -> Option<Report> {
+/// Every workload of the cluster at max replicas, simulated together (they share pools and limits) on the
+/// cluster's generated objects (`simulated`, from [`cluster_manifests`]).
+pub fn simulate_workloads(c: &Compilation, cluster: &ClusterPlan, simulated: &Manifests) -> Option<Report> {
     let catalog = c.catalogs.get(&cluster.region)?;
     if cluster.ops.workloads.is_empty() {
         return None;
@@ -74,24 +75,18 @@ pub fn simulate_workloads(c: &Compilation, cluster: &ClusterPlan) -> Option<Repo
         .iter()
         .flat_map(|w| pool_pods(&w.namespace, &w.name, &workload_pools(cluster, &w.nodepools), w.gpus_per_replica.max(1), w.replicas_max))
         .collect();
-    Some(super::run(catalog, &cluster_manifests(c, &cluster.name), &pods, &[]))
+    Some(super::run(catalog, simulated, &pods, &[]))
 }
 
 fn replica_of<'r>(key: &'r str, namespace: &str, name: &str) -> bool {
     key.strip_prefix(&format!("{namespace}/{name}-")).is_some_and(|i| i.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// compile's check: E0180 (a replica stays pending; the reason names the limit) and E0181 (a replica lands on a
-/// NodePool that is not the workload's).
-pub fn workload_diagnostics(c: &Compilation) -> Vec<ProfileDiagnostic> {
-    use rayon::prelude::*;
-    // Clusters are independent (their own NodePools and limits): simulated on every core, collected in order.
-    c.plan.clusters.par_iter().flat_map_iter(|cluster| cluster_workload_diagnostics(c, cluster)).collect()
-}
-
-fn cluster_workload_diagnostics(c: &Compilation, cluster: &ClusterPlan) -> Vec<ProfileDiagnostic> {
+/// compile's check on one cluster: E0180 (a replica stays pending; the reason names the limit) and E0181 (a replica
+/// lands on a NodePool that is not the workload's).
+pub fn workload_diagnostics(c: &Compilation, cluster: &ClusterPlan, simulated: &Manifests) -> Vec<ProfileDiagnostic> {
     let mut out = Vec::new();
-    let Some(report) = simulate_workloads(c, cluster) else { return out };
+    let Some(report) = simulate_workloads(c, cluster, simulated) else { return out };
     for w in &cluster.ops.workloads {
         let Some(spec) = c.profile(&cluster.name, &w.profile).into_iter().flat_map(|p| &p.ops.workloads).find(|x| x.name.value == w.name && x.namespace.value == w.namespace) else {
             continue;
@@ -168,14 +163,13 @@ fn could_receive(pool: &manifests::NodePool, pod: &Pod) -> bool {
 }
 
 /// Simulates one pod of the pool with the first k tiers unavailable, for each k: tier k must receive it.
-pub fn tier_gaps(c: &Compilation, cluster: &ClusterPlan) -> Vec<TierGap> {
+pub fn tier_gaps(c: &Compilation, cluster: &ClusterPlan, manifests: &Manifests) -> Vec<TierGap> {
     let mut out = Vec::new();
     let Some(catalog) = c.catalogs.get(&cluster.region) else { return out };
     let tiered = tiered_pools(cluster);
     if tiered.is_empty() {
         return out;
     }
-    let manifests = cluster_manifests(c, &cluster.name);
     for ((profile, pool), tiers) in tiered {
         let per_pod = 1;
         let pods = pool_pods("fallback-check", &pool, &tiers, per_pod, 1);
@@ -221,7 +215,11 @@ pub struct WorkloadPlacement {
 }
 
 pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<WorkloadPlacement> {
-    let Some(report) = simulate_workloads(c, cluster) else { return Vec::new() };
+    if cluster.ops.workloads.is_empty() {
+        return Vec::new();
+    }
+    let simulated = cluster_manifests(&c.manifests_of(&cluster.name));
+    let Some(report) = simulate_workloads(c, cluster, &simulated) else { return Vec::new() };
     cluster
         .ops
         .workloads
@@ -243,9 +241,9 @@ pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<Worklo
 }
 
 /// Lint GP016: a tier of a tiered pool that never receives pods, even with every earlier tier out of capacity.
-pub fn tier_findings(c: &Compilation, cluster: &ClusterPlan) -> Vec<crate::report::lint::Finding> {
+pub fn tier_findings(c: &Compilation, cluster: &ClusterPlan, simulated: &Manifests) -> Vec<crate::report::lint::Finding> {
     let mut out = Vec::new();
-    for gap in tier_gaps(c, cluster) {
+    for gap in tier_gaps(c, cluster, simulated) {
         let Some(plan) = cluster.pools.iter().find(|p| p.name == gap.tier) else { continue };
         if plan.allow.contains("GP016") {
             continue;

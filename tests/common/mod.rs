@@ -22,6 +22,8 @@ pub fn profile(name: &str, priority: u32, ami: &str, body: &str) -> String {
 pub struct Compiled {
     pub dir: TempDir,
     pub result: Result<Compilation, CompileError>,
+    /// The rendered objects, once a test edits them (as a `--templates` override would render them).
+    pub edited: Option<Vec<gpuplan::render::Manifest>>,
 }
 
 impl Compiled {
@@ -36,6 +38,14 @@ impl Compiled {
     pub fn ok_mut(&mut self) -> &mut Compilation {
         self.ok();
         self.result.as_mut().unwrap()
+    }
+
+    /// The lint findings on the rendered objects, as edited by `object_mut` if they were.
+    pub fn lint(&self) -> Vec<ProfileDiagnostic> {
+        match &self.edited {
+            Some(manifests) => gpuplan::report::lint::lint_on(self.ok(), manifests),
+            None => gpuplan::report::lint::lint(self.ok()),
+        }
     }
 
     pub fn path(&self, file: &str) -> PathBuf {
@@ -73,17 +83,22 @@ pub fn compile_profiles(profiles: &[(&str, String)], templates: &[(&str, String)
         Some(t)
     };
     let result = compile(&CompileOptions { profiles: vec![pdir], catalogs_dir: repo().join("catalogs"), templates_dir });
-    Compiled { dir, result }
+    Compiled { dir, result, edited: None }
 }
 
 pub fn compile_one(text: String) -> Compiled {
     compile_profiles(&[("p.kdl", text)], &[])
 }
 
-/// The rendered object of a kind and name.
-pub fn object_mut<'c>(c: &'c mut Compilation, kind: &str, name: &str) -> &'c mut Value {
+/// The rendered object of a kind and name, to edit before `Compiled::lint`.
+pub fn object_mut<'c>(c: &'c mut Compiled, kind: &str, name: &str) -> &'c mut Value {
+    if c.edited.is_none() {
+        c.edited = Some(c.ok().manifests());
+    }
     &mut c
-        .manifests
+        .edited
+        .as_mut()
+        .unwrap()
         .iter_mut()
         .find(|m| m.kind() == kind && m.object["metadata"]["name"] == name)
         .unwrap_or_else(|| panic!("no {kind} {name}"))
