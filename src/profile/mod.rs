@@ -15,6 +15,8 @@
 //! The walk is written by hand over `kdl::KdlDocument` rather than through kdl's serde deserializer so that
 //! every value keeps its own span: a contradiction found later (by the solver or lint) still points at the
 //! exact text the user wrote, and unknown names get a "did you mean" from the list of names valid *there*.
+//! The documents come from [`fast_kdl`] when the file is in the common subset of KDL it reads (every profile we
+//! have seen), else from kdl-rs, which also reports every syntax error.
 //!
 //! Presets give defaults; every setting can be written at pool level and again inside a `tier`, the inner
 //! one winning. Settings that came from a preset carry the span of the `preset=` property.
@@ -271,6 +273,7 @@ struct Parser<'s> {
 
 /// The language's nodes: names valid at each level (for unknown-name errors and their "did you mean") come
 /// from one table, which `gpuplan schema` prints.
+mod fast_kdl;
 pub mod schema;
 
 impl Parser<'_> {
@@ -463,7 +466,10 @@ impl Parser<'_> {
 
     fn parse_profile(&mut self, path: &Path) -> Option<Profile> {
         let text = self.sources.text(self.file).to_string();
-        let doc = match KdlDocument::parse(&text) {
+        // The common subset of KDL is read by the fast path; anything else (and every error, with its diagnostics)
+        // by kdl-rs.
+        let parsed = fast_kdl::parse(&text).map(Ok).unwrap_or_else(|| KdlDocument::parse(&text));
+        let doc = match parsed {
             Ok(doc) => doc,
             Err(err) => {
                 for d in err.diagnostics {
