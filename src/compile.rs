@@ -254,12 +254,13 @@ impl Compilation {
     /// Everything for out/: one file per object with the generated-code header, and a sorted kustomization.yaml
     /// per cluster.
     pub fn output_tree(&self) -> OutputTree {
-        let mut tree = OutputTree::default();
-        for g in &self.generated {
-            tree.insert(g.path.clone(), g.text.clone());
-        }
-        tree.add_kustomizations_with_notes(&self.prerequisites());
-        tree
+        tree_of(&self.plan, self.generated.clone())
+    }
+
+    /// [`Compilation::output_tree`] without a copy of every file: the files move into the tree and the compilation
+    /// keeps none (for `compile`, `diff` and `commit`, which need nothing else from it).
+    pub fn take_output_tree(&mut self) -> OutputTree {
+        tree_of(&self.plan, std::mem::take(&mut self.generated))
     }
 
     /// What each cluster needs before its output works, for the top of its kustomization.yaml: the namespaces
@@ -267,46 +268,62 @@ impl Compilation {
     /// and workload namespaces belong to the workloads), the CRDs other charts install, and the Karpenter
     /// feature gates the NodePools rely on.
     pub fn prerequisites(&self) -> BTreeMap<String, Vec<String>> {
-        let mut per_cluster: BTreeMap<String, (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>)> = BTreeMap::new();
-        for g in self.generated.iter().filter(|g| !crate::render::is_gitops_app(&g.path)) {
-            let Some(cluster) = crate::emit::cluster_of(&g.path) else { continue };
-            let (namespaces, crds) = per_cluster.entry(cluster).or_default();
-            if let Some(ns) = &g.namespace {
-                namespaces.insert(ns.clone());
-            }
-            let api_version = g.api_version.as_str();
-            let from = match api_version.split('/').next().unwrap_or("") {
-                "karpenter.sh" | "karpenter.k8s.aws" => Some("Karpenter"),
-                "nvidia.com" => Some("the NVIDIA GPU Operator"),
-                "monitoring.coreos.com" => Some("kube-prometheus-stack (prometheus-operator)"),
-                _ => None,
-            };
-            if let Some(from) = from {
-                crds.insert(format!("{} {api_version} (from {from})", g.kind));
-            }
-        }
-        let mut notes = BTreeMap::new();
-        for cluster in &self.plan.clusters {
-            let Some((namespaces, crds)) = per_cluster.get(&cluster.name) else { continue };
-            let mut lines = vec!["Prerequisites (not managed by this kustomization):".to_string()];
-            if !namespaces.is_empty() {
-                lines.push(format!("  namespaces: {}", namespaces.iter().cloned().collect::<Vec<_>>().join(", ")));
-            }
-            lines.extend(crds.iter().map(|c| format!("  CRD: {c}")));
-            let mut gates = Vec::new();
-            if cluster.pools.iter().any(|p| p.replicas() > 1) {
-                gates.push("NodeOverlay=true (time-sliced/MIG pools)");
-            }
-            if cluster.pools.iter().any(|p| p.capacity_types.contains(&crate::catalog::CapacityType::Reserved)) {
-                gates.push("ReservedCapacity=true (reserved pools)");
-            }
-            if !gates.is_empty() {
-                lines.push(format!("  Karpenter feature gates: {}", gates.join(", ")));
-            }
-            notes.insert(cluster.name.clone(), lines);
-        }
-        notes
+        prerequisites_of(&self.plan, &self.generated)
     }
+}
+
+/// Everything for out/ from these files: each file, and a kustomization.yaml per cluster.
+fn tree_of(plan: &Plan, generated: Vec<Generated>) -> OutputTree {
+    let notes = prerequisites_of(plan, &generated);
+    let mut tree = OutputTree::default();
+    for g in generated {
+        tree.insert(g.path, g.text);
+    }
+    tree.add_kustomizations_with_notes(&notes);
+    tree
+}
+
+/// [`Compilation::prerequisites`] of these files.
+fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Vec<String>> {
+    let mut per_cluster: BTreeMap<String, (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>)> = BTreeMap::new();
+    for g in generated.iter().filter(|g| !crate::render::is_gitops_app(&g.path)) {
+        let Some(cluster) = crate::emit::cluster_of(&g.path) else { continue };
+        let (namespaces, crds) = per_cluster.entry(cluster).or_default();
+        if let Some(ns) = &g.namespace {
+            namespaces.insert(ns.clone());
+        }
+        let api_version = g.api_version.as_str();
+        let from = match api_version.split('/').next().unwrap_or("") {
+            "karpenter.sh" | "karpenter.k8s.aws" => Some("Karpenter"),
+            "nvidia.com" => Some("the NVIDIA GPU Operator"),
+            "monitoring.coreos.com" => Some("kube-prometheus-stack (prometheus-operator)"),
+            _ => None,
+        };
+        if let Some(from) = from {
+            crds.insert(format!("{} {api_version} (from {from})", g.kind));
+        }
+    }
+    let mut notes = BTreeMap::new();
+    for cluster in &plan.clusters {
+        let Some((namespaces, crds)) = per_cluster.get(&cluster.name) else { continue };
+        let mut lines = vec!["Prerequisites (not managed by this kustomization):".to_string()];
+        if !namespaces.is_empty() {
+            lines.push(format!("  namespaces: {}", namespaces.iter().cloned().collect::<Vec<_>>().join(", ")));
+        }
+        lines.extend(crds.iter().map(|c| format!("  CRD: {c}")));
+        let mut gates = Vec::new();
+        if cluster.pools.iter().any(|p| p.replicas() > 1) {
+            gates.push("NodeOverlay=true (time-sliced/MIG pools)");
+        }
+        if cluster.pools.iter().any(|p| p.capacity_types.contains(&crate::catalog::CapacityType::Reserved)) {
+            gates.push("ReservedCapacity=true (reserved pools)");
+        }
+        if !gates.is_empty() {
+            lines.push(format!("  Karpenter feature gates: {}", gates.join(", ")));
+        }
+        notes.insert(cluster.name.clone(), lines);
+    }
+    notes
 }
 
 /// The run of `generated` (sorted by path) whose first path component is `cluster`.

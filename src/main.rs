@@ -351,14 +351,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Compile { inputs, out, check, force } => {
             // Never dropped: the process ends with this command and the OS reclaims the compilation and both trees at
             // once, where dropping them would free hundreds of thousands of values one by one.
-            let compiled = std::mem::ManuallyDrop::new(inputs.compile()?);
-            let tree = std::mem::ManuallyDrop::new(compiled.output_tree());
+            let mut compiled = std::mem::ManuallyDrop::new(inputs.compile()?);
+            let tree = std::mem::ManuallyDrop::new(compiled.take_output_tree());
+            // Compared file by file first: a current out/ is never read into memory whole.
+            if check && emit::is_current(&out, &tree).map_err(io_error("read", &out))? {
+                eprintln!("{} is up to date ({} files)", out.display(), tree.files.len());
+                return Ok(ExitCode::SUCCESS);
+            }
             let current = std::mem::ManuallyDrop::new(emit::read_tree(&out).map_err(io_error("read", &out))?);
             if check {
-                if current == tree {
-                    eprintln!("{} is up to date ({} files)", out.display(), tree.files.len());
-                    return Ok(ExitCode::SUCCESS);
-                }
                 print!("{}", gpuplan::emit::diff::render_unified(&current, &tree, &out.display().to_string()));
                 eprintln!("{} is stale: run `gpuplan compile` and commit the result", out.display());
                 return Ok(ExitCode::from(1));
@@ -383,7 +384,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Diff { inputs, out, format, exit_code, pods } => {
-            let tree = inputs.compile()?.output_tree();
+            let tree = inputs.compile()?.take_output_tree();
             let current = emit::read_tree(&out).map_err(io_error("read", &out))?;
             let placement = if pods.is_empty() {
                 None
@@ -411,7 +412,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(if exit_code && current != tree { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Commit { inputs, out, message, branch, force } => {
-            let tree = inputs.compile()?.output_tree();
+            let tree = inputs.compile()?.take_output_tree();
             let repo = std::env::current_dir().map_err(|e| format!("error: {e}"))?;
             // A refreshed catalog snapshot is committed with the output it produced.
             let mut extra_paths = Vec::new();

@@ -293,6 +293,39 @@ pub fn read_tree(out_dir: &Path) -> io::Result<OutputTree> {
     Ok(tree)
 }
 
+/// Whether `out_dir` holds exactly `tree` (the same files, byte for byte), as `read_tree(out_dir)? == *tree`
+/// would say, but reading one file at a time and stopping at the first difference: `compile --check` on a
+/// current out/ never holds a second copy of the whole tree.
+pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
+    match fs::metadata(out_dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(tree.files.is_empty()),
+        Err(e) => return Err(e),
+        Ok(m) if !m.is_dir() => return read_tree(out_dir).map(|_| false),
+        Ok(_) => {}
+    }
+    let mut seen = 0;
+    Ok(dir_matches(out_dir, Path::new(""), tree, &mut seen)? && seen == tree.files.len())
+}
+
+fn dir_matches(root: &Path, rel: &Path, tree: &OutputTree, seen: &mut usize) -> io::Result<bool> {
+    for entry in fs::read_dir(root.join(rel))? {
+        let rel = rel.join(entry?.file_name());
+        let full = root.join(&rel);
+        if fs::metadata(&full)?.is_dir() {
+            if !dir_matches(root, &rel, tree, seen)? {
+                return Ok(false);
+            }
+            continue;
+        }
+        let Some(expected) = tree.files.get(&rel) else { return Ok(false) };
+        if fs::read(&full)? != expected.as_bytes() {
+            return Ok(false);
+        }
+        *seen += 1;
+    }
+    Ok(true)
+}
+
 fn read_dir_into(root: &Path, rel: &Path, tree: &mut OutputTree) -> io::Result<()> {
     let mut entries: Vec<_> = fs::read_dir(root.join(rel))?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
