@@ -50,7 +50,13 @@ pub struct Sources {
 
 impl Sources {
     pub fn add(&mut self, path: &Path, text: String) -> usize {
-        self.files.push((path.to_path_buf(), repository_path(path), Arc::new(text)));
+        self.add_named(path, repository_path(path), text)
+    }
+
+    /// [`Sources::add`] with the [`repository_path`] already computed (by a caller that resolves many paths
+    /// on every core).
+    pub fn add_named(&mut self, path: &Path, source_name: String, text: String) -> usize {
+        self.files.push((path.to_path_buf(), source_name, Arc::new(text)));
         self.files.len() - 1
     }
 

@@ -294,36 +294,42 @@ pub fn read_tree(out_dir: &Path) -> io::Result<OutputTree> {
 }
 
 /// Whether `out_dir` holds exactly `tree` (the same files, byte for byte), as `read_tree(out_dir)? == *tree`
-/// would say, but reading one file at a time and stopping at the first difference: `compile --check` on a
-/// current out/ never holds a second copy of the whole tree.
+/// would say, without holding a second copy of the tree: `compile --check` on a current out/ compares each file
+/// as it reads it, on every core.
 pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
+    use rayon::prelude::*;
     match fs::metadata(out_dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(tree.files.is_empty()),
         Err(e) => return Err(e),
         Ok(m) if !m.is_dir() => return read_tree(out_dir).map(|_| false),
         Ok(_) => {}
     }
-    let mut seen = 0;
-    Ok(dir_matches(out_dir, Path::new(""), tree, &mut seen)? && seen == tree.files.len())
+    let mut files = Vec::new();
+    list_files(out_dir, Path::new(""), &mut files)?;
+    if files.len() != tree.files.len() {
+        return Ok(false);
+    }
+    let same: Vec<bool> = files
+        .par_iter()
+        .map(|rel| match tree.files.get(rel) {
+            Some(expected) => Ok(fs::read(out_dir.join(rel))? == expected.as_bytes()),
+            None => Ok(false),
+        })
+        .collect::<io::Result<_>>()?;
+    Ok(same.into_iter().all(|s| s))
 }
 
-fn dir_matches(root: &Path, rel: &Path, tree: &OutputTree, seen: &mut usize) -> io::Result<bool> {
+/// Every file under `root/rel`, relative to `root`.
+fn list_files(root: &Path, rel: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
     for entry in fs::read_dir(root.join(rel))? {
         let rel = rel.join(entry?.file_name());
-        let full = root.join(&rel);
-        if fs::metadata(&full)?.is_dir() {
-            if !dir_matches(root, &rel, tree, seen)? {
-                return Ok(false);
-            }
-            continue;
+        if fs::metadata(root.join(&rel))?.is_dir() {
+            list_files(root, &rel, files)?;
+        } else {
+            files.push(rel);
         }
-        let Some(expected) = tree.files.get(&rel) else { return Ok(false) };
-        if fs::read(&full)? != expected.as_bytes() {
-            return Ok(false);
-        }
-        *seen += 1;
     }
-    Ok(true)
+    Ok(())
 }
 
 fn read_dir_into(root: &Path, rel: &Path, tree: &mut OutputTree) -> io::Result<()> {

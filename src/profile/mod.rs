@@ -232,12 +232,14 @@ pub struct Settings {
 /// are read and parsed on every core; each file is parsed on its own.
 pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec<ProfileDiagnostic>) {
     use rayon::prelude::*;
-    let texts: Vec<std::io::Result<String>> = paths.par_iter().map(std::fs::read_to_string).collect();
+    // Each file read and its repository path resolved (a few system calls each) on every core.
+    let texts: Vec<(std::io::Result<String>, String)> =
+        paths.par_iter().map(|p| (std::fs::read_to_string(p), crate::diagnostic::repository_path(p))).collect();
     let mut diagnostics = Vec::new();
     let mut readable = Vec::new();
-    for (path, text) in paths.iter().zip(texts) {
+    for (path, (text, name)) in paths.iter().zip(texts) {
         match text {
-            Ok(text) => readable.push((sources.add(path, text), *path)),
+            Ok(text) => readable.push((sources.add_named(path, name, text), *path)),
             Err(err) => {
                 let file = sources.add(path, String::new());
                 diagnostics.push(

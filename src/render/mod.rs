@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 use crate::catalog::CapacityType;
 use crate::solve::{ClusterPlan, NodeClassPlan, PoolPlan};
 
+mod fast_yaml;
+
 /// One generated object, before the file header is added.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
@@ -99,6 +101,15 @@ impl Renderer {
     fn render(&self, name: &str, object: &str, context: Value) -> Result<Value, RenderError> {
         let template = self.env.get_template(name).map_err(|source| RenderError::Template { name: name.into(), source })?;
         let text = template.render(minijinja::value::Serde(&context)).map_err(|source| RenderError::Template { name: name.into(), source })?;
+        #[cfg(test)]
+        tests::record(&text);
+        // Our templates render a small regular subset of YAML, which the fast path reads; anything else (a
+        // `--templates` override's anchors, say) and every malformed text go to serde-saphyr.
+        if let Some(value) = fast_yaml::parse(&text) {
+            // Debug builds (the test suite) check every fast parse against serde-saphyr.
+            debug_assert_eq!(Some(&value), serde_saphyr::from_str::<Value>(&text).ok().as_ref(), "fast_yaml differs from serde-saphyr on:\n{text}");
+            return Ok(value);
+        }
         serde_saphyr::from_str::<Value>(&text).map_err(|err| RenderError::Yaml {
             name: name.into(),
             object: object.into(),
@@ -370,4 +381,32 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "image_cache_snapshot": class.image_cache_snapshot,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    /// Every text a template rendered in this test process.
+    static RENDERED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    pub(super) fn record(text: &str) {
+        RENDERED.lock().unwrap().push(text.to_string());
+    }
+
+    /// What the built-in templates render for the bundled examples (and whatever else this process rendered).
+    pub(crate) fn rendered_examples() -> Vec<String> {
+        crate::compile::compile(&crate::compile::CompileOptions::default()).expect("the examples compile");
+        RENDERED.lock().unwrap().clone()
+    }
+
+    /// The built-in templates stay inside the fast path's subset: none of the examples' objects falls back to
+    /// serde-saphyr (and debug builds check each fast parse against it).
+    #[test]
+    fn every_rendered_example_takes_the_fast_path() {
+        let texts = rendered_examples();
+        assert!(texts.len() >= 50, "{} texts", texts.len());
+        let slow: Vec<&String> = texts.iter().filter(|t| super::fast_yaml::parse(t).is_none()).collect();
+        assert!(slow.is_empty(), "not on the fast path:\n{}", slow.iter().map(|t| t.as_str()).collect::<Vec<_>>().join("\n---\n"));
+    }
 }
