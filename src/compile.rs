@@ -44,6 +44,8 @@ pub struct Compilation {
     pub warnings: Vec<ProfileDiagnostic>,
     /// (cluster, profile name) → position in `profiles`, for [`Compilation::profile`].
     profile_index: BTreeMap<(String, String), usize>,
+    /// Per region, the simulator's instance-type labels of its catalog, shared by every cluster's simulations.
+    type_labels: BTreeMap<String, crate::simulate::instances::TypeLabels>,
 }
 
 /// One generated object as a [`Compilation`] keeps it: the file for out/ (header and canonical YAML) and the
@@ -147,8 +149,9 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let plan = plan.map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
     let renderer = Renderer::new(opts.templates_dir.as_deref())?;
     let profile_index = profiles.iter().enumerate().map(|(i, p)| ((p.cluster.name.value.clone(), p.name.value.clone()), i)).collect();
+    let type_labels = catalogs.iter().map(|(region, catalog)| (region.clone(), crate::simulate::instances::TypeLabels::new(catalog))).collect();
     let mut compilation =
-        Compilation { sources, profiles, catalogs, plan, generated: Vec::new(), findings: Vec::new(), warnings, profile_index };
+        Compilation { sources, profiles, catalogs, plan, generated: Vec::new(), findings: Vec::new(), warnings, profile_index, type_labels };
     // Clusters are independent: each is rendered, validated, checked and linted on its own core, and keeps only
     // its files; the ordered collect keeps every report deterministic.
     let compiled: Vec<ClusterOutcome> =
@@ -231,6 +234,11 @@ impl Compilation {
     /// The profile of this name in this cluster (looked up, never scanned for: callers ask once per pool or workload).
     pub fn profile(&self, cluster: &str, name: &str) -> Option<&Profile> {
         self.profile_index.get(&(cluster.to_string(), name.to_string())).map(|&i| &self.profiles[i])
+    }
+
+    /// A region's catalog with its simulator labels, for the simulation checks.
+    pub fn simulation_catalog(&self, region: &str) -> Option<(&Catalog, &crate::simulate::instances::TypeLabels)> {
+        Some((self.catalogs.get(region)?, self.type_labels.get(region)?))
     }
 
     /// The files under out/<cluster>/. They are sorted by path, component by component, so a cluster's files are one

@@ -65,7 +65,7 @@ fn workload_pools<'a>(cluster: &'a ClusterPlan, nodepools: &[String]) -> Vec<&'a
 /// Every workload of the cluster at max replicas, simulated together (they share pools and limits) on the
 /// cluster's generated objects (`simulated`, from [`cluster_manifests`]).
 pub fn simulate_workloads(c: &Compilation, cluster: &ClusterPlan, simulated: &Manifests) -> Option<Report> {
-    let catalog = c.catalogs.get(&cluster.region)?;
+    let (catalog, labels) = c.simulation_catalog(&cluster.region)?;
     if cluster.ops.workloads.is_empty() {
         return None;
     }
@@ -75,7 +75,7 @@ pub fn simulate_workloads(c: &Compilation, cluster: &ClusterPlan, simulated: &Ma
         .iter()
         .flat_map(|w| pool_pods(&w.namespace, &w.name, &workload_pools(cluster, &w.nodepools), w.gpus_per_replica.max(1), w.replicas_max))
         .collect();
-    Some(super::run(catalog, simulated, &pods, &[]))
+    Some(super::run_prepared(&super::prepare(catalog, labels, simulated, &simulated.node_pools), &pods, &[]))
 }
 
 fn replica_of<'r>(key: &'r str, namespace: &str, name: &str) -> bool {
@@ -165,7 +165,7 @@ fn could_receive(pool: &manifests::NodePool, pod: &Pod) -> bool {
 /// Simulates one pod of the pool with the first k tiers unavailable, for each k: tier k must receive it.
 pub fn tier_gaps(c: &Compilation, cluster: &ClusterPlan, manifests: &Manifests) -> Vec<TierGap> {
     let mut out = Vec::new();
-    let Some(catalog) = c.catalogs.get(&cluster.region) else { return out };
+    let Some((catalog, labels)) = c.simulation_catalog(&cluster.region) else { return out };
     let tiered = tiered_pools(cluster);
     if tiered.is_empty() {
         return out;
@@ -176,12 +176,7 @@ pub fn tier_gaps(c: &Compilation, cluster: &ClusterPlan, manifests: &Manifests) 
         let Some(pod) = pods.first() else { continue };
         // Only the NodePools this pod could ever land on are resolved against the catalog: resolving every pool of
         // the cluster for every tiered pool made this check most of a large compile.
-        let candidates = Manifests {
-            node_pools: manifests.node_pools.iter().filter(|p| could_receive(p, pod)).cloned().collect(),
-            node_classes: manifests.node_classes.clone(),
-            overlays: manifests.overlays.clone(),
-        };
-        let prepared = super::prepare(catalog, &candidates);
+        let prepared = super::prepare(catalog, labels, manifests, manifests.node_pools.iter().filter(|p| could_receive(p, pod)));
         let mut unavailable = Vec::new();
         for tier in &tiers {
             let report = super::run_prepared(&prepared, &pods, &unavailable);

@@ -20,7 +20,7 @@
 //!   unavailable-offerings cache does after an insufficient-capacity error (`pkg/cache/unavailableofferings.go`).
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::catalog::{Arch, CapacityType, Catalog, InstanceType};
 
@@ -45,7 +45,8 @@ pub struct Offering {
 #[derive(Debug, Clone)]
 pub struct SimType {
     pub name: String,
-    pub requirements: Requirements,
+    /// The type's labels, shared with every NodePool and run that sees the type ([`TypeLabels`]).
+    pub requirements: Arc<Requirements>,
     pub capacity: Resources,
     pub allocatable: Resources,
     pub offerings: Vec<Offering>,
@@ -244,6 +245,24 @@ pub fn may_match(it: &InstanceType, reqs: &Requirements) -> bool {
     ok("node.kubernetes.io/instance-type", &it.name) && ok("karpenter.k8s.aws/instance-family", &it.family) && ok("karpenter.k8s.aws/instance-category", &it.category)
 }
 
+/// Every type's labels ([`requirements`]) of one catalog, each built on first use and then shared by every NodePool,
+/// run and thread that resolves the catalog's types: they depend only on the type and the region. Lint GP016 resolves
+/// a few NodePools per tiered pool, and rebuilding the label sets each time was a third of its work.
+#[derive(Debug)]
+pub struct TypeLabels(Vec<OnceLock<Arc<Requirements>>>);
+
+impl TypeLabels {
+    pub fn new(catalog: &Catalog) -> TypeLabels {
+        TypeLabels(catalog.instance_types.iter().map(|_| OnceLock::new()).collect())
+    }
+
+    /// The labels of the catalog's `i`th type; `catalog` must be the one these labels were made for.
+    pub fn get(&self, catalog: &Catalog, i: usize) -> &Arc<Requirements> {
+        debug_assert_eq!(self.0.len(), catalog.instance_types.len(), "labels of another catalog");
+        self.0[i].get_or_init(|| Arc::new(requirements(&catalog.instance_types[i], &catalog.region)))
+    }
+}
+
 /// types.go `computeRequirements` for the labels the catalog knows.
 pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
     let mut r = Requirements::default();
@@ -302,15 +321,15 @@ pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass) -> Vec
 }
 
 /// Builds a type as `pool` sees it, NodeOverlays applied (heaviest matching overlay wins, per resource and for price).
-pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Requirements, pool: &str, class: &NodeClass, overlays: &[NodeOverlay]) -> SimType {
-    let requirements = requirements.clone();
+pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Requirements>, pool: &str, class: &NodeClass, overlays: &[NodeOverlay]) -> SimType {
+    let requirements = Arc::clone(requirements);
     let mut capacity = capacity(it, class);
     let mut allocatable = allocatable(it, class, &capacity);
     let mut offerings = offerings(catalog, it, class);
     // The type's labels plus the NodePool's name, which an overlay may select on (built only when there are overlays:
     // copying every label set is most of resolving a NodePool's types).
     let with_pool = (!overlays.is_empty()).then(|| {
-        let mut labels = requirements.clone();
+        let mut labels = (*requirements).clone();
         labels.add("karpenter.sh/nodepool", Requirement::is_in([pool.to_string()]));
         labels
     });

@@ -28,6 +28,7 @@ pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::catalog::Catalog;
 
@@ -70,7 +71,7 @@ pub fn simulate(opts: &Options) -> Result<Report, SimulateError> {
 
 /// Simulates parsed inputs against a catalog.
 pub fn run(catalog: &Catalog, m: &manifests::Manifests, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
-    run_prepared(&prepare(catalog, m), pods, unavailable)
+    run_prepared(&prepare(catalog, &instances::TypeLabels::new(catalog), m, &m.node_pools), pods, unavailable)
 }
 
 /// NodePools resolved against a catalog once (types, labels, allocatable, overlays), in weight order; runs with other
@@ -80,11 +81,10 @@ pub struct Prepared<'c> {
     templates: Vec<Template>,
 }
 
-pub fn prepare<'c>(catalog: &'c Catalog, m: &manifests::Manifests) -> Prepared<'c> {
-    // Built lazily: most types fail a NodePool's instance-type/family/category requirement before their full label
-    // set is needed (gpuplan's pools name their types), and building all 1,395 per run dominated lint's tier check.
-    let type_requirements: Vec<std::cell::OnceCell<requirements::Requirements>> = catalog.instance_types.iter().map(|_| std::cell::OnceCell::new()).collect();
-    let mut templates: Vec<Template> = m.node_pools.iter().map(|p| template(catalog, &type_requirements, m, p)).collect();
+/// Resolves `pools` (of `m`, whose NodeClasses and NodeOverlays they use) against the catalog; `labels` are the
+/// catalog's, shared with other calls.
+pub fn prepare<'c, 'm>(catalog: &'c Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pools: impl IntoIterator<Item = &'m manifests::NodePool>) -> Prepared<'c> {
+    let mut templates: Vec<Template> = pools.into_iter().map(|p| template(catalog, labels, m, p)).collect();
     scheduler::order_by_weight(&mut templates);
     Prepared { catalog, templates }
 }
@@ -98,25 +98,27 @@ pub fn run_prepared(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable
 
 /// A NodePool's NodeClaimTemplate before availability: the catalog types compatible with its requirements that have a
 /// compatible offering (scheduler.go `NewScheduler` pre-filter), or why there are none.
-fn template(catalog: &Catalog, type_requirements: &[std::cell::OnceCell<requirements::Requirements>], m: &manifests::Manifests, pool: &manifests::NodePool) -> Template {
+fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pool: &manifests::NodePool) -> Template {
+    let pool = Arc::new(pool.clone());
     if let Some(n) = pool.static_replicas {
         let why = format!("a static NodePool (replicas {n}): the provisioner plans no NodeClaims for it");
-        return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
+        return Template { pool, types: Vec::new(), dropped: Some(why) };
     }
     let Some(class) = m.node_classes.iter().find(|c| c.name == pool.node_class) else {
         let why = format!("EC2NodeClass {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
-        return Template { pool: pool.clone(), types: Vec::new(), dropped: Some(why) };
+        return Template { pool, types: Vec::new(), dropped: Some(why) };
     };
-    let types: Vec<std::sync::Arc<instances::SimType>> = candidate_indices(catalog, &pool.requirements)
-        .map(|i| (&catalog.instance_types[i], &type_requirements[i]))
-        .filter(|(it, _)| instances::may_match(it, &pool.requirements))
-        .map(|(it, cell)| (it, cell.get_or_init(|| instances::requirements(it, &catalog.region))))
+    // Labels are looked up only for types that pass the cheap name/family/category check: most types fail a
+    // NodePool's requirements there (gpuplan's pools name their types).
+    let types: Vec<Arc<instances::SimType>> = candidate_indices(catalog, &pool.requirements)
+        .filter(|&i| instances::may_match(&catalog.instance_types[i], &pool.requirements))
+        .map(|i| (&catalog.instance_types[i], labels.get(catalog, i)))
         .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
-        .map(|(it, reqs)| std::sync::Arc::new(instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays)))
+        .map(|(it, reqs)| Arc::new(instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays)))
         .filter(|t| t.offerings.iter().any(|o| scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
         .collect();
     let dropped = types.is_empty().then(|| "no instance type in the catalog meets its requirements with an offering".to_string());
-    Template { pool: pool.clone(), types, dropped }
+    Template { pool, types, dropped }
 }
 
 /// The catalog positions of the types a NodePool's requirements may admit, in catalog order: only the named ones when
@@ -137,12 +139,12 @@ fn with_availability(t: &Template, unavailable: &[Unavailable], touched: &instan
     let pool = &t.pool;
     let before = t.types.len();
     let usable = |o: &instances::Offering, available: bool| available && scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str());
-    let types: Vec<std::sync::Arc<instances::SimType>> = t
+    let types: Vec<Arc<instances::SimType>> = t
         .types
         .iter()
         .filter_map(|ty| {
             if !touched.names(&ty.name) {
-                return ty.offerings.iter().any(|o| usable(o, o.available)).then(|| std::sync::Arc::clone(ty));
+                return ty.offerings.iter().any(|o| usable(o, o.available)).then(|| Arc::clone(ty));
             }
             // Only a type that keeps a usable offering is copied (and its offerings marked): the fallback check makes
             // whole tiers unavailable, and copying every type it then drops dominated lint's time.
@@ -152,7 +154,7 @@ fn with_availability(t: &Template, unavailable: &[Unavailable], touched: &instan
             }
             let mut copy = (**ty).clone();
             copy.offerings.iter_mut().zip(available).for_each(|(o, a)| o.available = a);
-            Some(std::sync::Arc::new(copy))
+            Some(Arc::new(copy))
         })
         .collect();
     let dropped = if types.is_empty() {
@@ -160,7 +162,7 @@ fn with_availability(t: &Template, unavailable: &[Unavailable], touched: &instan
     } else {
         scheduler::min_values(&pool.requirements, types.iter().map(|t| &**t)).err().map(|e| format!("{e} (minValuesPolicy Strict)"))
     };
-    Template { pool: pool.clone(), types, dropped }
+    Template { pool: Arc::clone(pool), types, dropped }
 }
 
 /// Pod keys by NodePool, for callers that check placement (compile, lint).

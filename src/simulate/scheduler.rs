@@ -19,7 +19,8 @@ use super::yaml::Resources;
 /// A NodePool ready to schedule: its types, or why it takes no pods.
 #[derive(Debug, Clone)]
 pub struct Template {
-    pub pool: NodePool,
+    /// Shared between runs (Arc): each run's template is the prepared one with other offerings available.
+    pub pool: std::sync::Arc<NodePool>,
     /// Shared between runs (Arc): a run with unavailable offerings copies only the types it changes.
     pub types: Vec<std::sync::Arc<SimType>>,
     /// Why the pool takes no pods at all (missing NodeClass, minValues, no type left).
