@@ -404,6 +404,28 @@ fn tiered_example_falls_back_in_order() {
     assert_eq!(placed(&r, "vision/detector-12").0, "vision-t4-spot");
 }
 
+// `first_placement` (what lint GP016 reads) is the report's first NodeClaim's NodePool and first pending pod's reason,
+// on every example cluster, with one pod and many, each tier available, then unavailable in turn, then everything.
+#[test]
+fn first_placement_agrees_with_the_report() {
+    let catalog = catalog();
+    let labels = simulate::instances::TypeLabels::new(&catalog);
+    let unavailable: [&[&str]; 5] = [&[], &["g5.*:*:spot"], &["g5.*:*:spot", "g4dn.*:*:*"], &["g5.xlarge:*:*", "g4dn.xlarge:us-east-1a:spot"], &["*:*:*"]];
+    for dir in std::fs::read_dir("out").unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+        let m = manifests::manifests(&yaml::read_docs(&[dir.clone()]).unwrap()).unwrap();
+        let prepared = simulate::prepare(&catalog, &labels, &m, &m.node_pools);
+        for n in [1, 13, 40] {
+            let p = pods::pods(&yaml::parse_docs(Path::new("pods.yaml"), &vision_pods(n).join("---\n")).unwrap()).unwrap();
+            for u in unavailable {
+                let u: Vec<Unavailable> = u.iter().map(|u| u.parse().unwrap()).collect();
+                let r = simulate::run_prepared(&prepared, &p, &u);
+                let expected = simulate::FirstPlacement { nodepool: r.nodeclaims.first().map(|c| c.nodepool.clone()), pending: r.pending.first().map(|p| p.reason.clone()) };
+                assert_eq!(simulate::first_placement(&prepared, &p, &u), expected, "{} with {n} pods, unavailable {u:?}", dir.display());
+            }
+        }
+    }
+}
+
 // The JSON shape other tools read (issue 10): nodeclaims, pending, nodepools, usd_per_hour.
 #[test]
 fn json_shape_is_stable() {

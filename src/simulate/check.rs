@@ -179,12 +179,11 @@ pub fn tier_gaps(c: &Compilation, cluster: &ClusterPlan, manifests: &Manifests) 
         let prepared = super::prepare(catalog, labels, manifests, manifests.node_pools.iter().filter(|p| could_receive(p, pod)));
         let mut unavailable = Vec::new();
         for tier in &tiers {
-            let report = super::run_prepared(&prepared, &pods, &unavailable);
-            let landed = report.nodeclaims.first().map(|nc| nc.nodepool.clone());
-            if landed.as_deref() != Some(tier.name.as_str()) {
-                let instead = match (landed, report.pending.first()) {
+            let placement = super::first_placement(&prepared, &pods, &unavailable);
+            if placement.nodepool.as_deref() != Some(tier.name.as_str()) {
+                let instead = match (placement.nodepool, placement.pending) {
                     (Some(other), _) => format!("NodePool {other}"),
-                    (None, Some(p)) => format!("pending: {}", p.reason),
+                    (None, Some(reason)) => format!("pending: {reason}"),
                     (None, None) => "nowhere".into(),
                 };
                 out.push(TierGap { cluster: cluster.name.clone(), profile: profile.clone(), pool: pool.clone(), tier: tier.name.clone(), instead });

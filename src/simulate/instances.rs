@@ -80,22 +80,36 @@ impl Unavailable {
     }
 }
 
-/// The instance types a run's unavailable offerings name: exact names in a set, globs tried in turn. Lint GP016 marks
-/// every type of the earlier tiers unavailable by name and asks about every type of every NodePool.
+/// A run's unavailable offerings by the instance types they name: exact names in a map, globs tried in turn. Lint
+/// GP016 marks every type of the earlier tiers unavailable by name and asks about every offering of every NodePool.
 pub struct UnavailableTypes<'a> {
-    exact: std::collections::BTreeSet<&'a str>,
-    patterns: Vec<&'a str>,
+    exact: BTreeMap<&'a str, Vec<&'a Unavailable>>,
+    patterns: Vec<&'a Unavailable>,
 }
 
 impl<'a> UnavailableTypes<'a> {
     pub fn new(unavailable: &'a [Unavailable]) -> UnavailableTypes<'a> {
-        let (patterns, exact): (Vec<&str>, Vec<&str>) = unavailable.iter().map(|u| u.instance_type.as_str()).partition(|t| t.contains(['*', '?']));
-        UnavailableTypes { exact: exact.into_iter().collect(), patterns }
+        let mut types = UnavailableTypes { exact: BTreeMap::new(), patterns: Vec::new() };
+        for u in unavailable {
+            if u.instance_type.contains(['*', '?']) {
+                types.patterns.push(u);
+            } else {
+                types.exact.entry(u.instance_type.as_str()).or_default().push(u);
+            }
+        }
+        types
     }
 
     /// True when some unavailable offering is of this instance type.
     pub fn names(&self, instance_type: &str) -> bool {
-        self.exact.contains(instance_type) || self.patterns.iter().any(|p| glob(p, instance_type))
+        self.exact.contains_key(instance_type) || self.patterns.iter().any(|u| glob(&u.instance_type, instance_type))
+    }
+
+    /// True when some unavailable offering matches this one. Only the entries of this exact name and the globs are
+    /// asked: an entry without wildcards matches no other name.
+    pub fn matches(&self, instance_type: &str, zone: &str, ct: CapacityType) -> bool {
+        let named = self.exact.get(instance_type).into_iter().flatten();
+        named.chain(&self.patterns).any(|u| u.matches(instance_type, zone, ct))
     }
 }
 
