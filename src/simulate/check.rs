@@ -6,6 +6,7 @@
 //! The pods are what gpuplan tells users to write: the pool's nodeSelector and tolerations
 //! (`PoolPlan::pod_placement`) and the workload's accelerators per replica.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -29,7 +30,7 @@ pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
         .iter()
         .filter(|m| matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeOverlay"))
         // The text only locates input errors, which generated (schema-validated) objects do not have.
-        .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: String::new(), value: m.object.clone() })
+        .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: String::new(), value: Cow::Borrowed(&m.object) })
         .collect();
     // Generated objects passed schema validation; a parse failure here would be a gpuplan bug.
     manifests::manifests(&docs).unwrap_or_default()

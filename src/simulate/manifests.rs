@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::pods::expressions;
 use super::requirements::{Requirement, Requirements, Taint};
-use super::yaml::{err, resources, Doc, InputError, Resources};
+use super::yaml::{err, field, resources, Doc, InputError, Resources};
 
 #[derive(Debug, Clone)]
 pub struct NodePool {
@@ -78,34 +78,32 @@ pub fn manifests(docs: &[Doc]) -> Result<Manifests, InputError> {
 }
 
 fn name(doc: &Doc) -> Result<String, InputError> {
-    doc.value.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string).ok_or_else(|| err(doc.at("kind:"), format!("{} without metadata.name", doc.kind())))
+    field(&doc.value, &["metadata", "name"]).and_then(Value::as_str).map(str::to_string).ok_or_else(|| err(doc.at("kind:"), format!("{} without metadata.name", doc.kind())))
 }
 
 fn node_pool(doc: &Doc) -> Result<NodePool, InputError> {
     let name = name(doc)?;
-    let template = doc.value.pointer("/spec/template/spec");
+    let template = field(&doc.value, &["spec", "template", "spec"]);
     let mut requirements = expressions(doc, template.and_then(|t| t.get("requirements")))?;
-    for (k, v) in doc.value.pointer("/spec/template/metadata/labels").and_then(Value::as_object).into_iter().flatten() {
+    for (k, v) in field(&doc.value, &["spec", "template", "metadata", "labels"]).and_then(Value::as_object).into_iter().flatten() {
         requirements.add(k, Requirement::is_in([v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())]));
     }
     requirements.add("karpenter.sh/nodepool", Requirement::is_in([name.clone()]));
     // nodeclaimtemplate.go also labels the NodeClaim with its NodeClass and (for daemonset scheduling) as registered
     // and initialized: a pod may select on them.
-    let node_class = template.and_then(|t| t.pointer("/nodeClassRef/name")).and_then(Value::as_str).unwrap_or("").to_string();
+    let node_class = template.and_then(|t| field(t, &["nodeClassRef", "name"])).and_then(Value::as_str).unwrap_or("").to_string();
     requirements.add("karpenter.k8s.aws/ec2nodeclass", Requirement::is_in([node_class.clone()]));
     requirements.add("karpenter.sh/registered", Requirement::is_in(["true".to_string()]));
     requirements.add("karpenter.sh/initialized", Requirement::is_in(["true".to_string()]));
     let taints = template.and_then(|t| t.get("taints")).and_then(Value::as_array).into_iter().flatten().map(taint).collect();
-    let limits = resources(doc.value.pointer("/spec/limits")).map_err(|m| err(doc.at("limits:"), m))?;
-    let catalog_region = doc
-        .value
-        .pointer("/metadata/annotations/gpuplan.dev~1catalog")
+    let limits = resources(field(&doc.value, &["spec", "limits"])).map_err(|m| err(doc.at("limits:"), m))?;
+    let catalog_region = field(&doc.value, &["metadata", "annotations", "gpuplan.dev/catalog"])
         .and_then(Value::as_str)
         .map(|s| s.split('@').next().unwrap_or(s).to_string());
     Ok(NodePool {
-        weight: doc.value.pointer("/spec/weight").and_then(Value::as_i64).unwrap_or(0),
+        weight: field(&doc.value, &["spec", "weight"]).and_then(Value::as_i64).unwrap_or(0),
         node_class,
-        static_replicas: doc.value.pointer("/spec/replicas").and_then(Value::as_i64),
+        static_replicas: field(&doc.value, &["spec", "replicas"]).and_then(Value::as_i64),
         location: doc.at(""),
         name,
         requirements,
@@ -121,10 +119,10 @@ fn taint(t: &Value) -> Taint {
 }
 
 fn node_class(doc: &Doc) -> Result<NodeClass, InputError> {
-    let kubelet = doc.value.pointer("/spec/kubelet");
+    let kubelet = field(&doc.value, &["spec", "kubelet"]);
     let get = |k: &str| kubelet.and_then(|v| v.get(k));
-    let family = doc.value.pointer("/spec/amiFamily").and_then(Value::as_str).map(str::to_string).or_else(|| {
-        let alias = doc.value.pointer("/spec/amiSelectorTerms/0/alias").and_then(Value::as_str)?;
+    let family = field(&doc.value, &["spec", "amiFamily"]).and_then(Value::as_str).map(str::to_string).or_else(|| {
+        let alias = field(&doc.value, &["spec", "amiSelectorTerms"]).and_then(|terms| terms.get(0)).and_then(|t| t.get("alias")).and_then(Value::as_str)?;
         Some(alias.split('@').next().unwrap_or(alias).to_string())
     });
     let family = family.unwrap_or_default().to_ascii_lowercase();
@@ -137,18 +135,18 @@ fn node_class(doc: &Doc) -> Result<NodeClass, InputError> {
         eviction_memory: get("evictionHard").and_then(|e| e.get("memory.available")).and_then(Value::as_str).map(str::to_string),
         eni_limited_pods: !(family.starts_with("bottlerocket") || family.starts_with("windows")),
         root_volume: root_volume(doc),
-        capacity_reservations: doc.value.pointer("/spec/capacityReservationSelectorTerms").and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
+        capacity_reservations: field(&doc.value, &["spec", "capacityReservationSelectorTerms"]).and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
     })
 }
 
 /// The root volume: the mapping marked `rootVolume`, else /dev/xvda (AL2023's root device).
 fn root_volume(doc: &Doc) -> Option<i128> {
-    let mappings = doc.value.pointer("/spec/blockDeviceMappings")?.as_array()?;
+    let mappings = field(&doc.value, &["spec", "blockDeviceMappings"])?.as_array()?;
     let root = mappings
         .iter()
         .find(|m| m.get("rootVolume").and_then(Value::as_bool) == Some(true))
         .or_else(|| mappings.iter().find(|m| m.get("deviceName").and_then(Value::as_str) == Some("/dev/xvda")))?;
-    super::yaml::milli(root.pointer("/ebs/volumeSize")?.as_str()?)
+    super::yaml::milli(field(root, &["ebs", "volumeSize"])?.as_str()?)
 }
 
 fn overlay(doc: &Doc) -> Result<NodeOverlay, InputError> {

@@ -47,7 +47,7 @@ pub fn pods(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
     Ok(out)
 }
 
-fn template_spec(doc: &Doc) -> Option<&Value> {
+fn template_spec<'d>(doc: &'d Doc) -> Option<&'d Value> {
     doc.value.pointer("/spec/template/spec")
 }
 

@@ -1,6 +1,7 @@
 //! YAML input: multi-document files and directories, with the line each document starts on so that a bad input is
 //! reported as `file:line`; Kubernetes quantities; resource lists.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -8,15 +9,23 @@ use serde_json::Value;
 
 /// One YAML document of an input file.
 #[derive(Debug, Clone)]
-pub struct Doc {
+pub struct Doc<'v> {
     pub path: PathBuf,
     /// 1-based line of the document's first line.
     pub line: usize,
     pub text: String,
-    pub value: Value,
+    /// Parsed from `text`, or borrowed from an object already parsed (compile's generated objects: copying every
+    /// NodePool and EC2NodeClass of a cluster just to read it was most of building the simulator's input).
+    pub value: Cow<'v, Value>,
 }
 
-impl Doc {
+/// The value at a path of object keys: `Value::pointer` for keys that need no escaping and hold no array index,
+/// without parsing and allocating the path on every call (every generated NodePool is read this way per cluster).
+pub fn field<'v>(value: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(value, |v, key| v.get(key))
+}
+
+impl Doc<'_> {
     /// `file:line` of the first line in this document that mentions `needle` (the document start otherwise): where a
     /// semantic error points.
     pub fn at(&self, needle: &str) -> String {
@@ -77,7 +86,7 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 /// Reads every document of every file (empty documents skipped).
-pub fn read_docs(paths: &[PathBuf]) -> Result<Vec<Doc>, InputError> {
+pub fn read_docs(paths: &[PathBuf]) -> Result<Vec<Doc<'static>>, InputError> {
     let mut docs = Vec::new();
     for path in files(paths)? {
         let text = std::fs::read_to_string(&path).map_err(|e| err(path.display().to_string(), format!("cannot read: {e}")))?;
@@ -87,11 +96,11 @@ pub fn read_docs(paths: &[PathBuf]) -> Result<Vec<Doc>, InputError> {
 }
 
 /// Splits on `---` lines and parses each document.
-pub fn parse_docs(path: &Path, text: &str) -> Result<Vec<Doc>, InputError> {
+pub fn parse_docs(path: &Path, text: &str) -> Result<Vec<Doc<'static>>, InputError> {
     let mut docs = Vec::new();
     let mut start = 1;
     let mut current = String::new();
-    let flush = |start: usize, body: &str, docs: &mut Vec<Doc>| -> Result<(), InputError> {
+    let flush = |start: usize, body: &str, docs: &mut Vec<Doc<'static>>| -> Result<(), InputError> {
         if body.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
             return Ok(());
         }
@@ -101,7 +110,7 @@ pub fn parse_docs(path: &Path, text: &str) -> Result<Vec<Doc>, InputError> {
             err(format!("{}:{}", path.display(), start + line), format!("invalid YAML: {first}"))
         })?;
         if !value.is_null() {
-            docs.push(Doc { path: path.to_path_buf(), line: start, text: body.to_string(), value });
+            docs.push(Doc { path: path.to_path_buf(), line: start, text: body.to_string(), value: Cow::Owned(value) });
         }
         Ok(())
     };
