@@ -161,7 +161,7 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     compilation.warnings.extend(findings.iter().map(|f| f.diagnostic.clone()));
     compilation.findings = findings;
     // By file, then position in the file (not the location string: line 12 sorts after line 9).
-    compilation.warnings.sort_by_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
+    compilation.warnings.sort_by_cached_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
     Ok(compilation)
 }
 
