@@ -338,13 +338,13 @@ impl Validator {
         // Defaulting happens before validation in the API server.
         let defaulted;
         let object = match &entry.structural {
-            Some(st) => {
+            Some(st) if schema::lacks_defaults(st, object) => {
                 let mut copy = object.clone();
                 schema::apply_defaults(st, &mut copy);
                 defaulted = copy;
                 &defaulted
             }
-            None => object,
+            _ => object,
         };
 
         for e in entry.schema.iter_errors(object) {
@@ -460,8 +460,8 @@ fn add_required(schema: &mut Value, fields: &[&str]) {
 /// The failures of a schema node's CEL rules on one value: (field path below the node, message).
 type RuleFailures = std::sync::Arc<Vec<(String, String)>>;
 
-fn rule_failures(st: &Structural, value: &Value) -> Vec<(String, String)> {
-    let bound = cel::Bound::new(cel::to_cel(value));
+fn rule_failures(st: &Structural, value: &cel::SelfValue) -> Vec<(String, String)> {
+    let bound = cel::Bound::new(value);
     let mut failures = Vec::new();
     for rule in &st.rules {
         let at = rule.field_path.clone().unwrap_or_default();
@@ -503,15 +503,17 @@ fn memoized_rule_failures(st: &Structural, value: &Value) -> RuleFailures {
             Ok(())
         }
     }
+    // Keyed by what the rules can observe: a `spec` whose rules read three fields is one entry per distinct three.
+    let value = cel::SelfValue::new(value, st.observed_fields.as_deref());
     let mut key = Capped(Vec::new());
-    if serde_json::to_writer(&mut key, value).is_err() {
-        return std::sync::Arc::new(rule_failures(st, value));
+    if serde_json::to_writer(&mut key, &value).is_err() {
+        return std::sync::Arc::new(rule_failures(st, &value));
     }
     let key = (st.id, String::from_utf8(key.0).expect("serde_json writes UTF-8"));
     if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return hit;
     }
-    let failures = std::sync::Arc::new(rule_failures(st, value));
+    let failures = std::sync::Arc::new(rule_failures(st, &value));
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= MEMO_MAX_ENTRIES {
