@@ -171,31 +171,40 @@ impl<'v> Bound<'v> {
     }
 }
 
-/// What `self` is bound to at one place: the whole value, or, when every rule there only selects fields of
-/// `self` (see [`observed_fields`]) and the value is an object, just those fields. No rule can tell the two
-/// apart, and the fields are far cheaper to convert and to memoize than a whole `spec`.
+/// What `self` is bound to at one place: the whole value, or, when the rules there observe only part of `self`
+/// (see [`observed`]) and the value is an object, that part. No rule can tell the two apart, and the part is far
+/// cheaper to convert and to memoize than a whole `spec`.
 pub(crate) enum SelfValue<'v> {
     Whole(&'v serde_json::Value),
-    /// The observed fields the object has, in the order of the observed list (sorted).
-    Fields(Vec<(&'v str, &'v serde_json::Value)>),
+    /// The observed fields the object has; when its keys are observed, every key, the values of the fields no
+    /// rule selects left out (`None`, bound as `null`).
+    Object(Vec<(&'v str, Option<&'v serde_json::Value>)>),
 }
 
 impl<'v> SelfValue<'v> {
-    pub(crate) fn new(value: &'v serde_json::Value, observed: Option<&[String]>) -> SelfValue<'v> {
+    pub(crate) fn new(value: &'v serde_json::Value, observed: Option<&Observed>) -> SelfValue<'v> {
         match (value, observed) {
-            (serde_json::Value::Object(obj), Some(fields)) => SelfValue::Fields(
-                fields.iter().filter_map(|f| obj.get_key_value(f.as_str())).map(|(k, v)| (k.as_str(), v)).collect(),
+            (serde_json::Value::Object(obj), Some(seen)) if seen.keys => SelfValue::Object(
+                obj.iter().map(|(k, v)| (k.as_str(), seen.fields.binary_search(k).is_ok().then_some(v))).collect(),
+            ),
+            (serde_json::Value::Object(obj), Some(seen)) => SelfValue::Object(
+                seen.fields
+                    .iter()
+                    .filter_map(|f| obj.get_key_value(f.as_str()))
+                    .map(|(k, v)| (k.as_str(), Some(v)))
+                    .collect(),
             ),
             _ => SelfValue::Whole(value),
         }
     }
 
     fn to_val(&self) -> Box<dyn Val + 'v> {
+        let field = |v: &Option<&'v serde_json::Value>| v.map_or_else(|| Box::new(CelNull) as Box<dyn Val>, to_val);
         match self {
             SelfValue::Whole(value) => to_val(value),
-            SelfValue::Fields(fields) => {
-                Box::new(CelMap::from(fields.iter().map(|(k, v)| (CelMapKey::from(*k), to_val(v))).collect::<HashMap<_, _>>()))
-            }
+            SelfValue::Object(fields) => Box::new(CelMap::from(
+                fields.iter().map(|(k, v)| (CelMapKey::from(*k), field(v))).collect::<HashMap<_, _>>(),
+            )),
         }
     }
 }
@@ -205,7 +214,7 @@ impl serde::Serialize for SelfValue<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             SelfValue::Whole(value) => value.serialize(serializer),
-            SelfValue::Fields(fields) => serializer.collect_map(fields.iter().copied()),
+            SelfValue::Object(fields) => serializer.collect_map(fields.iter().copied()),
         }
     }
 }
@@ -234,53 +243,71 @@ pub(crate) fn to_val(v: &serde_json::Value) -> Box<dyn Val + '_> {
     }
 }
 
-/// The fields of `self` that these rules (and their message expressions) can observe: `Some` when every use
-/// of `self` selects a named field (`self.f`, `has(self.f)`), sorted and without repeats; `None` when some
-/// rule uses `self` as a whole (`self.all(...)`, `size(self)`, `self[k]`, `self == ...`).
-pub(crate) fn observed_fields(rules: &[Rule]) -> Option<Vec<String>> {
-    let mut fields = Vec::new();
+/// What the rules at one place observe of `self`, when it is less than all of it (see [`observed`]).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Observed {
+    /// The fields selected by name (`self.f`, `has(self.f)`), sorted, without repeats.
+    pub(crate) fields: Vec<String>,
+    /// Whether a macro iterates over `self` (`self.all(k, ...)`): on an object, that sees every key, no value.
+    pub(crate) keys: bool,
+}
+
+/// What these rules (and their message expressions) can observe of `self`: `Some` when every use of `self`
+/// selects a named field or is the range of a macro (`self.all(k, k != '')`); `None` when some rule uses `self`
+/// as a whole (`size(self)`, `self[k]`, `self == ...`, `string(self)`).
+pub(crate) fn observed(rules: &[Rule]) -> Option<Observed> {
+    let mut seen = Observed::default();
     for rule in rules {
         let programs = rule.program.as_ref().ok().into_iter().chain(&rule.message_expression);
         for program in programs {
-            if !select_only(program.expression(), &mut fields) {
+            if !partial_use(program.expression(), &mut seen) {
                 return None;
             }
         }
     }
-    fields.sort();
-    fields.dedup();
-    Some(fields)
+    seen.fields.sort();
+    seen.fields.dedup();
+    Some(seen)
 }
 
-/// Whether every `self` in `e` is the operand of a field selection; collects the fields. A comprehension
-/// variable named `self` only makes this answer more cautiously (its fields are added, or it is a whole use).
-fn select_only(e: &IdedExpr, fields: &mut Vec<String>) -> bool {
+fn is_self(e: &IdedExpr) -> bool {
+    matches!(&e.expr, Expr::Ident(name) if name == "self")
+}
+
+/// Whether every `self` in `e` is a field selection's operand or a macro's range; records what they observe. A
+/// macro variable named `self` only makes the answer more cautious (a field too many, or a whole use).
+fn partial_use(e: &IdedExpr, seen: &mut Observed) -> bool {
     match &e.expr {
-        Expr::Select(SelectExpr { operand, field, .. }) => match &operand.expr {
-            Expr::Ident(name) if name == "self" => {
-                fields.push(field.clone());
-                true
-            }
-            _ => select_only(operand, fields),
-        },
+        Expr::Select(SelectExpr { operand, field, .. }) if is_self(operand) => {
+            seen.fields.push(field.clone());
+            true
+        }
+        Expr::Select(select) => partial_use(&select.operand, seen),
         Expr::Ident(name) => name != "self",
         Expr::Unspecified | Expr::Literal(_) => true,
         Expr::Call(call) => {
-            call.target.iter().all(|t| select_only(t, fields)) && call.args.iter().all(|a| select_only(a, fields))
+            call.target.iter().all(|t| partial_use(t, seen)) && call.args.iter().all(|a| partial_use(a, seen))
         }
-        Expr::Comprehension(c) => [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result]
-            .into_iter()
-            .all(|x| select_only(x, fields)),
-        Expr::List(list) => list.elements.iter().all(|x| select_only(x, fields)),
-        Expr::Map(map) => map.entries.iter().all(|entry| entry_select_only(&entry.expr, fields)),
-        Expr::Struct(st) => st.entries.iter().all(|entry| entry_select_only(&entry.expr, fields)),
+        Expr::Comprehension(c) => {
+            // A comprehension over a map binds its variable to each key in turn, never to a value.
+            let range = if is_self(&c.iter_range) && c.iter_var2.is_none() {
+                seen.keys = true;
+                true
+            } else {
+                partial_use(&c.iter_range, seen)
+            };
+            range && [&c.accu_init, &c.loop_cond, &c.loop_step, &c.result].into_iter().all(|x| partial_use(x, seen))
+        }
+        Expr::List(list) => list.elements.iter().all(|x| partial_use(x, seen)),
+        Expr::Map(map) => map.entries.iter().all(|entry| entry_partial_use(&entry.expr, seen)),
+        Expr::Struct(st) => st.entries.iter().all(|entry| entry_partial_use(&entry.expr, seen)),
     }
 }
 
-fn entry_select_only(entry: &EntryExpr, fields: &mut Vec<String>) -> bool {
+fn entry_partial_use(entry: &EntryExpr, seen: &mut Observed) -> bool {
     match entry {
-        EntryExpr::StructField(f) => select_only(&f.value, fields),
-        EntryExpr::MapEntry(e) => select_only(&e.key, fields) && select_only(&e.value, fields),
+        EntryExpr::StructField(f) => partial_use(&f.value, seen),
+        EntryExpr::MapEntry(e) => partial_use(&e.key, seen) && partial_use(&e.value, seen),
     }
 }
 
@@ -409,7 +436,7 @@ mod tests {
 /// string), kept as the reference the direct conversion and the field projection are checked against.
 #[cfg(test)]
 mod reference {
-    use super::{Bound, Outcome, Rule, SelfValue, evaluate_cel};
+    use super::{Bound, Observed, Outcome, Rule, SelfValue, evaluate_cel};
     use cel::objects::{Key, Map};
     use cel::{Context, Value};
     use std::collections::HashMap;
@@ -453,7 +480,7 @@ mod reference {
     }
 
     /// The outcome with `self` bound to the whole value, or to the fields the rule observes.
-    pub(super) fn new(rule: &Rule, value: &serde_json::Value, observed: Option<&[String]>) -> String {
+    pub(super) fn new(rule: &Rule, value: &serde_json::Value, observed: Option<&Observed>) -> String {
         show(rule, &Bound::new(&SelfValue::new(value, observed)))
     }
 }
@@ -461,7 +488,7 @@ mod reference {
 #[cfg(test)]
 mod binding_tests {
     use super::reference::{new, old};
-    use super::{compile_entry, observed_fields};
+    use super::{Observed, compile_entry, observed};
     use serde_json::json;
 
     /// Every JSON type, nested, with a key that needs escaping and one that is empty.
@@ -514,44 +541,62 @@ mod binding_tests {
         }
     }
 
-    fn observed(rules: &[&str]) -> Option<Vec<String>> {
+    fn observed_by(rules: &[&str]) -> Option<Observed> {
         let rules: Vec<super::Rule> = rules.iter().map(|r| compile_entry(&json!({"rule": r})).unwrap()).collect();
-        observed_fields(&rules)
+        observed(&rules)
+    }
+
+    fn fields(fields: &[&str], keys: bool) -> Option<Observed> {
+        Some(Observed { fields: fields.iter().map(|f| f.to_string()).collect(), keys })
     }
 
     #[test]
-    fn validate_cel_observed_fields() {
+    fn validate_cel_observed_parts_of_self() {
         assert_eq!(
-            observed(&["!has(self.replicas) || !has(self.weight)", "self.limits.size() == 0 || 'nodes' in self.limits"]),
-            Some(vec!["limits".into(), "replicas".into(), "weight".into()])
+            observed_by(&["!has(self.replicas) || !has(self.weight)", "self.limits.size() == 0 || 'nodes' in self.limits"]),
+            fields(&["limits", "replicas", "weight"], false)
         );
         assert_eq!(
-            observed(&["self.terms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'al2')", "[self.a, {'k': self.b}].size() == 2"]),
-            Some(vec!["a".into(), "b".into(), "terms".into()])
+            observed_by(&["self.terms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'al2')", "[self.a, {'k': self.b}].size() == 2"]),
+            fields(&["a", "b", "terms"], false)
         );
-        assert_eq!(observed(&["self.a.b.c == 1 && self.a.d"]), Some(vec!["a".into()]));
-        assert_eq!(observed(&["1 == 1"]), Some(vec![]));
-        // Any use of `self` as a whole binds the whole value.
-        for whole in ["self.all(x, x != '')", "size(self) == 1", "self == {}", "'a' in self", "self['a'] == 1", "has(self.a) && self.size() == 1", "string(self) == ''", "self.?a.hasValue()"] {
-            assert_eq!(observed(&["has(self.b)", whole]), None, "{whole}");
+        assert_eq!(observed_by(&["self.a.b.c == 1 && self.a.d"]), fields(&["a"], false));
+        assert_eq!(observed_by(&["1 == 1"]), fields(&[], false));
+        // A macro over `self` sees its keys.
+        assert_eq!(observed_by(&["self.all(k, k != '')", "self.exists(k, k.startsWith('a'))"]), fields(&[], true));
+        assert_eq!(observed_by(&["self.filter(k, k != 'x').size() == 1 || has(self.x)"]), fields(&["x"], true));
+        assert_eq!(observed_by(&["self.all(k, self.exists(j, j == k))"]), fields(&[], true));
+        // Any other use of `self` binds the whole value.
+        for whole in [
+            "size(self) == 1", "self == {}", "'a' in self", "self['a'] == 1", "has(self.a) && self.size() == 1",
+            "string(self) == ''", "self.?a.hasValue()", "self.all(k, self[k] != '')", "[self].all(x, x != {})",
+            "self.map(k, k).size() == self.size()", "dyn(self).all(k, k != '')", "type(self) == map",
+        ] {
+            assert_eq!(observed_by(&["has(self.b)", whole]), None, "{whole}");
         }
         // A message expression sees `self` too.
         let r = compile_entry(&json!({"rule": "self.a == 1", "messageExpression": "'bad: ' + string(self)"})).unwrap();
-        assert_eq!(observed_fields(&[r]), None);
+        assert_eq!(observed(&[r]), None);
         let r = compile_entry(&json!({"rule": "self.a == 1", "messageExpression": "'bad: ' + string(self.b)"})).unwrap();
-        assert_eq!(observed_fields(&[r]), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(observed(&[r]), fields(&["a", "b"], false));
     }
 
-    /// Binding only the observed fields gives each rule the outcome and message binding the whole value gives:
-    /// present, missing, null and wrongly typed fields, and a `self` that is not an object.
+    /// Binding only the observed part of `self` gives each rule the outcome and message binding the whole value
+    /// gives: present, missing, null and wrongly typed fields, and a `self` that is not an object.
     #[test]
-    fn validate_cel_observed_fields_give_the_whole_values_outcomes() {
+    fn validate_cel_observed_parts_give_the_whole_values_outcomes() {
         let rules = [
             "!has(self.replicas) || !has(self.weight)",
             "!has(self.replicas) || (!has(self.limits) || size(self.limits) == 0 || (size(self.limits) == 1 && 'nodes' in self.limits))",
             "self.terms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'al2') ? self.family == 'AL2' : true",
             "(has(self.role) && !has(self.profile)) || (!has(self.role) && has(self.profile))",
             "self.weight > 10",
+            "self.all(k, k != 'other')",
+            "self.all(k, k in ['replicas', 'weight', 'limits', 'role'] || !k.find('^([^/]+)').endsWith('x'))",
+            "self.exists_one(k, k.startsWith('r'))",
+            "self.filter(k, k.size() > 5).size() <= 1 && (!has(self.limits) || self.limits.size() > 0)",
+            "self.map(k, k.size()).exists(n, n == 6)",
+            "self.all(k, k.matches('^[a-z]+$'))",
         ];
         let values = [
             json!({}),
@@ -559,16 +604,17 @@ mod binding_tests {
             json!({"replicas": null, "limits": {"cpu": "1", "nodes": 2}, "profile": "p", "weight": "heavy"}),
             json!({"terms": [{"alias": "al2@latest"}], "family": "Bottlerocket", "weight": 11.5, "role": "", "profile": ""}),
             json!({"terms": [{"id": "ami-1"}, {"alias": "al2023@v1"}], "family": "AL2", "limits": {}, "x": {"y": "z"}}),
-            json!({"terms": "not a list", "limits": 3}),
+            json!({"terms": "not a list", "limits": 3, "a/x": true, "rr": null}),
             json!("a string"),
             json!([1, 2]),
+            json!(["other", "replicas"]),
             json!(null),
         ];
         for text in rules {
             let r = compile_entry(&json!({"rule": text, "messageExpression": "'weight ' + string(self.weight)"})).unwrap();
-            let fields = observed_fields(std::slice::from_ref(&r)).expect("selects fields only");
+            let seen = observed(std::slice::from_ref(&r)).expect("observes part of self");
             for value in &values {
-                assert_eq!(new(&r, value, Some(&fields)), new(&r, value, None), "{text} on {value}");
+                assert_eq!(new(&r, value, Some(&seen)), new(&r, value, None), "{text} on {value}");
                 assert_eq!(new(&r, value, None), old(&r, value), "{text} on {value}");
             }
         }

@@ -504,7 +504,7 @@ fn memoized_rule_failures(st: &Structural, value: &Value) -> RuleFailures {
         }
     }
     // Keyed by what the rules can observe: a `spec` whose rules read three fields is one entry per distinct three.
-    let value = cel::SelfValue::new(value, st.observed_fields.as_deref());
+    let value = cel::SelfValue::new(value, st.observed.as_ref());
     let mut key = Capped(Vec::new());
     if serde_json::to_writer(&mut key, &value).is_err() {
         return std::sync::Arc::new(rule_failures(st, &value));
@@ -524,6 +524,16 @@ fn memoized_rule_failures(st: &Structural, value: &Value) -> RuleFailures {
     failures
 }
 
+/// Appends `/` and one escaped JSON pointer token; most names need no escaping, and then no allocation.
+fn push_token(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    if token.contains(['~', '/']) {
+        pointer.push_str(&escape(token));
+    } else {
+        pointer.push_str(token);
+    }
+}
+
 fn walk(st: &Structural, value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
     if !st.rules.is_empty() {
         for (at, message) in memoized_rule_failures(st, value).iter() {
@@ -535,16 +545,14 @@ fn walk(st: &Structural, value: &Value, pointer: &mut String, out: &mut Vec<Viol
         Value::Object(obj) => {
             for (name, child) in &st.properties {
                 if let Some(v) = obj.get(name) {
-                    pointer.push('/');
-                    pointer.push_str(&escape(name));
+                    push_token(pointer, name);
                     walk(child, v, pointer, out);
                     pointer.truncate(len);
                 }
             }
             if let Some(a) = &st.additional {
                 for (name, v) in obj {
-                    pointer.push('/');
-                    pointer.push_str(&escape(name));
+                    push_token(pointer, name);
                     walk(a, v, pointer, out);
                     pointer.truncate(len);
                 }

@@ -65,8 +65,8 @@ pub(crate) struct Structural {
     pub(crate) additional: Option<Box<Structural>>,
     pub(crate) default: Option<Value>,
     pub(crate) rules: Vec<Rule>,
-    /// The fields of `self` the rules can observe, when they only select fields (see `cel::observed_fields`).
-    pub(crate) observed_fields: Option<Vec<String>>,
+    /// What the rules can observe of `self`, when it is less than all of it (see `cel::observed`).
+    pub(crate) observed: Option<cel::Observed>,
     /// Rules skipped because they are transition rules (they use `oldSelf`).
     pub(crate) transition_rules: usize,
     pub(crate) list_map_keys: Vec<String>,
@@ -82,7 +82,7 @@ impl Default for Structural {
             additional: None,
             default: None,
             rules: Vec::new(),
-            observed_fields: None,
+            observed: None,
             transition_rules: 0,
             list_map_keys: Vec::new(),
         }
@@ -317,7 +317,7 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
             }
             st.rules.push(compiled);
         }
-        st.observed_fields = cel::observed_fields(&st.rules);
+        st.observed = cel::observed(&st.rules);
     }
     (Value::Object(out), st)
 }
