@@ -209,13 +209,80 @@ impl<'v> SelfValue<'v> {
     }
 }
 
-/// Serialized as the JSON the rules see (the memo key of `rule_failures`).
-impl serde::Serialize for SelfValue<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl SelfValue<'_> {
+    /// What the rules see, encoded without ambiguity (type tags, lengths, raw bytes), for the memo of
+    /// `rule_failures`: cheaper to write than JSON text (no escaping, no number formatting). `None` when longer
+    /// than `max` bytes, found without encoding all of a large value.
+    pub(crate) fn memo_key(&self, max: usize) -> Option<Vec<u8>> {
+        let mut key = MemoKey { bytes: Vec::new(), max };
         match self {
-            SelfValue::Whole(value) => value.serialize(serializer),
-            SelfValue::Object(fields) => serializer.collect_map(fields.iter().copied()),
+            SelfValue::Whole(value) => key.value(value)?,
+            SelfValue::Object(fields) => {
+                key.len(b'{', fields.len())?;
+                for (name, value) in fields {
+                    key.str(name)?;
+                    match value {
+                        Some(value) => key.value(value)?,
+                        None => key.bytes.push(b'_'),
+                    }
+                }
+            }
         }
+        Some(key.bytes)
+    }
+}
+
+struct MemoKey {
+    bytes: Vec<u8>,
+    max: usize,
+}
+
+impl MemoKey {
+    /// A tag and a 64-bit word: a length, or a number's bits.
+    fn word(&mut self, tag: u8, word: u64) {
+        self.bytes.push(tag);
+        self.bytes.extend_from_slice(&word.to_le_bytes());
+    }
+
+    /// A tag and a length, in 4 bytes (never more than `max` anyway).
+    fn len(&mut self, tag: u8, len: usize) -> Option<()> {
+        self.bytes.push(tag);
+        self.bytes.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
+        Some(())
+    }
+
+    fn str(&mut self, s: &str) -> Option<()> {
+        self.len(b's', s.len())?;
+        self.bytes.extend_from_slice(s.as_bytes());
+        (self.bytes.len() <= self.max).then_some(())
+    }
+
+    /// Numbers as `to_val` reads them: int, else uint, else double.
+    fn value(&mut self, v: &serde_json::Value) -> Option<()> {
+        match v {
+            serde_json::Value::Null => self.bytes.push(b'n'),
+            serde_json::Value::Bool(b) => self.bytes.push(if *b { b't' } else { b'f' }),
+            serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => self.word(b'i', i as u64),
+                (None, Some(u)) => self.word(b'u', u),
+                (None, None) => self.word(b'd', n.as_f64().unwrap_or(f64::NAN).to_bits()),
+            },
+            serde_json::Value::String(s) => self.str(s)?,
+            serde_json::Value::Array(items) => {
+                self.len(b'[', items.len())?;
+                for item in items {
+                    self.value(item)?;
+                }
+            }
+            serde_json::Value::Object(obj) => {
+                self.len(b'{', obj.len())?;
+                for (name, value) in obj {
+                    self.str(name)?;
+                    self.value(value)?;
+                }
+            }
+        }
+        (self.bytes.len() <= self.max).then_some(())
     }
 }
 
@@ -618,5 +685,42 @@ mod binding_tests {
                 assert_eq!(new(&r, value, None), old(&r, value), "{text} on {value}");
             }
         }
+    }
+
+    /// Memo keys tell apart every two values the rules could tell apart, and only grow past the limit on large
+    /// values.
+    #[test]
+    fn validate_cel_memo_keys_are_unambiguous() {
+        use super::SelfValue;
+        let values = [
+            json!(null), json!(true), json!(false), json!(0), json!(1), json!(-1), json!(1.0), json!(-0.0), json!(0.0),
+            json!(18446744073709551615u64), json!(""), json!("1"), json!("true"), json!("null"), json!("ab"),
+            json!(["ab"]), json!(["a", "b"]), json!([["a"], "b"]), json!([["a", "b"]]), json!([]), json!([[]]),
+            json!({}), json!({"a": "b"}), json!({"ab": ""}), json!({"a": {"b": null}}), json!({"a": null}),
+            json!({"a": ["b"]}), json!([{"a": "b"}]), json!({"a": "b", "c": 1}), json!({"a": "b", "c": 1.0}),
+        ];
+        let whole: Vec<Vec<u8>> = values.iter().map(|v| SelfValue::Whole(v).memo_key(2048).unwrap()).collect();
+        for (i, a) in whole.iter().enumerate() {
+            for (j, b) in whole.iter().enumerate().skip(i + 1) {
+                assert_ne!(a, b, "{} and {}", values[i], values[j]);
+            }
+        }
+        // Equal values, equal keys (objects whatever their insertion order).
+        let a: serde_json::Value = serde_json::from_str(r#"{"x": 1, "y": [true, "z"]}"#).unwrap();
+        let b: serde_json::Value = serde_json::from_str(r#"{"y": [true, "z"], "x": 1}"#).unwrap();
+        assert_eq!(SelfValue::Whole(&a).memo_key(2048), SelfValue::Whole(&b).memo_key(2048));
+        // A key whose value no rule reads differs from one whose value is null.
+        let keys = Observed { fields: vec!["a".into()], keys: true };
+        let v = json!({"a": null, "b": null});
+        let key = SelfValue::new(&v, Some(&keys)).memo_key(2048).unwrap();
+        let w = json!({"a": null, "b": 1});
+        assert_eq!(SelfValue::new(&w, Some(&keys)).memo_key(2048).unwrap(), key, "b's value is not observed");
+        let x = json!({"a": 1, "b": null});
+        assert_ne!(SelfValue::new(&x, Some(&keys)).memo_key(2048).unwrap(), key, "a's is");
+        // Past the limit: no key.
+        let long = json!({"list": vec!["x".repeat(100); 30]});
+        assert!(SelfValue::Whole(&long).memo_key(2048).is_none());
+        assert!(SelfValue::Whole(&long).memo_key(4096).is_some());
+        assert!(SelfValue::Whole(&json!("y".repeat(3000))).memo_key(2048).is_none());
     }
 }

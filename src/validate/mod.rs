@@ -474,7 +474,7 @@ fn rule_failures(st: &Structural, value: &cel::SelfValue) -> Vec<(String, String
     failures
 }
 
-/// Values larger than this are evaluated without the memo (they rarely repeat, and their key would cost memory).
+/// Values whose memo key is larger than this are evaluated without the memo (they rarely repeat, and their key would cost memory).
 const MEMO_MAX_VALUE_BYTES: usize = 2048;
 /// The memo is cleared when it grows past this many entries (bounded memory on any input).
 const MEMO_MAX_ENTRIES: usize = 50_000;
@@ -486,30 +486,14 @@ fn memoized_rule_failures(st: &Structural, value: &Value) -> RuleFailures {
     use std::cell::RefCell;
     use std::collections::HashMap;
     thread_local! {
-        static MEMO: RefCell<HashMap<(u64, String), RuleFailures>> = RefCell::new(HashMap::new());
-    }
-    /// A key buffer that refuses to grow past the memo's size limit: a large value is not serialized in full
-    /// only to learn that it is too large to memoize.
-    struct Capped(Vec<u8>);
-    impl std::io::Write for Capped {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            if self.0.len() + bytes.len() > MEMO_MAX_VALUE_BYTES {
-                return Err(std::io::Error::other("too large to memoize"));
-            }
-            self.0.extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+        static MEMO: RefCell<HashMap<(u64, Vec<u8>), RuleFailures>> = RefCell::new(HashMap::new());
     }
     // Keyed by what the rules can observe: a `spec` whose rules read three fields is one entry per distinct three.
     let value = cel::SelfValue::new(value, st.observed.as_ref());
-    let mut key = Capped(Vec::new());
-    if serde_json::to_writer(&mut key, &value).is_err() {
+    let Some(key) = value.memo_key(MEMO_MAX_VALUE_BYTES) else {
         return std::sync::Arc::new(rule_failures(st, &value));
-    }
-    let key = (st.id, String::from_utf8(key.0).expect("serde_json writes UTF-8"));
+    };
+    let key = (st.id, key);
     if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return hit;
     }
