@@ -338,13 +338,13 @@ impl Validator {
         // Defaulting happens before validation in the API server.
         let defaulted;
         let object = match &entry.structural {
-            Some(st) => {
+            Some(st) if schema::lacks_defaults(st, object) => {
                 let mut copy = object.clone();
                 schema::apply_defaults(st, &mut copy);
                 defaulted = copy;
                 &defaulted
             }
-            None => object,
+            _ => object,
         };
 
         for e in entry.schema.iter_errors(object) {
@@ -460,8 +460,8 @@ fn add_required(schema: &mut Value, fields: &[&str]) {
 /// The failures of a schema node's CEL rules on one value: (field path below the node, message).
 type RuleFailures = std::sync::Arc<Vec<(String, String)>>;
 
-fn rule_failures(st: &Structural, value: &Value) -> Vec<(String, String)> {
-    let bound = cel::Bound::new(cel::to_cel(value));
+fn rule_failures(st: &Structural, value: &cel::SelfValue) -> Vec<(String, String)> {
+    let bound = cel::Bound::new(value);
     let mut failures = Vec::new();
     for rule in &st.rules {
         let at = rule.field_path.clone().unwrap_or_default();
@@ -474,7 +474,7 @@ fn rule_failures(st: &Structural, value: &Value) -> Vec<(String, String)> {
     failures
 }
 
-/// Values larger than this are evaluated without the memo (they rarely repeat, and their key would cost memory).
+/// Values whose memo key is larger than this are evaluated without the memo (they rarely repeat, and their key would cost memory).
 const MEMO_MAX_VALUE_BYTES: usize = 2048;
 /// The memo is cleared when it grows past this many entries (bounded memory on any input).
 const MEMO_MAX_ENTRIES: usize = 50_000;
@@ -486,32 +486,18 @@ fn memoized_rule_failures(st: &Structural, value: &Value) -> RuleFailures {
     use std::cell::RefCell;
     use std::collections::HashMap;
     thread_local! {
-        static MEMO: RefCell<HashMap<(u64, String), RuleFailures>> = RefCell::new(HashMap::new());
+        static MEMO: RefCell<HashMap<(u64, Vec<u8>), RuleFailures>> = RefCell::new(HashMap::new());
     }
-    /// A key buffer that refuses to grow past the memo's size limit: a large value is not serialized in full
-    /// only to learn that it is too large to memoize.
-    struct Capped(Vec<u8>);
-    impl std::io::Write for Capped {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            if self.0.len() + bytes.len() > MEMO_MAX_VALUE_BYTES {
-                return Err(std::io::Error::other("too large to memoize"));
-            }
-            self.0.extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut key = Capped(Vec::new());
-    if serde_json::to_writer(&mut key, value).is_err() {
-        return std::sync::Arc::new(rule_failures(st, value));
-    }
-    let key = (st.id, String::from_utf8(key.0).expect("serde_json writes UTF-8"));
+    // Keyed by what the rules can observe: a `spec` whose rules read three fields is one entry per distinct three.
+    let value = cel::SelfValue::new(value, st.observed.as_ref());
+    let Some(key) = value.memo_key(MEMO_MAX_VALUE_BYTES) else {
+        return std::sync::Arc::new(rule_failures(st, &value));
+    };
+    let key = (st.id, key);
     if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return hit;
     }
-    let failures = std::sync::Arc::new(rule_failures(st, value));
+    let failures = std::sync::Arc::new(rule_failures(st, &value));
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= MEMO_MAX_ENTRIES {
@@ -520,6 +506,16 @@ fn memoized_rule_failures(st: &Structural, value: &Value) -> RuleFailures {
         m.insert(key, failures.clone());
     });
     failures
+}
+
+/// Appends `/` and one escaped JSON pointer token; most names need no escaping, and then no allocation.
+fn push_token(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    if token.contains(['~', '/']) {
+        pointer.push_str(&escape(token));
+    } else {
+        pointer.push_str(token);
+    }
 }
 
 fn walk(st: &Structural, value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
@@ -533,16 +529,14 @@ fn walk(st: &Structural, value: &Value, pointer: &mut String, out: &mut Vec<Viol
         Value::Object(obj) => {
             for (name, child) in &st.properties {
                 if let Some(v) = obj.get(name) {
-                    pointer.push('/');
-                    pointer.push_str(&escape(name));
+                    push_token(pointer, name);
                     walk(child, v, pointer, out);
                     pointer.truncate(len);
                 }
             }
             if let Some(a) = &st.additional {
                 for (name, v) in obj {
-                    pointer.push('/');
-                    pointer.push_str(&escape(name));
+                    push_token(pointer, name);
                     walk(a, v, pointer, out);
                     pointer.truncate(len);
                 }

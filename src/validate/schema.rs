@@ -65,6 +65,8 @@ pub(crate) struct Structural {
     pub(crate) additional: Option<Box<Structural>>,
     pub(crate) default: Option<Value>,
     pub(crate) rules: Vec<Rule>,
+    /// What the rules can observe of `self`, when it is less than all of it (see `cel::observed`).
+    pub(crate) observed: Option<cel::Observed>,
     /// Rules skipped because they are transition rules (they use `oldSelf`).
     pub(crate) transition_rules: usize,
     pub(crate) list_map_keys: Vec<String>,
@@ -80,6 +82,7 @@ impl Default for Structural {
             additional: None,
             default: None,
             rules: Vec::new(),
+            observed: None,
             transition_rules: 0,
             list_map_keys: Vec::new(),
         }
@@ -314,8 +317,24 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
             }
             st.rules.push(compiled);
         }
+        st.observed = cel::observed(&st.rules);
     }
     (Value::Object(out), st)
+}
+
+/// Whether [`apply_defaults`] would change the value (some missing property has a default): most generated
+/// objects spell every default out, and copying the object to default nothing cost more than the CEL rules.
+pub(crate) fn lacks_defaults(st: &Structural, value: &Value) -> bool {
+    match value {
+        Value::Object(obj) => {
+            st.properties.iter().any(|(name, child)| match obj.get(name) {
+                None => child.default.is_some(),
+                Some(v) => lacks_defaults(child, v),
+            }) || st.additional.as_ref().is_some_and(|a| obj.values().any(|v| lacks_defaults(a, v)))
+        }
+        Value::Array(items) => st.items.as_ref().is_some_and(|i| items.iter().any(|v| lacks_defaults(i, v))),
+        _ => false,
+    }
 }
 
 /// Applies the schema defaults the API server would apply on create: a missing property that has
@@ -347,5 +366,53 @@ pub(crate) fn apply_defaults(st: &Structural, value: &mut Value) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{apply_defaults, convert, lacks_defaults};
+    use serde_json::json;
+
+    /// `lacks_defaults` says exactly when `apply_defaults` changes a value.
+    #[test]
+    fn validate_lacks_defaults_iff_defaulting_changes_the_value() {
+        let schema = json!({"type": "object", "properties": {
+            "size": {"type": "string", "default": "small"},
+            "nested": {"type": "object", "default": {}, "properties": {"n": {"type": "integer", "default": 1}}},
+            "list": {"type": "array", "items": {"type": "object", "properties": {"d": {"type": "string", "default": "x"}}}},
+            "map": {"type": "object", "additionalProperties": {"type": "object", "properties": {"d": {"type": "boolean", "default": true}}}},
+            "plain": {"type": "object", "properties": {"p": {"type": "string"}}}
+        }});
+        let (_, st) = convert(&schema, false);
+        let complete = json!({"size": "large", "nested": {"n": 2}, "list": [{"d": "y"}], "map": {"a": {"d": false}}, "plain": {}});
+        let mut values = vec![json!({}), json!("not an object"), json!(null), complete.clone()];
+        for (pointer, replacement) in [
+            ("/size", None), ("/nested", None), ("/nested/n", None), ("/list/0/d", None), ("/map/a/d", None),
+            ("/list", Some(json!([]))), ("/map", Some(json!({}))), ("/plain", None), ("/nested", Some(json!(3))),
+            ("/list", Some(json!([{"d": "y"}, {}]))), ("/map/b", Some(json!({}))), ("/extra", Some(json!({"size": 1}))),
+        ] {
+            let mut v = complete.clone();
+            let (parent, name) = pointer.rsplit_once('/').unwrap();
+            let at = v.pointer_mut(parent).unwrap();
+            match (replacement, at) {
+                (None, serde_json::Value::Object(o)) => {
+                    o.remove(name);
+                }
+                (Some(r), serde_json::Value::Object(o)) => {
+                    o.insert(name.to_owned(), r);
+                }
+                _ => unreachable!(),
+            }
+            values.push(v);
+        }
+        let mut lacking = 0;
+        for v in values {
+            let mut defaulted = v.clone();
+            apply_defaults(&st, &mut defaulted);
+            assert_eq!(lacks_defaults(&st, &v), defaulted != v, "{v}");
+            lacking += usize::from(defaulted != v);
+        }
+        assert_eq!(lacking, 8);
     }
 }
