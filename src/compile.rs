@@ -132,9 +132,19 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     }
     let warnings = diagnostics;
 
-    // One catalog per region the profiles use, each read and parsed on its own core.
+    let renderer = Renderer::new(opts.templates_dir.as_deref())?;
+    // Setup, on every core at once: one catalog per region the profiles use, and the schemas of the kinds the
+    // templates render (compiled on first use instead, clusters validated in parallel waited for one another).
+    let gitops = profiles.iter().any(|p| p.cluster.gitops.is_some());
     let regions: std::collections::BTreeSet<&String> = profiles.iter().map(|p| &p.cluster.region.value).collect();
-    let loaded: Vec<_> = regions.into_par_iter().map(|region| (region, Catalog::load_with_digest(&opts.catalogs_dir, region))).collect();
+    let (loaded, validator) = rayon::join(
+        || regions.into_par_iter().map(|region| (region, Catalog::load_with_digest(&opts.catalogs_dir, region))).collect::<Vec<_>>(),
+        || {
+            let validator = crate::validate::Validator::builtin();
+            validator.prepare(renderer.kinds(gitops));
+            validator
+        },
+    );
     let mut catalogs = BTreeMap::new();
     let mut digests = BTreeMap::new();
     // In region order, so that of two unreadable catalogs the error is always the same one.
@@ -143,11 +153,8 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
         catalogs.insert(region.clone(), catalog);
         digests.insert(region.clone(), digest);
     }
-
-    // The built-in schemas compile on one core while the other solves.
-    let (plan, validator) = rayon::join(|| solve::solve(&profiles, &sources, &catalogs, &digests), crate::validate::Validator::builtin);
+    let plan = solve::solve(&profiles, &sources, &catalogs, &digests);
     let plan = plan.map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
-    let renderer = Renderer::new(opts.templates_dir.as_deref())?;
     let profile_index = profiles.iter().enumerate().map(|(i, p)| ((p.cluster.name.value.clone(), p.name.value.clone()), i)).collect();
     let type_labels = catalogs.iter().map(|(region, catalog)| (region.clone(), crate::simulate::instances::TypeLabels::new(catalog))).collect();
     let mut compilation =

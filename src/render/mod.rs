@@ -75,6 +75,17 @@ pub enum RenderError {
 
 pub struct Renderer {
     env: Environment<'static>,
+    /// (template, apiVersion, kind) as each template's text names them on literal top-level lines.
+    kinds: Vec<(String, String, String)>,
+}
+
+/// The templates of out/<cluster>/gitops/ (rendered only for clusters with a `gitops` block).
+const GITOPS_TEMPLATES: [&str; 3] = ["argocd-application.yaml.j2", "flux-gitrepository.yaml.j2", "flux-kustomization.yaml.j2"];
+
+/// The `apiVersion:` and `kind:` a template's text writes at the top level, when both are literal.
+fn literal_kind(text: &str) -> Option<(String, String)> {
+    let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).map(str::trim).filter(|v| !v.is_empty() && !v.contains("{{"));
+    Some((field("apiVersion:")?.to_string(), field("kind:")?.to_string()))
 }
 
 impl Renderer {
@@ -82,15 +93,28 @@ impl Renderer {
     pub fn new(template_dir: Option<&Path>) -> Result<Renderer, RenderError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        let mut kinds = Vec::new();
         for (name, builtin) in BUILTIN_TEMPLATES.iter().chain(crate::ops::render::TEMPLATES) {
             let text = match template_dir.map(|d| d.join(name)).filter(|p| p.exists()) {
                 Some(path) => std::fs::read_to_string(&path).map_err(|source| RenderError::Read { path, source })?,
                 None => builtin.to_string(),
             };
+            if let Some((api_version, kind)) = literal_kind(&text) {
+                kinds.push((name.to_string(), api_version, kind));
+            }
             env.add_template_owned(name.to_string(), text)
                 .map_err(|source| RenderError::Template { name: name.to_string(), source })?;
         }
-        Ok(Renderer { env })
+        Ok(Renderer { env, kinds })
+    }
+
+    /// The (apiVersion, kind) pairs the templates render, the GitOps apps' only when `gitops`: what the validator
+    /// compiles before the first object exists (a hint: a kind missed here compiles when first validated).
+    pub fn kinds(&self, gitops: bool) -> impl Iterator<Item = (&str, &str)> {
+        self.kinds
+            .iter()
+            .filter(move |(name, _, _)| gitops || !GITOPS_TEMPLATES.contains(&name.as_str()))
+            .map(|(_, api_version, kind)| (api_version.as_str(), kind.as_str()))
     }
 
     /// Renders one template and parses the result back (for the ops module's objects).
@@ -188,10 +212,11 @@ impl Renderer {
         });
         let dir = PathBuf::from(&cluster.name).join(crate::emit::GITOPS_DIR);
         let mut apps = Vec::new();
+        let [argocd, flux_repository, flux_kustomization] = GITOPS_TEMPLATES;
         for (wanted, template, file) in [
-            (gitops.argocd, "argocd-application.yaml.j2", "argocd-application.yaml"),
-            (gitops.flux, "flux-gitrepository.yaml.j2", "flux-gitrepository.yaml"),
-            (gitops.flux, "flux-kustomization.yaml.j2", "flux-kustomization.yaml"),
+            (gitops.argocd, argocd, "argocd-application.yaml"),
+            (gitops.flux, flux_repository, "flux-gitrepository.yaml"),
+            (gitops.flux, flux_kustomization, "flux-kustomization.yaml"),
         ] {
             if wanted {
                 apps.push(Manifest {
