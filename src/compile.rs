@@ -44,6 +44,8 @@ pub struct Compilation {
     pub warnings: Vec<ProfileDiagnostic>,
     /// (cluster, profile name) → position in `profiles`, for [`Compilation::profile`].
     profile_index: BTreeMap<(String, String), usize>,
+    /// Cluster → positions in `profiles` (file order), for [`Compilation::profiles_of`].
+    cluster_profiles: BTreeMap<String, Vec<usize>>,
     /// Per region, the simulator's instance-type labels of its catalog, shared by every cluster's simulations.
     type_labels: BTreeMap<String, crate::simulate::instances::TypeLabels>,
 }
@@ -132,16 +134,20 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     }
     let warnings = diagnostics;
 
-    let renderer = Renderer::new(opts.templates_dir.as_deref())?;
+    // A template error is reported after any catalog or profile error, as when rendering came after solving.
+    let renderer = Renderer::new(opts.templates_dir.as_deref());
     // Setup, on every core at once: one catalog per region the profiles use, and the schemas of the kinds the
-    // templates render (compiled on first use instead, clusters validated in parallel waited for one another).
+    // templates render (otherwise each schema compiles on first use, and clusters validated in parallel wait on
+    // one another).
     let gitops = profiles.iter().any(|p| p.cluster.gitops.is_some());
     let regions: std::collections::BTreeSet<&String> = profiles.iter().map(|p| &p.cluster.region.value).collect();
     let (loaded, validator) = rayon::join(
         || regions.into_par_iter().map(|region| (region, Catalog::load_with_digest(&opts.catalogs_dir, region))).collect::<Vec<_>>(),
         || {
             let validator = crate::validate::Validator::builtin();
-            validator.prepare(renderer.kinds(gitops));
+            if let Ok(renderer) = &renderer {
+                validator.prepare(renderer.kinds(gitops));
+            }
             validator
         },
     );
@@ -155,15 +161,20 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     }
     let plan = solve::solve(&profiles, &sources, &catalogs, &digests);
     let plan = plan.map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
+    let renderer = renderer?;
     let profile_index = profiles.iter().enumerate().map(|(i, p)| ((p.cluster.name.value.clone(), p.name.value.clone()), i)).collect();
+    let mut cluster_profiles: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, p) in profiles.iter().enumerate() {
+        cluster_profiles.entry(p.cluster.name.value.clone()).or_default().push(i);
+    }
     let type_labels = catalogs.iter().map(|(region, catalog)| (region.clone(), crate::simulate::instances::TypeLabels::new(catalog))).collect();
     let mut compilation =
-        Compilation { sources, profiles, catalogs, plan, generated: Vec::new(), findings: Vec::new(), warnings, profile_index, type_labels };
+        Compilation { sources, profiles, catalogs, plan, generated: Vec::new(), findings: Vec::new(), warnings, profile_index, cluster_profiles, type_labels };
     // Clusters are independent: each is rendered, validated, checked and linted on its own core, and keeps only
     // its files; the ordered collect keeps every report deterministic.
     let compiled: Vec<ClusterOutcome> =
         compilation.plan.clusters.par_iter().map(|cluster| compile_cluster(&compilation, &renderer, validator, cluster)).collect();
-    let (generated, findings) = outcome(compiled)?;
+    let (generated, findings) = merge_cluster_outcomes(compiled)?;
     compilation.generated = generated;
     compilation.warnings.extend(findings.iter().map(|f| f.diagnostic.clone()));
     compilation.findings = findings;
@@ -176,7 +187,8 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
 enum ClusterOutcome {
     Compiled { generated: Vec<Generated>, findings: Vec<Finding> },
     RenderFailed(RenderError),
-    Invalid(Vec<(PathBuf, crate::validate::Violation)>),
+    /// Schema violations and what the checks a schema cannot express found, each in path order.
+    Invalid { schema: Vec<(PathBuf, crate::validate::Violation)>, checks: Vec<(PathBuf, crate::validate::Violation)> },
     Unschedulable(Vec<ProfileDiagnostic>),
 }
 
@@ -187,7 +199,7 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
         Ok(manifests) => manifests,
         Err(err) => return ClusterOutcome::RenderFailed(err),
     };
-    let mut violations: Vec<_> = manifests
+    let schema: Vec<_> = manifests
         .par_iter()
         // Flux's GitRepository is the one kind without a schema here (its CRD is not among ../shared/schemas);
         // tests check its fields.
@@ -195,9 +207,9 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
         .flat_map_iter(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
         .collect();
     // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
-    violations.extend(crate::ops::check::rendered(&manifests));
-    if !violations.is_empty() {
-        return ClusterOutcome::Invalid(violations);
+    let checks = crate::ops::check::rendered(&manifests);
+    if !schema.is_empty() || !checks.is_empty() {
+        return ClusterOutcome::Invalid { schema, checks };
     }
     let simulated = crate::simulate::check::cluster_manifests(&manifests);
     // Every workload at max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
@@ -210,14 +222,19 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     ClusterOutcome::Compiled { generated, findings }
 }
 
-/// The clusters' outcomes as one result, failing as a whole-plan compile would: the first template error, else
-/// every schema violation, else every unschedulable workload.
-fn outcome(clusters: Vec<ClusterOutcome>) -> Result<(Vec<Generated>, Vec<Finding>), CompileError> {
-    let (mut generated, mut findings, mut violations, mut unschedulable) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+/// The clusters' outcomes as one result, failing as a whole-plan compile would: the first template error (in
+/// cluster order), else every schema violation then every check violation (each in path order), else every
+/// unschedulable workload.
+fn merge_cluster_outcomes(clusters: Vec<ClusterOutcome>) -> Result<(Vec<Generated>, Vec<Finding>), CompileError> {
+    let (mut generated, mut findings, mut unschedulable) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut schema, mut checks) = (Vec::new(), Vec::new());
     for cluster in clusters {
         match cluster {
             ClusterOutcome::RenderFailed(err) => return Err(err.into()),
-            ClusterOutcome::Invalid(v) => violations.extend(v),
+            ClusterOutcome::Invalid { schema: s, checks: c } => {
+                schema.extend(s);
+                checks.extend(c);
+            }
             ClusterOutcome::Unschedulable(d) => unschedulable.extend(d),
             ClusterOutcome::Compiled { generated: g, findings: f } => {
                 generated.extend(g);
@@ -225,9 +242,12 @@ fn outcome(clusters: Vec<ClusterOutcome>) -> Result<(Vec<Generated>, Vec<Finding
             }
         }
     }
-    if !violations.is_empty() {
-        violations.sort_by(|a, b| a.0.cmp(&b.0));
-        return Err(CompileError::Invalid { violations });
+    if !schema.is_empty() || !checks.is_empty() {
+        // Stable sorts: an object's own violations keep their order.
+        schema.sort_by(|a, b| a.0.cmp(&b.0));
+        checks.sort_by(|a, b| a.0.cmp(&b.0));
+        schema.extend(checks);
+        return Err(CompileError::Invalid { violations: schema });
     }
     if !unschedulable.is_empty() {
         return Err(CompileError::Profiles { diagnostics: unschedulable });
@@ -246,6 +266,11 @@ impl Compilation {
     /// A region's catalog with its simulator labels, for the simulation checks.
     pub fn simulation_catalog(&self, region: &str) -> Option<(&Catalog, &crate::simulate::instances::TypeLabels)> {
         Some((self.catalogs.get(region)?, self.type_labels.get(region)?))
+    }
+
+    /// Every profile of a cluster, in file order (two files may give their profiles the same name).
+    pub fn profiles_of<'c>(&'c self, cluster: &str) -> impl Iterator<Item = &'c Profile> + 'c {
+        self.cluster_profiles.get(cluster).into_iter().flatten().map(|&i| &self.profiles[i])
     }
 
     /// The files under out/<cluster>/. They are sorted by path, component by component, so a cluster's files are one
@@ -277,14 +302,6 @@ impl Compilation {
     pub fn take_output_tree(&mut self) -> OutputTree {
         tree_of(&self.plan, std::mem::take(&mut self.generated))
     }
-
-    /// What each cluster needs before its output works, for the top of its kustomization.yaml: the namespaces
-    /// the objects live in (not emitted: the GPU Operator's and kube-prometheus-stack's charts create theirs,
-    /// and workload namespaces belong to the workloads), the CRDs other charts install, and the Karpenter
-    /// feature gates the NodePools rely on.
-    pub fn prerequisites(&self) -> BTreeMap<String, Vec<String>> {
-        prerequisites_of(&self.plan, &self.generated)
-    }
 }
 
 /// Everything for out/ from these files: each file, and a kustomization.yaml per cluster.
@@ -298,7 +315,10 @@ fn tree_of(plan: &Plan, generated: Vec<Generated>) -> OutputTree {
     tree
 }
 
-/// [`Compilation::prerequisites`] of these files.
+/// What each cluster needs before its output works, for the top of its kustomization.yaml: the namespaces
+/// the objects live in (not emitted: the GPU Operator's and kube-prometheus-stack's charts create theirs,
+/// and workload namespaces belong to the workloads), the CRDs other charts install, and the Karpenter
+/// feature gates the NodePools rely on.
 fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Vec<String>> {
     let mut per_cluster: BTreeMap<String, (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>)> = BTreeMap::new();
     for g in generated.iter().filter(|g| !crate::render::is_gitops_app(&g.path)) {
@@ -356,6 +376,24 @@ fn cluster_run<'g>(generated: &'g [Generated], cluster: &str) -> &'g [Generated]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What commands read after a compile (explain, adopt, tests) is each file parsed back: it must be the very
+    /// object that was validated and linted, with the source its header names.
+    #[test]
+    fn a_generated_file_parses_back_to_the_object_it_was_written_from() {
+        let c = compile(&CompileOptions::default()).expect("the examples compile");
+        let renderer = Renderer::new(None).unwrap();
+        let mut seen = 0;
+        for cluster in &c.plan.clusters {
+            for m in renderer.render_cluster(cluster).unwrap() {
+                let back = Generated::new(&m).manifest();
+                assert_eq!(back.object, m.object, "{}", m.path.display());
+                assert_eq!(back.source, m.source, "{}", m.path.display());
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, c.generated.len());
+    }
 
     /// Paths sort component by component, so `ml/…` comes before `ml-prod/…` and `ml.x/…` (while the strings
     /// "ml-prod/a" < "ml/a"): each cluster's objects are one run, whatever its name is a prefix of.

@@ -293,9 +293,10 @@ pub fn read_tree(out_dir: &Path) -> io::Result<OutputTree> {
     Ok(tree)
 }
 
-/// Whether `out_dir` holds exactly `tree` (the same files, byte for byte), as `read_tree(out_dir)? == *tree`
-/// would say, without holding a second copy of the tree: `compile --check` on a current out/ compares each file
-/// as it reads it, on every core.
+/// Whether `out_dir` holds exactly `tree` (the same files, byte for byte), without holding a second copy of the
+/// tree: `compile --check` on a current out/ compares each file as it reads it, on every core. Where
+/// `read_tree(out_dir)` would fail on a file that is not UTF-8 (or on `out_dir` being a file), this says `false`,
+/// and the caller's `read_tree` for the diff reports the error.
 pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
     use rayon::prelude::*;
     match fs::metadata(out_dir) {

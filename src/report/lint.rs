@@ -88,10 +88,7 @@ pub fn lint_on(c: &Compilation, manifests: &[Manifest]) -> Vec<ProfileDiagnostic
 /// The lint findings of one cluster, on its rendered objects (`manifests`, and their simulator form for GP016).
 pub fn cluster_findings(c: &Compilation, cluster: &ClusterPlan, manifests: &[Manifest], simulated: &Manifests) -> Vec<Finding> {
     let rendered = Rendered::new(manifests);
-    // In file order, looked up by name (filtering every profile per cluster would be quadratic in the clusters).
-    let mut profiles: Vec<&Profile> = cluster.profiles.iter().filter_map(|s| c.profile(&cluster.name, &s.name)).collect();
-    profiles.sort_by_key(|p| p.file);
-    profiles.dedup_by_key(|p| p.file);
+    let profiles: Vec<&Profile> = c.profiles_of(&cluster.name).collect();
     let mut lint = Lint { c, rendered: &rendered, out: Vec::new() };
     lint.cluster(cluster, &profiles);
     lint.out.extend(crate::simulate::check::tier_findings(c, cluster, simulated));
@@ -102,13 +99,20 @@ pub fn cluster_findings(c: &Compilation, cluster: &ClusterPlan, manifests: &[Man
 /// on its own core, sorted.
 pub fn findings_on(c: &Compilation, manifests: &[Manifest]) -> Vec<Finding> {
     use rayon::prelude::*;
+    let mut by_cluster: BTreeMap<String, Vec<Manifest>> = BTreeMap::new();
+    for m in manifests {
+        if let Some(cluster) = crate::emit::cluster_of(&m.path) {
+            by_cluster.entry(cluster).or_default().push(m.clone());
+        }
+    }
+    let none = Vec::new();
     let mut out: Vec<Finding> = c
         .plan
         .clusters
         .par_iter()
         .flat_map_iter(|cluster| {
-            let own: Vec<Manifest> = manifests.iter().filter(|m| crate::emit::cluster_of(&m.path).as_deref() == Some(cluster.name.as_str())).cloned().collect();
-            cluster_findings(c, cluster, &own, &crate::simulate::check::cluster_manifests(&own))
+            let own = by_cluster.get(&cluster.name).unwrap_or(&none);
+            cluster_findings(c, cluster, own, &crate::simulate::check::cluster_manifests(own))
         })
         .collect();
     sort(&mut out);
