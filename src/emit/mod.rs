@@ -196,7 +196,8 @@ pub fn changes(old: &OutputTree, new: &OutputTree) -> Vec<FileChange> {
         .collect()
 }
 
-/// For `compile --check`: how out_dir differs from `tree` (empty = up to date).
+/// How out_dir differs from `tree` (empty = up to date). `compile --check` asks [`is_current`] first, which
+/// does not read out/ whole.
 pub fn check(out_dir: &Path, tree: &OutputTree) -> io::Result<Vec<FileChange>> {
     Ok(changes(&read_tree(out_dir)?, tree))
 }
@@ -278,35 +279,22 @@ impl OutputTree {
 /// A file that is not UTF-8 is an `InvalidData` error naming it.
 pub fn read_tree(out_dir: &Path) -> io::Result<OutputTree> {
     let mut tree = OutputTree::default();
-    match fs::metadata(out_dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(tree),
-        Err(e) => return Err(e),
-        Ok(m) if !m.is_dir() => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a directory", out_dir.display()),
-            ));
-        }
-        Ok(_) => {}
+    for rel in files_under(out_dir)? {
+        let full = out_dir.join(&rel);
+        let text = String::from_utf8(fs::read(&full)?)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, format!("{} is not UTF-8", full.display())))?;
+        tree.files.insert(rel, text);
     }
-    read_dir_into(out_dir, Path::new(""), &mut tree)?;
     Ok(tree)
 }
 
 /// Whether `out_dir` holds exactly `tree` (the same files, byte for byte), without holding a second copy of the
 /// tree: `compile --check` on a current out/ compares each file as it reads it, on every core. Where
-/// `read_tree(out_dir)` would fail on a file that is not UTF-8 (or on `out_dir` being a file), this says `false`,
-/// and the caller's `read_tree` for the diff reports the error.
+/// `read_tree(out_dir)` would fail on a file that is not UTF-8, this says `false`, and the caller's `read_tree`
+/// for the diff reports the error.
 pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
     use rayon::prelude::*;
-    match fs::metadata(out_dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(tree.files.is_empty()),
-        Err(e) => return Err(e),
-        Ok(m) if !m.is_dir() => return read_tree(out_dir).map(|_| false),
-        Ok(_) => {}
-    }
-    let mut files = Vec::new();
-    list_files(out_dir, Path::new(""), &mut files)?;
+    let files = files_under(out_dir)?;
     if files.len() != tree.files.len() {
         return Ok(false);
     }
@@ -320,36 +308,31 @@ pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
     Ok(same.into_iter().all(|s| s))
 }
 
-/// Every file under `root/rel`, relative to `root`.
-fn list_files(root: &Path, rel: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
-    for entry in fs::read_dir(root.join(rel))? {
-        let rel = rel.join(entry?.file_name());
-        if fs::metadata(root.join(&rel))?.is_dir() {
-            list_files(root, &rel, files)?;
-        } else {
-            files.push(rel);
+/// Every file under `out_dir` (recursively, sorted, relative to it); none when it does not exist, an error when it
+/// is not a directory.
+fn files_under(out_dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    match fs::metadata(out_dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(files),
+        Err(e) => return Err(e),
+        Ok(m) if !m.is_dir() => {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a directory", out_dir.display())));
         }
+        Ok(_) => {}
     }
-    Ok(())
+    list_files(out_dir, Path::new(""), &mut files)?;
+    Ok(files)
 }
 
-fn read_dir_into(root: &Path, rel: &Path, tree: &mut OutputTree) -> io::Result<()> {
+fn list_files(root: &Path, rel: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
     let mut entries: Vec<_> = fs::read_dir(root.join(rel))?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let rel = rel.join(entry.file_name());
-        let full = root.join(&rel);
-        if fs::metadata(&full)?.is_dir() {
-            read_dir_into(root, &rel, tree)?;
+        if fs::metadata(root.join(&rel))?.is_dir() {
+            list_files(root, &rel, files)?;
         } else {
-            let bytes = fs::read(&full)?;
-            let text = String::from_utf8(bytes).map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{} is not UTF-8", full.display()),
-                )
-            })?;
-            tree.files.insert(rel, text);
+            files.push(rel);
         }
     }
     Ok(())
