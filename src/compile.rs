@@ -78,9 +78,9 @@ impl Generated {
 
     /// The object parsed back from its text (what a reader of out/ gets), with the source its header names.
     pub fn manifest(&self) -> Manifest {
-        let header = crate::emit::parse_header(&self.text);
-        let object = serde_saphyr::from_str(crate::emit::strip_header(&self.text)).expect("gpuplan parses the YAML it wrote");
-        Manifest { path: self.path.clone(), source: header.map(|h| h.source.to_string()).unwrap_or_default(), object }
+        let header = crate::emit::parse_header(&self.text).expect("gpuplan writes its header on every file");
+        let object = serde_saphyr::from_str(header.body).expect("gpuplan parses the YAML it wrote");
+        Manifest { path: self.path.clone(), source: header.source.to_string(), object }
     }
 }
 

@@ -5,7 +5,7 @@
 //! [`PoolPlan::allow`]; profile-wide rules — the AMI and the budget — only honour the profile's top-level
 //! `allow`).
 //!
-//! Rules about the *output* read the final rendered manifests ([`Compilation::manifests`]), not the plan: a
+//! Rules about the *output* read each cluster's rendered objects as compile validated them, not the plan: a
 //! user's `--templates` override that drops the GPU taint, hard-codes a limit or a weight is caught. Rules about
 //! *intent* read the plan and the profile. Prices are always recomputed from the catalog, never taken from the
 //! plan's own annotations, so drift between the two is visible (GP011, GP012).
