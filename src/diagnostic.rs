@@ -49,13 +49,9 @@ pub struct Sources {
 }
 
 impl Sources {
-    pub fn add(&mut self, path: &Path, text: String) -> usize {
-        self.add_named(path, repository_path(path), text)
-    }
-
-    /// [`Sources::add`] with the [`repository_path`] already computed (by a caller that resolves many paths
-    /// on every core).
-    pub fn add_named(&mut self, path: &Path, source_name: String, text: String) -> usize {
+    /// A file as given on the command line, its [`repository_path`] (resolved by the caller, which resolves many on
+    /// every core) and its text.
+    pub fn add(&mut self, path: &Path, source_name: String, text: String) -> usize {
         self.files.push((path.to_path_buf(), source_name, Arc::new(text)));
         self.files.len() - 1
     }

@@ -239,9 +239,9 @@ pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec
     let mut readable = Vec::new();
     for (path, (text, name)) in paths.iter().zip(texts) {
         match text {
-            Ok(text) => readable.push((sources.add_named(path, name, text), *path)),
+            Ok(text) => readable.push((sources.add(path, name, text), *path)),
             Err(err) => {
-                let file = sources.add(path, String::new());
+                let file = sources.add(path, name, String::new());
                 diagnostics.push(
                     sources
                         .error(Span { file, offset: 0, len: 0 }, "E0001", format!("cannot read profile: {err}"))
@@ -273,9 +273,9 @@ struct Parser<'s> {
     diagnostics: Vec<ProfileDiagnostic>,
 }
 
+mod fast_kdl;
 /// The language's nodes: names valid at each level (for unknown-name errors and their "did you mean") come
 /// from one table, which `gpuplan schema` prints.
-mod fast_kdl;
 pub mod schema;
 
 impl Parser<'_> {
