@@ -136,13 +136,12 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
 
     // A template error is reported after any catalog or profile error, as when rendering came after solving.
     let renderer = Renderer::new(opts.templates_dir.as_deref());
-    // Setup, on every core at once: one catalog per region the profiles use, and the schemas of the kinds the
-    // templates render (otherwise each schema compiles on first use, and clusters validated in parallel wait on
-    // one another).
+    // Setup on both cores: the catalogs are loaded and the plan solved while the schemas of the kinds the
+    // templates render compile (otherwise each schema compiles on first use, and clusters validated in parallel
+    // wait on one another).
     let gitops = profiles.iter().any(|p| p.cluster.gitops.is_some());
-    let regions: std::collections::BTreeSet<&String> = profiles.iter().map(|p| &p.cluster.region.value).collect();
-    let (loaded, validator) = rayon::join(
-        || regions.into_par_iter().map(|region| (region, Catalog::load_with_digest(&opts.catalogs_dir, region))).collect::<Vec<_>>(),
+    let (planned, validator) = rayon::join(
+        || load_catalogs_and_solve(&profiles, &sources, &opts.catalogs_dir),
         || {
             let validator = crate::validate::Validator::builtin();
             if let Ok(renderer) = &renderer {
@@ -151,16 +150,7 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
             validator
         },
     );
-    let mut catalogs = BTreeMap::new();
-    let mut digests = BTreeMap::new();
-    // In region order, so that of two unreadable catalogs the error is always the same one.
-    for (region, result) in loaded {
-        let (catalog, digest) = result?;
-        catalogs.insert(region.clone(), catalog);
-        digests.insert(region.clone(), digest);
-    }
-    let plan = solve::solve(&profiles, &sources, &catalogs, &digests);
-    let plan = plan.map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
+    let (catalogs, plan) = planned?;
     let renderer = renderer?;
     let profile_index = profiles.iter().enumerate().map(|(i, p)| ((p.cluster.name.value.clone(), p.name.value.clone()), i)).collect();
     let mut cluster_profiles: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -181,6 +171,22 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     // By file, then position in the file (not the location string: line 12 sorts after line 9).
     compilation.warnings.sort_by_cached_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
     Ok(compilation)
+}
+
+/// One catalog per region the profiles use (each region on its own core), and the plan solved against them.
+fn load_catalogs_and_solve(profiles: &[Profile], sources: &Sources, catalogs_dir: &Path) -> Result<(BTreeMap<String, Catalog>, Plan), CompileError> {
+    let regions: std::collections::BTreeSet<&String> = profiles.iter().map(|p| &p.cluster.region.value).collect();
+    let loaded: Vec<_> = regions.into_par_iter().map(|region| (region, Catalog::load_with_digest(catalogs_dir, region))).collect();
+    let mut catalogs = BTreeMap::new();
+    let mut digests = BTreeMap::new();
+    // In region order, so that of two unreadable catalogs the error is always the same one.
+    for (region, result) in loaded {
+        let (catalog, digest) = result?;
+        catalogs.insert(region.clone(), catalog);
+        digests.insert(region.clone(), digest);
+    }
+    let plan = solve::solve(profiles, sources, &catalogs, &digests).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
+    Ok((catalogs, plan))
 }
 
 /// What compiling one cluster gave: its files and lint findings, or why it failed, by stage.
