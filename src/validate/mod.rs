@@ -125,7 +125,7 @@ impl LazyCrd {
         self.compiled.get_or_init(|| {
             let mut v = Validator::empty();
             let doc: Value = serde_json::from_str(self.crd.json).expect("build.rs wrote JSON");
-            v.add_crd_docs(Path::new(self.crd.path), &[doc]).expect("embedded CRD compiles");
+            v.add_crd_docs(Path::new(self.crd.path), vec![doc]).expect("embedded CRD compiles");
             v
         })
     }
@@ -210,56 +210,64 @@ impl Validator {
             path: path.to_owned(),
             message: format!("not YAML: {e}"),
         })?;
-        self.add_crd_docs(path, &docs)
+        self.add_crd_docs(path, docs)
     }
 
-    fn add_crd_docs(&mut self, path: &Path, docs: &[Value]) -> Result<(), ValidateError> {
+    /// Takes the documents: each served version's `openAPIV3Schema` moves into its entry (a copy of the Argo CD
+    /// Application's cost a millisecond).
+    fn add_crd_docs(&mut self, path: &Path, docs: Vec<Value>) -> Result<(), ValidateError> {
         let err = |message: String| ValidateError::Crd {
             path: path.to_owned(),
             message,
         };
         let mut found = false;
-        for doc in docs.iter().filter(|d| !d.is_null()) {
+        for mut doc in docs.into_iter().filter(|d| !d.is_null()) {
             if doc.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
                 return Err(err("not a CustomResourceDefinition".into()));
             }
             found = true;
-            let spec = &doc["spec"];
+            let Some(spec) = doc.get_mut("spec") else {
+                return Err(err("no spec.group".into()));
+            };
             let group = spec["group"]
                 .as_str()
-                .ok_or_else(|| err("no spec.group".into()))?;
+                .ok_or_else(|| err("no spec.group".into()))?
+                .to_owned();
             let kind = spec["names"]["kind"]
                 .as_str()
-                .ok_or_else(|| err("no spec.names.kind".into()))?;
-            let versions = spec["versions"]
-                .as_array()
+                .ok_or_else(|| err("no spec.names.kind".into()))?
+                .to_owned();
+            let versions = spec
+                .get_mut("versions")
+                .and_then(Value::as_array_mut)
                 .ok_or_else(|| err("no spec.versions".into()))?;
             for ver in versions {
                 let name = ver["name"]
                     .as_str()
-                    .ok_or_else(|| err("a version has no name".into()))?;
+                    .ok_or_else(|| err("a version has no name".into()))?
+                    .to_owned();
                 let served = ver["served"].as_bool().unwrap_or(false);
                 self.versions
-                    .entry((group.to_owned(), kind.to_owned()))
+                    .entry((group.clone(), kind.clone()))
                     .or_default()
-                    .push((name.to_owned(), served));
+                    .push((name.clone(), served));
                 if !served {
                     continue;
                 }
                 let api_version = format!("{group}/{name}");
-                let open_api = &ver["schema"]["openAPIV3Schema"];
+                let open_api = ver.get_mut("schema").and_then(|s| s.get_mut("openAPIV3Schema")).map_or(Value::Null, Value::take);
                 if !open_api.is_object() {
                     return Err(err(format!("version {name} has no openAPIV3Schema")));
                 }
-                let (mut json_schema, structural) = schema::convert(open_api, false);
+                let (mut json_schema, structural) = schema::convert(&open_api, false);
                 json_schema["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
                 json_schema["properties"]["metadata"] = schema::object_meta();
                 add_required(&mut json_schema, &["apiVersion", "kind", "metadata"]);
                 self.insert(
                     &api_version,
-                    kind,
+                    &kind,
                     &json_schema,
-                    Some((structural, open_api.clone())),
+                    Some((structural, open_api)),
                     None,
                 )?;
             }
@@ -460,10 +468,10 @@ fn add_required(schema: &mut Value, fields: &[&str]) {
 /// The failures of a schema node's CEL rules on one value: (field path below the node, message).
 type RuleFailures = std::sync::Arc<Vec<(String, String)>>;
 
-fn rule_failures(st: &Structural, value: &cel::SelfValue) -> Vec<(String, String)> {
+fn rule_failures(rules: &[cel::Rule], value: &cel::SelfValue) -> Vec<(String, String)> {
     let bound = cel::Bound::new(value);
     let mut failures = Vec::new();
-    for rule in &st.rules {
+    for rule in rules {
         let at = rule.field_path.clone().unwrap_or_default();
         match cel::evaluate_cel(rule, &bound) {
             cel::Outcome::Pass => {}
@@ -488,16 +496,17 @@ fn memoized_rule_failures(st: &Structural, value: &Value) -> RuleFailures {
     thread_local! {
         static MEMO: RefCell<HashMap<(u64, Vec<u8>), RuleFailures>> = RefCell::new(HashMap::new());
     }
+    let cel = st.cel();
     // Keyed by what the rules can observe: a `spec` whose rules read three fields is one entry per distinct three.
-    let value = cel::SelfValue::new(value, st.observed.as_ref());
+    let value = cel::SelfValue::new(value, cel.observed.as_ref());
     let Some(key) = value.memo_key(MEMO_MAX_VALUE_BYTES) else {
-        return std::sync::Arc::new(rule_failures(st, &value));
+        return std::sync::Arc::new(rule_failures(&cel.rules, &value));
     };
     let key = (st.id, key);
     if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return hit;
     }
-    let failures = std::sync::Arc::new(rule_failures(st, &value));
+    let failures = std::sync::Arc::new(rule_failures(&cel.rules, &value));
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= MEMO_MAX_ENTRIES {
@@ -519,7 +528,7 @@ fn push_token(pointer: &mut String, token: &str) {
 }
 
 fn walk(st: &Structural, value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
-    if !st.rules.is_empty() {
+    if !st.cel().rules.is_empty() {
         for (at, message) in memoized_rule_failures(st, value).iter() {
             out.push(Violation::new(format!("{pointer}{at}"), message.clone()));
         }

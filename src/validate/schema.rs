@@ -3,6 +3,8 @@
 //! defaults (applied before validation, as the API server does), `x-kubernetes-validations`
 //! (CEL) and `x-kubernetes-list-type: map` keys.
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value, json};
 
 use super::cel::{self, Rule};
@@ -64,12 +66,19 @@ pub(crate) struct Structural {
     pub(crate) items: Option<Box<Structural>>,
     pub(crate) additional: Option<Box<Structural>>,
     pub(crate) default: Option<Value>,
+    /// The location's `x-kubernetes-validations` entries as written; compiled by [`Structural::cel`].
+    validations: Vec<Value>,
+    cel: OnceLock<CelRules>,
+    pub(crate) list_map_keys: Vec<String>,
+}
+
+/// The CEL rules of one schema location, compiled.
+pub(crate) struct CelRules {
     pub(crate) rules: Vec<Rule>,
     /// What the rules can observe of `self`, when it is less than all of it (see `cel::observed`).
     pub(crate) observed: Option<cel::Observed>,
     /// Rules skipped because they are transition rules (they use `oldSelf`).
     pub(crate) transition_rules: usize,
-    pub(crate) list_map_keys: Vec<String>,
 }
 
 impl Default for Structural {
@@ -81,9 +90,8 @@ impl Default for Structural {
             items: None,
             additional: None,
             default: None,
-            rules: Vec::new(),
-            observed: None,
-            transition_rules: 0,
+            validations: Vec::new(),
+            cel: OnceLock::new(),
             list_map_keys: Vec::new(),
         }
     }
@@ -95,15 +103,21 @@ impl Structural {
             && self.items.is_none()
             && self.additional.is_none()
             && self.default.is_none()
-            && self.rules.is_empty()
-            && self.transition_rules == 0
+            && self.validations.is_empty()
             && self.list_map_keys.is_empty()
+    }
+
+    /// The location's CEL rules, compiled the first time they are needed (validation reaches the location only when
+    /// an object has a value there): most rules of a large CRD sit on fields gpuplan never writes (an EC2NodeClass
+    /// has 54), and compiling a rule costs as much as validating a whole object.
+    pub(crate) fn cel(&self) -> &CelRules {
+        self.cel.get_or_init(|| compile_rules(&self.validations))
     }
 
     /// Every compiled rule with its schema location (`/spec/template/*` style: `*` for array
     /// items and map values), for reports and tests.
     pub(crate) fn visit_rules<'a>(&'a self, at: &str, f: &mut dyn FnMut(&str, &'a Rule)) {
-        for r in &self.rules {
+        for r in &self.cel().rules {
             f(at, r);
         }
         for (name, child) in &self.properties {
@@ -118,7 +132,7 @@ impl Structural {
     }
 
     pub(crate) fn count_transition_rules(&self) -> usize {
-        self.transition_rules
+        self.cel().transition_rules
             + self
                 .properties
                 .iter()
@@ -305,21 +319,24 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
     }
 
     if let Some(Value::Array(rules)) = s.get("x-kubernetes-validations") {
-        for r in rules {
-            let Some(compiled) = cel::compile_entry(r) else {
-                continue;
-            };
-            if compiled.program.as_ref().is_ok_and(cel::is_transition_rule) {
-                // A transition rule compares with the stored object (`oldSelf`). At create time
-                // there is no old object, and the API server does not evaluate them: skip.
-                st.transition_rules += 1;
-                continue;
-            }
-            st.rules.push(compiled);
-        }
-        st.observed = cel::observed(&st.rules);
+        st.validations.clone_from(rules);
     }
     (Value::Object(out), st)
+}
+
+fn compile_rules(validations: &[Value]) -> CelRules {
+    let mut compiled = CelRules { rules: Vec::new(), observed: None, transition_rules: 0 };
+    for rule in validations.iter().filter_map(cel::compile_entry) {
+        if rule.program.as_ref().is_ok_and(cel::is_transition_rule) {
+            // A transition rule compares with the stored object (`oldSelf`). At create time
+            // there is no old object, and the API server does not evaluate them: skip.
+            compiled.transition_rules += 1;
+            continue;
+        }
+        compiled.rules.push(rule);
+    }
+    compiled.observed = cel::observed(&compiled.rules);
+    compiled
 }
 
 /// Whether [`apply_defaults`] would change the value (some missing property has a default): most generated
