@@ -64,9 +64,13 @@ impl Inputs {
 fn compile_with(profiles: &[PathBuf], data: &Data) -> Result<Compilation, String> {
     let options = CompileOptions { profiles: profiles.to_vec(), catalogs_dir: data.catalogs.clone(), templates_dir: data.templates.clone() };
     let compiled = compile(&options).map_err(compile_error)?;
-    if !compiled.warnings.is_empty() {
-        eprint!("{}", term::render(&compiled.warnings, color()));
+    // Written one by one as they are rendered: 10,000 profiles' warnings are 9 MB of text.
+    let color = color();
+    let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
+    for warning in &compiled.warnings {
+        let _ = std::io::Write::write_all(&mut stderr, term::render(std::slice::from_ref(warning), color).as_bytes());
     }
+    drop(stderr);
     // The one place the wall clock is read: a warning on stderr, never anything in out/.
     for catalog in compiled.catalogs.values() {
         if let Some(days) = catalog.age_days(std::time::SystemTime::now()).filter(|d| *d > data.max_catalog_age_days) {

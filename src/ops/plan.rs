@@ -1,12 +1,12 @@
-//! The operations part of a cluster's plan: workloads, alerts, GPU Operator. Built by the solver once the
-//! cluster's pools are final, so that every object names real NodePools, limits and prices.
+//! The operations part of a cluster's plan: workloads and the GPU Operator (the alert rules are derived from it when
+//! the PrometheusRule is rendered). Built by the solver once the cluster's pools are final, so that every object names
+//! real NodePools, limits and prices.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::catalog::AcceleratorKind;
 use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::profile::{Profile, Sharing};
-use crate::ops::alerts::{self, AlertsPlan};
 use crate::ops::gpu_operator::GpuOperatorPlan;
 use crate::ops::workload::{default_pdb, HpaPlan, Placement, ScalingStyle, WorkloadPlan};
 use crate::ops::{gpu_metric, quantity, Monitoring};
@@ -19,7 +19,6 @@ pub struct OpsPlan {
     pub monitoring_from: Option<(String, String)>,
     /// Sorted by (namespace, name).
     pub workloads: Vec<WorkloadPlan>,
-    pub alerts: AlertsPlan,
     /// Present when the cluster has NVIDIA pools and gpuplan manages the operator.
     pub gpu_operator: Option<GpuOperatorPlan>,
     /// gpuplan's own dcgm-exporter ServiceMonitor: only when the operator is managed elsewhere (the managed
@@ -153,7 +152,6 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
         return Err(diagnostics);
     }
     Ok(OpsPlan {
-        alerts: alerts::plan(cluster, &monitoring, &workloads),
         dcgm_service_monitor: nvidia && !monitoring.manage_gpu_operator,
         monitoring,
         monitoring_from: monitoring_from.map(|(p, s, _)| (p, s)),
