@@ -264,10 +264,14 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 
 /// Maps an EC2 GPU manufacturer string to the accelerator kind that schedules it.
 pub fn manufacturer_kind(manufacturer: &str) -> Option<AcceleratorKind> {
-    match manufacturer.to_ascii_lowercase().as_str() {
-        "nvidia" => Some(AcceleratorKind::Nvidia),
-        "amd" => Some(AcceleratorKind::Amd),
-        _ => None,
+    // Compared in place: this runs for every GPU of every type a pool filters, and a lowercased copy per call was
+    // an allocation each time.
+    if manufacturer.eq_ignore_ascii_case("nvidia") {
+        Some(AcceleratorKind::Nvidia)
+    } else if manufacturer.eq_ignore_ascii_case("amd") {
+        Some(AcceleratorKind::Amd)
+    } else {
+        None
     }
 }
 

@@ -266,6 +266,7 @@ pub fn solve(
     for p in profiles {
         clusters.entry(p.cluster.name.value.clone()).or_default().push(p);
     }
+    let indexes: BTreeMap<&String, AcceleratorIndex> = catalogs.iter().map(|(region, c)| (region, AcceleratorIndex::new(c))).collect();
     // The digest serializes the whole catalog: once per region, not once per cluster.
     let mut ready = Vec::new();
     for (cluster_name, mut members) in clusters {
@@ -298,13 +299,14 @@ pub fn solve(
             continue;
         };
         let digest = digests.get(&first.cluster.region.value).cloned().unwrap_or_else(|| catalog.digest());
-        ready.push((cluster_name, members, catalog, digest));
+        let index = &indexes[&first.cluster.region.value];
+        ready.push((cluster_name, members, catalog, index, digest));
     }
     // Clusters are independent: solved on every core, collected in name order.
     use rayon::prelude::*;
     let solved: Vec<Result<ClusterPlan, Vec<ProfileDiagnostic>>> = ready
         .into_par_iter()
-        .map(|(name, members, catalog, digest)| solve_cluster(&name, &members, sources, catalog, digest))
+        .map(|(name, members, catalog, index, digest)| solve_cluster(&name, &members, sources, catalog, index, digest))
         .collect();
     let mut plan = Plan { clusters: Vec::new() };
     for result in solved {
@@ -321,6 +323,7 @@ fn solve_cluster(
     profiles: &[&Profile],
     sources: &Sources,
     catalog: &Catalog,
+    index: &AcceleratorIndex,
     catalog_digest: String,
 ) -> Result<ClusterPlan, Vec<ProfileDiagnostic>> {
     let mut diagnostics = Vec::new();
@@ -355,7 +358,7 @@ fn solve_cluster(
         let mut used_default_classes = BTreeSet::new();
         for pool in &profile.pools {
             for (tier_index, tier) in pool.tiers.iter().enumerate() {
-                match select(tier, catalog, &zones, sources) {
+                match select(tier, catalog, index, &zones, sources) {
                     Ok((candidates, removed)) => {
                         // Local NVMe as scratch (RAID0) only where the pool asks and its types have any.
                         let raid0 = tier.settings.instance_store_scratch.value
@@ -510,10 +513,38 @@ fn assign_weights(pools: &mut [(PoolPlan, Option<Spanned<u32>>, Span)], cluster:
     Ok(())
 }
 
+/// A catalog's types by the one kind of accelerator they have (see [`has_only`]), in catalog order: every tier's
+/// first filter, worked out once per catalog instead of once per tier over all of its types.
+struct AcceleratorIndex<'c> {
+    by_kind: BTreeMap<AcceleratorKind, Vec<&'c InstanceType>>,
+}
+
+impl<'c> AcceleratorIndex<'c> {
+    fn new(catalog: &'c Catalog) -> AcceleratorIndex<'c> {
+        let mut by_kind: BTreeMap<AcceleratorKind, Vec<&InstanceType>> = BTreeMap::new();
+        for t in &catalog.instance_types {
+            for kind in [AcceleratorKind::Nvidia, AcceleratorKind::Amd, AcceleratorKind::Neuron] {
+                if has_only(kind, t) {
+                    by_kind.entry(kind).or_default().push(t);
+                }
+            }
+        }
+        AcceleratorIndex { by_kind }
+    }
+}
+
+/// The type has accelerators of this kind (whole or fractional GPUs) and of no other kind.
+fn has_only(kind: AcceleratorKind, t: &InstanceType) -> bool {
+    let others = t.gpus.iter().any(|g| crate::catalog::manufacturer_kind(&g.manufacturer) != Some(kind))
+        || (kind != AcceleratorKind::Neuron && t.neuron.is_some());
+    !others && (t.accelerators(kind) > 0 || (t.has_partial_gpus() && kind != AcceleratorKind::Neuron))
+}
+
 /// Filters and ranks the catalog for one tier. On failure, names the constraint that removed the last types.
 fn select(
     tier: &Tier,
     catalog: &Catalog,
+    index: &AcceleratorIndex,
     zones: &[String],
     sources: &Sources,
 ) -> Result<(Vec<Candidate>, Vec<Removal>), ProfileDiagnostic> {
@@ -531,11 +562,7 @@ fn select(
     filters.push((
         format!("has {what} (and no other accelerator)"),
         s.accelerator.span,
-        Box::new(move |t| {
-            let others = t.gpus.iter().any(|g| crate::catalog::manufacturer_kind(&g.manufacturer) != Some(kind))
-                || (kind != AcceleratorKind::Neuron && t.neuron.is_some());
-            !others && (t.accelerators(kind) > 0 || (t.has_partial_gpus() && kind != AcceleratorKind::Neuron))
-        }),
+        Box::new(move |t| has_only(kind, t)),
     ));
     filters.push((
         "whole accelerators (fractional-GPU types only when named in `types`)".into(),
@@ -651,7 +678,11 @@ fn select(
         filters.push((label, reserved_type.span, Box::new(move |t| t.name == reserved_type.value)));
     }
 
-    let mut remaining: Vec<&InstanceType> = catalog.instance_types.iter().collect();
+    // Only the index's types pass the first filter; when it has none, the first filter reports on the whole catalog.
+    let mut remaining: Vec<&InstanceType> = match index.by_kind.get(&kind) {
+        Some(types) => types.clone(),
+        None => catalog.instance_types.iter().collect(),
+    };
     let mut removed = Vec::new();
     for (label, span, keep) in &filters {
         let (kept, dropped): (Vec<&InstanceType>, Vec<&InstanceType>) = remaining.iter().partition(|t| keep(t));
