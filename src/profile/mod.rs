@@ -259,7 +259,7 @@ pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec
             (profile, parser.diagnostics)
         })
         .collect();
-    let mut profiles = Vec::new();
+    let mut profiles = Vec::with_capacity(parsed.len());
     for (profile, found) in parsed {
         diagnostics.extend(found);
         profiles.extend(profile);
