@@ -1,8 +1,9 @@
 //! Diagnostics that point at the user's profile text, rustc/miette style: file:line:col, the offending span,
 //! what is wrong and what to do.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
@@ -49,8 +50,8 @@ pub struct Sources {
 }
 
 impl Sources {
-    /// A file as given on the command line, its [`repository_path`] (resolved by the caller, which resolves many on
-    /// every core) and its text.
+    /// A file as given on the command line, its repository path (see [`RepositoryPaths`]; resolved by the caller, which
+    /// resolves many on every core) and its text.
     pub fn add(&mut self, path: &Path, source_name: String, text: String) -> usize {
         self.files.push((path.to_path_buf(), source_name, Arc::new(text)));
         self.files.len() - 1
@@ -61,7 +62,7 @@ impl Sources {
         &self.files[file].0
     }
 
-    /// The path written into generated files (`gpuplan.dev/source`, headers): see [`repository_path`].
+    /// The path written into generated files (`gpuplan.dev/source`, headers): see [`RepositoryPaths`].
     pub fn source_name(&self, file: usize) -> &str {
         &self.files[file].1
     }
@@ -104,25 +105,69 @@ impl Sources {
     }
 }
 
-/// A profile's path as it appears in generated files: relative to the root of the git repository holding it
-/// (or, outside any repository, to the working directory), with `.` and `..` resolved and `/` separators.
-/// `profiles/x.kdl`, `./profiles/x.kdl` and `/home/me/repo/profiles/x.kdl` all give `profiles/x.kdl`, so out/
-/// is byte-identical however the path was typed and wherever the repository is checked out.
-pub fn repository_path(path: &Path) -> String {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    // Symlinks resolved when the file exists (a checkout under a symlinked home must not change the output).
-    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| lexically_normal(&cwd.join(path)));
-    let root = absolute.ancestors().skip(1).find(|dir| dir.join(".git").exists()).map(Path::to_path_buf);
-    let base = root.or_else(|| std::fs::canonicalize(&cwd).ok().filter(|c| absolute.starts_with(c)));
-    let relative = base.as_deref().and_then(|b| absolute.strip_prefix(b).ok()).unwrap_or(&absolute);
-    let parts: Vec<String> = relative
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+/// Resolves profile paths as they appear in generated files: relative to the root of the git repository holding
+/// the file (or, outside any repository, to the working directory), with `.` and `..` resolved and `/` separators.
+/// `profiles/x.kdl`, `./profiles/x.kdl` and `/home/me/repo/profiles/x.kdl` all give `profiles/x.kdl`, so out/ is
+/// byte-identical however the path was typed and wherever the repository is checked out.
+///
+/// One resolver serves many files (on every core): the working directory is read once, and each directory's
+/// canonical path and repository root are looked up once. A dozen system calls per file took longer than parsing
+/// the profiles.
+pub struct RepositoryPaths {
+    cwd: PathBuf,
+    canonical_cwd: Option<PathBuf>,
+    /// Directory as given → its canonical path.
+    dirs: Mutex<BTreeMap<PathBuf, Option<PathBuf>>>,
+    /// Canonical directory → the nearest directory at or above it holding `.git`.
+    roots: Mutex<BTreeMap<PathBuf, Option<PathBuf>>>,
+}
+
+impl Default for RepositoryPaths {
+    fn default() -> Self {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let canonical_cwd = std::fs::canonicalize(&cwd).ok();
+        RepositoryPaths { cwd, canonical_cwd, dirs: Mutex::default(), roots: Mutex::default() }
+    }
+}
+
+impl RepositoryPaths {
+    pub fn resolve(&self, path: &Path) -> String {
+        let absolute = self.canonical(path);
+        let root = absolute.parent().and_then(|dir| cached(&self.roots, dir, || dir.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)));
+        let base = root.or_else(|| self.canonical_cwd.clone().filter(|c| absolute.starts_with(c)));
+        let relative = base.as_deref().and_then(|b| absolute.strip_prefix(b).ok()).unwrap_or(&absolute);
+        let parts: Vec<String> = relative
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        if relative.is_absolute() { format!("/{}", parts.join("/")) } else { parts.join("/") }
+    }
+
+    /// Symlinks resolved when the file exists (a checkout under a symlinked home must not change the output). A file
+    /// that is not itself a symlink resolves through its directory.
+    fn canonical(&self, path: &Path) -> PathBuf {
+        let through_dir = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink()) => {
+                let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+                cached(&self.dirs, dir, || std::fs::canonicalize(dir).ok()).map(|d| d.join(name))
+            }
             _ => None,
-        })
-        .collect();
-    if relative.is_absolute() { format!("/{}", parts.join("/")) } else { parts.join("/") }
+        };
+        through_dir.or_else(|| std::fs::canonicalize(path).ok()).unwrap_or_else(|| lexically_normal(&self.cwd.join(path)))
+    }
+}
+
+/// `compute(key)`, remembered in `cache`.
+fn cached(cache: &Mutex<BTreeMap<PathBuf, Option<PathBuf>>>, key: &Path, compute: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
+    if let Some(hit) = cache.lock().expect("not poisoned").get(key) {
+        return hit.clone();
+    }
+    let value = compute();
+    cache.lock().expect("not poisoned").insert(key.to_path_buf(), value.clone());
+    value
 }
 
 /// `a/./b/../c` → `a/c`, without touching the file system.
@@ -215,4 +260,39 @@ pub fn render_plain(diagnostics: &[ProfileDiagnostic]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RepositoryPaths;
+
+    /// However a profile's path is written, and whichever of a repository's files are symlinks, one resolver (with its
+    /// per-directory caches warm) gives the path in the repository that holds the file.
+    #[test]
+    fn repository_paths_resolve_every_spelling_to_the_same_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let repo = root.join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("profiles/team")).unwrap();
+        std::fs::write(repo.join("profiles/a.kdl"), "").unwrap();
+        std::fs::write(repo.join("profiles/team/b.kdl"), "").unwrap();
+        // Outside the repository, a symlink to a file in it, next to a plain file.
+        std::fs::create_dir_all(root.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(repo.join("profiles/a.kdl"), root.join("elsewhere/link.kdl")).unwrap();
+        std::fs::write(root.join("elsewhere/own.kdl"), "").unwrap();
+
+        let resolver = RepositoryPaths::default();
+        for _ in 0..2 {
+            for spelling in ["profiles/a.kdl", "profiles/./a.kdl", "profiles/team/../a.kdl", "elsewhere/link.kdl"] {
+                let path = if spelling.starts_with("elsewhere") { root.join(spelling) } else { repo.join(spelling) };
+                assert_eq!(resolver.resolve(&path), "profiles/a.kdl", "{spelling}");
+            }
+            assert_eq!(resolver.resolve(&repo.join("profiles/team/b.kdl")), "profiles/team/b.kdl");
+            // No repository above it, and not under the working directory: the absolute path.
+            assert_eq!(resolver.resolve(&root.join("elsewhere/own.kdl")), format!("{}/elsewhere/own.kdl", root.display()));
+            // A file that does not exist resolves lexically.
+            assert_eq!(resolver.resolve(&repo.join("profiles/team/../missing.kdl")), "profiles/missing.kdl");
+        }
+    }
 }
