@@ -366,9 +366,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             // once, where dropping them would free hundreds of thousands of values one by one.
             let mut compiled = std::mem::ManuallyDrop::new(inputs.compile()?);
             let tree = std::mem::ManuallyDrop::new(compiled.take_output_tree());
-            // Compared file by file first: a current out/ is never read into memory whole.
-            if check && emit::is_current(&out, &tree).map_err(io_error("read", &out))? {
-                eprintln!("{} is up to date ({} files)", out.display(), tree.files.len());
+            // Compared file by file first: a current out/ (the common case in CI, for `compile` as for `--check`) is
+            // never read into memory whole, and there is nothing to write.
+            if emit::is_current(&out, &tree).map_err(io_error("read", &out))? {
+                if check {
+                    eprintln!("{} is up to date ({} files)", out.display(), tree.files.len());
+                } else {
+                    eprintln!("wrote {} ({} files, 0 changed)", out.display(), tree.files.len());
+                }
                 return Ok(ExitCode::SUCCESS);
             }
             let current = std::mem::ManuallyDrop::new(emit::read_tree(&out).map_err(io_error("read", &out))?);

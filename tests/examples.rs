@@ -164,6 +164,14 @@ fn check_exit_codes() {
     let first = gpuplan(&["compile"]);
     assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
     assert_eq!(gpuplan(&["compile", "--check"]).status.code(), Some(0));
+    // compile on a current out/ writes nothing: every file keeps its modification time.
+    let mtimes = || -> Vec<_> { gpuplan::emit::read_tree(&work.join("out")).unwrap().files.keys().map(|p| std::fs::metadata(work.join("out").join(p)).unwrap().modified().unwrap()).collect() };
+    let before = mtimes();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let again = gpuplan(&["compile"]);
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("files, 0 changed)"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(mtimes(), before);
 
     // A stale out/: the check prints a diff naming the file and exits 1, changing nothing.
     let file = work.join("out/ml-vision/nodepool-vision-t4-spot.yaml");
