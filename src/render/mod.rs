@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::catalog::CapacityType;
 use crate::solve::{ClusterPlan, NodeClassPlan, PoolPlan};
 
+mod fast_emit;
 mod fast_yaml;
 
 /// One generated object, before the file header is added.
@@ -44,6 +45,20 @@ impl Manifest {
 /// Long strings stay on one line (no folded `>` scalars that reflow on every wording change); multi-line
 /// strings (PromQL) become literal blocks. Strings YAML 1.1 would misread (`on`, `1:30`, `2026-01-01`) are quoted.
 pub fn to_yaml(value: &Value) -> String {
+    #[cfg(test)]
+    tests::record_emitted(value);
+    // Generated objects are a small regular subset of what serde-saphyr can write, which the fast path writes
+    // the same way; anything it is not sure about goes to serde-saphyr.
+    if let Some(text) = fast_emit::emit(value) {
+        // Debug builds (the test suite) check every fast emission against serde-saphyr.
+        debug_assert_eq!(text, saphyr_yaml(value), "fast_emit differs from serde-saphyr for {value}");
+        return text;
+    }
+    saphyr_yaml(value)
+}
+
+/// [`to_yaml`] through serde-saphyr.
+fn saphyr_yaml(value: &Value) -> String {
     let mut options = serde_saphyr::SerializerOptions::default();
     options.folded_wrap_chars = usize::MAX / 2;
     let mut text = serde_saphyr::to_string_with_options(value, options).expect("a JSON value always serializes to YAML");
@@ -414,15 +429,29 @@ mod tests {
 
     /// Every text a template rendered in this test process.
     static RENDERED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    /// Every value `to_yaml` wrote in this test process.
+    static EMITTED: Mutex<Vec<serde_json::Value>> = Mutex::new(Vec::new());
 
     pub(super) fn record(text: &str) {
         RENDERED.lock().unwrap().push(text.to_string());
+    }
+
+    pub(super) fn record_emitted(value: &serde_json::Value) {
+        EMITTED.lock().unwrap().push(value.clone());
     }
 
     /// What the built-in templates render for the bundled examples (and whatever else this process rendered).
     pub(crate) fn rendered_examples() -> Vec<String> {
         crate::compile::compile(&crate::compile::CompileOptions::default()).expect("the examples compile");
         RENDERED.lock().unwrap().clone()
+    }
+
+    /// Every value written as YAML for the bundled examples: objects, ConfigMap payloads, and the kustomizations
+    /// of their output tree (and whatever else this process wrote).
+    pub(crate) fn emitted_examples() -> Vec<serde_json::Value> {
+        let compilation = crate::compile::compile(&crate::compile::CompileOptions::default()).expect("the examples compile");
+        compilation.output_tree();
+        EMITTED.lock().unwrap().clone()
     }
 
     /// The built-in templates stay inside the fast path's subset: none of the examples' objects falls back to
