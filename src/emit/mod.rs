@@ -404,10 +404,32 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// Writes every file of the tree under `dir` (whose directories exist) and makes them durable: on every core, then
+/// one `syncfs` on Linux instead of an fsync per file (10,000 profiles' 29,000 fsyncs took 10 s). The first error
+/// in path order is returned, whatever the thread timing.
+fn write_durably(dir: &Path, tree: &OutputTree) -> io::Result<()> {
+    use rayon::prelude::*;
+    let files: Vec<(&PathBuf, &String)> = tree.files.iter().collect();
+    let written: Vec<io::Result<()>> = files
+        .par_iter()
+        .map(|(rel, text)| {
+            let mut f = fs::OpenOptions::new().write(true).create_new(true).open(dir.join(rel))?;
+            f.write_all(text.as_bytes())?;
+            #[cfg(not(target_os = "linux"))]
+            f.sync_all()?;
+            Ok(())
+        })
+        .collect();
+    written.into_iter().collect::<io::Result<()>>()?;
+    #[cfg(target_os = "linux")]
+    rustix::fs::syncfs(fs::File::open(dir)?)?;
+    Ok(())
+}
+
 /// Writes the tree so that `out_dir` afterwards holds exactly these files, byte-identical.
 ///
 /// Atomic with respect to failures: everything is rendered into a temporary directory beside `out_dir` (same
-/// filesystem), fsynced, then swapped in with two renames (`out_dir` → backup, temporary → `out_dir`); if the
+/// filesystem), made durable (see [`write_durably`]), then swapped in with two renames (`out_dir` → backup, temporary → `out_dir`); if the
 /// second rename fails the backup is renamed back. On any error `out_dir` is left exactly as it was. (Between the
 /// two renames `out_dir` briefly does not exist; a concurrent reader sees either old, new or nothing, never a
 /// mix.) When `out_dir` already holds exactly these files nothing is touched. A symlinked `out_dir` is resolved
@@ -416,10 +438,7 @@ pub fn write_tree(out_dir: &Path, tree: &OutputTree) -> io::Result<()> {
     for path in tree.files.keys() {
         validate_rel(path)?;
     }
-    if let Ok(current) = read_tree(out_dir)
-        && current == *tree
-        && (fs::metadata(out_dir).is_ok() || tree.files.is_empty())
-    {
+    if is_current(out_dir, tree).unwrap_or(false) && (fs::metadata(out_dir).is_ok() || tree.files.is_empty()) {
         return Ok(());
     }
     let out_dir = match fs::symlink_metadata(out_dir) {
@@ -459,22 +478,18 @@ pub fn write_tree(out_dir: &Path, tree: &OutputTree) -> io::Result<()> {
     }
     let mut dirs = BTreeSet::new();
     dirs.insert(staging.path().to_path_buf());
-    for (rel, text) in &tree.files {
-        let full = staging.path().join(rel);
-        if let Some(dir) = full.parent() {
-            fs::create_dir_all(dir)?;
+    for rel in tree.files.keys() {
+        if let Some(dir) = staging.path().join(rel).parent() {
             let mut d = dir;
             while d.starts_with(staging.path()) && dirs.insert(d.to_path_buf()) {
                 d = d.parent().expect("inside staging");
             }
         }
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&full)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
     }
+    for d in &dirs {
+        fs::create_dir_all(d)?;
+    }
+    write_durably(staging.path(), tree)?;
     for d in &dirs {
         sync_dir(d)?;
     }
