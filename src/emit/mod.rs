@@ -429,11 +429,11 @@ fn write_durably(dir: &Path, tree: &OutputTree) -> io::Result<()> {
 /// Writes the tree so that `out_dir` afterwards holds exactly these files, byte-identical.
 ///
 /// Atomic with respect to failures: everything is rendered into a temporary directory beside `out_dir` (same
-/// filesystem), made durable (see [`write_durably`]), then swapped in with two renames (`out_dir` → backup, temporary → `out_dir`); if the
-/// second rename fails the backup is renamed back. On any error `out_dir` is left exactly as it was. (Between the
-/// two renames `out_dir` briefly does not exist; a concurrent reader sees either old, new or nothing, never a
-/// mix.) When `out_dir` already holds exactly these files nothing is touched. A symlinked `out_dir` is resolved
-/// and its target replaced, keeping the link.
+/// filesystem), made durable (see [`write_durably`]), then swapped in with two renames (`out_dir` → backup,
+/// temporary → `out_dir`); if the second rename fails the backup is renamed back. On any error `out_dir` is left
+/// exactly as it was. (Between the two renames `out_dir` briefly does not exist; a concurrent reader sees either
+/// old, new or nothing, never a mix.) When `out_dir` already holds exactly these files nothing is touched. A
+/// symlinked `out_dir` is resolved and its target replaced, keeping the link.
 pub fn write_tree(out_dir: &Path, tree: &OutputTree) -> io::Result<()> {
     for path in tree.files.keys() {
         validate_rel(path)?;
