@@ -15,6 +15,8 @@ use crate::solve::{ClusterPlan, NodeClassPlan, PoolPlan};
 
 mod fast_emit;
 mod fast_yaml;
+#[cfg(test)]
+mod test_rng;
 
 /// One generated object, before the file header is added.
 #[derive(Debug, Clone, PartialEq)]

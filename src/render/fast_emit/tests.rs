@@ -409,28 +409,7 @@ use serde_json::{Map, Value};
 use super::super::emit;
 use crate::render::saphyr_yaml;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<T: Copy>(&mut self, items: impl AsRef<[T]>) -> T {
-        let items = items.as_ref();
-        items[self.below(items.len())]
-    }
-}
+use crate::render::test_rng::{Rng, settings};
 
 const WORDS: &[&str] = &[
     "gpuplan",
@@ -617,17 +596,10 @@ fn check(value: &Value, stats: &mut Stats) {
     }
 }
 
-fn settings(salt: u64) -> (Rng, usize) {
-    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    (
-        Rng(var("FAST_EMIT_SEED").unwrap_or(0x5EED) ^ salt),
-        var("FAST_EMIT_CASES").unwrap_or(3_000) as usize,
-    )
-}
 
 #[test]
 fn generated_values() {
-    let (mut rng, cases) = settings(1);
+    let (mut rng, cases) = settings("FAST_EMIT", 1);
     let mut stats = Stats::default();
     for _ in 0..cases {
         let value = Gen { rng: &mut rng }.value(0);
@@ -642,7 +614,7 @@ fn generated_values() {
 
 #[test]
 fn floats() {
-    let (mut rng, cases) = settings(2);
+    let (mut rng, cases) = settings("FAST_EMIT", 2);
     let mut stats = Stats::default();
     for _ in 0..cases {
         let f = Gen { rng: &mut rng }.float();
@@ -679,7 +651,7 @@ fn mutate(g: &mut Gen, value: &Value) -> Value {
 /// The examples' values, with some of their keys and leaves replaced.
 #[test]
 fn mutated_examples() {
-    let (mut rng, cases) = settings(3);
+    let (mut rng, cases) = settings("FAST_EMIT", 3);
     let values = super::super::super::tests::emitted_examples();
     let mut stats = Stats::default();
     for _ in 0..cases / 4 {

@@ -100,28 +100,7 @@ mod props {
 
 use serde_json::Value;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<T: Copy>(&mut self, items: impl AsRef<[T]>) -> T {
-        let items = items.as_ref();
-        items[self.below(items.len())]
-    }
-}
+use crate::render::test_rng::{Rng, settings};
 
 const TRICKY: &[&str] = &[
     "true",
@@ -708,17 +687,10 @@ fn check(text: &str, stats: &mut Stats) {
     }
 }
 
-fn settings(salt: u64) -> (Rng, usize) {
-    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    (
-        Rng(var("FAST_YAML_SEED").unwrap_or(0x5EED) ^ salt),
-        var("FAST_YAML_CASES").unwrap_or(3_000) as usize,
-    )
-}
 
 #[test]
 fn generated_documents() {
-    let (mut rng, cases) = settings(1);
+    let (mut rng, cases) = settings("FAST_YAML", 1);
     let mut stats = Stats::default();
     for _ in 0..cases {
         let wild = rng.pick([0, 2, 5, 20, 100]);
@@ -747,7 +719,7 @@ fn generated_documents() {
 
 #[test]
 fn mutated_documents() {
-    let (mut rng, cases) = settings(2);
+    let (mut rng, cases) = settings("FAST_YAML", 2);
     let mut stats = Stats::default();
     for _ in 0..cases {
         let text = Gen {
@@ -766,7 +738,7 @@ fn mutated_documents() {
 /// Mutations of what the built-in templates render for the bundled examples.
 #[test]
 fn mutated_corpus() {
-    let (mut rng, cases) = settings(3);
+    let (mut rng, cases) = settings("FAST_YAML", 3);
     let texts = super::super::super::tests::rendered_examples();
     let mut stats = Stats::default();
     for _ in 0..cases / 4 {
