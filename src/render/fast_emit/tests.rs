@@ -596,7 +596,6 @@ fn check(value: &Value, stats: &mut Stats) {
     }
 }
 
-
 #[test]
 fn generated_values() {
     let (mut rng, cases) = settings("FAST_EMIT", 1);

@@ -687,7 +687,6 @@ fn check(text: &str, stats: &mut Stats) {
     }
 }
 
-
 #[test]
 fn generated_documents() {
     let (mut rng, cases) = settings("FAST_YAML", 1);
