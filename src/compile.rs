@@ -136,9 +136,9 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
 
     // A template error is reported after any catalog or profile error, as when rendering came after solving.
     let renderer = Renderer::new(opts.templates_dir.as_deref());
-    // Setup on both cores: the catalogs are loaded and the plan solved while the schemas of the kinds the
-    // templates render compile (otherwise each schema compiles on first use, and clusters validated in parallel
-    // wait on one another).
+    // Setup in parallel: the catalogs are loaded and the plan solved while the schemas of the kinds the templates
+    // render compile (otherwise each schema compiles on first use, and clusters validated in parallel wait on one
+    // another for it).
     let gitops = profiles.iter().any(|p| p.cluster.gitops.is_some());
     let (planned, validator) = rayon::join(
         || load_catalogs_and_solve(&profiles, &sources, &opts.catalogs_dir),

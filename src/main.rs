@@ -65,11 +65,12 @@ fn compile_with(profiles: &[PathBuf], data: &Data) -> Result<Compilation, String
     let options = CompileOptions { profiles: profiles.to_vec(), catalogs_dir: data.catalogs.clone(), templates_dir: data.templates.clone() };
     let compiled = compile(&options).map_err(compile_error)?;
     // Rendered on every core (miette lays each out over its source: ~300k instructions, 4% of a large compile), a
-    // batch at a time: 10,000 profiles' warnings are 9 MB of text.
+    // batch at a time: 10,000 profiles' warnings are 9 MB of text. A stderr that cannot be written loses the
+    // warnings, not the compile.
+    use rayon::prelude::*;
     let color = color();
     let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
     for batch in compiled.warnings.chunks(256) {
-        use rayon::prelude::*;
         let rendered: Vec<String> = batch.par_iter().map(|w| term::render(std::slice::from_ref(w), color)).collect();
         for text in rendered {
             let _ = std::io::Write::write_all(&mut stderr, text.as_bytes());

@@ -164,8 +164,13 @@ fn check_exit_codes() {
     let first = gpuplan(&["compile"]);
     assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
     assert_eq!(gpuplan(&["compile", "--check"]).status.code(), Some(0));
-    // compile on a current out/ writes nothing: every file keeps its modification time.
-    let mtimes = || -> Vec<_> { gpuplan::emit::read_tree(&work.join("out")).unwrap().files.keys().map(|p| std::fs::metadata(work.join("out").join(p)).unwrap().modified().unwrap()).collect() };
+    // compile on a current out/ writes nothing: every file keeps its inode (a rewrite swaps in new files) and its
+    // modification time.
+    let mtimes = || -> Vec<_> {
+        use std::os::unix::fs::MetadataExt;
+        let out = work.join("out");
+        read_tree(&out).unwrap().files.keys().map(|p| std::fs::metadata(out.join(p)).unwrap()).map(|m| (m.ino(), m.modified().unwrap())).collect()
+    };
     let before = mtimes();
     std::thread::sleep(std::time::Duration::from_millis(20));
     let again = gpuplan(&["compile"]);

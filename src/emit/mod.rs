@@ -298,14 +298,20 @@ pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
     if files.len() != tree.files.len() {
         return Ok(false);
     }
-    let same: Vec<bool> = files
+    // The first file in path order that differs or cannot be read decides (whatever the thread timing), and no
+    // file after it needs reading.
+    let first_difference = files
         .par_iter()
         .map(|rel| match tree.files.get(rel) {
-            Some(expected) => Ok(fs::read(out_dir.join(rel))? == expected.as_bytes()),
+            Some(expected) => fs::read(out_dir.join(rel)).map(|text| text == expected.as_bytes()),
             None => Ok(false),
         })
-        .collect::<io::Result<_>>()?;
-    Ok(same.into_iter().all(|s| s))
+        .find_first(|same| !matches!(same, Ok(true)));
+    match first_difference {
+        None => Ok(true),
+        Some(Ok(_)) => Ok(false),
+        Some(Err(e)) => Err(e),
+    }
 }
 
 /// Every file under `out_dir` (recursively, sorted, relative to it); none when it does not exist, an error when it

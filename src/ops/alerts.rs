@@ -27,7 +27,8 @@ use crate::ops::workload::{WorkloadPlan, REPLICAS_ANNOTATION, SELECTOR_ANNOTATIO
 use crate::ops::{threshold, Monitoring, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
 use crate::solve::{round_cents, ClusterPlan, PoolPlan};
 
-#[derive(Debug, Clone, PartialEq, Default)]
+/// A cluster's alert rules, derived from its plan when the PrometheusRule renders.
+#[derive(Debug, Clone, PartialEq)]
 pub struct AlertsPlan {
     pub groups: Vec<RuleGroup>,
 }

@@ -174,7 +174,8 @@ impl Validator {
     }
 
     /// Compiles the embedded CRDs of these kinds now, each on its own core (the largest take milliseconds), so
-    /// that validating objects in parallel never waits on another thread compiling the schema it needs.
+    /// that validating objects in parallel does not wait on another thread compiling the schema it needs (a
+    /// location's CEL rules still compile on first use: see `schema::Structural::cel`).
     pub fn prepare<'k>(&self, kinds: impl IntoIterator<Item = (&'k str, &'k str)>) {
         use rayon::prelude::*;
         let wanted: std::collections::BTreeSet<(&str, &str)> = kinds.into_iter().collect();
