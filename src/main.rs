@@ -69,7 +69,8 @@ fn compile_with(profiles: &[PathBuf], data: &Data) -> Result<Compilation, String
     // warnings, not the compile.
     use rayon::prelude::*;
     let color = color();
-    let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
+    // Not locked across the rendering: a worker that panicked could not print its message.
+    let mut stderr = std::io::BufWriter::new(std::io::stderr());
     for batch in compiled.warnings.chunks(256) {
         let rendered: Vec<String> = batch.par_iter().map(|w| term::render(std::slice::from_ref(w), color)).collect();
         for text in rendered {

@@ -411,8 +411,8 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Writes every file of the tree under `dir` (whose directories exist) and makes them durable: on every core, then
-/// one `syncfs` on Linux instead of an fsync per file (10,000 profiles' 29,000 fsyncs took 10 s). The first error
-/// in path order is returned, whatever the thread timing.
+/// one `syncfs` on Linux instead of an fsync per file (10,000 profiles' 29,000 fsyncs took 10–60 s here). The first
+/// error in path order is returned, whatever the thread timing.
 fn write_durably(dir: &Path, tree: &OutputTree) -> io::Result<()> {
     use rayon::prelude::*;
     let files: Vec<(&PathBuf, &String)> = tree.files.iter().collect();
