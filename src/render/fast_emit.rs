@@ -393,19 +393,9 @@ fn is_ambiguous(s: &str, yaml_12: bool) -> Option<bool> {
 /// parse_scalars.rs `parse_yaml11_bool`) `y`/`yes`/`on` and `n`/`no`/`off`. (`parse_yaml11_bool` trims
 /// white space first, which only matters for strings quoted for their white space anyway.)
 fn is_word(s: &str, yaml_12: bool) -> bool {
-    let b = s.as_bytes();
-    if b.len() > 5 {
-        return false;
-    }
-    let mut lower = [0u8; 5];
-    for (l, c) in lower.iter_mut().zip(b) {
-        *l = c.to_ascii_lowercase();
-    }
-    match &lower[..b.len()] {
-        b"null" | b"true" | b"false" | b"nan" | b"inf" | b"+inf" | b"-inf" => true,
-        b"y" | b"yes" | b"on" | b"n" | b"no" | b"off" => !yaml_12,
-        _ => false,
-    }
+    const WORDS: [&str; 7] = ["null", "true", "false", "nan", "inf", "+inf", "-inf"];
+    // The YAML 1.1 booleans are the ones the reader of rendered YAML resolves: one table for both directions.
+    WORDS.iter().any(|w| s.eq_ignore_ascii_case(w)) || (!yaml_12 && super::fast_yaml::yaml11_bool(s).is_some())
 }
 
 /// quoting.rs `is_numeric`, with its base-60 branch left to the caller (see [`is_ambiguous`]).

@@ -352,7 +352,9 @@ fn resolve(t: &str) -> Option<Value> {
     Some(Value::String(t.to_owned()))
 }
 
-fn yaml11_bool(t: &str) -> Option<bool> {
+/// serde-saphyr's YAML 1.1 booleans (parse_scalars.rs `parse_yaml11_bool`, without its trimming); fast_emit quotes
+/// the same words.
+pub(super) fn yaml11_bool(t: &str) -> Option<bool> {
     let is = |words: [&str; 4]| words.iter().any(|w| t.eq_ignore_ascii_case(w));
     if is(["true", "yes", "y", "on"]) {
         Some(true)
