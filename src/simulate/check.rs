@@ -70,13 +70,19 @@ pub fn simulate_workloads(c: &Compilation, cluster: &ClusterPlan, simulated: &Ma
     if cluster.ops.workloads.is_empty() {
         return None;
     }
-    let pods: Vec<Pod> = cluster
+    let pods = workload_pods(cluster);
+    Some(super::run_prepared(&super::prepare(catalog, labels, simulated, &simulated.node_pools), &pods, &[]))
+}
+
+/// The pods [`simulate_workloads`] simulates: every workload of the cluster at max replicas, placed on its pools
+/// (the conformance harness writes them as YAML for Karpenter's scheduler).
+pub fn workload_pods(cluster: &ClusterPlan) -> Vec<Pod> {
+    cluster
         .ops
         .workloads
         .iter()
         .flat_map(|w| pool_pods(&w.namespace, &w.name, &workload_pools(cluster, &w.nodepools), w.gpus_per_replica.max(1), w.replicas_max))
-        .collect();
-    Some(super::run_prepared(&super::prepare(catalog, labels, simulated, &simulated.node_pools), &pods, &[]))
+        .collect()
 }
 
 fn replica_of<'r>(key: &'r str, namespace: &str, name: &str) -> bool {

@@ -308,18 +308,17 @@ func simulate(a args) (*report, error) {
 			byClass[nc.Name] = w.instanceTypes(ctx, nc)
 		}
 		list := byClass[nc.Name]
-		if gate && len(in.overlays) > 0 {
-			list, err = applyOverlays(ctx, np, list, in.overlays)
-			if err != nil {
-				return nil, err
-			}
-		}
 		np = np.DeepCopy()
 		np.UID = types.UID("nodepool-" + np.Name)
 		nodePools = append(nodePools, np)
 		its[np.Name] = list
 	}
 	nodepoolutils.OrderByWeight(nodePools)
+	if gate && len(in.overlays) > 0 {
+		if its, err = overlaid(ctx, nodePools, its, in.overlays); err != nil {
+			return nil, err
+		}
+	}
 
 	uidKeys := map[types.UID]string{}
 	for _, p := range in.pods {
