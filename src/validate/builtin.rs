@@ -33,6 +33,12 @@ pub(super) fn register(v: &mut Validator) -> Result<(), ValidateError> {
         s["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
         // Upstream ObjectMeta accepts anything (no name required, null everywhere): use ours.
         s["properties"]["metadata"] = schema::object_meta();
+        if kind == "PodDisruptionBudget" {
+            // A PDB's name is only checked as a path segment (k8s.io/kubernetes pkg/apis/policy/validation
+            // ValidatePodDisruptionBudget checks the spec only; k8s.io/apiserver pkg/registry/rest/create.go
+            // ValidateCreate adds ValidateObjectMetaAccessor with path.ValidatePathSegmentName).
+            s["properties"]["metadata"]["properties"]["name"] = path_segment_name();
+        }
         s["required"] = json!(["apiVersion", "kind", "metadata"]);
         s["$defs"] = reachable_defs(&s, &defs["$defs"]);
         v.insert(api_version, kind, &s, None, Some(checks))?;
@@ -48,6 +54,67 @@ pub(super) fn register(v: &mut Validator) -> Result<(), ValidateError> {
     )?;
     record_version(v, "kustomize.config.k8s.io/v1beta1", "Kustomization");
     Ok(())
+}
+
+/// `IsValidPathSegmentName` (k8s.io/apimachinery pkg/api/validate/content/path.go): not `.` or `..`, no `/` or `%`.
+fn path_segment_name() -> Value {
+    json!({"type": "string", "minLength": 1, "pattern": "^[^/%]*$", "not": {"enum": [".", ".."]}})
+}
+
+fn is_path_segment_name(s: &str) -> bool {
+    s != "." && s != ".." && !s.contains(['/', '%'])
+}
+
+fn matches(pattern: &'static str, s: &str) -> bool {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<&'static str, regex::Regex>>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    cache.entry(pattern).or_insert_with(|| regex::Regex::new(pattern).expect("valid pattern")).is_match(s)
+}
+
+/// `IsQualifiedName` (label keys): an optional DNS-1123 subdomain prefix of at most 253 characters and `/`, then
+/// a name of at most 63.
+fn is_qualified_name(s: &str) -> bool {
+    let prefix_ok = s.rsplit_once('/').is_none_or(|(p, _)| p.len() <= 253);
+    prefix_ok && matches(schema::QUALIFIED_NAME, s)
+}
+
+/// `IsValidLabelValue`: at most 63 characters of the label-value syntax (empty allowed).
+fn is_label_value(s: &str) -> bool {
+    s.len() <= 63 && matches(schema::LABEL_VALUE, s)
+}
+
+/// resource.ParseQuantity's syntax (k8s.io/apimachinery pkg/api/resource/quantity.go): a decimal number with an
+/// optional sign, then a binary-SI (`Ki`…`Ei`), decimal-SI (`n u m k M G T P E`) or decimal-exponent (`e3`, `E-2`)
+/// suffix. The sign of its value (-1, 0, 1), or None when it does not parse. Quantities decode from JSON numbers
+/// too.
+fn quantity_sign(v: &Value) -> Option<i8> {
+    let text = match v {
+        Value::String(s) => s.trim().to_owned(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    let (negative, rest) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, &text[..]),
+    };
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+    let (number, suffix) = rest.split_at(end);
+    if number.is_empty() || number == "." || number.matches('.').count() > 1 {
+        return None;
+    }
+    let suffix_ok = matches!(suffix, "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" | "n" | "u" | "m" | "k" | "M" | "G" | "T" | "P" | "E")
+        || suffix
+            .strip_prefix(['e', 'E'])
+            .map(|e| e.strip_prefix(['+', '-']).unwrap_or(e))
+            .is_some_and(|e| !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit()));
+    if !suffix_ok {
+        return None;
+    }
+    let zero = number.bytes().all(|b| b == b'0' || b == b'.');
+    Some(if zero { 0 } else if negative { -1 } else { 1 })
 }
 
 fn record_version(v: &mut Validator, api_version: &str, kind: &str) {
@@ -142,16 +209,26 @@ fn int_or_percent(v: &Value, pointer: &str, out: &mut Vec<Violation>) {
     }
 }
 
+/// metav1validation.ValidateLabelSelector with AllowInvalidLabelValueInSelector false (k8s.io/apimachinery
+/// pkg/apis/meta/v1/validation/validation.go): matchLabels keys and values, matchExpressions operators, keys and
+/// values.
 fn label_selector(sel: &Value, pointer: &str, out: &mut Vec<Violation>) {
+    for (k, v) in sel.get("matchLabels").and_then(Value::as_object).into_iter().flatten() {
+        let at = format!("{pointer}/matchLabels/{}", schema::escape(k));
+        if !is_qualified_name(k) {
+            push(out, &at, format!("{k:?}: not a valid label key"));
+        }
+        if v.as_str().is_some_and(|v| !is_label_value(v)) {
+            push(out, &at, format!("{v}: not a valid label value"));
+        }
+    }
     let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) else {
         return;
     };
     for (i, e) in exprs.iter().enumerate() {
         let at = format!("{pointer}/matchExpressions/{i}");
-        let n = e
-            .get("values")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
+        let values = e.get("values").and_then(Value::as_array);
+        let n = values.map_or(0, Vec::len);
         match e.get("operator").and_then(Value::as_str) {
             Some("In" | "NotIn") if n == 0 => push(
                 out,
@@ -170,6 +247,16 @@ fn label_selector(sel: &Value, pointer: &str, out: &mut Vec<Violation>) {
                 format!("not a valid selector operator: {op:?}"),
             ),
             None => {}
+        }
+        if let Some(k) = e.get("key").and_then(Value::as_str)
+            && !is_qualified_name(k)
+        {
+            push(out, &format!("{at}/key"), format!("{k:?}: not a valid label key"));
+        }
+        for (j, v) in values.into_iter().flatten().enumerate() {
+            if v.as_str().is_some_and(|v| !is_label_value(v)) {
+                push(out, &format!("{at}/values/{j}"), format!("{v}: not a valid label value"));
+            }
         }
     }
 }
@@ -204,189 +291,214 @@ fn pdb(obj: &Value, out: &mut Vec<Violation>) {
     }
 }
 
+/// k8s.io/kubernetes pkg/apis/autoscaling/validation/validation.go validateHorizontalPodAutoscalerSpec, with the
+/// options the registry uses on create (pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go
+/// validationOptionsForHorizontalPodAutoscaler: minReplicas ≥ 1 (HPAScaleToZero is off by default), the scale
+/// target's apiVersion must name a group unless the kind is ReplicationController, an Object metric's may not).
 fn hpa(obj: &Value, out: &mut Vec<Violation>) {
-    let spec = &obj["spec"];
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
     let min = spec.get("minReplicas").and_then(Value::as_i64);
-    let max = spec.get("maxReplicas").and_then(Value::as_i64);
     if let Some(m) = min
         && m < 1
     {
-        push(
-            out,
-            "/spec/minReplicas",
-            "must be greater than or equal to 1",
-        );
+        push(out, "/spec/minReplicas", "must be greater than or equal to 1");
     }
-    if let Some(m) = max {
-        if m < 1 {
-            push(
-                out,
-                "/spec/maxReplicas",
-                "must be greater than or equal to 1",
-            );
+    // A missing maxReplicas (or spec) is the schema's "required property" already.
+    if let Some(max) = spec.get("maxReplicas").and_then(Value::as_i64) {
+        if max == 0 {
+            push(out, "/spec/maxReplicas", "must be set and greater than 0");
+        } else if max < 0 {
+            push(out, "/spec/maxReplicas", "must be greater than or equal to 1");
         }
-        if min.is_some_and(|n| m < n) {
-            push(
-                out,
-                "/spec/maxReplicas",
-                "must be greater than or equal to `minReplicas`",
-            );
+        if min.is_some_and(|n| max < n) {
+            push(out, "/spec/maxReplicas", "must be greater than or equal to `minReplicas`");
         }
     }
-    let target = &spec["scaleTargetRef"];
-    for f in ["kind", "name"] {
-        if target.is_object()
-            && target
-                .get(f)
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-        {
-            push(out, &format!("/spec/scaleTargetRef/{f}"), "Required value");
-        }
-    }
-    let sources = [
-        ("Object", "object"),
-        ("Pods", "pods"),
-        ("Resource", "resource"),
-        ("ContainerResource", "containerResource"),
-        ("External", "external"),
-    ];
-    for (i, m) in spec
-        .get("metrics")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let at = format!("/spec/metrics/{i}");
-        let Some(t) = m.get("type").and_then(Value::as_str) else {
-            push(
-                out,
-                &format!("{at}/type"),
-                "must specify a metric source type",
-            );
-            continue;
-        };
-        let Some((_, field)) = sources.iter().find(|(ty, _)| *ty == t) else {
-            push(
-                out,
-                &format!("{at}/type"),
-                format!("unsupported metric source type {t:?}"),
-            );
-            continue;
-        };
-        for (_, other) in sources {
-            if other != *field && m.get(other).is_some() {
-                push(
-                    out,
-                    &format!("{at}/{other}"),
-                    "must populate the given metric source only",
-                );
-            }
-        }
-        let Some(src) = m.get(*field) else {
-            push(
-                out,
-                &format!("{at}/{field}"),
-                "must populate information for the given metric source",
-            );
-            continue;
-        };
-        if let Some(target) = src.get("target") {
-            let at = format!("{at}/{field}/target");
-            let needs = match target.get("type").and_then(Value::as_str) {
-                Some("Utilization") => "averageUtilization",
-                Some("Value") => "value",
-                Some("AverageValue") => "averageValue",
-                other => {
-                    push(
-                        out,
-                        &format!("{at}/type"),
-                        format!(
-                            "must be either Utilization, Value, or AverageValue, not {other:?}"
-                        ),
-                    );
-                    continue;
-                }
-            };
-            if target.get(needs).is_none() {
-                push(
-                    out,
-                    &format!("{at}/{needs}"),
-                    "must be set for this target type",
-                );
-            }
-            if let Some(u) = target.get("averageUtilization").and_then(Value::as_i64)
-                && u <= 0
-            {
-                push(
-                    out,
-                    &format!("{at}/averageUtilization"),
-                    "must be greater than 0",
-                );
-            }
-        }
+    let target = spec.get("scaleTargetRef").unwrap_or(&Value::Null);
+    let rc = target.get("kind").and_then(Value::as_str) == Some("ReplicationController");
+    cross_version_reference(target, "/spec/scaleTargetRef", rc, out);
+    for (i, m) in spec.get("metrics").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        metric_spec(m, &format!("/spec/metrics/{i}"), out);
     }
     for dir in ["scaleUp", "scaleDown"] {
-        let Some(rules) = spec.get("behavior").and_then(|b| b.get(dir)) else {
+        let Some(rules) = spec.get("behavior").and_then(|b| b.get(dir)).filter(|r| !r.is_null()) else {
             continue;
         };
         let at = format!("/spec/behavior/{dir}");
-        if let Some(w) = rules
-            .get("stabilizationWindowSeconds")
-            .and_then(Value::as_i64)
+        if let Some(w) = rules.get("stabilizationWindowSeconds").and_then(Value::as_i64)
             && !(0..=3600).contains(&w)
         {
-            push(
-                out,
-                &format!("{at}/stabilizationWindowSeconds"),
-                "must be between 0 and 3600",
-            );
+            push(out, &format!("{at}/stabilizationWindowSeconds"), "must be between 0 and 3600");
         }
         if let Some(p) = rules.get("selectPolicy").and_then(Value::as_str)
             && !["Max", "Min", "Disabled"].contains(&p)
         {
-            push(
-                out,
-                &format!("{at}/selectPolicy"),
-                "supported values: \"Disabled\", \"Max\", \"Min\"",
-            );
+            push(out, &format!("{at}/selectPolicy"), "supported values: \"Disabled\", \"Max\", \"Min\"");
         }
-        for (i, p) in rules
-            .get("policies")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        // Absent policies are defaulted (pkg/apis/autoscaling/v2/defaults.go copyHPAScalingRules copies only
+        // non-nil fields over the defaults); an empty list stays empty and fails.
+        let policies = rules.get("policies").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        if policies.is_empty() && rules.get("policies").is_some_and(|p| !p.is_null()) {
+            push(out, &format!("{at}/policies"), "must specify at least one Policy");
+        }
+        for (i, p) in policies.iter().enumerate() {
             let at = format!("{at}/policies/{i}");
-            if !matches!(
-                p.get("type").and_then(Value::as_str),
-                Some("Pods" | "Percent")
-            ) {
-                push(
-                    out,
-                    &format!("{at}/type"),
-                    "supported values: \"Percent\", \"Pods\"",
-                );
+            if !matches!(p.get("type").and_then(Value::as_str), Some("Pods" | "Percent")) {
+                push(out, &format!("{at}/type"), "supported values: \"Percent\", \"Pods\"");
             }
-            if p.get("value")
-                .and_then(Value::as_i64)
-                .is_none_or(|v| v <= 0)
-            {
+            if p.get("value").and_then(Value::as_i64).is_none_or(|v| v <= 0) {
                 push(out, &format!("{at}/value"), "must be greater than zero");
             }
-            if p.get("periodSeconds")
-                .and_then(Value::as_i64)
-                .is_none_or(|s| !(1..=1800).contains(&s))
-            {
-                push(
-                    out,
-                    &format!("{at}/periodSeconds"),
-                    "must be greater than zero and less than or equal to 1800",
-                );
+            if p.get("periodSeconds").and_then(Value::as_i64).is_none_or(|s| !(1..=1800).contains(&s)) {
+                push(out, &format!("{at}/periodSeconds"), "must be greater than zero and less than or equal to 1800");
             }
         }
+        if let Some(t) = rules.get("tolerance") {
+            match quantity_sign(t) {
+                None => push(out, &format!("{at}/tolerance"), "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+                Some(-1) => push(out, &format!("{at}/tolerance"), "must be greater than or equal to 0"),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+/// ValidateCrossVersionObjectReference: kind and name required path segments, apiVersion a group/version (with a
+/// group unless `allow_empty_group`).
+fn cross_version_reference(r: &Value, at: &str, allow_empty_group: bool, out: &mut Vec<Violation>) {
+    for f in ["kind", "name"] {
+        match r.get(f).and_then(Value::as_str).unwrap_or("") {
+            "" => push(out, &format!("{at}/{f}"), "Required value"),
+            v if !is_path_segment_name(v) => push(out, &format!("{at}/{f}"), "may not be '.' or '..' or contain '/' or '%'"),
+            _ => {}
+        }
+    }
+    let api_version = r.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    // schema.ParseGroupVersion: "" and "v1" are group-less; "a/b" has a group; more than one '/' is an error.
+    let group = match api_version.split('/').collect::<Vec<_>>().as_slice() {
+        [_] => Some(""),
+        [g, _] => Some(*g),
+        _ => None,
+    };
+    match group {
+        None => push(out, &format!("{at}/apiVersion"), format!("unexpected GroupVersion string: {api_version}")),
+        Some("") if !allow_empty_group => push(out, &format!("{at}/apiVersion"), "apiVersion must specify API group"),
+        Some(_) => {}
+    }
+}
+
+/// validateMetricSpec and the per-source checks.
+fn metric_spec(m: &Value, at: &str, out: &mut Vec<Violation>) {
+    let sources = ["object", "external", "pods", "resource", "containerResource"];
+    let present: Vec<&str> = sources.into_iter().filter(|f| m.get(*f).is_some_and(|v| !v.is_null())).collect();
+    let ty = m.get("type").and_then(Value::as_str).unwrap_or("");
+    if ty.is_empty() {
+        push(out, &format!("{at}/type"), "must specify a metric source type");
+    }
+    let expected = match ty {
+        "Object" => Some("object"),
+        "Pods" => Some("pods"),
+        "Resource" => Some("resource"),
+        "External" => Some("external"),
+        "ContainerResource" => Some("containerResource"),
+        _ => None,
+    };
+    if expected.is_none() {
+        push(out, &format!("{at}/type"), format!("supported values: \"ContainerResource\", \"External\", \"Object\", \"Pods\", \"Resource\", not {ty:?}"));
+    }
+    // Only the first source present (in validateMetricSpec's order) is validated.
+    if let Some(first) = present.first() {
+        let src = &m[*first];
+        let at = format!("{at}/{first}");
+        let target = src.get("target").unwrap_or(&Value::Null);
+        let has = |f: &str| target.get(f).is_some_and(|v| !v.is_null());
+        match *first {
+            "object" => {
+                cross_version_reference(src.get("describedObject").unwrap_or(&Value::Null), &format!("{at}/describedObject"), true, out);
+                metric_identifier(src.get("metric").unwrap_or(&Value::Null), &format!("{at}/metric"), out);
+                metric_target(target, &format!("{at}/target"), out);
+                if !has("value") && !has("averageValue") {
+                    push(out, &format!("{at}/target/averageValue"), "must set either a target value or averageValue");
+                }
+            }
+            "external" => {
+                metric_identifier(src.get("metric").unwrap_or(&Value::Null), &format!("{at}/metric"), out);
+                metric_target(target, &format!("{at}/target"), out);
+                if !has("value") && !has("averageValue") {
+                    push(out, &format!("{at}/target/averageValue"), "must set either a target value for metric or a per-pod target");
+                }
+                if has("value") && has("averageValue") {
+                    push(out, &format!("{at}/target/value"), "may not set both a target value for metric and a per-pod target");
+                }
+            }
+            "pods" => {
+                metric_identifier(src.get("metric").unwrap_or(&Value::Null), &format!("{at}/metric"), out);
+                metric_target(target, &format!("{at}/target"), out);
+                if !has("averageValue") {
+                    push(out, &format!("{at}/target/averageValue"), "must specify a positive target averageValue");
+                }
+            }
+            _ => {
+                // resource, containerResource
+                if src.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+                    push(out, &format!("{at}/name"), "must specify a resource name");
+                }
+                if *first == "containerResource" {
+                    match src.get("container").and_then(Value::as_str).unwrap_or("") {
+                        "" => push(out, &format!("{at}/container"), "must specify a container"),
+                        c if c.len() > 63 || !matches(schema::DNS_LABEL, c) => push(out, &format!("{at}/container"), "must be a DNS-1123 label"),
+                        _ => {}
+                    }
+                }
+                metric_target(target, &format!("{at}/target"), out);
+                if !has("averageUtilization") && !has("averageValue") {
+                    push(out, &format!("{at}/target/averageUtilization"), "must set either a target raw value or a target utilization");
+                }
+                if has("averageUtilization") && has("averageValue") {
+                    push(out, &format!("{at}/target/averageValue"), "may not set both a target raw value and a target utilization");
+                }
+            }
+        }
+    }
+    if present.len() != 1 {
+        for other in present.iter().filter(|f| Some(**f) != expected) {
+            push(out, &format!("{at}/{other}"), "must populate the given metric source only");
+        }
+    }
+    if let Some(field) = expected
+        && !present.contains(&field)
+    {
+        push(out, &format!("{at}/{field}"), "must populate information for the given metric source");
+    }
+}
+
+/// validateMetricIdentifier: a required path-segment name.
+fn metric_identifier(id: &Value, at: &str, out: &mut Vec<Violation>) {
+    match id.get("name").and_then(Value::as_str).unwrap_or("") {
+        "" => push(out, &format!("{at}/name"), "must specify a metric name"),
+        n if !is_path_segment_name(n) => push(out, &format!("{at}/name"), "may not be '.' or '..' or contain '/' or '%'"),
+        _ => {}
+    }
+}
+
+/// validateMetricTarget; quantities that do not parse fail decoding in the API server.
+fn metric_target(t: &Value, at: &str, out: &mut Vec<Violation>) {
+    if !matches!(t.get("type").and_then(Value::as_str), Some("Utilization" | "Value" | "AverageValue")) {
+        push(out, &format!("{at}/type"), "must be either Utilization, Value, or AverageValue");
+    }
+    for f in ["value", "averageValue"] {
+        if let Some(q) = t.get(f).filter(|v| !v.is_null()) {
+            match quantity_sign(q) {
+                None => push(out, &format!("{at}/{f}"), "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+                Some(1) => {}
+                Some(_) => push(out, &format!("{at}/{f}"), "must be positive"),
+            }
+        }
+    }
+    if let Some(u) = t.get("averageUtilization").and_then(Value::as_i64)
+        && u < 1
+    {
+        push(out, &format!("{at}/averageUtilization"), "must be greater than 0");
     }
 }
 

@@ -17,11 +17,14 @@ const FORMATS: &[&str] = &["date-time", "ipv4", "ipv6", "uuid", "email"];
 /// DNS-1123 subdomain, as Kubernetes checks object names.
 pub(crate) const DNS_SUBDOMAIN: &str =
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
-const DNS_LABEL: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+pub(crate) const DNS_LABEL: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+/// `metadata.namespace`: a DNS-1123 label, or empty, which the API server reads as unset (k8s.io/apiserver
+/// pkg/registry/rest/meta.go EnsureObjectNamespaceMatchesRequestNamespace: an empty namespace takes the request's).
+const NAMESPACE: &str = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$";
 /// Qualified name (label and annotation keys): optional DNS subdomain prefix and `/`, then a name
 /// of at most 63 characters.
-const QUALIFIED_NAME: &str = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
-const LABEL_VALUE: &str = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
+pub(crate) const QUALIFIED_NAME: &str = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
+pub(crate) const LABEL_VALUE: &str = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
 
 /// The root `metadata` of every Kubernetes object we validate: ObjectMeta's fields, nothing else,
 /// with the API server's checks on name, namespace, labels and annotation keys.
@@ -33,7 +36,7 @@ pub(crate) fn object_meta() -> Value {
         "properties": {
             "name": {"type": "string", "minLength": 1, "maxLength": 253, "pattern": DNS_SUBDOMAIN},
             "generateName": {"type": "string"},
-            "namespace": {"type": "string", "minLength": 1, "maxLength": 63, "pattern": DNS_LABEL},
+            "namespace": {"type": "string", "maxLength": 63, "pattern": NAMESPACE},
             "labels": {
                 "type": "object",
                 "propertyNames": {"maxLength": 317, "pattern": QUALIFIED_NAME},
