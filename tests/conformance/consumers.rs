@@ -239,9 +239,11 @@ enum Op {
     EmptyContainer,
     SwapValue,
     RenameKey,
+    /// A field set to `null`: see `known_difference_null_for_a_non_nullable_field`.
+    Null,
 }
 
-const OPS: &[Op] = &[Op::Remove, Op::WrongType, Op::EdgeValue, Op::UnknownField, Op::DuplicateItem, Op::EmptyContainer, Op::SwapValue, Op::RenameKey];
+const OPS: &[Op] = &[Op::Remove, Op::WrongType, Op::EdgeValue, Op::UnknownField, Op::DuplicateItem, Op::EmptyContainer, Op::SwapValue, Op::RenameKey, Op::Null];
 
 /// Every JSON pointer under `v` (not the root), in document order.
 fn pointers(v: &Value, at: &mut String, out: &mut Vec<String>) {
@@ -376,6 +378,14 @@ fn mutate(obj: &mut Value, op: Op, rng: &mut Rng, donors: &[Value]) -> bool {
             *obj.pointer_mut(&at).unwrap() = value;
             true
         }
+        Op::Null => {
+            let node = obj.pointer_mut(&at).unwrap();
+            if node.is_null() {
+                return false;
+            }
+            *node = Value::Null;
+            true
+        }
         Op::RenameKey => {
             let parent = obj.pointer_mut(parent_ptr).unwrap();
             let Value::Object(m) = parent else { return false };
@@ -395,6 +405,19 @@ struct Case {
     object: Value,
     source: String,
     ops: Vec<(Op, String)>,
+    /// Where the Null mutations put a null.
+    nulls: Vec<String>,
+}
+
+/// The one known difference (KNOWN_DIFFERENCES.md): the API server drops a `null` given for a field that is not
+/// nullable and has no default (apiextensions-apiserver pkg/apiserver/schema/defaulting/prunenulls.go
+/// PruneNonNullableNullsWithoutDefaults; for built-in kinds, a null leaves the Go field unset), where gpuplan
+/// rejects it. Narrowly: the API server accepts, and every violation gpuplan reports is at a place the mutation
+/// set to null, or under it.
+fn is_known_null_difference(case: &Case, theirs: &Verdict, ours: &[gpuplan::validate::Violation]) -> bool {
+    theirs.ok
+        && !case.nulls.is_empty()
+        && ours.iter().all(|v| case.nulls.iter().any(|n| v.pointer == *n || v.pointer.starts_with(&format!("{n}/"))))
 }
 
 /// The objects of the examples' out/ that gpuplan itself validates (the gitops GitRepository and kustomization.yaml
@@ -433,34 +456,39 @@ fn corpus() -> Vec<Case> {
         let mut object = seed.clone();
         let count = if rng.below(5) == 0 { 2 } else { 1 };
         let mut ops = Vec::new();
+        let mut nulls = Vec::new();
         for _ in 0..count {
             let op = *rng.pick(OPS);
             let before = object.clone();
             if mutate(&mut object, op, &mut rng, &donors) && object != before {
-                ops.push((op, describe(&before, &object)));
+                let (at, what) = describe(&before, &object);
+                if op == Op::Null {
+                    nulls.push(at);
+                }
+                ops.push((op, what));
             }
         }
         if ops.is_empty() || object == *seed {
             continue;
         }
-        cases.push(Case { object, source: source.clone(), ops });
+        cases.push(Case { object, source: source.clone(), ops, nulls });
     }
     cases
 }
 
-/// The first differing pointer between two values (for the report).
-fn describe(a: &Value, b: &Value) -> String {
-    fn diff(a: &Value, b: &Value, at: &str) -> Option<String> {
+/// The first differing pointer between two values, and a line for the report.
+fn describe(a: &Value, b: &Value) -> (String, String) {
+    fn diff(a: &Value, b: &Value, at: &str) -> Option<(String, String)> {
         match (a, b) {
             (Value::Object(x), Value::Object(y)) => {
                 for k in x.keys().chain(y.keys()) {
                     match (x.get(k), y.get(k)) {
                         (Some(p), Some(q)) => {
-                            if let Some(d) = diff(p, q, &format!("{at}/{k}")) {
+                            if let Some(d) = diff(p, q, &format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"))) {
                                 return Some(d);
                             }
                         }
-                        (p, q) => return Some(format!("{at}/{k}: {} → {}", short(p), short(q))),
+                        (p, q) => return Some((format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), format!("{at}/{k}: {} → {}", short(p), short(q)))),
                     }
                 }
                 None
@@ -469,7 +497,7 @@ fn describe(a: &Value, b: &Value) -> String {
                 x.iter().zip(y).enumerate().find_map(|(i, (p, q))| diff(p, q, &format!("{at}/{i}")))
             }
             _ if a == b => None,
-            _ => Some(format!("{at}: {} → {}", short(Some(a)), short(Some(b)))),
+            _ => Some((at.to_owned(), format!("{at}: {} → {}", short(Some(a)), short(Some(b))))),
         }
     }
     fn short(v: Option<&Value>) -> String {
@@ -482,6 +510,26 @@ fn describe(a: &Value, b: &Value) -> String {
         }
     }
     diff(a, b, "").unwrap_or_default()
+}
+
+/// Pins the known difference: gpuplan rejects `null` for a field that is not nullable, the API server drops it and
+/// accepts the object (apiextensions-apiserver pkg/apiserver/customresource_handler.go unstructuredSchemaCoercer
+/// calls PruneNonNullableNullsWithoutDefaults). Deliberate (src/validate/mod.rs): in generated output a null is a
+/// template bug and a perpetual GitOps diff. Fails when either side changes.
+#[test]
+fn known_difference_null_for_a_non_nullable_field() {
+    let Some(seed) = seed_objects().into_iter().map(|(_, o)| o).find(|o| o["kind"] == "NodePool") else {
+        panic!("the examples write no NodePool")
+    };
+    let mut object = seed.clone();
+    object["spec"]["weight"] = Value::Null;
+    let ours = gpuplan::validate::Validator::builtin().validate(&object);
+    assert!(ours.iter().any(|v| v.pointer == "/spec/weight"), "gpuplan now accepts null for spec.weight: {ours:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("null.jsonl");
+    std::fs::write(&file, serde_json::to_string(&object).unwrap()).unwrap();
+    let Some(theirs) = api_server(&[&file]) else { return };
+    assert!(theirs[0].ok, "the API server now rejects null for spec.weight: {:?}", theirs[0].errors);
 }
 
 #[test]
@@ -503,11 +551,15 @@ fn mutation_corpus_verdicts_agree_with_the_api_server() {
     use rayon::prelude::*;
     let ours: Vec<Vec<gpuplan::validate::Violation>> = cases.par_iter().map(|c| gpuplan::validate::Validator::builtin().validate(&c.object)).collect();
     let mut disagreements: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let (mut accepted, mut rejected) = (0, 0);
+    let (mut accepted, mut rejected, mut known_null) = (0, 0, 0);
     for (i, ((case, theirs), ours)) in cases.iter().zip(&verdicts).zip(&ours).enumerate() {
         assert_eq!(theirs.doc, i, "verdicts out of order");
         if theirs.ok { accepted += 1 } else { rejected += 1 }
         if theirs.ok == ours.is_empty() {
+            continue;
+        }
+        if is_known_null_difference(case, theirs, ours) {
+            known_null += 1;
             continue;
         }
         let key = format!(
@@ -525,7 +577,10 @@ fn mutation_corpus_verdicts_agree_with_the_api_server() {
             ours.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; ")
         ));
     }
-    eprintln!("mutation corpus: {} cases, API server accepts {accepted}, rejects {rejected}", cases.len());
+    eprintln!(
+        "mutation corpus: {} cases, API server accepts {accepted}, rejects {rejected}; {known_null} known difference(s) (null for a non-nullable field)",
+        cases.len()
+    );
     let total: usize = disagreements.values().map(Vec::len).sum();
     let mut report = String::new();
     for (key, examples) in &disagreements {
