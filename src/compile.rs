@@ -217,6 +217,11 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     if !schema.is_empty() || !checks.is_empty() {
         return ClusterOutcome::Invalid { schema, checks };
     }
+    // Every accelerator NodePool's node gets the DaemonSets that make its devices schedulable (E0184).
+    let unreachable = addon_diagnostics(c, cluster, &manifests);
+    if !unreachable.is_empty() {
+        return ClusterOutcome::Unschedulable(unreachable);
+    }
     let simulated = crate::simulate::check::cluster_manifests(&manifests);
     // Every workload at max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
     let unschedulable = crate::simulate::check::workload_diagnostics(c, cluster, &simulated);
@@ -226,6 +231,33 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     let findings = crate::report::lint::cluster_findings(c, cluster, &manifests, &simulated);
     let generated = manifests.par_iter().map(Generated::new).collect();
     ClusterOutcome::Compiled { generated, findings }
+}
+
+/// E0184, at the NodePool's name in its profile: an add-on DaemonSet its nodes need would never run there (see
+/// `ops::addons`), so its devices never become schedulable and its NodeClaims never initialize.
+fn addon_diagnostics(c: &Compilation, cluster: &solve::ClusterPlan, manifests: &[Manifest]) -> Vec<ProfileDiagnostic> {
+    let mut out = Vec::new();
+    for u in crate::ops::addons::unreachable(&cluster.pools, manifests) {
+        let Some(pool) = cluster.pools.iter().find(|p| p.name == u.nodepool) else { continue };
+        let Some(tier) = c.profile(&cluster.name, &pool.profile).into_iter().flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == u.nodepool) else {
+            continue;
+        };
+        let taint = format!("{}{}:{}", u.taint.key, u.taint.value.as_ref().map(|v| format!("={v}")).unwrap_or_default(), u.taint.effect);
+        out.push(
+            c.sources
+                .error(tier.name.span, "E0184", format!(
+                    "NodePool `{}` would never get its devices: {} not tolerate the node's taint {taint}",
+                    u.nodepool,
+                    u.subject()
+                ))
+                .label(format!("nodes of this pool keep {} off", u.daemonsets.join(", ")))
+                .help(format!(
+                    "its tolerations come from {}; add `{{key: {}, operator: Exists, effect: {}}}` there (with `gpu-operator values=#true`, the default, gpuplan writes the GPU Operator's values itself)",
+                    u.from, u.taint.key, u.taint.effect
+                )),
+        );
+    }
+    out
 }
 
 /// The clusters' outcomes as one result, failing as a whole-plan compile would: the first template error (in
@@ -323,15 +355,19 @@ fn tree_of(plan: &Plan, generated: Vec<Generated>) -> OutputTree {
 
 /// What each cluster needs before its output works, for the top of its kustomization.yaml: the namespaces
 /// the objects live in (not emitted: the GPU Operator's and kube-prometheus-stack's charts create theirs,
-/// and workload namespaces belong to the workloads), the CRDs other charts install, and the Karpenter
-/// feature gates the NodePools rely on.
+/// and workload namespaces belong to the workloads), the CRDs other charts install, the Helm values gpuplan
+/// hands the add-on charts (`ops::addons`), and the Karpenter feature gates the NodePools rely on.
 fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Vec<String>> {
-    let mut per_cluster: BTreeMap<String, (std::collections::BTreeSet<String>, std::collections::BTreeSet<String>)> = BTreeMap::new();
+    type Lines = std::collections::BTreeSet<String>;
+    let mut per_cluster: BTreeMap<String, (Lines, Lines, Lines)> = BTreeMap::new();
     for g in generated.iter().filter(|g| !crate::render::is_gitops_app(&g.path)) {
         let Some(cluster) = crate::emit::cluster_of(&g.path) else { continue };
-        let (namespaces, crds) = per_cluster.entry(cluster).or_default();
+        let (namespaces, crds, helm) = per_cluster.entry(cluster).or_default();
         if let Some(ns) = &g.namespace {
             namespaces.insert(ns.clone());
+            if let Some(chart) = crate::ops::addons::chart_of_values_file(&g.path) {
+                helm.insert(format!("Helm values for {chart}: ConfigMap {ns}/{} (key {})", g.path.file_stem().unwrap_or_default().to_string_lossy().trim_start_matches("configmap-"), crate::ops::addons::VALUES_KEY));
+            }
         }
         let api_version = g.api_version.as_str();
         let from = match api_version.split('/').next().unwrap_or("") {
@@ -346,12 +382,13 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
     }
     let mut notes = BTreeMap::new();
     for cluster in &plan.clusters {
-        let Some((namespaces, crds)) = per_cluster.get(&cluster.name) else { continue };
+        let Some((namespaces, crds, helm)) = per_cluster.get(&cluster.name) else { continue };
         let mut lines = vec!["Prerequisites (not managed by this kustomization):".to_string()];
         if !namespaces.is_empty() {
             lines.push(format!("  namespaces: {}", namespaces.iter().cloned().collect::<Vec<_>>().join(", ")));
         }
         lines.extend(crds.iter().map(|c| format!("  CRD: {c}")));
+        lines.extend(helm.iter().map(|h| format!("  {h}")));
         let mut gates = Vec::new();
         if cluster.pools.iter().any(|p| p.replicas() > 1) {
             gates.push("NodeOverlay=true (time-sliced/MIG pools)");

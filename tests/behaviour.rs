@@ -400,14 +400,15 @@ fn argocd_syncs_node_classes_before_node_pools_and_tolerates_missing_crds() {
     assert!(manifests.iter().filter(|m| m.path.starts_with("ml-vision")).all(|m| m.object["metadata"]["annotations"].get("argocd.argoproj.io/sync-wave").is_none()));
 }
 
-/// The namespaces, CRDs and Karpenter feature gates a cluster's output needs are listed at the top of its
+/// The namespaces, CRDs, add-on Helm values and Karpenter feature gates a cluster's output needs are listed at the top of its
 /// kustomization.yaml, where the reviewer and the operator see them.
 #[test]
 fn kustomization_lists_the_clusters_prerequisites() {
     let c = examples();
     let tree = c.output_tree();
     let prod = &tree.files[Path::new("ml-prod/kustomization.yaml")];
-    assert!(prod.contains("#   namespaces: inference, kube-system, monitoring, training"), "{prod}");
+    assert!(prod.contains("#   namespaces: gpu-operator, inference, kube-system, monitoring, training"), "{prod}");
+    assert!(prod.contains("#   Helm values for NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml): ConfigMap gpu-operator/gpuplan-gpu-operator-values (key values.yaml)"), "{prod}");
     assert!(prod.contains("#   CRD: NodePool karpenter.sh/v1 (from Karpenter)"));
     assert!(prod.contains("#   Karpenter feature gates: ReservedCapacity=true (reserved pools)"));
     let research = &tree.files[Path::new("ml-research/kustomization.yaml")];

@@ -179,7 +179,8 @@ fn gp006_on_demand_pools_are_not_checked() {
 
 fn template_without_gpu_taint() -> String {
     let builtin = gpuplan::render::BUILTIN_TEMPLATES.iter().find(|(n, _)| *n == "nodepool.yaml.j2").unwrap().1;
-    let replaced = builtin.replace("- key: {{ taint.key }}", "- key: {{ \"example.com/dedicated\" if taint.key == pool.resource else taint.key }}");
+    // The GPU taint softened to PreferNoSchedule (a taint that keeps no pod, and so no add-on, off the node).
+    let replaced = builtin.replace("effect: {{ taint.effect }}", "effect: {{ \"PreferNoSchedule\" if taint.key == pool.resource else taint.effect }}");
     assert_ne!(replaced, builtin, "the built-in template changed: update this override");
     replaced
 }
@@ -374,4 +375,26 @@ fn gp014_named_gpu_removed_by_price_ratio() {
     assert_none(&c.lint(), "GP014");
     let c = compile_one(profile("p", 10, AMI, &body.replace("per-node min=8; }", "per-node min=8; }\n    allow \"GP014\"")));
     assert_none(&c.lint(), "GP014");
+}
+
+/// GP017 reads the rendered objects (`ops::addons`): a pool taint added after compile (a hand edit, an adopted
+/// NodePool) that the NFD worker's tolerations in the values ConfigMap do not cover keeps the GPU Operator off the
+/// node (NVIDIA/gpu-operator v26.7.0 `deployments/gpu-operator/values.yaml`, `node-feature-discovery.worker`).
+#[test]
+fn gp017_a_taint_the_nfd_worker_does_not_tolerate_is_reported_at_the_pool() {
+    let mut c = compile_one(profile("p", 10, AMI, &clean_pool("")));
+    let taints = object_mut(&mut c, "NodePool", "web")["spec"]["template"]["spec"]["taints"].as_array_mut().unwrap();
+    taints.push(json!({ "key": "team", "value": "search", "effect": "NoExecute" }));
+    let d = c.lint();
+    let found = with_code(&d, "GP017");
+    assert!(!found.is_empty(), "{}", gpuplan::diagnostic::render_plain(&d));
+    let nfd = found.iter().find(|f| f.message.contains("gpu-operator-node-feature-discovery-worker")).expect("the NFD worker is named");
+    assert!(nfd.message.contains("NodePool `web`") && nfd.message.contains("team:NoExecute"), "{}", nfd.message);
+    assert_eq!(nfd.location, c.loc("p.kdl", "\"web\""));
+    assert!(nfd.help.as_deref().unwrap_or("").contains("ConfigMap gpuplan-gpu-operator-values (values.yaml: node-feature-discovery.worker.tolerations)"), "{:?}", nfd.help);
+}
+
+#[test]
+fn gp017_is_quiet_when_every_add_on_tolerates_the_pool() {
+    assert_none(&compile_one(profile("p", 10, AMI, &clean_pool(""))).lint(), "GP017");
 }

@@ -278,7 +278,8 @@ fn gpu_operator_agrees_with_the_pools() {
             .iter()
             .filter_map(|n| n["spec"]["template"]["metadata"]["labels"]["nvidia.com/device-plugin.config"].as_str().map(String::from))
             .collect();
-        let maps: Vec<Value> = in_cluster("ConfigMap").into_iter().filter(|m| m["metadata"]["name"] != "gpuplan-prometheus-adapter").collect();
+        // The device-plugin config only (not prometheus-adapter's rules, not the add-ons' Helm values).
+        let maps: Vec<Value> = in_cluster("ConfigMap").into_iter().filter(|m| m["metadata"]["name"] == "gpuplan-device-plugin-config").collect();
         if ts_labels.is_empty() {
             assert!(spec["devicePlugin"].get("config").is_none());
             assert!(maps.is_empty());
@@ -899,3 +900,99 @@ fn hand_edited_replicas_and_selector_records_parse_or_say_why_not() {
     }
 }
 
+
+// ---------------------------------------------------------------- issue 18: the add-ons reach every accelerator node
+
+/// The Helm values gpuplan hands a chart (`ops::addons`), parsed from the rendered ConfigMap.
+fn helm_values(c: &Compilation, cluster: &str, config_map: &str) -> Value {
+    let cm = in_cluster(c, cluster, "ConfigMap").into_iter().find(|m| m["metadata"]["name"] == config_map).unwrap_or_else(|| panic!("no ConfigMap {config_map} in {cluster}"));
+    serde_saphyr::from_str(cm["data"]["values.yaml"].as_str().expect("values.yaml")).expect("values.yaml is YAML")
+}
+
+fn toleration_keys(list: &Value) -> BTreeSet<String> {
+    list.as_array().into_iter().flatten().filter_map(|t| t["key"].as_str().map(str::to_string)).collect()
+}
+
+const OPERATOR_AT_CHART_DEFAULTS: &str = "monitoring {\n    gpu-operator manage=#false values=#false\n}\n";
+
+/// NVIDIA/gpu-operator v26.7.0 `deployments/gpu-operator/values.yaml`: `node-feature-discovery.worker.tolerations`
+/// is control-plane and `nvidia.com/gpu` only. The examples' pools carry `gpuplan.dev/pool` (and `workload`) taints,
+/// so every NVIDIA pool but `gpu-general` was unreachable before the values ConfigMap: the NFD worker never labelled
+/// the node and the device plugin never started.
+#[test]
+fn every_example_nodepool_is_reached_by_the_add_ons_its_nodes_need() {
+    let c = examples();
+    for cluster in &c.plan.clusters {
+        let unreachable = gpuplan::ops::addons::unreachable(&cluster.pools, &c.manifests_of(&cluster.name));
+        assert!(unreachable.is_empty(), "{}: {unreachable:#?}", cluster.name);
+    }
+    let values = helm_values(&c, "ml-prod", "gpuplan-gpu-operator-values");
+    let nfd = toleration_keys(&values["node-feature-discovery"]["worker"]["tolerations"]);
+    for key in ["node-role.kubernetes.io/control-plane", "nvidia.com/gpu", "gpuplan.dev/pool", "workload"] {
+        assert!(nfd.contains(key), "NFD worker does not tolerate {key}: {nfd:?}");
+    }
+}
+
+#[test]
+fn pool_taint_is_e0184_when_the_gpu_operator_runs_with_its_chart_defaults() {
+    // One error: every GPU Operator DaemonSet is kept off by the same taint and configured in the same chart.
+    let (message, help) = one_error(&format!("{CLUSTER}{INFERENCE_POOL}{OPERATOR_AT_CHART_DEFAULTS}"), "E0184");
+    assert!(message.starts_with("NodePool `llm` would never get its devices: DaemonSets gpu-operator-node-feature-discovery-worker, nvidia-operator-validator, nvidia-device-plugin-daemonset, gpu-feature-discovery, nvidia-dcgm-exporter do not tolerate the node's taint gpuplan.dev/pool=llm:NoSchedule"), "{message}");
+    assert!(help.contains("the chart's default tolerations, NVIDIA GPU Operator v26.7.0") && help.contains("key: gpuplan.dev/pool, operator: Exists"), "{help}");
+}
+
+#[test]
+fn general_pool_reaches_the_chart_defaults_without_values() {
+    // A `general` pool carries only the nvidia.com/gpu taint, which every GPU Operator DaemonSet tolerates by default.
+    let pool = "pool \"shared\" preset=\"general\" {\n    gpu { name \"T4\"; }\n    max-accelerators 4\n}\n";
+    let c = compile_text(&format!("{CLUSTER}{pool}{OPERATOR_AT_CHART_DEFAULTS}")).expect("a general pool compiles with the chart's defaults");
+    assert!(in_cluster(&c, "t", "ConfigMap").iter().all(|m| m["metadata"]["name"] != "gpuplan-gpu-operator-values"), "values=#false writes no values");
+}
+
+/// One owner per object: the chart's templates/clusterpolicy.yaml renders `cluster-policy` only
+/// `if .Values.clusterPolicy.deployCR` (NVIDIA/gpu-operator v26.7.0), so gpuplan's own ClusterPolicy comes with values
+/// that turn the chart's off.
+#[test]
+fn managed_cluster_policy_comes_with_values_that_stop_the_chart_creating_one() {
+    let c = compile_text(&format!("{CLUSTER}{INFERENCE_POOL}")).expect("compiles");
+    assert_eq!(in_cluster(&c, "t", "ClusterPolicy").len(), 1);
+    let values = helm_values(&c, "t", "gpuplan-gpu-operator-values");
+    assert_eq!(values["clusterPolicy"]["deployCR"], false, "{values}");
+    assert!(values.get("daemonsets").is_none(), "the operands' tolerations live in gpuplan's ClusterPolicy: {values}");
+}
+
+#[test]
+fn unmanaged_cluster_policy_gets_its_operand_tolerations_through_the_values() {
+    let c = compile_text(&format!("{CLUSTER}{INFERENCE_POOL}monitoring {{\n    gpu-operator manage=#false\n}}\n")).expect("compiles");
+    assert!(in_cluster(&c, "t", "ClusterPolicy").is_empty());
+    let values = helm_values(&c, "t", "gpuplan-gpu-operator-values");
+    assert!(values.get("clusterPolicy").is_none(), "the chart creates the ClusterPolicy: {values}");
+    let operands = toleration_keys(&values["daemonsets"]["tolerations"]);
+    assert!(operands.contains("nvidia.com/gpu") && operands.contains("gpuplan.dev/pool"), "{operands:?}");
+}
+
+/// aws-neuron/neuron-helm-charts `charts/neuron-helm-chart/values.yaml`: `devicePlugin.tolerations` =
+/// CriticalAddonsOnly and `aws.amazon.com/neuron`; aws/eks-charts `stable/aws-efa-k8s-device-plugin/values.yaml`
+/// v0.5.30: `tolerations: []`. The values keep the chart defaults and add every pool taint.
+#[test]
+fn neuron_and_efa_device_plugins_get_values_tolerating_their_pools() {
+    let c = examples();
+    let neuron = toleration_keys(&helm_values(&c, "ml-prod", "gpuplan-neuron-values")["devicePlugin"]["tolerations"]);
+    assert_eq!(neuron, BTreeSet::from(["CriticalAddonsOnly".to_string(), "aws.amazon.com/neuron".into(), "gpuplan.dev/pool".into()]));
+    let efa = toleration_keys(&helm_values(&c, "ml-prod", "gpuplan-efa-device-plugin-values")["tolerations"]);
+    assert_eq!(efa, BTreeSet::from(["gpuplan.dev/pool".to_string(), "nvidia.com/gpu".into(), "workload".into()]));
+}
+
+#[test]
+fn template_override_dropping_the_values_is_e0184() {
+    let empty = builtin_template("helm-values-configmap.yaml.j2").replace("data: {{ data }}", "data: {}");
+    match compile_with_templates(&format!("{CLUSTER}{INFERENCE_POOL}"), &[("helm-values-configmap.yaml.j2", empty)]) {
+        Err(CompileError::Profiles { diagnostics }) => {
+            let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+            assert!(codes.contains(&"E0184"), "{codes:?}");
+            assert!(diagnostics.iter().any(|d| d.message.contains("gpu-operator-node-feature-discovery-worker")), "{}", gpuplan::diagnostic::render_plain(&diagnostics));
+        }
+        Ok(_) => panic!("a cluster whose NFD worker cannot reach its pools compiled"),
+        Err(other) => panic!("expected E0184, got {other}"),
+    }
+}

@@ -133,6 +133,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     if !capacity_values.is_empty() {
         lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from("requirements karpenter.sh/capacity-type")));
     }
+    if np["metadata"]["annotations"][crate::render::EFA_ANNOTATION].as_str().is_some_and(|v| v.starts_with("required")) {
+        lines.push(Line::new("efa #true", from(&format!("metadata.annotations.{}", crate::render::EFA_ANNOTATION))));
+    }
     if ctx.instance_store_raid0 {
         lines.push(Line::new("scratch \"instance-store\"", from("EC2NodeClass spec.instanceStorePolicy RAID0")));
     }

@@ -14,7 +14,7 @@
 //!     karpenter namespace="kube-system"
 //!     dcgm-exporter namespace="gpu-operator"
 //!     prometheus-adapter namespace="monitoring"    // where its release runs (default: the monitoring namespace)
-//!     gpu-operator namespace="gpu-operator" manage=#true version="v26.7.0" {
+//!     gpu-operator namespace="gpu-operator" manage=#true values=#true version="v26.7.0" {
 //!         image "devicePlugin" repository="registry.example.com/nvidia"   // per component; unset fields: the release's
 //!     }
 //!     alerts near-limit=90 low-gpu-utilization=20 pending-for="15m"
@@ -305,10 +305,13 @@ impl Parser<'_> {
                     m.prometheus_adapter_namespace = Some(ns);
                 }
                 "gpu-operator" => {
-                    self.check_entries(child, &["namespace", "manage", "version"], 0);
+                    self.check_entries(child, &["namespace", "manage", "values", "version"], 0);
                     namespace_of(self, child, &mut m.gpu_operator_namespace);
                     if let Some(b) = prop(child, "manage").and_then(|e| self.expect_bool(e, "manage")) {
                         m.manage_gpu_operator = b.value;
+                    }
+                    if let Some(b) = prop(child, "values").and_then(|e| self.expect_bool(e, "values")) {
+                        m.gpu_operator_values = b.value;
                     }
                     self.gpu_operator_release(child, &mut m);
                 }

@@ -7,12 +7,15 @@
 //! - [`gpu_operator`]: the NVIDIA GPU Operator ClusterPolicy and the device-plugin time-slicing ConfigMap;
 //! - [`mig`]: which MIG configuration exists for which GPU (used by the solver's filter too).
 //! - [`adapter`]: prometheus-adapter's rules for the HPAs' Pods metrics (a ConfigMap for `rules.existing`);
+//! - [`addons`]: the DaemonSets an accelerator node needs (NFD, the device plugins), the Helm values that let them
+//!   tolerate every pool taint, and the check that they reach every pool's nodes (E0184);
 //! - [`check`]: checks on the rendered objects that a schema cannot express (run by every compile).
 //!
 //! Profile syntax is parsed in `profile/mod.rs`'s walk (see `ops/intent.rs`, a child module of `profile` so that
 //! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179, E0182 and E0183 (workload selectors) belong to this module; E0180–E0181 to `simulate::check`.
 
 pub mod adapter;
+pub mod addons;
 pub mod alerts;
 pub mod check;
 pub mod gpu_operator;
@@ -169,6 +172,9 @@ pub struct Monitoring {
     /// Whether gpuplan generates the ClusterPolicy (false: the operator is managed elsewhere; gpuplan then
     /// emits its own dcgm-exporter ServiceMonitor).
     pub manage_gpu_operator: bool,
+    /// Whether gpuplan writes the Helm values for the GPU Operator chart (`ops::addons`); false: the user's install
+    /// runs with values gpuplan does not know, read as the chart's defaults.
+    pub gpu_operator_values: bool,
     /// GPU Operator release whose images the ClusterPolicy pins (a version of `gpu_operator::RELEASES`).
     pub gpu_operator_release: String,
     /// Per-component image overrides, by ClusterPolicy spec path (`devicePlugin`, `driver.manager`, …).
@@ -195,6 +201,7 @@ impl Default for Monitoring {
             prometheus_adapter_namespace: None,
             gpu_operator_namespace: "gpu-operator".into(),
             manage_gpu_operator: true,
+            gpu_operator_values: true,
             gpu_operator_release: gpu_operator::DEFAULT_RELEASE.to_string(),
             gpu_operator_images: BTreeMap::new(),
             near_limit_percent: 90,

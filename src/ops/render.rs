@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use crate::ops::adapter;
+use crate::ops::{adapter, addons};
 use crate::ops::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
 use crate::ops::workload::pdb_field;
 use crate::render::{common_labels, object_path, provenance, to_yaml, Manifest, RenderError, Renderer};
@@ -20,6 +20,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("clusterpolicy.yaml.j2", include_str!("../../templates/clusterpolicy.yaml.j2")),
     ("device-plugin-configmap.yaml.j2", include_str!("../../templates/device-plugin-configmap.yaml.j2")),
     ("prometheus-adapter-configmap.yaml.j2", include_str!("../../templates/prometheus-adapter-configmap.yaml.j2")),
+    ("helm-values-configmap.yaml.j2", include_str!("../../templates/helm-values-configmap.yaml.j2")),
 ];
 
 /// On the PrometheusRule: the profile whose `monitoring` block the cluster uses (absent when none has one).
@@ -226,6 +227,28 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
                 )?,
             });
         }
+    }
+    out.extend(addon_values(renderer, cluster, &annotations)?);
+    Ok(out)
+}
+
+/// One ConfigMap of Helm values per add-on chart the cluster's pools need (see `ops::addons`).
+fn addon_values(renderer: &Renderer, cluster: &ClusterPlan, annotations: &BTreeMap<String, String>) -> Result<Vec<Manifest>, RenderError> {
+    let monitoring = &cluster.ops.monitoring;
+    let values = addons::values(&cluster.pools, cluster.ops.gpu_operator.is_some(), monitoring.gpu_operator_values);
+    let mut out = Vec::new();
+    for (name, values) in values {
+        let namespace = if name == addons::GPU_OPERATOR_VALUES { monitoring.gpu_operator_namespace.as_str() } else { addons::DEVICE_PLUGIN_NAMESPACE };
+        let data = BTreeMap::from([(addons::VALUES_KEY.to_string(), to_yaml(&values))]);
+        out.push(Manifest {
+            path: object_path(&cluster.name, "configmap", name),
+            source: crate::emit::GPUPLAN_SOURCE.into(),
+            object: renderer.render_template(
+                "helm-values-configmap.yaml.j2",
+                name,
+                json!({ "name": name, "namespace": namespace, "labels": common_labels(), "annotations": annotations, "data": data }),
+            )?,
+        });
     }
     Ok(out)
 }

@@ -96,7 +96,7 @@ pub const NODES: &[NodeSpec] = &[
     n("monitoring", "karpenter", "", &["namespace=<string>"], "kube-system", "Where Karpenter's metrics are scraped.", "karpenter namespace=\"kube-system\""),
     n("monitoring", "dcgm-exporter", "", &["namespace=<string>"], "gpu-operator", "Where dcgm-exporter runs.", "dcgm-exporter namespace=\"gpu-operator\""),
     n("monitoring", "prometheus-adapter", "", &["namespace=<string>"], "monitoring", "Where prometheus-adapter runs (HPA metrics).", "prometheus-adapter namespace=\"monitoring\""),
-    n("monitoring", "gpu-operator", "", &["namespace=<string>", "manage=<bool>", "version=<string>"], "managed", "Whether gpuplan emits the GPU Operator ClusterPolicy.", "gpu-operator manage=#false"),
+    n("monitoring", "gpu-operator", "", &["namespace=<string>", "manage=<bool>", "values=<bool>", "version=<string>"], "managed, values written", "`manage`: whether gpuplan emits the GPU Operator ClusterPolicy (false: the chart creates it). `values`: whether gpuplan writes the chart's Helm values (ConfigMap gpuplan-gpu-operator-values: NFD worker and operand tolerations for every pool taint); false: your install's values are unknown and checked as the chart's defaults.", "gpu-operator manage=#false"),
     n("monitoring", "alerts", "", &["near-limit=<percent>", "low-gpu-utilization=<percent>", "pending-for=<duration>"], "90, 10, 15m", "Alert thresholds.", "alerts near-limit=85"),
 ];
 

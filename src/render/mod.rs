@@ -303,6 +303,9 @@ pub fn provenance(profile: &str, source: &str, cluster: &ClusterPlan) -> BTreeMa
     ])
 }
 
+/// On NodePools of `efa #true` pools.
+pub const EFA_ANNOTATION: &str = "gpuplan.dev/efa";
+
 fn usd(v: f64) -> String {
     format!("{v:.2}")
 }
@@ -317,6 +320,10 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
     annotations.insert("gpuplan.dev/worst-case-basis".into(), worst_case_basis(pool));
     if let Some(fixed) = pool.fixed_usd_per_hour {
         annotations.insert("gpuplan.dev/fixed-usd-per-hour".into(), usd(fixed));
+    }
+    if pool.efa {
+        // Read back by adopt (`efa #true`): the EFA device plugin must reach these nodes (`ops::addons`).
+        annotations.insert(EFA_ANNOTATION.into(), format!("required: every type has EFA; the EFA device plugin runs here with ConfigMap kube-system/{}", crate::ops::addons::EFA_VALUES));
     }
     if pool.uses_estimates() {
         annotations.insert(

@@ -54,6 +54,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP014", name: "named-gpu-priced-out", summary: "a GPU named in the pool's `gpu { name … }` has no instance type left after price-ratio-max", checks_output: false },
     Rule { code: "GP015", name: "monitoring-without-selector-label", summary: "PrometheusRule without a label for Prometheus to select it by (kube-prometheus-stack selects release=<release>)", checks_output: true },
     Rule { code: "GP016", name: "tier-never-receives-pods", summary: "a tier of a tiered pool receives no pod even when every earlier tier is out of capacity (simulated)", checks_output: true },
+    Rule { code: "GP017", name: "device-plugin-unreachable", summary: "an accelerator NodePool's taints keep an add-on its nodes need (NFD worker, NVIDIA operands, Neuron or EFA device plugin) off them: the devices never become schedulable", checks_output: true },
 ];
 
 /// The rule for a code, if any.
@@ -91,6 +92,7 @@ pub fn cluster_findings(c: &Compilation, cluster: &ClusterPlan, manifests: &[Man
     let profiles: Vec<&Profile> = c.profiles_of(&cluster.name).collect();
     let mut lint = Lint { c, rendered: &rendered, out: Vec::new() };
     lint.cluster(cluster, &profiles);
+    lint.device_plugins(cluster, manifests);
     lint.out.extend(crate::simulate::check::tier_findings(c, cluster, simulated));
     lint.out
 }
@@ -339,6 +341,25 @@ impl<'c> Lint<'c> {
             let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();
             self.budget(cluster, profile, &pools);
             self.unknown_allow(cluster, profile);
+        }
+    }
+
+    /// GP017: an add-on DaemonSet a pool's nodes need would not tolerate them (`ops::addons`; compile refuses the
+    /// same as E0184, so this fires on objects edited after compile or read by adopt). Not silenced by `allow`:
+    /// such a node is never usable.
+    fn device_plugins(&mut self, cluster: &ClusterPlan, manifests: &[Manifest]) {
+        for u in crate::ops::addons::unreachable(&cluster.pools, manifests) {
+            let Some(plan) = cluster.pools.iter().find(|p| p.name == u.nodepool) else { continue };
+            let Some(profile) = self.c.profile(&cluster.name, &plan.profile) else { continue };
+            let Some((_, tier)) = find_tier(profile, &plan.name) else { continue };
+            let taint = format!("{}:{}", u.taint.key, u.taint.effect);
+            let diagnostic = self
+                .c
+                .sources
+                .error(tier.name.span, "GP017", format!("NodePool `{}`: {} not tolerate the node taint {taint}, so the node's devices never become schedulable and its NodeClaims never initialize", u.nodepool, u.subject()))
+                .help(format!("its tolerations come from {}: add {{key: {}, operator: Exists, effect: {}}} there", u.from, u.taint.key, u.taint.effect))
+                .warning();
+            self.out.push(Finding { code: "GP017", cluster: cluster.name.clone(), profile: profile.name.value.clone(), pool: Some(plan.name.clone()), span: tier.name.span, diagnostic });
         }
     }
 
@@ -792,7 +813,7 @@ impl<'c> Lint<'c> {
             let help = did_you_mean(&allow.value, RULES.iter().map(|r| r.code))
                 .map(|d| format!("{d} "))
                 .unwrap_or_default()
-                + "lint codes are GP001…GP016 (see README, Lint)";
+                + "lint codes are GP001…GP017 (see README, Lint)";
             let diagnostic = self
                 .c
                 .sources

@@ -155,6 +155,8 @@ pub struct PoolPlan {
     pub weight: u32,
     pub disruption: DisruptionPlan,
     pub sharing: Option<Sharing>,
+    /// `efa #true`: every type has EFA, and the node needs the EFA device plugin (`ops::addons`).
+    pub efa: bool,
     pub expected_usd_per_hour: f64,
     pub worst_case_usd_per_hour: f64,
     pub budget_usd_per_hour: Option<f64>,
@@ -850,6 +852,7 @@ fn pool_plan(
         weight: 0,
         disruption,
         sharing: s.sharing.as_ref().map(|x| x.value.clone()),
+        efa: s.efa.as_ref().is_some_and(|e| e.value),
         expected_usd_per_hour: 0.0,
         worst_case_usd_per_hour: 0.0,
         budget_usd_per_hour: None,

@@ -1,0 +1,385 @@
+//! The add-on DaemonSets that make an accelerator node's devices schedulable, the Helm values gpuplan hands their
+//! charts, and the check that every accelerator NodePool's nodes are reachable by them.
+//!
+//! A node's GPUs, Neuron devices or EFA interfaces become allocatable only when a device plugin runs on it; until
+//! then its NodeClaim never initializes (Karpenter waits for the requested extended resources,
+//! kubernetes-sigs/karpenter `pkg/controllers/nodeclaim/lifecycle/initialization.go`), no pod lands there and,
+//! on a `expireAfter: Never` pool, nothing ever removes it. For NVIDIA the chain is longer: the Node Feature
+//! Discovery worker (a subchart of the GPU Operator) labels the node `feature.node.kubernetes.io/pci-10de.present`,
+//! the operator then labels it `nvidia.com/gpu.deploy.*`, and only then do its operands (validator, device plugin,
+//! GPU feature discovery, DCGM exporter, MIG manager) start. Every taint a pool puts on its nodes must therefore be
+//! tolerated by each of those DaemonSets. Their default tolerations do not include gpuplan's pool taints:
+//!
+//! - NVIDIA/gpu-operator v26.7.0 `deployments/gpu-operator/values.yaml`: `node-feature-discovery.worker.tolerations`
+//!   = control-plane and `nvidia.com/gpu`; `daemonsets.tolerations` (the operands, via the ClusterPolicy the chart
+//!   creates) = `nvidia.com/gpu`;
+//! - aws-neuron/neuron-helm-charts `charts/neuron-helm-chart/values.yaml`: `devicePlugin.tolerations` =
+//!   `CriticalAddonsOnly`, `aws.amazon.com/neuron`;
+//! - aws/eks-charts `stable/aws-efa-k8s-device-plugin/values.yaml` (v0.5.30): `tolerations: []`.
+//!
+//! So gpuplan writes, per cluster, one ConfigMap of Helm values per chart the cluster's pools need (the
+//! [`VALUES_KEY`] file; a Flux HelmRelease reads it with `valuesFrom`, `helm install -f` reads the extracted file),
+//! with tolerations for every pool taint. The GPU Operator's values also say who owns the ClusterPolicy: with
+//! `gpu-operator manage=#true` (the default) gpuplan writes it and the values set `clusterPolicy.deployCR: false`,
+//! so the chart does not create a second `cluster-policy`; with `manage=#false` the chart creates it from the
+//! values' `daemonsets.tolerations`. With `values=#false` gpuplan writes no values and assumes the chart defaults.
+//! [`unreachable`] checks the rendered objects (a `--templates` override included) against the nodes each pool
+//! launches: a pool whose node would never get its device plugin is a compile error (E0184).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{json, Value};
+
+use crate::catalog::AcceleratorKind;
+use crate::profile::{Sharing, Taint};
+use crate::render::Manifest;
+use crate::solve::PoolPlan;
+
+/// The key of the Helm values file in each values ConfigMap.
+pub const VALUES_KEY: &str = "values.yaml";
+pub const GPU_OPERATOR_VALUES: &str = "gpuplan-gpu-operator-values";
+pub const NEURON_VALUES: &str = "gpuplan-neuron-values";
+pub const EFA_VALUES: &str = "gpuplan-efa-device-plugin-values";
+/// Where the Neuron and EFA device plugins' charts are installed (their READMEs install into kube-system).
+pub const DEVICE_PLUGIN_NAMESPACE: &str = "kube-system";
+
+/// What a node needs an add-on for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Device {
+    Nvidia,
+    /// NVIDIA with a MIG config: the MIG manager too.
+    NvidiaMig,
+    Neuron,
+    Efa,
+}
+
+/// Where a DaemonSet's tolerations come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A path in the Helm values of a chart, handed over in the ConfigMap of this name.
+    Values { config_map: &'static str, path: &'static [&'static str] },
+    /// The GPU Operator's operands: ClusterPolicy `spec.daemonsets.tolerations` (gpuplan's, or the chart's from its
+    /// `daemonsets.tolerations` value).
+    ClusterPolicy,
+}
+
+/// One DaemonSet an accelerator node needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddOn {
+    /// The DaemonSet's name as its chart or operator creates it.
+    pub daemonset: &'static str,
+    pub chart: &'static str,
+    pub needed_for: Device,
+    pub source: Source,
+    /// The chart's default tolerations, (key, operator, effect), as its values.yaml at the cited version sets them.
+    pub defaults: &'static [(&'static str, &'static str, &'static str)],
+}
+
+const GPU_OPERATOR_CHART: &str = "NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml)";
+const OPERAND_DEFAULTS: &[(&str, &str, &str)] = &[("nvidia.com/gpu", "Exists", "NoSchedule")];
+
+/// Every add-on gpuplan knows, in the order a node needs them.
+pub const ADD_ONS: &[AddOn] = &[
+    AddOn {
+        daemonset: "gpu-operator-node-feature-discovery-worker",
+        chart: GPU_OPERATOR_CHART,
+        needed_for: Device::Nvidia,
+        source: Source::Values { config_map: GPU_OPERATOR_VALUES, path: &["node-feature-discovery", "worker", "tolerations"] },
+        defaults: &[("node-role.kubernetes.io/control-plane", "Equal", "NoSchedule"), ("nvidia.com/gpu", "Exists", "NoSchedule")],
+    },
+    AddOn { daemonset: "nvidia-operator-validator", chart: GPU_OPERATOR_CHART, needed_for: Device::Nvidia, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
+    AddOn { daemonset: "nvidia-device-plugin-daemonset", chart: GPU_OPERATOR_CHART, needed_for: Device::Nvidia, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
+    AddOn { daemonset: "gpu-feature-discovery", chart: GPU_OPERATOR_CHART, needed_for: Device::Nvidia, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
+    AddOn { daemonset: "nvidia-dcgm-exporter", chart: GPU_OPERATOR_CHART, needed_for: Device::Nvidia, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
+    AddOn { daemonset: "nvidia-mig-manager", chart: GPU_OPERATOR_CHART, needed_for: Device::NvidiaMig, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
+    AddOn {
+        daemonset: "neuron-device-plugin",
+        chart: "aws-neuron/neuron-helm-charts neuron-helm-chart (charts/neuron-helm-chart/values.yaml)",
+        needed_for: Device::Neuron,
+        source: Source::Values { config_map: NEURON_VALUES, path: &["devicePlugin", "tolerations"] },
+        defaults: &[("CriticalAddonsOnly", "Exists", ""), ("aws.amazon.com/neuron", "Exists", "NoSchedule")],
+    },
+    AddOn {
+        daemonset: "aws-efa-k8s-device-plugin",
+        chart: "aws/eks-charts aws-efa-k8s-device-plugin v0.5.30 (stable/aws-efa-k8s-device-plugin/values.yaml)",
+        needed_for: Device::Efa,
+        source: Source::Values { config_map: EFA_VALUES, path: &["tolerations"] },
+        defaults: &[],
+    },
+];
+
+/// Whether a ConfigMap of this name carries gpuplan's Helm values for an add-on chart.
+pub fn is_values_config_map(name: &str) -> bool {
+    [GPU_OPERATOR_VALUES, NEURON_VALUES, EFA_VALUES].contains(&name)
+}
+
+/// The chart a generated values ConfigMap is for, from its out/ path (`<cluster>/configmap-<name>.yaml`).
+pub fn chart_of_values_file(path: &std::path::Path) -> Option<&'static str> {
+    let name = path.file_stem()?.to_str()?.strip_prefix("configmap-")?;
+    ADD_ONS.iter().find_map(|a| match a.source {
+        Source::Values { config_map, .. } if config_map == name => Some(a.chart),
+        _ => None,
+    })
+}
+
+/// A toleration as the API spells it (`key` empty with `Exists`: every taint; `effect` empty: every effect).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Toleration {
+    pub key: String,
+    pub operator: String,
+    pub value: String,
+    pub effect: String,
+}
+
+impl Toleration {
+    fn exists(key: &str, effect: &str) -> Toleration {
+        Toleration { key: key.into(), operator: "Exists".into(), value: String::new(), effect: effect.into() }
+    }
+
+    fn from_json(v: &Value) -> Toleration {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        Toleration { key: s("key"), operator: s("operator"), value: s("value"), effect: s("effect") }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut t = json!({ "operator": if self.operator.is_empty() { "Equal" } else { &self.operator } });
+        for (k, v) in [("key", &self.key), ("value", &self.value), ("effect", &self.effect)] {
+            if !v.is_empty() {
+                t[k] = json!(v);
+            }
+        }
+        t
+    }
+
+    /// k8s.io/api `core/v1/toleration.go` `ToleratesTaint`: effects match when equal or the toleration's is empty;
+    /// an empty key with `Exists` matches every key; `Exists` ignores the value, `Equal` (or empty) compares it.
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if !self.effect.is_empty() && self.effect != taint.effect {
+            return false;
+        }
+        if !self.key.is_empty() && self.key != taint.key {
+            return false;
+        }
+        match self.operator.as_str() {
+            "Exists" => true,
+            "" | "Equal" => self.value == taint.value.clone().unwrap_or_default(),
+            _ => false,
+        }
+    }
+}
+
+/// What a pool's node needs: the add-ons for its devices.
+pub fn devices(pool: &PoolPlan) -> BTreeSet<Device> {
+    let mut out = BTreeSet::new();
+    match pool.accelerator {
+        AcceleratorKind::Nvidia => {
+            out.insert(Device::Nvidia);
+            if matches!(pool.sharing, Some(Sharing::Mig { .. })) {
+                out.insert(Device::NvidiaMig);
+            }
+        }
+        AcceleratorKind::Neuron => {
+            out.insert(Device::Neuron);
+        }
+        _ => {}
+    }
+    if pool.efa {
+        out.insert(Device::Efa);
+    }
+    out
+}
+
+/// The DaemonSet controller adds these to every daemon pod (kubernetes `pkg/controller/daemon/util/daemonset_util.go`
+/// `AddOrUpdateDaemonPodTolerations`), so a node carrying them still runs daemons.
+fn tolerated_by_every_daemon(taint: &Taint) -> bool {
+    const NO_EXECUTE: &[&str] = &["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
+    const NO_SCHEDULE: &[&str] = &[
+        "node.kubernetes.io/disk-pressure",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/pid-pressure",
+        "node.kubernetes.io/unschedulable",
+    ];
+    (taint.effect == "NoExecute" && NO_EXECUTE.contains(&taint.key.as_str())) || (taint.effect == "NoSchedule" && NO_SCHEDULE.contains(&taint.key.as_str()))
+}
+
+/// The tolerations that cover every taint of `pools` (key Exists, per effect), after `base`.
+pub fn tolerations_for(base: &[(&str, &str, &str)], pools: &[&PoolPlan]) -> Vec<Value> {
+    let mut out: Vec<Toleration> = base
+        .iter()
+        .map(|(k, op, e)| Toleration { key: (*k).into(), operator: (*op).into(), value: String::new(), effect: (*e).into() })
+        .collect();
+    let taints: BTreeSet<(&str, &str)> = pools.iter().flat_map(|p| p.taints.iter().map(|t| (t.key.as_str(), t.effect.as_str()))).collect();
+    for (key, effect) in taints {
+        let taint = Taint { key: key.into(), value: None, effect: effect.into() };
+        // Exists on the key: a pool taint's value names the pool, and one toleration serves every pool.
+        if !out.iter().any(|t| t.operator == "Exists" && t.tolerates(&taint)) {
+            out.push(Toleration::exists(key, effect));
+        }
+    }
+    out.iter().map(Toleration::to_json).collect()
+}
+
+/// The Helm values gpuplan hands each chart the cluster's pools need, by ConfigMap name: tolerations for every
+/// pool taint, and for the GPU Operator who owns the ClusterPolicy.
+pub fn values(pools: &[PoolPlan], manage_cluster_policy: bool, gpu_operator_values: bool) -> BTreeMap<&'static str, Value> {
+    let needing = |d: Device| -> Vec<&PoolPlan> { pools.iter().filter(|p| devices(p).contains(&d)).collect() };
+    let defaults = |config_map: &str| ADD_ONS.iter().find(|a| matches!(a.source, Source::Values { config_map: c, .. } if c == config_map)).map(|a| a.defaults).unwrap_or(&[]);
+    let mut out = BTreeMap::new();
+    let nvidia = needing(Device::Nvidia);
+    if !nvidia.is_empty() && gpu_operator_values {
+        let mut v = json!({
+            "node-feature-discovery": { "worker": { "tolerations": tolerations_for(defaults(GPU_OPERATOR_VALUES), &nvidia) } },
+        });
+        if manage_cluster_policy {
+            // gpuplan's ClusterPolicy is the one the operator reads; the chart must not create its own.
+            v["clusterPolicy"] = json!({ "deployCR": false });
+        } else {
+            v["daemonsets"] = json!({ "tolerations": tolerations_for(OPERAND_DEFAULTS, &nvidia) });
+        }
+        out.insert(GPU_OPERATOR_VALUES, v);
+    }
+    let neuron = needing(Device::Neuron);
+    if !neuron.is_empty() {
+        out.insert(NEURON_VALUES, json!({ "devicePlugin": { "tolerations": tolerations_for(defaults(NEURON_VALUES), &neuron) } }));
+    }
+    let efa = needing(Device::Efa);
+    if !efa.is_empty() {
+        out.insert(EFA_VALUES, json!({ "tolerations": tolerations_for(defaults(EFA_VALUES), &efa) }));
+    }
+    out
+}
+
+/// Add-ons that would never run on a pool's nodes, kept off by the same taint and configured in the same place
+/// (one fix for all of them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unreachable {
+    pub nodepool: String,
+    /// DaemonSet names, in the order a node needs them.
+    pub daemonsets: Vec<&'static str>,
+    pub taint: Taint,
+    /// Where the add-on's tolerations were read: a rendered object, or the chart's defaults.
+    pub from: String,
+}
+
+impl Unreachable {
+    /// "DaemonSet a does" or "DaemonSets a, b do", for messages.
+    pub fn subject(&self) -> String {
+        match self.daemonsets.as_slice() {
+            [one] => format!("DaemonSet {one} does"),
+            many => format!("DaemonSets {} do", many.join(", ")),
+        }
+    }
+}
+
+/// Every (pool, add-on) pair whose DaemonSet would not tolerate the pool's node, reading the tolerations from the
+/// cluster's rendered objects (values ConfigMaps, ClusterPolicy) and the charts' defaults where none was rendered.
+/// `pools` are the cluster's plans, used for what each NodePool's node needs; taints come from the rendered
+/// NodePools (`taints` and `startupTaints`: a daemon that removes a startup taint must tolerate it too).
+pub fn unreachable(pools: &[PoolPlan], manifests: &[Manifest]) -> Vec<Unreachable> {
+    let mut out = Vec::new();
+    for np in manifests.iter().filter(|m| m.kind() == "NodePool") {
+        let name = np.object["metadata"]["name"].as_str().unwrap_or_default();
+        let Some(pool) = pools.iter().find(|p| p.name == name) else { continue };
+        let spec = &np.object["spec"]["template"]["spec"];
+        let taints: Vec<Taint> = ["taints", "startupTaints"]
+            .iter()
+            .flat_map(|k| spec[*k].as_array().into_iter().flatten())
+            .map(|t| Taint {
+                key: t["key"].as_str().unwrap_or_default().into(),
+                value: t["value"].as_str().map(str::to_string),
+                effect: t["effect"].as_str().unwrap_or_default().into(),
+            })
+            // PreferNoSchedule never keeps a pod off.
+            .filter(|t| t.effect != "PreferNoSchedule" && !tolerated_by_every_daemon(t))
+            .collect();
+        let needs = devices(pool);
+        for add_on in ADD_ONS.iter().filter(|a| needs.contains(&a.needed_for)) {
+            let (tolerations, from) = effective_tolerations(add_on, manifests);
+            let Some(taint) = taints.iter().find(|t| !tolerations.iter().any(|x| x.tolerates(t))) else { continue };
+            match out.iter_mut().find(|u: &&mut Unreachable| u.nodepool == name && u.from == from && u.taint == *taint) {
+                Some(u) => u.daemonsets.push(add_on.daemonset),
+                None => out.push(Unreachable { nodepool: name.to_string(), daemonsets: vec![add_on.daemonset], taint: taint.clone(), from }),
+            }
+        }
+    }
+    out
+}
+
+/// An add-on's tolerations as rendered, or its chart's defaults.
+fn effective_tolerations(add_on: &AddOn, manifests: &[Manifest]) -> (Vec<Toleration>, String) {
+    let rendered = match add_on.source {
+        Source::Values { config_map, path } => manifests
+            .iter()
+            .find(|m| m.kind() == "ConfigMap" && m.object["metadata"]["name"] == config_map)
+            .and_then(|m| {
+                let values: Value = serde_saphyr::from_str(m.object["data"][VALUES_KEY].as_str()?).ok()?;
+                let list = path.iter().try_fold(&values, |v, k| v.get(*k))?;
+                Some((list.clone(), format!("ConfigMap {config_map} ({VALUES_KEY}: {})", path.join("."))))
+            }),
+        Source::ClusterPolicy => {
+            // gpuplan's ClusterPolicy, else the one the chart makes from the values' `daemonsets.tolerations`.
+            let policy = manifests.iter().find(|m| m.kind() == "ClusterPolicy").map(|m| (m.object["spec"]["daemonsets"]["tolerations"].clone(), "ClusterPolicy spec.daemonsets.tolerations".to_string()));
+            policy.or_else(|| {
+                manifests.iter().find(|m| m.kind() == "ConfigMap" && m.object["metadata"]["name"] == GPU_OPERATOR_VALUES).and_then(|m| {
+                    let values: Value = serde_saphyr::from_str(m.object["data"][VALUES_KEY].as_str()?).ok()?;
+                    let list = values.get("daemonsets")?.get("tolerations")?;
+                    Some((list.clone(), format!("ConfigMap {GPU_OPERATOR_VALUES} ({VALUES_KEY}: daemonsets.tolerations)")))
+                })
+            })
+        }
+    };
+    match rendered {
+        Some((list, from)) => (list.as_array().into_iter().flatten().map(Toleration::from_json).collect(), from),
+        None => (
+            add_on
+                .defaults
+                .iter()
+                .map(|(k, op, e)| Toleration { key: (*k).into(), operator: (*op).into(), value: String::new(), effect: (*e).into() })
+                .collect(),
+            format!("the chart's default tolerations, {}", add_on.chart),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
+        Taint { key: key.into(), value: value.map(str::to_string), effect: effect.into() }
+    }
+
+    fn tol(key: &str, operator: &str, value: &str, effect: &str) -> Toleration {
+        Toleration { key: key.into(), operator: operator.into(), value: value.into(), effect: effect.into() }
+    }
+
+    // k8s.io/api core/v1/toleration_test.go `TestTolerationToleratesTaint` cases, one behaviour each.
+    #[test]
+    fn exists_with_empty_key_tolerates_every_taint() {
+        assert!(tol("", "Exists", "", "").tolerates(&taint("gpuplan.dev/pool", Some("x"), "NoSchedule")));
+    }
+
+    #[test]
+    fn exists_ignores_the_taint_value() {
+        assert!(tol("gpuplan.dev/pool", "Exists", "", "NoSchedule").tolerates(&taint("gpuplan.dev/pool", Some("training"), "NoSchedule")));
+    }
+
+    #[test]
+    fn equal_compares_the_value_and_empty_operator_means_equal() {
+        assert!(tol("workload", "Equal", "training", "NoSchedule").tolerates(&taint("workload", Some("training"), "NoSchedule")));
+        assert!(!tol("workload", "", "inference", "NoSchedule").tolerates(&taint("workload", Some("training"), "NoSchedule")));
+    }
+
+    #[test]
+    fn a_different_effect_is_not_tolerated_but_an_empty_one_matches_all() {
+        assert!(!tol("nvidia.com/gpu", "Exists", "", "NoSchedule").tolerates(&taint("nvidia.com/gpu", None, "NoExecute")));
+        assert!(tol("CriticalAddonsOnly", "Exists", "", "").tolerates(&taint("CriticalAddonsOnly", None, "NoExecute")));
+    }
+
+    #[test]
+    fn daemon_pods_tolerate_not_ready_and_unschedulable_nodes() {
+        assert!(tolerated_by_every_daemon(&taint("node.kubernetes.io/not-ready", None, "NoExecute")));
+        assert!(tolerated_by_every_daemon(&taint("node.kubernetes.io/unschedulable", None, "NoSchedule")));
+        assert!(!tolerated_by_every_daemon(&taint("karpenter.sh/disrupted", None, "NoSchedule")));
+    }
+}

@@ -1,0 +1,15 @@
+//! The real consumers judge gpuplan's output. Each module drives one Go program under `conformance/` (upstream code
+//! imported as pinned Go modules, never copied) on files gpuplan wrote, and compares what it prints with what gpuplan
+//! says. `cargo test --test conformance` is the one entry point; `conformance/run` is the same for people.
+//!
+//! - [`karpenter`]: Karpenter's own scheduler (sigs.k8s.io/karpenter + aws/karpenter-provider-aws) against
+//!   `gpuplan simulate`;
+//! - [`consumers`]: the API server's validation, Kubernetes' taint/toleration code and kustomize against out/.
+//!
+//! Without a Go toolchain the tests skip with a reason, unless `GPUPLAN_CONFORMANCE_REQUIRED=1` (set by `.ci/run`),
+//! where a missing toolchain is a failure.
+
+mod go;
+
+mod consumers;
+mod karpenter;
