@@ -2,8 +2,10 @@ module gpuplan.dev/conformance/consumers
 
 go 1.26.6
 
-// The one place the upstream versions are pinned. The modules marked "files" are read for their CRDs only
-// (internal/crds); `go mod tidy` would drop them: keep them.
+// The one place the upstream versions are pinned (README.md says what each is for).
+
+// The API server's validation: apiextensions-apiserver for custom resources, kubernetes' registry strategies for
+// built-in kinds (the k8s.io staging modules are replaced with the same release below, as kubectl-validate does).
 require (
 	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -11,6 +13,25 @@ require (
 	k8s.io/kubernetes v1.37.2
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 	sigs.k8s.io/yaml v1.6.0
+)
+
+// kustomize's build: the kustomize/api release kubectl 1.37, Argo CD v3.5.1 (kustomize 5.8.1) and Flux
+// kustomize-controller v1.9.4 use, and Flux's own build wrapper at the version kustomize-controller v1.9.4 requires.
+require (
+	github.com/fluxcd/pkg/kustomize v1.35.4
+	sigs.k8s.io/kustomize/api v0.21.1
+	sigs.k8s.io/kustomize/kyaml v0.21.1
+)
+
+// Read for their files only (the CRDs: internal/crds), never imported: `go mod tidy` would drop them and mark them
+// "// indirect"; keep them here.
+require (
+	github.com/argoproj/argo-cd/v3 v3.5.1 // indirect
+	github.com/aws/karpenter-provider-aws v1.14.1 // indirect
+	github.com/fluxcd/helm-controller v1.6.3 // indirect
+	github.com/fluxcd/kustomize-controller v1.9.4 // indirect
+	github.com/fluxcd/source-controller v1.9.1 // indirect
+	github.com/prometheus-operator/prometheus-operator v0.93.0 // indirect
 )
 
 require (
@@ -73,7 +94,6 @@ require (
 	github.com/alibabacloud-go/tea-xml v1.1.3 // indirect
 	github.com/aliyun/credentials-go v1.3.2 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
-	github.com/argoproj/argo-cd/v3 v3.5.1 // indirect
 	github.com/asaskevich/govalidator v0.0.0-20230301143203-a9d515a09cc2 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.42.1 // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.13 // indirect
@@ -97,7 +117,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sso v1.31.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.36.8 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.43.5 // indirect
-	github.com/aws/karpenter-provider-aws v1.14.1 // indirect
 	github.com/aws/smithy-go v1.27.3 // indirect
 	github.com/aws/smithy-go/aws-http-auth v1.1.3 // indirect
 	github.com/awslabs/amazon-ecr-credential-helper/ecr-login v0.12.0 // indirect
@@ -140,9 +159,7 @@ require (
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/fluxcd/cli-utils v1.2.2 // indirect
-	github.com/fluxcd/helm-controller v1.6.3 // indirect
 	github.com/fluxcd/helm-controller/api v1.6.3 // indirect
-	github.com/fluxcd/kustomize-controller v1.9.4 // indirect
 	github.com/fluxcd/kustomize-controller/api v1.9.4 // indirect
 	github.com/fluxcd/pkg/apis/acl v0.10.0 // indirect
 	github.com/fluxcd/pkg/apis/event v0.27.1 // indirect
@@ -156,7 +173,6 @@ require (
 	github.com/fluxcd/pkg/git v0.52.0 // indirect
 	github.com/fluxcd/pkg/http/fetch v0.25.0 // indirect
 	github.com/fluxcd/pkg/http/transport v0.8.0 // indirect
-	github.com/fluxcd/pkg/kustomize v1.35.4 // indirect
 	github.com/fluxcd/pkg/lockedfile v0.8.0 // indirect
 	github.com/fluxcd/pkg/masktoken v0.9.0 // indirect
 	github.com/fluxcd/pkg/oci v0.68.0 // indirect
@@ -166,7 +182,6 @@ require (
 	github.com/fluxcd/pkg/ssh v0.25.0 // indirect
 	github.com/fluxcd/pkg/tar v1.2.0 // indirect
 	github.com/fluxcd/pkg/version v0.16.0 // indirect
-	github.com/fluxcd/source-controller v1.9.1 // indirect
 	github.com/fluxcd/source-controller/api v1.9.1 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.2 // indirect
@@ -305,7 +320,6 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
-	github.com/prometheus-operator/prometheus-operator v0.93.0 // indirect
 	github.com/prometheus/client_golang v1.24.1 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.70.1 // indirect
@@ -421,8 +435,6 @@ require (
 	oras.land/oras-go/v2 v2.6.1 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
 	sigs.k8s.io/controller-runtime v0.24.1 // indirect
-	sigs.k8s.io/kustomize/api v0.21.1 // indirect
-	sigs.k8s.io/kustomize/kyaml v0.21.1 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/release-utils v0.12.4 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect

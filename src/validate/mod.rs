@@ -356,8 +356,17 @@ impl Validator {
             _ => object,
         };
 
+        // The API server skips every CEL rule once the schema reports a "blocking" error: a wrong type, a value
+        // not in an enum, a missing required field, a string or list over its maximum (apiextensions-apiserver
+        // pkg/registry/customresource/strategy.go hasBlockingErr); the object is rejected either way.
+        let mut blocking = false;
         for e in entry.schema.iter_errors(object) {
             let at = e.instance_path().as_str().to_owned();
+            use jsonschema::error::ValidationErrorKind as K;
+            blocking |= matches!(
+                e.kind(),
+                K::Type { .. } | K::Enum { .. } | K::Required { .. } | K::MaxLength { .. } | K::MaxItems { .. } | K::MaxProperties { .. }
+            );
             match e.kind() {
                 jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
                     for field in unexpected {
@@ -370,7 +379,9 @@ impl Validator {
                 _ => out.push(Violation::new(at, e.to_string())),
             }
         }
-        if let Some(st) = &entry.structural {
+        if let Some(st) = &entry.structural
+            && !blocking
+        {
             let mut pointer = String::new();
             walk(st, object, &mut pointer, &mut out);
         }

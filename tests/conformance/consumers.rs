@@ -5,6 +5,8 @@
 //!
 //! - the examples' out/ and 1,000 generated profiles' out/ (the compile bench's generator): zero rejections;
 //! - the CRDs gpuplan embeds (src/crds/) are the pinned modules' files, byte for byte;
+//! - kustomize's build of each out/<cluster>/ (`conformance/consumers/cmd/kustomize`: kubectl's and Flux's) equals
+//!   its files, and the gitops objects point at those directories;
 //! - a mutation corpus (5,000+ objects from a fixed seed): both validators give the same verdict on each, apart from
 //!   the differences pinned by the `known_difference_*` tests (see conformance/consumers/KNOWN_DIFFERENCES.md).
 
@@ -124,23 +126,69 @@ fn examples_out_is_accepted_by_the_api_server() {
     }
 }
 
+/// 1,000 generated profiles (the compile bench's generator, 10 per cluster) compiled once into a temporary
+/// directory, with the built-in us-east-1 catalog as in the bench.
+fn generated() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let profiles_dir = dir.path().join("profiles");
+        std::fs::create_dir_all(&profiles_dir).unwrap();
+        for i in 0..1000 {
+            std::fs::write(profiles_dir.join(format!("p{i:05}.kdl")), profiles::profile_text(i)).unwrap();
+        }
+        compile(&profiles_dir, &dir.path().join("catalogs"), dir.path());
+        dir
+    })
+    .path()
+}
+
 #[test]
 fn generated_profiles_out_is_accepted_by_the_api_server() {
     if go::program("consumers", "validate").is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let profiles_dir = dir.path().join("profiles");
-    std::fs::create_dir_all(&profiles_dir).unwrap();
-    for i in 0..1000 {
-        std::fs::write(profiles_dir.join(format!("p{i:05}.kdl")), profiles::profile_text(i)).unwrap();
-    }
-    // No catalogs/ directory: the built-in us-east-1 catalog, as in the bench.
-    let out = compile(&profiles_dir, &dir.path().join("catalogs"), dir.path());
-    let verdicts = api_server(&[&out]).unwrap();
+    let verdicts = api_server(&[&generated().join("out")]).unwrap();
     let objects = verdicts.iter().filter(|v| v.skipped.is_none()).count();
     assert!(objects >= 2000, "only {objects} objects for 1,000 profiles");
     assert_all_accepted(&verdicts);
+}
+
+/// Runs cmd/kustomize on every out/<cluster>/ under `repo`/out: one result per cluster and per gitops object.
+fn kustomize(repo: &Path) -> Option<Vec<Value>> {
+    let program = go::program("consumers", "kustomize")?;
+    let mut clusters: Vec<PathBuf> = std::fs::read_dir(repo.join("out")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    clusters.sort();
+    let output = Command::new(program).current_dir(repo).arg("-repo").arg(repo).args(clusters.iter().map(|c| c.strip_prefix(repo).unwrap())).output().unwrap();
+    assert!(output.status.success(), "kustomize failed: {}", String::from_utf8_lossy(&output.stderr));
+    Some(String::from_utf8(output.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+}
+
+fn assert_kustomize_ok(results: &[Value]) {
+    let failed: Vec<String> = results.iter().filter(|r| r["ok"] != json!(true)).map(|r| r.to_string()).collect();
+    assert!(failed.is_empty(), "kustomize disagrees with out/:\n{}", failed.join("\n"));
+    for r in results.iter().filter(|r| r["file"].is_null()) {
+        assert!(r["objects"].as_u64().unwrap() > 0, "{r}: kustomize built nothing");
+    }
+}
+
+/// kustomize's build (kubectl's krusty and Flux's SecureBuild) of each out/<cluster>/ gives exactly the objects of
+/// its files, and the Argo CD Application and Flux Kustomization point at those directories (issue 18, part 5).
+#[test]
+fn kustomize_builds_each_cluster_directory_as_written() {
+    let Some(results) = kustomize(examples()) else { return };
+    assert_kustomize_ok(&results);
+    // The examples use both: not a vacuous check.
+    for kind in ["Application", "Kustomization", "GitRepository"] {
+        assert!(results.iter().any(|r| r["kind"] == kind), "the examples write no gitops {kind}");
+    }
+}
+
+#[test]
+fn kustomize_builds_each_generated_cluster_directory_as_written() {
+    let Some(results) = kustomize(generated()) else { return };
+    assert!(results.len() >= 100, "{} clusters", results.len());
+    assert_kustomize_ok(&results);
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
