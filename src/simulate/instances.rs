@@ -293,6 +293,10 @@ pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
     set("karpenter.k8s.aws/instance-size", vec![it.size.clone()]);
     set("karpenter.k8s.aws/instance-cpu", vec![it.vcpu.to_string()]);
     set("karpenter.k8s.aws/instance-memory", vec![it.memory_mib.to_string()]);
+    // types.go: the NVMe instance-store size when there is one (else DoesNotExist), and whether the family is a
+    // "-flex" one.
+    set("karpenter.k8s.aws/instance-local-nvme", it.local_nvme_gb.map(|gb| gb.to_string()).into_iter().collect());
+    set("karpenter.k8s.aws/instance-capability-flex", vec![it.family.contains("-flex").to_string()]);
     let gpu = it.single_gpu_model();
     let neuron = it.neuron.as_ref();
     let gpu_labels: [(&str, Option<String>); 4] = [

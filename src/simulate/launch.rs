@@ -2,7 +2,8 @@
 //! (`filterInstanceTypes`, `getCapacityType`: reserved > spot > on-demand, the first with an available compatible
 //! offering) and `pkg/providers/instance/filter/filter.go` (`CompatibleAvailableFilter`; `ExoticInstanceTypeFilter`:
 //! GPU, accelerator and metal types are dropped when others remain and no requirement has minValues;
-//! `SpotOfferingFilter`: spot offerings dearer than the cheapest on-demand one are dropped when both are allowed).
+//! `SpotOfferingFilter`: spot offerings dearer than the cheapest on-demand one are dropped when both are allowed), then
+//! the 60 cheapest types (`Truncate`).
 //!
 //! EC2 Fleet then picks within the capacity type: on-demand `lowest-price`, spot `price-capacity-optimized`, which
 //! weighs live pool capacity no offline tool knows. The simulation picks the cheapest offering, ties broken by type
@@ -14,6 +15,9 @@ use super::instances::{Offering, SimType};
 use super::requirements::Requirements;
 use super::scheduler::{fits, offering_compatible};
 use super::yaml::Resources;
+
+/// aws/karpenter-provider-aws `pkg/providers/instance/instance.go` `maxInstanceTypes`.
+pub const MAX_INSTANCE_TYPES: usize = 60;
 
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -40,6 +44,19 @@ pub fn launch(types: &[std::sync::Arc<SimType>], candidates: &[usize], reqs: &Re
         .into_iter()
         .filter(|(_, o)| !(spot_filter && o.capacity_type == CapacityType::Spot && o.usd_per_hour > cheapest_on_demand.unwrap_or(f64::MAX)))
         .collect();
+    // instance.go `filterInstanceTypes` ends with `Truncate(maxInstanceTypes = 60)`: the 60 types with the cheapest
+    // available compatible offering (cloudprovider `OrderByPrice`; equal prices by name here, where Go's unstable sort
+    // has no defined order), and only they are sent to EC2 Fleet.
+    let mut cheapest: Vec<(usize, f64)> = Vec::new();
+    for (i, o) in &kept {
+        match cheapest.iter_mut().find(|(t, _)| t == i) {
+            Some((_, p)) => *p = p.min(o.usd_per_hour),
+            None => cheapest.push((*i, o.usd_per_hour)),
+        }
+    }
+    cheapest.sort_by(|a, b| a.1.total_cmp(&b.1).then(types[a.0].name.cmp(&types[b.0].name)));
+    cheapest.truncate(MAX_INSTANCE_TYPES);
+    let kept: Vec<(usize, &Offering)> = kept.into_iter().filter(|(i, _)| cheapest.iter().any(|(t, _)| t == i)).collect();
     let capacity_type = [CapacityType::Reserved, CapacityType::Spot].into_iter().find(|ct| kept.iter().any(|(_, o)| o.capacity_type == *ct)).unwrap_or(CapacityType::OnDemand);
     let (i, o) = kept
         .iter()

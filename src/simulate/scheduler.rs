@@ -212,10 +212,13 @@ impl<'a> Scheduler<'a> {
             let claim = Claim { template: t, pods: Vec::new(), requests: Resources::new(), requirements: template.pool.requirements.clone(), types };
             match self.can_add(&claim, pod, reqs, tolerations) {
                 Ok((r, types)) => {
+                    // subtractMax charges the largest capacity among the candidates. Instance types have no `nodes`
+                    // capacity, so NodeClaims planned in one run do not use up a `nodes` limit (only nodes that exist
+                    // do, and there are none offline): Karpenter v1.14.1 launches them all in one batch.
                     let charge = max_capacity(types.iter().map(|&i| &template.types[i].capacity));
                     let remaining = &mut self.remaining[t];
                     for (k, v) in remaining.iter_mut() {
-                        *v -= if k == "nodes" { 1000 } else { charge.get(k).copied().unwrap_or(0) };
+                        *v -= charge.get(k).copied().unwrap_or(0);
                     }
                     self.claims.push(Claim { pods: vec![p], requests: pod.requests.clone(), requirements: r, types, ..claim });
                     return Ok(());
@@ -226,7 +229,7 @@ impl<'a> Scheduler<'a> {
         Err(errors.join("; "))
     }
 
-    /// scheduler.go: `nodes` limit exhausted, else `filterByRemainingResources`.
+    /// scheduler.go: `nodes` limit exhausted (a limit of 0: no nodes exist offline), else `filterByRemainingResources`.
     fn within_limits(&self, t: usize) -> Result<Vec<usize>, String> {
         let remaining = &self.remaining[t];
         let template = &self.templates[t];

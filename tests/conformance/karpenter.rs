@@ -32,11 +32,14 @@ pub struct Case {
     pub manifests: Vec<PathBuf>,
     pub pods: Vec<PathBuf>,
     pub unavailable: Vec<String>,
+    /// The catalogs directory both read (`--catalogs`).
+    pub catalogs: PathBuf,
 }
 
 impl Case {
-    fn from_yaml(name: &str, manifests: &str, pods: &str, unavailable: Vec<String>) -> Case {
+    fn from_yaml(name: &str, manifests: &str, pods: &str, unavailable: Vec<String>, catalogs: &Path) -> Case {
         Case {
+            catalogs: catalogs.to_path_buf(),
             name: name.into(),
             files: vec![("manifests.yaml".into(), manifests.into()), ("pods.yaml".into(), pods.into())],
             manifests: vec!["manifests.yaml".into()],
@@ -64,17 +67,19 @@ fn resolve(dir: &Path, p: &Path) -> PathBuf {
     }
 }
 
-/// gpuplan's side, in process (the library behind `gpuplan simulate`).
-fn run_gpuplan(dir: &Path, case: &Case) -> Result<Value, String> {
+/// gpuplan's side, in process: what `gpuplan simulate` does (simulate::simulate), with each catalog loaded once.
+fn run_gpuplan(dir: &Path, case: &Case, catalogs: &mut BTreeMap<PathBuf, gpuplan::catalog::Catalog>) -> Result<Value, String> {
     let unavailable = case.unavailable.iter().map(|u| u.parse::<simulate::Unavailable>()).collect::<Result<Vec<_>, _>>()?;
-    let opts = simulate::Options {
-        manifests: case.manifests.iter().map(|p| resolve(dir, p)).collect(),
-        pods: case.pods.iter().map(|p| resolve(dir, p)).collect(),
-        region: None,
-        catalogs_dir: go::root().join("catalogs"),
-        unavailable,
-    };
-    let report = simulate::simulate(&opts).map_err(|e| e.to_string())?;
+    let read = |paths: &[PathBuf]| simulate::yaml::read_docs(&paths.iter().map(|p| resolve(dir, p)).collect::<Vec<_>>()).map_err(|e| e.to_string());
+    let manifests = simulate::manifests::manifests(&read(&case.manifests)?).map_err(|e| e.to_string())?;
+    let pods = simulate::pods::pods(&read(&case.pods)?).map_err(|e| e.to_string())?;
+    let region = manifests.node_pools.iter().find_map(|p| p.catalog_region.clone()).unwrap_or_else(|| "us-east-1".to_string());
+    let path = case.catalogs.join(format!("{region}.json"));
+    if !catalogs.contains_key(&path) {
+        let catalog = gpuplan::catalog::Catalog::load(&case.catalogs, &region).map_err(|e| e.to_string())?;
+        catalogs.insert(path.clone(), catalog);
+    }
+    let report = simulate::run(&catalogs[&path], &manifests, &pods, &unavailable);
     serde_json::from_str(&simulate::report::render(&report, simulate::Format::Json)).map_err(|e| e.to_string())
 }
 
@@ -92,7 +97,7 @@ pub fn run(oracle: &Path, root: &Path, cases: &[Case]) -> Vec<Outcome> {
         }
         let args = serde_json::json!({
             "manifests": case.manifests, "pods": case.pods, "unavailable": case.unavailable,
-            "catalogs": go::root().join("catalogs"), "eni_limits": go::root().join("src/simulate/eni-limits.tsv"),
+            "catalogs": case.catalogs, "eni_limits": go::root().join("src/simulate/eni-limits.tsv"),
         });
         std::fs::write(dir.join("args.json"), args.to_string()).unwrap();
         dirs.push(dir);
@@ -100,7 +105,8 @@ pub fn run(oracle: &Path, root: &Path, cases: &[Case]) -> Vec<Outcome> {
     let children: Vec<_> = (0..workers.min(cases.len()))
         .map(|w| Command::new(oracle).arg("batch").arg(root.join(format!("batch-{w}"))).spawn().expect("start the oracle"))
         .collect();
-    let ours: Vec<Result<Value, String>> = cases.iter().zip(&dirs).map(|(c, d)| run_gpuplan(d, c)).collect();
+    let mut catalogs = BTreeMap::new();
+    let ours: Vec<Result<Value, String>> = cases.iter().zip(&dirs).map(|(c, d)| run_gpuplan(d, c, &mut catalogs)).collect();
     for mut c in children {
         let status = c.wait().unwrap();
         assert!(status.success(), "oracle batch failed: {status}");
@@ -197,7 +203,7 @@ fn fixture_cases() -> Vec<Case> {
     for e in std::fs::read_dir(root.join("tests/fixtures/simulate")).unwrap() {
         let path = e.unwrap().path();
         let cluster = path.file_stem().unwrap().to_string_lossy().to_string();
-        cases.push(Case { name: format!("fixture-{cluster}"), files: Vec::new(), manifests: vec![root.join("out").join(&cluster)], pods: vec![path], unavailable: Vec::new() });
+        cases.push(Case { name: format!("fixture-{cluster}"), files: Vec::new(), manifests: vec![root.join("out").join(&cluster)], pods: vec![path], unavailable: Vec::new(), catalogs: root.join("catalogs") });
     }
     cases.sort_by(|a, b| a.name.cmp(&b.name));
     cases
@@ -224,13 +230,38 @@ fn env_number(name: &str, default: u64) -> u64 {
 
 /// The generated cases of a seed: case `i` depends only on the seed and `i`, so a range reproduces alone.
 pub fn generated_cases(seed: u64, count: u64) -> Vec<Case> {
+    let catalogs = scenario_catalogs();
     (0..count)
         .map(|i| {
             let mut r = scenarios::Rng::new(seed ^ i.wrapping_mul(0xA24B_AED4_963E_E407));
             let s = scenarios::scenario(&mut r);
-            Case::from_yaml(&format!("seed-{seed}-case-{i:06}"), &s.manifests, &s.pods, s.unavailable)
+            Case::from_yaml(&format!("seed-{seed}-case-{i:06}"), &s.manifests, &s.pods, s.unavailable, &catalogs)
         })
         .collect()
+}
+
+/// The catalog generated scenarios run on: us-east-1's types of the families the generator names, and every fifth
+/// other type (about a third of the catalog: Karpenter's scheduler spends most of a small case building topology
+/// domains and filtering over every type). Written once under target/conformance/catalogs/.
+fn scenario_catalogs() -> PathBuf {
+    let dir = go::root().join("target/conformance/catalogs");
+    let mut catalog: Value = serde_json::from_str(&std::fs::read_to_string(go::root().join("catalogs/us-east-1.json")).unwrap()).unwrap();
+    let types = catalog["instance_types"].as_array_mut().unwrap();
+    let mut i = 0;
+    types.retain(|t| {
+        i += 1;
+        let family = t["family"].as_str().unwrap_or("");
+        scenarios::FAMILIES.contains(&family) || scenarios::GPU_FAMILIES.contains(&family) || i % 5 == 0
+    });
+    let text = serde_json::to_string_pretty(&catalog).unwrap();
+    let path = dir.join("us-east-1.json");
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = dir.join(format!("us-east-1.json.{}", std::process::id()));
+        std::fs::write(&tmp, &text).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+    }
+    dir
 }
 
 /// Writes a disagreement's reproducer: its inputs, both outputs, the differences, and the command lines.
@@ -248,8 +279,9 @@ fn write_reproducer(dir: &Path, case: &Case, outcome: &Outcome, diffs: &[String]
     std::fs::write(d.join("oracle.json"), show(&outcome.oracle)).unwrap();
     let unavailable: String = case.unavailable.iter().map(|u| format!(" --unavailable {u}")).collect();
     let mut text = diffs.join("\n") + "\n\nreproduce (from the repository root):\n";
-    let _ = writeln!(text, "  gpuplan simulate --manifests {0}/manifests.yaml --pods {0}/pods.yaml{unavailable} --format json", d.display());
-    let _ = writeln!(text, "  $(conformance/run --print-oracle) simulate --manifests {0}/manifests.yaml --pods {0}/pods.yaml{unavailable} --format json", d.display());
+    let catalogs = case.catalogs.display();
+    let _ = writeln!(text, "  gpuplan simulate --manifests {0}/manifests.yaml --pods {0}/pods.yaml --catalogs {catalogs}{unavailable} --format json", d.display());
+    let _ = writeln!(text, "  $(conformance/run --print-oracle) simulate --manifests {0}/manifests.yaml --pods {0}/pods.yaml --catalogs {catalogs} --eni-limits src/simulate/eni-limits.tsv{unavailable} --format json", d.display());
     std::fs::write(d.join("differences.txt"), text).unwrap();
 }
 

@@ -49,8 +49,8 @@ pub struct Scenario {
     pub unavailable: Vec<String>,
 }
 
-const FAMILIES: &[&str] = &["m5", "c5", "r5", "t3", "m6i", "c6i", "m7g", "c7g", "g4dn", "g5", "g6", "p3", "m5d", "inf2"];
-const GPU_FAMILIES: &[&str] = &["g4dn", "g5", "g6", "g6e", "p3", "p4d"];
+pub const FAMILIES: &[&str] = &["m5", "c5", "r5", "t3", "m6i", "c6i", "m7g", "c7g", "g4dn", "g5", "g6", "p3", "m5d", "inf2"];
+pub const GPU_FAMILIES: &[&str] = &["g4dn", "g5", "g6", "g6e", "p3", "p4d"];
 const SIZES: &[&str] = &["medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge", "metal"];
 const ZONES: &[&str] = &["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1f"];
 const CATEGORIES: &[&str] = &["c", "m", "r", "t", "g", "p", "inf"];

@@ -23,10 +23,10 @@ type price struct {
 }
 
 type gpu struct {
-	Name         string  `json:"name"`
-	Manufacturer string  `json:"manufacturer"`
-	Count        int32   `json:"count"`
-	MemoryMiB    int32   `json:"memory_mib"`
+	Name         string `json:"name"`
+	Manufacturer string `json:"manufacturer"`
+	Count        int32  `json:"count"`
+	MemoryMiB    int32  `json:"memory_mib"`
 }
 
 type neuron struct {
@@ -54,12 +54,14 @@ type catalogType struct {
 }
 
 type catalog struct {
-	Region  string `json:"region"`
+	Region  string   `json:"region"`
 	Zones   []string `json:"zones"`
 	Sources map[string]struct {
 		Estimate bool `json:"estimate"`
 	} `json:"sources"`
 	InstanceTypes []catalogType `json:"instance_types"`
+	// Prices as gpuplan bills them, by type/capacity type/zone (filled while building offerings).
+	prices map[string]priceInfo
 }
 
 func (c *catalog) estimate(p price) bool { return c.Sources[p.Source].Estimate }

@@ -35,4 +35,4 @@ func (c *staticCloudProvider) IsDrifted(context.Context, *karpv1.NodeClaim) (clo
 }
 func (c *staticCloudProvider) RepairPolicies() []cloudprovider.RepairPolicy { return nil }
 func (c *staticCloudProvider) Name() string                                 { return "gpuplan-conformance" }
-func (c *staticCloudProvider) GetSupportedNodeClasses() []status.Object      { return nil }
+func (c *staticCloudProvider) GetSupportedNodeClasses() []status.Object     { return nil }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 )
@@ -108,12 +109,19 @@ func main() {
 		out, _ := json.MarshalIndent(r, "", "  ")
 		fmt.Println(string(out))
 	case "batch":
+		if prof := os.Getenv("GPUPLAN_ORACLE_CPUPROFILE"); prof != "" {
+			f, err := os.Create(prof)
+			if err == nil && pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
 		if len(os.Args) != 3 {
 			fmt.Fprintln(os.Stderr, "usage: oracle batch DIR")
 			os.Exit(2)
 		}
 		if err := batch(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
+			pprof.StopCPUProfile()
 			os.Exit(2)
 		}
 	default:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -10,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -28,7 +28,7 @@ import (
 	"github.com/aws/karpenter-provider-aws/pkg/providers/instancetype"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
-	
+
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
@@ -109,7 +109,17 @@ type priceInfo struct {
 	estimate bool
 }
 
+// Built instance types, by catalog, NodeClass and unavailable offerings: `oracle batch` runs many cases in one
+// process and most share them (building 1,400 types is most of a small case's time). They are not mutated after
+// being built (launch copies them; overlays copy on write).
+var (
+	typeCache    = map[string][]*cloudprovider.InstanceType{}
+	catalogCache = map[string]*catalog{}
+	eniCache     = map[string]map[string]eniLimit{}
+)
+
 type world struct {
+	key         string
 	cat         *catalog
 	eni         map[string]eniLimit
 	unavailable []unavailable
@@ -133,6 +143,17 @@ func (w *world) isUnavailable(t, z, c string) bool {
 // base_resolver.go (on-demand and spot: one per zone of the NodeClass's subnets, available when the type is offered in
 // the zone, priced, and not unavailable) and reserved_capacity_resolver.go (one per capacity reservation).
 func (w *world) instanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass) []*cloudprovider.InstanceType {
+	spec, _ := json.Marshal(nc.Spec)
+	key := w.key + "\x00" + string(spec)
+	if its, ok := typeCache[key]; ok {
+		return its
+	}
+	its := w.buildInstanceTypes(ctx, nc)
+	typeCache[key] = its
+	return its
+}
+
+func (w *world) buildInstanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass) []*cloudprovider.InstanceType {
 	nc = nc.DeepCopy()
 	// The NodeClass's subnets: one per catalog zone (status is written by the controller, not in manifests).
 	nc.Status.Subnets = nil
@@ -262,19 +283,27 @@ func simulate(a args) (*report, error) {
 	if catalogs == "" {
 		catalogs = "catalogs"
 	}
-	cat, err := loadCatalog(catalogs, region)
-	if err != nil {
-		return nil, err
+	catKey := filepath.Join(catalogs, region+".json")
+	cat, ok := catalogCache[catKey]
+	if !ok {
+		if cat, err = loadCatalog(catalogs, region); err != nil {
+			return nil, err
+		}
+		cat.prices = map[string]priceInfo{}
+		catalogCache[catKey] = cat
 	}
 	eniPath := a.ENILimits
 	if eniPath == "" {
 		eniPath = filepath.Join(catalogs, "..", "src", "simulate", "eni-limits.tsv")
 	}
-	eni, err := loadENILimits(eniPath)
-	if err != nil {
-		return nil, err
+	eni, ok := eniCache[eniPath]
+	if !ok {
+		if eni, err = loadENILimits(eniPath); err != nil {
+			return nil, err
+		}
+		eniCache[eniPath] = eni
 	}
-	w := &world{cat: cat, eni: eni, prices: map[string]priceInfo{}}
+	w := &world{cat: cat, eni: eni, prices: cat.prices, key: catKey + "\x00" + eniPath + "\x00" + strings.Join(a.Unavailable, ",")}
 	for _, u := range a.Unavailable {
 		p := strings.Split(u, ":")
 		if len(p) != 3 {
@@ -442,7 +471,12 @@ func sortPending(r *report) {
 func (w *world) launch(ctx context.Context, nc *scheduling.NodeClaim, all []*cloudprovider.InstanceType) (*nodeClaimReport, error) {
 	claim := nc.NodeClaimTemplate.ToNodeClaim()
 	reqs := karpscheduling.NewNodeSelectorRequirementsWithMinValues(claim.Spec.Requirements...)
-	types := all
+	// The provider lists fresh instance types for every Create; SpotOfferingFilter replaces an instance type's
+	// Offerings slice in place (filter.go: "only safe to mutate the slice"), so launch works on copies.
+	types := make([]*cloudprovider.InstanceType, len(all))
+	for i, it := range all {
+		types[i] = &cloudprovider.InstanceType{Name: it.Name, Requirements: it.Requirements, Offerings: it.Offerings, Capacity: it.Capacity, DynamicResources: it.DynamicResources, Overhead: it.Overhead}
+	}
 	for _, f := range []instancefilter.Filter{
 		instancefilter.CompatibleAvailableFilter(reqs, claim.Spec.Resources.Requests),
 		instancefilter.CapacityReservationTypeFilter(reqs),
@@ -484,7 +518,7 @@ func (w *world) launch(ctx context.Context, nc *scheduling.NodeClaim, all []*clo
 	for _, it := range types {
 		names = append(names, it.Name)
 		for _, o := range it.Offerings.Available().Compatible(r) {
-			c := choice{it.Name, o.Zone(), w.prices[w.priceKey(it.Name, capacityType, o.Zone())].usd}
+			c := choice{it.Name, o.Zone(), o.Price}
 			if best == nil || c.price < best.price || (c.price == best.price && (c.typ < best.typ || (c.typ == best.typ && c.zone < best.zone))) {
 				best = &c
 			}
@@ -495,9 +529,12 @@ func (w *world) launch(ctx context.Context, nc *scheduling.NodeClaim, all []*clo
 	}
 	sort.Strings(names)
 	p := w.prices[w.priceKey(best.typ, capacityType, best.zone)]
-	_ = ec2types.InstanceTypeT2Micro
+	usd := best.price // NodeOverlay prices apply
+	if capacityType == karpv1.CapacityTypeReserved {
+		usd = p.usd // gpuplan bills reserved capacity at the on-demand price
+	}
 	return &nodeClaimReport{
 		InstanceType: best.typ, CapacityType: capacityType, Zone: best.zone,
-		USDPerHour: math.Round(p.usd*10_000) / 10_000, PriceEstimate: p.estimate, Candidates: names,
+		USDPerHour: math.Round(usd*10_000) / 10_000, PriceEstimate: p.estimate, Candidates: names,
 	}, nil
 }
