@@ -140,6 +140,10 @@ enum Command {
         /// Overwrite files in out/ that were edited by hand.
         #[arg(long)]
         force: bool,
+        /// Commit a change that removes NodePools (refused otherwise: deleting a NodePool deletes its nodes at once,
+        /// without disruption budgets).
+        #[arg(long)]
+        allow_removal: bool,
     },
     /// Run the misconfiguration checks (also run by compile, as warnings).
     Lint {
@@ -411,6 +415,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             } else {
                 Some(gpuplan::simulate::placement_diff::placement_changes(&current, &tree, &pods, &inputs.data.catalogs).map_err(|e| format!("error: {e}"))?)
             };
+            // Said on stderr whatever the format: a reviewer reading the patch or the JSON still sees it.
+            for removed in gpuplan::emit::diff::removed_node_pools(&current, &tree) {
+                eprintln!("warning: removes {removed}: {}", gpuplan::emit::diff::REMOVAL_WARNING);
+            }
             let diff_format = match format {
                 Format::Unified => DiffFormat::Unified,
                 Format::Markdown => DiffFormat::Markdown,
@@ -431,7 +439,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(if exit_code && current != tree { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
-        Command::Commit { inputs, out, message, branch, force } => {
+        Command::Commit { inputs, out, message, branch, force, allow_removal } => {
             let tree = inputs.compile()?.take_output_tree();
             let repo = std::env::current_dir().map_err(|e| format!("error: {e}"))?;
             // A refreshed catalog snapshot is committed with the output it produced.
@@ -444,7 +452,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 found.sort();
                 extra_paths = found;
             }
-            let options = gpuplan::emit::gitops::CommitOptions { message, branch, force, extra_paths };
+            let options = gpuplan::emit::gitops::CommitOptions { message, branch, force, allow_removal, extra_paths };
             match gpuplan::emit::gitops::commit(&repo, &out, &tree, &options).map_err(|e| format!("error: {e}"))? {
                 gpuplan::emit::gitops::CommitOutcome::NothingToCommit => eprintln!("nothing to commit: {} is up to date", out.display()),
                 gpuplan::emit::gitops::CommitOutcome::Committed { id, files, message, reference, .. } => {

@@ -391,7 +391,7 @@ fn argocd_syncs_node_classes_before_node_pools_and_tolerates_missing_crds() {
     assert!(wave("NodePool") < wave("PrometheusRule"));
     for m in manifests.iter().filter(|m| m.path.starts_with("ml-batch-west") && !m.path.starts_with("ml-batch-west/gitops")) {
         let crd_kind = matches!(m.kind(), "EC2NodeClass" | "NodePool" | "ClusterPolicy" | "PrometheusRule" | "ServiceMonitor");
-        let skip = m.object["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == "SkipDryRunOnMissingResource=true";
+        let skip = m.object["metadata"]["annotations"]["argocd.argoproj.io/sync-options"].as_str().unwrap_or_default().split(',').any(|o| o == "SkipDryRunOnMissingResource=true");
         assert_eq!(skip, crd_kind, "{}", m.path.display());
     }
     let app = &manifests.iter().find(|m| m.kind() == "Application").unwrap().object;
@@ -477,4 +477,24 @@ fn flux_needs_an_explicit_revision() {
             .to_string(),
     );
     the_error(&c, "E0157", "gitops");
+}
+
+/// A GitOps prune must never delete a GPU fleet: Argo CD skips pruning objects annotated
+/// `argocd.argoproj.io/sync-options: Prune=false` (argoproj/argo-cd docs/user-guide/sync-options.md, "No Prune
+/// Resources"; several options comma-separated), Flux those annotated `kustomize.toolkit.fluxcd.io/prune: disabled`
+/// (fluxcd/kustomize-controller docs/spec/v1/kustomizations.md, "Prune"). Every cluster's NodePools,
+/// EC2NodeClasses and ClusterPolicy carry both, whoever syncs them; nothing else does.
+#[test]
+fn nodepools_nodeclasses_and_the_cluster_policy_are_protected_from_gitops_prune() {
+    let c = examples();
+    for m in c.manifests().iter().filter(|m| !gpuplan::render::is_gitops_app(&m.path)) {
+        let annotations = &m.object["metadata"]["annotations"];
+        let name = m.object["metadata"]["name"].as_str().unwrap_or_default();
+        let protected = gpuplan::render::prune_protected(m.kind(), name);
+        assert_eq!(protected, matches!(m.kind(), "NodePool" | "EC2NodeClass" | "ClusterPolicy") || name == "gpuplan-device-plugin-config", "{}", m.path.display());
+        let flux = annotations["kustomize.toolkit.fluxcd.io/prune"].as_str();
+        let argo: Vec<&str> = annotations["argocd.argoproj.io/sync-options"].as_str().unwrap_or_default().split(',').collect();
+        assert_eq!(flux == Some("disabled"), protected, "{}", m.path.display());
+        assert_eq!(argo.contains(&"Prune=false"), protected, "{}: {argo:?}", m.path.display());
+    }
 }

@@ -708,3 +708,40 @@ fn out_dir_outside_the_repository_is_refused() {
     .unwrap_err();
     assert!(matches!(err, GitopsError::NotARepository { .. }), "{err}");
 }
+
+/// v1 with the on-demand NodePool gone (a renamed pool, or a preset change that renames its NodePools).
+fn tree_without_od() -> OutputTree {
+    let mut t = tree_v1();
+    t.files.remove(Path::new("ml-prod/nodepool-od.yaml"));
+    t.add_kustomizations();
+    t
+}
+
+/// Deleting a NodePool deletes every node it launched at once, without its disruption budgets (karpenter.sh docs,
+/// concepts/disruption "Manual"): `commit` names the NodePool and its limit and changes nothing.
+#[test]
+fn commit_refuses_a_change_that_removes_a_nodepool_and_names_it() {
+    let f = Fixture::new(false);
+    let first = committed(f.commit(&tree_v1(), &opts()).unwrap()).0;
+    let err = f.commit(&tree_without_od(), &opts()).unwrap_err().to_string();
+    assert!(err.contains("removes 1 NodePool(s):\n  NodePool od in cluster ml-prod (limit nvidia.com/gpu 8)"), "{err}");
+    assert!(err.contains("pass --allow-removal"), "{err}");
+    assert_eq!(f.head(), Some(first), "no commit");
+    assert!(f.out().join("ml-prod/nodepool-od.yaml").exists(), "out/ untouched");
+}
+
+#[test]
+fn commit_removes_a_nodepool_with_allow_removal() {
+    let f = Fixture::new(false);
+    committed(f.commit(&tree_v1(), &opts()).unwrap());
+    let o = CommitOptions { allow_removal: true, ..opts() };
+    let (id, ..) = committed(f.commit(&tree_without_od(), &o).unwrap());
+    assert_eq!(f.blob_at(id, "out/ml-prod/nodepool-od.yaml"), None);
+}
+
+#[test]
+fn markdown_diff_warns_about_a_removed_nodepool_with_its_limit() {
+    let md = gpuplan::emit::diff::render_markdown(&tree_v1(), &tree_without_od());
+    assert!(md.contains("> [!WARNING]\n> This change removes 1 NodePool(s): deleting a NodePool deletes all its nodes at once"), "{md}");
+    assert!(md.contains("> - NodePool od in cluster ml-prod (limit nvidia.com/gpu 8)"), "{md}");
+}

@@ -858,6 +858,46 @@ pub fn semantic_changes(old: &OutputTree, new: &OutputTree) -> Vec<ObjectChange>
     out
 }
 
+/// A NodePool that a change removes from out/, with the limits it had.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RemovedNodePool {
+    pub cluster: String,
+    pub name: String,
+    /// `spec.limits` of the removed object, as written (`nvidia.com/gpu: "48"`).
+    pub limits: BTreeMap<String, String>,
+}
+
+impl std::fmt::Display for RemovedNodePool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let limits: Vec<String> = self.limits.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let limits = if limits.is_empty() { "no limit".to_string() } else { format!("limit {}", limits.join(", ")) };
+        write!(f, "NodePool {} in cluster {} ({limits})", self.name, self.cluster)
+    }
+}
+
+/// What deleting a NodePool does, for diff and commit: Karpenter deletes its NodeClaims at once, without its
+/// disruption budgets (karpenter.sh docs, concepts/disruption "Manual": "deleting a NodePool … all nodes
+/// launched by it are deleted"; concepts/nodeclaims). gpuplan's NodePools carry Argo CD `Prune=false` and Flux
+/// `prune: disabled`, so a sync leaves the old NodePool in place; deleting it stays a deliberate act.
+pub const REMOVAL_WARNING: &str = "deleting a NodePool deletes all its nodes at once, ignoring disruption budgets; its Prune=false / prune: disabled annotations keep Argo CD and Flux from doing it on sync, so delete it by hand when its nodes may go (`gpuplan commit` needs --allow-removal)";
+
+/// Every NodePool of `old` that `new` no longer has (a renamed pool or a changed preset renames NodePools).
+pub fn removed_node_pools(old: &OutputTree, new: &OutputTree) -> Vec<RemovedNodePool> {
+    let after = objects(new);
+    objects(old)
+        .into_iter()
+        .filter(|(key, obj)| is_nodepool(&key.kind, &obj.api_version) && !after.contains_key(key))
+        .map(|(key, obj)| {
+            let limits = obj.value.as_ref().ok().and_then(|v| v["spec"]["limits"].as_object().cloned()).unwrap_or_default();
+            RemovedNodePool {
+                cluster: key.cluster,
+                name: key.name,
+                limits: limits.into_iter().map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect(),
+            }
+        })
+        .collect()
+}
+
 /// Per cluster present in either tree and per cost measure carried by any NodePool: the sum over its NodePools
 /// before and after. Sorted by cluster, then measure (expected, worst case, budget).
 pub fn cluster_costs(old: &OutputTree, new: &OutputTree) -> Vec<ClusterCost> {
@@ -988,6 +1028,7 @@ pub fn render_markdown(old: &OutputTree, new: &OutputTree) -> String {
     }
     let objects = semantic_changes(old, new);
     let costs = cluster_costs(old, new);
+    let removed = removed_node_pools(old, new);
     let clusters: BTreeSet<String> = files
         .iter()
         .map(|f| cluster_of(&f.path).unwrap_or_default())
@@ -1003,6 +1044,12 @@ pub fn render_markdown(old: &OutputTree, new: &OutputTree) -> String {
         count(ChangeKind::Removed),
         files.len()
     );
+    if !removed.is_empty() {
+        s.push_str(&format!("\n> [!WARNING]\n> This change removes {} NodePool(s): {REMOVAL_WARNING}.\n", removed.len()));
+        for r in &removed {
+            s.push_str(&format!("> - {}\n", md_escape(&r.to_string())));
+        }
+    }
     for cluster in clusters {
         let title = if cluster.is_empty() {
             "out/".to_owned()

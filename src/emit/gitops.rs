@@ -33,8 +33,13 @@ use git2::{
     Signature, Tree, TreeWalkMode, TreeWalkResult,
 };
 
-use crate::emit::diff::{CostMeasure, cluster_costs, semantic_changes};
+use crate::emit::diff::{CostMeasure, REMOVAL_WARNING, RemovedNodePool, cluster_costs, removed_node_pools, semantic_changes};
 use crate::emit::{HandEdit, HeaderStatus, OutputTree, hand_edits, read_tree, write_tree};
+
+fn removal_message(removed: &[RemovedNodePool]) -> String {
+    let list: Vec<String> = removed.iter().map(|r| format!("  {r}")).collect();
+    format!("this change removes {} NodePool(s):\n{}\n{REMOVAL_WARNING}; nothing was written or committed: pass --allow-removal to commit it", removed.len(), list.join("\n"))
+}
 
 /// Options of [`commit`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,6 +50,8 @@ pub struct CommitOptions {
     pub branch: Option<String>,
     /// Overwrite hand-edited or foreign files in out/.
     pub force: bool,
+    /// Commit even though the change removes NodePools (see [`crate::emit::diff::REMOVAL_WARNING`]).
+    pub allow_removal: bool,
     /// More files to commit with out/, repo-relative (e.g. a refreshed catalog snapshot). Their work-tree content
     /// is committed; a missing file is committed as a deletion.
     pub extra_paths: Vec<PathBuf>,
@@ -93,6 +100,8 @@ pub enum GitopsError {
         out_dir: PathBuf,
         files: Vec<HandEdit>,
     },
+    #[error("{}", removal_message(.0))]
+    NodePoolRemoval(Vec<RemovedNodePool>),
     #[error(
         "`{0}` is not a valid branch name; use a name `git branch` accepts, e.g. gpuplan/update"
     )]
@@ -543,6 +552,12 @@ pub fn commit(
                 out_dir: out_dir.to_path_buf(),
                 files: edits,
             });
+        }
+    }
+    if !opts.allow_removal {
+        let removed = removed_node_pools(&old_out, tree);
+        if !removed.is_empty() {
+            return Err(GitopsError::NodePoolRemoval(removed));
         }
     }
     let (author, committer) = signature(&repo)?;

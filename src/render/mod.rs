@@ -191,15 +191,17 @@ impl Renderer {
             }
         }
         manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
-        if cluster.gitops.as_ref().is_some_and(|g| g.argocd) {
-            for m in &mut manifests {
-                let kind = m.kind().to_string();
-                if let Some(annotations) = m.object.pointer_mut("/metadata").and_then(Value::as_object_mut) {
-                    let map = annotations.entry("annotations").or_insert_with(|| json!({}));
-                    if let Some(map) = map.as_object_mut() {
-                        for (k, v) in argocd_sync_annotations(&kind) {
-                            map.insert(k.to_string(), json!(v));
-                        }
+        let argocd = cluster.gitops.as_ref().is_some_and(|g| g.argocd);
+        for m in &mut manifests {
+            let name = m.object["metadata"]["name"].as_str().unwrap_or_default().to_string();
+            let annotations = gitops_annotations(m.kind(), &name, argocd);
+            if annotations.is_empty() {
+                continue;
+            }
+            if let Some(metadata) = m.object.pointer_mut("/metadata").and_then(Value::as_object_mut) {
+                if let Some(map) = metadata.entry("annotations").or_insert_with(|| json!({})).as_object_mut() {
+                    for (k, v) in annotations {
+                        map.insert(k.to_string(), json!(v));
                     }
                 }
             }
@@ -260,6 +262,41 @@ pub fn flux_ref_kind(revision: &str) -> &'static str {
     } else {
         "branch"
     }
+}
+
+/// Objects a GitOps prune must never delete: deleting a NodePool deletes its NodeClaims at once, without its
+/// disruption budgets (karpenter.sh docs, concepts/disruption "Manual" and concepts/nodeclaims), and deleting its
+/// EC2NodeClass blocks every node of the pools that name it; without the ClusterPolicy or the device-plugin config the
+/// GPU Operator tears its operands down. Renaming a pool (or changing a preset, which renames its NodePools) would
+/// otherwise prune the old fleet on the next sync; `gpuplan commit` names such removals and wants `--allow-removal`.
+pub fn prune_protected(kind: &str, name: &str) -> bool {
+    matches!(kind, "NodePool" | "EC2NodeClass" | "ClusterPolicy") || (kind == "ConfigMap" && name == crate::ops::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP)
+}
+
+/// The GitOps annotations of one object: prune protection for Argo CD (`argocd.argoproj.io/sync-options:
+/// Prune=false`, argoproj/argo-cd docs/user-guide/sync-options.md "No Prune Resources") and Flux
+/// (`kustomize.toolkit.fluxcd.io/prune: disabled`, fluxcd/kustomize-controller docs/spec/v1/kustomizations.md
+/// "Prune"), whoever syncs the cluster; plus, for clusters gpuplan's own Argo CD Application syncs, its sync waves and
+/// options. Argo CD reads several sync options from one annotation, comma-separated.
+fn gitops_annotations(kind: &str, name: &str, argocd: bool) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let mut sync_options = Vec::new();
+    if prune_protected(kind, name) {
+        out.push(("kustomize.toolkit.fluxcd.io/prune", "disabled".to_string()));
+        sync_options.push("Prune=false");
+    }
+    if argocd {
+        for (k, v) in argocd_sync_annotations(kind) {
+            match k {
+                "argocd.argoproj.io/sync-options" => sync_options.push(v),
+                _ => out.push((k, v.to_string())),
+            }
+        }
+    }
+    if !sync_options.is_empty() {
+        out.push(("argocd.argoproj.io/sync-options", sync_options.join(",")));
+    }
+    out
 }
 
 /// Argo CD sync waves (lowest first; argoproj/argo-cd docs/user-guide/sync-waves.md) and sync options per kind:
