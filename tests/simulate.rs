@@ -237,7 +237,7 @@ fn init_containers_and_sidecars() {
 fn allocatable_matches_karpenter_reference() {
     let reference: serde_json::Value = serde_json::from_str(&std::fs::read_to_string("/work/shared/data/karpenter-instance-types.json").or_else(|_| std::fs::read_to_string("../shared/data/karpenter-instance-types.json")).expect("reference data")).unwrap();
     let catalog = catalog();
-    let class = manifests::NodeClass { eni_limited_pods: true, ..Default::default() };
+    let class = manifests::NodeClass { eni_limited_pods: true, eni_limited_memory_overhead: true, pods_per_core_enabled: true, ..Default::default() };
     let (mut checked, mut mismatched) = (0, Vec::new());
     for t in reference["instance_types"].as_array().unwrap() {
         let Some(it) = catalog.get(t["name"].as_str().unwrap()) else { continue };

@@ -4,7 +4,7 @@
 //!   `computeRequirements` (GPU labels only for single-GPU-model types, names in lower-kebab case; absent labels are
 //!   `DoesNotExist`).
 //! - Capacity and allocatable: `types.go` `computeCapacity`, `memory` (VM overhead: `--vm-memory-overhead-percent`
-//!   default 0.075, rounded up to MiB; arm64 loses 64 MiB more), `pods` (ENI-limited on AL2/AL2023: max ENIs of the
+//!   default 0.075, rounded up to MiB; arm64 loses 64 MiB more), `pods` (ENI-limited but on Windows: max ENIs of the
 //!   default network card × (IPv4 per ENI − 1) + 2, else 110; `maxPods`, `podsPerCore`), `kubeReservedResources`
 //!   (memory 11 MiB × ENI-limited pods + 255 MiB; cpu 6% of the first core, 1% of the second, 0.5% of the next two,
 //!   0.25% above; ephemeral-storage 1Gi), `evictionThreshold` (memory 100Mi, ephemeral 10%, `evictionHard`
@@ -177,7 +177,7 @@ fn max_pods(it: &InstanceType, class: &NodeClass) -> i64 {
         (None, true) => eni_limited_pods(&it.name).unwrap_or(110),
         (None, false) => 110,
     };
-    match class.pods_per_core.filter(|p| *p > 0) {
+    match class.pods_per_core.filter(|p| *p > 0 && class.pods_per_core_enabled) {
         Some(ppc) => count.min(ppc * it.vcpu as i64),
         None => count,
     }
@@ -227,7 +227,7 @@ pub fn capacity(it: &InstanceType, class: &NodeClass) -> Resources {
 
 /// Allocatable: capacity − kube-reserved − system-reserved − eviction threshold (types.go `NewInstanceType`).
 pub fn allocatable(it: &InstanceType, class: &NodeClass, capacity: &Resources) -> Resources {
-    let overhead_pods = if class.eni_limited_pods { eni_limited_pods(&it.name).unwrap_or(110) } else { capacity["pods"] as i64 / 1000 };
+    let overhead_pods = if class.eni_limited_memory_overhead { eni_limited_pods(&it.name).unwrap_or(110) } else { capacity["pods"] as i64 / 1000 };
     let mut reserved = Resources::new();
     reserved.insert("memory".into(), (11 * overhead_pods as i128 + 255) * MI);
     reserved.insert("ephemeral-storage".into(), GI);

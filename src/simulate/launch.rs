@@ -40,30 +40,25 @@ pub fn launch(types: &[std::sync::Arc<SimType>], candidates: &[usize], reqs: &Re
     let offerings: Vec<(usize, &Offering)> = its.iter().flat_map(|&i| types[i].offerings.iter().filter(|o| usable(o)).map(move |o| (i, o))).collect();
     let cheapest_on_demand = offerings.iter().filter(|(_, o)| o.capacity_type == CapacityType::OnDemand).map(|(_, o)| o.usd_per_hour).fold(None, |m: Option<f64>, p| Some(m.map_or(p, |m| m.min(p))));
     let spot_filter = !reqs.has_min_values() && cheapest_on_demand.is_some();
-    let kept: Vec<(usize, &Offering)> = offerings
-        .into_iter()
-        .filter(|(_, o)| !(spot_filter && o.capacity_type == CapacityType::Spot && o.usd_per_hour > cheapest_on_demand.unwrap_or(f64::MAX)))
-        .collect();
+    let dear = |o: &Offering| spot_filter && o.capacity_type == CapacityType::Spot && o.usd_per_hour > cheapest_on_demand.unwrap_or(f64::MAX);
+    // filter.go `SpotOfferingFilter` drops the dear spot offerings, and a type only when that leaves it no offering at
+    // all: one with any other offering (even an unavailable or incompatible one) stays a candidate.
+    let its: Vec<usize> = its.into_iter().filter(|&i| types[i].offerings.iter().any(|o| !dear(o))).collect();
+    let kept: Vec<(usize, &Offering)> = offerings.into_iter().filter(|(_, o)| !dear(o)).collect();
     // instance.go `filterInstanceTypes` ends with `Truncate(maxInstanceTypes = 60)`: the 60 types with the cheapest
-    // available compatible offering (cloudprovider `OrderByPrice`; equal prices by name here, where Go's unstable sort
-    // has no defined order), and only they are sent to EC2 Fleet.
-    let mut cheapest: Vec<(usize, f64)> = Vec::new();
-    for (i, o) in &kept {
-        match cheapest.iter_mut().find(|(t, _)| t == i) {
-            Some((_, p)) => *p = p.min(o.usd_per_hour),
-            None => cheapest.push((*i, o.usd_per_hour)),
-        }
-    }
-    cheapest.sort_by(|a, b| a.1.total_cmp(&b.1).then(types[a.0].name.cmp(&types[b.0].name)));
-    cheapest.truncate(MAX_INSTANCE_TYPES);
-    let kept: Vec<(usize, &Offering)> = kept.into_iter().filter(|(i, _)| cheapest.iter().any(|(t, _)| t == i)).collect();
+    // available compatible offering (cloudprovider `OrderByPrice`; a type without one sorts last; equal prices by name
+    // here, where Go's unstable sort has no defined order), and only they are sent to EC2 Fleet.
+    let price = |i: usize| kept.iter().filter(|(t, _)| *t == i).map(|(_, o)| o.usd_per_hour).fold(f64::MAX, f64::min);
+    let mut ordered: Vec<(usize, f64)> = its.iter().map(|&i| (i, price(i))).collect();
+    ordered.sort_by(|a, b| a.1.total_cmp(&b.1).then(types[a.0].name.cmp(&types[b.0].name)));
+    ordered.truncate(MAX_INSTANCE_TYPES);
+    let kept: Vec<(usize, &Offering)> = kept.into_iter().filter(|(i, _)| ordered.iter().any(|(t, _)| t == i)).collect();
     let capacity_type = [CapacityType::Reserved, CapacityType::Spot].into_iter().find(|ct| kept.iter().any(|(_, o)| o.capacity_type == *ct)).unwrap_or(CapacityType::OnDemand);
     let (i, o) = kept
         .iter()
         .filter(|(_, o)| o.capacity_type == capacity_type)
         .min_by(|a, b| a.1.usd_per_hour.total_cmp(&b.1.usd_per_hour).then(types[a.0].name.cmp(&types[b.0].name)).then(a.1.zone.cmp(&b.1.zone)))?;
-    let mut names: Vec<String> = kept.iter().map(|(i, _)| types[*i].name.clone()).collect();
+    let mut names: Vec<String> = ordered.iter().map(|(i, _)| types[*i].name.clone()).collect();
     names.sort();
-    names.dedup();
     Some(Launch { instance_type: *i, offering: (*o).clone(), candidates: names })
 }

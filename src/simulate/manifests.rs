@@ -37,8 +37,13 @@ pub struct NodeClass {
     pub system_reserved: Resources,
     /// evictionHard memory.available, as written ("100Mi" or "5%").
     pub eviction_memory: Option<String>,
-    /// Bottlerocket and Windows do not use the ENI-limited pod density (amifamily feature flags).
+    /// The AMI family's feature flags (aws/karpenter-provider-aws pkg/providers/amifamily `FeatureFlags`): pods are
+    /// ENI-limited by default (`SupportsENILimitedPodDensity`: all but Windows), kube-reserved memory counts the
+    /// ENI-limited pods rather than the node's pods (`UsesENILimitedMemoryOverhead`: all but Bottlerocket and Windows),
+    /// and `podsPerCore` applies (`PodsPerCoreEnabled`: all but Bottlerocket).
     pub eni_limited_pods: bool,
+    pub eni_limited_memory_overhead: bool,
+    pub pods_per_core_enabled: bool,
     /// The root volume size from blockDeviceMappings (types.go `ephemeralStorage`), when set.
     pub root_volume: Option<i128>,
     /// The class selects capacity reservations (`capacityReservationSelectorTerms`): only then does the provider
@@ -133,7 +138,9 @@ fn node_class(doc: &Doc) -> Result<NodeClass, InputError> {
         kube_reserved: resources(get("kubeReserved")).map_err(|m| err(doc.at("kubeReserved:"), m))?,
         system_reserved: resources(get("systemReserved")).map_err(|m| err(doc.at("systemReserved:"), m))?,
         eviction_memory: get("evictionHard").and_then(|e| e.get("memory.available")).and_then(Value::as_str).map(str::to_string),
-        eni_limited_pods: !(family.starts_with("bottlerocket") || family.starts_with("windows")),
+        eni_limited_pods: !family.starts_with("windows"),
+        eni_limited_memory_overhead: !(family.starts_with("bottlerocket") || family.starts_with("windows")),
+        pods_per_core_enabled: !family.starts_with("bottlerocket"),
         root_volume: root_volume(doc),
         capacity_reservations: field(&doc.value, &["spec", "capacityReservationSelectorTerms"]).and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
     })

@@ -290,7 +290,6 @@ fn write_reproducer(dir: &Path, case: &Case, outcome: &Outcome, diffs: &[String]
 // is written under target/conformance/karpenter-disagreements/seed-<seed>/. The last line printed is
 // `agreement: A/N cases` (what conformance/run reports).
 #[test]
-#[ignore = "disagreements still being triaged (issue 22); run with --ignored"]
 fn generated_scenarios_schedule_as_karpenter_schedules_them() {
     let Some(oracle) = oracle() else { return };
     let seed = env_number("GPUPLAN_CONFORMANCE_SEED", 22);

@@ -128,7 +128,10 @@ pub fn scenario(r: &mut Rng) -> Scenario {
     m.push_str("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n  amiSelectorTerms:\n  - alias: al2023@latest\n  role: KarpenterNodeRole\n  subnetSelectorTerms:\n  - tags: {karpenter.sh/discovery: c}\n  securityGroupSelectorTerms:\n  - tags: {karpenter.sh/discovery: c}\n");
     let kubelet_class = r.chance(30);
     if kubelet_class {
-        let max_pods = if r.chance(50) { format!("    maxPods: {}\n", r.pick(&[8, 20, 58, 110])) } else { String::new() };
+        let mut max_pods = if r.chance(50) { format!("    maxPods: {}\n", r.pick(&[8, 20, 58, 110])) } else { String::new() };
+        if r.chance(40) {
+            let _ = writeln!(max_pods, "    podsPerCore: {}", r.pick(&[1, 2, 4]));
+        }
         let _ = write!(m, "---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: tuned\nspec:\n  amiSelectorTerms:\n  - alias: {}\n  role: KarpenterNodeRole\n  subnetSelectorTerms:\n  - tags: {{karpenter.sh/discovery: c}}\n  securityGroupSelectorTerms:\n  - tags: {{karpenter.sh/discovery: c}}\n  kubelet:\n{max_pods}    systemReserved: {{cpu: 100m, memory: 200Mi}}\n    kubeReserved: {{cpu: 200m}}\n    evictionHard: {{memory.available: \"{}\"}}\n  blockDeviceMappings:\n  - deviceName: /dev/xvda\n    ebs: {{volumeSize: {}, volumeType: gp3}}\n", r.pick(&["al2023@latest", "bottlerocket@latest"]), r.pick(&["5%", "200Mi"]), r.pick(&["50Gi", "200Gi"]));
     }
     let pools = 1 + r.below(4);
