@@ -996,3 +996,55 @@ fn template_override_dropping_the_values_is_e0184() {
         Err(other) => panic!("expected E0184, got {other}"),
     }
 }
+
+// ---------------------------------------------------------------- issue 23 item 9: Bottlerocket GPU nodes
+
+const BOTTLEROCKET_CLUSTER: &str = r#"cluster "t" {
+    region "us-east-1"
+    zones "us-east-1a" "us-east-1b"
+    ami "bottlerocket@v1.50.0"
+}
+"#;
+
+const SHARED_T4: &str = "pool \"shared\" preset=\"general\" {\n    gpu { name \"T4\"; }\n    time-slicing replicas=4\n    max-accelerators 4\n}\n";
+
+/// bottlerocket-os/bottlerocket QUICKSTART-EKS.md: the `aws-k8s-*-nvidia` variants run the NVIDIA device plugin on
+/// the host, so the GPU Operator's must not run there; the operator honours a node's preset
+/// `nvidia.com/gpu.deploy.<operand>` label (NVIDIA/gpu-operator v26.7.0 controllers/state_manager.go
+/// `addGPUStateLabels`).
+#[test]
+fn bottlerocket_gpu_nodes_keep_the_operators_device_plugin_and_mig_manager_off() {
+    let c = compile_text(&format!("{BOTTLEROCKET_CLUSTER}{SHARED_T4}")).expect("compiles");
+    let np = in_cluster(&c, "t", "NodePool").pop().unwrap();
+    let labels = &np["spec"]["template"]["metadata"]["labels"];
+    assert_eq!(labels["nvidia.com/gpu.deploy.device-plugin"], "false", "{labels}");
+    assert_eq!(labels["nvidia.com/gpu.deploy.mig-manager"], "false", "{labels}");
+    assert!(labels.get("nvidia.com/device-plugin.config").is_none(), "the host plugin reads no ConfigMap: {labels}");
+    assert!(in_cluster(&c, "t", "ConfigMap").iter().all(|m| m["metadata"]["name"] != "gpuplan-device-plugin-config"));
+    // The check needs no device-plugin DaemonSet on these nodes, the NFD worker and the other operands still.
+    let cluster = &c.plan.clusters[0];
+    assert!(gpuplan::ops::addons::unreachable(&cluster.pools, &c.manifests_of("t")).is_empty());
+}
+
+/// bottlerocket.dev API settings "kubelet-device-plugins", NVIDIA Time-Slicing: `device-sharing-strategy =
+/// "time-slicing"` and `time-slicing.replicas`; `rename-by-default = false` keeps advertising `nvidia.com/gpu`.
+#[test]
+fn bottlerocket_time_slicing_is_written_into_the_node_class_user_data() {
+    let c = compile_text(&format!("{BOTTLEROCKET_CLUSTER}{SHARED_T4}")).expect("compiles");
+    let np = in_cluster(&c, "t", "NodePool").pop().unwrap();
+    let class_name = np["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap().to_string();
+    assert!(class_name.ends_with("-ts4"), "{class_name}");
+    let class = in_cluster(&c, "t", "EC2NodeClass").into_iter().find(|n| n["metadata"]["name"] == class_name.as_str()).expect("the pool's class");
+    let user_data = class["spec"]["userData"].as_str().expect("userData");
+    for line in ["[settings.kubelet-device-plugins.nvidia]", "device-sharing-strategy = \"time-slicing\"", "replicas = 4", "rename-by-default = false", "fail-requests-greater-than-one = true"] {
+        assert!(user_data.contains(line), "{user_data}");
+    }
+}
+
+#[test]
+fn mig_on_bottlerocket_is_e0185() {
+    let pool = "pool \"mig\" preset=\"inference-on-demand\" {\n    gpu { name \"H100\"; }\n    mig \"all-1g.10gb\"\n    max-accelerators 16\n}\n";
+    let (message, help) = one_error(&format!("{BOTTLEROCKET_CLUSTER}{pool}"), "E0185");
+    assert!(message.contains("MIG on Bottlerocket: pool `mig`"), "{message}");
+    assert!(help.contains("al2023"), "{help}");
+}

@@ -73,10 +73,18 @@ pub struct AddOn {
     pub source: Source,
     /// The chart's default tolerations, (key, operator, effect), as its values.yaml at the cited version sets them.
     pub defaults: &'static [(&'static str, &'static str, &'static str)],
+    /// GPU Operator operands: the node label that selects it (`nvidia.com/gpu.deploy.<operand>`); a node labelled
+    /// "false" does not run it and does not need it (NVIDIA/gpu-operator v26.7.0 controllers/state_manager.go).
+    pub deploy_label: Option<&'static str>,
 }
 
 const GPU_OPERATOR_CHART: &str = "NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml)";
 const OPERAND_DEFAULTS: &[(&str, &str, &str)] = &[("nvidia.com/gpu", "Exists", "NoSchedule")];
+
+/// A GPU Operator operand: tolerations from the ClusterPolicy, selected by its deploy label.
+const fn operand(daemonset: &'static str, needed_for: Device, deploy_label: &'static str) -> AddOn {
+    AddOn { daemonset, chart: GPU_OPERATOR_CHART, needed_for, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS, deploy_label: Some(deploy_label) }
+}
 
 /// Every add-on gpuplan knows, in the order a node needs them.
 pub const ADD_ONS: &[AddOn] = &[
@@ -86,18 +94,20 @@ pub const ADD_ONS: &[AddOn] = &[
         needed_for: Device::Nvidia,
         source: Source::Values { config_map: GPU_OPERATOR_VALUES, path: &["node-feature-discovery", "worker", "tolerations"] },
         defaults: &[("node-role.kubernetes.io/control-plane", "Equal", "NoSchedule"), ("nvidia.com/gpu", "Exists", "NoSchedule")],
+        deploy_label: None,
     },
-    AddOn { daemonset: "nvidia-operator-validator", chart: GPU_OPERATOR_CHART, needed_for: Device::Nvidia, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
-    AddOn { daemonset: "nvidia-device-plugin-daemonset", chart: GPU_OPERATOR_CHART, needed_for: Device::Nvidia, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
-    AddOn { daemonset: "gpu-feature-discovery", chart: GPU_OPERATOR_CHART, needed_for: Device::Nvidia, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
-    AddOn { daemonset: "nvidia-dcgm-exporter", chart: GPU_OPERATOR_CHART, needed_for: Device::Nvidia, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
-    AddOn { daemonset: "nvidia-mig-manager", chart: GPU_OPERATOR_CHART, needed_for: Device::NvidiaMig, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS },
+    operand("nvidia-operator-validator", Device::Nvidia, "nvidia.com/gpu.deploy.operator-validator"),
+    operand("nvidia-device-plugin-daemonset", Device::Nvidia, crate::solve::DEPLOY_DEVICE_PLUGIN_LABEL),
+    operand("gpu-feature-discovery", Device::Nvidia, "nvidia.com/gpu.deploy.gpu-feature-discovery"),
+    operand("nvidia-dcgm-exporter", Device::Nvidia, "nvidia.com/gpu.deploy.dcgm-exporter"),
+    operand("nvidia-mig-manager", Device::NvidiaMig, crate::solve::DEPLOY_MIG_MANAGER_LABEL),
     AddOn {
         daemonset: "neuron-device-plugin",
         chart: "aws-neuron/neuron-helm-charts neuron-helm-chart (charts/neuron-helm-chart/values.yaml)",
         needed_for: Device::Neuron,
         source: Source::Values { config_map: NEURON_VALUES, path: &["devicePlugin", "tolerations"] },
         defaults: &[("CriticalAddonsOnly", "Exists", ""), ("aws.amazon.com/neuron", "Exists", "NoSchedule")],
+        deploy_label: None,
     },
     AddOn {
         daemonset: "aws-efa-k8s-device-plugin",
@@ -105,6 +115,7 @@ pub const ADD_ONS: &[AddOn] = &[
         needed_for: Device::Efa,
         source: Source::Values { config_map: EFA_VALUES, path: &["tolerations"] },
         defaults: &[],
+        deploy_label: None,
     },
 ];
 
@@ -293,7 +304,9 @@ pub fn unreachable(pools: &[PoolPlan], manifests: &[Manifest]) -> Vec<Unreachabl
             .filter(|t| t.effect != "PreferNoSchedule" && !tolerated_by_every_daemon(t))
             .collect();
         let needs = devices(pool);
-        for add_on in ADD_ONS.iter().filter(|a| needs.contains(&a.needed_for)) {
+        let labels = &np.object["spec"]["template"]["metadata"]["labels"];
+        let kept_off = |a: &AddOn| a.deploy_label.is_some_and(|l| labels[l] == "false");
+        for add_on in ADD_ONS.iter().filter(|a| needs.contains(&a.needed_for) && !kept_off(a)) {
             let (tolerations, from) = effective_tolerations(add_on, manifests);
             let Some(taint) = taints.iter().find(|t| !tolerations.iter().any(|x| x.tolerates(t))) else { continue };
             match out.iter_mut().find(|u: &&mut Unreachable| u.nodepool == name && u.from == from && u.taint == *taint) {

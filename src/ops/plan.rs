@@ -134,7 +134,8 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
     let gpu_operator = (nvidia && monitoring.manage_gpu_operator).then(|| {
         let mut time_slicing = BTreeSet::new();
         let mut mig = BTreeSet::new();
-        for p in &cluster.pools {
+        // Bottlerocket pools time-slice through their node class's user data, not the device-plugin ConfigMap.
+        for p in cluster.pools.iter().filter(|p| !p.host_device_plugin()) {
             match &p.sharing {
                 Some(Sharing::TimeSlicing { replicas }) => {
                     time_slicing.insert(*replicas);

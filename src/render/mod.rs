@@ -446,6 +446,17 @@ pub fn worst_case_basis(pool: &PoolPlan) -> String {
     basis
 }
 
+/// Bottlerocket user data (TOML, merged into the settings Karpenter generates) that makes the host's NVIDIA device
+/// plugin time-slice every GPU: bottlerocket.dev API settings "kubelet-device-plugins", NVIDIA Time-Slicing
+/// (`device-sharing-strategy`, `time-slicing.replicas`). `rename-by-default = false` keeps the resource
+/// `nvidia.com/gpu` (the one the NodePool limits and pods request; true would advertise `nvidia.com/gpu.shared`), and
+/// `fail-requests-greater-than-one` refuses a request for two slices, as the GPU Operator config does.
+fn bottlerocket_time_slicing(replicas: u32) -> String {
+    format!(
+        "[settings.kubelet-device-plugins.nvidia]\ndevice-sharing-strategy = \"time-slicing\"\n\n[settings.kubelet-device-plugins.nvidia.time-slicing]\nreplicas = {replicas}\nrename-by-default = false\nfail-requests-greater-than-one = true\n"
+    )
+}
+
 fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
     // Bottlerocket keeps container images on its second volume; AL2023 on the root volume.
     let root_device = if class.ami_alias.starts_with("bottlerocket") { "/dev/xvdb" } else { "/dev/xvda" };
@@ -465,6 +476,7 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "root_device": root_device,
             "reserved": class.reserved.as_ref().map(|r| json!({ "ids": r.ids, "tags": r.tags })),
             "instance_store_raid0": class.instance_store_raid0,
+            "user_data": class.time_slicing.map(bottlerocket_time_slicing),
             "image_cache_snapshot": class.image_cache_snapshot,
         },
     })

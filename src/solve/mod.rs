@@ -63,12 +63,31 @@ pub struct NodeClassPlan {
     pub instance_store_raid0: bool,
     /// An EBS snapshot with pre-pulled images for the Bottlerocket data volume.
     pub image_cache_snapshot: Option<String>,
+    /// Bottlerocket NVIDIA variants run the device plugin on the host: time-slicing is a setting in their user data
+    /// (`settings.kubelet-device-plugins.nvidia`), so each replicas count gets its own class.
+    pub time_slicing: Option<u32>,
+}
+
+/// Whether nodes of this AMI alias run the NVIDIA device plugin themselves: the Bottlerocket NVIDIA variants do
+/// (bottlerocket-os/bottlerocket QUICKSTART-EKS.md, "aws-k8s-*-nvidia" variants: no device-plugin DaemonSet needed).
+pub fn host_device_plugin(ami_alias: &str) -> bool {
+    ami_alias.starts_with("bottlerocket@")
 }
 
 /// A profile's node class: `<profile>`, or `<profile>-nvme` for its pools that use local NVMe as scratch (the
 /// instance-store policy is per EC2NodeClass).
-fn default_class_name(profile: &str, raid0: bool) -> String {
-    if raid0 { format!("{profile}-nvme") } else { profile.to_string() }
+fn default_class_name(profile: &str, raid0: bool, time_slicing: Option<u32>) -> String {
+    let nvme = if raid0 { "-nvme" } else { "" };
+    let shared = time_slicing.map(|r| format!("-ts{r}")).unwrap_or_default();
+    format!("{profile}{nvme}{shared}")
+}
+
+/// The time-slicing a pool's node class must carry: Some only where the OS runs the device plugin (Bottlerocket).
+fn class_time_slicing(tier: &Tier, host_plugin: bool) -> Option<u32> {
+    match tier.settings.sharing.as_ref().map(|s| &s.value) {
+        Some(Sharing::TimeSlicing { replicas }) if host_plugin => Some(*replicas),
+        _ => None,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -166,6 +185,11 @@ pub struct PoolPlan {
 }
 
 impl PoolPlan {
+    /// Whether the node's OS runs the NVIDIA device plugin (Bottlerocket), so the GPU Operator's must stay off it.
+    pub fn host_device_plugin(&self) -> bool {
+        self.labels.get(DEPLOY_DEVICE_PLUGIN_LABEL).is_some_and(|v| v == "false")
+    }
+
     /// Schedulable units per physical accelerator: time-slicing replicas, or the MIG devices a GPU becomes.
     pub fn replicas(&self) -> u32 {
         units_per_accelerator(self.sharing.as_ref())
@@ -355,29 +379,37 @@ fn solve_cluster(
             reserved: None,
             instance_store_raid0: false,
             image_cache_snapshot: profile.cluster.image_cache_snapshot.as_ref().map(|s| s.value.clone()),
+            time_slicing: None,
         };
+        let host_plugin = host_device_plugin(&profile.cluster.ami.value);
         let mut profile_pools = Vec::new();
         let mut used_default_classes = BTreeSet::new();
         for pool in &profile.pools {
             for (tier_index, tier) in pool.tiers.iter().enumerate() {
+                if let Some(d) = mig_on_host_plugin(tier, host_plugin, sources) {
+                    diagnostics.push(d);
+                    continue;
+                }
                 match select(tier, catalog, index, &zones, sources) {
                     Ok((candidates, removed)) => {
                         // Local NVMe as scratch (RAID0) only where the pool asks and its types have any.
                         let raid0 = tier.settings.instance_store_scratch.value
                             && candidates.iter().any(|c| catalog.get(&c.name).is_some_and(|t| t.local_nvme_gb.is_some()));
+                        let time_slicing = class_time_slicing(tier, host_plugin);
                         let node_class = match &tier.settings.reserved {
                             Some(reserved) => {
                                 node_classes.push(NodeClassPlan {
                                     name: tier.name.value.clone(),
                                     reserved: Some(reserved.value.clone()),
                                     instance_store_raid0: raid0,
+                                    time_slicing,
                                     ..default_class.clone()
                                 });
                                 tier.name.value.clone()
                             }
                             None => {
-                                used_default_classes.insert(raid0);
-                                default_class_name(&default_class.name, raid0)
+                                used_default_classes.insert((raid0, time_slicing));
+                                default_class_name(&default_class.name, raid0, time_slicing)
                             }
                         };
                         let allow: BTreeSet<String> = profile
@@ -395,8 +427,13 @@ fn solve_cluster(
                 }
             }
         }
-        for raid0 in used_default_classes {
-            node_classes.push(NodeClassPlan { name: default_class_name(&default_class.name, raid0), instance_store_raid0: raid0, ..default_class.clone() });
+        for (raid0, time_slicing) in used_default_classes {
+            node_classes.push(NodeClassPlan {
+                name: default_class_name(&default_class.name, raid0, time_slicing),
+                instance_store_raid0: raid0,
+                time_slicing,
+                ..default_class.clone()
+            });
         }
         if let Err(d) = size_limits(profile, &mut profile_pools, sources) {
             diagnostics.extend(d);
@@ -799,14 +836,23 @@ fn pool_plan(
     // One label for all tiers of the pool: a workload selects its pool, and Karpenter falls back across its
     // tiers by weight (karpenter.sh/nodepool names the tier).
     labels.insert(POOL_LABEL.into(), pool.to_string());
+    let host_plugin = s.accelerator.value == AcceleratorKind::Nvidia && host_device_plugin(&profile.cluster.ami.value);
+    if host_plugin {
+        // The GPU Operator keeps an operand off a node whose `nvidia.com/gpu.deploy.<operand>` label is already set
+        // (NVIDIA/gpu-operator v26.7.0 controllers/state_manager.go `addGPUStateLabels`: "If a required state label
+        // already exists on the node with a non-empty value, honor it"): the host's plugin is the only one.
+        labels.insert(DEPLOY_DEVICE_PLUGIN_LABEL.into(), "false".into());
+        labels.insert(DEPLOY_MIG_MANAGER_LABEL.into(), "false".into());
+    }
     match s.sharing.as_ref().map(|x| &x.value) {
-        Some(Sharing::TimeSlicing { replicas }) => {
+        // On Bottlerocket the node class's user data carries it (`class_time_slicing`).
+        Some(Sharing::TimeSlicing { replicas }) if !host_plugin => {
             labels.insert("nvidia.com/device-plugin.config".into(), format!("time-slicing-{replicas}"));
         }
         Some(Sharing::Mig { config }) => {
             labels.insert("nvidia.com/mig.config".into(), config.clone());
         }
-        None => {}
+        _ => {}
     }
     let mut taints = vec![Taint { key: s.accelerator.value.resource().to_string(), value: None, effect: "NoSchedule".into() }];
     // Isolation: without a pool taint, any pod that tolerates the accelerator taint lands on the
@@ -860,6 +906,23 @@ fn pool_plan(
         notes: Vec::new(),
     }
 }
+
+/// E0185: MIG on a Bottlerocket NVIDIA variant is a host setting keyed by GPU model
+/// (`settings.kubelet-device-plugins.nvidia.mig.profile`, bottlerocket.dev API settings "kubelet-device-plugins"), not
+/// a mig-parted config the GPU Operator's MIG manager applies; gpuplan does not write those settings yet.
+fn mig_on_host_plugin(tier: &Tier, host_plugin: bool, sources: &Sources) -> Option<ProfileDiagnostic> {
+    let sharing = tier.settings.sharing.as_ref().filter(|s| host_plugin && matches!(s.value, Sharing::Mig { .. }))?;
+    Some(
+        sources
+            .error(sharing.span, "E0185", format!("MIG on Bottlerocket: pool `{}` runs the Bottlerocket NVIDIA variant, whose host device plugin takes MIG profiles per GPU model from its own settings, not from the GPU Operator's mig-parted configs", tier.name.value))
+            .label("a mig-parted config")
+            .help("use an AL2023 AMI (`ami \"al2023@v…\"`) for MIG pools, or time-slicing on Bottlerocket (written into the EC2NodeClass user data)"),
+    )
+}
+
+/// GPU Operator operand labels a node may carry to keep that operand off it.
+pub const DEPLOY_DEVICE_PLUGIN_LABEL: &str = "nvidia.com/gpu.deploy.device-plugin";
+pub const DEPLOY_MIG_MANAGER_LABEL: &str = "nvidia.com/gpu.deploy.mig-manager";
 
 /// The node label (and, for non-general pools, the NoSchedule taint key) that names a node's gpuplan pool.
 pub const POOL_LABEL: &str = "gpuplan.dev/pool";
