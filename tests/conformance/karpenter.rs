@@ -328,3 +328,64 @@ fn generated_scenarios_schedule_as_karpenter_schedules_them() {
 fn known_difference(_case: &Case, _outcome: &Outcome) -> Option<&'static str> {
     None
 }
+
+/// A simulated pod as YAML (a Pod with one container), for the oracle: requests, nodeSelector, tolerations.
+fn pod_yaml(p: &simulate::pods::Pod) -> String {
+    let (namespace, name) = p.key.split_once('/').unwrap_or(("default", &p.key));
+    let mut y = format!("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n");
+    if !p.node_selector.0.is_empty() {
+        y.push_str("  nodeSelector:\n");
+        for (k, r) in &p.node_selector.0 {
+            assert!(!r.complement && r.values.len() == 1, "a nodeSelector is one value per key");
+            let _ = writeln!(y, "    {k}: \"{}\"", r.values.iter().next().unwrap());
+        }
+    }
+    if !p.tolerations.is_empty() {
+        y.push_str("  tolerations:\n");
+        for t in &p.tolerations {
+            let _ = write!(y, "  - operator: {}\n", t.operator);
+            for (field, v) in [("key", &t.key), ("value", &t.value), ("effect", &t.effect)] {
+                if !v.is_empty() {
+                    let _ = writeln!(y, "    {field}: \"{v}\"");
+                }
+            }
+        }
+    }
+    y.push_str("  containers:\n  - name: app\n    image: app:1\n    resources:\n      requests:\n");
+    for (k, v) in p.requests.iter().filter(|(k, _)| *k != "pods") {
+        let _ = writeln!(y, "        {k}: \"{}\"", if v % 1000 == 0 { (v / 1000).to_string() } else { format!("{v}m") });
+    }
+    y
+}
+
+// Every example profile's workloads at max replicas (what compile's E0180/E0181 and explain simulate) on the cluster's
+// own out/.
+#[test]
+fn example_workloads_on_their_own_out_schedule_as_karpenter_schedules_them() {
+    let Some(oracle) = oracle() else { return };
+    let compiled = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).expect("the examples compile");
+    let mut cases = Vec::new();
+    for cluster in &compiled.plan.clusters {
+        let pods = simulate::check::workload_pods(cluster);
+        if pods.is_empty() {
+            continue;
+        }
+        let yaml: String = pods.iter().map(pod_yaml).collect();
+        cases.push(Case {
+            name: format!("examples-{}", cluster.name),
+            files: vec![("pods.yaml".into(), yaml)],
+            manifests: vec![go::root().join("out").join(&cluster.name)],
+            pods: vec!["pods.yaml".into()],
+            unavailable: Vec::new(),
+            catalogs: go::root().join("catalogs"),
+        });
+    }
+    assert!(cases.len() >= 2, "the examples declare workloads in several clusters");
+    let outcomes = run(&oracle, &go::root().join("target/conformance/karpenter-examples"), &cases);
+    for (c, o) in cases.iter().zip(&outcomes) {
+        let r = o.gpuplan.as_ref().expect("gpuplan simulates the examples");
+        assert!(!r["nodeclaims"].as_array().unwrap().is_empty(), "{}: the workloads launch nodes", c.name);
+    }
+    let report = report_of(&cases, &outcomes);
+    assert!(report.is_empty(), "gpuplan simulate and Karpenter disagree on the examples' workloads:\n{report}");
+}
