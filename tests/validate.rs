@@ -19,6 +19,7 @@ const CRD_FILES: &[&str] = &[
     "prometheus-operator/monitoring.coreos.com_podmonitors.yaml",
     "argo-cd/application-crd.yaml",
     "flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+    "flux/source.toolkit.fluxcd.io_gitrepositories.yaml",
 ];
 
 fn validator() -> &'static Validator {

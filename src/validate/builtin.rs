@@ -41,6 +41,7 @@ pub(super) fn register(v: &mut Validator) -> Result<(), ValidateError> {
         }
         s["required"] = json!(["apiVersion", "kind", "metadata"]);
         s["$defs"] = reachable_defs(&s, &defs["$defs"]);
+        bound_go_integers(&mut s);
         v.insert(api_version, kind, &s, None, Some(checks))?;
         record_version(v, api_version, kind);
     }
@@ -59,6 +60,39 @@ pub(super) fn register(v: &mut Validator) -> Result<(), ValidateError> {
 /// `IsValidPathSegmentName` (k8s.io/apimachinery pkg/api/validate/content/path.go): not `.` or `..`, no `/` or `%`.
 fn path_segment_name() -> Value {
     json!({"type": "string", "minLength": 1, "pattern": "^[^/%]*$", "not": {"enum": [".", ".."]}})
+}
+
+/// The API server decodes a built-in kind into Go structs, so an integer outside its Go type fails decoding
+/// ("cannot unmarshal number 2147483648 into Go struct field ... of type int32"): `format: int32`/`int64` become
+/// bounds, and so does IntOrString's integer (k8s.io/apimachinery pkg/util/intstr: `IntVal int32`).
+fn bound_go_integers(v: &mut Value) {
+    const INT_OR_STRING: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+    match v {
+        Value::Object(m) => {
+            let bounds = match m.get("format").and_then(Value::as_str) {
+                Some("int32") => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
+                Some("int64") => Some((i64::MIN, i64::MAX)),
+                _ => None,
+            };
+            if let Some((min, max)) = bounds {
+                m.insert("minimum".into(), json!(min));
+                m.insert("maximum".into(), json!(max));
+            }
+            if let Some(Value::Array(branches)) = m.get_mut("$defs").and_then(|d| d.get_mut(INT_OR_STRING)).and_then(|d| d.get_mut("oneOf")) {
+                for b in branches {
+                    if b["type"].as_array().is_some_and(|t| t.contains(&json!("integer"))) {
+                        b["minimum"] = json!(i32::MIN);
+                        b["maximum"] = json!(i32::MAX);
+                    }
+                }
+            }
+            for c in m.values_mut() {
+                bound_go_integers(c);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(bound_go_integers),
+        _ => {}
+    }
 }
 
 fn is_path_segment_name(s: &str) -> bool {

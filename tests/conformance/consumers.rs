@@ -117,6 +117,7 @@ fn examples_out_is_accepted_by_the_api_server() {
     let Some(verdicts) = api_server(&[&out]) else { return };
     let objects = verdicts.iter().filter(|v| v.skipped.is_none()).count();
     assert!(objects >= 40, "only {objects} objects in the examples' out/");
+    eprintln!("examples: the API server judged {objects} objects");
     assert_all_accepted(&verdicts);
     // Every file gpuplan wrote was read.
     let mut files = Vec::new();
@@ -151,6 +152,7 @@ fn generated_profiles_out_is_accepted_by_the_api_server() {
     let verdicts = api_server(&[&generated().join("out")]).unwrap();
     let objects = verdicts.iter().filter(|v| v.skipped.is_none()).count();
     assert!(objects >= 2000, "only {objects} objects for 1,000 profiles");
+    eprintln!("1,000 generated profiles: the API server judged {objects} objects");
     assert_all_accepted(&verdicts);
 }
 
@@ -494,12 +496,15 @@ const SEED: u64 = 0x6770_7570_6c61_6e18; // "gpuplan" + issue 18
 const CASES: usize = 6000;
 
 /// The corpus: each case one seed object with one mutation (two for a fifth of them), none without a change.
+/// `GPUPLAN_MUTATION_SEED` and `GPUPLAN_MUTATION_CASES` explore other corpora (CI uses the defaults).
 fn corpus() -> Vec<Case> {
     let seeds = seed_objects();
     let donors: Vec<Value> = seeds.iter().map(|(_, o)| o.clone()).collect();
-    let mut rng = Rng(SEED);
+    let env = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let mut rng = Rng(env("GPUPLAN_MUTATION_SEED", SEED));
+    let wanted = env("GPUPLAN_MUTATION_CASES", CASES as u64) as usize;
     let mut cases = Vec::new();
-    while cases.len() < CASES {
+    while cases.len() < wanted {
         let (source, seed) = rng.pick(&seeds);
         let mut object = seed.clone();
         let count = if rng.below(5) == 0 { 2 } else { 1 };
@@ -596,13 +601,18 @@ fn mutation_corpus_verdicts_agree_with_the_api_server() {
     std::fs::write(&file, text).unwrap();
     let verdicts = api_server(&[&file]).unwrap();
     assert_eq!(verdicts.len(), cases.len());
+    assert!(cases.len() >= 5000 || std::env::var_os("GPUPLAN_MUTATION_CASES").is_some(), "a corpus of at least 5,000 cases");
     use rayon::prelude::*;
     let ours: Vec<Vec<gpuplan::validate::Violation>> = cases.par_iter().map(|c| gpuplan::validate::Validator::builtin().validate(&c.object)).collect();
     let mut disagreements: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let (mut accepted, mut rejected, mut known_null) = (0, 0, 0);
+    let mut per_kind: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (i, ((case, theirs), ours)) in cases.iter().zip(&verdicts).zip(&ours).enumerate() {
         assert_eq!(theirs.doc, i, "verdicts out of order");
         if theirs.ok { accepted += 1 } else { rejected += 1 }
+        let k = per_kind.entry(case.object["kind"].as_str().unwrap_or("?").to_owned()).or_default();
+        k.0 += 1;
+        k.1 += usize::from(!theirs.ok);
         if theirs.ok == ours.is_empty() {
             continue;
         }
@@ -629,6 +639,7 @@ fn mutation_corpus_verdicts_agree_with_the_api_server() {
         "mutation corpus: {} cases, API server accepts {accepted}, rejects {rejected}; {known_null} known difference(s) (null for a non-nullable field)",
         cases.len()
     );
+    eprintln!("  per kind (cases, rejected by the API server): {per_kind:?}");
     let total: usize = disagreements.values().map(Vec::len).sum();
     let mut report = String::new();
     for (key, examples) in &disagreements {
