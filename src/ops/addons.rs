@@ -282,36 +282,99 @@ impl Unreachable {
     }
 }
 
-/// Every (pool, add-on) pair whose DaemonSet would not tolerate the pool's node, reading the tolerations from the
-/// cluster's rendered objects (values ConfigMaps, ClusterPolicy) and the charts' defaults where none was rendered.
-/// `pools` are the cluster's plans, used for what each NodePool's node needs; taints come from the rendered
-/// NodePools (`taints` and `startupTaints`: a daemon that removes a startup taint must tolerate it too).
-pub fn unreachable(pools: &[PoolPlan], manifests: &[Manifest]) -> Vec<Unreachable> {
-    let mut out = Vec::new();
-    for np in manifests.iter().filter(|m| m.kind() == "NodePool") {
-        let name = np.object["metadata"]["name"].as_str().unwrap_or_default();
-        let Some(pool) = pools.iter().find(|p| p.name == name) else { continue };
-        let spec = &np.object["spec"]["template"]["spec"];
-        let taints: Vec<Taint> = ["taints", "startupTaints"]
+/// One add-on's DaemonSet as the cluster's rendered objects configure it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Daemon {
+    pub add_on: AddOn,
+    pub tolerations: Vec<Toleration>,
+    /// Where the tolerations were read: a rendered object, or the chart's defaults.
+    pub from: String,
+}
+
+/// What a daemon sees of a node a NodePool launches: its labels and its NoSchedule/NoExecute taints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeShape {
+    pub nodepool: String,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+}
+
+/// The node of a rendered NodePool once registered: the template's labels and `karpenter.sh/nodepool`; on NVIDIA
+/// nodes the GPU Operator's `nvidia.com/gpu.deploy.<operand>=true` state labels, unless the template presets them
+/// (NVIDIA/gpu-operator v26.7.0 controllers/state_manager.go `addGPUStateLabels`); its taints and startup taints (a
+/// daemon that removes a startup taint must tolerate it too).
+pub fn node_of(np: &Value) -> NodeShape {
+    let name = np["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let template = &np["spec"]["template"];
+    let mut labels: BTreeMap<String, String> =
+        template["metadata"]["labels"].as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect();
+    labels.insert("karpenter.sh/nodepool".into(), name.clone());
+    if np["spec"]["limits"].get("nvidia.com/gpu").is_some() {
+        for label in ADD_ONS.iter().filter_map(|a| a.deploy_label) {
+            labels.entry(label.to_string()).or_insert_with(|| "true".into());
+        }
+    }
+    let taints = ["taints", "startupTaints"]
+        .iter()
+        .flat_map(|k| template["spec"][*k].as_array().into_iter().flatten())
+        .map(|t| Taint {
+            key: t["key"].as_str().unwrap_or_default().into(),
+            value: t["value"].as_str().map(str::to_string),
+            effect: t["effect"].as_str().unwrap_or_default().into(),
+        })
+        .collect();
+    NodeShape { nodepool: name, labels, taints }
+}
+
+impl Daemon {
+    /// Whether its nodeSelector picks the node: GPU Operator operands run only where their deploy label is "true".
+    pub fn selects(&self, node: &NodeShape) -> bool {
+        self.add_on.deploy_label.is_none_or(|l| node.labels.get(l).is_some_and(|v| v == "true"))
+    }
+
+    /// The first taint that keeps it off the node, as the DaemonSet controller decides (kubernetes
+    /// pkg/controller/daemon `predicates`: only NoSchedule and NoExecute taints count, and every daemon pod also
+    /// tolerates the taints `AddOrUpdateDaemonPodTolerations` adds).
+    pub fn blocking_taint<'n>(&self, node: &'n NodeShape) -> Option<&'n Taint> {
+        node.taints
             .iter()
-            .flat_map(|k| spec[*k].as_array().into_iter().flatten())
-            .map(|t| Taint {
-                key: t["key"].as_str().unwrap_or_default().into(),
-                value: t["value"].as_str().map(str::to_string),
-                effect: t["effect"].as_str().unwrap_or_default().into(),
-            })
-            // PreferNoSchedule never keeps a pod off.
-            .filter(|t| t.effect != "PreferNoSchedule" && !tolerated_by_every_daemon(t))
-            .collect();
-        let needs = devices(pool);
-        let labels = &np.object["spec"]["template"]["metadata"]["labels"];
-        let kept_off = |a: &AddOn| a.deploy_label.is_some_and(|l| labels[l] == "false");
-        for add_on in ADD_ONS.iter().filter(|a| needs.contains(&a.needed_for) && !kept_off(a)) {
+            .filter(|t| (t.effect == "NoSchedule" || t.effect == "NoExecute") && !tolerated_by_every_daemon(t))
+            .find(|t| !self.tolerations.iter().any(|x| x.tolerates(t)))
+    }
+
+    /// Whether the DaemonSet controller runs its pod on the node.
+    pub fn runs_on(&self, node: &NodeShape) -> bool {
+        self.selects(node) && self.blocking_taint(node).is_none()
+    }
+}
+
+/// Every add-on's DaemonSet with the tolerations the cluster's rendered objects give it (values ConfigMaps,
+/// ClusterPolicy), or its chart's defaults where none was rendered.
+pub fn daemons(manifests: &[Manifest]) -> Vec<Daemon> {
+    ADD_ONS
+        .iter()
+        .map(|add_on| {
             let (tolerations, from) = effective_tolerations(add_on, manifests);
-            let Some(taint) = taints.iter().find(|t| !tolerations.iter().any(|x| x.tolerates(t))) else { continue };
-            match out.iter_mut().find(|u: &&mut Unreachable| u.nodepool == name && u.from == from && u.taint == *taint) {
-                Some(u) => u.daemonsets.push(add_on.daemonset),
-                None => out.push(Unreachable { nodepool: name.to_string(), daemonsets: vec![add_on.daemonset], taint: taint.clone(), from }),
+            Daemon { add_on: *add_on, tolerations, from }
+        })
+        .collect()
+}
+
+/// Every (pool, add-on) pair whose DaemonSet would not tolerate the pool's node. `pools` are the cluster's plans,
+/// used for what each NodePool's node needs; the node itself comes from the rendered NodePool. An operand the node
+/// opts out of by label (Bottlerocket's host device plugin) is not needed there.
+pub fn unreachable(pools: &[PoolPlan], manifests: &[Manifest]) -> Vec<Unreachable> {
+    let daemons = daemons(manifests);
+    let mut out: Vec<Unreachable> = Vec::new();
+    for np in manifests.iter().filter(|m| m.kind() == "NodePool") {
+        let node = node_of(&np.object);
+        let Some(pool) = pools.iter().find(|p| p.name == node.nodepool) else { continue };
+        let needs = devices(pool);
+        for d in daemons.iter().filter(|d| needs.contains(&d.add_on.needed_for) && d.selects(&node)) {
+            let Some(taint) = d.blocking_taint(&node) else { continue };
+            match out.iter_mut().find(|u| u.nodepool == node.nodepool && u.from == d.from && u.taint == *taint) {
+                Some(u) => u.daemonsets.push(d.add_on.daemonset),
+                None => out.push(Unreachable { nodepool: node.nodepool.clone(), daemonsets: vec![d.add_on.daemonset], taint: taint.clone(), from: d.from.clone() }),
             }
         }
     }
@@ -320,26 +383,20 @@ pub fn unreachable(pools: &[PoolPlan], manifests: &[Manifest]) -> Vec<Unreachabl
 
 /// An add-on's tolerations as rendered, or its chart's defaults.
 fn effective_tolerations(add_on: &AddOn, manifests: &[Manifest]) -> (Vec<Toleration>, String) {
+    let values_list = |config_map: &str, path: &[&str]| -> Option<(Value, String)> {
+        let m = manifests.iter().find(|m| m.kind() == "ConfigMap" && m.object["metadata"]["name"] == config_map)?;
+        let values: Value = serde_saphyr::from_str(m.object["data"][VALUES_KEY].as_str()?).ok()?;
+        let list = path.iter().try_fold(&values, |v, k| v.get(*k))?;
+        Some((list.clone(), format!("ConfigMap {config_map} ({VALUES_KEY}: {})", path.join("."))))
+    };
     let rendered = match add_on.source {
-        Source::Values { config_map, path } => manifests
+        Source::Values { config_map, path } => values_list(config_map, path),
+        // gpuplan's ClusterPolicy, else the one the chart makes from the values' `daemonsets.tolerations`.
+        Source::ClusterPolicy => manifests
             .iter()
-            .find(|m| m.kind() == "ConfigMap" && m.object["metadata"]["name"] == config_map)
-            .and_then(|m| {
-                let values: Value = serde_saphyr::from_str(m.object["data"][VALUES_KEY].as_str()?).ok()?;
-                let list = path.iter().try_fold(&values, |v, k| v.get(*k))?;
-                Some((list.clone(), format!("ConfigMap {config_map} ({VALUES_KEY}: {})", path.join("."))))
-            }),
-        Source::ClusterPolicy => {
-            // gpuplan's ClusterPolicy, else the one the chart makes from the values' `daemonsets.tolerations`.
-            let policy = manifests.iter().find(|m| m.kind() == "ClusterPolicy").map(|m| (m.object["spec"]["daemonsets"]["tolerations"].clone(), "ClusterPolicy spec.daemonsets.tolerations".to_string()));
-            policy.or_else(|| {
-                manifests.iter().find(|m| m.kind() == "ConfigMap" && m.object["metadata"]["name"] == GPU_OPERATOR_VALUES).and_then(|m| {
-                    let values: Value = serde_saphyr::from_str(m.object["data"][VALUES_KEY].as_str()?).ok()?;
-                    let list = values.get("daemonsets")?.get("tolerations")?;
-                    Some((list.clone(), format!("ConfigMap {GPU_OPERATOR_VALUES} ({VALUES_KEY}: daemonsets.tolerations)")))
-                })
-            })
-        }
+            .find(|m| m.kind() == "ClusterPolicy")
+            .map(|m| (m.object["spec"]["daemonsets"]["tolerations"].clone(), "ClusterPolicy spec.daemonsets.tolerations".to_string()))
+            .or_else(|| values_list(GPU_OPERATOR_VALUES, &["daemonsets", "tolerations"])),
     };
     match rendered {
         Some((list, from)) => (list.as_array().into_iter().flatten().map(Toleration::from_json).collect(), from),

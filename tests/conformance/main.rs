@@ -4,7 +4,8 @@
 //!
 //! - [`karpenter`]: Karpenter's own scheduler (sigs.k8s.io/karpenter + aws/karpenter-provider-aws) against
 //!   `gpuplan simulate`;
-//! - [`consumers`]: the API server's validation, Kubernetes' taint/toleration code and kustomize against out/.
+//! - [`consumers`]: the API server's validation and kustomize against out/;
+//! - [`reach`]: Kubernetes' DaemonSet controller decides whether the GPU add-ons run on every pool's nodes.
 //!
 //! Without a Go toolchain the tests skip with a reason, unless `GPUPLAN_CONFORMANCE_REQUIRED=1` (set by `.ci/run`),
 //! where a missing toolchain is a failure.
@@ -13,3 +14,4 @@ mod go;
 
 mod consumers;
 mod karpenter;
+mod reach;
