@@ -22,7 +22,7 @@
 //! - `null` for a field that is not `nullable` is a violation here; the API server silently drops
 //!   it. In generated output a null is a template bug (and a perpetual GitOps diff), so we say so.
 //! - Only the formats whose JSON Schema meaning matches Kubernetes' are checked (see
-//!   `schema::FORMATS`); `int32`/`int64`/`byte`/`duration`... are ignored.
+//!   `schema::FORMATS`), and `int32`/`int64` as ranges; `byte`/`duration`... are ignored.
 //! - Transition rules (`oldSelf`) are skipped: there is no old object at create time.
 //! - CEL cost budgets are not enforced, and `metadata.namespace` on a cluster-scoped kind is not
 //!   rejected.

@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 
 use super::cel::{self, Rule};
 
-/// Formats whose JSON Schema meaning is the Kubernetes meaning. Others (`int32`, `int64`, `byte`,
-/// and notably `duration`, which JSON Schema reads as ISO 8601 but Kubernetes as Go's `1h30m`) are
-/// dropped rather than checked differently from the API server.
+/// Formats whose JSON Schema meaning is the Kubernetes meaning. `int32`/`int64` on an integer become
+/// bounds (below); others (`byte`, and notably `duration`, which JSON Schema reads as ISO 8601 but
+/// Kubernetes as Go's `1h30m`) are dropped rather than checked differently from the API server.
 const FORMATS: &[&str] = &["date-time", "ipv4", "ipv6", "uuid", "email"];
 
 /// DNS-1123 subdomain, as Kubernetes checks object names.
@@ -230,6 +230,30 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
         && FORMATS.contains(&f)
     {
         out.insert("format".into(), f.into());
+    }
+    // An `integer` with format int32/int64 must fit it (k8s.io/kube-openapi pkg/validation/validate/schema.go
+    // numberValidator passes the format on when the type is exactly "integer": "Checked value must be of type
+    // integer with format int32"); the tighter of that range and the schema's own bounds applies.
+    let range = match s.get("format").and_then(Value::as_str) {
+        Some("int32") => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
+        Some("int64") => Some((i64::MIN, i64::MAX)),
+        _ => None,
+    };
+    if s.get("type").and_then(Value::as_str) == Some("integer")
+        && let Some((lo, hi)) = range
+    {
+        let tighter = |current: Option<&Value>, bound: i64, keep: fn(f64, f64) -> bool| match current.and_then(Value::as_f64) {
+            Some(c) if keep(c, bound as f64) => current.cloned().unwrap(),
+            _ => Value::from(bound),
+        };
+        if !out.contains_key("exclusiveMinimum") {
+            let v = tighter(out.get("minimum"), lo, |c, b| c >= b);
+            out.insert("minimum".into(), v);
+        }
+        if !out.contains_key("exclusiveMaximum") {
+            let v = tighter(out.get("maximum"), hi, |c, b| c <= b);
+            out.insert("maximum".into(), v);
+        }
     }
     if s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("set") {
         out.insert("uniqueItems".into(), true.into());

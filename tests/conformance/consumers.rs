@@ -291,9 +291,13 @@ enum Op {
     RenameKey,
     /// A field set to `null`: see `known_difference_null_for_a_non_nullable_field`.
     Null,
+    /// A field gpuplan does not write, taken from the CRD's schema, with a value built from its schema (enum
+    /// members, edge strings and numbers, required sub-fields): reaches the CEL rules of fields our output never
+    /// sets.
+    AddSchemaField,
 }
 
-const OPS: &[Op] = &[Op::Remove, Op::WrongType, Op::EdgeValue, Op::UnknownField, Op::DuplicateItem, Op::EmptyContainer, Op::SwapValue, Op::RenameKey, Op::Null];
+const OPS: &[Op] = &[Op::Remove, Op::WrongType, Op::EdgeValue, Op::UnknownField, Op::DuplicateItem, Op::EmptyContainer, Op::SwapValue, Op::RenameKey, Op::Null, Op::AddSchemaField, Op::AddSchemaField];
 
 /// Every JSON pointer under `v` (not the root), in document order.
 fn pointers(v: &Value, at: &mut String, out: &mut Vec<String>) {
@@ -428,6 +432,24 @@ fn mutate(obj: &mut Value, op: Op, rng: &mut Rng, donors: &[Value]) -> bool {
             *obj.pointer_mut(&at).unwrap() = value;
             true
         }
+        Op::AddSchemaField => {
+            let Some(root) = crd_schema(obj) else { return false };
+            // An object node of the instance and its schema, reached by following the pointer through the schema.
+            let mut objects: Vec<String> = all.iter().filter(|p| obj.pointer(p).is_some_and(Value::is_object)).cloned().collect();
+            objects.push(String::new());
+            let at = rng.pick(&objects).clone();
+            let Some(schema) = schema_at(root, &at) else { return false };
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else { return false };
+            let node = obj.pointer(&at).unwrap();
+            let absent: Vec<&String> = props.keys().filter(|k| node.get(k.as_str()).is_none() && !(at.is_empty() && ["status", "metadata"].contains(&k.as_str()))).collect();
+            if absent.is_empty() {
+                return false;
+            }
+            let key = (*rng.pick(&absent)).clone();
+            let value = generate(&props[&key], rng, 0);
+            obj.pointer_mut(&at).unwrap().as_object_mut().unwrap().insert(key, value);
+            true
+        }
         Op::Null => {
             let node = obj.pointer_mut(&at).unwrap();
             if node.is_null() {
@@ -447,6 +469,82 @@ fn mutate(obj: &mut Value, op: Op, rng: &mut Rng, donors: &[Value]) -> bool {
             m.insert(new, v);
             true
         }
+    }
+}
+
+/// The openAPIV3Schema of the served version of an object's CRD, from the CRDs gpuplan embeds (the same files as
+/// the pinned modules': `embedded_crds_equal_the_pinned_upstream_files`); None for built-in kinds.
+fn crd_schema(obj: &Value) -> Option<&'static Value> {
+    static SCHEMAS: OnceLock<Vec<Value>> = OnceLock::new();
+    let crds = SCHEMAS.get_or_init(|| gpuplan::validate::EMBEDDED_CRDS.iter().map(|c| serde_json::from_str(c.json).unwrap()).collect());
+    let (group, version) = obj["apiVersion"].as_str()?.rsplit_once('/')?;
+    let crd = crds.iter().find(|c| c["spec"]["group"] == group && c["spec"]["names"]["kind"] == obj["kind"])?;
+    let v = crd["spec"]["versions"].as_array()?.iter().find(|v| v["name"] == version)?;
+    Some(&v["schema"]["openAPIV3Schema"])
+}
+
+/// The schema of the value at `pointer` (properties, array items, map values).
+fn schema_at<'a>(mut schema: &'a Value, pointer: &str) -> Option<&'a Value> {
+    for token in pointer.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        schema = if let Some(p) = schema.get("properties").and_then(|p| p.get(&token)) {
+            p
+        } else if let Some(items) = schema.get("items") {
+            items
+        } else {
+            schema.get("additionalProperties").filter(|a| a.is_object())?
+        };
+    }
+    Some(schema)
+}
+
+/// A value for a schema: an enum member, an edge string or number, an object with its required fields (and, half
+/// the time, one optional field), a list of one or two items.
+fn generate(schema: &Value, rng: &mut Rng, depth: usize) -> Value {
+    if let Some(e) = schema.get("enum").and_then(Value::as_array).filter(|e| !e.is_empty())
+        && rng.below(4) != 0
+    {
+        return rng.pick(e).clone();
+    }
+    if schema.get("x-kubernetes-int-or-string").is_some_and(|b| b == true) {
+        return if rng.below(2) == 0 { number(*rng.pick(NUMBERS)) } else { json!(*rng.pick(STRINGS)) };
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") => json!(*rng.pick(STRINGS)),
+        Some("integer") => number(rng.pick(NUMBERS).trunc()),
+        Some("number") => number(*rng.pick(NUMBERS)),
+        Some("boolean") => json!(rng.below(2) == 0),
+        Some("array") if depth < 4 => {
+            let items = schema.get("items").cloned().unwrap_or(json!({}));
+            Value::Array((0..1 + rng.below(2)).map(|_| generate(&items, rng, depth + 1)).collect())
+        }
+        Some("object") if depth < 4 => {
+            let mut m = serde_json::Map::new();
+            let props = schema.get("properties").and_then(Value::as_object);
+            for r in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+                if let (Some(r), Some(props)) = (r.as_str(), props)
+                    && let Some(p) = props.get(r)
+                {
+                    m.insert(r.to_owned(), generate(p, rng, depth + 1));
+                }
+            }
+            if let Some(props) = props
+                && !props.is_empty()
+                && rng.below(2) == 0
+            {
+                let keys: Vec<&String> = props.keys().collect();
+                let k = (*rng.pick(&keys)).clone();
+                let v = generate(&props[&k], rng, depth + 1);
+                m.insert(k, v);
+            }
+            if props.is_none()
+                && let Some(add) = schema.get("additionalProperties").filter(|a| a.is_object())
+            {
+                m.insert("example.com/key".into(), generate(add, rng, depth + 1));
+            }
+            Value::Object(m)
+        }
+        _ => json!("x"),
     }
 }
 
