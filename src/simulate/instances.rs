@@ -210,7 +210,9 @@ pub fn capacity(it: &InstanceType, class: &NodeClass) -> Resources {
     let mut c = Resources::new();
     c.insert("cpu".into(), it.vcpu as i128 * 1000);
     c.insert("memory".into(), memory_mib(it) * MI);
-    c.insert("ephemeral-storage".into(), class.root_volume.unwrap_or(20 * GI));
+    // types.go `ephemeralStorage`: the instance store under RAID0 (its size in GB), else the ephemeral volume.
+    let instance_store = it.local_nvme_gb.filter(|_| class.instance_store_raid0).map(|gb| gb as i128 * 1_000_000_000 * 1000);
+    c.insert("ephemeral-storage".into(), instance_store.or(class.root_volume).unwrap_or(20 * GI));
     c.insert("pods".into(), max_pods(it, class) as i128 * 1000);
     for kind in [crate::catalog::AcceleratorKind::Nvidia, crate::catalog::AcceleratorKind::Amd] {
         let n = it.accelerators(kind);
@@ -238,14 +240,26 @@ pub fn allocatable(it: &InstanceType, class: &NodeClass, capacity: &Resources) -
     }
     let eviction_memory = match class.eviction_memory.as_deref() {
         Some(p) if p.ends_with('%') => {
+            // types.go `computeEvictionSignal`: ceil(bytes / 100 × p); 100% disables the threshold.
             let pct: f64 = p.trim_end_matches('%').parse().unwrap_or(0.0);
-            (capacity["memory"] as f64 * pct / 100.0).ceil() as i128
+            let pct = if pct == 100.0 { 0.0 } else { pct };
+            ((capacity["memory"] / 1000) as f64 / 100.0 * pct).ceil() as i128 * 1000
         }
         Some(q) => milli(q).unwrap_or(100 * MI),
         None => 100 * MI,
     };
     *reserved.entry("memory".into()).or_default() += eviction_memory;
-    *reserved.entry("ephemeral-storage".into()).or_default() += (capacity["ephemeral-storage"] as f64 / 10.0).ceil() as i128;
+    let storage = capacity["ephemeral-storage"];
+    let eviction_nodefs = match class.eviction_nodefs.as_deref() {
+        Some(p) if p.ends_with('%') => {
+            let pct: f64 = p.trim_end_matches('%').parse().unwrap_or(0.0);
+            let pct = if pct == 100.0 { 0.0 } else { pct };
+            ((storage / 1000) as f64 / 100.0 * pct).ceil() as i128 * 1000
+        }
+        Some(q) => milli(q).unwrap_or(0),
+        None => ((storage / 1000) as f64 / 100.0 * 10.0).ceil() as i128 * 1000,
+    };
+    *reserved.entry("ephemeral-storage".into()).or_default() += eviction_nodefs;
     capacity.iter().map(|(k, v)| (k.clone(), v - reserved.get(k).copied().unwrap_or(0))).collect()
 }
 

@@ -31,6 +31,14 @@ pub struct Launch {
 pub fn launch(types: &[std::sync::Arc<SimType>], candidates: &[usize], reqs: &Requirements, requests: &Resources) -> Option<Launch> {
     let usable = |o: &Offering| o.available && offering_compatible(reqs, &o.zone, o.capacity_type.as_str());
     let mut its: Vec<usize> = candidates.iter().copied().filter(|&i| fits(requests, &types[i].allocatable) && types[i].offerings.iter().any(usable)).collect();
+    // filter.go `ReservedOfferingFilter`: when reserved capacity is allowed and some candidate has an available
+    // compatible reserved offering, only those types go on, with only their reserved offerings.
+    let allows_reserved = reqs.get("karpenter.sh/capacity-type").is_none_or(|r| r.has(CapacityType::Reserved.as_str()));
+    let reserved_only = allows_reserved && its.iter().any(|&i| types[i].offerings.iter().any(|o| usable(o) && o.capacity_type == CapacityType::Reserved));
+    if reserved_only {
+        its.retain(|&i| types[i].offerings.iter().any(|o| usable(o) && o.capacity_type == CapacityType::Reserved));
+    }
+    let usable = |o: &Offering| usable(o) && (!reserved_only || o.capacity_type == CapacityType::Reserved);
     if !reqs.has_min_values() {
         let generic: Vec<usize> = its.iter().copied().filter(|&i| !types[i].exotic).collect();
         if !generic.is_empty() {

@@ -37,6 +37,10 @@ pub struct NodeClass {
     pub system_reserved: Resources,
     /// evictionHard memory.available, as written ("100Mi" or "5%").
     pub eviction_memory: Option<String>,
+    /// evictionHard nodefs.available, as written.
+    pub eviction_nodefs: Option<String>,
+    /// `instanceStorePolicy: RAID0`: ephemeral storage is the instance store (types.go `ephemeralStorage`).
+    pub instance_store_raid0: bool,
     /// The AMI family's feature flags (aws/karpenter-provider-aws pkg/providers/amifamily `FeatureFlags`): pods are
     /// ENI-limited by default (`SupportsENILimitedPodDensity`: all but Windows), kube-reserved memory counts the
     /// ENI-limited pods rather than the node's pods (`UsesENILimitedMemoryOverhead`: all but Bottlerocket and Windows),
@@ -138,22 +142,38 @@ fn node_class(doc: &Doc) -> Result<NodeClass, InputError> {
         kube_reserved: resources(get("kubeReserved")).map_err(|m| err(doc.at("kubeReserved:"), m))?,
         system_reserved: resources(get("systemReserved")).map_err(|m| err(doc.at("systemReserved:"), m))?,
         eviction_memory: get("evictionHard").and_then(|e| e.get("memory.available")).and_then(Value::as_str).map(str::to_string),
+        eviction_nodefs: get("evictionHard").and_then(|e| e.get("nodefs.available")).and_then(Value::as_str).map(str::to_string),
+        instance_store_raid0: field(&doc.value, &["spec", "instanceStorePolicy"]).and_then(Value::as_str) == Some("RAID0"),
         eni_limited_pods: !family.starts_with("windows"),
         eni_limited_memory_overhead: !(family.starts_with("bottlerocket") || family.starts_with("windows")),
         pods_per_core_enabled: !family.starts_with("bottlerocket"),
-        root_volume: root_volume(doc),
+        root_volume: root_volume(doc, &family),
         capacity_reservations: field(&doc.value, &["spec", "capacityReservationSelectorTerms"]).and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
     })
 }
 
-/// The root volume: the mapping marked `rootVolume`, else /dev/xvda (AL2023's root device).
-fn root_volume(doc: &Doc) -> Option<i128> {
-    let mappings = field(&doc.value, &["spec", "blockDeviceMappings"])?.as_array()?;
-    let root = mappings
-        .iter()
-        .find(|m| m.get("rootVolume").and_then(Value::as_bool) == Some(true))
-        .or_else(|| mappings.iter().find(|m| m.get("deviceName").and_then(Value::as_str) == Some("/dev/xvda")))?;
-    super::yaml::milli(field(root, &["ebs", "volumeSize"])?.as_str()?)
+/// The volume pods' ephemeral storage lives on (aws/karpenter-provider-aws pkg/providers/instancetype/types.go
+/// `ephemeralStorage`, amifamily `EphemeralBlockDevice`/`DefaultBlockDeviceMappings`): the mapping marked
+/// `rootVolume`; for a Custom family the last mapping; else the family's ephemeral device (/dev/xvdb on Bottlerocket,
+/// /dev/sda1 on Windows, /dev/xvda otherwise); without one, the family's default (Windows 50Gi, else 20Gi).
+fn root_volume(doc: &Doc, family: &str) -> Option<i128> {
+    let size = |m: &Value| field(m, &["ebs", "volumeSize"]).and_then(Value::as_str).and_then(super::yaml::milli);
+    let mappings: &[Value] = field(&doc.value, &["spec", "blockDeviceMappings"]).and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    let device = if family.starts_with("bottlerocket") {
+        "/dev/xvdb"
+    } else if family.starts_with("windows") {
+        "/dev/sda1"
+    } else {
+        "/dev/xvda"
+    };
+    let default = if family.starts_with("windows") { 50 } else { 20 } * 1024 * 1024 * 1024 * 1000;
+    if let Some(root) = mappings.iter().find(|m| m.get("rootVolume").and_then(Value::as_bool) == Some(true)).and_then(size) {
+        return Some(root);
+    }
+    if family == "custom" {
+        return Some(mappings.last().and_then(size).unwrap_or(20 * 1024 * 1024 * 1024 * 1000));
+    }
+    Some(mappings.iter().find(|m| m.get("deviceName").and_then(Value::as_str) == Some(device)).and_then(size).unwrap_or(default))
 }
 
 fn overlay(doc: &Doc) -> Result<NodeOverlay, InputError> {

@@ -50,7 +50,7 @@ pub struct Scenario {
 }
 
 pub const FAMILIES: &[&str] = &["m5", "c5", "r5", "t3", "m6i", "c6i", "m7g", "c7g", "g4dn", "g5", "g6", "p3", "m5d", "inf2"];
-pub const GPU_FAMILIES: &[&str] = &["g4dn", "g5", "g6", "g6e", "p3", "p4d"];
+pub const GPU_FAMILIES: &[&str] = &["g4dn", "g5", "g6", "g6e", "p3", "p4d", "p5"];
 const SIZES: &[&str] = &["medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge", "metal"];
 const ZONES: &[&str] = &["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1f"];
 const CATEGORIES: &[&str] = &["c", "m", "r", "t", "g", "p", "inf"];
@@ -100,7 +100,7 @@ fn requirement(r: &mut Rng, for_pod: bool, gpu_pool: bool) -> String {
         7 => e("karpenter.k8s.aws/instance-gpu-count", r.pick(&["In", "Gt", "Lt"]), n(r.pick(&[0, 1, 2, 4, 8]))),
         8 => e("karpenter.k8s.aws/instance-gpu-memory", if r.chance(50) { "Gt" } else { "Lt" }, n(r.pick(&[16000, 22000, 24000, 45000, 80000]))),
         9 => e("karpenter.k8s.aws/instance-gpu-manufacturer", r.pick(&["In", "NotIn", "Exists", "DoesNotExist"]), if r.chance(50) { strs(&["nvidia"]) } else { Vec::new() }).replace("Exists, values: [\"nvidia\"]", "Exists").replace("DoesNotExist, values: [\"nvidia\"]", "DoesNotExist"),
-        10 => e("karpenter.sh/capacity-type", "In", r.subset(&strs(&["spot", "on-demand"]), 2)),
+        10 => e("karpenter.sh/capacity-type", "In", r.subset(&strs(&["spot", "on-demand", "reserved"]), 2)),
         11 => e("topology.kubernetes.io/zone", if r.chance(80) { "In" } else { "NotIn" }, r.subset(&strs(ZONES), 3)),
         12 => e("kubernetes.io/arch", "In", vec![r.pick(&["amd64", "arm64"]).to_string()]),
         13 => {
@@ -126,13 +126,22 @@ pub fn scenario(r: &mut Rng) -> Scenario {
     let mut m = String::new();
     // EC2NodeClasses: the default (AL2023, ENI-limited pods) and one with kubelet settings and a root volume.
     m.push_str("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n  amiSelectorTerms:\n  - alias: al2023@latest\n  role: KarpenterNodeRole\n  subnetSelectorTerms:\n  - tags: {karpenter.sh/discovery: c}\n  securityGroupSelectorTerms:\n  - tags: {karpenter.sh/discovery: c}\n");
-    let kubelet_class = r.chance(30);
+    let kubelet_class = r.chance(35);
     if kubelet_class {
-        let mut max_pods = if r.chance(50) { format!("    maxPods: {}\n", r.pick(&[8, 20, 58, 110])) } else { String::new() };
+        let mut kubelet = if r.chance(50) { format!("    maxPods: {}\n", r.pick(&[8, 20, 58, 110])) } else { String::new() };
         if r.chance(40) {
-            let _ = writeln!(max_pods, "    podsPerCore: {}", r.pick(&[1, 2, 4]));
+            let _ = writeln!(kubelet, "    podsPerCore: {}", r.pick(&[1, 2, 4]));
         }
-        let _ = write!(m, "---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: tuned\nspec:\n  amiSelectorTerms:\n  - alias: {}\n  role: KarpenterNodeRole\n  subnetSelectorTerms:\n  - tags: {{karpenter.sh/discovery: c}}\n  securityGroupSelectorTerms:\n  - tags: {{karpenter.sh/discovery: c}}\n  kubelet:\n{max_pods}    systemReserved: {{cpu: 100m, memory: 200Mi}}\n    kubeReserved: {{cpu: 200m}}\n    evictionHard: {{memory.available: \"{}\"}}\n  blockDeviceMappings:\n  - deviceName: /dev/xvda\n    ebs: {{volumeSize: {}, volumeType: gp3}}\n", r.pick(&["al2023@latest", "bottlerocket@latest"]), r.pick(&["5%", "200Mi"]), r.pick(&["50Gi", "200Gi"]));
+        let nodefs = if r.chance(30) { format!(", nodefs.available: \"{}\"", r.pick(&["5%", "15%", "2Gi"])) } else { String::new() };
+        let device = r.pick(&["/dev/xvda", "/dev/xvdb", "/dev/sdz"]);
+        let root = if r.chance(25) { "\n    rootVolume: true" } else { "" };
+        let raid0 = if r.chance(25) { "  instanceStorePolicy: RAID0\n" } else { "" };
+        let _ = write!(m, "---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: tuned\nspec:\n  amiSelectorTerms:\n  - alias: {}\n  role: KarpenterNodeRole\n  subnetSelectorTerms:\n  - tags: {{karpenter.sh/discovery: c}}\n  securityGroupSelectorTerms:\n  - tags: {{karpenter.sh/discovery: c}}\n{raid0}  kubelet:\n{kubelet}    systemReserved: {{cpu: 100m, memory: 200Mi}}\n    kubeReserved: {{cpu: 200m}}\n    evictionHard: {{memory.available: \"{}\"{nodefs}}}\n  blockDeviceMappings:\n  - deviceName: {device}{root}\n    ebs: {{volumeSize: {}, volumeType: gp3}}\n", r.pick(&["al2023@latest", "bottlerocket@latest", "al2@latest"]), r.pick(&["5%", "200Mi"]), r.pick(&["50Gi", "200Gi"]));
+    }
+    // Capacity reservations (gpuplan assumes one per reservable type and zone for a class that selects any).
+    let reserved_class = r.chance(10);
+    if reserved_class {
+        m.push_str("---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: reserved\nspec:\n  amiSelectorTerms:\n  - alias: al2023@latest\n  role: KarpenterNodeRole\n  subnetSelectorTerms:\n  - tags: {karpenter.sh/discovery: c}\n  securityGroupSelectorTerms:\n  - tags: {karpenter.sh/discovery: c}\n  capacityReservationSelectorTerms:\n  - id: cr-0123456789abcdef0\n");
     }
     let pools = 1 + r.below(4);
     let mut pool_taints: Vec<Vec<usize>> = Vec::new();
@@ -165,7 +174,13 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         if r.chance(30) {
             let _ = writeln!(m, "    metadata:\n      labels:\n        team: {}", r.pick(TEAMS));
         }
-        let class = if kubelet_class && r.chance(60) { "tuned" } else { "default" };
+        let class = if reserved_class && gpu_pool && r.chance(70) {
+            "reserved"
+        } else if kubelet_class && r.chance(60) {
+            "tuned"
+        } else {
+            "default"
+        };
         let _ = writeln!(m, "    spec:\n      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: {class}\n      requirements:");
         // Most pools name families (as real ones do); some leave the whole catalog.
         if r.chance(85) {
@@ -264,7 +279,8 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             let _ = write!(spec, "      initContainers:\n      - name: init\n        image: init:1{sidecar}\n        resources:\n          requests: {{cpu: \"{}\", memory: {}}}\n", quantity_cpu(r), quantity_memory(r));
         }
         let gpu = if gpus > 0 { format!("\n          limits:\n            nvidia.com/gpu: {gpus}") } else { String::new() };
-        let _ = write!(spec, "      containers:\n      - name: app\n        image: app:1\n        resources:\n          requests:\n            cpu: \"{}\"\n            memory: {}{gpu}\n", quantity_cpu(r), quantity_memory(r));
+        let storage = if r.chance(15) { format!("\n            ephemeral-storage: {}", r.pick(&["1Gi", "15Gi", "40Gi", "100Gi", "500Gi"])) } else { String::new() };
+        let _ = write!(spec, "      containers:\n      - name: app\n        image: app:1\n        resources:\n          requests:\n            cpu: \"{}\"\n            memory: {}{storage}{gpu}\n", quantity_cpu(r), quantity_memory(r));
         let name = format!("w{w}");
         if r.chance(25) {
             let body = spec.lines().map(|l| &l[4..]).collect::<Vec<_>>().join("\n");
