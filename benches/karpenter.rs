@@ -19,6 +19,7 @@ mod input;
 const POOLS: usize = 100;
 const SIZES: [usize; 3] = [1_000, 5_000, 20_000];
 
+
 fn oracle() -> Option<PathBuf> {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/conformance/karpenter-oracle-bench");
     let built = Command::new("go")
@@ -74,6 +75,17 @@ fn decisions(report: &Value) -> (BTreeMap<String, String>, BTreeSet<Vec<String>>
     (placed, groups)
 }
 
+/// Keeps a disagreement's inputs and both outputs under target/conformance/bench-<n>/ and says where.
+fn keep_reproducer(n: usize, manifests: &Path, pods: &Path, ours: &Value, theirs: &Value) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("target/conformance/bench-{n}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(manifests, dir.join("manifests.yaml")).unwrap();
+    std::fs::copy(pods, dir.join("pods.yaml")).unwrap();
+    std::fs::write(dir.join("gpuplan.json"), serde_json::to_string_pretty(ours).unwrap()).unwrap();
+    std::fs::write(dir.join("karpenter.json"), serde_json::to_string_pretty(theirs).unwrap()).unwrap();
+    println!("  outputs differ at {n} pods: inputs and both outputs in {}", dir.display());
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--test") {
         return;
@@ -92,6 +104,9 @@ fn main() {
         let rate = |d: Duration| n as f64 / d.as_secs_f64();
         let (a, b) = (decisions(&ours_json), decisions(&theirs_json));
         let placements = a.0.iter().filter(|(pod, pool)| b.0.get(*pod) != Some(pool)).count();
+        if a != b {
+            keep_reproducer(n, &manifests, &pods, &ours_json, &theirs_json);
+        }
         println!(
             "{n} pods × {POOLS} NodePools: gpuplan {ours:.2?} ({:.0} pods/s), Karpenter v1.14.1 {theirs:.2?} ({:.0} pods/s), {:.1}× ; outputs {} ({placements} pod placements differ, NodeClaim groupings {})",
             rate(ours),

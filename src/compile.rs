@@ -242,7 +242,7 @@ fn addon_diagnostics(c: &Compilation, cluster: &solve::ClusterPlan, manifests: &
         let Some(tier) = c.profile(&cluster.name, &pool.profile).into_iter().flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == u.nodepool) else {
             continue;
         };
-        let taint = format!("{}{}:{}", u.taint.key, u.taint.value.as_ref().map(|v| format!("={v}")).unwrap_or_default(), u.taint.effect);
+        let taint = u.taint.describe();
         out.push(
             c.sources
                 .error(tier.name.span, "E0184", format!(

@@ -31,8 +31,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use crate::catalog::AcceleratorKind;
-use crate::profile::{Sharing, Taint};
+use crate::profile::Sharing;
 use crate::render::Manifest;
+// The same toleration rules the simulation applies to pods (k8s.io/api core/v1 `ToleratesTaint`).
+use crate::simulate::requirements::{Taint, Toleration};
 use crate::solve::PoolPlan;
 
 /// The key of the Helm values file in each values ConfigMap.
@@ -133,50 +135,25 @@ pub fn chart_of_values_file(path: &std::path::Path) -> Option<&'static str> {
     })
 }
 
-/// A toleration as the API spells it (`key` empty with `Exists`: every taint; `effect` empty: every effect).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Toleration {
-    pub key: String,
-    pub operator: String,
-    pub value: String,
-    pub effect: String,
+/// A toleration as the API spells it, read from a rendered object.
+fn toleration_from_json(v: &Value) -> Toleration {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    Toleration { key: s("key"), operator: s("operator"), value: s("value"), effect: s("effect") }
 }
 
-impl Toleration {
-    fn exists(key: &str, effect: &str) -> Toleration {
-        Toleration { key: key.into(), operator: "Exists".into(), value: String::new(), effect: effect.into() }
+/// The API's spelling of a toleration (empty fields left out; an empty operator is `Equal`).
+pub fn toleration_json(t: &Toleration) -> Value {
+    let mut out = json!({ "operator": if t.operator.is_empty() { "Equal" } else { &t.operator } });
+    for (k, v) in [("key", &t.key), ("value", &t.value), ("effect", &t.effect)] {
+        if !v.is_empty() {
+            out[k] = json!(v);
+        }
     }
+    out
+}
 
-    fn from_json(v: &Value) -> Toleration {
-        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        Toleration { key: s("key"), operator: s("operator"), value: s("value"), effect: s("effect") }
-    }
-
-    pub fn to_json(&self) -> Value {
-        let mut t = json!({ "operator": if self.operator.is_empty() { "Equal" } else { &self.operator } });
-        for (k, v) in [("key", &self.key), ("value", &self.value), ("effect", &self.effect)] {
-            if !v.is_empty() {
-                t[k] = json!(v);
-            }
-        }
-        t
-    }
-
-    /// k8s.io/api `core/v1/toleration.go` `ToleratesTaint`: effects match when equal or the toleration's is empty;
-    /// an empty key with `Exists` matches every key; `Exists` ignores the value, `Equal` (or empty) compares it.
-    pub fn tolerates(&self, taint: &Taint) -> bool {
-        if !self.effect.is_empty() && self.effect != taint.effect {
-            return false;
-        }
-        if !self.key.is_empty() && self.key != taint.key {
-            return false;
-        }
-        match self.operator.as_str() {
-            "Exists" => true,
-            "" | "Equal" => self.value == taint.value.clone().unwrap_or_default(),
-            _ => false,
-        }
-    }
+fn toleration(key: &str, operator: &str, effect: &str) -> Toleration {
+    Toleration { key: key.into(), operator: operator.into(), value: String::new(), effect: effect.into() }
 }
 
 /// What a pool's node needs: the add-ons for its devices.
@@ -215,19 +192,16 @@ fn tolerated_by_every_daemon(taint: &Taint) -> bool {
 
 /// The tolerations that cover every taint of `pools` (key Exists, per effect), after `base`.
 pub fn tolerations_for(base: &[(&str, &str, &str)], pools: &[&PoolPlan]) -> Vec<Value> {
-    let mut out: Vec<Toleration> = base
-        .iter()
-        .map(|(k, op, e)| Toleration { key: (*k).into(), operator: (*op).into(), value: String::new(), effect: (*e).into() })
-        .collect();
+    let mut out: Vec<Toleration> = base.iter().map(|(k, op, e)| toleration(k, op, e)).collect();
     let taints: BTreeSet<(&str, &str)> = pools.iter().flat_map(|p| p.taints.iter().map(|t| (t.key.as_str(), t.effect.as_str()))).collect();
     for (key, effect) in taints {
-        let taint = Taint { key: key.into(), value: None, effect: effect.into() };
+        let taint = Taint { key: key.into(), value: String::new(), effect: effect.into() };
         // Exists on the key: a pool taint's value names the pool, and one toleration serves every pool.
         if !out.iter().any(|t| t.operator == "Exists" && t.tolerates(&taint)) {
-            out.push(Toleration::exists(key, effect));
+            out.push(toleration(key, "Exists", effect));
         }
     }
-    out.iter().map(Toleration::to_json).collect()
+    out.iter().map(toleration_json).collect()
 }
 
 /// The Helm values gpuplan hands each chart the cluster's pools need, by ConfigMap name: tolerations for every
@@ -319,7 +293,7 @@ pub fn node_of(np: &Value) -> NodeShape {
         .flat_map(|k| template["spec"][*k].as_array().into_iter().flatten())
         .map(|t| Taint {
             key: t["key"].as_str().unwrap_or_default().into(),
-            value: t["value"].as_str().map(str::to_string),
+            value: t["value"].as_str().unwrap_or_default().into(),
             effect: t["effect"].as_str().unwrap_or_default().into(),
         })
         .collect();
@@ -399,15 +373,8 @@ fn effective_tolerations(add_on: &AddOn, manifests: &[Manifest]) -> (Vec<Tolerat
             .or_else(|| values_list(GPU_OPERATOR_VALUES, &["daemonsets", "tolerations"])),
     };
     match rendered {
-        Some((list, from)) => (list.as_array().into_iter().flatten().map(Toleration::from_json).collect(), from),
-        None => (
-            add_on
-                .defaults
-                .iter()
-                .map(|(k, op, e)| Toleration { key: (*k).into(), operator: (*op).into(), value: String::new(), effect: (*e).into() })
-                .collect(),
-            format!("the chart's default tolerations, {}", add_on.chart),
-        ),
+        Some((list, from)) => (list.as_array().into_iter().flatten().map(toleration_from_json).collect(), from),
+        None => (add_on.defaults.iter().map(|(k, op, e)| toleration(k, op, e)).collect(), format!("the chart's default tolerations, {}", add_on.chart)),
     }
 }
 
@@ -415,8 +382,8 @@ fn effective_tolerations(add_on: &AddOn, manifests: &[Manifest]) -> (Vec<Tolerat
 mod tests {
     use super::*;
 
-    fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
-        Taint { key: key.into(), value: value.map(str::to_string), effect: effect.into() }
+    fn taint(key: &str, value: &str, effect: &str) -> Taint {
+        Taint { key: key.into(), value: value.into(), effect: effect.into() }
     }
 
     fn tol(key: &str, operator: &str, value: &str, effect: &str) -> Toleration {
@@ -426,30 +393,35 @@ mod tests {
     // k8s.io/api core/v1/toleration_test.go `TestTolerationToleratesTaint` cases, one behaviour each.
     #[test]
     fn exists_with_empty_key_tolerates_every_taint() {
-        assert!(tol("", "Exists", "", "").tolerates(&taint("gpuplan.dev/pool", Some("x"), "NoSchedule")));
+        assert!(tol("", "Exists", "", "").tolerates(&taint("gpuplan.dev/pool", "x", "NoSchedule")));
     }
 
     #[test]
     fn exists_ignores_the_taint_value() {
-        assert!(tol("gpuplan.dev/pool", "Exists", "", "NoSchedule").tolerates(&taint("gpuplan.dev/pool", Some("training"), "NoSchedule")));
+        assert!(tol("gpuplan.dev/pool", "Exists", "", "NoSchedule").tolerates(&taint("gpuplan.dev/pool", "training", "NoSchedule")));
     }
 
     #[test]
     fn equal_compares_the_value_and_empty_operator_means_equal() {
-        assert!(tol("workload", "Equal", "training", "NoSchedule").tolerates(&taint("workload", Some("training"), "NoSchedule")));
-        assert!(!tol("workload", "", "inference", "NoSchedule").tolerates(&taint("workload", Some("training"), "NoSchedule")));
+        assert!(tol("workload", "Equal", "training", "NoSchedule").tolerates(&taint("workload", "training", "NoSchedule")));
+        assert!(!tol("workload", "", "inference", "NoSchedule").tolerates(&taint("workload", "training", "NoSchedule")));
     }
 
     #[test]
     fn a_different_effect_is_not_tolerated_but_an_empty_one_matches_all() {
-        assert!(!tol("nvidia.com/gpu", "Exists", "", "NoSchedule").tolerates(&taint("nvidia.com/gpu", None, "NoExecute")));
-        assert!(tol("CriticalAddonsOnly", "Exists", "", "").tolerates(&taint("CriticalAddonsOnly", None, "NoExecute")));
+        assert!(!tol("nvidia.com/gpu", "Exists", "", "NoSchedule").tolerates(&taint("nvidia.com/gpu", "", "NoExecute")));
+        assert!(tol("CriticalAddonsOnly", "Exists", "", "").tolerates(&taint("CriticalAddonsOnly", "", "NoExecute")));
+    }
+
+    #[test]
+    fn an_unknown_operator_tolerates_nothing() {
+        assert!(!tol("workload", "Gt", "1", "NoSchedule").tolerates(&taint("workload", "1", "NoSchedule")));
     }
 
     #[test]
     fn daemon_pods_tolerate_not_ready_and_unschedulable_nodes() {
-        assert!(tolerated_by_every_daemon(&taint("node.kubernetes.io/not-ready", None, "NoExecute")));
-        assert!(tolerated_by_every_daemon(&taint("node.kubernetes.io/unschedulable", None, "NoSchedule")));
-        assert!(!tolerated_by_every_daemon(&taint("karpenter.sh/disrupted", None, "NoSchedule")));
+        assert!(tolerated_by_every_daemon(&taint("node.kubernetes.io/not-ready", "", "NoExecute")));
+        assert!(tolerated_by_every_daemon(&taint("node.kubernetes.io/unschedulable", "", "NoSchedule")));
+        assert!(!tolerated_by_every_daemon(&taint("karpenter.sh/disrupted", "", "NoSchedule")));
     }
 }

@@ -265,7 +265,9 @@ pub struct Toleration {
 }
 
 impl Toleration {
-    /// k8s.io/api core/v1 `Toleration.ToleratesTaint`.
+    /// k8s.io/api core/v1 `Toleration.ToleratesTaint`: effects match when equal or the toleration's is empty; an
+    /// empty key matches every key; `Exists` ignores the value, `Equal` (or no operator) compares it, and any other
+    /// operator tolerates nothing.
     pub fn tolerates(&self, taint: &Taint) -> bool {
         if !self.effect.is_empty() && self.effect != taint.effect {
             return false;
@@ -275,7 +277,8 @@ impl Toleration {
         }
         match self.operator.as_str() {
             "Exists" => true,
-            _ => self.value == taint.value,
+            "" | "Equal" => self.value == taint.value,
+            _ => false,
         }
     }
 }

@@ -18,7 +18,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use gpuplan::ops::addons::{self, Daemon, NodeShape, Toleration, ADD_ONS};
+use gpuplan::ops::addons::{self, Daemon, NodeShape, ADD_ONS};
+use gpuplan::simulate::requirements::Toleration;
 use serde_json::{json, Value};
 
 use super::go;
@@ -41,7 +42,7 @@ fn controller(files: &[&Path]) -> Option<BTreeMap<(String, String), bool>> {
 
 /// An apps/v1 DaemonSet with the daemon's tolerations and, for a GPU Operator operand, its deploy-label selector.
 fn daemonset(name: &str, d: &Daemon) -> Value {
-    let mut spec = json!({ "tolerations": d.tolerations.iter().map(Toleration::to_json).collect::<Vec<_>>() });
+    let mut spec = json!({ "tolerations": d.tolerations.iter().map(addons::toleration_json).collect::<Vec<_>>() });
     if let Some(label) = d.add_on.deploy_label {
         spec["nodeSelector"] = json!({ label: "true" });
     }
