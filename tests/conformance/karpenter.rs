@@ -143,7 +143,7 @@ pub fn comparable(r: &Value) -> Comparable {
         }
         let ct = c["capacity_type"].as_str().unwrap_or("");
         let candidates: Vec<&str> = c["candidates"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        let launch = if ct == "spot" { format!("spot, one of the candidates") } else { format!("{ct} {} in {}", c["instance_type"].as_str().unwrap_or(""), c["zone"].as_str().unwrap_or("")) };
+        let launch = if ct == "spot" { "spot, one of the candidates".to_string() } else { format!("{ct} {} in {}", c["instance_type"].as_str().unwrap_or(""), c["zone"].as_str().unwrap_or("")) };
         claims.insert(pods, format!("NodePool {}: {launch}; candidates [{}]", c["nodepool"].as_str().unwrap_or(""), candidates.join(" ")));
     }
     for p in r["pending"].as_array().into_iter().flatten() {
@@ -495,14 +495,15 @@ fn known_difference_pod_anti_affinity() {
 }
 
 // KNOWN_DIFFERENCES.md "Topology spread": Karpenter spreads over zones with maxSkew 1 (topology.go,
-// topologygroup.go); gpuplan packs the replicas on one node in one zone.
+// topologygroup.go) over several NodeClaims; gpuplan packs the replicas on one node in one zone.
 #[test]
 fn known_difference_topology_spread() {
     let spread = "      topologySpreadConstraints:\n      - maxSkew: 1\n        topologyKey: topology.kubernetes.io/zone\n        whenUnsatisfiable: DoNotSchedule\n        labelSelector:\n          matchLabels: {app: web}\n";
     let Some(o) = run_one("topology-spread", ONE_POOL, &replicas(3, spread)) else { return };
-    let zones = |r| claims(r).iter().map(|c| c["zone"].as_str().unwrap().to_string()).collect::<BTreeSet<_>>().len();
-    assert_eq!(zones(&o.oracle), 3, "Karpenter: one replica per zone");
-    assert_eq!(zones(&o.gpuplan), 1, "gpuplan ignores topology spread (remove this pin once it models it)");
+    // Karpenter's result varies between runs here (2 or 3 NodeClaims, different zones: topology domains come from map
+    // iteration, and a NodeClaim may still allow several zones), so the pin only asks that it spread at all.
+    assert!(claims(&o.oracle).len() >= 2, "Karpenter spreads the replicas over NodeClaims in several zones");
+    assert_eq!(claims(&o.gpuplan).len(), 1, "gpuplan ignores topology spread (remove this pin once it models it)");
 }
 
 // KNOWN_DIFFERENCES.md "NodeOverlay feature gate": gpuplan always applies NodeOverlays; in Karpenter v1.14.1 they
