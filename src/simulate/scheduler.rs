@@ -276,6 +276,15 @@ impl<'a> Scheduler<'a> {
         if remaining.is_empty() {
             return Err(filter_error(&flags, &requests));
         }
+        // nodeclaim.go `offeringsToReserve` (the provisioner's strict reserved-offering mode): a NodeClaim holding
+        // reserved offerings takes a pod only if some reserved offering stays compatible. Reservations are assumed to
+        // have room (instances.rs), so a new NodeClaim always gets its reserved offerings.
+        let reserved = |types: &[usize], reqs: &Requirements| {
+            types.iter().any(|&i| template.types[i].offerings.iter().any(|o| o.available && o.capacity_type == crate::catalog::CapacityType::Reserved && offering_compatible(reqs, &o.zone, o.capacity_type.as_str())))
+        };
+        if !claim.pods.is_empty() && reserved(&claim.types, &claim.requirements) && !reserved(&remaining, &merged) {
+            return Err("satisfying updated nodeclaim constraints would remove all compatible reserved offering options".into());
+        }
         min_values(&merged, remaining.iter().map(|&i| &*template.types[i]))?;
         Ok((merged, remaining))
     }
