@@ -207,9 +207,6 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     };
     let schema: Vec<_> = manifests
         .par_iter()
-        // Flux's GitRepository is the one kind without a schema here (its CRD is not among ../shared/schemas);
-        // tests check its fields.
-        .filter(|m| !(crate::render::is_gitops_app(&m.path) && m.kind() == "GitRepository"))
         .flat_map_iter(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
         .collect();
     // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
