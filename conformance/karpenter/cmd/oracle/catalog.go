@@ -78,7 +78,8 @@ func loadCatalog(dir, region string) (*catalog, error) {
 	return c, nil
 }
 
-type eniLimit struct{ enis, ipv4 int32 }
+// eniLimit is a type's network data the catalog lacks: ENIs, IPv4 addresses per ENI, and EFA interfaces (0: none).
+type eniLimit struct{ enis, ipv4, efa int32 }
 
 // loadENILimits reads gpuplan's src/simulate/eni-limits.tsv (type, max ENIs on the default network card, IPv4 per ENI).
 func loadENILimits(path string) (map[string]eniLimit, error) {
@@ -100,13 +101,44 @@ func loadENILimits(path string) (map[string]eniLimit, error) {
 		}
 		e, _ := strconv.Atoi(p[1])
 		i, _ := strconv.Atoi(p[2])
-		out[p[0]] = eniLimit{int32(e), int32(i)}
+		out[p[0]] = eniLimit{enis: int32(e), ipv4: int32(i)}
 	}
 	return out, s.Err()
 }
 
+// addEFAInterfaces reads gpuplan's src/catalog/efa-interfaces.tsv (type, NetworkInfo.EfaInfo.MaximumEfaInterfaces)
+// into the limits; a missing file leaves every type without EFA interfaces, as the catalog alone would.
+func addEFAInterfaces(path string, limits map[string]eniLimit) error {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line := s.Text()
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		name, count, ok := strings.Cut(line, "\t")
+		n, err := strconv.Atoi(strings.TrimSpace(count))
+		if !ok || err != nil {
+			return fmt.Errorf("%s: bad line %q", path, line)
+		}
+		limit, known := limits[name]
+		if !known {
+			limit = eniLimit{enis: 1, ipv4: 109}
+		}
+		limit.efa = int32(n)
+		limits[name] = limit
+	}
+	return s.Err()
+}
+
 // info is the DescribeInstanceTypes record of a catalog type, with the fields types.go reads. Fields the catalog does
-// not carry (CPU manufacturer and clock, EBS bandwidth, hypervisor, encryption in transit, EFA interface count) are left
+// not carry (CPU manufacturer and clock, EBS bandwidth, hypervisor, encryption in transit) are left
 // unset, so their labels are absent (DoesNotExist) here as they are in gpuplan.
 func (t *catalogType) info(eni map[string]eniLimit) ec2types.InstanceTypeInfo {
 	arch := make([]ec2types.ArchitectureType, 0, len(t.Arch))
@@ -126,7 +158,7 @@ func (t *catalogType) info(eni map[string]eniLimit) ec2types.InstanceTypeInfo {
 	if !ok {
 		// types.go has no fallback for a type without NetworkInfo; gpuplan uses 110 pods (instances.rs max_pods).
 		// 110 = 4 ENIs × (37 − 1) − 34 cannot be expressed; use 1 ENI × 109 IPs: 1×(109−1)+2 = 110.
-		limit = eniLimit{1, 109}
+		limit = eniLimit{enis: 1, ipv4: 109}
 	}
 	info := ec2types.InstanceTypeInfo{
 		InstanceType:          ec2types.InstanceType(t.Name),
@@ -143,6 +175,10 @@ func (t *catalogType) info(eni map[string]eniLimit) ec2types.InstanceTypeInfo {
 			Ipv4AddressesPerInterface: aws.Int32(limit.ipv4),
 			EfaSupported:              aws.Bool(t.EFA),
 		},
+	}
+	if limit.efa > 0 {
+		// types.go `efas`: the node's vpc.amazonaws.com/efa capacity.
+		info.NetworkInfo.EfaInfo = &ec2types.EfaInfo{MaximumEfaInterfaces: aws.Int32(limit.efa)}
 	}
 	if t.LocalNVMeGB != nil {
 		info.InstanceStorageInfo = &ec2types.InstanceStorageInfo{TotalSizeInGB: t.LocalNVMeGB, NvmeSupport: ec2types.EphemeralNvmeSupportRequired}

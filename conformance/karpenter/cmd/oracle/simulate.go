@@ -301,6 +301,9 @@ func simulate(a args) (*report, error) {
 		if eni, err = loadENILimits(eniPath); err != nil {
 			return nil, err
 		}
+		if err = addEFAInterfaces(filepath.Join(filepath.Dir(eniPath), "..", "catalog", "efa-interfaces.tsv"), eni); err != nil {
+			return nil, err
+		}
 		eniCache[eniPath] = eni
 	}
 	w := &world{cat: cat, eni: eni, prices: cat.prices, key: catKey + "\x00" + eniPath + "\x00" + strings.Join(a.Unavailable, ",")}
