@@ -72,7 +72,7 @@ fn on_demand(t: &Value) -> f64 {
 }
 
 /// The most a rendered GPU NodePool can have running at once, with every node at its on-demand price:
-/// - Karpenter sets no spot max price (aws/karpenter-provider-aws pkg/providers/instance/instance.go builds the
+/// - Karpenter sets no spot max price (aws/karpenter-provider-aws pkg/providers/instance/types.go `Build` gives the
 ///   CreateFleet request's SpotOptions with an AllocationStrategy only), and EC2's default spot max price is the
 ///   on-demand price: so a spot node costs at most its on-demand price;
 /// - Karpenter counts a launching node against the limits by its instance type's capacity as EC2 reports it
@@ -410,7 +410,10 @@ fn kustomization_lists_the_clusters_prerequisites() {
     assert!(prod.contains("#   namespaces: gpu-operator, inference, kube-system, monitoring, training"), "{prod}");
     assert!(prod.contains("#   Helm values for NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml): ConfigMap gpu-operator/gpuplan-gpu-operator-values (key values.yaml)"), "{prod}");
     assert!(prod.contains("#   CRD: NodePool karpenter.sh/v1 (from Karpenter)"));
-    assert!(prod.contains("#   Karpenter feature gates: ReservedCapacity=true (reserved pools)"));
+    // ReservedCapacity is beta and on by default since Karpenter v1.6 (aws/karpenter-provider-aws
+    // website/content/en/v1.14/reference/settings.md, "Feature Gates"): noted, not asked for.
+    assert!(prod.contains("#   Karpenter feature gate ReservedCapacity: on by default since v1.6 (beta); keep it on (reserved pools)"), "{prod}");
+    assert!(!prod.contains("ReservedCapacity=true"), "{prod}");
     let research = &tree.files[Path::new("ml-research/kustomization.yaml")];
     assert!(research.contains("NodeOverlay=true (time-sliced/MIG pools)"), "{research}");
 }

@@ -93,7 +93,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
             });
             // As the solver labelled and tainted the workload's NodePools (a tier name resolves to its pool).
             let pool_name = nodepools.first().map_or_else(|| w.pool.value.clone(), |p| p.pool.clone());
-            let tainted = nodepools.first().is_some_and(|p| p.taints.iter().any(|t| t.key == crate::solve::POOL_LABEL));
+            let pod = crate::solve::workload_placement(&nodepools, w.gpus_per_replica.value);
             let mut names: Vec<String> = nodepools.iter().map(|p| p.name.clone()).collect();
             names.sort();
             workloads.push(WorkloadPlan {
@@ -103,7 +103,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 source: source.clone(),
                 pool: w.pool.value.clone(),
                 nodepools: names,
-                placement: Placement { pool: pool_name, tainted },
+                placement: Placement { pool: pool_name, pod },
                 metric,
                 kind: w.kind.value.clone(),
                 selector: w.selector.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),

@@ -36,24 +36,22 @@ pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
     manifests::manifests(&docs).unwrap_or_default()
 }
 
-/// `replicas` pods of one accelerator request each, placed as gpuplan tells users to place them on `pools`.
+/// `replicas` pods of `per_replica` accelerators each, placed as gpuplan tells users to place them on `pools`
+/// (`solve::workload_placement`: nodeSelector, tolerations, EFA request).
 pub fn pool_pods(namespace: &str, name: &str, pools: &[&PoolPlan], per_replica: u32, replicas: u32) -> Vec<Pod> {
     let Some(first) = pools.first() else { return Vec::new() };
-    let placement = first.pod_placement();
+    let placement = crate::solve::workload_placement(pools, per_replica);
     let mut node_selector = Requirements::default();
     for (k, v) in &placement.node_selector {
         node_selector.add(k, Requirement::is_in([v.clone()]));
     }
-    let mut tolerations: Vec<Toleration> = Vec::new();
-    for p in pools {
-        for t in p.pod_placement().tolerations {
-            let t = Toleration { key: t.key, operator: t.operator, value: t.value.unwrap_or_default(), effect: t.effect };
-            if !tolerations.contains(&t) {
-                tolerations.push(t);
-            }
-        }
-    }
-    let requests = Resources::from([(first.resource().to_string(), per_replica as i128 * 1000), ("pods".to_string(), 1000)]);
+    let tolerations: Vec<Toleration> = placement
+        .tolerations
+        .into_iter()
+        .map(|t| Toleration { key: t.key, operator: t.operator, value: t.value.unwrap_or_default(), effect: t.effect })
+        .collect();
+    let mut requests = Resources::from([(first.resource().to_string(), per_replica as i128 * 1000), ("pods".to_string(), 1000)]);
+    requests.extend(placement.requests.into_iter().map(|(k, v)| (k, v as i128 * 1000)));
     (0..replicas)
         .map(|i| Pod { key: format!("{namespace}/{name}-{i}"), requests: requests.clone(), node_selector: node_selector.clone(), required_terms: Vec::new(), preferred_terms: Vec::new(), tolerations: tolerations.clone() })
         .collect()
