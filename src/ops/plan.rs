@@ -128,6 +128,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
         }
     }
     workloads.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    diagnostics.extend(unreachable_reservations(cluster, profiles, &workloads, sources));
 
     // GPU Operator.
     let nvidia = cluster.pools.iter().any(|p| p.accelerator == AcceleratorKind::Nvidia);
@@ -159,4 +160,32 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
         workloads,
         gpu_operator,
     })
+}
+
+/// E0185: a reserved NodePool that none of the cluster's declared workloads runs on. A reservation is billed whether
+/// used or not, and a pod reaches a NodePool only through its pool's label and taints: a reservation written as a pool
+/// of its own next to the pool the workloads select idles at full price while they launch on-demand nodes. Clusters
+/// that declare no workload are not judged (their pods are not known).
+fn unreachable_reservations(cluster: &ClusterPlan, profiles: &[&Profile], workloads: &[WorkloadPlan], sources: &Sources) -> Vec<ProfileDiagnostic> {
+    if workloads.is_empty() {
+        return Vec::new();
+    }
+    let reserved = cluster.pools.iter().filter(|p| p.capacity_types.contains(&crate::catalog::CapacityType::Reserved));
+    let unreached = reserved.filter(|p| !workloads.iter().any(|w| w.nodepools.contains(&p.name)));
+    let mut out = Vec::new();
+    for pool in unreached {
+        let tier = profiles.iter().filter(|p| p.name.value == pool.profile).flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == pool.name);
+        let Some(span) = tier.and_then(|t| t.settings.reserved.as_ref().map(|r| r.span)) else { continue };
+        let mut served: Vec<&str> = workloads.iter().filter(|w| w.profile == pool.profile).map(|w| w.placement.pool.as_str()).collect();
+        served.sort();
+        served.dedup();
+        let into = if served.is_empty() { "the pool your workload runs on".to_string() } else { format!("pool `{}`", served.join("` or `")) };
+        out.push(
+            sources
+                .error(span, "E0185", format!("no workload of cluster `{}` can reach reserved NodePool `{}`: its reservation would be billed and idle", cluster.name, pool.name))
+                .label("reservation here")
+                .help(format!("move this `reserved` block into {into}: it becomes that pool's first tier (same label and taints, higher weight), used before on-demand")),
+        );
+    }
+    out
 }

@@ -788,6 +788,14 @@ impl Parser<'_> {
             _ => vec![("", settings.capacity.value.clone())],
         };
         if preset.value == Preset::Tiered {
+            if let Some(r) = &settings.reserved {
+                self.error(
+                    r.span,
+                    "E0133",
+                    "a `reserved` block at the level of a tiered pool would make every tier reserved",
+                    "move it into the tier that launches into the reservation: tier \"reserved\" { reserved { … } }",
+                );
+            }
             if tier_nodes.is_empty() {
                 self.error(
                     preset.span,
@@ -811,6 +819,9 @@ impl Parser<'_> {
                 for child in tier_node.children().map(|c| c.nodes()).unwrap_or_default() {
                     self.apply_setting(child, &mut tier_settings, "`tier`");
                 }
+                if let Some(r) = tier_settings.reserved.as_ref().filter(|_| !tier_settings.capacity.contains(&CapacityType::Reserved)) {
+                    tier_settings.capacity = Spanned::new(vec![CapacityType::Reserved], r.span);
+                }
                 let full = Spanned::new(format!("{}-{}", name.value, tier_name.value), tier_name.span);
                 self.check_name(&full, "tier");
                 tiers.push(Tier { name: full, settings: tier_settings });
@@ -824,6 +835,7 @@ impl Parser<'_> {
                     "use preset=\"tiered\" to write your own fallback chain",
                 );
             }
+            tiers.extend(reservation_tier(&name, &mut settings));
             for (suffix, capacity) in preset_tiers {
                 let mut tier_settings = settings.clone();
                 if !suffix.is_empty() {
@@ -1049,9 +1061,6 @@ impl Parser<'_> {
                         }
                         _ => self.unknown_node(child, &schema::names("reserved"), "`reserved`"),
                     }
-                }
-                if !s.capacity.contains(&CapacityType::Reserved) {
-                    s.capacity = Spanned::new(vec![CapacityType::Reserved], node_span);
                 }
                 if reserved.instance_type.is_none() || reserved.instances.is_none() {
                     self.error(
@@ -1316,6 +1325,22 @@ impl Parser<'_> {
             }
         }
     }
+}
+
+/// A reservation backs its pool: `<pool>-reserved`, a tier of the pool (same label and taints, the highest weight
+/// of the pool), limited to the reservation, in front of the preset's tiers, which then carry no reservation. Pods
+/// select the pool, so Karpenter launches into the reservation first and falls back when it is full (a separate
+/// pool with its own label would sit idle while its $/h is billed). Only a pool whose capacity is exactly
+/// `"reserved"` is the reservation alone.
+fn reservation_tier(name: &Spanned<String>, settings: &mut Settings) -> Option<Tier> {
+    let reserved = settings.reserved.clone()?;
+    if settings.capacity.value == [CapacityType::Reserved] {
+        return None;
+    }
+    let mut tier = settings.clone();
+    tier.capacity = Spanned::new(vec![CapacityType::Reserved], reserved.span);
+    settings.reserved = None;
+    Some(Tier { name: Spanned::new(format!("{}-reserved", name.value), reserved.span), settings: tier })
 }
 
 fn args(node: &KdlNode) -> impl Iterator<Item = &KdlEntry> {
