@@ -210,6 +210,9 @@ pub struct Settings {
     pub types: Vec<Spanned<String>>,
     pub exclude_types: Vec<Spanned<String>>,
     pub efa: Option<Spanned<bool>>,
+    /// `efa #true zone="…"`: the one zone the pool's nodes launch in (default: chosen by the solver). EFA traffic
+    /// stays within a subnet, hence a zone, so a multi-node job must not spread.
+    pub efa_zone: Option<Spanned<String>>,
     pub capacity: Spanned<Vec<CapacityType>>,
     pub max_accelerators: Option<Spanned<u32>>,
     /// Explicit NodePool weight (1–100); computed from priority and tier order when absent.
@@ -948,8 +951,9 @@ impl Parser<'_> {
             "types" => s.types = self.strings(node),
             "exclude-types" => s.exclude_types = self.strings(node),
             "efa" => {
-                self.check_entries(node, &[], 1);
+                self.check_entries(node, &["zone"], 1);
                 s.efa = args(node).next().and_then(|e| self.expect_bool(e, "efa"));
+                s.efa_zone = prop(node, "zone").and_then(|e| self.expect_string(e, "zone"));
             }
             "capacity" => {
                 let types: Vec<Spanned<CapacityType>> =
@@ -1450,6 +1454,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         types: Vec::new(),
         exclude_types: Vec::new(),
         efa: None,
+        efa_zone: None,
         capacity: Spanned::new(capacity, span),
         max_accelerators: None,
         weight: None,

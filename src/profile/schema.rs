@@ -58,7 +58,7 @@ pub const NODES: &[NodeSpec] = &[
     n("pool", "exclude-families", "<string>…", &[], "none", "Never these instance families.", "exclude-families \"g4dn\""),
     n("pool", "types", "<string>…", &[], "any", "Only these instance types (named types also pass price-ratio-max).", "types \"g5.xlarge\""),
     n("pool", "exclude-types", "<string>…", &[], "none", "Never these instance types.", "exclude-types \"g5.48xlarge\""),
-    n("pool", "efa", "<bool>", &[], "either", "Require EFA networking.", "efa #true"),
+    n("pool", "efa", "<bool>", &["zone=<string>"], "either", "Require EFA networking; the pool's nodes then launch in one zone (EFA stays in a subnet), `zone` or the first of the cluster's zones that offers every type.", "efa #true zone=\"us-east-1a\""),
     n("pool", "capacity", "<spot|on-demand|reserved>…", &[], "from the preset", "Capacity types of the NodePool.", "capacity \"spot\" \"on-demand\""),
     n("pool", "max-accelerators", "<integer>", &[], "sized from the budget", "The NodePool limit on its accelerator resource, in physical accelerators.", "max-accelerators 16"),
     n("pool", "weight", "<integer 1–100>", &[], "from priority and tier order", "Explicit NodePool weight.", "weight 50"),
