@@ -112,6 +112,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 replicas_min: w.replicas_min.value,
                 replicas_max: w.replicas_max.value,
                 gpus_per_replica: w.gpus_per_replica.value,
+                requests: w.requests.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
             });
         }
     }

@@ -28,6 +28,8 @@ pub struct WorkloadPlan {
     pub replicas_min: u32,
     pub replicas_max: u32,
     pub gpus_per_replica: u32,
+    /// CPU and memory per replica as the profile wrote them (`requests cpu=… memory=…`), Kubernetes quantities.
+    pub requests: BTreeMap<String, String>,
 }
 
 /// How fast the HPA may move, by the kind of work.
