@@ -239,14 +239,15 @@ fn gp009_never_expire_without_drifted_budget() {
 
 #[test]
 fn gp010_reserved_without_selector_terms() {
+    // The reservation is the pool's first tier, `web-reserved`, with its own EC2NodeClass.
     let extra = "    reserved { id \"cr-0123456789abcdef0\"; instance-type \"g6.xlarge\"; instances 2; }\n";
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
     assert_none(&c.lint(), "GP010");
-    object_mut(&mut c, "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
+    object_mut(&mut c, "EC2NodeClass", "web-reserved")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
     let d = c.lint();
-    assert_one(&d, "GP010", "NodePool `web` launches reserved capacity, but its EC2NodeClass `web` has no capacityReservationSelectorTerms", &c.loc("p.kdl", "reserved {"));
+    assert_one(&d, "GP010", "NodePool `web-reserved` launches reserved capacity, but its EC2NodeClass `web-reserved` has no capacityReservationSelectorTerms", &c.loc("p.kdl", "reserved {"));
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool(&format!("{extra}    allow \"GP010\"\n"))));
-    object_mut(&mut c, "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
+    object_mut(&mut c, "EC2NodeClass", "web-reserved")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
     assert_none(&c.lint(), "GP010");
 }
 

@@ -292,7 +292,7 @@ fn workload_rules(cluster: &ClusterPlan, monitoring: &Monitoring, w: &WorkloadPl
         annotations: labels(&[
             ("summary", &format!("Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} of {} {} cannot be scheduled on pool {}", w.kind, w.name, w.placement.pool)),
             ("description", &format!(
-                "A pod of {} {}/{} has been unschedulable for {}. Its pool `{}` is NodePools {nodepools}; its pods need {} and {} × {}.",
+                "A pod of {} {}/{} has been unschedulable for {}. Its pool `{}` is NodePools {nodepools}; its pods need {}, with {} × {} each.",
                 w.kind, w.namespace, w.name, monitoring.pending_for, w.placement.pool, w.placement.describe(), w.gpus_per_replica, cluster.pools.iter().find(|p| w.nodepools.contains(&p.name)).map_or("nvidia.com/gpu", |p| p.resource())
             )),
             ("runbook", &format!(
