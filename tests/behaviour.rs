@@ -568,3 +568,23 @@ fn efa_workload_placement_requests_the_nodes_efa_interfaces() {
     let placement = pdb["metadata"]["annotations"]["gpuplan.dev/placement"].as_str().unwrap();
     assert!(placement.ends_with("and requests {vpc.amazonaws.com/efa: 32} to run on pool train only"), "{placement}");
 }
+
+/// A pod built from a workload's `gpuplan.dev/placement` annotation must schedule: it names every toleration `explain`
+/// lists under "pods need" for the workload's pool (the trainer's `workload=training` included), else the pod stays
+/// pending (kubernetes-sigs/karpenter pkg/scheduling/taints.go `ToleratesPod`: every NoSchedule taint needs one).
+#[test]
+fn workload_placement_annotation_lists_every_toleration_explain_prints() {
+    let c = examples();
+    let e = explanation(&c, None).unwrap();
+    for pdb in objects(&c, "PodDisruptionBudget") {
+        let annotations = &pdb["metadata"]["annotations"];
+        let text = annotations["gpuplan.dev/placement"].as_str().unwrap();
+        let pool = annotations["gpuplan.dev/pool"].as_str().unwrap();
+        let explained = e.clusters.iter().flat_map(|c| &c.profiles).flat_map(|p| &p.pools).filter(|p| p.pool == pool);
+        for t in explained.flat_map(|p| &p.placement.tolerations) {
+            assert!(text.contains(&format!("toleration {t}")), "{text} lacks {t}");
+        }
+    }
+    let trainer = object(&c, "PodDisruptionBudget", "trainer");
+    assert!(trainer["metadata"]["annotations"]["gpuplan.dev/placement"].as_str().unwrap().contains("toleration {key: workload, operator: Equal, value: training, effect: NoSchedule}"));
+}
