@@ -515,9 +515,9 @@ fn h100_pool(name: &str, extra: &str) -> String {
 /// pkg/controllers/provisioning/scheduling/nodeclaim.go `CanAdd`: taints, then requirements), so a reservation in a
 /// pool of its own, next to the pool the workload selects, is billed and never used.
 #[test]
-fn reserved_pool_that_no_workload_selects_is_e0185() {
+fn reserved_pool_that_no_workload_selects_is_e0186() {
     let body = format!("budget usd-per-hour=300\n{}{}{TRAINER}", h100_pool("train-reserved", &format!("    capacity \"reserved\"\n{RESERVATION}")), h100_pool("train", ""));
-    let e = the_error(&compile_one(profile("p", 10, AMI, &body)), "E0185", "reserved {");
+    let e = the_error(&compile_one(profile("p", 10, AMI, &body)), "E0186", "reserved {");
     assert!(e.message.contains("no workload of cluster `ml` can reach reserved NodePool `train-reserved`"), "{}", e.message);
     assert!(e.help.unwrap_or_default().contains("move this `reserved` block into pool `train`"));
 }

@@ -163,7 +163,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
     })
 }
 
-/// E0185: a reserved NodePool that none of the cluster's declared workloads runs on. A reservation is billed whether
+/// E0186: a reserved NodePool that none of the cluster's declared workloads runs on. A reservation is billed whether
 /// used or not, and a pod reaches a NodePool only through its pool's label and taints: a reservation written as a pool
 /// of its own next to the pool the workloads select idles at full price while they launch on-demand nodes. Clusters
 /// that declare no workload are not judged (their pods are not known).
@@ -183,7 +183,7 @@ fn unreachable_reservations(cluster: &ClusterPlan, profiles: &[&Profile], worklo
         let into = if served.is_empty() { "the pool your workload runs on".to_string() } else { format!("pool `{}`", served.join("` or `")) };
         out.push(
             sources
-                .error(span, "E0185", format!("no workload of cluster `{}` can reach reserved NodePool `{}`: its reservation would be billed and idle", cluster.name, pool.name))
+                .error(span, "E0186", format!("no workload of cluster `{}` can reach reserved NodePool `{}`: its reservation would be billed and idle", cluster.name, pool.name))
                 .label("reservation here")
                 .help(format!("move this `reserved` block into {into}: it becomes that pool's first tier (same label and taints, higher weight), used before on-demand")),
         );
