@@ -588,3 +588,11 @@ fn workload_placement_annotation_lists_every_toleration_explain_prints() {
     let trainer = object(&c, "PodDisruptionBudget", "trainer");
     assert!(trainer["metadata"]["annotations"]["gpuplan.dev/placement"].as_str().unwrap().contains("toleration {key: workload, operator: Equal, value: training, effect: NoSchedule}"));
 }
+
+/// In a tiered pool every tier inherits the pool's settings, so a pool-level `reserved` would make each tier launch
+/// into the reservation; it belongs in the tier that does (E0133).
+#[test]
+fn reserved_block_at_the_level_of_a_tiered_pool_is_e0133() {
+    let body = format!("budget usd-per-hour=300\npool \"train\" preset=\"tiered\" {{\n    gpu {{ name \"H100\"; per-node min=8; }}\n{RESERVATION}    tier \"od\" capacity=\"on-demand\" {{ }}\n}}\n");
+    the_error(&compile_one(profile("p", 10, AMI, &body)), "E0133", "reserved {");
+}
