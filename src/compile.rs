@@ -390,11 +390,13 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
         if cluster.pools.iter().any(|p| p.replicas() > 1) {
             gates.push("NodeOverlay=true (time-sliced/MIG pools)");
         }
-        if cluster.pools.iter().any(|p| p.capacity_types.contains(&crate::catalog::CapacityType::Reserved)) {
-            gates.push("ReservedCapacity=true (reserved pools)");
-        }
         if !gates.is_empty() {
             lines.push(format!("  Karpenter feature gates: {}", gates.join(", ")));
+        }
+        // Beta since Karpenter v1.6 and on by default (website reference/settings.md, "Feature Gates"): nothing to
+        // set, but turning it off leaves the reservations unused.
+        if cluster.pools.iter().any(|p| p.capacity_types.contains(&crate::catalog::CapacityType::Reserved)) {
+            lines.push("  Karpenter feature gate ReservedCapacity: on by default since v1.6 (beta); keep it on (reserved pools)".to_string());
         }
         notes.insert(cluster.name.clone(), lines);
     }

@@ -72,7 +72,7 @@ fn on_demand(t: &Value) -> f64 {
 }
 
 /// The most a rendered GPU NodePool can have running at once, with every node at its on-demand price:
-/// - Karpenter sets no spot max price (aws/karpenter-provider-aws pkg/providers/instance/instance.go builds the
+/// - Karpenter sets no spot max price (aws/karpenter-provider-aws pkg/providers/instance/types.go `Build` gives the
 ///   CreateFleet request's SpotOptions with an AllocationStrategy only), and EC2's default spot max price is the
 ///   on-demand price: so a spot node costs at most its on-demand price;
 /// - Karpenter counts a launching node against the limits by its instance type's capacity as EC2 reports it
@@ -410,7 +410,10 @@ fn kustomization_lists_the_clusters_prerequisites() {
     assert!(prod.contains("#   namespaces: gpu-operator, inference, kube-system, monitoring, training"), "{prod}");
     assert!(prod.contains("#   Helm values for NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml): ConfigMap gpu-operator/gpuplan-gpu-operator-values (key values.yaml)"), "{prod}");
     assert!(prod.contains("#   CRD: NodePool karpenter.sh/v1 (from Karpenter)"));
-    assert!(prod.contains("#   Karpenter feature gates: ReservedCapacity=true (reserved pools)"));
+    // ReservedCapacity is beta and on by default since Karpenter v1.6 (aws/karpenter-provider-aws
+    // website/content/en/v1.14/reference/settings.md, "Feature Gates"): noted, not asked for.
+    assert!(prod.contains("#   Karpenter feature gate ReservedCapacity: on by default since v1.6 (beta); keep it on (reserved pools)"), "{prod}");
+    assert!(!prod.contains("ReservedCapacity=true"), "{prod}");
     let research = &tree.files[Path::new("ml-research/kustomization.yaml")];
     assert!(research.contains("NodeOverlay=true (time-sliced/MIG pools)"), "{research}");
 }
@@ -497,4 +500,99 @@ fn nodepools_nodeclasses_and_the_cluster_policy_are_protected_from_gitops_prune(
         assert_eq!(flux == Some("disabled"), protected, "{}", m.path.display());
         assert_eq!(argo.contains(&"Prune=false"), protected, "{}: {argo:?}", m.path.display());
     }
+}
+
+// --- reservations and EFA (issue 23 items 3 and 4) -----------------------------------------------------------------
+
+const TRAINER: &str = "workload \"trainer\" namespace=\"t\" pool=\"train\" kind=\"StatefulSet\" {\n    selector \"app\" \"trainer\"\n    replicas 2\n    gpus-per-replica 8\n}\n";
+const RESERVATION: &str = "    reserved { id \"cr-0123456789abcdef0\"; instance-type \"p5.48xlarge\"; instances 1; }\n";
+
+fn h100_pool(name: &str, extra: &str) -> String {
+    format!("pool \"{name}\" preset=\"training-on-demand\" {{\n    gpu {{ name \"H100\"; per-node min=8; }}\n    efa #true\n{extra}}}\n")
+}
+
+/// A pod reaches a NodePool only through its labels and taints (kubernetes-sigs/karpenter
+/// pkg/controllers/provisioning/scheduling/nodeclaim.go `CanAdd`: taints, then requirements), so a reservation in a
+/// pool of its own, next to the pool the workload selects, is billed and never used.
+#[test]
+fn reserved_pool_that_no_workload_selects_is_e0186() {
+    let body = format!("budget usd-per-hour=300\n{}{}{TRAINER}", h100_pool("train-reserved", &format!("    capacity \"reserved\"\n{RESERVATION}")), h100_pool("train", ""));
+    let e = the_error(&compile_one(profile("p", 10, AMI, &body)), "E0186", "reserved {");
+    assert!(e.message.contains("no workload of cluster `ml` can reach reserved NodePool `train-reserved`"), "{}", e.message);
+    assert!(e.help.unwrap_or_default().contains("move this `reserved` block into pool `train`"));
+}
+
+/// The same reservation written in the pool is its first tier: same `gpuplan.dev/pool` label and taint as the
+/// on-demand tier, a higher weight (Karpenter tries NodePools by weight: pkg/utils/nodepool/nodepool.go
+/// `OrderByWeight`), and the reservation's capacity type and limit.
+#[test]
+fn reserved_block_makes_the_reservation_the_pools_first_tier() {
+    let body = format!("budget usd-per-hour=300\n{}{TRAINER}", h100_pool("train", RESERVATION));
+    let c = compile_one(profile("p", 10, AMI, &body));
+    let pools: Vec<Value> = c.ok().manifests().into_iter().filter(|m| m.kind() == "NodePool").map(|m| m.object).collect();
+    let by_name = |n: &str| pools.iter().find(|p| p["metadata"]["name"] == n).unwrap_or_else(|| panic!("no NodePool {n}")).clone();
+    let (reserved, on_demand) = (by_name("train-reserved"), by_name("train"));
+    for p in [&reserved, &on_demand] {
+        assert_eq!(p["spec"]["template"]["metadata"]["labels"]["gpuplan.dev/pool"], "train");
+        assert!(p["spec"]["template"]["spec"]["taints"].as_array().unwrap().contains(&json!({"key": "gpuplan.dev/pool", "value": "train", "effect": "NoSchedule"})));
+    }
+    assert!(reserved["spec"]["weight"].as_u64() > on_demand["spec"]["weight"].as_u64());
+    assert_eq!(reserved["spec"]["limits"]["nvidia.com/gpu"], "8");
+    let capacity = |p: &Value| p["spec"]["template"]["spec"]["requirements"].as_array().unwrap().iter().find(|r| r["key"] == "karpenter.sh/capacity-type").unwrap()["values"].clone();
+    assert_eq!((capacity(&reserved), capacity(&on_demand)), (json!(["reserved"]), json!(["on-demand"])));
+}
+
+/// EFA's OS-bypass traffic stays within an Availability Zone (AWS EC2 user guide, "Elastic Fabric Adapter"), so every
+/// tier of an EFA pool launches in the same single zone; `efa zone=…` picks it.
+#[test]
+fn efa_pool_launches_every_tier_in_one_zone() {
+    let zones = |c: &common::Compiled| -> Vec<Value> {
+        c.ok().manifests().into_iter().filter(|m| m.kind() == "NodePool").map(|m| m.object["spec"]["template"]["spec"]["requirements"].as_array().unwrap().iter().find(|r| r["key"] == "topology.kubernetes.io/zone").unwrap()["values"].clone()).collect()
+    };
+    let c = compile_one(profile("p", 10, AMI, &format!("budget usd-per-hour=300\n{}{TRAINER}", h100_pool("train", RESERVATION))));
+    assert_eq!(zones(&c), [json!(["us-east-1a"]), json!(["us-east-1a"])]);
+    let pinned = h100_pool("train", RESERVATION).replace("efa #true", "efa #true zone=\"us-east-1c\"");
+    let c = compile_one(profile("p", 10, AMI, &format!("budget usd-per-hour=300\n{pinned}{TRAINER}")));
+    assert_eq!(zones(&c), [json!(["us-east-1c"]), json!(["us-east-1c"])]);
+    let elsewhere = h100_pool("train", "").replace("efa #true", "efa #true zone=\"us-west-2a\"");
+    the_error(&compile_one(profile("p", 10, AMI, &format!("budget usd-per-hour=300\n{elsewhere}"))), "E0152", "zone=\"us-west-2a\"");
+}
+
+/// Karpenter attaches EFA interfaces only when the NodeClaim requests `vpc.amazonaws.com/efa`, and then all of the
+/// type's (aws/karpenter-provider-aws pkg/providers/instance/instance.go `getEFACountForInstance`): the workload's
+/// placement asks for a whole p5's 32 (types.go `efas`: MaximumEfaInterfaces) for an 8-GPU replica.
+#[test]
+fn efa_workload_placement_requests_the_nodes_efa_interfaces() {
+    let c = compile_one(profile("p", 10, AMI, &format!("budget usd-per-hour=300\n{}{TRAINER}", h100_pool("train", RESERVATION))));
+    let pdb = c.ok().manifests().into_iter().find(|m| m.kind() == "PodDisruptionBudget").unwrap().object;
+    let placement = pdb["metadata"]["annotations"]["gpuplan.dev/placement"].as_str().unwrap();
+    assert!(placement.ends_with("and requests {vpc.amazonaws.com/efa: 32} to run on pool train only"), "{placement}");
+}
+
+/// A pod built from a workload's `gpuplan.dev/placement` annotation must schedule: it names every toleration `explain`
+/// lists under "pods need" for the workload's pool (the trainer's `workload=training` included), else the pod stays
+/// pending (kubernetes-sigs/karpenter pkg/scheduling/taints.go `ToleratesPod`: every NoSchedule taint needs one).
+#[test]
+fn workload_placement_annotation_lists_every_toleration_explain_prints() {
+    let c = examples();
+    let e = explanation(&c, None).unwrap();
+    for pdb in objects(&c, "PodDisruptionBudget") {
+        let annotations = &pdb["metadata"]["annotations"];
+        let text = annotations["gpuplan.dev/placement"].as_str().unwrap();
+        let pool = annotations["gpuplan.dev/pool"].as_str().unwrap();
+        let explained = e.clusters.iter().flat_map(|c| &c.profiles).flat_map(|p| &p.pools).filter(|p| p.pool == pool);
+        for t in explained.flat_map(|p| &p.placement.tolerations) {
+            assert!(text.contains(&format!("toleration {t}")), "{text} lacks {t}");
+        }
+    }
+    let trainer = object(&c, "PodDisruptionBudget", "trainer");
+    assert!(trainer["metadata"]["annotations"]["gpuplan.dev/placement"].as_str().unwrap().contains("toleration {key: workload, operator: Equal, value: training, effect: NoSchedule}"));
+}
+
+/// In a tiered pool every tier inherits the pool's settings, so a pool-level `reserved` would make each tier launch
+/// into the reservation; it belongs in the tier that does (E0133).
+#[test]
+fn reserved_block_at_the_level_of_a_tiered_pool_is_e0133() {
+    let body = format!("budget usd-per-hour=300\npool \"train\" preset=\"tiered\" {{\n    gpu {{ name \"H100\"; per-node min=8; }}\n{RESERVATION}    tier \"od\" capacity=\"on-demand\" {{ }}\n}}\n");
+    the_error(&compile_one(profile("p", 10, AMI, &body)), "E0133", "reserved {");
 }

@@ -239,14 +239,15 @@ fn gp009_never_expire_without_drifted_budget() {
 
 #[test]
 fn gp010_reserved_without_selector_terms() {
+    // The reservation is the pool's first tier, `web-reserved`, with its own EC2NodeClass.
     let extra = "    reserved { id \"cr-0123456789abcdef0\"; instance-type \"g6.xlarge\"; instances 2; }\n";
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool(extra)));
     assert_none(&c.lint(), "GP010");
-    object_mut(&mut c, "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
+    object_mut(&mut c, "EC2NodeClass", "web-reserved")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
     let d = c.lint();
-    assert_one(&d, "GP010", "NodePool `web` launches reserved capacity, but its EC2NodeClass `web` has no capacityReservationSelectorTerms", &c.loc("p.kdl", "reserved {"));
+    assert_one(&d, "GP010", "NodePool `web-reserved` launches reserved capacity, but its EC2NodeClass `web-reserved` has no capacityReservationSelectorTerms", &c.loc("p.kdl", "reserved {"));
     let mut c = compile_one(profile("p", 10, AMI, &clean_pool(&format!("{extra}    allow \"GP010\"\n"))));
-    object_mut(&mut c, "EC2NodeClass", "web")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
+    object_mut(&mut c, "EC2NodeClass", "web-reserved")["spec"].as_object_mut().unwrap().remove("capacityReservationSelectorTerms");
     assert_none(&c.lint(), "GP010");
 }
 
@@ -397,4 +398,51 @@ fn gp017_a_taint_the_nfd_worker_does_not_tolerate_is_reported_at_the_pool() {
 #[test]
 fn gp017_is_quiet_when_every_add_on_tolerates_the_pool() {
     assert_none(&compile_one(profile("p", 10, AMI, &clean_pool(""))).lint(), "GP017");
+}
+
+/// A replica of `cpu` on the clean L4 pool (g6.xlarge: 4 vCPU, 3.92 allocatable after kube-reserved; bigger g6 too).
+fn l4_workload(cpu: &str, allow: &str) -> String {
+    profile("p", 10, AMI, &format!("{}workload \"w\" namespace=\"ns\" pool=\"web\" {{\n    selector \"app\" \"w\"\n    replicas 1\n    requests cpu=\"{cpu}\"\n}}\n", clean_pool(allow)))
+}
+
+// A 4-vCPU replica does not fit a 4-vCPU node: Karpenter's allocatable is capacity − kube-reserved (6% of the first core,
+// 1% of the second, 0.5% of the next two: aws/karpenter-provider-aws pkg/providers/instancetype/types.go
+// `kubeReservedResources`), and the scheduler keeps only the types whose allocatable holds the pods' requests
+// (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/nodeclaim.go `CanAdd`, `filterInstanceTypesByRequirements`).
+#[test]
+fn gp018_replica_that_fills_a_whole_xlarge_does_not_fit_it() {
+    let c = compile_one(l4_workload("4", ""));
+    let d = c.lint();
+    let found = assert_one(&d, "GP018", "one replica of workload `ns/w` does not fit on g6.xlarge (cpu 4.00 > 3.92 allocatable)", &c.loc("p.kdl", "cpu=\"4\""));
+    assert!(found.message.contains("the cheapest type it fits, g6.2xlarge"), "{}", found.message);
+}
+
+#[test]
+fn gp018_is_silent_when_the_replica_fits_every_type() {
+    assert_none(&compile_one(l4_workload("3500m", "")).lint(), "GP018");
+}
+
+#[test]
+fn gp018_is_silenced_by_allow_in_the_pool() {
+    assert_none(&compile_one(l4_workload("4", "    allow \"GP018\"\n")).lint(), "GP018");
+}
+
+/// An EFA training pool on `gpu { name … }`.
+fn efa_pool(names: &str, allow: &str) -> String {
+    profile("p", 10, AMI, &format!("budget usd-per-hour=300\npool \"train\" preset=\"training-on-demand\" {{\n    gpu {{ name {names}; per-node min=8; }}\n    price-ratio-max 3\n    efa #true\n{allow}}}\n"))
+}
+
+// NCCL collectives proceed at the pace of the slowest rank (NVIDIA NCCL docs, "Collective operations": every rank takes
+// part in each step), and nothing in an EFA pool keeps one job's pods on one GPU model.
+#[test]
+fn gp019_efa_pool_admitting_a100_and_h100_is_reported() {
+    let c = compile_one(efa_pool("\"A100\" \"H100\"", ""));
+    let d = c.lint();
+    assert_one(&d, "GP019", "EFA pool `train` admits GPU models A100, H100", &c.loc("p.kdl", "#true"));
+}
+
+#[test]
+fn gp019_is_silent_for_one_gpu_model_and_silenced_by_allow() {
+    assert_none(&compile_one(efa_pool("\"H100\"", "")).lint(), "GP019");
+    assert_none(&compile_one(efa_pool("\"A100\" \"H100\"", "    allow \"GP019\"\n")).lint(), "GP019");
 }

@@ -810,7 +810,7 @@ fn workload_objects_and_alerts_refer_to_their_pool_only() {
     let llm = pdbs.iter().find(|p| p["metadata"]["name"] == "llm-server").unwrap();
     assert_eq!(
         llm["metadata"]["annotations"]["gpuplan.dev/placement"],
-        "pods need nodeSelector {gpuplan.dev/pool: llm-inference} and toleration {key: gpuplan.dev/pool, operator: Equal, value: llm-inference, effect: NoSchedule} to run on pool llm-inference only"
+        "pods need nodeSelector {gpuplan.dev/pool: llm-inference}, toleration {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule} and toleration {key: gpuplan.dev/pool, operator: Equal, value: llm-inference, effect: NoSchedule} to run on pool llm-inference only"
     );
     let rule = &in_cluster(&c, "ml-prod", "PrometheusRule")[0];
     let rules: Vec<&Value> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).collect();
@@ -826,7 +826,7 @@ fn workload_objects_and_alerts_refer_to_their_pool_only() {
     let text = format!("{CLUSTER}pool \"any\" preset=\"general\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 4\n}}\nworkload \"w\" namespace=\"ns\" pool=\"any\" kind=\"StatefulSet\" {{\n    selector \"app\" \"w\"\n    replicas 2\n}}\n");
     let c = compile_text(&text).unwrap();
     let pdb = &objects(&c, "PodDisruptionBudget")[0];
-    assert_eq!(pdb["metadata"]["annotations"]["gpuplan.dev/placement"], "pods need nodeSelector {gpuplan.dev/pool: any} to run on pool any only");
+    assert_eq!(pdb["metadata"]["annotations"]["gpuplan.dev/placement"], "pods need nodeSelector {gpuplan.dev/pool: any} and toleration {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule} to run on pool any only");
     let rule = &objects(&c, "PrometheusRule")[0];
     let exprs: Vec<&str> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).map(|r| r["expr"].as_str().unwrap()).collect();
     assert!(exprs.contains(&"max by (namespace, pod) (kube_pod_status_unschedulable{namespace=\"ns\",pod=~\"w-[0-9]+\"}) == 1\n"), "{exprs:#?}");

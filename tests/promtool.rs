@@ -220,6 +220,15 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                     series("kube_pod_status_phase", &[("namespace", "batch"), ("pod", "gpu-pulling"), ("phase", "Pending")], "1x60"),
                     request("batch", "gpu-pulling", &resource),
                 ];
+                // A Neuron pod that requests only cores (kube-state-metrics exports `aws.amazon.com/neuroncore` as
+                // `aws_amazon_com_neuroncore`, internal/store/pod.go via the resource name sanitizer): fires too.
+                let neuron = cluster.pools.iter().any(|p| p.accelerator == gpuplan::catalog::AcceleratorKind::Neuron);
+                let mut firing = vec![expected(rule, &pod("gpu-unschedulable"), "")];
+                if neuron {
+                    input.push(unschedulable("batch", "neuroncore-unschedulable"));
+                    input.push(request("batch", "neuroncore-unschedulable", "aws_amazon_com_neuroncore"));
+                    firing.push(expected(rule, &pod("neuroncore-unschedulable"), ""));
+                }
                 // A declared workload's pod: its own alert fires instead.
                 if let Some(w) = cluster.ops.workloads.first() {
                     let name = workload_pod(w);
@@ -230,7 +239,7 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                     input,
                     vec![
                         case(&rule.alert, &format!("{}m", pending_for.saturating_sub(2)), vec![]),
-                        case(&rule.alert, &format!("{}m", pending_for + 5), vec![expected(rule, &pod("gpu-unschedulable"), "")]),
+                        case(&rule.alert, &format!("{}m", pending_for + 5), firing),
                     ],
                 ));
             }

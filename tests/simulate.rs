@@ -584,3 +584,63 @@ fn spot_dearer_than_on_demand_is_dropped() {
     let r = run(&[p, overlay], &[pod("a", "500m", "")]);
     assert_eq!((r.nodeclaims[0].capacity_type.as_str(), r.nodeclaims[0].usd_per_hour), ("on-demand", 0.096));
 }
+
+// --- reservations and EFA on the examples' out/ml-prod (issue 23 items 3, 4, 7) ---------------------------------------
+
+/// The trainer as `gpuplan.dev/placement` on its PDB tells users to write it (out/ml-prod): the pool's nodeSelector, a
+/// toleration per taint of the pool and the EFA request; `workload_toleration` false leaves the `workload=training` one
+/// out, as the annotation did before.
+fn trainer_pods(replicas: usize, workload_toleration: bool) -> Vec<String> {
+    let extra = if workload_toleration { "      - key: workload\n        operator: Equal\n        value: training\n        effect: NoSchedule\n" } else { "" };
+    vec![format!(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: trainer\n  namespace: training\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      nodeSelector:\n        gpuplan.dev/pool: training\n      tolerations:\n      - key: nvidia.com/gpu\n        operator: Exists\n        effect: NoSchedule\n      - key: gpuplan.dev/pool\n        operator: Equal\n        value: training\n        effect: NoSchedule\n{extra}      containers:\n      - name: c\n        resources:\n          limits:\n            nvidia.com/gpu: 8\n            vpc.amazonaws.com/efa: 32\n"
+    )]
+}
+
+// A reservation is a tier of the pool it backs: training-reserved carries the pool's label and taints at a higher weight,
+// so the trainer's first NodeClaims go there and the rest to on-demand once its limit (the reservation) is used.
+// kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/scheduler.go (NodePools tried by weight, limits
+// from `remainingResources`); aws/karpenter-provider-aws pkg/providers/instance/instance.go `getCapacityType` (reserved
+// first when offered).
+#[test]
+fn trainer_fills_the_reservation_first_then_on_demand() {
+    let r = run_examples("out/ml-prod", &trainer_pods(4, true), &[]);
+    assert!(r.pending.is_empty(), "{:?}", r.pending);
+    let claims: Vec<(&str, &str, &str)> = r.nodeclaims.iter().map(|c| (c.nodepool.as_str(), c.capacity_type.as_str(), c.instance_type.as_str())).collect();
+    assert_eq!(
+        claims,
+        [
+            ("training-reserved", "reserved", "p5.48xlarge"),
+            ("training-reserved", "reserved", "p5.48xlarge"),
+            ("training", "on-demand", "p5.48xlarge"),
+            ("training", "on-demand", "p5.48xlarge"),
+        ]
+    );
+    // One zone for every node of the job, reserved or not: EFA does not cross Availability Zones.
+    assert!(r.nodeclaims.iter().all(|c| c.zone == "us-east-1a"), "{:?}", r.nodeclaims);
+}
+
+// What the placement annotation said before: without the `workload=training` toleration the trainer never schedules
+// (kubernetes-sigs/karpenter pkg/scheduling/taints.go `ToleratesPod`; suite_test.go "should not schedule pods that do not
+// tolerate taints").
+#[test]
+fn trainer_without_the_workload_toleration_stays_pending() {
+    let r = run_examples("out/ml-prod", &trainer_pods(1, false), &[]);
+    assert!(r.nodeclaims.is_empty(), "{:?}", r.nodeclaims);
+    assert!(reason(&r, "training/trainer-0").contains("workload"), "{}", reason(&r, "training/trainer-0"));
+}
+
+// Karpenter advertises each type's EFA interfaces as `vpc.amazonaws.com/efa` capacity (aws/karpenter-provider-aws
+// pkg/providers/instancetype/types.go `efas`: DescribeInstanceTypes MaximumEfaInterfaces, 4 on p4d, 32 on p5), so a pod
+// that requests 32 fits only a p5 and one that requests 4 gets the cheaper p4d.
+#[test]
+fn efa_request_fits_only_types_with_that_many_interfaces() {
+    let nodepool = pool("efa", 10, &types(&["p4d.24xlarge", "p5.48xlarge"]));
+    let efa_pod = |name: &str, efa: u32| pod(name, "1", &format!("      limits:\n        nvidia.com/gpu: 8\n        vpc.amazonaws.com/efa: {efa}\n"));
+    let r = run(&[nodepool.clone()], &[efa_pod("all-of-a-p5", 32)]);
+    assert_eq!(placed(&r, "default/all-of-a-p5").1, "p5.48xlarge");
+    let r = run(&[nodepool.clone()], &[efa_pod("all-of-a-p4d", 4)]);
+    assert_eq!(placed(&r, "default/all-of-a-p4d").1, "p4d.24xlarge");
+    let r = run(&[nodepool], &[efa_pod("more-than-any", 64)]);
+    assert!(reason(&r, "default/more-than-any").contains("vpc.amazonaws.com/efa"), "{}", reason(&r, "default/more-than-any"));
+}

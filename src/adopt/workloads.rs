@@ -320,10 +320,10 @@ fn satisfiable(b: PdbBudget, replicas: u32) -> bool {
     }
 }
 
-/// GPUs per pod, from the unschedulable alert's description (`… and 8 × nvidia.com/gpu.`); 1 is the default.
+/// GPUs per pod, from the unschedulable alert's description (`…, with 8 × nvidia.com/gpu each.`); 1 is the default.
 fn gpus_per_replica(t: &Traces) -> Option<Line> {
     let (doc, rule) = t.rule(WORKLOAD_UNSCHEDULABLE)?;
-    let gpus: u32 = capture(r"and (\d+) × \S+\.$", rule["annotations"]["description"].as_str()?)?.parse().ok()?;
+    let gpus: u32 = capture(r"with (\d+) × \S+ each\.$", rule["annotations"]["description"].as_str()?)?.parse().ok()?;
     (gpus != 1).then(|| Line::new(format!("gpus-per-replica {gpus}"), format!("{} {WORKLOAD_UNSCHEDULABLE} description", doc.at())))
 }
 

@@ -9,7 +9,7 @@
 //!   limit on its cheapest type. It may be an estimate (the offline catalog has no spot prices).
 //! * **Worst case** is an upper bound, not an estimate. Karpenter sets no spot max price: its CreateFleet
 //!   request carries only the allocation strategy in `SpotOptions` (aws/karpenter-provider-aws
-//!   pkg/providers/instance/instance.go), and EC2's default max price for spot is the on-demand price. So a spot
+//!   pkg/providers/instance/types.go, `CreateFleetInputBuilder.Build`), and EC2's default max price for spot is the on-demand price. So a spot
 //!   node is bounded by the on-demand price of its type: that is the default **spot ceiling**. A pool may opt
 //!   into `spot-ceiling "observed-max"`: the highest spot price in the catalog's history window. That bound is
 //!   empirical (a future price can exceed it), and every place that shows it says so.

@@ -9,6 +9,7 @@
 
 pub mod aws;
 pub mod cost;
+pub mod efa;
 pub mod import;
 pub mod refresh;
 
@@ -192,6 +193,17 @@ impl AcceleratorKind {
             AcceleratorKind::Nvidia => "nvidia.com/gpu",
             AcceleratorKind::Amd => "amd.com/gpu",
             AcceleratorKind::Neuron => "aws.amazon.com/neuron",
+        }
+    }
+
+    /// Every extended resource a pod may request for this kind of accelerator: a Neuron pod asks for whole
+    /// devices (`aws.amazon.com/neuron`) or for cores only (`aws.amazon.com/neuroncore`), both advertised by the
+    /// Neuron device plugin.
+    pub fn pod_resources(self) -> &'static [&'static str] {
+        match self {
+            AcceleratorKind::Neuron => &["aws.amazon.com/neuron", "aws.amazon.com/neuroncore"],
+            AcceleratorKind::Nvidia => &["nvidia.com/gpu"],
+            AcceleratorKind::Amd => &["amd.com/gpu"],
         }
     }
 }

@@ -17,7 +17,8 @@
 //!   pod-resources mapping) because the ServiceMonitors honour the exporter's labels.
 //! - kube-state-metrics: `kube_pod_status_unschedulable` (the scheduler gave up: no node fits, and Karpenter
 //!   could not launch one; unlike phase Pending it excludes pods pulling multi-GB images) and
-//!   `kube_pod_container_resource_requests{resource="nvidia_com_gpu"}` (KSM turns `/` and `.` into `_`).
+//!   `kube_pod_container_resource_requests{resource="nvidia_com_gpu"}` (KSM turns `/` and `.` into `_`); a Neuron
+//!   pod may request only `aws.amazon.com/neuroncore` (`aws_amazon_com_neuroncore`), so both Neuron resources count.
 
 use std::collections::BTreeMap;
 
@@ -141,7 +142,7 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
 
     // Cluster-wide.
     let mut cluster_rules = Vec::new();
-    let mut resources: Vec<String> = cluster.pools.iter().map(|p| ksm_resource(p.resource())).collect();
+    let mut resources: Vec<String> = cluster.pools.iter().flat_map(|p| p.accelerator.pod_resources()).map(|r| ksm_resource(r)).collect();
     resources.sort();
     resources.dedup();
     let nvidia: Vec<&&PoolPlan> = pools.iter().filter(|p| p.accelerator == AcceleratorKind::Nvidia).collect();
@@ -291,7 +292,7 @@ fn workload_rules(cluster: &ClusterPlan, monitoring: &Monitoring, w: &WorkloadPl
         annotations: labels(&[
             ("summary", &format!("Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} of {} {} cannot be scheduled on pool {}", w.kind, w.name, w.placement.pool)),
             ("description", &format!(
-                "A pod of {} {}/{} has been unschedulable for {}. Its pool `{}` is NodePools {nodepools}; its pods need {} and {} × {}.",
+                "A pod of {} {}/{} has been unschedulable for {}. Its pool `{}` is NodePools {nodepools}; its pods need {}, with {} × {} each.",
                 w.kind, w.namespace, w.name, monitoring.pending_for, w.placement.pool, w.placement.describe(), w.gpus_per_replica, cluster.pools.iter().find(|p| w.nodepools.contains(&p.name)).map_or("nvidia.com/gpu", |p| p.resource())
             )),
             ("runbook", &format!(

@@ -30,7 +30,7 @@ use crate::diagnostic::{did_you_mean, Spanned};
 use crate::ops::gpu_operator;
 use crate::ops::{Autoscale, ImageOverride, IntOrPercent, Monitoring, PdbBudget, ProfileOps, Workload};
 
-const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "disruption-budget", "autoscale"];
+const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "requests", "disruption-budget", "autoscale"];
 const MONITORING_CHILDREN: &[&str] = &["label", "karpenter", "dcgm-exporter", "prometheus-adapter", "gpu-operator", "alerts"];
 const TARGET_KINDS: [&str; 2] = ["Deployment", "StatefulSet"];
 
@@ -132,6 +132,7 @@ impl Parser<'_> {
         let mut gpus_per_replica = Spanned::new(1u32, name.span);
         let mut disruption_budget = None;
         let mut autoscale = None;
+        let mut requests = BTreeMap::new();
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             self.no_children(child);
             let span = self.span(child.span());
@@ -178,6 +179,7 @@ impl Parser<'_> {
                         gpus_per_replica = Spanned::new(v.value as u32, v.span);
                     }
                 }
+                "requests" => requests = self.parse_requests(child),
                 "disruption-budget" => {
                     self.check_entries(child, &["min-available", "max-unavailable"], 0);
                     let min = prop(child, "min-available").and_then(|e| self.int_or_percent(e, "min-available"));
@@ -236,10 +238,38 @@ impl Parser<'_> {
             replicas_min,
             replicas_max,
             gpus_per_replica,
+            requests,
             disruption_budget,
             autoscale,
             span: node_span,
         })
+    }
+
+    /// `requests cpu="4" memory="16Gi"`: each a Kubernetes quantity (parsed as `simulate` reads pod specs).
+    fn parse_requests(&mut self, node: &KdlNode) -> BTreeMap<String, Spanned<String>> {
+        self.check_entries(node, &["cpu", "memory"], 0);
+        let mut out = BTreeMap::new();
+        for key in ["cpu", "memory"] {
+            let Some(q) = prop(node, key).and_then(|e| self.quantity(e, key)) else { continue };
+            out.insert(key.to_string(), q);
+        }
+        out
+    }
+
+    fn quantity(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<String>> {
+        let span = self.span(entry.span());
+        let text = match entry.value() {
+            KdlValue::String(s) => s.clone(),
+            KdlValue::Integer(i) => i.to_string(),
+            _ => String::new(),
+        };
+        match crate::simulate::yaml::milli(&text) {
+            Some(v) if v > 0 => Some(Spanned::new(text, span)),
+            _ => {
+                self.error(span, "E0105", format!("{what} must be a positive Kubernetes quantity, found {}", super::describe(entry.value())), "write cpu=\"4\" or cpu=\"3500m\", memory=\"16Gi\"");
+                None
+            }
+        }
     }
 
     /// A PodDisruptionBudget that allows no eviction even at max replicas blocks every node drain forever

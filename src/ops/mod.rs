@@ -50,6 +50,8 @@ pub struct Workload {
     pub replicas_min: Spanned<u32>,
     pub replicas_max: Spanned<u32>,
     pub gpus_per_replica: Spanned<u32>,
+    /// `requests cpu=… memory=…`: Kubernetes quantities per replica, as written (each parsed once here).
+    pub requests: BTreeMap<String, Spanned<String>>,
     pub disruption_budget: Option<Spanned<PdbBudget>>,
     pub autoscale: Option<Spanned<Autoscale>>,
     pub span: Span,

@@ -93,7 +93,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
             });
             // As the solver labelled and tainted the workload's NodePools (a tier name resolves to its pool).
             let pool_name = nodepools.first().map_or_else(|| w.pool.value.clone(), |p| p.pool.clone());
-            let tainted = nodepools.first().is_some_and(|p| p.taints.iter().any(|t| t.key == crate::solve::POOL_LABEL));
+            let pod = crate::solve::workload_placement(&nodepools, w.gpus_per_replica.value);
             let mut names: Vec<String> = nodepools.iter().map(|p| p.name.clone()).collect();
             names.sort();
             workloads.push(WorkloadPlan {
@@ -103,7 +103,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 source: source.clone(),
                 pool: w.pool.value.clone(),
                 nodepools: names,
-                placement: Placement { pool: pool_name, tainted },
+                placement: Placement { pool: pool_name, pod },
                 metric,
                 kind: w.kind.value.clone(),
                 selector: w.selector.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
@@ -112,6 +112,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 replicas_min: w.replicas_min.value,
                 replicas_max: w.replicas_max.value,
                 gpus_per_replica: w.gpus_per_replica.value,
+                requests: w.requests.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
             });
         }
     }
@@ -128,6 +129,7 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
         }
     }
     workloads.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    diagnostics.extend(unreachable_reservations(cluster, profiles, &workloads, sources));
 
     // GPU Operator.
     let nvidia = cluster.pools.iter().any(|p| p.accelerator == AcceleratorKind::Nvidia);
@@ -159,4 +161,32 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
         workloads,
         gpu_operator,
     })
+}
+
+/// E0186: a reserved NodePool that none of the cluster's declared workloads runs on. A reservation is billed whether
+/// used or not, and a pod reaches a NodePool only through its pool's label and taints: a reservation written as a pool
+/// of its own next to the pool the workloads select idles at full price while they launch on-demand nodes. Clusters
+/// that declare no workload are not judged (their pods are not known).
+fn unreachable_reservations(cluster: &ClusterPlan, profiles: &[&Profile], workloads: &[WorkloadPlan], sources: &Sources) -> Vec<ProfileDiagnostic> {
+    if workloads.is_empty() {
+        return Vec::new();
+    }
+    let reserved = cluster.pools.iter().filter(|p| p.capacity_types.contains(&crate::catalog::CapacityType::Reserved));
+    let unreached = reserved.filter(|p| !workloads.iter().any(|w| w.nodepools.contains(&p.name)));
+    let mut out = Vec::new();
+    for pool in unreached {
+        let tier = profiles.iter().filter(|p| p.name.value == pool.profile).flat_map(|p| &p.pools).flat_map(|p| &p.tiers).find(|t| t.name.value == pool.name);
+        let Some(span) = tier.and_then(|t| t.settings.reserved.as_ref().map(|r| r.span)) else { continue };
+        let mut served: Vec<&str> = workloads.iter().filter(|w| w.profile == pool.profile).map(|w| w.placement.pool.as_str()).collect();
+        served.sort();
+        served.dedup();
+        let into = if served.is_empty() { "the pool your workload runs on".to_string() } else { format!("pool `{}`", served.join("` or `")) };
+        out.push(
+            sources
+                .error(span, "E0186", format!("no workload of cluster `{}` can reach reserved NodePool `{}`: its reservation would be billed and idle", cluster.name, pool.name))
+                .label("reservation here")
+                .help(format!("move this `reserved` block into {into}: it becomes that pool's first tier (same label and taints, higher weight), used before on-demand")),
+        );
+    }
+    out
 }

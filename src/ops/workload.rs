@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::ops::{IntOrPercent, PdbBudget};
-use crate::solve::{Toleration, POOL_LABEL};
+use crate::solve::PodPlacement;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadPlan {
@@ -28,6 +28,8 @@ pub struct WorkloadPlan {
     pub replicas_min: u32,
     pub replicas_max: u32,
     pub gpus_per_replica: u32,
+    /// CPU and memory per replica as the profile wrote them (`requests cpu=… memory=…`), Kubernetes quantities.
+    pub requests: BTreeMap<String, String>,
 }
 
 /// How fast the HPA may move, by the kind of work.
@@ -53,32 +55,21 @@ pub struct HpaPlan {
     pub style: ScalingStyle,
 }
 
-/// The pool label and taint gpuplan's NodePools carry (`gpuplan.dev/pool: <pool>` on every tier; the
-/// `gpuplan.dev/pool=<pool>:NoSchedule` taint on pools whose preset is not `general`), and so the nodeSelector
-/// and toleration a workload needs to run on its pool and nowhere else.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a workload's pods must go to land on its pool and nowhere else: the pool label (`gpuplan.dev/pool:
+/// <pool>` on every tier), a toleration for every taint of the pool's NodePools (the pool taint on pools whose
+/// preset is not `general`, the accelerator's, the profile's own such as `workload=training`) and, on EFA pools,
+/// the EFA interfaces to request: the same list `explain` prints under "pods need".
+#[derive(Debug, Clone, PartialEq)]
 pub struct Placement {
     /// The profile's pool (a tier name resolves to its pool).
     pub pool: String,
-    pub tainted: bool,
+    pub pod: PodPlacement,
 }
 
 impl Placement {
-    pub fn node_selector(&self) -> String {
-        format!("{POOL_LABEL}: {}", self.pool)
-    }
-
-    pub fn toleration(&self) -> Option<String> {
-        let toleration = Toleration { key: POOL_LABEL.into(), operator: "Equal".into(), value: Some(self.pool.clone()), effect: "NoSchedule".into() };
-        self.tainted.then(|| toleration.to_string())
-    }
-
     /// One line for annotations and alert texts.
     pub fn describe(&self) -> String {
-        match self.toleration() {
-            Some(t) => format!("nodeSelector {{{}}} and toleration {t}", self.node_selector()),
-            None => format!("nodeSelector {{{}}}", self.node_selector()),
-        }
+        self.pod.describe()
     }
 }
 

@@ -210,6 +210,9 @@ pub struct Settings {
     pub types: Vec<Spanned<String>>,
     pub exclude_types: Vec<Spanned<String>>,
     pub efa: Option<Spanned<bool>>,
+    /// `efa #true zone="…"`: the one zone the pool's nodes launch in (default: chosen by the solver). EFA traffic
+    /// stays within a subnet, hence a zone, so a multi-node job must not spread.
+    pub efa_zone: Option<Spanned<String>>,
     pub capacity: Spanned<Vec<CapacityType>>,
     pub max_accelerators: Option<Spanned<u32>>,
     /// Explicit NodePool weight (1–100); computed from priority and tier order when absent.
@@ -788,6 +791,14 @@ impl Parser<'_> {
             _ => vec![("", settings.capacity.value.clone())],
         };
         if preset.value == Preset::Tiered {
+            if let Some(r) = &settings.reserved {
+                self.error(
+                    r.span,
+                    "E0133",
+                    "a `reserved` block at the level of a tiered pool would make every tier reserved",
+                    "move it into the tier that launches into the reservation: tier \"reserved\" { reserved { … } }",
+                );
+            }
             if tier_nodes.is_empty() {
                 self.error(
                     preset.span,
@@ -811,6 +822,9 @@ impl Parser<'_> {
                 for child in tier_node.children().map(|c| c.nodes()).unwrap_or_default() {
                     self.apply_setting(child, &mut tier_settings, "`tier`");
                 }
+                if let Some(r) = tier_settings.reserved.as_ref().filter(|_| !tier_settings.capacity.contains(&CapacityType::Reserved)) {
+                    tier_settings.capacity = Spanned::new(vec![CapacityType::Reserved], r.span);
+                }
                 let full = Spanned::new(format!("{}-{}", name.value, tier_name.value), tier_name.span);
                 self.check_name(&full, "tier");
                 tiers.push(Tier { name: full, settings: tier_settings });
@@ -824,6 +838,7 @@ impl Parser<'_> {
                     "use preset=\"tiered\" to write your own fallback chain",
                 );
             }
+            tiers.extend(reservation_tier(&name, &mut settings));
             for (suffix, capacity) in preset_tiers {
                 let mut tier_settings = settings.clone();
                 if !suffix.is_empty() {
@@ -936,8 +951,9 @@ impl Parser<'_> {
             "types" => s.types = self.strings(node),
             "exclude-types" => s.exclude_types = self.strings(node),
             "efa" => {
-                self.check_entries(node, &[], 1);
+                self.check_entries(node, &["zone"], 1);
                 s.efa = args(node).next().and_then(|e| self.expect_bool(e, "efa"));
+                s.efa_zone = prop(node, "zone").and_then(|e| self.expect_string(e, "zone"));
             }
             "capacity" => {
                 let types: Vec<Spanned<CapacityType>> =
@@ -1049,9 +1065,6 @@ impl Parser<'_> {
                         }
                         _ => self.unknown_node(child, &schema::names("reserved"), "`reserved`"),
                     }
-                }
-                if !s.capacity.contains(&CapacityType::Reserved) {
-                    s.capacity = Spanned::new(vec![CapacityType::Reserved], node_span);
                 }
                 if reserved.instance_type.is_none() || reserved.instances.is_none() {
                     self.error(
@@ -1318,6 +1331,22 @@ impl Parser<'_> {
     }
 }
 
+/// A reservation backs its pool: `<pool>-reserved`, a tier of the pool (same label and taints, the highest weight
+/// of the pool), limited to the reservation, in front of the preset's tiers, which then carry no reservation. Pods
+/// select the pool, so Karpenter launches into the reservation first and falls back when it is full (a separate
+/// pool with its own label would sit idle while its $/h is billed). Only a pool whose capacity is exactly
+/// `"reserved"` is the reservation alone.
+fn reservation_tier(name: &Spanned<String>, settings: &mut Settings) -> Option<Tier> {
+    let reserved = settings.reserved.clone()?;
+    if settings.capacity.value == [CapacityType::Reserved] {
+        return None;
+    }
+    let mut tier = settings.clone();
+    tier.capacity = Spanned::new(vec![CapacityType::Reserved], reserved.span);
+    settings.reserved = None;
+    Some(Tier { name: Spanned::new(format!("{}-reserved", name.value), reserved.span), settings: tier })
+}
+
 fn args(node: &KdlNode) -> impl Iterator<Item = &KdlEntry> {
     node.entries().iter().filter(|e| e.name().is_none())
 }
@@ -1425,6 +1454,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         types: Vec::new(),
         exclude_types: Vec::new(),
         efa: None,
+        efa_zone: None,
         capacity: Spanned::new(capacity, span),
         max_accelerators: None,
         weight: None,

@@ -363,7 +363,7 @@ fn explain_pool(
         worst_case_basis: crate::render::worst_case_basis(plan),
         cpu_limit: plan.cpu_limit,
         fixed_usd_per_hour: plan.fixed_usd_per_hour.map(r4),
-        placement: plan.pod_placement(),
+        placement: plan.pod_placement(plan.largest_node()),
         candidates,
         removed: plan
             .removed
@@ -493,6 +493,9 @@ pub fn table(e: &Explanation) -> String {
                 let _ = writeln!(out, "    pods need  nodeSelector {{{}}}", selector.join(", "));
                 for t in &pool.placement.tolerations {
                     let _ = writeln!(out, "               toleration {t}");
+                }
+                if !pool.placement.requests.is_empty() {
+                    let _ = writeln!(out, "               requests {{{}}} per pod of {} {}", pool.placement.requests_text(), pool.largest_node, pool.resource);
                 }
                 let _ = writeln!(out, "    candidates {} type{}, cheapest $/accelerator-hour first:", pool.candidates.len(), if pool.candidates.len() == 1 { "" } else { "s" });
                 let rows: Vec<Vec<String>> = pool

@@ -55,6 +55,8 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP015", name: "monitoring-without-selector-label", summary: "PrometheusRule without a label for Prometheus to select it by (kube-prometheus-stack selects release=<release>)", checks_output: true },
     Rule { code: "GP016", name: "tier-never-receives-pods", summary: "a tier of a tiered pool receives no pod even when every earlier tier is out of capacity (simulated)", checks_output: true },
     Rule { code: "GP017", name: "device-plugin-unreachable", summary: "an accelerator NodePool's taints keep an add-on its nodes need (NFD worker, NVIDIA operands, Neuron or EFA device plugin) off them: the devices never become schedulable", checks_output: true },
+    Rule { code: "GP018", name: "replica-too-big-for-small-types", summary: "a workload's replica (its `requests` and accelerators) does not fit some of its pool's instance types: Karpenter silently launches larger, pricier ones", checks_output: false },
+    Rule { code: "GP019", name: "efa-mixed-gpu-models", summary: "an EFA pool whose NodePools admit more than one GPU model: one multi-node job may get both and runs at the slower one's pace", checks_output: false },
 ];
 
 /// The rule for a code, if any.
@@ -93,6 +95,7 @@ pub fn cluster_findings(c: &Compilation, cluster: &ClusterPlan, manifests: &[Man
     let mut lint = Lint { c, rendered: &rendered, out: Vec::new() };
     lint.cluster(cluster, &profiles);
     lint.device_plugins(cluster, manifests);
+    lint.replica_fit(cluster, &profiles, simulated);
     lint.out.extend(crate::simulate::check::tier_findings(c, cluster, simulated));
     lint.out
 }
@@ -333,6 +336,7 @@ impl<'c> Lint<'c> {
             self.reserved(ctx);
             self.cost_annotations(ctx);
             self.named_gpu_priced_out(ctx);
+            self.efa_mixed_models(ctx);
         }
         self.equal_weights(&views);
         self.monitoring_labels(cluster, profiles);
@@ -386,6 +390,48 @@ impl<'c> Lint<'c> {
         }
         let diagnostic = self.c.sources.error(span, code, message).help(silence_help(help, code)).warning();
         self.out.push(Finding { code, cluster: cluster.name.clone(), profile: profile.name.value.clone(), pool: None, span, diagnostic });
+    }
+
+    /// GP018: a workload's replica does not fit some of its pool's types. Karpenter launches the cheapest type the
+    /// pending pods fit (kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/nodeclaim.go` `CanAdd`
+    /// filters the types by the pods' requests), so the pool's cheapest $/accelerator-hour is never what it pays.
+    fn replica_fit(&mut self, cluster: &ClusterPlan, profiles: &[&Profile], simulated: &Manifests) {
+        let Some((catalog, _)) = self.c.simulation_catalog(&cluster.region) else { return };
+        for w in &cluster.ops.workloads {
+            let Some(profile) = profiles.iter().find(|p| p.name.value == w.profile) else { continue };
+            let Some(spec) = profile.ops.workloads.iter().find(|x| x.name.value == w.name && x.namespace.value == w.namespace) else { continue };
+            let allowed = cluster.pools.iter().filter(|p| w.nodepools.contains(&p.name)).any(|p| p.allow.contains("GP018"));
+            let Some(fit) = crate::simulate::check::FitSummary::new(crate::simulate::check::replica_fits(cluster, simulated, catalog, w)) else { continue };
+            if allowed || fit.too_small.is_empty() {
+                continue;
+            }
+            let span = spec.requests.values().next().map_or(spec.name.span, |r| r.span);
+            let message = format!("one replica of workload `{}/{}` does not fit on {} of pool `{}`: {}", w.namespace, w.name, fit.too_small_text(), w.pool, fit.price_text());
+            let help = "lower the replica's requests to fit the small types, or exclude them from the pool (`exclude-types`) so its cost figures count what it launches (DaemonSet requests are not modelled: leave room for them)";
+            self.profile(cluster, profile, "GP018", span, message, help.into());
+        }
+    }
+
+    /// GP019: an EFA pool whose NodePools (all its tiers) admit more than one GPU model. NCCL collectives run at the
+    /// pace of the slowest rank, and nothing keeps one job's pods on one model. Reported on the pool's first tier.
+    fn efa_mixed_models(&mut self, ctx: &PoolCtx) {
+        if !ctx.plan.efa || ctx.plan.tier_index != 0 {
+            return;
+        }
+        let tiers = ctx.cluster.pools.iter().filter(|p| p.profile == ctx.plan.profile && p.pool == ctx.plan.pool);
+        let models: BTreeSet<&str> = tiers.flat_map(|p| p.candidates.iter().map(|c| c.accelerator_name.as_str())).collect();
+        if models.len() < 2 {
+            return;
+        }
+        let span = ctx.tier.settings.efa.as_ref().map_or(ctx.tier.name.span, |e| e.span);
+        let list = models.into_iter().collect::<Vec<_>>().join(", ");
+        self.pool(
+            ctx,
+            "GP019",
+            span,
+            format!("EFA pool `{}` admits GPU models {list}: one multi-node job may get several and runs at the slowest one's pace", ctx.plan.pool),
+            "name one GPU model in the pool's `gpu { name … }`, or give each model its own pool".into(),
+        );
     }
 
     /// GP001: WhenEmptyOrUnderutilized on a GPU pool.

@@ -14,6 +14,7 @@ use crate::catalog::CapacityType;
 use crate::compile::Compilation;
 use crate::diagnostic::ProfileDiagnostic;
 use crate::render::Manifest;
+use crate::ops::workload::WorkloadPlan;
 use crate::solve::{ClusterPlan, PoolPlan};
 
 use super::instances::Unavailable;
@@ -36,24 +37,22 @@ pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
     manifests::manifests(&docs).unwrap_or_default()
 }
 
-/// `replicas` pods of one accelerator request each, placed as gpuplan tells users to place them on `pools`.
+/// `replicas` pods of `per_replica` accelerators each, placed as gpuplan tells users to place them on `pools`
+/// (`solve::workload_placement`: nodeSelector, tolerations, EFA request).
 pub fn pool_pods(namespace: &str, name: &str, pools: &[&PoolPlan], per_replica: u32, replicas: u32) -> Vec<Pod> {
     let Some(first) = pools.first() else { return Vec::new() };
-    let placement = first.pod_placement();
+    let placement = crate::solve::workload_placement(pools, per_replica);
     let mut node_selector = Requirements::default();
     for (k, v) in &placement.node_selector {
         node_selector.add(k, Requirement::is_in([v.clone()]));
     }
-    let mut tolerations: Vec<Toleration> = Vec::new();
-    for p in pools {
-        for t in p.pod_placement().tolerations {
-            let t = Toleration { key: t.key, operator: t.operator, value: t.value.unwrap_or_default(), effect: t.effect };
-            if !tolerations.contains(&t) {
-                tolerations.push(t);
-            }
-        }
-    }
-    let requests = Resources::from([(first.resource().to_string(), per_replica as i128 * 1000), ("pods".to_string(), 1000)]);
+    let tolerations: Vec<Toleration> = placement
+        .tolerations
+        .into_iter()
+        .map(|t| Toleration { key: t.key, operator: t.operator, value: t.value.unwrap_or_default(), effect: t.effect })
+        .collect();
+    let mut requests = Resources::from([(first.resource().to_string(), per_replica as i128 * 1000), ("pods".to_string(), 1000)]);
+    requests.extend(placement.requests.into_iter().map(|(k, v)| (k, v as i128 * 1000)));
     (0..replicas)
         .map(|i| Pod { key: format!("{namespace}/{name}-{i}"), requests: requests.clone(), node_selector: node_selector.clone(), required_terms: Vec::new(), preferred_terms: Vec::new(), tolerations: tolerations.clone() })
         .collect()
@@ -81,8 +80,112 @@ pub fn workload_pods(cluster: &ClusterPlan) -> Vec<Pod> {
         .ops
         .workloads
         .iter()
-        .flat_map(|w| pool_pods(&w.namespace, &w.name, &workload_pools(cluster, &w.nodepools), w.gpus_per_replica.max(1), w.replicas_max))
+        .flat_map(|w| replicas(cluster, w, w.replicas_max))
         .collect()
+}
+
+/// `count` pods of a workload as its pod spec would request: its pool's placement, its accelerators and its
+/// `requests` (cpu, memory).
+fn replicas(cluster: &ClusterPlan, w: &WorkloadPlan, count: u32) -> Vec<Pod> {
+    let mut pods = pool_pods(&w.namespace, &w.name, &workload_pools(cluster, &w.nodepools), w.gpus_per_replica.max(1), count);
+    let requests: Resources = w.requests.iter().filter_map(|(k, v)| Some((k.clone(), super::yaml::milli(v)?))).collect();
+    for pod in &mut pods {
+        pod.requests.extend(requests.clone());
+    }
+    pods
+}
+
+/// One instance type of a workload's pool, and what keeps one replica off an empty node of it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ReplicaFit {
+    pub nodepool: String,
+    pub instance_type: String,
+    /// Each resource the replica requests beyond the node's allocatable: `cpu 4 > 3.92 allocatable`. Empty: it fits.
+    pub short: Vec<String>,
+    pub usd_per_accelerator_hour: f64,
+}
+
+/// Which types of the workload's pool hold one replica: its requests against each type's allocatable as Karpenter
+/// computes it (capacity − kube-reserved − eviction threshold, `simulate::instances`; DaemonSet requests are not
+/// modelled, so a type that fits here by less than the add-ons' requests still does not). Empty when the workload
+/// declares no `requests` (accelerators alone always fit: the pool only has types with enough of them).
+pub fn replica_fits(cluster: &ClusterPlan, simulated: &Manifests, catalog: &crate::catalog::Catalog, w: &WorkloadPlan) -> Vec<ReplicaFit> {
+    let Some(pod) = replicas(cluster, w, 1).pop().filter(|_| !w.requests.is_empty()) else { return Vec::new() };
+    let mut out = Vec::new();
+    for pool in workload_pools(cluster, &w.nodepools) {
+        let Some(class) = simulated.node_classes.iter().find(|c| c.name == pool.node_class) else { continue };
+        for c in &pool.candidates {
+            let Some(it) = catalog.get(&c.name) else { continue };
+            let capacity = super::instances::capacity(it, class);
+            let allocatable = super::instances::allocatable(it, class, &capacity);
+            let short = pod
+                .requests
+                .iter()
+                .filter(|(k, v)| *k != "pods" && **v > allocatable.get(*k).copied().unwrap_or(0))
+                .map(|(k, v)| format!("{k} {} > {} allocatable", quantity(k, *v), quantity(k, allocatable.get(k).copied().unwrap_or(0))))
+                .collect();
+            out.push(ReplicaFit { nodepool: pool.name.clone(), instance_type: c.name.clone(), short, usd_per_accelerator_hour: c.usd_per_accelerator_hour });
+        }
+    }
+    out
+}
+
+/// What [`replica_fits`] means for a workload: the types that hold one replica, those that do not and why, and what
+/// that does to the price per accelerator-hour (by type across the pool's tiers, each at its cheapest tier).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FitSummary {
+    pub fits: Vec<String>,
+    pub too_small: Vec<ReplicaFit>,
+    pub cheapest_usd_per_accelerator_hour: f64,
+    /// None: no type of the pool holds a replica.
+    pub cheapest_fit_usd_per_accelerator_hour: Option<f64>,
+}
+
+impl FitSummary {
+    /// None when the workload declares no requests.
+    pub fn new(fits: Vec<ReplicaFit>) -> Option<FitSummary> {
+        let mut by_type: BTreeMap<String, ReplicaFit> = BTreeMap::new();
+        for f in fits {
+            let e = by_type.entry(f.instance_type.clone()).or_insert_with(|| f.clone());
+            e.usd_per_accelerator_hour = e.usd_per_accelerator_hour.min(f.usd_per_accelerator_hour);
+        }
+        let mut types: Vec<ReplicaFit> = by_type.into_values().collect();
+        types.sort_by(|a, b| a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour).then(a.instance_type.cmp(&b.instance_type)));
+        let cheapest = types.first()?.usd_per_accelerator_hour;
+        let (fit, too_small): (Vec<ReplicaFit>, Vec<ReplicaFit>) = types.into_iter().partition(|f| f.short.is_empty());
+        Some(FitSummary {
+            cheapest_fit_usd_per_accelerator_hour: fit.first().map(|f| f.usd_per_accelerator_hour),
+            fits: fit.into_iter().map(|f| f.instance_type).collect(),
+            too_small,
+            cheapest_usd_per_accelerator_hour: cheapest,
+        })
+    }
+
+    /// `g6.xlarge (cpu 4.00 > 3.92 allocatable), g5.xlarge (…)`.
+    pub fn too_small_text(&self) -> String {
+        self.too_small.iter().map(|f| format!("{} ({})", f.instance_type, f.short.join(", "))).collect::<Vec<_>>().join(", ")
+    }
+
+    /// What the misfits cost: `the cheapest type it fits, g6.2xlarge, costs $0.3910/accelerator-hour, +21% over the pool's cheapest ($0.3219)`.
+    pub fn price_text(&self) -> String {
+        match (self.fits.first(), self.cheapest_fit_usd_per_accelerator_hour) {
+            (Some(t), Some(fit)) => format!(
+                "the cheapest type it fits, {t}, costs ${fit:.4}/accelerator-hour, {:+.0}% over the pool's cheapest (${:.4})",
+                (fit / self.cheapest_usd_per_accelerator_hour - 1.0) * 100.0,
+                self.cheapest_usd_per_accelerator_hour
+            ),
+            _ => "no type of the pool holds one replica: every replica stays pending".into(),
+        }
+    }
+}
+
+/// A milli-quantity for people: cores with two decimals, memory in GiB.
+fn quantity(resource: &str, milli: i128) -> String {
+    match resource {
+        "memory" => format!("{:.1}Gi", milli as f64 / 1000.0 / 1024f64.powi(3)),
+        "cpu" => format!("{:.2}", milli as f64 / 1000.0),
+        _ => format!("{}", milli / 1000),
+    }
 }
 
 fn replica_of<'r>(key: &'r str, namespace: &str, name: &str) -> bool {
@@ -213,6 +316,9 @@ pub struct WorkloadPlacement {
     pub pending: usize,
     pub usd_per_hour: f64,
     pub price_estimate: bool,
+    /// Which of the pool's types hold one replica (when the workload declares `requests`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<FitSummary>,
 }
 
 pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<WorkloadPlacement> {
@@ -228,6 +334,7 @@ pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<Worklo
         .map(|w| {
             let nodeclaims: Vec<_> = report.nodeclaims.iter().filter(|nc| nc.pods.iter().any(|p| replica_of(p, &w.namespace, &w.name))).cloned().collect();
             WorkloadPlacement {
+                fit: c.simulation_catalog(&cluster.region).and_then(|(catalog, _)| FitSummary::new(replica_fits(cluster, &simulated, catalog, w))),
                 profile: w.profile.clone(),
                 namespace: w.namespace.clone(),
                 name: w.name.clone(),

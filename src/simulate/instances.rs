@@ -9,7 +9,8 @@
 //!   (memory 11 MiB × ENI-limited pods + 255 MiB; cpu 6% of the first core, 1% of the second, 0.5% of the next two,
 //!   0.25% above; ephemeral-storage 1Gi), `evictionThreshold` (memory 100Mi, ephemeral 10%, `evictionHard`
 //!   overrides). ENI limits come from EC2 DescribeInstanceTypes (moto 5.2.5 data, `eni-limits.tsv`), because the
-//!   catalog does not carry them. Ephemeral storage is the AL2023 default 20Gi root volume.
+//!   catalog does not carry them. Ephemeral storage is the AL2023 default 20Gi root volume. `vpc.amazonaws.com/efa`
+//!   is the type's maximum EFA interfaces (`types.go` `efas`, from `catalog::efa`).
 //! - NodeOverlay (karpenter.sh/v1alpha1): the heaviest matching overlay sets capacity and price
 //!   (kubernetes-sigs/karpenter `pkg/controllers/nodeoverlay`).
 //! - Offerings: every catalog zone × usage class, priced from the catalog (spot estimates labelled). Reserved
@@ -223,6 +224,10 @@ pub fn capacity(it: &InstanceType, class: &NodeClass) -> Resources {
     if let Some(n) = &it.neuron {
         c.insert("aws.amazon.com/neuron".into(), n.count as i128 * 1000);
         c.insert("aws.amazon.com/neuroncore".into(), (n.count * n.cores_per_device) as i128 * 1000);
+    }
+    // types.go `efas`: the type's maximum EFA interfaces (the NodeClass's networkInterfaces are not modelled).
+    if let Some(n) = crate::catalog::efa::interfaces(&it.name) {
+        c.insert(crate::catalog::efa::EFA_RESOURCE.into(), n as i128 * 1000);
     }
     c
 }

@@ -211,5 +211,11 @@ pub fn write_placements(out: &mut String, placements: &[super::check::WorkloadPl
         for ((pool, ty, ct), (count, usd, est)) in groups {
             let _ = writeln!(out, "    NodePool {pool}: {count} × {ty} ({ct}) {}/h", price(usd, est));
         }
+        if let Some(fit) = w.fit.as_ref().filter(|f| !f.too_small.is_empty()) {
+            let _ = writeln!(out, "    too small  one replica does not fit on {}", fit.too_small_text());
+            let _ = writeln!(out, "               {} (DaemonSet requests not modelled)", fit.price_text());
+        } else if let Some(fit) = &w.fit {
+            let _ = writeln!(out, "    fits       one replica fits on every type of the pool ({})", fit.fits.len());
+        }
     }
 }

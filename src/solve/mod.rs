@@ -204,10 +204,11 @@ impl PoolPlan {
         self.candidates.iter().map(|c| c.accelerators).max().unwrap_or(0) * self.replicas()
     }
 
-    /// What a pod needs to run on this pool: the nodeSelector and tolerations, in Kubernetes' own shape.
+    /// What a pod with `accelerators` of the pool's resource needs to run on this pool, in Kubernetes' own shape.
     /// The selector names the pool (all its tiers), so the pod falls back across tiers but never lands on
-    /// another pool; a toleration for every NoSchedule/NoExecute taint of the NodePool.
-    pub fn pod_placement(&self) -> PodPlacement {
+    /// another pool; a toleration for every NoSchedule/NoExecute taint of the NodePool; on EFA pools, the EFA
+    /// interfaces to request ([`PoolPlan::efa_request`]).
+    pub fn pod_placement(&self, accelerators: u32) -> PodPlacement {
         let node_selector = BTreeMap::from([(POOL_LABEL.to_string(), self.pool.clone())]);
         let tolerations = self
             .taints
@@ -220,7 +221,26 @@ impl PoolPlan {
                 effect: t.effect.clone(),
             })
             .collect();
-        PodPlacement { node_selector, tolerations }
+        let requests = self.efa_request(accelerators).map(|n| (crate::catalog::efa::EFA_RESOURCE.to_string(), n)).into_iter().collect();
+        PodPlacement { node_selector, tolerations, requests }
+    }
+
+    /// The EFA interfaces a pod with `accelerators` should request on an `efa #true` pool. Karpenter attaches EFA
+    /// interfaces only to a NodeClaim whose pods request `vpc.amazonaws.com/efa`, and then all of the type's
+    /// (aws/karpenter-provider-aws `pkg/providers/instance/instance.go` `getEFACountForInstance`); the EFA device
+    /// plugin hands each pod the interfaces it requests. So a pod asks for its share of a node's interfaces (all of
+    /// them for a whole-node pod: 32 on p5.48xlarge, 4 on p4d.24xlarge), on the type that has the fewest per
+    /// accelerator among those that can hold it, so that it fits every one; at least 1.
+    pub fn efa_request(&self, accelerators: u32) -> Option<u32> {
+        if !self.efa {
+            return None;
+        }
+        let share = |c: &Candidate| {
+            let per_node = u64::from(c.accelerators * self.replicas());
+            let interfaces = crate::catalog::efa::interfaces(&c.name)?;
+            (per_node >= u64::from(accelerators)).then(|| (u64::from(interfaces) * u64::from(accelerators) / per_node.max(1)).clamp(1, u64::from(interfaces)) as u32)
+        };
+        Some(self.candidates.iter().filter_map(share).min().unwrap_or(1))
     }
 
     pub fn uses_estimates(&self) -> bool {
@@ -259,6 +279,31 @@ pub struct PodPlacement {
     #[serde(rename = "nodeSelector")]
     pub node_selector: BTreeMap<String, String>,
     pub tolerations: Vec<Toleration>,
+    /// Requests besides the accelerators (`vpc.amazonaws.com/efa` on EFA pools), per pod.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests: BTreeMap<String, u32>,
+}
+
+impl PodPlacement {
+    /// One line for annotations and alert texts, with the same items `explain` lists under "pods need":
+    /// `nodeSelector {k: v}, toleration {…} and toleration {…}, and requests {vpc.amazonaws.com/efa: 32}`.
+    pub fn describe(&self) -> String {
+        let selector: Vec<String> = self.node_selector.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        let mut items = vec![format!("nodeSelector {{{}}}", selector.join(", "))];
+        items.extend(self.tolerations.iter().map(|t| format!("toleration {t}")));
+        if !self.requests.is_empty() {
+            items.push(format!("requests {{{}}}", self.requests_text()));
+        }
+        match items.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => items.join(""),
+        }
+    }
+
+    /// `vpc.amazonaws.com/efa: 32`.
+    pub fn requests_text(&self) -> String {
+        self.requests.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -268,6 +313,28 @@ pub struct Toleration {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     pub effect: String,
+}
+
+/// What a pod with `accelerators` needs to run on any of `pools` (the tiers of one pool a workload runs on): the
+/// pool's nodeSelector, every tier's tolerations (once each, in tier order), and the smallest EFA request of the
+/// tiers, so that the pod fits each. Empty when `pools` is.
+pub fn workload_placement(pools: &[&PoolPlan], accelerators: u32) -> PodPlacement {
+    let mut placements = pools.iter().map(|p| p.pod_placement(accelerators));
+    let Some(mut out) = placements.next() else {
+        return PodPlacement { node_selector: BTreeMap::new(), tolerations: Vec::new(), requests: BTreeMap::new() };
+    };
+    for other in placements {
+        for t in other.tolerations {
+            if !out.tolerations.contains(&t) {
+                out.tolerations.push(t);
+            }
+        }
+        for (k, v) in other.requests {
+            let e = out.requests.entry(k).or_insert(v);
+            *e = (*e).min(v);
+        }
+    }
+    out
 }
 
 /// `{key: k, operator: Equal, value: v, effect: NoSchedule}`: how explain and the ops annotations print it.
@@ -427,6 +494,7 @@ fn solve_cluster(
                 }
             }
         }
+        diagnostics.extend(pin_efa_zones(&mut profile_pools, catalog, &zones, sources));
         for (raid0, time_slicing) in used_default_classes {
             node_classes.push(NodeClassPlan {
                 name: default_class_name(&default_class.name, raid0, time_slicing),
@@ -502,6 +570,49 @@ fn solve_cluster(
     };
     cluster.ops = crate::ops::plan_cluster(&cluster, profiles, sources)?;
     Ok(cluster)
+}
+
+/// EFA pools launch in one zone, the same for all their tiers. EFA's OS-bypass traffic stays within an
+/// Availability Zone (AWS EC2 user guide, "Elastic Fabric Adapter", limitations: historically one subnet): a
+/// multi-node job spread over zones gets no EFA between its nodes and NCCL falls back to TCP. The zone is `efa zone="…"`, or the first of the cluster's zones that
+/// offers the most of the pool's types; types not offered there are removed (they could never launch).
+fn pin_efa_zones(pools: &mut [(PoolPlan, &Tier)], catalog: &Catalog, zones: &[String], sources: &Sources) -> Vec<ProfileDiagnostic> {
+    let mut out = Vec::new();
+    let efa_pools: BTreeSet<String> = pools.iter().filter(|(p, _)| p.efa).map(|(p, _)| p.pool.clone()).collect();
+    let offers = |t: &str, zone: &str| catalog.get(t).is_some_and(|it| it.zones.iter().any(|z| z == zone));
+    for pool in efa_pools {
+        let members: Vec<usize> = (0..pools.len()).filter(|&i| pools[i].0.pool == pool).collect();
+        let types: BTreeSet<String> = members.iter().flat_map(|&i| pools[i].0.candidates.iter().map(|c| c.name.clone())).collect();
+        let explicit = members.iter().find_map(|&i| pools[i].1.settings.efa_zone.clone());
+        let zone = match explicit {
+            Some(z) if zones.contains(&z.value) => z.value,
+            Some(z) => {
+                out.push(sources.error(z.span, "E0152", format!("EFA zone `{}` is not one of the cluster's zones", z.value)).help(format!("one of: {}", zones.join(", "))));
+                continue;
+            }
+            None => {
+                let best = zones.iter().map(|z| types.iter().filter(|t| offers(t, z)).count()).max().unwrap_or(0);
+                let Some(z) = zones.iter().find(|z| types.iter().filter(|t| offers(t, z)).count() == best) else { continue };
+                z.clone()
+            }
+        };
+        for &i in &members {
+            let (plan, tier) = &mut pools[i];
+            let (kept, dropped): (Vec<Candidate>, Vec<Candidate>) = plan.candidates.drain(..).partition(|c| offers(&c.name, &zone));
+            plan.candidates = kept;
+            if !dropped.is_empty() {
+                plan.removed.push(Removal { constraint: format!("offered in EFA zone {zone}"), types: dropped.into_iter().map(|c| c.name).collect() });
+            }
+            if plan.candidates.is_empty() {
+                let span = tier.settings.efa.as_ref().map_or(tier.name.span, |e| e.span);
+                out.push(sources.error(span, "E0140", format!("no instance type of pool `{}` is offered in its EFA zone {zone}", plan.name)).help("name another zone: efa #true zone=\"…\""));
+            }
+            plan.zones = vec![zone.clone()];
+            let reservation = if tier.settings.reserved.is_some() { format!("; the reservation must be in {zone}") } else { String::new() };
+            plan.notes.push(format!("EFA: nodes launch in {zone} only, so a multi-node job's EFA traffic stays in one Availability Zone{reservation}"));
+        }
+    }
+    out
 }
 
 /// Gives every pool a weight: explicit ones as written; each run of pools without one gets distinct weights
