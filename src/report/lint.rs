@@ -261,12 +261,12 @@ fn rendered_cost(ctx: &PoolCtx) -> Option<RenderedCost> {
         .filter_map(|name| {
             let t = ctx.catalog.get(name)?;
             let q = cost::quote(t, ctx.catalog, &capacity, &zones, ctx.plan.spot_ceiling)?;
-            Some(NodeShape { accelerators: t.accelerators(kind).max(1), vcpu: t.vcpu, expected: q.expected, ceiling: q.ceiling })
+            Some(NodeShape::of(t, kind, crate::solve::units_per_gpu(ctx.plan.sharing.as_ref(), t), &q))
         })
         .collect();
     let accelerators = u32::try_from(ctx.np.limit(ctx.plan.resource())?).ok()?;
     let cpu = ctx.np.limit("cpu").and_then(|c| u32::try_from(c).ok());
-    let limits = Limits { accelerators, units_per_accelerator: ctx.plan.replicas(), cpu };
+    let limits = Limits { accelerators, cpu };
     (!shapes.is_empty()).then(|| RenderedCost {
         expected: cost::expected(&shapes, limits),
         worst_case: cost::worst_case(&shapes, limits),
