@@ -358,8 +358,9 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
     if let Some(fixed) = pool.fixed_usd_per_hour {
         annotations.insert("gpuplan.dev/fixed-usd-per-hour".into(), usd(fixed));
     }
+    // On every NodePool (a reservation's is its fixed cost), so that diff's per-cluster sums are whole.
+    annotations.insert(DRAIN_PEAK_ANNOTATION.into(), usd(pool.drain_peak_usd_per_hour));
     if pool.draining_nodes > 0 {
-        annotations.insert(DRAIN_PEAK_ANNOTATION.into(), usd(pool.drain_peak_usd_per_hour));
         annotations.insert(DRAIN_PEAK_BASIS_ANNOTATION.into(), drain_peak_basis(pool));
     }
     if pool.efa {

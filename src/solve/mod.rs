@@ -1183,6 +1183,13 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
             continue;
         }
         plan.requirements = requirements(&tier.settings, &plan.zones, &plan.candidates);
+        let unverified = plan.unverified_prices().len();
+        if unverified > 0 && plan.fixed_usd_per_hour.is_none() && budget.is_some() {
+            plan.limit_reason.push_str(&format!(
+                " (unverified: the on-demand prices of {unverified} of its {} types are catalog estimates)",
+                plan.candidates.len()
+            ));
+        }
         let shapes = plan.shapes();
         let limits = plan.limits_for(&shapes, plan.limit);
         plan.cpu_limit = limits.cpu;
