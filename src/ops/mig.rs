@@ -421,6 +421,16 @@ mod tests {
         }
         assert!(m.homogeneous("all-1g.10gb") && !m.homogeneous("all-balanced"));
     }
+
+    #[test]
+    fn devices_per_gpu_follow_the_model() {
+        let m = MigConfigs::builtin();
+        assert_eq!(m.devices_for("all-1g.10gb", "A100", 81920), 7);
+        assert_eq!(m.devices_for("all-1g.10gb", "A100", 40960), 4);
+        assert_eq!(m.devices_for("all-1g.10gb", "H100", 81920), 7);
+        assert_eq!(m.devices_per_gpu("all-1g.10gb"), 4, "the fewest of any model");
+        assert_eq!(m.devices_for("all-1g.20gb", "A100", 81920), 4, "no device filter: one entry for every GPU");
+    }
 }
 
 /// A config that gives one GPU several MIG profiles needs the device plugin's `mixed` strategy, which advertises

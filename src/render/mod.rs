@@ -445,21 +445,17 @@ pub const DRAIN_PEAK_BASIS_ANNOTATION: &str = "gpuplan.dev/drain-peak-basis";
 /// The `gpuplan.dev/drain-peak-basis` annotation, explain's words for the drain peak.
 pub fn drain_peak_basis(pool: &PoolPlan) -> String {
     let n = pool.draining_nodes;
-    let why = if pool.disruption.expire_after != "Never" {
-        format!("every node can expire at once (expireAfter {}; expiration ignores disruption budgets)", pool.disruption.expire_after)
-    } else {
-        "the disruption budgets' node count".to_string()
-    };
+    let nodes = if n == 1 { "1 node draining beside its replacement".to_string() } else { format!("{n} nodes draining beside their replacements") };
     let grace = match &pool.disruption.termination_grace_period {
         Some(g) => format!("for up to terminationGracePeriod {g}"),
-        None => "with no terminationGracePeriod: a drain blocked by a PodDisruptionBudget never ends".to_string(),
+        None => "with no terminationGracePeriod, so a drain a PodDisruptionBudget blocks never ends".to_string(),
     };
-    format!(
-        "{n} node{} draining beside {} replacement{} ({why}), {grace}: Karpenter leaves nodes being deleted out of the limits",
-        if n == 1 { "" } else { "s" },
-        if n == 1 { "its" } else { "their" },
-        if n == 1 { "" } else { "s" },
-    )
+    let why = if pool.disruption.expire_after != "Never" {
+        format!("expireAfter {}: every node can expire at once, and expiration ignores disruption budgets", pool.disruption.expire_after)
+    } else {
+        "the always-on disruption budgets' node count".to_string()
+    };
+    format!("{nodes} {grace} ({why}); Karpenter leaves nodes being deleted out of the limits")
 }
 
 /// The `gpuplan.dev/worst-case-basis` annotation: what the worst case assumes, in words. It is a steady-state
