@@ -41,7 +41,12 @@ fn annotation(o: &Value, key: &str) -> f64 {
 }
 
 fn requirement<'o>(np: &'o Value, key: &str) -> Vec<&'o str> {
-    np["spec"]["template"]["spec"]["requirements"]
+    values_of(&np["spec"]["template"]["spec"]["requirements"], key)
+}
+
+/// The values of the requirement on `key` in a list of node selector requirements.
+fn values_of<'o>(requirements: &'o Value, key: &str) -> Vec<&'o str> {
+    requirements
         .as_array()
         .unwrap()
         .iter()
@@ -581,7 +586,7 @@ fn estimated_prices_are_never_called_guaranteed() {
     let c = examples();
     let np = &object(&c, "NodePool", "batch");
     let basis = np["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap();
-    assert!(basis.contains("ESTIMATED, not guaranteed") && !basis.contains("guaranteed:"), "{basis}");
+    assert!(basis.starts_with("steady state, ESTIMATED, not guaranteed"), "{basis}");
     let e = explanation(&c, Some("batch-west")).unwrap();
     let p = &e.clusters[0].profiles[0];
     assert_eq!(p.worst_case_bound, gpuplan::catalog::cost::Bound::Estimated);
@@ -610,10 +615,21 @@ fn estimated_prices_are_never_called_guaranteed() {
 /// `config` whose device-filter comment names `model`. Read from the text, independently of `ops::mig`.
 fn mig_devices(config: &str, model: &str) -> u32 {
     let text = std::fs::read_to_string(repo().join("templates/default-mig-parted-config.yaml")).unwrap();
-    let section = text.split(&format!("\n  {config}:\n")).nth(1).unwrap();
-    let section = section.split("\n\n  ").next().unwrap();
-    let entry = section.split("\n    # ").find(|e| e.lines().next().unwrap().split(", ").any(|m| m == model)).unwrap();
-    entry.lines().filter_map(|l| l.trim().strip_prefix('"')).map(|l| l.rsplit(": ").next().unwrap().parse::<u32>().unwrap()).sum()
+    let (mut in_config, mut for_model, mut devices) = (false, false, 0);
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let (indent, trimmed) = (line.len() - line.trim_start().len(), line.trim());
+        if indent == 2 {
+            if in_config {
+                break;
+            }
+            in_config = trimmed == format!("{config}:");
+        } else if in_config && indent == 4 && trimmed.starts_with('#') {
+            for_model = trimmed.trim_start_matches(['#', ' ']).split(", ").any(|m| m == model);
+        } else if in_config && for_model && trimmed.starts_with('"') {
+            devices += trimmed.rsplit(": ").next().unwrap().parse::<u32>().unwrap();
+        }
+    }
+    devices
 }
 
 /// `all-1g.10gb` makes 7 devices of an A100-80GB (p4de) and 4 of an A100-40GB (p4d). Each type of a MIG pool is
@@ -648,11 +664,5 @@ fn mig_devices_follow_the_gpu_model_of_each_instance_type() {
 }
 
 fn requirement_of<'o>(o: &'o Value, key: &str) -> Vec<&'o str> {
-    o["spec"]["requirements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["key"] == key)
-        .map(|r| r["values"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect())
-        .unwrap_or_default()
+    values_of(&o["spec"]["requirements"], key)
 }
