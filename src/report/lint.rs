@@ -237,9 +237,11 @@ impl PoolCtx<'_> {
     }
 }
 
-/// Schedulable accelerators of one type in a pool (as the solver counts them: at least 1, × time-slicing).
-fn schedulable(t: &InstanceType, kind: AcceleratorKind, replicas: u32) -> u32 {
-    t.accelerators(kind).max(1) * replicas
+/// Schedulable accelerators of one type in a pool, and per physical accelerator (as the solver counts them: at
+/// least 1, × time-slicing replicas or the MIG devices of this type's GPU model).
+fn schedulable(t: &InstanceType, kind: AcceleratorKind, sharing: Option<&crate::profile::Sharing>) -> (u32, u32) {
+    let per_accelerator = crate::solve::units_per_gpu(sharing, t);
+    (t.accelerators(kind).max(1) * per_accelerator, per_accelerator)
 }
 
 /// What a rendered NodePool can cost, recomputed from the catalog with the same cost model as the solver
@@ -501,14 +503,18 @@ impl<'c> Lint<'c> {
             );
         }
         let Some(limit) = ctx.np.limit(resource) else { return };
-        let replicas = ctx.plan.replicas();
         let largest = ctx
             .types()
             .into_iter()
-            .filter_map(|name| ctx.catalog.get(&name).map(|t| (u64::from(schedulable(t, ctx.plan.accelerator, replicas)), name)))
-            .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        if let Some((accelerators, name)) = largest.filter(|(a, _)| *a > limit) {
-            let sharing = if replicas > 1 { format!(" ({} × time-slicing replicas {replicas})", accelerators / u64::from(replicas)) } else { String::new() };
+            .filter_map(|name| ctx.catalog.get(&name).map(|t| (schedulable(t, ctx.plan.accelerator, ctx.plan.sharing.as_ref()), name)))
+            .map(|((units, per), name)| (u64::from(units), u64::from(per), name))
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)));
+        if let Some((accelerators, per, name)) = largest.filter(|(a, _, _)| *a > limit) {
+            let sharing = match &ctx.plan.sharing {
+                Some(crate::profile::Sharing::Mig { .. }) if per > 1 => format!(" ({} × {per} MIG devices per GPU)", accelerators / per),
+                _ if per > 1 => format!(" ({} × time-slicing replicas {per})", accelerators / per),
+                _ => String::new(),
+            };
             self.pool(
                 ctx,
                 "GP004",
