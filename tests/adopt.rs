@@ -93,9 +93,9 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     // Helm values are listed as skipped, each with its reason (compile writes them again).
     let report = String::from_utf8_lossy(&out.stdout);
     let skipped = &report[report.find("skipped (").expect("a skipped section")..];
-    assert_eq!(skipped.lines().filter(|l| l.starts_with("  ")).count(), 12, "{skipped}");
+    assert_eq!(skipped.lines().filter(|l| l.starts_with("  ")).count(), 13, "{skipped}");
     assert!(skipped.contains("ml-prod/configmap-gpuplan-neuron-values.yaml ConfigMap/gpuplan-neuron-values (gpuplan's own: compiled again from the adopted pools' taints)"), "{skipped}");
-    assert!(skipped.contains("ml-research/nodeoverlay-small-models-8gpu.yaml NodeOverlay/small-models-8gpu (gpuplan's own: compiled again"), "{skipped}");
+    assert!(skipped.contains("ml-research/nodeoverlay-small-models-8gpu-x7.yaml NodeOverlay/small-models-8gpu-x7 (gpuplan's own: compiled again"), "{skipped}");
 
     assert!(read(dir.path(), "profiles/batch-west.kdl").contains("gitops repo=\"https://github.com/example/gpu-platform.git\" revision=\"main\" path=\"out\" argocd=#true flux=#false"));
     assert!(read(dir.path(), "profiles/tiered-fallback.kdl").contains("argocd=#false flux=#true { depends-on \"karpenter\" \"gpu-operator\"; }"));

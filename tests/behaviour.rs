@@ -41,7 +41,12 @@ fn annotation(o: &Value, key: &str) -> f64 {
 }
 
 fn requirement<'o>(np: &'o Value, key: &str) -> Vec<&'o str> {
-    np["spec"]["template"]["spec"]["requirements"]
+    values_of(&np["spec"]["template"]["spec"]["requirements"], key)
+}
+
+/// The values of the requirement on `key` in a list of node selector requirements.
+fn values_of<'o>(requirements: &'o Value, key: &str) -> Vec<&'o str> {
+    requirements
         .as_array()
         .unwrap()
         .iter()
@@ -118,7 +123,7 @@ fn worst_case_holds_with_spot_at_on_demand_and_slices_counted_as_karpenter_count
     }
     // The headline case of the issue: llm-inference claimed $149.96 ≤ $150 with spot at 0.4 × on-demand.
     let spot = &object(&c, "NodePool", "llm-inference-spot");
-    assert!(spot["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("guaranteed"));
+    assert!(spot["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("steady state, guaranteed"));
 }
 
 /// `spot-ceiling "observed-max"`: a spot-only pool bounded by the highest spot price the catalog observed. The
@@ -150,7 +155,7 @@ fn observed_max_spot_ceiling_is_labelled_empirical() {
     let empirical = compile_with(body("spot-ceiling \"observed-max\""), dir.path());
     let np = &object(&empirical, "NodePool", "batch");
     let basis = np["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap();
-    assert!(basis.starts_with("EMPIRICAL, not guaranteed"), "{basis}");
+    assert!(basis.starts_with("steady state, EMPIRICAL, not guaranteed"), "{basis}");
     let e = explanation(&empirical, None).unwrap();
     assert_eq!(e.clusters[0].profiles[0].worst_case_bound, gpuplan::catalog::cost::Bound::Empirical);
     let table = gpuplan::report::explain::explain(&empirical, None, gpuplan::report::explain::ExplainFormat::Table).unwrap();
@@ -158,7 +163,7 @@ fn observed_max_spot_ceiling_is_labelled_empirical() {
     // The empirical bound admits a higher limit than the guaranteed one for the same budget.
     let guaranteed = compile_with(body(""), dir.path());
     let g = &object(&guaranteed, "NodePool", "batch");
-    assert!(g["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("guaranteed"));
+    assert!(g["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("steady state, guaranteed"));
     assert!(limit(np, "nvidia.com/gpu").unwrap() > limit(g, "nvidia.com/gpu").unwrap());
     // The reviewer of the switch reads it in the PR comment.
     let md = gpuplan::emit::diff::render_markdown(&guaranteed.output_tree(), &empirical.output_tree());
@@ -166,7 +171,7 @@ fn observed_max_spot_ceiling_is_labelled_empirical() {
     // No observed history (the offline catalog): the ceiling falls back to on-demand, still guaranteed.
     let offline = compile_with(body("spot-ceiling \"observed-max\""), &repo().join("catalogs"));
     let o = &object(&offline, "NodePool", "batch");
-    assert!(o["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("guaranteed"));
+    assert!(o["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("steady state, guaranteed"));
     assert_eq!(limit(o, "nvidia.com/gpu"), limit(g, "nvidia.com/gpu"));
 }
 
@@ -595,4 +600,167 @@ fn workload_placement_annotation_lists_every_toleration_explain_prints() {
 fn reserved_block_at_the_level_of_a_tiered_pool_is_e0133() {
     let body = format!("budget usd-per-hour=300\npool \"train\" preset=\"tiered\" {{\n    gpu {{ name \"H100\"; per-node min=8; }}\n{RESERVATION}    tier \"od\" capacity=\"on-demand\" {{ }}\n}}\n");
     the_error(&compile_one(profile("p", 10, AMI, &body)), "E0133", "reserved {");
+}
+
+/// The disruption budgets' always-on node count for a reason (`nodes` of the most restrictive budget without a
+/// schedule that names the reason or none), as a number of nodes; None when none applies.
+fn always_on_nodes(np: &Value, reason: &str) -> Option<u64> {
+    np["spec"]["disruption"]["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["schedule"].is_null())
+        .filter(|b| b["reasons"].as_array().is_none_or(|r| r.iter().any(|x| x == reason)))
+        .map(|b| b["nodes"].as_str().unwrap().parse::<u64>().expect("a node count"))
+        .min()
+}
+
+/// Karpenter leaves nodes marked for deletion out of the limit check: the provisioner builds its scheduler from
+/// `nodes.Active()` (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/provisioning/provisioner.go), `Active`
+/// dropping every node that is `MarkedForDeletion` (pkg/controllers/state/statenode.go). A drift replacement on
+/// `training` at its limit (6 × p5) therefore runs a 7th p5 while the drifted one drains, for up to the
+/// NodePool's `terminationGracePeriod`. Drift is budgeted: at most the always-on budget's node count is disrupting
+/// at once (pkg/controllers/disruption/helpers.go, `BuildDisruptionBudgetMapping`). The steady-state worst case
+/// does not cover that node; the drain peak does, and explain says it exceeds the budget and for how long.
+#[test]
+fn drain_peak_covers_a_drift_replacement_at_the_limit() {
+    let c = examples();
+    let catalog = catalog_json(&repo().join("catalogs"), "us-east-1");
+    let np = &object(&c, "NodePool", "training");
+    assert_eq!(np["spec"]["template"]["spec"]["expireAfter"], "Never");
+    let draining = always_on_nodes(np, "Drifted").expect("an always-on budget bounds drift") as f64;
+    let priciest_node = requirement(np, "node.kubernetes.io/instance-type").iter().map(|t| on_demand(&catalog[*t])).fold(0.0, f64::max);
+    let steady = independent_worst_case(np, &catalog, 1.0);
+    let peak = annotation(np, "gpuplan.dev/drain-peak-usd-per-hour");
+    assert!(peak + 0.01 >= steady + draining * priciest_node, "drain peak {peak} < {steady} + {draining} × {priciest_node}");
+    assert!(np["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().starts_with("steady state"));
+    assert_eq!(np["spec"]["template"]["spec"]["terminationGracePeriod"], "2h", "the drain, and so the peak, ends");
+    // The profile: reservation + 6 p5 steady is within $480; with the 7th p5 it is not, for up to 2h.
+    let e = explanation(&c, Some("training")).unwrap();
+    let p = &e.clusters[0].profiles[0];
+    assert!(p.worst_case_usd_per_hour <= 480.0 && p.drain_peak_usd_per_hour > 480.0, "{} / {}", p.worst_case_usd_per_hour, p.drain_peak_usd_per_hour);
+    assert_eq!(p.drain_peak_for.as_deref(), Some("2h"));
+    let table = gpuplan::report::explain::explain(&c, Some("training"), gpuplan::report::explain::ExplainFormat::Table).unwrap();
+    assert!(table.contains("drain peak   $495.36/h  (for up to 2h") && table.contains("over the budget by $15.36/h"), "{table}");
+}
+
+/// Expiration is forceful: the expiration controller deletes an expired NodeClaim without looking at disruption
+/// budgets (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/expiration/controller.go), and nodes
+/// launched in one burst expire together; their pods go pending and the provisioner, counting only active nodes
+/// (pkg/controllers/provisioning/provisioner.go), replaces all of them while they drain. A pool whose nodes
+/// expire can run twice its steady-state worst case for up to `terminationGracePeriod`.
+#[test]
+fn expiring_pools_can_drain_every_node_at_once() {
+    let c = examples();
+    for name in ["llm-inference-spot", "llm-inference-on-demand", "gpu-general", "batch"] {
+        let np = &object(&c, "NodePool", name);
+        assert_ne!(np["spec"]["template"]["spec"]["expireAfter"], "Never");
+        let (steady, peak) = (annotation(np, "gpuplan.dev/worst-case-usd-per-hour"), annotation(np, "gpuplan.dev/drain-peak-usd-per-hour"));
+        assert!((peak - 2.0 * steady).abs() <= 0.011, "{name}: drain peak {peak} ≠ 2 × {steady}");
+        let basis = np["metadata"]["annotations"]["gpuplan.dev/drain-peak-basis"].as_str().unwrap();
+        assert!(basis.contains("every node can expire at once"), "{basis}");
+    }
+}
+
+/// A drain that a PodDisruptionBudget blocks lasts until `terminationGracePeriod` forces it (Karpenter docs,
+/// concepts/disruption, "TerminationGracePeriod"; without one Karpenter waits forever), and the draining node is
+/// outside the limits the whole time: every example NodePool of every preset sets one.
+#[test]
+fn every_nodepool_ends_its_drains() {
+    let c = examples();
+    for np in objects(&c, "NodePool") {
+        let grace = &np["spec"]["template"]["spec"]["terminationGracePeriod"];
+        assert!(grace.is_string(), "NodePool {} has no terminationGracePeriod", np["metadata"]["name"]);
+    }
+}
+
+/// us-west-2's on-demand prices are us-east-1's: Karpenter ships on-demand prices for us-east-1 and the gov
+/// regions only (aws/karpenter-provider-aws pkg/providers/pricing/zz_generated.pricing_aws.go; other regions ask
+/// the Pricing API at runtime), so the offline us-west-2 catalog marks them as an estimate. A bound computed from
+/// them is only as good as the estimate: the annotation, explain and diff say ESTIMATED, never "guaranteed", and the
+/// budget check lists the prices it could not verify.
+#[test]
+fn estimated_prices_are_never_called_guaranteed() {
+    let c = examples();
+    let np = &object(&c, "NodePool", "batch");
+    let basis = np["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap();
+    assert!(basis.starts_with("steady state, ESTIMATED, not guaranteed"), "{basis}");
+    let e = explanation(&c, Some("batch-west")).unwrap();
+    let p = &e.clusters[0].profiles[0];
+    assert_eq!(p.worst_case_bound, gpuplan::catalog::cost::Bound::Estimated);
+    assert!(p.unverified_prices.contains(&"g4dn.xlarge".to_string()), "{:?}", p.unverified_prices);
+    assert!(e.estimate_sources.iter().any(|s| s.id == "on-demand-price-table"));
+    assert!(p.pools[0].limit_reason.contains("unverified"), "{}", p.pools[0].limit_reason);
+    let table = gpuplan::report::explain::explain(&c, Some("batch-west"), gpuplan::report::explain::ExplainFormat::Table).unwrap();
+    assert!(table.contains("ESTIMATED bound, not guaranteed") && table.contains("unverified   the budget check used estimated on-demand prices"), "{table}");
+    // The reviewer of a change to such a pool reads it in the PR comment.
+    let mut raised = c.output_tree();
+    let before = c.output_tree();
+    for (path, file) in raised.files.iter_mut() {
+        if path.ends_with("nodepool-batch.yaml") {
+            *file = file.replace("worst-case-usd-per-hour: \"38.68\"", "worst-case-usd-per-hour: \"39.00\"");
+        }
+    }
+    let md = gpuplan::emit::diff::render_markdown(&before, &raised);
+    assert!(md.contains("worst case is ESTIMATED, not guaranteed"), "{md}");
+    // us-east-1's prices are observed: its bounds stay guaranteed.
+    let spot = &object(&c, "NodePool", "llm-inference-spot");
+    assert!(spot["metadata"]["annotations"]["gpuplan.dev/worst-case-basis"].as_str().unwrap().contains("guaranteed: on-demand prices"));
+}
+
+/// The MIG devices one GPU becomes, from the GPU Operator's own mig-parted config (NVIDIA/gpu-operator v26.7.0
+/// assets/state-mig-manager/0400_configmap.yaml, embedded as templates/default-mig-parted-config.yaml): the entry of
+/// `config` whose device-filter comment names `model`. Read from the text, independently of `ops::mig`.
+fn mig_devices(config: &str, model: &str) -> u32 {
+    let text = std::fs::read_to_string(repo().join("templates/default-mig-parted-config.yaml")).unwrap();
+    let (mut in_config, mut for_model, mut devices) = (false, false, 0);
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let (indent, trimmed) = (line.len() - line.trim_start().len(), line.trim());
+        if indent == 2 {
+            if in_config {
+                break;
+            }
+            in_config = trimmed == format!("{config}:");
+        } else if in_config && indent == 4 && trimmed.starts_with('#') {
+            for_model = trimmed.trim_start_matches(['#', ' ']).split(", ").any(|m| m == model);
+        } else if in_config && for_model && trimmed.starts_with('"') {
+            devices += trimmed.rsplit(": ").next().unwrap().parse::<u32>().unwrap();
+        }
+    }
+    devices
+}
+
+/// `all-1g.10gb` makes 7 devices of an A100-80GB (p4de) and 4 of an A100-40GB (p4d). Each type of a MIG pool is
+/// counted with its own model's devices: NodeOverlay capacity per type (Karpenter docs, concepts/nodeoverlays: the
+/// overlay's capacity is what the scheduling simulation and the limits count), $/device ranking, the limit (never
+/// more physical GPUs than asked for, on any mix) and the near-limit alert (full once no node fits).
+#[test]
+fn mig_devices_follow_the_gpu_model_of_each_instance_type() {
+    let (a100_80, a100_40) = (mig_devices("all-1g.10gb", "A100-80GB"), mig_devices("all-1g.10gb", "A100-40GB"));
+    assert_eq!((a100_80, a100_40), (7, 4));
+    let c = examples();
+    let overlays: BTreeMap<String, String> = objects(&c, "NodeOverlay")
+        .iter()
+        .filter(|o| requirement_of(o, "karpenter.sh/nodepool") == ["small-models"])
+        .map(|o| (requirement_of(o, "node.kubernetes.io/instance-type").join(","), o["spec"]["capacity"]["nvidia.com/gpu"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(overlays["p4d.24xlarge"], (8 * a100_40).to_string());
+    assert_eq!(overlays["p4de.24xlarge"], (8 * a100_80).to_string());
+    let np = &object(&c, "NodePool", "small-models");
+    // max-accelerators 16 × the fewest devices per GPU: two p4d, or one p4de (56 ≤ 64 < 112): ≤ 16 physical GPUs.
+    assert_eq!(limit(np, "nvidia.com/gpu"), Some(f64::from(16 * a100_40)));
+    let e = explanation(&c, Some("notebooks")).unwrap();
+    let pool = e.clusters[0].profiles[0].pools.iter().find(|p| p.name == "small-models").unwrap();
+    let p4de = pool.candidates.iter().find(|c| c.name == "p4de.24xlarge").unwrap();
+    assert_eq!(p4de.units, 8 * a100_80);
+    assert!((p4de.usd_per_accelerator_hour - p4de.usd_per_hour / f64::from(8 * a100_80)).abs() < 1e-3, "priced per device of its own model");
+    // The alert: one p4de (56 of 64) leaves no room for any node: the pool is full before 85%.
+    let rule = objects(&c, "PrometheusRule").into_iter().find(|r| r["metadata"]["name"] == "gpuplan-ml-research").unwrap();
+    let near = rule["spec"]["groups"][0]["rules"].as_array().unwrap().iter().find(|r| r["labels"]["nodepool"] == "small-models").unwrap();
+    let threshold: f64 = near["expr"].as_str().unwrap().rsplit(">= ").next().unwrap().trim().parse().unwrap();
+    assert!(threshold <= 56.0 / 64.0 && threshold > 32.0 / 64.0, "{threshold}");
+}
+
+fn requirement_of<'o>(o: &'o Value, key: &str) -> Vec<&'o str> {
+    values_of(&o["spec"]["requirements"], key)
 }

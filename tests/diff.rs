@@ -218,11 +218,11 @@ fn semantic_changes_describe_nodepool_changes_in_words() {
             "HorizontalPodAutoscaler inference/llm-server: added",
             "NodePool gpu-inference-spot: +g6e.xlarge, +g6e.2xlarge, -g5.xlarge, limit nvidia.com/gpu 40→48, \
              weight 50→60, consolidateAfter 5m→10m, expected $/h 31.20→35.84 (+4.64), \
-             worst case $/h 112.00→130.40 (+18.40)",
+             worst case (steady state) $/h 112.00→130.40 (+18.40)",
             "PodDisruptionBudget inference/llm-server: removed",
             "HorizontalPodAutoscaler batch/batch-worker: spec.maxReplicas 8→12",
             "NodePool train-od: added (1 instance type, on-demand, limit nvidia.com/gpu 16, weight 20, \
-             expected $/h 98.32, worst case $/h 196.64, budget $/h 150.00)",
+             expected $/h 98.32, worst case (steady state) $/h 196.64, budget $/h 150.00)",
         ]
     );
     let spot = changes

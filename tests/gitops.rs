@@ -354,7 +354,7 @@ fn deleted_outputs_are_committed_as_deletions() {
     );
     assert!(
         message.contains(
-            "- NodePool spot: limit nvidia.com/gpu 40→48, worst case $/h 112.00→130.40 (+18.40)\n"
+            "- NodePool spot: limit nvidia.com/gpu 40→48, worst case (steady state) $/h 112.00→130.40 (+18.40)\n"
         ),
         "{message}"
     );

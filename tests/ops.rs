@@ -510,9 +510,12 @@ fn monitoring_block_sets_namespaces_and_labels() {
         .unwrap()
         .iter()
         .flat_map(|g| g["rules"].as_array().unwrap())
-        .map(|r| (format!("{}{}", r["alert"].as_str().unwrap(), r["labels"]["metric"].as_str().unwrap_or("")), r["expr"].as_str().unwrap().to_string()))
+        .map(|r| {
+            let (alert, metric, pool) = (r["alert"].as_str().unwrap(), r["labels"]["metric"].as_str().unwrap_or(""), r["labels"]["nodepool"].as_str().unwrap_or(""));
+            (format!("{alert}{metric}{pool}"), r["expr"].as_str().unwrap().to_string())
+        })
         .collect();
-    assert!(expr["GpuplanNodePoolNearLimit"].contains(">= 0.85"));
+    assert!(expr["GpuplanNodePoolNearLimitnotebooks-shared"].contains(">= 0.85"));
     // The threshold in each metric's unit: percent for whole GPUs, a ratio for MIG devices.
     assert!(expr["GpuplanGPUUtilizationLowDCGM_FI_DEV_GPU_UTIL"].contains("< 15\n"));
     assert!(expr["GpuplanGPUUtilizationLowDCGM_FI_PROF_GR_ENGINE_ACTIVE"].contains("< 0.15\n"));

@@ -102,8 +102,19 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                         case(&rule.alert, "20m", vec![expected(rule, &l, "100%")]),
                     ],
                 ));
-                // Just under the threshold: silent.
-                let under = (f64::from(limit) * f64::from(monitoring.near_limit_percent) / 100.0).ceil() as u32 - 1;
+                // Just under the threshold: silent. A pool whose types count their GPUs differently (MIG devices per
+                // GPU model) is full once its smallest node no longer fits: one p4de (56 of 64) fires, one p4d does not.
+                let by_percent = (f64::from(limit) * f64::from(monitoring.near_limit_percent) / 100.0).ceil() as u32 - 1;
+                let per_gpu: std::collections::BTreeSet<u32> = pool.candidates.iter().map(|c| c.units_per_accelerator()).collect();
+                let smallest = pool.candidates.iter().map(|c| c.units).min().unwrap_or(1);
+                let under = if per_gpu.len() > 1 { by_percent.min(limit - smallest) } else { by_percent };
+                // Full below the percentage (a usage whose percentage is whole, as humanizePercentage prints it): fires.
+                if let Some(full) = (under + 1..=by_percent).find(|u| (u * 100) % limit == 0) {
+                    tests.push(test(
+                        vec![series("karpenter_nodepools_usage", &l, &format!("{full}x30")), series("karpenter_nodepools_limit", &l, &format!("{limit}x30"))],
+                        vec![case(&rule.alert, "20m", vec![expected(rule, &l, &format!("{}%", full * 100 / limit))])],
+                    ));
+                }
                 tests.push(test(
                     vec![series("karpenter_nodepools_usage", &l, &format!("{under}x30")), series("karpenter_nodepools_limit", &l, &format!("{limit}x30"))],
                     vec![case(&rule.alert, "20m", vec![])],

@@ -329,15 +329,20 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
     Line::new(format!("max-accelerators {chosen}"), format!("{} NodePool/{} spec.limits.{resource}: absent, chosen by adopt", ctx.doc.file, ctx.doc.name))
 }
 
-/// Schedulable units per physical GPU, from the GPU Operator labels gpuplan sets (the solver's own function).
+/// Schedulable units per physical GPU (the fewest among GPU models), from the GPU Operator labels gpuplan sets
+/// (the solver's own function).
 pub fn units(np: &Value) -> u32 {
+    crate::solve::units_per_accelerator(sharing_of(np).as_ref())
+}
+
+/// The GPU sharing a NodePool's labels ask the GPU Operator for.
+pub fn sharing_of(np: &Value) -> Option<Sharing> {
     let labels = &np["spec"]["template"]["metadata"]["labels"];
-    let sharing = if let Some(r) = labels["nvidia.com/device-plugin.config"].as_str().and_then(|c| c.strip_prefix("time-slicing-")).and_then(|r| r.parse().ok()) {
+    if let Some(r) = labels["nvidia.com/device-plugin.config"].as_str().and_then(|c| c.strip_prefix("time-slicing-")).and_then(|r| r.parse().ok()) {
         Some(Sharing::TimeSlicing { replicas: r })
     } else {
         labels["nvidia.com/mig.config"].as_str().map(|c| Sharing::Mig { config: c.to_string() })
-    };
-    crate::solve::units_per_accelerator(sharing.as_ref())
+    }
 }
 
 fn limit(np: &Value, resource: &str) -> Option<String> {

@@ -134,24 +134,20 @@ fn costs(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: Accelerat
     let reqs = requirements(np);
     let capacity = capacity_types(&reqs);
     let zones = if zones(&reqs).is_empty() { catalog.zones.clone() } else { zones(&reqs) };
+    let sharing = super::map::sharing_of(np);
     let shapes: Vec<NodeShape> = types
         .iter()
         .filter_map(|t| {
             let q = cost::quote(t, catalog, &capacity, &zones, SpotCeiling::OnDemand)?;
-            Some(NodeShape { accelerators: t.accelerators(kind).max(1), vcpu: t.vcpu, expected: q.expected, ceiling: q.ceiling })
+            Some(NodeShape::of(t, kind, crate::solve::units_per_gpu(sharing.as_ref(), t), &q))
         })
         .collect();
     let Some(accelerators) = limit(np, kind.resource()).and_then(|l| l.parse::<u32>().ok()) else { return (None, None) };
     if shapes.is_empty() {
         return (None, None);
     }
-    let units = np["spec"]["template"]["metadata"]["labels"]["nvidia.com/device-plugin.config"]
-        .as_str()
-        .and_then(|c| c.strip_prefix("time-slicing-"))
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(1);
     let cpu = limit(np, "cpu").and_then(|c| c.parse().ok());
-    let limits = Limits { accelerators, units_per_accelerator: units, cpu };
+    let limits = Limits { accelerators, cpu };
     (Some(cost::round_cents(cost::worst_case(&shapes, limits))), Some(cost::round_cents(cost::expected(&shapes, limits))))
 }
 

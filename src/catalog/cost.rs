@@ -55,23 +55,33 @@ impl SpotCeiling {
     }
 }
 
-/// Whether a pool's worst case is a guaranteed bound or an empirical one (explain's JSON: "guaranteed" / "empirical").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// Whether a pool's worst case is a guaranteed bound, an empirical one, or one computed from estimated prices
+/// (explain's JSON: "guaranteed" / "empirical" / "estimated"). Ordered by how little it promises: a pool or profile
+/// takes the weakest of its types'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
     Guaranteed,
     Empirical,
+    /// The ceiling is an on-demand price the catalog marks as an estimate (us-west-2's offline snapshot carries
+    /// us-east-1's prices): a bound only as good as the estimate, so never called guaranteed.
+    Estimated,
 }
 
 impl Bound {
-    /// The `gpuplan.dev/worst-case-basis` annotation, explain's and diff's words.
+    /// The `gpuplan.dev/worst-case-basis` annotation, explain's and diff's words (for pools that may use spot).
     pub fn describe(self) -> &'static str {
         match self {
             Bound::Guaranteed => "guaranteed: on-demand prices (Karpenter sets no spot max price, so spot is bounded by on-demand)",
             Bound::Empirical => "EMPIRICAL, not guaranteed: spot at the highest price observed in the catalog's history window; a spot price can rise above it (up to on-demand)",
+            Bound::Estimated => ESTIMATED_BASIS,
         }
     }
 }
+
+/// The basis of a bound computed from estimated on-demand prices, spot or not.
+pub const ESTIMATED_BASIS: &str =
+    "ESTIMATED, not guaranteed: on-demand prices the catalog marks as estimates (not observed for this region); run `gpuplan catalog refresh` to verify them";
 
 /// What one instance type costs a pool, per instance-hour.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +92,8 @@ pub struct Quote {
     /// The bound: the highest ceiling among the pool's capacity types.
     pub ceiling: f64,
     pub ceiling_is_estimate: bool,
-    /// Empirical when the ceiling is an observed spot maximum below the on-demand price.
+    /// Empirical when the ceiling is an observed spot maximum below the on-demand price; Estimated when the
+    /// ceiling's price is an estimate.
     pub bound: Bound,
 }
 
@@ -97,12 +108,13 @@ pub fn quote(t: &InstanceType, catalog: &Catalog, capacity: &[CapacityType], zon
             ceiling = (max, Bound::Empirical);
         }
     }
+    let ceiling_is_estimate = catalog.is_estimate(ceiling.0);
     Some(Quote {
         expected: expected.usd_per_hour,
         expected_is_estimate: catalog.is_estimate(expected),
         ceiling: ceiling.0.usd_per_hour,
-        ceiling_is_estimate: catalog.is_estimate(ceiling.0),
-        bound: ceiling.1,
+        ceiling_is_estimate,
+        bound: if ceiling_is_estimate { Bound::Estimated } else { ceiling.1 },
     })
 }
 
@@ -111,37 +123,44 @@ pub fn quote(t: &InstanceType, catalog: &Catalog, capacity: &[CapacityType], zon
 pub struct NodeShape {
     /// Physical accelerators (what EC2 reports and Karpenter counts at launch without a NodeOverlay).
     pub accelerators: u32,
+    /// Schedulable units on the node (what the device plugin reports): physical × time-slicing replicas, or × the
+    /// MIG devices this type's GPU model becomes (the same MIG config gives an A100-80GB 7, an A100-40GB 4).
+    pub units: u32,
     pub vcpu: u32,
     pub expected: f64,
     pub ceiling: f64,
 }
 
+impl NodeShape {
+    /// A catalog type as a pool of accelerator `kind` sees it, priced by `quote`, each accelerator counting
+    /// `units_per_accelerator` schedulable units.
+    pub fn of(t: &InstanceType, kind: crate::catalog::AcceleratorKind, units_per_accelerator: u32, quote: &Quote) -> NodeShape {
+        let accelerators = t.accelerators(kind).max(1);
+        NodeShape { accelerators, units: accelerators * units_per_accelerator, vcpu: t.vcpu, expected: quote.expected, ceiling: quote.ceiling }
+    }
+
+    /// The node's devices are shared: it offers more schedulable units than physical accelerators.
+    fn shared(&self) -> bool {
+        self.units > self.accelerators.max(1)
+    }
+}
+
 /// The limits of one NodePool: accelerators in schedulable units, and the cpu backstop of shared pools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// In schedulable units (physical × `units_per_accelerator`).
+    /// In schedulable units (each type's [`NodeShape::units`]).
     pub accelerators: u32,
-    /// Schedulable units per physical accelerator: time-slicing replicas or MIG devices per GPU (1: no sharing).
-    pub units_per_accelerator: u32,
     /// vCPU limit (shared pools only).
     pub cpu: Option<u32>,
 }
 
-impl Limits {
-    /// Physical accelerators the limit stands for, rounded up.
-    pub fn physical(&self) -> u32 {
-        self.accelerators.div_ceil(self.units_per_accelerator.max(1))
-    }
-}
-
-/// The cpu limit of a shared pool: enough vCPU for any fleet of `physical` accelerators on these types (the
-/// most vCPU per accelerator among them), so it never binds while Karpenter counts slices, and caps the
-/// physical nodes when it counts physical GPUs against a limit written in slices.
-pub fn cpu_backstop(shapes: &[NodeShape], accelerator_limit: u32, units_per_accelerator: u32) -> u32 {
-    let physical = u64::from(accelerator_limit.div_ceil(units_per_accelerator.max(1)));
+/// The cpu limit of a shared pool: enough vCPU for any fleet that fills `accelerator_limit` units on these types
+/// (the most vCPU per unit among them), so it never binds while Karpenter counts slices, and caps the physical
+/// nodes when it counts physical GPUs against a limit written in slices.
+pub fn cpu_backstop(shapes: &[NodeShape], accelerator_limit: u32) -> u32 {
     shapes
         .iter()
-        .map(|s| (physical * u64::from(s.vcpu)).div_ceil(u64::from(s.accelerators.max(1))))
+        .map(|s| (u64::from(accelerator_limit) * u64::from(s.vcpu)).div_ceil(u64::from(s.units.max(1))))
         .max()
         .unwrap_or(0)
         .min(u64::from(u32::MAX)) as u32
@@ -151,32 +170,84 @@ fn max_by(shapes: &[NodeShape], f: impl Fn(&NodeShape) -> f64) -> f64 {
     shapes.iter().map(f).fold(0.0, f64::max)
 }
 
-/// The worst case $/h of a NodePool at its limits: an upper bound on what it can have running at once.
+/// The worst case $/h of a NodePool at its limits in steady state: an upper bound on what its *active* nodes can
+/// cost at once (nodes being deleted are outside the limit: see [`drain_peak`]).
 ///
-/// Unshared: `limit × max(ceiling / accelerators)`. Shared (units per accelerator r > 1), the larger of:
-/// * Karpenter counting slices (NodeOverlay honoured, or nodes registered): `⌈limit / r⌉` physical accelerators;
+/// Unshared: `limit × max(ceiling / accelerators)`. Shared (some type offers more units than GPUs), the larger of:
+/// * Karpenter counting units (NodeOverlay honoured, or nodes registered): `limit × max(ceiling / units)`;
 /// * Karpenter counting physical GPUs against the limit (NodeOverlay gate off, nodes still launching): up to
 ///   `limit` physical accelerators, but never more vCPU than the cpu limit: `min(limit × max(ceiling / acc),
 ///   cpu × max(ceiling / vcpu))`.
 pub fn worst_case(shapes: &[NodeShape], limits: Limits) -> f64 {
-    let per_accelerator = max_by(shapes, |s| s.ceiling / f64::from(s.accelerators.max(1)));
-    let counted_as_slices = f64::from(limits.physical()) * per_accelerator;
-    if limits.units_per_accelerator <= 1 {
-        return f64::from(limits.accelerators) * per_accelerator;
+    let counted_as_units = f64::from(limits.accelerators) * max_by(shapes, |s| s.ceiling / f64::from(s.units.max(1)));
+    if !shapes.iter().any(NodeShape::shared) {
+        return counted_as_units;
     }
-    let mut counted_as_physical = f64::from(limits.accelerators) * per_accelerator;
+    let mut counted_as_physical = f64::from(limits.accelerators) * max_by(shapes, |s| s.ceiling / f64::from(s.accelerators.max(1)));
     if let Some(cpu) = limits.cpu {
         let per_vcpu = max_by(shapes, |s| s.ceiling / f64::from(s.vcpu.max(1)));
         counted_as_physical = counted_as_physical.min(f64::from(cpu) * per_vcpu);
     }
-    counted_as_slices.max(counted_as_physical)
+    counted_as_units.max(counted_as_physical)
+}
+
+/// What a NodePool can cost while nodes drain: the steady-state bound plus the nodes being deleted.
+///
+/// Karpenter leaves nodes marked for deletion out of the limit check: the provisioner builds its scheduler from
+/// `nodes.Active()` (kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go; `MarkedForDeletion` in
+/// pkg/controllers/state/statenode.go), and `limits.nodes` is counted the same way, so it bounds nothing here. A
+/// pool at its limit therefore launches the replacements of its draining nodes next to them, for up to the
+/// NodePool's `terminationGracePeriod`. `draining` is how many nodes can be deleting at once
+/// ([`draining_nodes`]); each is at most the priciest node, and together never more than the steady bound (they
+/// were active nodes of the pool).
+pub fn drain_peak(shapes: &[NodeShape], limits: Limits, draining: u32) -> f64 {
+    let steady = worst_case(shapes, limits);
+    steady + (f64::from(draining) * max_by(shapes, |s| s.ceiling)).min(steady)
+}
+
+/// How many nodes of a pool can be deleting at once, for a pool of at most `nodes` nodes.
+///
+/// Expiration is forceful: the expiration controller deletes an expired NodeClaim without consulting disruption
+/// budgets (pkg/controllers/nodeclaim/expiration/controller.go), and nodes launched together expire together, so
+/// a pool whose nodes expire can have every node draining. Otherwise only budgeted disruption (Drifted,
+/// Underutilized, Empty) deletes nodes, and Karpenter allows per reason the most restrictive active budget minus
+/// the nodes already disrupting (pkg/controllers/disruption/helpers.go, `BuildDisruptionBudgetMapping`): the
+/// always-on budgets bound it; a reason no always-on budget covers is unbounded (a scheduled budget is inactive
+/// most of the time). A percentage is of the pool's nodes, deleting ones included, rounded up
+/// (pkg/apis/v1/nodepool.go, `GetAllowedDisruptions`).
+pub fn draining_nodes(nodes: u32, expires: bool, budgets: &[crate::profile::DisruptionBudget]) -> u32 {
+    if expires {
+        return nodes;
+    }
+    let allowed = |reason: &str| {
+        budgets
+            .iter()
+            .filter(|b| b.schedule.is_none() && (b.reasons.is_empty() || b.reasons.iter().any(|r| r == reason)))
+            .map(|b| budget_nodes(&b.nodes, nodes))
+            .min()
+            .unwrap_or(nodes)
+    };
+    ["Drifted", "Underutilized", "Empty"].into_iter().map(allowed).max().unwrap_or(nodes).min(nodes)
+}
+
+/// The node count a budget allows in a pool of `nodes` active nodes: a percentage counts the deleting nodes too
+/// (the largest d with d ≤ ⌈p × (nodes + d)⌉).
+fn budget_nodes(budget: &str, nodes: u32) -> u32 {
+    let Some(percent) = budget.strip_suffix('%').and_then(|p| p.parse::<u64>().ok()) else {
+        return budget.parse().unwrap_or(nodes);
+    };
+    let mut d = 0u64;
+    while d < u64::from(nodes) && d < (percent * (u64::from(nodes) + d + 1)).div_ceil(100) {
+        d += 1;
+    }
+    d as u32
 }
 
 /// The expected $/h of a NodePool at its limit: every schedulable unit on the cheapest type's expected price.
 pub fn expected(shapes: &[NodeShape], limits: Limits) -> f64 {
     let cheapest = shapes
         .iter()
-        .map(|s| s.expected / f64::from(s.accelerators.max(1) * limits.units_per_accelerator.max(1)))
+        .map(|s| s.expected / f64::from(s.units.max(1)))
         .fold(f64::INFINITY, f64::min);
     if cheapest.is_finite() { cheapest * f64::from(limits.accelerators) } else { 0.0 }
 }
@@ -190,14 +261,14 @@ pub fn round_cents(usd: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn shape(accelerators: u32, vcpu: u32, expected: f64, ceiling: f64) -> NodeShape {
-        NodeShape { accelerators, vcpu, expected, ceiling }
+    fn shape(accelerators: u32, units: u32, vcpu: u32, expected: f64, ceiling: f64) -> NodeShape {
+        NodeShape { accelerators, units, vcpu, expected, ceiling }
     }
 
     #[test]
     fn unshared_worst_case_is_limit_times_priciest_accelerator() {
-        let shapes = [shape(1, 4, 0.4, 1.0), shape(4, 48, 2.0, 5.6)];
-        let limits = Limits { accelerators: 8, units_per_accelerator: 1, cpu: None };
+        let shapes = [shape(1, 1, 4, 0.4, 1.0), shape(4, 4, 48, 2.0, 5.6)];
+        let limits = Limits { accelerators: 8, cpu: None };
         assert!((worst_case(&shapes, limits) - 8.0 * 1.4).abs() < 1e-9);
         assert!((expected(&shapes, limits) - 8.0 * 0.4).abs() < 1e-9);
     }
@@ -205,14 +276,22 @@ mod tests {
     #[test]
     fn shared_worst_case_covers_a_burst_counted_in_physical_gpus() {
         // 8 physical 1-GPU nodes, 4 slices each: limit 32 slices.
-        let shapes = [shape(1, 4, 0.5, 1.0), shape(1, 8, 0.6, 1.2)];
-        let cpu = cpu_backstop(&shapes, 32, 4);
+        let shapes = [shape(1, 4, 4, 0.5, 1.0), shape(1, 4, 8, 0.6, 1.2)];
+        let cpu = cpu_backstop(&shapes, 32);
         assert_eq!(cpu, 64, "8 physical GPUs on the most vCPU per GPU (8)");
-        let limits = Limits { accelerators: 32, units_per_accelerator: 4, cpu: Some(cpu) };
+        let limits = Limits { accelerators: 32, cpu: Some(cpu) };
         // Gate off: the cpu limit admits 64 vCPU: 16 × 4-vCPU nodes at $1.0 = $16 > 8 × $1.2.
         assert!((worst_case(&shapes, limits) - 16.0).abs() < 1e-9);
         // Without the cpu backstop a burst could launch 32 physical GPUs.
         let uncapped = Limits { cpu: None, ..limits };
         assert!((worst_case(&shapes, uncapped) - 32.0 * 1.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn percentage_budgets_count_the_deleting_nodes() {
+        assert_eq!(budget_nodes("10%", 46), 6, "⌈10% × (46 + 6)⌉ = 6");
+        assert_eq!(budget_nodes("10%", 1), 1);
+        assert_eq!(budget_nodes("0", 10), 0);
+        assert_eq!(budget_nodes("100%", 5), 5);
     }
 }

@@ -42,15 +42,19 @@ pub const BUDGET_COST_ANNOTATION: &str = "gpuplan.dev/budget-usd-per-hour";
 #[serde(rename_all = "snake_case")]
 pub enum CostMeasure {
     Expected,
+    /// The steady-state bound: the active nodes at the limits.
     WorstCase,
     Budget,
+    /// The steady-state bound plus the nodes draining beside their replacements (outside the limits).
+    DrainPeak,
 }
 
 impl CostMeasure {
-    pub const ALL: [CostMeasure; 3] = [
+    pub const ALL: [CostMeasure; 4] = [
         CostMeasure::Expected,
         CostMeasure::WorstCase,
         CostMeasure::Budget,
+        CostMeasure::DrainPeak,
     ];
 
     pub fn annotation(self) -> &'static str {
@@ -58,14 +62,16 @@ impl CostMeasure {
             CostMeasure::Expected => EXPECTED_COST_ANNOTATION,
             CostMeasure::WorstCase => WORST_CASE_COST_ANNOTATION,
             CostMeasure::Budget => BUDGET_COST_ANNOTATION,
+            CostMeasure::DrainPeak => crate::render::DRAIN_PEAK_ANNOTATION,
         }
     }
 
     pub fn label(self) -> &'static str {
         match self {
             CostMeasure::Expected => "expected $/h",
-            CostMeasure::WorstCase => "worst case $/h",
+            CostMeasure::WorstCase => "worst case (steady state) $/h",
             CostMeasure::Budget => "budget $/h",
+            CostMeasure::DrainPeak => "drain peak $/h",
         }
     }
 }
@@ -620,13 +626,25 @@ fn nodepool_details(old: &Value, new: &Value) -> Vec<Detail> {
         }
     }
 
-    // What the worst case assumes: say plainly when it is only empirical (spot-ceiling "observed-max").
+    // What the worst case assumes: say plainly when it is only empirical (spot-ceiling "observed-max") or computed
+    // from estimated prices. The drain peak's words follow its figure (a Cost detail).
     let basis = |v: &mut Value| take_pointer(v, "/metadata/annotations", WORST_CASE_BASIS_ANNOTATION).and_then(|b| b.as_str().map(String::from));
     let (bo, bn) = (basis(&mut o), basis(&mut n));
+    for v in [&mut o, &mut n] {
+        take_pointer(v, "/metadata/annotations", crate::render::DRAIN_PEAK_BASIS_ANNOTATION);
+    }
     let costs = cost_details(old, new);
-    let empirical = bn.as_deref().is_some_and(|b| b.starts_with("EMPIRICAL"));
-    if empirical && (bo != bn || !costs.is_empty()) {
-        details.insert(0, Detail::Note { text: "worst case is EMPIRICAL, not guaranteed (spot bounded by the highest observed spot price)".into() });
+    let unguaranteed = bn.as_deref().and_then(|b| {
+        if b.contains("EMPIRICAL") {
+            Some("worst case is EMPIRICAL, not guaranteed (spot bounded by the highest observed spot price)")
+        } else if b.contains("ESTIMATED") {
+            Some("worst case is ESTIMATED, not guaranteed (on-demand prices the catalog marks as estimates)")
+        } else {
+            None
+        }
+    });
+    if let Some(note) = unguaranteed.filter(|_| bo != bn || !costs.is_empty()) {
+        details.insert(0, Detail::Note { text: note.into() });
     } else if bo != bn {
         details.push(Detail::Field { path: "worst-case basis".into(), old: bo.map(Value::String), new: bn.map(Value::String) });
     }
@@ -1061,8 +1079,9 @@ pub fn render_markdown(old: &OutputTree, new: &OutputTree) -> String {
             costs.iter().filter(|c| c.cluster == cluster).collect();
         cluster_costs.sort_by_key(|c| match c.measure {
             CostMeasure::WorstCase => 0,
-            CostMeasure::Expected => 1,
-            CostMeasure::Budget => 2,
+            CostMeasure::DrainPeak => 1,
+            CostMeasure::Expected => 2,
+            CostMeasure::Budget => 3,
         });
         for c in &cluster_costs {
             s.push_str(&format!("- {}\n", cost_line(c)));

@@ -20,10 +20,11 @@
 //!   `kube_pod_container_resource_requests{resource="nvidia_com_gpu"}` (KSM turns `/` and `.` into `_`); a Neuron
 //!   pod may request only `aws.amazon.com/neuroncore` (`aws_amazon_com_neuroncore`), so both Neuron resources count.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::catalog::{AcceleratorKind, CapacityType};
 use crate::profile::Sharing;
+
 use crate::ops::workload::{WorkloadPlan, REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
 use crate::ops::{threshold, Monitoring, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
 use crate::solve::{round_cents, ClusterPlan, PoolPlan};
@@ -92,6 +93,32 @@ fn reserved_only(pool: &PoolPlan) -> bool {
     !pool.capacity_types.is_empty() && pool.capacity_types.iter().all(|c| *c == CapacityType::Reserved)
 }
 
+/// The usage ratio at which a NodePool is near its limit: `near`, or lower when its types offer different numbers
+/// of units per node (MIG devices per GPU differ by model: 32 on p4d, 56 on p4de for `all-1g.10gb`) and the pool
+/// is full — no node of any type fits in what is left — before `near` is reached (64 units: one p4de is 88%).
+fn near_limit_threshold(pool: &PoolPlan, near: f64) -> f64 {
+    let sizes: BTreeSet<u32> = pool.candidates.iter().map(|c| c.units).collect();
+    match (sizes.first(), pool.limit) {
+        (Some(&smallest), limit) if sizes.len() > 1 && limit > 0 => {
+            let full = f64::from(limit.saturating_sub(smallest) + 1) / f64::from(limit);
+            near.min((full * 10_000.0).floor() / 10_000.0)
+        }
+        _ => near,
+    }
+}
+
+/// " (4 per GPU on p4d.24xlarge, 7 per GPU on p4de.24xlarge)" for a pool whose types count their GPUs differently
+/// (MIG devices depend on the GPU model); empty otherwise.
+fn units_per_node(pool: &PoolPlan) -> String {
+    let per_gpu: BTreeSet<u32> = pool.candidates.iter().map(|c| c.units_per_accelerator()).collect();
+    if per_gpu.len() <= 1 {
+        return String::new();
+    }
+    let mut types: Vec<(u32, &str)> = pool.candidates.iter().map(|c| (c.units_per_accelerator(), c.name.as_str())).collect();
+    types.sort();
+    format!(" ({})", types.iter().map(|(u, t)| format!("{u} per GPU on {t}")).collect::<Vec<_>>().join(", "))
+}
+
 pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[WorkloadPlan]) -> AlertsPlan {
     let mut groups = Vec::new();
     let near = f64::from(monitoring.near_limit_percent) / 100.0;
@@ -103,6 +130,7 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
         .iter()
         .map(|p| {
             let sel = usage_selector(p);
+            let near = near_limit_threshold(p, near);
             AlertRule {
                 alert: NEAR_LIMIT.into(),
                 expr: format!(
@@ -113,8 +141,8 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
                 annotations: labels(&[
                     ("summary", &format!("NodePool {} is at {{{{ $value | humanizePercentage }}}} of its {} limit ({})", p.name, p.resource(), p.limit)),
                     ("description", &format!(
-                        "NodePool {} (profile {}, pool {}) has provisioned {} of its {} {} for 15 minutes; new pods that need it will wait for a lower-weight pool or stay pending.",
-                        p.name, p.profile, p.pool, monitoring.near_limit_percent.to_string() + "% or more", p.limit, p.resource()
+                        "NodePool {} (profile {}, pool {}) has provisioned {} of its {} {}{} for 15 minutes; new pods that need it will wait for a lower-weight pool or stay pending.",
+                        p.name, p.profile, p.pool, monitoring.near_limit_percent.to_string() + "% or more", p.limit, p.resource(), units_per_node(p)
                     )),
                     ("runbook", &format!(
                         "kubectl get nodepool {0} -o jsonpath='{{.status.resources}}'; if the demand is real, raise max-accelerators or the budget of pool `{1}` in {2} and recompile; otherwise find the workload that grew (kubectl get pods -A -o wide | grep <node>).",

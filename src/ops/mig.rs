@@ -112,6 +112,9 @@ struct Config {
     profiles: Vec<(u32, u32)>,
     /// MIG devices each entry makes of one GPU (0 for an entry that leaves MIG off).
     devices_per_gpu: Vec<u32>,
+    /// The models of each device-filtered entry's comment with the devices that entry makes of one GPU: the same
+    /// config partitions GPU models differently (`all-1g.10gb`: 7 devices on an A100-80GB, 4 on an A100-40GB).
+    devices_by_model: Vec<(Vec<Model>, u32)>,
     /// Models of the comments above device-filtered entries; None when the config has no filters.
     filtered_models: Option<Vec<Model>>,
     /// Sections above the config, nearest first.
@@ -226,6 +229,7 @@ impl MigConfigs {
             config_sections.into_iter().map(|(k, v)| (k, v.iter().map(|s| s.iter().map(sized).collect()).collect())).collect();
         let entry_models: BTreeMap<String, Vec<Model>> =
             entry_models.into_iter().map(|(k, v)| (k, v.iter().map(sized).collect())).collect();
+        let devices_by_model = devices_by_model(&parsed, &entry_order, &sized);
         let mut configs = BTreeMap::new();
         for (name, entries) in parsed.mig_configs {
             let filtered = entries.iter().any(|e| e.device_filter.as_ref().is_some_and(|f| !f.ids().is_empty()));
@@ -237,6 +241,7 @@ impl MigConfigs {
                 Config {
                     profiles,
                     devices_per_gpu: entries.iter().map(|e| e.mig_devices.values().sum()).collect(),
+                    devices_by_model: devices_by_model.get(&name).cloned().unwrap_or_default(),
                     filtered_models: filtered.then(|| entry_models.get(&name).cloned().unwrap_or_default()),
                     sections: config_sections.get(&name).cloned().unwrap_or_default(),
                 },
@@ -342,10 +347,35 @@ impl MigConfigs {
             .unwrap_or(1)
     }
 
+    /// Schedulable devices one GPU of this model (EC2 name, MiB per GPU) becomes under the config: the devices of
+    /// the entry whose device filter names the model, or [`MigConfigs::devices_per_gpu`] for a config without
+    /// filters (one entry for every GPU).
+    pub fn devices_for(&self, config: &str, gpu_name: &str, memory_mib: u64) -> u32 {
+        let Some(c) = self.configs.get(config) else { return 1 };
+        c.devices_by_model
+            .iter()
+            .find(|(models, _)| models.iter().any(|m| m.matches(gpu_name, memory_mib)))
+            .map_or_else(|| self.devices_per_gpu(config), |(_, devices)| (*devices).max(1))
+    }
+
     /// True when every device of the config gets one kind of MIG profile (the `single` strategy can serve it).
     pub fn homogeneous(&self, config: &str) -> bool {
         self.configs.get(config).is_some_and(|c| c.profiles.len() <= 1)
     }
+}
+
+/// Per config, the models of each device-filtered entry's comment (in file order, as `entry_order` lists them)
+/// with the MIG devices that entry makes of one GPU.
+fn devices_by_model(parsed: &MigParted, entry_order: &[(String, Vec<Model>)], sized: &dyn Fn(&Model) -> Model) -> BTreeMap<String, Vec<(Vec<Model>, u32)>> {
+    let mut out: BTreeMap<String, Vec<(Vec<Model>, u32)>> = BTreeMap::new();
+    for (config, models) in entry_order {
+        let filtered = parsed.mig_configs[config].iter().filter(|e| e.device_filter.is_some());
+        let seen = out.get(config).map_or(0, Vec::len);
+        if let Some(entry) = filtered.clone().nth(seen) {
+            out.entry(config.clone()).or_default().push((models.iter().map(sized).collect(), entry.mig_devices.values().sum()));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -390,6 +420,16 @@ mod tests {
             assert!(m.configs_for(gpu.0, gpu.1).is_empty(), "{gpu:?} has no MIG");
         }
         assert!(m.homogeneous("all-1g.10gb") && !m.homogeneous("all-balanced"));
+    }
+
+    #[test]
+    fn devices_per_gpu_follow_the_model() {
+        let m = MigConfigs::builtin();
+        assert_eq!(m.devices_for("all-1g.10gb", "A100", 81920), 7);
+        assert_eq!(m.devices_for("all-1g.10gb", "A100", 40960), 4);
+        assert_eq!(m.devices_for("all-1g.10gb", "H100", 81920), 7);
+        assert_eq!(m.devices_per_gpu("all-1g.10gb"), 4, "the fewest of any model");
+        assert_eq!(m.devices_for("all-1g.20gb", "A100", 81920), 4, "no device filter: one entry for every GPU");
     }
 }
 

@@ -1421,13 +1421,20 @@ fn value_text(value: &KdlValue) -> String {
     }
 }
 
+/// The `terminationGracePeriod` of the general, inference and tiered presets.
+pub const SERVING_GRACE_PERIOD: &str = "1h";
+
 /// The defaults each preset gives; every one can be overridden in the profile. Spans point at the preset.
 fn preset_defaults(preset: Preset, span: Span) -> Settings {
     let s = |v: &str| Spanned::new(v.to_string(), span);
+    // Every preset ends a drain: Karpenter leaves a deleting node out of the limits, so a drain a
+    // PodDisruptionBudget blocks would otherwise keep a GPU node running, beside its replacement, forever
+    // (`cost::drain_peak`). An hour lets a model server finish its requests and hand over.
+    let serving_grace = || Some(s(SERVING_GRACE_PERIOD));
     let (capacity, consolidate_after, expire_after, grace, window) = match preset {
-        Preset::General => (vec![CapacityType::Spot, CapacityType::OnDemand], "5m", "720h", None, None),
-        Preset::InferenceSpot | Preset::Tiered => (vec![CapacityType::Spot], "5m", "720h", None, None),
-        Preset::InferenceOnDemand => (vec![CapacityType::OnDemand], "10m", "720h", None, None),
+        Preset::General => (vec![CapacityType::Spot, CapacityType::OnDemand], "5m", "720h", serving_grace(), None),
+        Preset::InferenceSpot | Preset::Tiered => (vec![CapacityType::Spot], "5m", "720h", serving_grace(), None),
+        Preset::InferenceOnDemand => (vec![CapacityType::OnDemand], "10m", "720h", serving_grace(), None),
         // Training: never expire (a restart loses hours of progress), long grace to checkpoint, and voluntary
         // disruption only inside a weekly window (Sunday 02:00 UTC, 4h, one node at a time).
         Preset::TrainingOnDemand => (

@@ -358,6 +358,11 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
     if let Some(fixed) = pool.fixed_usd_per_hour {
         annotations.insert("gpuplan.dev/fixed-usd-per-hour".into(), usd(fixed));
     }
+    // On every NodePool (a reservation's is its fixed cost), so that diff's per-cluster sums are whole.
+    annotations.insert(DRAIN_PEAK_ANNOTATION.into(), usd(pool.drain_peak_usd_per_hour));
+    if pool.draining_nodes > 0 {
+        annotations.insert(DRAIN_PEAK_BASIS_ANNOTATION.into(), drain_peak_basis(pool));
+    }
     if pool.efa {
         // Read back by adopt (`efa #true`): the EFA device plugin must reach these nodes (`ops::addons`).
         annotations.insert(EFA_ANNOTATION.into(), format!("required: every type has EFA; the EFA device plugin runs here with ConfigMap kube-system/{}", crate::ops::addons::EFA_VALUES));
@@ -406,37 +411,68 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
     })
 }
 
-/// One NodeOverlay per physical GPU count among a shared pool's types (the overlay's capacity is a fixed
-/// number, and `karpenter.k8s.aws/instance-gpu-count` is one of the labels a NodeOverlay may select on).
+/// One NodeOverlay per physical GPU count among a shared pool's types (the overlay's capacity is a fixed number,
+/// and `karpenter.k8s.aws/instance-gpu-count` is one of the labels a NodeOverlay may select on). When types with
+/// the same GPU count offer different units (MIG devices per GPU differ by model: p4d's A100-40GB and p4de's
+/// A100-80GB), each units value gets its own overlay, `<pool>-<gpus>gpu-x<units per GPU>`, naming its types.
 fn node_overlay_contexts(cluster: &ClusterPlan, pool: &PoolPlan) -> Vec<(String, Value)> {
-    let units = pool.replicas();
-    if units <= 1 {
-        return Vec::new();
+    let mut groups: BTreeMap<u32, BTreeMap<u32, Vec<&str>>> = BTreeMap::new();
+    for c in pool.candidates.iter().filter(|c| c.units > c.accelerators) {
+        groups.entry(c.accelerators).or_default().entry(c.units).or_default().push(&c.name);
     }
-    let counts: std::collections::BTreeSet<u32> = pool.candidates.iter().map(|c| c.accelerators).collect();
-    counts
-        .into_iter()
-        .map(|gpus| {
-            let name = format!("{}-{gpus}gpu", pool.name);
+    let mut contexts = Vec::new();
+    for (gpus, by_units) in groups {
+        let split = by_units.len() > 1;
+        for (units, mut types) in by_units {
+            types.sort();
+            let name = if split { format!("{}-{gpus}gpu-x{}", pool.name, units / gpus) } else { format!("{}-{gpus}gpu", pool.name) };
             let context = json!({
                 "labels": common_labels(),
                 "annotations": provenance(&pool.profile, &pool.source, cluster),
-                "overlay": { "name": name, "nodepool": pool.name, "gpus": gpus, "units": gpus * units, "resource": pool.resource() },
+                "overlay": { "name": name, "nodepool": pool.name, "gpus": gpus, "units": units, "resource": pool.resource(), "types": split.then_some(types) },
             });
-            (name, context)
-        })
-        .collect()
+            contexts.push((name, context));
+        }
+    }
+    contexts
 }
 
-/// The `gpuplan.dev/worst-case-basis` annotation: what the worst case assumes, in words.
+/// What a NodePool can cost while nodes drain beside their replacements (`cost::drain_peak`).
+pub const DRAIN_PEAK_ANNOTATION: &str = "gpuplan.dev/drain-peak-usd-per-hour";
+/// How many nodes, for how long, and why the steady-state worst case does not cover them.
+pub const DRAIN_PEAK_BASIS_ANNOTATION: &str = "gpuplan.dev/drain-peak-basis";
+
+/// The `gpuplan.dev/drain-peak-basis` annotation, explain's words for the drain peak.
+pub fn drain_peak_basis(pool: &PoolPlan) -> String {
+    let n = pool.draining_nodes;
+    let nodes = if n == 1 { "1 node draining beside its replacement".to_string() } else { format!("{n} nodes draining beside their replacements") };
+    let grace = match &pool.disruption.termination_grace_period {
+        Some(g) => format!("for up to terminationGracePeriod {g}"),
+        None => "with no terminationGracePeriod, so a drain a PodDisruptionBudget blocks never ends".to_string(),
+    };
+    let why = if pool.disruption.expire_after != "Never" {
+        format!("expireAfter {}: every node can expire at once, and expiration ignores disruption budgets", pool.disruption.expire_after)
+    } else {
+        "the always-on disruption budgets' node count".to_string()
+    };
+    format!("{nodes} {grace} ({why}); Karpenter leaves nodes being deleted out of the limits")
+}
+
+/// The `gpuplan.dev/worst-case-basis` annotation: what the worst case assumes, in words. It is a steady-state
+/// bound: the active nodes at the limits (nodes being deleted are the drain peak's).
 pub fn worst_case_basis(pool: &PoolPlan) -> String {
-    let mut basis = if pool.capacity_types.contains(&CapacityType::Spot) {
-        pool.worst_case_bound().describe().to_string()
+    let bound = pool.worst_case_bound();
+    let prices = if pool.capacity_types.contains(&CapacityType::Spot) || bound == crate::catalog::cost::Bound::Estimated {
+        bound.describe().to_string()
     } else {
         "guaranteed: on-demand prices".to_string()
     };
+    let mut basis = format!("steady state, {prices}");
     if let Some(fixed) = pool.fixed_usd_per_hour {
         basis = format!("fixed: a capacity reservation billed ${fixed:.2}/h whether used or not");
+        if bound == crate::catalog::cost::Bound::Estimated {
+            basis.push_str(&format!(" ({})", crate::catalog::cost::ESTIMATED_BASIS));
+        }
     }
     if let Some(cpu) = pool.cpu_limit {
         basis.push_str(&format!(

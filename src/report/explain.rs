@@ -15,18 +15,22 @@
 //!     "profiles": [ { "name", "source", "priority", "budget_usd_per_hour" (null if none),
 //!       "expected_usd_per_hour", "worst_case_usd_per_hour", "expected_is_estimate", "worst_case_is_estimate",
 //!       "worst_case_budget_share" (worst/budget, null without budget),
-//!       "worst_case_bound" ("guaranteed" | "empirical"),
+//!       "worst_case_bound" ("guaranteed" | "empirical" | "estimated"),   // the worst case is a steady-state bound
+//!       "drain_peak_usd_per_hour", "drain_peak_for" (the longest terminationGracePeriod, null: unbounded),
+//!       "unverified_prices" (types whose worst-case price is an estimate),
 //!       "findings": [ { "code", "message", "location", "help" } ],   // profile-wide lint findings
 //!       "pools": [ { "name" (NodePool), "pool", "tier", "tiers", "resource", "capacity_types", "zones",
 //!         "weight", "weight_reason", "weight_explicit", "limit", "limit_reason", "largest_node",
 //!         "units_per_accelerator", "expected_usd_per_hour", "worst_case_usd_per_hour",
 //!         "expected_is_estimate", "worst_case_is_estimate", "worst_case_bound", "worst_case_basis" (words),
+//!         "draining_nodes", "drain_peak_usd_per_hour", "drain_peak_basis" (words, null without draining nodes),
 //!         "cpu_limit" (shared pools, else null), "fixed_usd_per_hour" (reservations, else null),
 //!         "placement": { "nodeSelector": {…}, "tolerations": [ { "key", "operator", "value"?, "effect" } ] },
 //!         "allow", "notes",
-//!         "candidates": [ { "rank", "name", "accelerators", "accelerator_name", "memory_gib_per_accelerator",
+//!         "candidates": [ { "rank", "name", "accelerators", "units" (schedulable per node), "accelerator_name",
+//!           "memory_gib_per_accelerator",
 //!           "usd_per_hour", "usd_per_accelerator_hour", "usd_per_accelerator_gib_hour", "estimate" (expected
-//!           prices), "ceiling_usd_per_accelerator_hour" (the worst-case price),
+//!           prices), "ceiling_usd_per_accelerator_hour" (the worst-case price), "ceiling_estimate",
 //!           "estimate_source" (catalog source id or null) } ],
 //!         "removed": [ { "constraint", "count", "examples" } ],      // examples: the first 5 types
 //!         "findings": [ … ] } ] } ] } ],
@@ -98,9 +102,14 @@ pub struct ProfileExplanation {
     pub worst_case_is_estimate: bool,
     /// worst case ÷ budget (≤ 1 when the budget holds).
     pub worst_case_budget_share: Option<f64>,
-    /// "guaranteed" (on-demand prices bound every node) or "empirical" (some pool opted into
-    /// `spot-ceiling "observed-max"`).
+    /// "guaranteed" (on-demand prices bound every node), "empirical" (some pool opted into
+    /// `spot-ceiling "observed-max"`) or "estimated" (some worst-case price is an estimate). A steady-state bound.
     pub worst_case_bound: Bound,
+    /// Every pool's drain peak at once, for up to `drain_peak_for` (None: some pool's drain has no end).
+    pub drain_peak_usd_per_hour: f64,
+    pub drain_peak_for: Option<String>,
+    /// Types whose worst-case price the catalog marks as an estimate: what the budget check could not verify.
+    pub unverified_prices: Vec<String>,
     pub pools: Vec<PoolExplanation>,
     /// Profile-wide lint findings (AMI, budget, allow codes).
     pub findings: Vec<FindingExplanation>,
@@ -133,6 +142,10 @@ pub struct PoolExplanation {
     /// "guaranteed" or "empirical", and what the worst case assumes, in words.
     pub worst_case_bound: Bound,
     pub worst_case_basis: String,
+    /// Nodes that can be deleting at once beside their replacements (outside the limits).
+    pub draining_nodes: u32,
+    pub drain_peak_usd_per_hour: f64,
+    pub drain_peak_basis: Option<String>,
     /// The cpu limit that caps physical nodes of a shared (time-sliced/MIG) pool.
     pub cpu_limit: Option<u32>,
     /// A capacity reservation's fixed $/h.
@@ -153,6 +166,8 @@ pub struct CandidateExplanation {
     pub name: String,
     /// Physical accelerators per node.
     pub accelerators: u32,
+    /// Schedulable units per node (time slices or MIG devices; the accelerators when unshared).
+    pub units: u32,
     pub accelerator_name: String,
     pub memory_gib_per_accelerator: f64,
     pub usd_per_hour: f64,
@@ -161,6 +176,8 @@ pub struct CandidateExplanation {
     pub estimate: bool,
     /// The worst-case price per accelerator-hour (spot at on-demand unless `spot-ceiling "observed-max"`).
     pub ceiling_usd_per_accelerator_hour: f64,
+    /// The worst-case price is an estimate.
+    pub ceiling_estimate: bool,
     /// The catalog source id of the estimated price.
     pub estimate_source: Option<String>,
 }
@@ -267,7 +284,10 @@ fn explain_profile(
         expected_is_estimate: pools.iter().any(|p| p.expected_is_estimate),
         worst_case_is_estimate: pools.iter().any(|p| p.worst_case_is_estimate),
         worst_case_budget_share: summary.budget_usd_per_hour.map(|b| r4(summary.worst_case_usd_per_hour / b)),
-        worst_case_bound: if pools.iter().any(|p| p.worst_case_bound == Bound::Empirical) { Bound::Empirical } else { Bound::Guaranteed },
+        worst_case_bound: pools.iter().map(|p| p.worst_case_bound).max().unwrap_or(Bound::Guaranteed),
+        drain_peak_usd_per_hour: r4(summary.drain_peak_usd_per_hour),
+        drain_peak_for: summary.drain_peak_for.clone(),
+        unverified_prices: summary.unverified_prices.clone(),
         pools,
         findings: findings
             .iter()
@@ -277,13 +297,16 @@ fn explain_profile(
     }
 }
 
-/// The catalog source id of the first estimated price this type has for the pool's capacity types.
-fn estimate_source(t: &InstanceType, plan: &PoolPlan, catalog: &Catalog) -> Option<String> {
-    plan.capacity_types
-        .iter()
-        .filter_map(|cap| t.price(*cap, &plan.zones))
-        .find(|p| catalog.is_estimate(p))
-        .map(|p| p.source.clone())
+/// The catalog source ids of the estimated prices this type has for the pool's capacity types and of its on-demand
+/// price (the worst-case ceiling), first the expected price's.
+fn estimate_sources_of(t: &InstanceType, plan: &PoolPlan, catalog: &Catalog) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for price in plan.capacity_types.iter().filter_map(|cap| t.price(*cap, &plan.zones)).chain(t.on_demand.as_ref()) {
+        if catalog.is_estimate(price) && !ids.contains(&price.source) {
+            ids.push(price.source.clone());
+        }
+    }
+    ids
 }
 
 fn explain_pool(
@@ -300,15 +323,18 @@ fn explain_pool(
         .iter()
         .enumerate()
         .map(|(i, cand)| {
-            let source = if cand.estimate { catalog.get(&cand.name).and_then(|t| estimate_source(t, plan, catalog)) } else { None };
-            if let Some(id) = &source {
+            let estimated = cand.estimate || cand.ceiling_estimate;
+            let ids = if estimated { catalog.get(&cand.name).map(|t| estimate_sources_of(t, plan, catalog)).unwrap_or_default() } else { Vec::new() };
+            for id in &ids {
                 let s = &catalog.sources[id];
                 estimate_sources.insert(EstimateSource { id: id.clone(), description: s.description.clone(), fetched_at: s.fetched_at.clone() });
             }
+            let source = ids.into_iter().next();
             CandidateExplanation {
                 rank: i + 1,
                 name: cand.name.clone(),
                 accelerators: cand.accelerators,
+                units: cand.units,
                 accelerator_name: cand.accelerator_name.clone(),
                 memory_gib_per_accelerator: (cand.memory_mib_per_accelerator as f64 / 1024.0 * 10.0).round() / 10.0,
                 usd_per_hour: r4(cand.usd_per_hour),
@@ -316,6 +342,7 @@ fn explain_pool(
                 usd_per_accelerator_gib_hour: r4(cand.usd_per_accelerator_gib_hour),
                 estimate: cand.estimate,
                 ceiling_usd_per_accelerator_hour: r4(cand.ceiling_usd_per_accelerator_hour),
+                ceiling_estimate: cand.ceiling_estimate,
                 estimate_source: source,
             }
         })
@@ -361,6 +388,9 @@ fn explain_pool(
         worst_case_is_estimate: worst_is_estimate,
         worst_case_bound: plan.worst_case_bound(),
         worst_case_basis: crate::render::worst_case_basis(plan),
+        draining_nodes: plan.draining_nodes,
+        drain_peak_usd_per_hour: r4(plan.drain_peak_usd_per_hour),
+        drain_peak_basis: (plan.draining_nodes > 0).then(|| crate::render::drain_peak_basis(plan)),
         cpu_limit: plan.cpu_limit,
         fixed_usd_per_hour: plan.fixed_usd_per_hour.map(r4),
         placement: plan.pod_placement(plan.largest_node()),
@@ -390,6 +420,36 @@ fn money(v: f64, decimals: usize, estimate: bool) -> String {
 }
 
 /// "$12.34/h", with a `*` when estimated.
+/// The profile's steady-state worst case, its drain peak against the budget, and the prices the budget check could
+/// not verify.
+fn write_profile_bounds(out: &mut String, p: &ProfileExplanation) {
+    let bound = match p.worst_case_bound {
+        Bound::Empirical => "EMPIRICAL bound, not guaranteed: some spot pools are bounded by observed spot prices",
+        Bound::Estimated => "ESTIMATED bound, not guaranteed: some on-demand prices are estimates (see unverified)",
+        Bound::Guaranteed => "guaranteed bound: every pool at its limits on its priciest type, spot at the on-demand price",
+    };
+    let _ = writeln!(out, "  worst case   {}  (steady state; {bound})", per_hour(p.worst_case_usd_per_hour, p.worst_case_is_estimate));
+    let over = p.budget_usd_per_hour.filter(|b| p.drain_peak_usd_per_hour > b + 1e-9).map(|b| format!("; over the budget by ${:.2}/h", p.drain_peak_usd_per_hour - b));
+    let duration = p.drain_peak_for.as_ref().map_or_else(|| "with no end (a pool has no terminationGracePeriod)".to_string(), |g| format!("for up to {g}"));
+    let _ = writeln!(
+        out,
+        "  drain peak   {}  ({duration} while nodes drain beside their replacements: Karpenter leaves deleting nodes out of the limits{})",
+        per_hour(p.drain_peak_usd_per_hour, p.worst_case_is_estimate),
+        over.unwrap_or_default()
+    );
+    if !p.unverified_prices.is_empty() {
+        let shown: Vec<&str> = p.unverified_prices.iter().take(EXAMPLES).map(String::as_str).collect();
+        let more = p.unverified_prices.len().saturating_sub(shown.len());
+        let _ = writeln!(
+            out,
+            "  unverified   the budget check used estimated on-demand prices for {} type(s): {}{} (see the footnotes)",
+            p.unverified_prices.len(),
+            shown.join(", "),
+            if more > 0 { format!(", … +{more}") } else { String::new() }
+        );
+    }
+}
+
 fn per_hour(v: f64, estimate: bool) -> String {
     format!("${v:.2}/h{}", if estimate { "*" } else { "" })
 }
@@ -454,12 +514,7 @@ pub fn table(e: &Explanation) -> String {
                 "  expected     {}  (estimate: every pool at its limit on its cheapest type, at expected prices: spot where allowed)",
                 per_hour(p.expected_usd_per_hour, p.expected_is_estimate)
             );
-            let bound = if p.worst_case_bound == Bound::Empirical {
-                "EMPIRICAL bound, not guaranteed: some spot pools are bounded by observed spot prices"
-            } else {
-                "guaranteed bound: every pool at its limits on its priciest type, spot at the on-demand price"
-            };
-            let _ = writeln!(out, "  worst case   {}  ({bound})", per_hour(p.worst_case_usd_per_hour, p.worst_case_is_estimate));
+            write_profile_bounds(&mut out, p);
             if !p.findings.is_empty() {
                 let _ = writeln!(out, "  lint");
                 write_findings(&mut out, "    ", &p.findings);
@@ -489,6 +544,9 @@ pub fn table(e: &Explanation) -> String {
                     per_hour(pool.worst_case_usd_per_hour, pool.worst_case_is_estimate),
                     pool.worst_case_basis
                 );
+                if let Some(basis) = &pool.drain_peak_basis {
+                    let _ = writeln!(out, "    drain peak {}: {basis}", per_hour(pool.drain_peak_usd_per_hour, pool.worst_case_is_estimate));
+                }
                 let selector: Vec<String> = pool.placement.node_selector.iter().map(|(k, v)| format!("{k}: {v}")).collect();
                 let _ = writeln!(out, "    pods need  nodeSelector {{{}}}", selector.join(", "));
                 for t in &pool.placement.tolerations {
@@ -511,7 +569,7 @@ pub fn table(e: &Explanation) -> String {
                             money(c.usd_per_hour, 4, c.estimate),
                             money(c.usd_per_accelerator_hour, 4, c.estimate),
                             money(c.usd_per_accelerator_gib_hour, 4, c.estimate),
-                            money(c.ceiling_usd_per_accelerator_hour, 4, false),
+                            money(c.ceiling_usd_per_accelerator_hour, 4, c.ceiling_estimate),
                         ]
                     })
                     .collect();

@@ -240,9 +240,11 @@ impl PoolCtx<'_> {
     }
 }
 
-/// Schedulable accelerators of one type in a pool (as the solver counts them: at least 1, × time-slicing).
-fn schedulable(t: &InstanceType, kind: AcceleratorKind, replicas: u32) -> u32 {
-    t.accelerators(kind).max(1) * replicas
+/// Schedulable accelerators of one type in a pool, and per physical accelerator (as the solver counts them: at
+/// least 1, × time-slicing replicas or the MIG devices of this type's GPU model).
+fn schedulable(t: &InstanceType, kind: AcceleratorKind, sharing: Option<&crate::profile::Sharing>) -> (u32, u32) {
+    let per_accelerator = crate::solve::units_per_gpu(sharing, t);
+    (t.accelerators(kind).max(1) * per_accelerator, per_accelerator)
 }
 
 /// What a rendered NodePool can cost, recomputed from the catalog with the same cost model as the solver
@@ -264,12 +266,12 @@ fn rendered_cost(ctx: &PoolCtx) -> Option<RenderedCost> {
         .filter_map(|name| {
             let t = ctx.catalog.get(name)?;
             let q = cost::quote(t, ctx.catalog, &capacity, &zones, ctx.plan.spot_ceiling)?;
-            Some(NodeShape { accelerators: t.accelerators(kind).max(1), vcpu: t.vcpu, expected: q.expected, ceiling: q.ceiling })
+            Some(NodeShape::of(t, kind, crate::solve::units_per_gpu(ctx.plan.sharing.as_ref(), t), &q))
         })
         .collect();
     let accelerators = u32::try_from(ctx.np.limit(ctx.plan.resource())?).ok()?;
     let cpu = ctx.np.limit("cpu").and_then(|c| u32::try_from(c).ok());
-    let limits = Limits { accelerators, units_per_accelerator: ctx.plan.replicas(), cpu };
+    let limits = Limits { accelerators, cpu };
     (!shapes.is_empty()).then(|| RenderedCost {
         expected: cost::expected(&shapes, limits),
         worst_case: cost::worst_case(&shapes, limits),
@@ -547,14 +549,18 @@ impl<'c> Lint<'c> {
             );
         }
         let Some(limit) = ctx.np.limit(resource) else { return };
-        let replicas = ctx.plan.replicas();
         let largest = ctx
             .types()
             .into_iter()
-            .filter_map(|name| ctx.catalog.get(&name).map(|t| (u64::from(schedulable(t, ctx.plan.accelerator, replicas)), name)))
-            .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        if let Some((accelerators, name)) = largest.filter(|(a, _)| *a > limit) {
-            let sharing = if replicas > 1 { format!(" ({} × time-slicing replicas {replicas})", accelerators / u64::from(replicas)) } else { String::new() };
+            .filter_map(|name| ctx.catalog.get(&name).map(|t| (schedulable(t, ctx.plan.accelerator, ctx.plan.sharing.as_ref()), name)))
+            .map(|((units, per), name)| (u64::from(units), u64::from(per), name))
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)));
+        if let Some((accelerators, per, name)) = largest.filter(|(a, _, _)| *a > limit) {
+            let sharing = match &ctx.plan.sharing {
+                Some(crate::profile::Sharing::Mig { .. }) if per > 1 => format!(" ({} × {per} MIG devices per GPU)", accelerators / per),
+                _ if per > 1 => format!(" ({} × time-slicing replicas {per})", accelerators / per),
+                _ => String::new(),
+            };
             self.pool(
                 ctx,
                 "GP004",

@@ -47,7 +47,14 @@ pub struct ProfileSummary {
     pub source: String,
     pub budget_usd_per_hour: Option<f64>,
     pub expected_usd_per_hour: f64,
+    /// Steady state: every pool at its limits (see `cost::worst_case`).
     pub worst_case_usd_per_hour: f64,
+    /// While nodes drain beside their replacements (see `cost::drain_peak`), for up to the longest
+    /// `terminationGracePeriod` among the pools (None: some pool has none, so a drain may never end).
+    pub drain_peak_usd_per_hour: f64,
+    pub drain_peak_for: Option<String>,
+    /// Types whose worst-case price is an estimate, with the source's words: what the budget check could not verify.
+    pub unverified_prices: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +103,9 @@ pub struct Candidate {
     pub family: String,
     /// Physical accelerators on the node.
     pub accelerators: u32,
+    /// Schedulable units on the node: physical accelerators × time-slicing replicas or × the MIG devices this
+    /// type's GPU model becomes under the pool's config.
+    pub units: u32,
     pub accelerator_name: String,
     pub memory_mib_per_accelerator: u64,
     pub vcpu: u32,
@@ -115,7 +125,12 @@ pub struct Candidate {
 
 impl Candidate {
     pub fn shape(&self) -> NodeShape {
-        NodeShape { accelerators: self.accelerators, vcpu: self.vcpu, expected: self.usd_per_hour, ceiling: self.ceiling_usd_per_hour }
+        NodeShape { accelerators: self.accelerators, units: self.units, vcpu: self.vcpu, expected: self.usd_per_hour, ceiling: self.ceiling_usd_per_hour }
+    }
+
+    /// Schedulable units per physical accelerator on this type.
+    pub fn units_per_accelerator(&self) -> u32 {
+        self.units / self.accelerators.max(1)
     }
 }
 
@@ -177,7 +192,12 @@ pub struct PoolPlan {
     /// `efa #true`: every type has EFA, and the node needs the EFA device plugin (`ops::addons`).
     pub efa: bool,
     pub expected_usd_per_hour: f64,
+    /// Steady state: the active nodes at the pool's limits.
     pub worst_case_usd_per_hour: f64,
+    /// Nodes that can be deleting at once (outside the limit, beside their replacements): see `cost::draining_nodes`.
+    pub draining_nodes: u32,
+    /// The steady bound plus the draining nodes, for up to `terminationGracePeriod`.
+    pub drain_peak_usd_per_hour: f64,
     pub budget_usd_per_hour: Option<f64>,
     /// Lint codes the profile silenced for this pool.
     pub allow: BTreeSet<String>,
@@ -190,9 +210,11 @@ impl PoolPlan {
         self.labels.get(DEPLOY_DEVICE_PLUGIN_LABEL).is_some_and(|v| v == "false")
     }
 
-    /// Schedulable units per physical accelerator: time-slicing replicas, or the MIG devices a GPU becomes.
+    /// Schedulable units per physical accelerator: time-slicing replicas, or the MIG devices a GPU becomes — the
+    /// fewest among the pool's types (MIG counts differ by GPU model), so a cap in physical accelerators × this
+    /// never admits more physical accelerators than asked for.
     pub fn replicas(&self) -> u32 {
-        units_per_accelerator(self.sharing.as_ref())
+        self.candidates.iter().map(Candidate::units_per_accelerator).min().unwrap_or_else(|| units_per_accelerator(self.sharing.as_ref()))
     }
 
     pub fn resource(&self) -> &'static str {
@@ -201,7 +223,7 @@ impl PoolPlan {
 
     /// Schedulable accelerators on the largest allowed node.
     pub fn largest_node(&self) -> u32 {
-        self.candidates.iter().map(|c| c.accelerators).max().unwrap_or(0) * self.replicas()
+        self.candidates.iter().map(|c| c.units).max().unwrap_or(0)
     }
 
     /// What a pod with `accelerators` of the pool's resource needs to run on this pool, in Kubernetes' own shape.
@@ -247,9 +269,15 @@ impl PoolPlan {
         self.candidates.iter().any(|c| c.estimate)
     }
 
-    /// Guaranteed unless some candidate's ceiling is an observed spot maximum.
+    /// The weakest of the candidates' bounds: guaranteed unless some ceiling is an observed spot maximum
+    /// (empirical) or an estimated price (estimated).
     pub fn worst_case_bound(&self) -> Bound {
-        if self.candidates.iter().any(|c| c.bound == Bound::Empirical) { Bound::Empirical } else { Bound::Guaranteed }
+        self.candidates.iter().map(|c| c.bound).max().unwrap_or(Bound::Guaranteed)
+    }
+
+    /// The types whose worst-case price is an estimate.
+    pub fn unverified_prices(&self) -> Vec<String> {
+        self.candidates.iter().filter(|c| c.ceiling_estimate).map(|c| c.name.clone()).collect()
     }
 
     pub fn shapes(&self) -> Vec<NodeShape> {
@@ -258,8 +286,8 @@ impl PoolPlan {
 
     /// The NodePool's limits for an accelerator limit `accelerators` on these shapes (the cpu backstop follows it).
     fn limits_for(&self, shapes: &[NodeShape], accelerators: u32) -> Limits {
-        let units = self.replicas();
-        Limits { accelerators, units_per_accelerator: units, cpu: (units > 1).then(|| cost::cpu_backstop(shapes, accelerators, units)) }
+        let shared = shapes.iter().any(|s| s.units > s.accelerators);
+        Limits { accelerators, cpu: shared.then(|| cost::cpu_backstop(shapes, accelerators)) }
     }
 
     /// Worst-case $/h at an accelerator limit: the reservation's fixed cost, or the bound of `cost::worst_case`.
@@ -513,12 +541,19 @@ fn solve_cluster(
             budget_usd_per_hour: profile.budget_usd_per_hour.as_ref().map(|b| b.value),
             expected_usd_per_hour: 0.0,
             worst_case_usd_per_hour: 0.0,
+            drain_peak_usd_per_hour: 0.0,
+            drain_peak_for: longest_grace_period(profile_pools.iter().map(|(p, _)| p)),
+            unverified_prices: Vec::new(),
         };
         for (plan, tier) in profile_pools {
             summary.expected_usd_per_hour += plan.expected_usd_per_hour;
             summary.worst_case_usd_per_hour += plan.worst_case_usd_per_hour;
+            summary.drain_peak_usd_per_hour += plan.drain_peak_usd_per_hour;
+            summary.unverified_prices.extend(plan.unverified_prices());
             pools.push((plan, tier.settings.weight.clone(), tier.name.span));
         }
+        summary.unverified_prices.sort();
+        summary.unverified_prices.dedup();
         summaries.push(summary);
     }
 
@@ -613,6 +648,20 @@ fn pin_efa_zones(pools: &mut [(PoolPlan, &Tier)], catalog: &Catalog, zones: &[St
         }
     }
     out
+}
+
+/// The longest `terminationGracePeriod` among pools that can have nodes draining beside their replacements: how long
+/// a profile's drain peak can last. None when such a pool has none (its drain can block forever on a PDB).
+fn longest_grace_period<'a>(pools: impl Iterator<Item = &'a PoolPlan>) -> Option<String> {
+    let mut longest: Option<(u32, String)> = None;
+    for pool in pools.filter(|p| p.draining_nodes > 0) {
+        let grace = pool.disruption.termination_grace_period.as_ref()?;
+        let minutes = crate::profile::duration_minutes(grace).unwrap_or(u32::MAX);
+        if longest.as_ref().is_none_or(|(m, _)| minutes > *m) {
+            longest = Some((minutes, grace.clone()));
+        }
+    }
+    Some(longest.map_or_else(|| "0s".to_string(), |(_, g)| g))
 }
 
 /// Gives every pool a weight: explicit ones as written; each run of pools without one gets distinct weights
@@ -855,19 +904,21 @@ fn select(
         remaining = kept;
     }
 
-    let replicas = units_per_accelerator(s.sharing.as_ref().map(|x| &x.value));
+    let sharing = s.sharing.as_ref().map(|x| &x.value);
     let mut candidates: Vec<Candidate> = remaining
         .iter()
         .map(|t| {
             let accelerators = t.accelerators(kind).max(1);
             let quote = cost::quote(t, catalog, &capacity, zones, s.spot_ceiling.value).expect("filtered on having prices");
             let memory = accelerator_memory_mib(t, kind);
-            let units = f64::from(accelerators * replicas);
+            let node_units = accelerators * units_per_gpu(sharing, t);
+            let units = f64::from(node_units);
             let per_unit = quote.expected / units;
             Candidate {
                 name: t.name.clone(),
                 family: t.family.clone(),
                 accelerators,
+                units: node_units,
                 accelerator_name: match kind {
                     AcceleratorKind::Neuron => t.neuron.as_ref().map(|n| n.name.clone()).unwrap_or_default(),
                     _ => t.gpus.iter().map(|g| g.name.clone()).collect::<Vec<_>>().join("+"),
@@ -1012,6 +1063,8 @@ fn pool_plan(
         efa: s.efa.as_ref().is_some_and(|e| e.value),
         expected_usd_per_hour: 0.0,
         worst_case_usd_per_hour: 0.0,
+        draining_nodes: 0,
+        drain_peak_usd_per_hour: 0.0,
         budget_usd_per_hour: None,
         allow,
         notes: Vec::new(),
@@ -1241,14 +1294,37 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
             continue;
         }
         plan.requirements = requirements(&tier.settings, &plan.zones, &plan.candidates);
+        let unverified = plan.unverified_prices().len();
+        if unverified > 0 && plan.fixed_usd_per_hour.is_none() && budget.is_some() {
+            plan.limit_reason.push_str(&format!(
+                " (unverified: the on-demand prices of {unverified} of its {} types are catalog estimates)",
+                plan.candidates.len()
+            ));
+        }
         let shapes = plan.shapes();
         let limits = plan.limits_for(&shapes, plan.limit);
         plan.cpu_limit = limits.cpu;
         plan.expected_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::expected(&shapes, limits)));
         plan.worst_case_usd_per_hour = round_cents(plan.worst_case_at(plan.limit));
+        plan.draining_nodes = draining_nodes(plan);
+        plan.drain_peak_usd_per_hour =
+            round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::drain_peak(&shapes, limits, plan.draining_nodes)));
         plan.budget_usd_per_hour = profile.budget_usd_per_hour.as_ref().map(|b| b.value);
     }
     if diagnostics.is_empty() { Ok(()) } else { Err(diagnostics) }
+}
+
+/// Nodes of the pool that can be deleting at once, beside their replacements (`cost::draining_nodes`). A reserved
+/// pool has none beside its reservation: a replacement cannot launch into a reservation its draining node still
+/// holds, and the reservation is billed in full anyway. The pool's node count at its limit is counted in the
+/// smallest nodes, physical accelerators (what Karpenter counts at launch).
+fn draining_nodes(plan: &PoolPlan) -> u32 {
+    if plan.fixed_usd_per_hour.is_some() {
+        return 0;
+    }
+    let smallest = plan.candidates.iter().map(|c| c.accelerators.max(1)).min().unwrap_or(1);
+    let nodes = plan.limit / smallest;
+    cost::draining_nodes(nodes, plan.disruption.expire_after != "Never", &plan.disruption.budgets)
 }
 
 /// Reserved pools: the limit is the reservation, the cost its full price. Returns the total fixed $/h.
@@ -1258,12 +1334,12 @@ fn size_reservations(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
         let Some(r) = &tier.settings.reserved else { continue };
         let (Some(instances), Some(candidate)) = (&r.instances, plan.candidates.first()) else { continue };
         let fixed = f64::from(instances.value) * candidate.ceiling_usd_per_hour;
-        plan.limit = instances.value * candidate.accelerators * plan.replicas();
+        plan.limit = instances.value * candidate.units;
         plan.limit_reason = format!(
             "capacity reservation: {} × {} ({} {} each), billed ${fixed:.2}/h whether used or not",
             instances.value,
             candidate.name,
-            candidate.accelerators * plan.replicas(),
+            candidate.units,
             plan.resource()
         );
         plan.fixed_usd_per_hour = Some(fixed);
@@ -1275,7 +1351,7 @@ fn size_reservations(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
 /// When every allowed node has the same number of accelerators, only multiples of it can ever be in use:
 /// round down so the worst case is exact rather than an overestimate.
 fn round_to_whole_nodes(plan: &PoolPlan, limit: u32, reason: String) -> (u32, String) {
-    let sizes: BTreeSet<u32> = plan.candidates.iter().map(|c| c.accelerators * plan.replicas()).collect();
+    let sizes: BTreeSet<u32> = plan.candidates.iter().map(|c| c.units).collect();
     match sizes.iter().next() {
         Some(&size) if sizes.len() == 1 && size > 1 && limit >= size && limit % size != 0 => {
             (limit - limit % size, format!("{reason}; rounded down to whole {size}-accelerator nodes"))
@@ -1286,10 +1362,10 @@ fn round_to_whole_nodes(plan: &PoolPlan, limit: u32, reason: String) -> (u32, St
 
 /// A node with more accelerators than the limit could never launch: drop it.
 fn drop_nodes_above_limit(plan: &mut PoolPlan) {
-    let (limit, replicas) = (plan.limit, plan.replicas());
-    let too_big: Vec<String> = plan.candidates.iter().filter(|c| c.accelerators * replicas > limit).map(|c| c.name.clone()).collect();
+    let limit = plan.limit;
+    let too_big: Vec<String> = plan.candidates.iter().filter(|c| c.units > limit).map(|c| c.name.clone()).collect();
     if !too_big.is_empty() {
-        plan.candidates.retain(|c| c.accelerators * replicas <= limit);
+        plan.candidates.retain(|c| c.units <= limit);
         plan.removed.push(Removal { constraint: format!("node accelerators ≤ limit {limit}"), types: too_big });
     }
 }
@@ -1309,9 +1385,9 @@ fn too_small(profile: &Profile, plan: &PoolPlan, tier: &Tier, sources: &Sources)
         .help(format!("raise it, or allow smaller nodes (every candidate has more accelerators than the limit: {smallest})"))
 }
 
-/// What one physical accelerator counts as in `nvidia.com/gpu`: the device plugin advertises each time-sliced GPU
-/// `replicas` times, and with MIG (strategy single) each MIG device as one GPU. Limits, prices per unit and the
-/// largest-node check all count these units.
+/// What one physical accelerator counts as in `nvidia.com/gpu`, at the least (for a pool whose types are not known
+/// yet): the device plugin advertises each time-sliced GPU `replicas` times, and with MIG (strategy single) each MIG
+/// device as one GPU — the fewest devices the config makes of any GPU model.
 pub fn units_per_accelerator(sharing: Option<&Sharing>) -> u32 {
     match sharing {
         Some(Sharing::TimeSlicing { replicas }) => *replicas,
@@ -1320,10 +1396,20 @@ pub fn units_per_accelerator(sharing: Option<&Sharing>) -> u32 {
     }
 }
 
+/// What one physical accelerator of this type counts as: MIG devices depend on the GPU model (the GPU Operator's
+/// mig-parted config gives `all-1g.10gb` 7 devices on an A100-80GB, p4de, and 4 on an A100-40GB, p4d). Limits,
+/// prices per unit, NodeOverlays and the largest-node check all count these units per type.
+pub fn units_per_gpu(sharing: Option<&Sharing>, t: &InstanceType) -> u32 {
+    match (sharing, t.single_gpu_model()) {
+        (Some(Sharing::Mig { config }), Some(gpu)) => crate::ops::mig::MigConfigs::builtin().devices_for(config, &gpu.name, gpu.memory_mib),
+        _ => units_per_accelerator(sharing),
+    }
+}
+
 fn replicas_note(plan: &PoolPlan) -> String {
     match (&plan.sharing, plan.replicas()) {
         (_, 1) => String::new(),
-        (Some(Sharing::Mig { config }), r) => format!(" × {r} MIG devices per GPU ({config})"),
+        (Some(Sharing::Mig { config }), r) => format!(" × {r} MIG devices per GPU ({config}; the fewest among the pool's GPU models)"),
         (_, r) => format!(" × time-slicing replicas {r}"),
     }
 }
