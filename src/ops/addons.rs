@@ -121,18 +121,19 @@ pub const ADD_ONS: &[AddOn] = &[
     },
 ];
 
+/// The add-on whose chart reads the Helm values in the ConfigMap of this name.
+fn values_add_on(config_map: &str) -> Option<&'static AddOn> {
+    ADD_ONS.iter().find(|a| matches!(a.source, Source::Values { config_map: c, .. } if c == config_map))
+}
+
 /// Whether a ConfigMap of this name carries gpuplan's Helm values for an add-on chart.
 pub fn is_values_config_map(name: &str) -> bool {
-    [GPU_OPERATOR_VALUES, NEURON_VALUES, EFA_VALUES].contains(&name)
+    values_add_on(name).is_some()
 }
 
 /// The chart a generated values ConfigMap is for, from its out/ path (`<cluster>/configmap-<name>.yaml`).
 pub fn chart_of_values_file(path: &std::path::Path) -> Option<&'static str> {
-    let name = path.file_stem()?.to_str()?.strip_prefix("configmap-")?;
-    ADD_ONS.iter().find_map(|a| match a.source {
-        Source::Values { config_map, .. } if config_map == name => Some(a.chart),
-        _ => None,
-    })
+    values_add_on(path.file_stem()?.to_str()?.strip_prefix("configmap-")?).map(|a| a.chart)
 }
 
 /// A toleration as the API spells it, read from a rendered object.
@@ -208,7 +209,7 @@ pub fn tolerations_for(base: &[(&str, &str, &str)], pools: &[&PoolPlan]) -> Vec<
 /// pool taint, and for the GPU Operator who owns the ClusterPolicy.
 pub fn values(pools: &[PoolPlan], manage_cluster_policy: bool, gpu_operator_values: bool) -> BTreeMap<&'static str, Value> {
     let needing = |d: Device| -> Vec<&PoolPlan> { pools.iter().filter(|p| devices(p).contains(&d)).collect() };
-    let defaults = |config_map: &str| ADD_ONS.iter().find(|a| matches!(a.source, Source::Values { config_map: c, .. } if c == config_map)).map(|a| a.defaults).unwrap_or(&[]);
+    let defaults = |config_map: &str| values_add_on(config_map).map_or(&[][..], |a| a.defaults);
     let mut out = BTreeMap::new();
     let nvidia = needing(Device::Nvidia);
     if !nvidia.is_empty() && gpu_operator_values {
