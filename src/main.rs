@@ -170,9 +170,18 @@ enum Command {
         /// Manifest files or directories (NodePool, EC2NodeClass, NodeOverlay; other kinds are ignored).
         #[arg(long, num_args = 1.., default_value = "out")]
         manifests: Vec<PathBuf>,
-        /// Pod, Deployment, StatefulSet, ReplicaSet or Job YAML files or directories.
+        /// Pod, Deployment, StatefulSet, ReplicaSet or Job YAML files or directories (DaemonSets there count as
+        /// --daemonsets).
         #[arg(long, num_args = 1.., required = true)]
         pods: Vec<PathBuf>,
+        /// DaemonSet YAML files or directories: the requests of those that would run on a node are taken from it
+        /// before pods fit, as Karpenter does. The DaemonSets of the add-ons the manifests configure (GPU Operator,
+        /// Neuron and EFA device plugins, as their charts create them) are counted too unless given here.
+        #[arg(long, num_args = 1..)]
+        daemonsets: Vec<PathBuf>,
+        /// Do not count the add-ons' DaemonSets that are not given as input.
+        #[arg(long)]
+        no_add_on_daemonsets: bool,
         /// Catalog region (default: the manifests' gpuplan.dev/catalog annotation, else us-east-1).
         #[arg(long)]
         region: Option<String>,
@@ -473,8 +482,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             print!("{}", explain(&compiled, profile.as_deref(), format).map_err(|e| format!("error: {e}"))?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Simulate { manifests, pods, region, unavailable, catalogs, format, exit_code } => {
-            let options = gpuplan::simulate::Options { manifests, pods, region, catalogs_dir: catalogs, unavailable };
+        Command::Simulate { manifests, pods, daemonsets, no_add_on_daemonsets, region, unavailable, catalogs, format, exit_code } => {
+            let options = gpuplan::simulate::Options { manifests, pods, region, catalogs_dir: catalogs, unavailable, daemonsets, add_on_daemonsets: !no_add_on_daemonsets };
             let report = gpuplan::simulate::simulate(&options).map_err(|e| format!("error: {e}"))?;
             print!("{}", gpuplan::simulate::report::render(&report, format));
             Ok(if exit_code && !report.pending.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })

@@ -413,7 +413,7 @@ fn l4_workload(cpu: &str, allow: &str) -> String {
 fn gp018_replica_that_fills_a_whole_xlarge_does_not_fit_it() {
     let c = compile_one(l4_workload("4", ""));
     let d = c.lint();
-    let found = assert_one(&d, "GP018", "one replica of workload `ns/w` does not fit on g6.xlarge (cpu 4.00 > 3.92 allocatable)", &c.loc("p.kdl", "cpu=\"4\""));
+    let found = assert_one(&d, "GP018", "one replica of workload `ns/w` does not fit on g6.xlarge (cpu 4.00 > 3.92 allocatable, 5m of it to DaemonSets)", &c.loc("p.kdl", "cpu=\"4\""));
     assert!(found.message.contains("the cheapest type it fits, g6.2xlarge"), "{}", found.message);
 }
 

@@ -24,9 +24,11 @@ require (
 )
 
 // Read for their files only (the CRDs: internal/crds), never imported: `go mod tidy` would drop them and mark them
-// "// indirect"; keep them here.
+// "// indirect"; keep them here. (github.com/aws/eks-charts: the aws-efa-k8s-device-plugin chart v0.5.31, whose
+// instance-type list src/ops/efa-device-plugin-types.txt copies; tests/conformance/addons.rs compares the two.)
 require (
 	github.com/argoproj/argo-cd/v3 v3.5.1 // indirect
+	github.com/aws/eks-charts v0.0.243-0.20260821194545-743f98a89b5b // indirect
 	github.com/aws/karpenter-provider-aws v1.14.1 // indirect
 	github.com/fluxcd/helm-controller v1.6.3 // indirect
 	github.com/fluxcd/kustomize-controller v1.9.4 // indirect

@@ -15,7 +15,7 @@
 //!   creates) = `nvidia.com/gpu`;
 //! - aws-neuron/neuron-helm-charts `charts/neuron-helm-chart/values.yaml`: `devicePlugin.tolerations` =
 //!   `CriticalAddonsOnly`, `aws.amazon.com/neuron`;
-//! - aws/eks-charts `stable/aws-efa-k8s-device-plugin/values.yaml` (v0.5.30): `tolerations: []`.
+//! - aws/eks-charts `stable/aws-efa-k8s-device-plugin/values.yaml` (v0.5.31): `tolerations: []`.
 //!
 //! So gpuplan writes, per cluster, one ConfigMap of Helm values per chart the cluster's pools need (the
 //! [`VALUES_KEY`] file; a Flux HelmRelease reads it with `valuesFrom`, `helm install -f` reads the extracted file),
@@ -78,6 +78,11 @@ pub struct AddOn {
     /// GPU Operator operands: the node label that selects it (`nvidia.com/gpu.deploy.<operand>`); a node labelled
     /// "false" does not run it and does not need it (NVIDIA/gpu-operator v26.7.0 controllers/state_manager.go).
     pub deploy_label: Option<&'static str>,
+    /// The chart's default container requests, (resource, quantity): what the DaemonSet takes from every node it runs
+    /// on before any workload does (`gpuplan simulate` counts it, [`super::addon_daemonsets`]).
+    pub requests: &'static [(&'static str, &'static str)],
+    /// The instance types the chart's required node affinity admits, when it has one.
+    pub instance_types: Option<super::addon_daemonsets::TypeList>,
 }
 
 const GPU_OPERATOR_CHART: &str = "NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml)";
@@ -85,7 +90,9 @@ const OPERAND_DEFAULTS: &[(&str, &str, &str)] = &[("nvidia.com/gpu", "Exists", "
 
 /// A GPU Operator operand: tolerations from the ClusterPolicy, selected by its deploy label.
 const fn operand(daemonset: &'static str, needed_for: Device, deploy_label: &'static str) -> AddOn {
-    AddOn { daemonset, chart: GPU_OPERATOR_CHART, needed_for, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS, deploy_label: Some(deploy_label) }
+    // The operands' `resources` are `{}` in the chart's values (devicePlugin, gfd, dcgmExporter, migManager,
+    // validator): no requests.
+    AddOn { daemonset, chart: GPU_OPERATOR_CHART, needed_for, source: Source::ClusterPolicy, defaults: OPERAND_DEFAULTS, deploy_label: Some(deploy_label), requests: &[], instance_types: None }
 }
 
 /// Every add-on gpuplan knows, in the order a node needs them.
@@ -97,6 +104,10 @@ pub const ADD_ONS: &[AddOn] = &[
         source: Source::Values { config_map: GPU_OPERATOR_VALUES, path: &["node-feature-discovery", "worker", "tolerations"] },
         defaults: &[("node-role.kubernetes.io/control-plane", "Equal", "NoSchedule"), ("nvidia.com/gpu", "Exists", "NoSchedule")],
         deploy_label: None,
+        // deployments/gpu-operator/charts/node-feature-discovery/values.yaml `worker.resources.requests` (the
+        // subchart the operator's chart bundles, v0.19.0); its limit (memory 512Mi) does not default a request.
+        requests: &[("cpu", "5m"), ("memory", "64Mi")],
+        instance_types: None,
     },
     operand("nvidia-operator-validator", Device::Nvidia, "nvidia.com/gpu.deploy.operator-validator"),
     operand("nvidia-device-plugin-daemonset", Device::Nvidia, crate::solve::DEPLOY_DEVICE_PLUGIN_LABEL),
@@ -110,14 +121,20 @@ pub const ADD_ONS: &[AddOn] = &[
         source: Source::Values { config_map: NEURON_VALUES, path: &["devicePlugin", "tolerations"] },
         defaults: &[("CriticalAddonsOnly", "Exists", ""), ("aws.amazon.com/neuron", "Exists", "NoSchedule")],
         deploy_label: None,
+        // templates/device-plugin-daemonset.yaml sets no resources.
+        requests: &[],
+        instance_types: Some(super::addon_daemonsets::TypeList::NeuronInstances),
     },
     AddOn {
         daemonset: "aws-efa-k8s-device-plugin",
-        chart: "aws/eks-charts aws-efa-k8s-device-plugin v0.5.30 (stable/aws-efa-k8s-device-plugin/values.yaml)",
+        chart: "aws/eks-charts aws-efa-k8s-device-plugin v0.5.31 (stable/aws-efa-k8s-device-plugin/values.yaml)",
         needed_for: Device::Efa,
         source: Source::Values { config_map: EFA_VALUES, path: &["tolerations"] },
         defaults: &[],
         deploy_label: None,
+        // values.yaml `resources.requests`.
+        requests: &[("cpu", "10m"), ("memory", "20Mi")],
+        instance_types: Some(super::addon_daemonsets::TypeList::EfaSupported),
     },
 ];
 
@@ -326,10 +343,11 @@ impl Daemon {
 /// Every add-on's DaemonSet with the tolerations the cluster's rendered objects give it (values ConfigMaps,
 /// ClusterPolicy), or its chart's defaults where none was rendered.
 pub fn daemons(manifests: &[Manifest]) -> Vec<Daemon> {
+    let objects: Vec<&Value> = manifests.iter().map(|m| &m.object).collect();
     ADD_ONS
         .iter()
         .map(|add_on| {
-            let (tolerations, from) = effective_tolerations(add_on, manifests);
+            let (tolerations, from) = effective_tolerations(add_on, &objects);
             Daemon { add_on: *add_on, tolerations, from }
         })
         .collect()
@@ -356,21 +374,26 @@ pub fn unreachable(pools: &[PoolPlan], manifests: &[Manifest]) -> Vec<Unreachabl
     out
 }
 
-/// An add-on's tolerations as rendered, or its chart's defaults.
-fn effective_tolerations(add_on: &AddOn, manifests: &[Manifest]) -> (Vec<Toleration>, String) {
+/// The Helm values gpuplan rendered for a chart (the ConfigMap `config_map`'s [`VALUES_KEY`]), if any.
+pub fn rendered_values(objects: &[&Value], config_map: &str) -> Option<Value> {
+    let m = objects.iter().find(|m| m["kind"] == "ConfigMap" && m["metadata"]["name"] == config_map)?;
+    serde_saphyr::from_str(m["data"][VALUES_KEY].as_str()?).ok()
+}
+
+/// An add-on's tolerations as rendered (in `objects`, the cluster's), or its chart's defaults.
+pub fn effective_tolerations(add_on: &AddOn, objects: &[&Value]) -> (Vec<Toleration>, String) {
     let values_list = |config_map: &str, path: &[&str]| -> Option<(Value, String)> {
-        let m = manifests.iter().find(|m| m.kind() == "ConfigMap" && m.object["metadata"]["name"] == config_map)?;
-        let values: Value = serde_saphyr::from_str(m.object["data"][VALUES_KEY].as_str()?).ok()?;
+        let values = rendered_values(objects, config_map)?;
         let list = path.iter().try_fold(&values, |v, k| v.get(*k))?;
         Some((list.clone(), format!("ConfigMap {config_map} ({VALUES_KEY}: {})", path.join("."))))
     };
     let rendered = match add_on.source {
         Source::Values { config_map, path } => values_list(config_map, path),
         // gpuplan's ClusterPolicy, else the one the chart makes from the values' `daemonsets.tolerations`.
-        Source::ClusterPolicy => manifests
+        Source::ClusterPolicy => objects
             .iter()
-            .find(|m| m.kind() == "ClusterPolicy")
-            .map(|m| (m.object["spec"]["daemonsets"]["tolerations"].clone(), "ClusterPolicy spec.daemonsets.tolerations".to_string()))
+            .find(|m| m["kind"] == "ClusterPolicy")
+            .map(|m| (m["spec"]["daemonsets"]["tolerations"].clone(), "ClusterPolicy spec.daemonsets.tolerations".to_string()))
             .or_else(|| values_list(GPU_OPERATOR_VALUES, &["daemonsets", "tolerations"])),
     };
     match rendered {

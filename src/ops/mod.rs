@@ -15,6 +15,7 @@
 //! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179, E0182 and E0183 (workload selectors) belong to this module; E0180–E0181 to `simulate::check`.
 
 pub mod adapter;
+pub mod addon_daemonsets;
 pub mod addons;
 pub mod alerts;
 pub mod check;

@@ -24,8 +24,8 @@ use super::requirements::{Requirement, Requirements, Toleration};
 use super::yaml::{Doc, Resources};
 use super::Report;
 
-/// A cluster's generated NodePools, EC2NodeClasses and NodeOverlays (`manifests`, the cluster's objects), as
-/// `simulate --manifests out/<cluster>` would read them.
+/// A cluster's generated NodePools, EC2NodeClasses and NodeOverlays (`manifests`, the cluster's objects), and the
+/// DaemonSets of the add-ons they configure, as `simulate --manifests out/<cluster>` would read them.
 pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
     let docs: Vec<Doc> = manifests
         .iter()
@@ -34,7 +34,11 @@ pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
         .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: String::new(), value: Cow::Borrowed(&m.object) })
         .collect();
     // Generated objects passed schema validation; a parse failure here would be a gpuplan bug.
-    manifests::manifests(&docs).unwrap_or_default()
+    let mut out = manifests::manifests(&docs).unwrap_or_default();
+    // The add-ons' DaemonSets take their requests from every node they run on, as `simulate` counts them.
+    let objects: Vec<&serde_json::Value> = manifests.iter().map(|m| &m.object).collect();
+    out.daemon_sets = super::daemons::daemon_pods(&super::daemons::add_ons(&objects, &[]));
+    out
 }
 
 /// `replicas` pods of `per_replica` accelerators each, placed as gpuplan tells users to place them on `pools`
@@ -54,7 +58,7 @@ pub fn pool_pods(namespace: &str, name: &str, pools: &[&PoolPlan], per_replica: 
     let mut requests = Resources::from([(first.resource().to_string(), per_replica as i128 * 1000), ("pods".to_string(), 1000)]);
     requests.extend(placement.requests.into_iter().map(|(k, v)| (k, v as i128 * 1000)));
     (0..replicas)
-        .map(|i| Pod { key: format!("{namespace}/{name}-{i}"), requests: requests.clone(), node_selector: node_selector.clone(), required_terms: Vec::new(), preferred_terms: Vec::new(), tolerations: tolerations.clone() })
+        .map(|i| Pod { key: format!("{namespace}/{name}-{i}"), requests: requests.clone(), node_selector: node_selector.clone(), tolerations: tolerations.clone(), ..Pod::default() })
         .collect()
 }
 
@@ -106,9 +110,9 @@ pub struct ReplicaFit {
 }
 
 /// Which types of the workload's pool hold one replica: its requests against each type's allocatable as Karpenter
-/// computes it (capacity − kube-reserved − eviction threshold, `simulate::instances`; DaemonSet requests are not
-/// modelled, so a type that fits here by less than the add-ons' requests still does not). Empty when the workload
-/// declares no `requests` (accelerators alone always fit: the pool only has types with enough of them).
+/// computes it (capacity − kube-reserved − eviction threshold, `simulate::instances`) less the requests of the
+/// DaemonSets that run there (`simulate::daemons`: the configured add-ons'). Empty when the workload declares no
+/// `requests` (accelerators alone always fit: the pool only has types with enough of them).
 pub fn replica_fits(cluster: &ClusterPlan, simulated: &Manifests, catalog: &crate::catalog::Catalog, w: &WorkloadPlan) -> Vec<ReplicaFit> {
     let Some(pod) = replicas(cluster, w, 1).pop().filter(|_| !w.requests.is_empty()) else { return Vec::new() };
     let mut out = Vec::new();
@@ -118,16 +122,36 @@ pub fn replica_fits(cluster: &ClusterPlan, simulated: &Manifests, catalog: &crat
             let Some(it) = catalog.get(&c.name) else { continue };
             let capacity = super::instances::capacity(it, class);
             let allocatable = super::instances::allocatable(it, class, &capacity);
-            let short = pod
-                .requests
-                .iter()
-                .filter(|(k, v)| *k != "pods" && **v > allocatable.get(*k).copied().unwrap_or(0))
-                .map(|(k, v)| format!("{k} {} > {} allocatable", quantity(k, *v), quantity(k, allocatable.get(k).copied().unwrap_or(0))))
-                .collect();
+            let daemons = match simulated.node_pools.iter().find(|p| p.name == pool.name) {
+                Some(np) => super::daemons::DaemonOverhead::of(np, &super::instances::requirements(it, &catalog.region), &simulated.daemon_sets),
+                None => Default::default(),
+            };
+            let short = pod.requests.iter().filter(|(k, _)| *k != "pods").filter_map(|(k, v)| short_of(k, *v, &allocatable, &daemons)).collect();
             out.push(ReplicaFit { nodepool: pool.name.clone(), instance_type: c.name.clone(), short, usd_per_accelerator_hour: c.usd_per_accelerator_hour });
         }
     }
     out
+}
+
+/// `cpu 4 > 3.92 allocatable` (with `, 5m of it to DaemonSets` when daemons take some), or None when it fits.
+fn short_of(resource: &str, request: i128, allocatable: &Resources, daemons: &super::daemons::DaemonOverhead) -> Option<String> {
+    let total = allocatable.get(resource).copied().unwrap_or(0);
+    let to_daemons = daemons.requests.get(resource).copied().unwrap_or(0);
+    if request <= total - to_daemons {
+        return None;
+    }
+    let note = if to_daemons > 0 { format!(", {} of it to DaemonSets", exact(resource, to_daemons)) } else { String::new() };
+    Some(format!("{resource} {} > {} allocatable{note}", quantity(resource, request), quantity(resource, total)))
+}
+
+/// A quantity as Kubernetes spells small ones: `5m` cpu, `64Mi` memory (the two-decimal form rounds daemons away).
+fn exact(resource: &str, milli: i128) -> String {
+    const MI: i128 = 1024 * 1024 * 1000;
+    match resource {
+        "cpu" if milli % 1000 != 0 => format!("{milli}m"),
+        "memory" if milli % MI == 0 => format!("{}Mi", milli / MI),
+        _ => super::yaml::show(resource, milli),
+    }
 }
 
 /// What [`replica_fits`] means for a workload: the types that hold one replica, those that do not and why, and what

@@ -53,6 +53,8 @@ pub struct SimType {
     pub offerings: Vec<Offering>,
     /// GPU, accelerator or metal (filter.go `ExoticInstanceTypeFilter`).
     pub exotic: bool,
+    /// The DaemonSets that run on this type in this NodePool ([`super::daemons`]), shared by the types they agree on.
+    pub daemons: Arc<super::daemons::DaemonOverhead>,
 }
 
 /// `TYPE:ZONE:CAPACITY`, each part a glob (`*`, `?`).
@@ -393,7 +395,7 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Require
         }
     }
     let exotic = it.size.contains("metal") || ["nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"].iter().any(|r| capacity.get(*r).is_some_and(|v| *v > 0));
-    SimType { name: it.name.clone(), requirements, capacity, allocatable, offerings, exotic }
+    SimType { name: it.name.clone(), requirements, capacity, allocatable, offerings, exotic, daemons: Arc::default() }
 }
 
 fn adjusted(price: f64, o: &NodeOverlay) -> f64 {

@@ -71,6 +71,9 @@ pub struct Manifests {
     pub node_pools: Vec<NodePool>,
     pub node_classes: Vec<NodeClass>,
     pub overlays: Vec<NodeOverlay>,
+    /// The pods of the cluster's DaemonSets ([`super::pods::daemon_sets`]): whichever would run on a node take their
+    /// requests from it first ([`super::daemons`]).
+    pub daemon_sets: Vec<super::pods::Pod>,
 }
 
 pub fn manifests(docs: &[Doc]) -> Result<Manifests, InputError> {
@@ -83,6 +86,7 @@ pub fn manifests(docs: &[Doc]) -> Result<Manifests, InputError> {
             _ => {}
         }
     }
+    m.daemon_sets = super::pods::daemon_sets(docs)?;
     Ok(m)
 }
 

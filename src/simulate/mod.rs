@@ -12,10 +12,13 @@
 //! `pkg/providers/instancetype/types.go`, `pkg/providers/instance/instance.go`,
 //! `pkg/providers/instance/filter/filter.go`.
 //!
-//! Not modelled (no cluster state offline): existing nodes, daemonset overhead, topology spread, pod
-//! (anti-)affinity, volumes, DRA, the number of reserved instances a capacity reservation holds.
+//! [`daemons`] is the DaemonSet overhead per NodePool and instance type.
+//!
+//! Not modelled (no cluster state offline): existing nodes, topology spread, pod (anti-)affinity, volumes, DRA, the
+//! number of reserved instances a capacity reservation holds.
 
 pub mod check;
+pub mod daemons;
 pub mod instances;
 pub mod launch;
 pub mod manifests;
@@ -46,6 +49,11 @@ pub struct Options {
     pub region: Option<String>,
     pub catalogs_dir: PathBuf,
     pub unavailable: Vec<Unavailable>,
+    /// DaemonSet files or directories, beside the DaemonSets in the manifests and pods files.
+    pub daemonsets: Vec<PathBuf>,
+    /// Whether the DaemonSets of the add-ons the manifests configure are counted ([`daemons::add_ons`]) when the
+    /// inputs do not hold a DaemonSet of the same namespace and name.
+    pub add_on_daemonsets: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,17 +64,43 @@ pub enum SimulateError {
     Catalog(#[from] crate::catalog::CatalogError),
 }
 
-/// Reads the inputs and simulates.
-pub fn simulate(opts: &Options) -> Result<Report, SimulateError> {
-    let manifests = manifests::manifests(&yaml::read_docs(&opts.manifests).map_err(SimulateError::Input)?).map_err(SimulateError::Input)?;
-    let pods = pods::pods(&yaml::read_docs(&opts.pods).map_err(SimulateError::Input)?).map_err(SimulateError::Input)?;
+/// What a run reads: the manifests (DaemonSets included), the pods, and the catalog region.
+pub struct Inputs {
+    pub manifests: manifests::Manifests,
+    pub pods: Vec<pods::Pod>,
+    pub region: String,
+    /// The add-ons' DaemonSets counted because the inputs configure the add-on but hold no DaemonSet of that
+    /// namespace and name, as apps/v1 objects: what another simulator must be given to see the same cluster.
+    pub add_on_daemon_sets: Vec<serde_json::Value>,
+}
+
+/// Reads the inputs of a run.
+pub fn read_inputs(opts: &Options) -> Result<Inputs, InputError> {
+    let manifest_docs = yaml::read_docs(&opts.manifests)?;
+    let mut manifests = manifests::manifests(&manifest_docs)?;
+    let pod_docs = yaml::read_docs(&opts.pods)?;
+    let pods = pods::pods(&pod_docs)?;
+    manifests.daemon_sets.extend(pods::daemon_sets(&pod_docs)?);
+    manifests.daemon_sets.extend(pods::daemon_sets(&yaml::read_docs(&opts.daemonsets)?)?);
+    let mut add_on_daemon_sets = Vec::new();
+    if opts.add_on_daemonsets {
+        let objects: Vec<&serde_json::Value> = manifest_docs.iter().map(|d| &*d.value).collect();
+        add_on_daemon_sets = daemons::add_ons(&objects, &manifests.daemon_sets);
+        manifests.daemon_sets.extend(daemons::daemon_pods(&add_on_daemon_sets));
+    }
     let region = opts
         .region
         .clone()
         .or_else(|| manifests.node_pools.iter().find_map(|p| p.catalog_region.clone()))
         .unwrap_or_else(|| "us-east-1".to_string());
-    let catalog = Catalog::load(&opts.catalogs_dir, &region)?;
-    Ok(run(&catalog, &manifests, &pods, &opts.unavailable))
+    Ok(Inputs { manifests, pods, region, add_on_daemon_sets })
+}
+
+/// Reads the inputs and simulates.
+pub fn simulate(opts: &Options) -> Result<Report, SimulateError> {
+    let inputs = read_inputs(opts).map_err(SimulateError::Input)?;
+    let catalog = Catalog::load(&opts.catalogs_dir, &inputs.region)?;
+    Ok(run(&catalog, &inputs.manifests, &inputs.pods, &opts.unavailable))
 }
 
 /// Simulates parsed inputs against a catalog.
@@ -139,11 +173,20 @@ fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Ma
         .filter(|&i| instances::may_match(&catalog.instance_types[i], &pool.requirements))
         .map(|i| (&catalog.instance_types[i], labels.get(catalog, i)))
         .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
-        .map(|(it, reqs)| Arc::new(instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays)))
+        .map(|(it, reqs)| instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays))
         .filter(|t| t.offerings.iter().any(|o| scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
+        .map(|t| Arc::new(with_daemons(t, &pool, &m.daemon_sets)))
         .collect();
     let dropped = types.is_empty().then(|| "no instance type in the catalog meets its requirements with an offering".to_string());
     Template { pool, types, dropped }
+}
+
+/// The type with the overhead of the DaemonSets that run on it in `pool`.
+fn with_daemons(mut t: instances::SimType, pool: &manifests::NodePool, daemon_sets: &[pods::Pod]) -> instances::SimType {
+    if !daemon_sets.is_empty() {
+        t.daemons = Arc::new(daemons::DaemonOverhead::of(pool, &t.requirements, daemon_sets));
+    }
+    t
 }
 
 /// The catalog positions of the types a NodePool's requirements may admit, in catalog order: only the named ones when

@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::requirements::{normalize, Requirement, Requirements, Toleration};
 use super::yaml::{err, resources, Doc, InputError, Resources};
 
-/// One pod to schedule.
-#[derive(Debug, Clone)]
+/// One pod to schedule (or, from a DaemonSet, the pod it runs on every node: [`daemon_sets`]).
+#[derive(Debug, Clone, Default)]
 pub struct Pod {
     /// `namespace/name` or `namespace/W-i`.
     pub key: String,
@@ -22,6 +22,31 @@ pub struct Pod {
     /// Preferred node affinity terms, heaviest first; each is a hard constraint until relaxed.
     pub preferred_terms: Vec<Requirements>,
     pub tolerations: Vec<Toleration>,
+    /// The host ports its containers bind: two pods binding one port cannot share a node.
+    pub host_ports: Vec<HostPort>,
+}
+
+/// A container port bound on the node (kubernetes-sigs/karpenter `pkg/scheduling/hostportusage.go` `GetHostPorts`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPort {
+    /// `hostIP`, "0.0.0.0" when unset; `None` when it does not parse (Go's `net.ParseIP` gives nil).
+    pub ip: Option<std::net::IpAddr>,
+    pub port: i64,
+    /// As written: the pods Karpenter reads are not defaulted by an API server, so an unset protocol is "", not TCP.
+    pub protocol: String,
+}
+
+impl HostPort {
+    /// hostportusage.go `Matches`: same protocol and port, and the same IP unless either is unspecified.
+    pub fn matches(&self, other: &HostPort) -> bool {
+        let unspecified = |ip: &Option<std::net::IpAddr>| ip.is_some_and(|ip| ip.is_unspecified());
+        self.protocol == other.protocol && self.port == other.port && (self.ip == other.ip || unspecified(&self.ip) || unspecified(&other.ip))
+    }
+}
+
+/// Whether any of `ports` matches any of `used`.
+pub fn ports_conflict(ports: &[HostPort], used: &[HostPort]) -> bool {
+    ports.iter().any(|p| used.iter().any(|u| p.matches(u)))
 }
 
 /// Reads pods from documents; replicas of a workload are `namespace/W-i`.
@@ -66,7 +91,39 @@ fn pod_from_spec(doc: &Doc, spec: &Value) -> Result<Pod, InputError> {
         required_terms: required_terms(doc, spec)?,
         preferred_terms: preferred_terms(doc, spec)?,
         tolerations: tolerations(spec),
+        host_ports: host_ports(spec),
     })
+}
+
+/// hostportusage.go `GetHostPorts`: the regular containers' ports with a hostPort (init containers' are not counted).
+fn host_ports(spec: &Value) -> Vec<HostPort> {
+    array(spec.get("containers"))
+        .flat_map(|c| array(c.get("ports")))
+        .filter_map(|p| {
+            let port = p.get("hostPort").and_then(Value::as_i64).filter(|port| *port != 0)?;
+            let ip = p.get("hostIP").and_then(Value::as_str).filter(|ip| !ip.is_empty()).unwrap_or("0.0.0.0");
+            let protocol = p.get("protocol").and_then(Value::as_str).unwrap_or("").to_string();
+            Some(HostPort { ip: ip.parse().ok(), port, protocol })
+        })
+        .collect()
+}
+
+/// The pod each DaemonSet runs on a node, as Karpenter builds it for its overhead (sigs.k8s.io/karpenter
+/// `pkg/utils/daemonset/daemonset.go` `PodForDaemonSet`: the template's spec, limits defaulting requests; provisioner.go
+/// `getDaemonSetPods`: the template's required node affinity). Preferred node affinity does not decide where a daemon
+/// runs (scheduler.go `isDaemonPodCompatible` reads only the strict requirements), so none is kept. Keys are
+/// `namespace/name`.
+pub fn daemon_sets(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
+    let mut out = Vec::new();
+    for doc in docs.iter().filter(|d| d.kind() == "DaemonSet") {
+        let meta = doc.value.get("metadata");
+        let name = meta.and_then(|m| m.get("name")).and_then(Value::as_str).ok_or_else(|| err(doc.at("kind:"), "DaemonSet without metadata.name"))?;
+        let namespace = meta.and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("default");
+        let spec = template_spec(doc).ok_or_else(|| err(doc.at("kind:"), format!("DaemonSet {name} has no pod spec (spec.template.spec)")))?;
+        let pod = pod_from_spec(doc, spec)?;
+        out.push(Pod { key: format!("{namespace}/{name}"), preferred_terms: Vec::new(), ..pod });
+    }
+    Ok(out)
 }
 
 /// The pod's effective requests (component-helpers `PodRequests`).

@@ -5,8 +5,8 @@
 //! several required terms, then the heaviest preferred term, then tolerate PreferNoSchedule taints when a NodePool
 //! has one) and `pkg/utils/nodepool` `OrderByWeight` (weight descending, equal weights by name descending).
 //!
-//! There is no cluster state: no existing nodes and no daemonsets, so every pod goes to a NodeClaim planned in this
-//! run.
+//! There is no cluster state: no existing nodes, so every pod goes to a NodeClaim planned in this run. DaemonSets
+//! count as overhead per instance type ([`super::daemons`]).
 
 use std::collections::BTreeSet;
 
@@ -36,6 +36,8 @@ pub struct Claim {
     pub requirements: Requirements,
     /// Indices into the template's types: the candidates still fitting every pod.
     pub types: Vec<usize>,
+    /// The host ports its pods bind (nodeclaim.go `Add` records them in every daemon group's `HostPortUsage`).
+    pub host_ports: Vec<super::pods::HostPort>,
 }
 
 pub struct Outcome {
@@ -182,6 +184,7 @@ impl<'a> Scheduler<'a> {
                 claim.requests = sum(&claim.requests, &pod.requests);
                 claim.requirements = r;
                 claim.types = types;
+                claim.host_ports.extend(pod.host_ports.iter().cloned());
                 return Ok(());
             }
         }
@@ -209,7 +212,7 @@ impl<'a> Scheduler<'a> {
                     continue;
                 }
             };
-            let claim = Claim { template: t, pods: Vec::new(), requests: Resources::new(), requirements: template.pool.requirements.clone(), types };
+            let claim = Claim { template: t, pods: Vec::new(), requests: Resources::new(), requirements: template.pool.requirements.clone(), types, host_ports: Vec::new() };
             match self.can_add(&claim, pod, reqs, tolerations) {
                 Ok((r, types)) => {
                     // subtractMax charges the largest capacity among the candidates. Instance types have no `nodes`
@@ -220,7 +223,7 @@ impl<'a> Scheduler<'a> {
                     for (k, v) in remaining.iter_mut() {
                         *v -= charge.get(k).copied().unwrap_or(0);
                     }
-                    self.claims.push(Claim { pods: vec![p], requests: pod.requests.clone(), requirements: r, types, ..claim });
+                    self.claims.push(Claim { pods: vec![p], requests: pod.requests.clone(), requirements: r, types, host_ports: pod.host_ports.clone(), ..claim });
                     return Ok(());
                 }
                 Err(e) => errors.push(format!("NodePool {name}: {e}")),
@@ -246,8 +249,9 @@ impl<'a> Scheduler<'a> {
         Ok(types)
     }
 
-    /// nodeclaim.go `CanAdd`: taints, requirement compatibility, then the candidate types that still fit every pod and
-    /// have an available offering; Strict minValues.
+    /// nodeclaim.go `CanAdd`: taints, requirement compatibility, then the candidate types that still fit every pod plus
+    /// the type's DaemonSet overhead and have an available offering (`filterInstanceTypesByRequirements`, which skips
+    /// the types whose daemons, or the claim's pods, bind one of the pod's host ports); Strict minValues.
     fn can_add(&self, claim: &Claim, pod: &Pod, reqs: &Requirements, tolerations: &[Toleration]) -> Result<(Requirements, Vec<usize>), String> {
         let template = &self.templates[claim.template];
         admits(&template.pool.taints, &claim.requirements, reqs, tolerations)?;
@@ -255,8 +259,13 @@ impl<'a> Scheduler<'a> {
         let requests = sum(&claim.requests, &pod.requests);
         let mut flags = FilterFlags::default();
         let mut remaining = Vec::new();
-        for &i in &claim.types {
+        // A clash with a pod already on the claim is a clash in every daemon group: no type is looked at.
+        let ports_free = !super::pods::ports_conflict(&pod.host_ports, &claim.host_ports);
+        for &i in claim.types.iter().filter(|_| ports_free) {
             let it = &template.types[i];
+            if it.daemons.blocks_ports(&pod.host_ports) {
+                continue;
+            }
             let compatible = match it.requirements.intersects(&merged) {
                 Ok(()) => true,
                 Err(e) => {
@@ -264,7 +273,7 @@ impl<'a> Scheduler<'a> {
                     false
                 }
             };
-            let fit = fits(&requests, &it.allocatable);
+            let fit = it.daemons.fits(&requests, &it.allocatable);
             let offering = it.offerings.iter().any(|o| o.available && offering_compatible(&merged, &o.zone, o.capacity_type.as_str()));
             flags.requirements |= compatible;
             flags.fits |= fit;

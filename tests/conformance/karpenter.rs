@@ -31,6 +31,8 @@ pub struct Case {
     /// Paths as given to `--manifests` / `--pods`: relative ones are in the case's directory.
     pub manifests: Vec<PathBuf>,
     pub pods: Vec<PathBuf>,
+    /// `--daemonsets` of both.
+    pub daemonsets: Vec<PathBuf>,
     pub unavailable: Vec<String>,
     /// The catalogs directory both read (`--catalogs`).
     pub catalogs: PathBuf,
@@ -44,6 +46,7 @@ impl Case {
             files: vec![("manifests.yaml".into(), manifests.into()), ("pods.yaml".into(), pods.into())],
             manifests: vec!["manifests.yaml".into()],
             pods: vec!["pods.yaml".into()],
+            daemonsets: Vec::new(),
             unavailable,
         }
     }
@@ -67,19 +70,45 @@ fn resolve(dir: &Path, p: &Path) -> PathBuf {
     }
 }
 
+/// What `gpuplan simulate` reads for a case in `dir` (its default: the configured add-ons' DaemonSets counted).
+fn read_case(dir: &Path, case: &Case) -> Result<simulate::Inputs, String> {
+    let resolved = |paths: &[PathBuf]| paths.iter().map(|p| resolve(dir, p)).collect::<Vec<_>>();
+    let options = simulate::Options {
+        manifests: resolved(&case.manifests),
+        pods: resolved(&case.pods),
+        daemonsets: resolved(&case.daemonsets),
+        add_on_daemonsets: true,
+        region: None,
+        catalogs_dir: case.catalogs.clone(),
+        unavailable: Vec::new(),
+    };
+    simulate::read_inputs(&options).map_err(|e| e.to_string())
+}
+
+/// The add-ons' DaemonSets gpuplan counts for a case, written into its directory for the oracle (which knows no
+/// add-ons of its own: they are gpuplan's model of the charts, see conformance/KNOWN_DIFFERENCES.md); the file's
+/// name, or None when there are none.
+fn add_on_daemon_sets_file(dir: &Path, inputs: &Result<simulate::Inputs, String>) -> Option<PathBuf> {
+    let objects = &inputs.as_ref().ok()?.add_on_daemon_sets;
+    if objects.is_empty() {
+        return None;
+    }
+    // JSON is YAML: one document per DaemonSet.
+    let text: String = objects.iter().map(|o| format!("---\n{o}\n")).collect();
+    std::fs::write(dir.join("add-on-daemonsets.yaml"), text).unwrap();
+    Some(PathBuf::from("add-on-daemonsets.yaml"))
+}
+
 /// gpuplan's side, in process: what `gpuplan simulate` does (simulate::simulate), with each catalog loaded once.
-fn run_gpuplan(dir: &Path, case: &Case, catalogs: &mut BTreeMap<PathBuf, gpuplan::catalog::Catalog>) -> Result<Value, String> {
+fn run_gpuplan(case: &Case, inputs: Result<simulate::Inputs, String>, catalogs: &mut BTreeMap<PathBuf, gpuplan::catalog::Catalog>) -> Result<Value, String> {
     let unavailable = case.unavailable.iter().map(|u| u.parse::<simulate::Unavailable>()).collect::<Result<Vec<_>, _>>()?;
-    let read = |paths: &[PathBuf]| simulate::yaml::read_docs(&paths.iter().map(|p| resolve(dir, p)).collect::<Vec<_>>()).map_err(|e| e.to_string());
-    let manifests = simulate::manifests::manifests(&read(&case.manifests)?).map_err(|e| e.to_string())?;
-    let pods = simulate::pods::pods(&read(&case.pods)?).map_err(|e| e.to_string())?;
-    let region = manifests.node_pools.iter().find_map(|p| p.catalog_region.clone()).unwrap_or_else(|| "us-east-1".to_string());
-    let path = case.catalogs.join(format!("{region}.json"));
+    let inputs = inputs?;
+    let path = case.catalogs.join(format!("{}.json", inputs.region));
     if !catalogs.contains_key(&path) {
-        let catalog = gpuplan::catalog::Catalog::load(&case.catalogs, &region).map_err(|e| e.to_string())?;
+        let catalog = gpuplan::catalog::Catalog::load(&case.catalogs, &inputs.region).map_err(|e| e.to_string())?;
         catalogs.insert(path.clone(), catalog);
     }
-    let report = simulate::run(&catalogs[&path], &manifests, &pods, &unavailable);
+    let report = simulate::run(&catalogs[&path], &inputs.manifests, &inputs.pods, &unavailable);
     serde_json::from_str(&simulate::report::render(&report, simulate::Format::Json)).map_err(|e| e.to_string())
 }
 
@@ -89,24 +118,28 @@ pub fn run(oracle: &Path, root: &Path, cases: &[Case]) -> Vec<Outcome> {
     let _ = std::fs::remove_dir_all(root);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
     let mut dirs = Vec::new();
+    let mut inputs = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         let dir = root.join(format!("batch-{}", i % workers)).join(&case.name);
         std::fs::create_dir_all(&dir).unwrap();
         for (name, text) in &case.files {
             std::fs::write(dir.join(name), text).unwrap();
         }
+        let read = read_case(&dir, case);
+        let daemonsets: Vec<PathBuf> = case.daemonsets.iter().cloned().chain(add_on_daemon_sets_file(&dir, &read)).collect();
         let args = serde_json::json!({
-            "manifests": case.manifests, "pods": case.pods, "unavailable": case.unavailable,
+            "manifests": case.manifests, "pods": case.pods, "daemonsets": daemonsets, "unavailable": case.unavailable,
             "catalogs": case.catalogs, "eni_limits": go::root().join("src/simulate/eni-limits.tsv"),
         });
         std::fs::write(dir.join("args.json"), args.to_string()).unwrap();
         dirs.push(dir);
+        inputs.push(read);
     }
     let children: Vec<_> = (0..workers.min(cases.len()))
         .map(|w| Command::new(oracle).arg("batch").arg(root.join(format!("batch-{w}"))).spawn().expect("start the oracle"))
         .collect();
     let mut catalogs = BTreeMap::new();
-    let ours: Vec<Result<Value, String>> = cases.iter().zip(&dirs).map(|(c, d)| run_gpuplan(d, c, &mut catalogs)).collect();
+    let ours: Vec<Result<Value, String>> = cases.iter().zip(inputs).map(|(c, i)| run_gpuplan(c, i, &mut catalogs)).collect();
     for mut c in children {
         let status = c.wait().unwrap();
         assert!(status.success(), "oracle batch failed: {status}");
@@ -203,7 +236,8 @@ fn fixture_cases() -> Vec<Case> {
     for e in std::fs::read_dir(root.join("tests/fixtures/simulate")).unwrap() {
         let path = e.unwrap().path();
         let cluster = path.file_stem().unwrap().to_string_lossy().to_string();
-        cases.push(Case { name: format!("fixture-{cluster}"), files: Vec::new(), manifests: vec![root.join("out").join(&cluster)], pods: vec![path], unavailable: Vec::new(), catalogs: root.join("catalogs") });
+        let manifests = vec![root.join("out").join(&cluster)];
+        cases.push(Case { name: format!("fixture-{cluster}"), files: Vec::new(), manifests, pods: vec![path], daemonsets: Vec::new(), unavailable: Vec::new(), catalogs: root.join("catalogs") });
     }
     cases.sort_by(|a, b| a.name.cmp(&b.name));
     cases
@@ -434,6 +468,7 @@ fn example_workloads_on_their_own_out_schedule_as_karpenter_schedules_them() {
             files: vec![("pods.yaml".into(), yaml)],
             manifests: vec![go::root().join("out").join(&cluster.name)],
             pods: vec!["pods.yaml".into()],
+            daemonsets: Vec::new(),
             unavailable: Vec::new(),
             catalogs: go::root().join("catalogs"),
         });
@@ -470,17 +505,77 @@ fn claims(r: &Result<Value, String>) -> Vec<Value> {
     r.as_ref().expect("a report")["nodeclaims"].as_array().unwrap().clone()
 }
 
-// KNOWN_DIFFERENCES.md "DaemonSet overhead": Karpenter subtracts the requests of the DaemonSets that would run on a
-// node from what pods get (sigs.k8s.io/karpenter pkg/controllers/provisioning/scheduling/scheduler.go
-// `buildDaemonOverheadGroups`, nodeclaim.go `CanAdd`); `gpuplan simulate` ignores DaemonSets. A 1.5-cpu DaemonSet
-// leaves an m5.large (2 vCPU) too small for a 1-cpu pod.
+// ---------------------------------------------------------------------------------------------------------------
+// DaemonSet overhead, one behaviour per case, each asserting agreement and the outcome it proves: Karpenter takes the
+// requests of the DaemonSets that would run on a node from what pods get (sigs.k8s.io/karpenter v1.14.1
+// pkg/controllers/provisioning/scheduling/scheduler.go `buildDaemonOverheadGroups`, `isDaemonPodCompatible`;
+// nodeclaim.go `filterInstanceTypesByRequirements`; pkg/scheduling/hostportusage.go).
+
+fn daemon_set(name: &str, cpu: &str, extra_spec: &str) -> String {
+    format!("---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: {name}\n  namespace: kube-system\nspec:\n  selector:\n    matchLabels: {{app: {name}}}\n  template:\n    metadata:\n      labels: {{app: {name}}}\n    spec:\n{extra_spec}      containers:\n      - name: agent\n        image: agent:1\n        resources:\n          requests: {{cpu: {cpu}, memory: 128Mi}}\n")
+}
+
+fn type_affinity(types: &str) -> String {
+    format!("      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions:\n              - {{key: node.kubernetes.io/instance-type, operator: In, values: [{types}]}}\n")
+}
+
+/// Runs a hand-written case through both and asserts they agree; the outcome for what the case proves.
+fn agreeing(name: &str, manifests: &str, pods: &str) -> Option<Outcome> {
+    let o = run_one(name, manifests, pods)?;
+    let d = differences(&o);
+    assert!(d.is_empty(), "{name}: gpuplan simulate and Karpenter disagree:\n  {}", d.join("\n  "));
+    Some(o)
+}
+
+fn candidates(r: &Result<Value, String>) -> Vec<Vec<String>> {
+    claims(r).iter().map(|c| c["candidates"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect()).collect()
+}
+
 #[test]
-fn known_difference_daemonset_overhead() {
-    let ds = "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: agent\n  namespace: kube-system\nspec:\n  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n      labels: {app: agent}\n    spec:\n      containers:\n      - name: agent\n        image: agent:1\n        resources:\n          requests: {cpu: 1500m, memory: 1Gi}\n";
-    let Some(o) = run_one("daemonset-overhead", ONE_POOL, &(replicas(1, "") + ds)) else { return };
-    let candidates = |r| claims(r)[0]["candidates"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect::<Vec<_>>();
-    assert_eq!(candidates(&o.oracle), ["m5.2xlarge", "m5.xlarge"], "Karpenter: the DaemonSet's 1.5 cpu leaves m5.large too small");
-    assert_eq!(candidates(&o.gpuplan), ["m5.2xlarge", "m5.large", "m5.xlarge"], "gpuplan ignores DaemonSets (remove this pin once it models them)");
+fn a_daemonset_overhead_leaves_a_type_too_small_for_the_pod() {
+    let Some(o) = agreeing("daemonset-overhead", ONE_POOL, &(replicas(1, "") + &daemon_set("agent", "1500m", ""))) else { return };
+    assert_eq!(candidates(&o.gpuplan), [["m5.2xlarge", "m5.xlarge"]], "1.5 cpu of daemons leave m5.large (1.93 cpu allocatable) too small for 1 cpu");
+}
+
+#[test]
+fn a_daemonset_that_does_not_tolerate_the_pool_taint_takes_nothing() {
+    let tainted = format!("{ONE_POOL}      taints:\n      - {{key: dedicated, value: web, effect: NoSchedule}}\n");
+    let tolerate = "      tolerations:\n      - {key: dedicated, operator: Exists}\n";
+    let Some(o) = agreeing("daemonset-kept-off-by-taint", &tainted, &(replicas(1, tolerate) + &daemon_set("agent", "1500m", ""))) else { return };
+    assert_eq!(candidates(&o.gpuplan), [["m5.2xlarge", "m5.large", "m5.xlarge"]]);
+}
+
+#[test]
+fn a_daemonset_with_instance_type_affinity_is_overhead_only_on_those_types() {
+    let ds = daemon_set("agent", "3", &type_affinity("m5.large, m5.xlarge"));
+    let Some(o) = agreeing("daemonset-type-affinity", ONE_POOL, &(replicas(1, "") + &ds)) else { return };
+    assert_eq!(candidates(&o.gpuplan), [["m5.2xlarge"]], "3 cpu of daemons on m5.large and m5.xlarge only");
+}
+
+fn with_host_port(yaml: &str, image: &str, port: u16) -> String {
+    yaml.replace(&format!("        image: {image}\n"), &format!("        image: {image}\n        ports:\n        - {{containerPort: {port}, hostPort: {port}}}\n"))
+}
+
+#[test]
+fn two_pods_binding_one_host_port_never_share_a_node() {
+    let Some(o) = agreeing("host-port-pods", ONE_POOL, &with_host_port(&replicas(2, ""), "app:1", 8080)) else { return };
+    assert_eq!(claims(&o.gpuplan).len(), 2);
+}
+
+#[test]
+fn a_pod_cannot_use_the_types_where_a_daemon_binds_its_host_port() {
+    let ds = with_host_port(&daemon_set("exporter", "10m", &type_affinity("m5.large")), "agent:1", 9100);
+    let Some(o) = agreeing("host-port-daemon", ONE_POOL, &(with_host_port(&replicas(1, ""), "app:1", 9100) + &ds)) else { return };
+    assert_eq!(candidates(&o.gpuplan), [["m5.2xlarge", "m5.xlarge"]]);
+}
+
+#[test]
+fn each_daemon_takes_a_pod_slot_of_max_pods() {
+    let max_pods = ONE_POOL.replace("  role: R\n", "  role: R\n  kubelet: {maxPods: 3}\n");
+    let small = |name: &str| daemon_set(name, "10m", "");
+    let pods = replicas(2, "").replace("cpu: \"1\"", "cpu: 100m");
+    let Some(o) = agreeing("daemonset-pod-slots", &max_pods, &(pods + &small("a") + &small("b"))) else { return };
+    assert_eq!(claims(&o.gpuplan).len(), 2, "maxPods 3 less two daemons leaves one pod per node");
 }
 
 // KNOWN_DIFFERENCES.md "Pod anti-affinity": Karpenter keeps pods with required anti-affinity on the hostname apart
@@ -513,17 +608,22 @@ fn known_difference_topology_spread() {
 fn known_difference_node_overlays_need_the_feature_gate() {
     let Some(oracle) = oracle() else { return };
     let root = go::root();
+    let case = &fixture_cases().into_iter().find(|c| c.name == "fixture-ml-research").unwrap();
+    let dir = root.join("target/conformance/karpenter-known/node-overlay-gate");
+    std::fs::create_dir_all(&dir).unwrap();
+    let inputs = read_case(&dir, case);
+    let add_ons = dir.join(add_on_daemon_sets_file(&dir, &inputs).expect("ml-research configures the GPU Operator"));
     let run_oracle = |gate: &str| -> Value {
         let out = Command::new(&oracle)
             .current_dir(&root)
-            .args(["simulate", "--manifests", "out/ml-research", "--pods", "tests/fixtures/simulate/ml-research.yaml", "--format", "json", "--node-overlay-gate", gate])
+            .args(["simulate", "--manifests", "out/ml-research", "--pods", "tests/fixtures/simulate/ml-research.yaml", "--format", "json", "--node-overlay-gate", gate, "--daemonsets"])
+            .arg(&add_ons)
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    let case = &fixture_cases().into_iter().find(|c| c.name == "fixture-ml-research").unwrap();
-    let ours = run_gpuplan(&root, case, &mut BTreeMap::new()).unwrap();
+    let ours = run_gpuplan(case, inputs, &mut BTreeMap::new()).unwrap();
     assert_eq!(comparable(&ours), comparable(&run_oracle("true")), "with the gate on, both apply the overlays");
     assert_ne!(comparable(&ours), comparable(&run_oracle("false")), "with Karpenter's default (gate off) the overlays do not apply; gpuplan applies them");
 }

@@ -5,6 +5,7 @@
 //! - [`karpenter`]: Karpenter's own scheduler (sigs.k8s.io/karpenter + aws/karpenter-provider-aws) against
 //!   `gpuplan simulate`;
 //! - [`consumers`]: the API server's validation and kustomize against out/;
+//! - [`addons`]: the add-on charts' own values against what gpuplan encodes of them;
 //! - [`reach`]: Kubernetes' DaemonSet controller decides whether the GPU add-ons run on every pool's nodes.
 //!
 //! Without a Go toolchain the tests skip with a reason, unless `GPUPLAN_CONFORMANCE_REQUIRED=1` (set by `.ci/run`),
@@ -12,6 +13,7 @@
 
 mod go;
 
+mod addons;
 mod consumers;
 mod karpenter;
 mod reach;

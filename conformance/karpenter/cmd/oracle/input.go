@@ -110,7 +110,7 @@ func documents(paths []string, each func(path string, tm typeMeta, doc []byte) e
 	return nil
 }
 
-func readInputs(manifests, podFiles []string) (*inputs, error) {
+func readInputs(manifests, podFiles, daemonSetFiles []string) (*inputs, error) {
 	in := &inputs{nodeClasses: map[string]*awsv1.EC2NodeClass{}, keys: map[*corev1.Pod]string{}}
 	err := documents(manifests, func(_ string, tm typeMeta, doc []byte) error {
 		switch {
@@ -224,6 +224,21 @@ func readInputs(manifests, podFiles []string) (*inputs, error) {
 			}
 			in.daemonSets = append(in.daemonSets, ds)
 		}
+		return nil
+	})
+	if err != nil {
+		return in, err
+	}
+	// --daemonsets: only the DaemonSets of those files.
+	err = documents(daemonSetFiles, func(_ string, tm typeMeta, doc []byte) error {
+		if tm.Kind != "DaemonSet" {
+			return nil
+		}
+		ds := &appsv1.DaemonSet{}
+		if err := yaml.Unmarshal(doc, ds); err != nil {
+			return err
+		}
+		in.daemonSets = append(in.daemonSets, ds)
 		return nil
 	})
 	return in, err

@@ -5,7 +5,7 @@
 // pkg/controllers/provisioning/scheduling/scheduling_benchmark_test.go (fake client, state.NewCluster, NewTopology,
 // NewScheduler, Solve) and pkg/controllers/provisioning/provisioner.go (NewScheduler, Schedule).
 //
-//	oracle simulate --manifests F… --pods F… [--region R] [--catalogs DIR] [--unavailable T:Z:C…] --format json
+//	oracle simulate --manifests F… --pods F… [--daemonsets F…] [--region R] [--catalogs DIR] [--unavailable T:Z:C…] --format json
 //	oracle batch DIR   (each DIR/<case>/ holds args.json; writes DIR/<case>/oracle.json: one process for many cases)
 package main
 
@@ -20,8 +20,10 @@ import (
 )
 
 type args struct {
-	Manifests   []string `json:"manifests"`
-	Pods        []string `json:"pods"`
+	Manifests []string `json:"manifests"`
+	Pods      []string `json:"pods"`
+	// DaemonSets from these files count beside those in Manifests and Pods (gpuplan's --daemonsets).
+	DaemonSets  []string `json:"daemonsets,omitempty"`
 	Region      string   `json:"region,omitempty"`
 	Catalogs    string   `json:"catalogs,omitempty"`
 	ENILimits   string   `json:"eni_limits,omitempty"`
@@ -48,6 +50,12 @@ func parse(argv []string) (args, error) {
 			list = &a.Manifests
 		case s == "--pods":
 			list = &a.Pods
+		case s == "--daemonsets":
+			list = &a.DaemonSets
+		case s == "--no-add-on-daemonsets":
+			// gpuplan's add-on DaemonSets are its own model of the charts; the oracle counts only the DaemonSets it
+			// is given, so this flag of gpuplan's changes nothing here.
+			list = nil
 		case s == "--unavailable":
 			list = &a.Unavailable
 		case s == "--region":
@@ -165,7 +173,7 @@ func batch(dir string) error {
 			}
 			return out
 		}
-		a.Manifests, a.Pods = rel(a.Manifests), rel(a.Pods)
+		a.Manifests, a.Pods, a.DaemonSets = rel(a.Manifests), rel(a.Pods), rel(a.DaemonSets)
 		r, err := simulate(a)
 		if err != nil {
 			_ = os.WriteFile(filepath.Join(caseDir, "oracle.err"), []byte(err.Error()+"\n"), 0o644)

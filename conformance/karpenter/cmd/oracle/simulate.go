@@ -263,7 +263,7 @@ func defaultRequests(spec *corev1.PodSpec) {
 }
 
 func simulate(a args) (*report, error) {
-	in, err := readInputs(a.Manifests, a.Pods)
+	in, err := readInputs(a.Manifests, a.Pods, a.DaemonSets)
 	if err != nil {
 		return nil, err
 	}
