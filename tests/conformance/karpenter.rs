@@ -264,28 +264,32 @@ fn env_number(name: &str, default: u64) -> u64 {
 
 /// The generated cases of a seed: case `i` depends only on the seed and `i`, so a range reproduces alone.
 pub fn generated_cases(seed: u64, count: u64) -> Vec<Case> {
-    let catalogs = scenario_catalogs();
+    let catalogs: Vec<PathBuf> = (0..CATALOG_SLICES).map(scenario_catalogs).collect();
     (0..count)
         .map(|i| {
             let mut r = scenarios::Rng::new(seed ^ i.wrapping_mul(0xA24B_AED4_963E_E407));
             let s = scenarios::scenario(&mut r);
-            Case::from_yaml(&format!("seed-{seed}-case-{i:06}"), &s.manifests, &s.pods, s.unavailable, &catalogs)
+            Case::from_yaml(&format!("seed-{seed}-case-{i:06}"), &s.manifests, &s.pods, s.unavailable, &catalogs[i as usize % CATALOG_SLICES])
         })
         .collect()
 }
 
-/// The catalog generated scenarios run on: us-east-1's types of the families the generator names, and every fifth
-/// other type (about a third of the catalog: Karpenter's scheduler spends most of a small case building topology
-/// domains and filtering over every type). Written once under target/conformance/catalogs/.
-fn scenario_catalogs() -> PathBuf {
-    let dir = go::root().join("target/conformance/catalogs");
+/// Generated case `i` runs on catalog slice `i % CATALOG_SLICES`, so every `CATALOG_SLICES` consecutive cases cover
+/// the whole catalog.
+const CATALOG_SLICES: usize = 5;
+
+/// The catalog of one slice: us-east-1's types of the families the generator names, and every fifth other type,
+/// starting at the `slice`th (Karpenter's scheduler spends most of a small case building topology domains and
+/// filtering over every type, so one case does not get them all). Written once under target/conformance/catalogs-N/.
+fn scenario_catalogs(slice: usize) -> PathBuf {
+    let dir = go::root().join(format!("target/conformance/catalogs-{slice}"));
     let mut catalog: Value = serde_json::from_str(&std::fs::read_to_string(go::root().join("catalogs/us-east-1.json")).unwrap()).unwrap();
     let types = catalog["instance_types"].as_array_mut().unwrap();
     let mut i = 0;
     types.retain(|t| {
         i += 1;
         let family = t["family"].as_str().unwrap_or("");
-        scenarios::FAMILIES.contains(&family) || scenarios::GPU_FAMILIES.contains(&family) || i % 5 == 0
+        scenarios::FAMILIES.contains(&family) || scenarios::GPU_FAMILIES.contains(&family) || i % CATALOG_SLICES == slice
     });
     let text = serde_json::to_string_pretty(&catalog).unwrap();
     let path = dir.join("us-east-1.json");
@@ -688,7 +692,7 @@ fn known_difference_equal_prices_at_the_60_type_cut() {
     );
     let pods = replicas(1, "      nodeSelector: {karpenter.sh/capacity-type: spot}\n").replace("cpu: \"1\", memory: 1Gi", "cpu: \"15\", memory: 128Mi, ephemeral-storage: 15Gi");
     let Some(oracle) = oracle() else { return };
-    let case = Case::from_yaml("equal-prices-at-the-cut", &manifests, &pods, Vec::new(), &scenario_catalogs());
+    let case = Case::from_yaml("equal-prices-at-the-cut", &manifests, &pods, Vec::new(), &scenario_catalogs(0));
     let o = run(&oracle, &go::root().join("target/conformance/karpenter-known/equal-prices-at-the-cut"), &[case]).pop().unwrap();
     let candidates = |r| claims(r)[0]["candidates"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect::<BTreeSet<_>>();
     let (g, k) = (candidates(&o.gpuplan), candidates(&o.oracle));

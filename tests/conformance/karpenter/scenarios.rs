@@ -49,7 +49,7 @@ pub struct Scenario {
     pub unavailable: Vec<String>,
 }
 
-pub const FAMILIES: &[&str] = &["m5", "c5", "r5", "t3", "m6i", "c6i", "m7g", "c7g", "g4dn", "g5", "g6", "p3", "m5d", "inf2"];
+pub const FAMILIES: &[&str] = &["m5", "c5", "r5", "t3", "m6i", "c6i", "m7g", "c7g", "g4dn", "g5", "g6", "p3", "m5d", "inf2", "trn1"];
 pub const GPU_FAMILIES: &[&str] = &["g4dn", "g5", "g6", "g6e", "p3", "p4d", "p5"];
 const SIZES: &[&str] = &["medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge", "metal"];
 const ZONES: &[&str] = &["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1f"];
@@ -120,6 +120,55 @@ fn quantity_cpu(r: &mut Rng) -> &'static str {
 
 fn quantity_memory(r: &mut Rng) -> &'static str {
     r.pick(&["128Mi", "512Mi", "1Gi", "4Gi", "8Gi", "15Gi", "30Gi", "60Gi", "120Gi", "500Gi"])
+}
+
+/// The accelerator a pod limits: mostly NVIDIA GPUs, sometimes Neuron devices, sometimes EFA interfaces beside GPUs.
+fn accelerator_limit(r: &mut Rng, n: i32) -> String {
+    match r.below(10) {
+        0 => format!("aws.amazon.com/neuron: {n}"),
+        1 => format!("nvidia.com/gpu: {n}\n            vpc.amazonaws.com/efa: {}", r.pick(&[1, 4, 32])),
+        _ => format!("nvidia.com/gpu: {n}"),
+    }
+}
+
+/// DaemonSets (in 30% of the cases): requests from tiny to node-filling, tolerating nothing, everything or some
+/// pool's taints, some selecting a label or instance types by affinity, some binding a host port.
+fn daemon_sets(r: &mut Rng, pool_taints: &[Vec<usize>]) -> String {
+    let mut out = String::new();
+    if !r.chance(30) {
+        return out;
+    }
+    for d in 0..1 + r.below(3) {
+        let mut spec = String::new();
+        match r.below(3) {
+            0 => spec.push_str("      tolerations:\n      - {operator: Exists}\n"),
+            1 => {
+                let ts = &pool_taints[r.below(pool_taints.len())];
+                if !ts.is_empty() {
+                    spec.push_str("      tolerations:\n");
+                    for &t in ts {
+                        let _ = writeln!(spec, "      - {{key: \"{}\", operator: Exists}}", TAINTS[t].key);
+                    }
+                }
+            }
+            _ => {}
+        }
+        match r.below(5) {
+            0 => {
+                let _ = writeln!(spec, "      nodeSelector:\n        team: \"{}\"", r.pick(TEAMS));
+            }
+            1 => {
+                let gpu = r.chance(50);
+                let _ = write!(spec, "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions:\n              - {}\n", requirement(r, true, gpu));
+            }
+            _ => {}
+        }
+        let ports = if r.chance(20) { "\n        ports:\n        - {containerPort: 9100, hostPort: 9100}" } else { "" };
+        let cpu = r.pick(&["10m", "100m", "500m", "1500m", "3"]);
+        let memory = r.pick(&["20Mi", "256Mi", "1Gi", "6Gi"]);
+        let _ = write!(out, "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: d{d}\n  namespace: kube-system\nspec:\n  selector:\n    matchLabels: {{app: d{d}}}\n  template:\n    metadata:\n      labels: {{app: d{d}}}\n    spec:\n{spec}      containers:\n      - name: agent\n        image: agent:1{ports}\n        resources:\n          requests: {{cpu: {cpu}, memory: {memory}}}\n");
+    }
+    out
 }
 
 pub fn scenario(r: &mut Rng) -> Scenario {
@@ -278,9 +327,10 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             let sidecar = if r.chance(50) { "\n        restartPolicy: Always" } else { "" };
             let _ = write!(spec, "      initContainers:\n      - name: init\n        image: init:1{sidecar}\n        resources:\n          requests: {{cpu: \"{}\", memory: {}}}\n", quantity_cpu(r), quantity_memory(r));
         }
-        let gpu = if gpus > 0 { format!("\n          limits:\n            nvidia.com/gpu: {gpus}") } else { String::new() };
+        let gpu = if gpus > 0 { format!("\n          limits:\n            {}", accelerator_limit(r, gpus)) } else { String::new() };
         let storage = if r.chance(15) { format!("\n            ephemeral-storage: {}", r.pick(&["1Gi", "15Gi", "40Gi", "100Gi", "500Gi"])) } else { String::new() };
-        let _ = write!(spec, "      containers:\n      - name: app\n        image: app:1\n        resources:\n          requests:\n            cpu: \"{}\"\n            memory: {}{storage}{gpu}\n", quantity_cpu(r), quantity_memory(r));
+        let ports = if r.chance(8) { format!("\n        ports:\n        - {{containerPort: {0}, hostPort: {0}}}", r.pick(&[8080, 9100])) } else { String::new() };
+        let _ = write!(spec, "      containers:\n      - name: app\n        image: app:1{ports}\n        resources:\n          requests:\n            cpu: \"{}\"\n            memory: {}{storage}{gpu}\n", quantity_cpu(r), quantity_memory(r));
         let name = format!("w{w}");
         if r.chance(25) {
             let body = spec.lines().map(|l| &l[4..]).collect::<Vec<_>>().join("\n");
@@ -289,6 +339,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             let _ = write!(p, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  replicas: {}\n  template:\n    spec:\n{spec}", 1 + r.below(5));
         }
     }
+    p.push_str(&daemon_sets(r, &pool_taints));
     let mut unavailable = Vec::new();
     if r.chance(20) {
         for _ in 0..1 + r.below(2) {
