@@ -54,7 +54,7 @@ pub fn pool_pods(namespace: &str, name: &str, pools: &[&PoolPlan], per_replica: 
     let mut requests = Resources::from([(first.resource().to_string(), per_replica as i128 * 1000), ("pods".to_string(), 1000)]);
     requests.extend(placement.requests.into_iter().map(|(k, v)| (k, v as i128 * 1000)));
     (0..replicas)
-        .map(|i| Pod { key: format!("{namespace}/{name}-{i}"), requests: requests.clone(), node_selector: node_selector.clone(), required_terms: Vec::new(), preferred_terms: Vec::new(), tolerations: tolerations.clone() })
+        .map(|i| Pod { key: format!("{namespace}/{name}-{i}"), requests: requests.clone(), node_selector: node_selector.clone(), required_terms: Vec::new(), preferred_terms: Vec::new(), tolerations: tolerations.clone(), topology: None })
         .collect()
 }
 
