@@ -83,9 +83,10 @@ pub fn run(catalog: &Catalog, m: &manifests::Manifests, pods: &[pods::Pod], unav
 pub struct Prepared<'c> {
     catalog: &'c Catalog,
     templates: Vec<Template>,
-    /// Per template: whether Karpenter schedules with its NodePool at all (not static, NodeClass resolved), so that
-    /// its requirements are topology domains (provisioner.go `NewScheduler`, topology.go `buildDomainGroups`).
-    domain_pools: Vec<bool>,
+    /// Per template: `None` when Karpenter does not schedule with its NodePool at all (static, NodeClass missing),
+    /// else whether its NodeClass selects capacity reservations. Such NodePools' requirements, with their types'
+    /// labels, are the topology domains (provisioner.go `NewScheduler`, topology.go `buildDomainGroups`).
+    domain_pools: Vec<Option<bool>>,
 }
 
 /// Resolves `pools` (of `m`, whose NodeClasses and NodeOverlays they use) against the catalog; `labels` are the
@@ -93,7 +94,8 @@ pub struct Prepared<'c> {
 pub fn prepare<'c, 'm>(catalog: &'c Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pools: impl IntoIterator<Item = &'m manifests::NodePool>) -> Prepared<'c> {
     let mut templates: Vec<Template> = pools.into_iter().map(|p| template(catalog, labels, m, p)).collect();
     scheduler::order_by_weight(&mut templates);
-    let domain_pools = templates.iter().map(|t| t.pool.static_replicas.is_none() && m.node_classes.iter().any(|c| c.name == t.pool.node_class)).collect();
+    let class = |t: &Template| m.node_classes.iter().find(|c| c.name == t.pool.node_class && t.pool.static_replicas.is_none());
+    let domain_pools = templates.iter().map(|t| class(t).map(|c| c.capacity_reservations)).collect();
     Prepared { catalog, templates, domain_pools }
 }
 
@@ -136,7 +138,7 @@ fn topology_domains(p: &Prepared, pods: &[pods::Pod]) -> topology::Domains {
         .filter_map(|pod| pod.topology.as_deref())
         .flat_map(|t| t.spread.iter().map(|s| s.key.clone()).chain([&t.affinity, &t.anti_affinity, &t.preferred_affinity, &t.preferred_anti_affinity].into_iter().flatten().map(|a| a.key.clone())))
         .collect();
-    let pools = p.templates.iter().zip(&p.domain_pools).filter(|(_, d)| **d).map(|(t, _)| &*t.pool);
+    let pools = p.templates.iter().zip(&p.domain_pools).filter_map(|(t, d)| d.map(|reserved| (&*t.pool, reserved)));
     topology::Domains::build(p.catalog, pools, &keys)
 }
 

@@ -41,14 +41,17 @@ pub struct Domains(BTreeMap<String, BTreeMap<String, Vec<Vec<Taint>>>>);
 
 impl Domains {
     /// topology.go `buildDomainGroups` for the keys pods constrain, over the NodePools Karpenter schedules with
-    /// (not static, NodeClass resolved) and every catalog type (the provider lists them all per NodeClass).
-    pub fn build<'p>(catalog: &Catalog, pools: impl Iterator<Item = &'p NodePool>, keys: &BTreeSet<String>) -> Domains {
+    /// (not static, NodeClass resolved; with whether the NodeClass selects capacity reservations) and every catalog
+    /// type (the provider lists them all per NodeClass).
+    pub fn build<'p>(catalog: &Catalog, pools: impl Iterator<Item = (&'p NodePool, bool)>, keys: &BTreeSet<String>) -> Domains {
         let mut d = Domains::default();
-        let pools: Vec<&NodePool> = pools.collect();
+        let pools: Vec<(&NodePool, bool)> = pools.collect();
         for key in keys {
-            let type_values: Vec<Option<Requirement>> = catalog.instance_types.iter().map(|it| type_requirement(it, &catalog.region, key)).collect();
-            for pool in &pools {
-                d.insert_pool_key(pool, key, &type_values);
+            for reserved in [false, true] {
+                let type_values: Vec<Option<Requirement>> = catalog.instance_types.iter().map(|it| type_requirement(it, &catalog.region, key, reserved)).collect();
+                for (pool, _) in pools.iter().filter(|(_, r)| *r == reserved) {
+                    d.insert_pool_key(pool, key, &type_values);
+                }
             }
         }
         d
@@ -92,11 +95,15 @@ impl Domains {
 }
 
 /// An instance type's requirement on `key` (instances.rs `requirements`), computed only for the label families the
-/// provider sets: a custom key (`capacity-spread`) is never a type label.
-fn type_requirement(it: &crate::catalog::InstanceType, region: &str, key: &str) -> Option<Requirement> {
+/// provider sets: a custom key (`capacity-spread`) is never a type label. A type is `reserved` only through a
+/// NodeClass that selects capacity reservations (aws types.go `computeRequirements`).
+fn type_requirement(it: &crate::catalog::InstanceType, region: &str, key: &str, reservations: bool) -> Option<Requirement> {
     match key {
         "topology.kubernetes.io/zone" => Some(Requirement::is_in(it.zones.iter().cloned())),
-        "karpenter.sh/capacity-type" => Some(Requirement::is_in(it.capacity_types.iter().map(|c| c.as_str().to_string()))),
+        "karpenter.sh/capacity-type" => {
+            let reserved = crate::catalog::CapacityType::Reserved;
+            Some(Requirement::is_in(it.capacity_types.iter().filter(|c| reservations || **c != reserved).map(|c| c.as_str().to_string())))
+        }
         k if ["karpenter.k8s.aws/", "kubernetes.io/", "node.kubernetes.io/", "topology.kubernetes.io/"].iter().any(|p| k.starts_with(p)) => {
             super::instances::requirements(it, region).get(key).cloned()
         }
@@ -453,3 +460,189 @@ impl Topology {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::pods::pods;
+    use crate::simulate::yaml::parse_docs;
+
+    /// Pods from a Deployment of `n` replicas labelled app: web with `extra` pod spec fields.
+    fn web(n: u32, extra: &str) -> Vec<Pod> {
+        let text = format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {n}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n{extra}      containers:\n      - name: app\n        resources:\n          requests: {{cpu: \"1\"}}\n");
+        pods(&parse_docs(std::path::Path::new("pods.yaml"), &text).unwrap()).unwrap()
+    }
+
+    fn spread(key: &str, max_skew: u32) -> String {
+        format!("      topologySpreadConstraints:\n      - maxSkew: {max_skew}\n        topologyKey: {key}\n        whenUnsatisfiable: DoNotSchedule\n        labelSelector:\n          matchLabels: {{app: web}}\n")
+    }
+
+    fn term(kind: &str, key: &str) -> String {
+        format!("      affinity:\n        {kind}:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          - labelSelector:\n              matchLabels: {{app: web}}\n            topologyKey: {key}\n")
+    }
+
+    fn zones(names: &[&str]) -> Domains {
+        let mut d = Domains::default();
+        for z in names {
+            d.insert("topology.kubernetes.io/zone", z, &[]);
+        }
+        d
+    }
+
+    fn constraints(pod: &Pod) -> Constraints<'_> {
+        let t = pod.topology.as_deref().unwrap();
+        Constraints { spread: t.spread.iter().collect(), affinity: t.affinity.iter().collect(), anti_affinity: t.anti_affinity.iter().collect(), node_filter: vec![pod.node_selector.clone()], tolerations: pod.tolerations.clone() }
+    }
+
+    /// The NodeClaim requirements `narrow` allows for pod `p` on the NodeClaim `host` with `node` requirements.
+    fn narrow(t: &mut Topology, pods: &[Pod], p: usize, node: &Requirements, host: &str) -> Result<Requirements, String> {
+        let owned = t.owned(&pods[p], &constraints(&pods[p]));
+        t.narrow(&pods[p], &owned, &[], &pods[p].node_selector, node, host, &|_, _| true)
+    }
+
+    fn zone(r: &Requirements) -> Vec<String> {
+        r.get("topology.kubernetes.io/zone").map(|r| r.values.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    fn in_zone(z: &str) -> Requirements {
+        let mut r = Requirements::default();
+        r.add("topology.kubernetes.io/zone", Requirement::is_in([z.to_string()]));
+        r
+    }
+
+    // topology_test.go "should balance pods across nodes": with maxSkew 1 on the hostname, a NodeClaim holding one
+    // selected pod takes no second one, and a fresh NodeClaim does.
+    #[test]
+    fn hostname_spread_with_max_skew_1_refuses_a_second_pod_on_a_nodeclaim() {
+        let pods = web(2, &spread(HOSTNAME, 1));
+        let mut t = Topology::new(Domains::default(), &pods, constraints);
+        assert!(narrow(&mut t, &pods, 0, &Requirements::default(), "h1").is_ok());
+        t.record(0, &pods[0], &[], &Requirements::default(), "h1");
+        assert!(narrow(&mut t, &pods, 1, &Requirements::default(), "h1").is_err());
+        assert!(narrow(&mut t, &pods, 1, &Requirements::default(), "h2").is_ok());
+    }
+
+    // topology_test.go "should balance pods on the same hostname up to maxskew".
+    #[test]
+    fn hostname_spread_with_max_skew_2_takes_a_second_pod_but_not_a_third() {
+        let pods = web(3, &spread(HOSTNAME, 2));
+        let mut t = Topology::new(Domains::default(), &pods, constraints);
+        for p in 0..2 {
+            assert!(narrow(&mut t, &pods, p, &Requirements::default(), "h1").is_ok(), "pod {p}");
+            t.record(p, &pods[p], &[], &Requirements::default(), "h1");
+        }
+        assert!(narrow(&mut t, &pods, 2, &Requirements::default(), "h1").is_err());
+    }
+
+    // topology_test.go "should balance pods across zones": each pod goes to the least-used zone (ties by name here,
+    // random in Karpenter), and a NodeClaim already in a zone at maxSkew takes no more.
+    #[test]
+    fn zone_spread_narrows_to_the_least_used_zone() {
+        let pods = web(3, &spread("topology.kubernetes.io/zone", 1));
+        let mut t = Topology::new(zones(&["a", "b", "c"]), &pods, constraints);
+        let first = narrow(&mut t, &pods, 0, &Requirements::default(), "h1").unwrap();
+        assert_eq!(zone(&first), ["a"]);
+        t.record(0, &pods[0], &[], &first, "h1");
+        assert!(narrow(&mut t, &pods, 1, &first, "h1").is_err(), "zone a would be 2 against 0");
+        assert_eq!(zone(&narrow(&mut t, &pods, 1, &Requirements::default(), "h2").unwrap()), ["b"]);
+    }
+
+    // Karpenter breaks ties in map order; gpuplan prefers a tied zone the NodeClaim can launch in.
+    #[test]
+    fn zone_spread_prefers_a_tied_zone_the_nodeclaim_can_launch_in() {
+        let pods = web(1, &spread("topology.kubernetes.io/zone", 1));
+        let mut t = Topology::new(zones(&["a", "b"]), &pods, constraints);
+        let owned = t.owned(&pods[0], &constraints(&pods[0]));
+        let r = t.narrow(&pods[0], &owned, &[], &Requirements::default(), &Requirements::default(), "h1", &|_, d| d == "b").unwrap();
+        assert_eq!(zone(&r), ["b"]);
+    }
+
+    // topology_test.go "should respect NodePool zonal constraints": a NodeClaim limited to some zones gets one of them.
+    #[test]
+    fn zone_spread_stays_within_the_nodeclaims_zones() {
+        let pods = web(1, &spread("topology.kubernetes.io/zone", 1));
+        let mut t = Topology::new(zones(&["a", "b", "c"]), &pods, constraints);
+        let mut node = Requirements::default();
+        node.add("topology.kubernetes.io/zone", Requirement::is_in(["b".to_string(), "c".to_string()]));
+        assert_eq!(zone(&narrow(&mut t, &pods, 0, &node, "h1").unwrap()), ["b"]);
+    }
+
+    // topology_test.go "should ignore unknown topology keys": no domain, so the pod cannot schedule.
+    #[test]
+    fn spread_on_a_key_no_nodepool_defines_is_unsatisfiable() {
+        let pods = web(1, &spread("unknown", 1));
+        let mut t = Topology::new(zones(&["a"]), &pods, constraints);
+        assert!(narrow(&mut t, &pods, 0, &Requirements::default(), "h1").unwrap_err().contains("topology spread"));
+    }
+
+    // topology_test.go "should not violate pod anti-affinity on zone (Schrödinger)": a pod that may land in several
+    // zones blocks all of them.
+    #[test]
+    fn zone_anti_affinity_blocks_every_zone_the_pod_may_land_in() {
+        let pods = web(2, &term("podAntiAffinity", "topology.kubernetes.io/zone"));
+        let mut t = Topology::new(zones(&["a", "b"]), &pods, constraints);
+        let first = narrow(&mut t, &pods, 0, &Requirements::default(), "h1").unwrap();
+        assert_eq!(zone(&first), ["a", "b"]);
+        t.record(0, &pods[0], &[], &first, "h1");
+        assert!(narrow(&mut t, &pods, 1, &Requirements::default(), "h2").is_err());
+    }
+
+    // topology_test.go "should not violate pod anti-affinity on zone (inverse)": a pod without terms is kept out of the
+    // zone of a pod whose anti-affinity selects it.
+    #[test]
+    fn inverse_anti_affinity_keeps_selected_pods_out_of_the_owners_zone() {
+        let mut pods = web(1, &term("podAntiAffinity", "topology.kubernetes.io/zone"));
+        pods.extend(web(1, ""));
+        pods[1].key = "default/plain".into();
+        let mut t = Topology::new(zones(&["a", "b"]), &pods, constraints);
+        t.record(0, &pods[0], &[], &in_zone("a"), "h1");
+        let owned = t.owned(&pods[1], &Constraints { spread: vec![], affinity: vec![], anti_affinity: vec![], node_filter: vec![], tolerations: vec![] });
+        let r = t.narrow(&pods[1], &owned, &[], &Requirements::default(), &Requirements::default(), "h2", &|_, _| true).unwrap();
+        assert_eq!(zone(&r), ["b"]);
+    }
+
+    // topology_test.go "should respect self pod affinity for first empty topology domain only (hostname)": the first
+    // pod opens a NodeClaim, the next may only join it.
+    #[test]
+    fn self_affinity_on_hostname_opens_only_the_first_nodeclaim() {
+        let pods = web(2, &term("podAffinity", HOSTNAME));
+        let mut t = Topology::new(Domains::default(), &pods, constraints);
+        assert!(narrow(&mut t, &pods, 0, &Requirements::default(), "h1").is_ok());
+        t.record(0, &pods[0], &[], &Requirements::default(), "h1");
+        assert!(narrow(&mut t, &pods, 1, &Requirements::default(), "h2").is_err());
+        assert!(narrow(&mut t, &pods, 1, &Requirements::default(), "h1").is_ok());
+    }
+
+    // A spread whose selector does not match its own pod never counts it: every pod may take the least-used zone.
+    #[test]
+    fn spread_with_a_foreign_selector_does_not_count_its_own_pods() {
+        let pods = web(2, &spread("topology.kubernetes.io/zone", 1).replace("{app: web}", "{app: other}"));
+        let mut t = Topology::new(zones(&["a", "b"]), &pods, constraints);
+        let first = narrow(&mut t, &pods, 0, &Requirements::default(), "h1").unwrap();
+        t.record(0, &pods[0], &[], &first, "h1");
+        assert_eq!(zone(&narrow(&mut t, &pods, 1, &first, "h1").unwrap()), ["a"]);
+    }
+
+    // topology.go `buildDomainGroups` / topologydomaingroup.go: a domain offered only by a tainted NodePool is a
+    // domain for a spread (taints ignored by default) but not for an affinity term of a pod that does not tolerate it.
+    #[test]
+    fn tainted_domains_count_for_spread_but_not_for_affinity_of_an_intolerant_pod() {
+        let mut d = zones(&["a"]);
+        d.insert("topology.kubernetes.io/zone", "b", &[Taint { key: "gpu".into(), value: String::new(), effect: "NoSchedule".into() }]);
+        assert_eq!(d.for_pod("topology.kubernetes.io/zone", &[], false).count(), 2);
+        assert_eq!(d.for_pod("topology.kubernetes.io/zone", &[], true).collect::<Vec<_>>(), ["a"]);
+    }
+
+    // A nil labelSelector selects nothing (metav1.LabelSelectorAsSelector(nil) is labels.Nothing()); an empty one
+    // selects every pod of the namespace.
+    #[test]
+    fn a_missing_selector_selects_nothing_and_an_empty_one_everything() {
+        let pods = web(1, "");
+        let labels = &pods[0].topology.as_ref().unwrap().labels;
+        assert!(Selector::default().matches(labels));
+        let group = |selector| Group::new(GroupId { kind: Kind::Spread, key: "k".into(), namespaces: BTreeSet::from(["default".to_string()]), max_skew: 1, filter: None, selector }, None, &Domains::default(), &[]);
+        assert!(!group(None).selects("default", labels));
+        assert!(group(Some(Selector::default())).selects("default", labels));
+        assert!(!group(Some(Selector::default())).selects("other", labels));
+    }
+}
