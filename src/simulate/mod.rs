@@ -2,20 +2,23 @@
 //!
 //! One module per concern, each citing the upstream code it follows:
 //! [`pods`] (pods input), [`manifests`] (NodePool / EC2NodeClass / NodeOverlay input), [`requirements`]
-//! (requirements and taints), [`scheduler`] (packing and limits), [`instances`] (instance types, allocatable,
+//! (requirements and taints), [`scheduler`] (packing and limits), [`topology`] (topology spread and pod
+//! (anti-)affinity), [`instances`] (instance types, allocatable,
 //! offerings, unavailability), [`launch`] (launch filters and capacity-type priority), [`report`] (table, json,
 //! markdown); [`check`] uses it in compile (workloads), lint (tier fallback) and explain (placement).
 //!
 //! Upstream sources read (kubernetes-sigs/karpenter at 2266468104f3, aws/karpenter-provider-aws at 1d927085dd81):
 //! `pkg/controllers/provisioning/scheduling/{scheduler,nodeclaim,nodeclaimtemplate,queue,preferences}.go`,
+//! `topology.go`, `topologygroup.go`, `topologydomaingroup.go`, `topologynodefilter.go` (v1.14.1),
 //! `pkg/scheduling/{requirement,requirements,taints}.go`, `pkg/utils/nodepool/nodepool.go`, `pkg/apis/v1/labels.go`;
 //! `pkg/providers/instancetype/types.go`, `pkg/providers/instance/instance.go`,
 //! `pkg/providers/instance/filter/filter.go`.
 //!
 //! [`daemons`] is the DaemonSet overhead per NodePool and instance type.
 //!
-//! Not modelled (no cluster state offline): existing nodes, topology spread, pod (anti-)affinity, volumes, DRA, the
-//! number of reserved instances a capacity reservation holds.
+//! Not modelled (no cluster state offline): existing nodes and the pods on them (so topology counts only the pods of
+//! this run), volumes and volume topology, namespaceSelector in pod (anti-)affinity terms (no Namespace objects), DRA,
+//! the number of reserved instances a capacity reservation holds.
 
 pub mod check;
 pub mod daemons;
@@ -27,6 +30,7 @@ pub mod pods;
 pub mod report;
 pub mod requirements;
 pub mod scheduler;
+pub mod topology;
 pub mod yaml;
 
 use std::collections::BTreeMap;
@@ -113,6 +117,10 @@ pub fn run(catalog: &Catalog, m: &manifests::Manifests, pods: &[pods::Pod], unav
 pub struct Prepared<'c> {
     catalog: &'c Catalog,
     templates: Vec<Template>,
+    /// Per template: `None` when Karpenter does not schedule with its NodePool at all (static, NodeClass missing),
+    /// else whether its NodeClass selects capacity reservations. Such NodePools' requirements, with their types'
+    /// labels, are the topology domains (provisioner.go `NewScheduler`, topology.go `buildDomainGroups`).
+    domain_pools: Vec<Option<bool>>,
 }
 
 /// Resolves `pools` (of `m`, whose NodeClasses and NodeOverlays they use) against the catalog; `labels` are the
@@ -120,7 +128,9 @@ pub struct Prepared<'c> {
 pub fn prepare<'c, 'm>(catalog: &'c Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pools: impl IntoIterator<Item = &'m manifests::NodePool>) -> Prepared<'c> {
     let mut templates: Vec<Template> = pools.into_iter().map(|p| template(catalog, labels, m, p)).collect();
     scheduler::order_by_weight(&mut templates);
-    Prepared { catalog, templates }
+    let class = |t: &Template| m.node_classes.iter().find(|c| c.name == t.pool.node_class && t.pool.static_replicas.is_none());
+    let domain_pools = templates.iter().map(|t| class(t).map(|c| c.capacity_reservations)).collect();
+    Prepared { catalog, templates, domain_pools }
 }
 
 pub fn run_prepared(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
@@ -151,8 +161,19 @@ pub fn first_placement(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavaila
 fn solve(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable]) -> (Vec<Template>, scheduler::Outcome) {
     let touched = instances::UnavailableTypes::new(unavailable);
     let templates: Vec<Template> = p.templates.iter().map(|t| with_availability(t, &touched)).collect();
-    let outcome = Scheduler::new(&templates, pods).solve();
+    let outcome = Scheduler::new(&templates, pods).with_topology(|| topology_domains(p, pods)).solve();
     (templates, outcome)
+}
+
+/// The topology domains of the keys the pods constrain.
+fn topology_domains(p: &Prepared, pods: &[pods::Pod]) -> topology::Domains {
+    let keys: std::collections::BTreeSet<String> = pods
+        .iter()
+        .filter_map(|pod| pod.topology.as_deref())
+        .flat_map(|t| t.spread.iter().map(|s| s.key.clone()).chain([&t.affinity, &t.anti_affinity, &t.preferred_affinity, &t.preferred_anti_affinity].into_iter().flatten().map(|a| a.key.clone())))
+        .collect();
+    let pools = p.templates.iter().zip(&p.domain_pools).filter_map(|(t, d)| d.map(|reserved| (&*t.pool, reserved)));
+    topology::Domains::build(p.catalog, pools, &keys)
 }
 
 /// A NodePool's NodeClaimTemplate before availability: the catalog types compatible with its requirements that have a

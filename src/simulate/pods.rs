@@ -4,6 +4,11 @@
 //! the containers' sum and the largest init container, plus overhead. Requirements follow kubernetes-sigs/karpenter
 //! `pkg/scheduling/requirements.go` `newPodRequirements`: nodeSelector, the heaviest preferred term and the *first*
 //! required nodeSelectorTerm; the rest are kept for relaxation (`provisioning/scheduling/preferences.go`).
+//! Topology (read by [`super::topology`]): the pod's namespace and labels (what other pods' selectors match),
+//! `topologySpreadConstraints` and `podAffinity`/`podAntiAffinity` terms, as `scheduling/topology.go`
+//! `newForTopologies`/`newForAffinities` read them.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -24,6 +29,9 @@ pub struct Pod {
     pub tolerations: Vec<Toleration>,
     /// The host ports its containers bind: two pods binding one port cannot share a node.
     pub host_ports: Vec<HostPort>,
+    /// Namespace, labels, spread constraints and pod (anti-)affinity terms; `None` for a pod with none of them
+    /// (the scheduler skips topology altogether when no pod [`PodTopology::constrains`]).
+    pub topology: Option<Box<PodTopology>>,
 }
 
 /// A container port bound on the node (kubernetes-sigs/karpenter `pkg/scheduling/hostportusage.go` `GetHostPorts`).
@@ -49,6 +57,78 @@ pub fn ports_conflict(ports: &[HostPort], used: &[HostPort]) -> bool {
     ports.iter().any(|p| used.iter().any(|u| p.matches(u)))
 }
 
+/// What the topology stage reads of a pod.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PodTopology {
+    pub namespace: String,
+    pub labels: BTreeMap<String, String>,
+    pub spread: Vec<Spread>,
+    /// Required pod affinity terms (never relaxed).
+    pub affinity: Vec<PodTerm>,
+    pub anti_affinity: Vec<PodTerm>,
+    /// Preferred terms, heaviest first (preferences.go sorts them stably by weight and removes the first).
+    pub preferred_affinity: Vec<PodTerm>,
+    pub preferred_anti_affinity: Vec<PodTerm>,
+}
+
+impl PodTopology {
+    /// Whether the pod takes part in topology at all: it has a constraint, or it has labels another pod's term
+    /// may select (every labelled pod does; a pod without labels is matched only by an empty selector).
+    pub fn constrains(&self) -> bool {
+        !(self.spread.is_empty() && self.affinity.is_empty() && self.anti_affinity.is_empty() && self.preferred_affinity.is_empty() && self.preferred_anti_affinity.is_empty())
+    }
+}
+
+/// A `topologySpreadConstraint` (k8s.io/api core/v1 `TopologySpreadConstraint`), with `matchLabelKeys` already
+/// folded into the selector (topology.go `newForTopologies`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spread {
+    pub key: String,
+    pub max_skew: i32,
+    /// `whenUnsatisfiable: ScheduleAnyway`: a preference, removed by preferences.go `removeTopologySpreadScheduleAnyway`.
+    pub schedule_anyway: bool,
+    pub selector: Option<Selector>,
+    pub min_domains: Option<i32>,
+    /// `nodeTaintsPolicy: Honor` (default Ignore) and `nodeAffinityPolicy: Honor` (the default) (topologygroup.go
+    /// `NewTopologyGroup`).
+    pub honor_taints: bool,
+    pub honor_affinity: bool,
+}
+
+/// A pod (anti-)affinity term (k8s.io/api core/v1 `PodAffinityTerm`). `namespaces` is the pod's own namespace when
+/// the term names none (topology.go `buildNamespaceList`); a namespaceSelector adds nothing offline, where no
+/// Namespace objects exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodTerm {
+    pub key: String,
+    pub selector: Option<Selector>,
+    pub namespaces: BTreeSet<String>,
+}
+
+/// A metav1 `LabelSelector`. `None` where one is used means no selector, which selects nothing
+/// (`metav1.LabelSelectorAsSelector(nil)` is `labels.Nothing()`); an empty one selects everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Selector {
+    pub match_labels: BTreeMap<String, String>,
+    /// (key, operator, values): In, NotIn, Exists, DoesNotExist.
+    pub expressions: Vec<(String, String, Vec<String>)>,
+}
+
+impl Selector {
+    /// k8s.io/apimachinery `labels.Selector.Matches`; an unknown operator matches nothing (the selector fails to
+    /// parse, and `NewTopologyGroup` falls back to `labels.Nothing()`).
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+            && self.expressions.iter().all(|(k, op, values)| match op.as_str() {
+                "In" => labels.get(k).is_some_and(|v| values.contains(v)),
+                "NotIn" => labels.get(k).is_none_or(|v| !values.contains(v)),
+                "Exists" => labels.contains_key(k),
+                "DoesNotExist" => !labels.contains_key(k),
+                _ => false,
+            })
+    }
+}
+
 /// Reads pods from documents; replicas of a workload are `namespace/W-i`.
 pub fn pods(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
     let mut out = Vec::new();
@@ -63,7 +143,10 @@ pub fn pods(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
         let name = meta.and_then(|m| m.get("name")).and_then(Value::as_str).ok_or_else(|| err(doc.at("kind:"), format!("{} without metadata.name", doc.kind())))?;
         let namespace = meta.and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("default");
         let spec = spec.ok_or_else(|| err(doc.at("kind:"), format!("{} {name} has no pod spec", doc.kind())))?;
-        let template = pod_from_spec(doc, spec)?;
+        let mut template = pod_from_spec(doc, spec)?;
+        // A workload's pods carry its template's labels; a Pod its own.
+        let labels = if copies.is_some() { doc.value.pointer("/spec/template/metadata/labels") } else { meta.and_then(|m| m.get("labels")) };
+        template.topology = topology(doc, spec, namespace, labels)?;
         match copies {
             None => out.push(Pod { key: format!("{namespace}/{name}"), ..template }),
             Some(n) => out.extend((0..n).map(|i| Pod { key: format!("{namespace}/{name}-{i}"), ..template.clone() })),
@@ -92,6 +175,7 @@ fn pod_from_spec(doc: &Doc, spec: &Value) -> Result<Pod, InputError> {
         preferred_terms: preferred_terms(doc, spec)?,
         tolerations: tolerations(spec),
         host_ports: host_ports(spec),
+        topology: None,
     })
 }
 
@@ -124,6 +208,74 @@ pub fn daemon_sets(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
         out.push(Pod { key: format!("{namespace}/{name}"), preferred_terms: Vec::new(), ..pod });
     }
     Ok(out)
+}
+
+/// The pod's topology, or `None` when it has no labels, no spread constraint and no pod (anti-)affinity term (its
+/// namespace is then its key's).
+fn topology(doc: &Doc, spec: &Value, namespace: &str, labels: Option<&Value>) -> Result<Option<Box<PodTopology>>, InputError> {
+    let labels: BTreeMap<String, String> = labels.and_then(Value::as_object).into_iter().flatten().map(|(k, v)| (k.clone(), scalar(v))).collect();
+    let terms = |path: &str| array(spec.pointer(path)).map(|t| pod_term(doc, t, namespace)).collect::<Result<Vec<_>, _>>();
+    let weighted = |path: &str| -> Result<Vec<PodTerm>, InputError> {
+        let mut ts: Vec<(i64, PodTerm)> = array(spec.pointer(path)).map(|t| Ok((t.get("weight").and_then(Value::as_i64).unwrap_or(0), pod_term(doc, t.get("podAffinityTerm").unwrap_or(&Value::Null), namespace)?))).collect::<Result<_, InputError>>()?;
+        ts.sort_by_key(|t| std::cmp::Reverse(t.0));
+        Ok(ts.into_iter().map(|t| t.1).collect())
+    };
+    let t = PodTopology {
+        namespace: namespace.to_string(),
+        spread: array(spec.get("topologySpreadConstraints")).map(|c| spread(doc, c, &labels)).collect::<Result<_, _>>()?,
+        affinity: terms("/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution")?,
+        anti_affinity: terms("/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution")?,
+        preferred_affinity: weighted("/affinity/podAffinity/preferredDuringSchedulingIgnoredDuringExecution")?,
+        preferred_anti_affinity: weighted("/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution")?,
+        labels,
+    };
+    Ok((t.constrains() || !t.labels.is_empty()).then(|| Box::new(t)))
+}
+
+fn scalar(v: &Value) -> String {
+    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+}
+
+fn selector(v: Option<&Value>) -> Option<Selector> {
+    let v = v.filter(|v| !v.is_null())?;
+    let match_labels = v.get("matchLabels").and_then(Value::as_object).into_iter().flatten().map(|(k, v)| (k.clone(), scalar(v))).collect();
+    let expressions = array(v.get("matchExpressions"))
+        .map(|e| {
+            let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            (s("key"), s("operator"), array(e.get("values")).map(scalar).collect())
+        })
+        .collect();
+    Some(Selector { match_labels, expressions })
+}
+
+/// topology.go `newForTopologies`: `matchLabelKeys` adds `key In [the pod's value]` for each key the pod has.
+fn spread(doc: &Doc, c: &Value, labels: &BTreeMap<String, String>) -> Result<Spread, InputError> {
+    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut selector = selector(c.get("labelSelector"));
+    for key in array(c.get("matchLabelKeys")).filter_map(Value::as_str) {
+        if let (Some(sel), Some(v)) = (selector.as_mut(), labels.get(key)) {
+            sel.expressions.push((key.to_string(), "In".into(), vec![v.clone()]));
+        }
+    }
+    let max_skew = c.get("maxSkew").and_then(Value::as_i64).ok_or_else(|| err(doc.at("maxSkew"), "topologySpreadConstraint without an integer maxSkew".to_string()))?;
+    Ok(Spread {
+        key: s("topologyKey").to_string(),
+        max_skew: max_skew as i32,
+        schedule_anyway: s("whenUnsatisfiable") == "ScheduleAnyway",
+        selector,
+        min_domains: c.get("minDomains").and_then(Value::as_i64).map(|n| n as i32),
+        honor_taints: s("nodeTaintsPolicy") == "Honor",
+        honor_affinity: s("nodeAffinityPolicy") != "Ignore",
+    })
+}
+
+fn pod_term(_doc: &Doc, t: &Value, namespace: &str) -> Result<PodTerm, InputError> {
+    let mut namespaces: BTreeSet<String> = array(t.get("namespaces")).filter_map(Value::as_str).map(str::to_string).collect();
+    let has_selector = t.get("namespaceSelector").is_some_and(|v| !v.is_null());
+    if namespaces.is_empty() && !has_selector {
+        namespaces.insert(namespace.to_string());
+    }
+    Ok(PodTerm { key: t.get("topologyKey").and_then(Value::as_str).unwrap_or("").to_string(), selector: selector(t.get("labelSelector")), namespaces })
 }
 
 /// The pod's effective requests (component-helpers `PodRequests`).

@@ -1,12 +1,16 @@
 //! Packing and limits: kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/scheduler.go` (`Solve`,
 //! `trySchedule`, `add`, `addToInflightNode`, `addToNewNodeClaim`, `subtractMax`, `filterByRemainingResources`),
 //! `nodeclaim.go` (`CanAdd`, `filterInstanceTypesByRequirements`, `fits`), `queue.go` (pods by cpu then memory,
-//! descending; a pod is retried until a full pass makes no progress), `preferences.go` (`Relax`: drop the first of
-//! several required terms, then the heaviest preferred term, then tolerate PreferNoSchedule taints when a NodePool
-//! has one) and `pkg/utils/nodepool` `OrderByWeight` (weight descending, equal weights by name descending).
+//! descending; a pod is retried until a full pass makes no progress), `preferences.go` (`Relax`, in its order: drop
+//! the first of several required node affinity terms, the heaviest preferred pod affinity term, the heaviest
+//! preferred pod anti-affinity term, the heaviest preferred node affinity term, a ScheduleAnyway spread constraint,
+//! then tolerate PreferNoSchedule taints when a NodePool has one) and `pkg/utils/nodepool` `OrderByWeight` (weight
+//! descending, equal weights by name descending). Topology spread and pod (anti-)affinity narrow a NodeClaim's
+//! requirements in `can_add` and count a pod once it lands ([`super::topology`]); runs where no pod has such a
+//! constraint skip that entirely.
 //!
 //! There is no cluster state: no existing nodes, so every pod goes to a NodeClaim planned in this run. DaemonSets
-//! count as overhead per instance type ([`super::daemons`]).
+//! count as overhead per instance type ([`super::daemons`]). Not modelled: volume topology, DRA.
 
 use std::collections::BTreeSet;
 
@@ -14,6 +18,7 @@ use super::instances::SimType;
 use super::manifests::NodePool;
 use super::pods::Pod;
 use super::requirements::{untolerated, Requirements, Toleration};
+use super::topology::{Constraints, Domains, Owned, Topology};
 use super::yaml::Resources;
 
 /// A NodePool ready to schedule: its types, or why it takes no pods.
@@ -38,6 +43,8 @@ pub struct Claim {
     pub types: Vec<usize>,
     /// The host ports its pods bind (nodeclaim.go `Add` records them in every daemon group's `HostPortUsage`).
     pub host_ports: Vec<super::pods::HostPort>,
+    /// The placeholder hostname topology counts pods by (nodeclaim.go `NewNodeClaim`).
+    pub hostname: String,
 }
 
 pub struct Outcome {
@@ -70,9 +77,40 @@ struct Attempt {
     required: usize,
     preferred: usize,
     tolerate_prefer_no_schedule: bool,
+    /// How many preferred pod affinity / anti-affinity terms (heaviest first) are relaxed.
+    preferred_affinity: usize,
+    preferred_anti_affinity: usize,
+    /// The spread constraints left, as positions in the pod's list (removal moves the last one into the gap, as
+    /// preferences.go does).
+    spread: Vec<usize>,
 }
 
 impl Attempt {
+    fn new(pod: &Pod) -> Attempt {
+        let spread = pod.topology.as_ref().map_or(0, |t| t.spread.len());
+        Attempt { required: 0, preferred: 0, tolerate_prefer_no_schedule: false, preferred_affinity: 0, preferred_anti_affinity: 0, spread: (0..spread).collect() }
+    }
+
+    /// scheduling.NewStrictPodRequirements: the nodeSelector and the current required term, without preferences
+    /// (topology's pod domains).
+    fn strict_requirements(&self, pod: &Pod) -> Requirements {
+        pod.required_terms.get(self.required).map_or_else(|| pod.node_selector.clone(), |t| pod.node_selector.merged(t))
+    }
+
+    /// The pod's topology constraints left in this attempt. Preferred pod (anti-)affinity terms count as constraints
+    /// until relaxed (topology.go `newForAffinities` with the Respect preference policy).
+    fn constraints<'p>(&self, pod: &'p Pod) -> Constraints<'p> {
+        let t = pod.topology.as_deref().expect("only pods with topology have constraints");
+        let node_filter = if pod.required_terms.is_empty() { vec![pod.node_selector.clone()] } else { pod.required_terms[self.required..].iter().map(|r| pod.node_selector.merged(r)).collect() };
+        Constraints {
+            spread: self.spread.iter().map(|&i| &t.spread[i]).collect(),
+            affinity: t.affinity.iter().chain(&t.preferred_affinity[self.preferred_affinity..]).collect(),
+            anti_affinity: t.anti_affinity.iter().chain(&t.preferred_anti_affinity[self.preferred_anti_affinity..]).collect(),
+            node_filter,
+            tolerations: self.tolerations(pod),
+        }
+    }
+
     fn requirements(&self, pod: &Pod) -> Requirements {
         let mut reqs = pod.node_selector.clone();
         for term in pod.preferred_terms.get(self.preferred).into_iter().chain(pod.required_terms.get(self.required)) {
@@ -91,10 +129,20 @@ impl Attempt {
 
     /// preferences.go `Relax`; false when nothing is left to relax.
     fn relax(&mut self, pod: &Pod, prefer_no_schedule_pools: bool) -> bool {
+        let t = pod.topology.as_deref();
+        let preferred_affinity = t.map_or(0, |t| t.preferred_affinity.len());
+        let preferred_anti_affinity = t.map_or(0, |t| t.preferred_anti_affinity.len());
+        let schedule_anyway = t.and_then(|t| self.spread.iter().position(|&i| t.spread[i].schedule_anyway));
         if pod.required_terms.len() > self.required + 1 {
             self.required += 1;
+        } else if self.preferred_affinity < preferred_affinity {
+            self.preferred_affinity += 1;
+        } else if self.preferred_anti_affinity < preferred_anti_affinity {
+            self.preferred_anti_affinity += 1;
         } else if self.preferred < pod.preferred_terms.len() {
             self.preferred += 1;
+        } else if let Some(i) = schedule_anyway {
+            self.spread.swap_remove(i);
         } else if prefer_no_schedule_pools && !self.tolerate_prefer_no_schedule {
             self.tolerate_prefer_no_schedule = true;
         } else {
@@ -110,6 +158,14 @@ pub struct Scheduler<'a> {
     claims: Vec<Claim>,
     remaining: Vec<Resources>,
     prefer_no_schedule: bool,
+    /// `None` when no pod has a spread constraint or pod (anti-)affinity: the fast path.
+    topology: Option<Topology>,
+}
+
+/// A pod's topology in the current attempt: the groups it owns and its strict requirements.
+struct PodTopology {
+    owned: Owned,
+    strict: Requirements,
 }
 
 /// Why filtering left no type (nodeclaim.go `InstanceTypeFilterError`), plus minValues.
@@ -125,7 +181,38 @@ impl<'a> Scheduler<'a> {
     pub fn new(templates: &'a [Template], pods: &'a [Pod]) -> Scheduler<'a> {
         let prefer_no_schedule = templates.iter().any(|t| t.pool.taints.iter().any(|x| x.effect == "PreferNoSchedule"));
         let remaining = templates.iter().map(|t| t.pool.limits.clone()).collect();
-        Scheduler { templates, pods, claims: Vec::new(), remaining, prefer_no_schedule }
+        Scheduler { templates, pods, claims: Vec::new(), remaining, prefer_no_schedule, topology: None }
+    }
+
+    /// Models topology with these domains when some pod has a spread constraint or pod (anti-)affinity.
+    pub fn with_topology(mut self, domains: impl FnOnce() -> Domains) -> Scheduler<'a> {
+        if self.pods.iter().any(|p| p.topology.as_ref().is_some_and(|t| t.constrains())) {
+            self.topology = Some(Topology::new(domains(), self.pods, |pod| Attempt::new(pod).constraints(pod)));
+        }
+        self
+    }
+
+    /// topology.go `Update` for the attempt: the groups the pod owns now.
+    fn pod_topology(&mut self, pod: &Pod, attempt: &Attempt) -> Option<PodTopology> {
+        let topology = self.topology.as_mut()?;
+        pod.topology.as_ref()?;
+        Some(PodTopology { owned: topology.owned(pod, &attempt.constraints(pod)), strict: attempt.strict_requirements(pod) })
+    }
+
+    /// nodeclaim.go `Add`: the pod counts in the topology of the claim it landed on.
+    fn record_topology(&mut self, p: usize, c: usize) {
+        let Some(topology) = self.topology.as_mut() else { return };
+        let claim = &self.claims[c];
+        topology.record(p, &self.pods[p], &self.templates[claim.template].pool.taints, &claim.requirements, &claim.hostname);
+    }
+
+    /// nodeclaim.go `CanAdd`'s topology step, last before the instance types are filtered: `merged` narrowed to the
+    /// domains the pod may take on this NodeClaim.
+    fn narrow_topology(&self, claim: &Claim, pod: &Pod, topo: Option<&PodTopology>, merged: Requirements) -> Result<Requirements, String> {
+        let (Some(topology), Some(pt)) = (&self.topology, topo) else { return Ok(merged) };
+        let template = &self.templates[claim.template];
+        let viable = |key: &str, domain: &str| launchable(template, &claim.types, &merged, key, domain);
+        topology.narrow(pod, &pt.owned, &template.pool.taints, &pt.strict, &merged, &claim.hostname, &viable)
     }
 
     /// scheduler.go `Solve`: the queue, sorted by cpu then memory descending (input order breaks ties, standing in for
@@ -158,7 +245,7 @@ impl<'a> Scheduler<'a> {
     /// scheduler.go `trySchedule`: relax until it fits or nothing is left to relax.
     fn try_schedule(&mut self, p: usize) -> Result<(), String> {
         let pod = &self.pods[p];
-        let mut attempt = Attempt { required: 0, preferred: 0, tolerate_prefer_no_schedule: false };
+        let mut attempt = Attempt::new(pod);
         loop {
             match self.add(p, &attempt) {
                 Ok(()) => return Ok(()),
@@ -176,24 +263,26 @@ impl<'a> Scheduler<'a> {
         let pod = &self.pods[p];
         let reqs = attempt.requirements(pod);
         let tolerations = attempt.tolerations(pod);
+        let topo = self.pod_topology(pod, attempt);
         self.claims.sort_by_key(|c| c.pods.len());
         for i in 0..self.claims.len() {
-            if let Ok((r, types)) = self.can_add(&self.claims[i], pod, &reqs, &tolerations) {
+            if let Ok((r, types)) = self.can_add(&self.claims[i], pod, &reqs, &tolerations, topo.as_ref()) {
                 let claim = &mut self.claims[i];
                 claim.pods.push(p);
                 claim.requests = sum(&claim.requests, &pod.requests);
                 claim.requirements = r;
                 claim.types = types;
                 claim.host_ports.extend(pod.host_ports.iter().cloned());
+                self.record_topology(p, i);
                 return Ok(());
             }
         }
-        self.add_to_new_claim(p, &reqs, &tolerations)
+        self.add_to_new_claim(p, &reqs, &tolerations, topo.as_ref())
     }
 
     /// scheduler.go `addToNewNodeClaim`: the first NodePool (by weight) whose fresh NodeClaim takes the pod; the claim is
     /// charged against the pool's limits by the largest capacity among its candidates (`subtractMax`).
-    fn add_to_new_claim(&mut self, p: usize, reqs: &Requirements, tolerations: &[Toleration]) -> Result<(), String> {
+    fn add_to_new_claim(&mut self, p: usize, reqs: &Requirements, tolerations: &[Toleration], topo: Option<&PodTopology>) -> Result<(), String> {
         let pod = &self.pods[p];
         let mut errors = Vec::new();
         if self.templates.is_empty() {
@@ -212,8 +301,9 @@ impl<'a> Scheduler<'a> {
                     continue;
                 }
             };
-            let claim = Claim { template: t, pods: Vec::new(), requests: Resources::new(), requirements: template.pool.requirements.clone(), types, host_ports: Vec::new() };
-            match self.can_add(&claim, pod, reqs, tolerations) {
+            let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
+            let claim = Claim { template: t, pods: Vec::new(), requests: Resources::new(), requirements: template.pool.requirements.clone(), types, hostname, host_ports: Vec::new() };
+            match self.can_add(&claim, pod, reqs, tolerations, topo) {
                 Ok((r, types)) => {
                     // subtractMax charges the largest capacity among the candidates. Instance types have no `nodes`
                     // capacity, so NodeClaims planned in one run do not use up a `nodes` limit (only nodes that exist
@@ -224,6 +314,7 @@ impl<'a> Scheduler<'a> {
                         *v -= charge.get(k).copied().unwrap_or(0);
                     }
                     self.claims.push(Claim { pods: vec![p], requests: pod.requests.clone(), requirements: r, types, host_ports: pod.host_ports.clone(), ..claim });
+                    self.record_topology(p, self.claims.len() - 1);
                     return Ok(());
                 }
                 Err(e) => errors.push(format!("NodePool {name}: {e}")),
@@ -252,10 +343,10 @@ impl<'a> Scheduler<'a> {
     /// nodeclaim.go `CanAdd`: taints, requirement compatibility, then the candidate types that still fit every pod plus
     /// the type's DaemonSet overhead and have an available offering (`filterInstanceTypesByRequirements`, which skips
     /// the types whose daemons, or the claim's pods, bind one of the pod's host ports); Strict minValues.
-    fn can_add(&self, claim: &Claim, pod: &Pod, reqs: &Requirements, tolerations: &[Toleration]) -> Result<(Requirements, Vec<usize>), String> {
+    fn can_add(&self, claim: &Claim, pod: &Pod, reqs: &Requirements, tolerations: &[Toleration], topo: Option<&PodTopology>) -> Result<(Requirements, Vec<usize>), String> {
         let template = &self.templates[claim.template];
         admits(&template.pool.taints, &claim.requirements, reqs, tolerations)?;
-        let merged = claim.requirements.merged(reqs);
+        let merged = self.narrow_topology(claim, pod, topo, claim.requirements.merged(reqs))?;
         let requests = sum(&claim.requests, &pod.requests);
         let mut flags = FilterFlags::default();
         let mut remaining = Vec::new();
@@ -310,6 +401,16 @@ pub fn admits(taints: &[super::requirements::Taint], requirements: &Requirements
         return Err(format!("did not tolerate taint {}", taint.describe()));
     }
     requirements.compatible(reqs).map_err(|e| format!("incompatible requirements, {e}"))
+}
+
+/// Whether a NodeClaim could still launch in a topology domain: one of its candidate types has an available offering
+/// there compatible with its requirements (zone, capacity type), or carries the label value (other keys).
+fn launchable(template: &Template, types: &[usize], reqs: &Requirements, key: &str, domain: &str) -> bool {
+    types.iter().map(|&i| &template.types[i]).any(|it| match key {
+        "topology.kubernetes.io/zone" => it.offerings.iter().any(|o| o.available && o.zone == domain && offering_compatible(reqs, &o.zone, o.capacity_type.as_str())),
+        "karpenter.sh/capacity-type" => it.offerings.iter().any(|o| o.available && o.capacity_type.as_str() == domain && offering_compatible(reqs, &o.zone, domain)),
+        _ => it.requirements.get(key).is_none_or(|r| r.has(domain)),
+    })
 }
 
 /// An offering's zone and capacity type against the requirements (offering requirements are those two labels).

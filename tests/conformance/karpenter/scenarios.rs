@@ -1,7 +1,9 @@
 //! Generated scenarios for the differential test: NodePools (weights with ties, taints of every effect and
 //! startupTaints, requirements with every operator over well-known and AWS labels, minValues, limits), pods
 //! (cpu/memory/GPU requests, init and sidecar containers, tolerations, nodeSelector, required and preferred node
-//! affinity with several terms), NodeOverlays and unavailable offerings — the features `gpuplan simulate` models.
+//! affinity with several terms; about 15% of workloads with a topology spread constraint on hostname, zone, capacity
+//! type or a NodePool's `capacity-spread` label, or pod (anti-)affinity, required or preferred), NodeOverlays and
+//! unavailable offerings — the features `gpuplan simulate` models.
 //! Deterministic from a seed (splitmix64), so `conformance/run --seed S` reproduces any run.
 
 use std::fmt::Write;
@@ -171,6 +173,37 @@ fn daemon_sets(r: &mut Rng, pool_taints: &[Vec<usize>]) -> String {
     out
 }
 
+/// A topology spread constraint or a pod (anti-)affinity term for workload `w` (pod spec fields, indented for a
+/// Deployment template), selecting its own pods (`app: w<w>`) or another workload's. `in_affinity`: the spec already
+/// has an `affinity:` block (node affinity) to add the term to.
+fn topology(r: &mut Rng, w: usize, workloads: usize, in_affinity: bool) -> String {
+    let app = if r.chance(70) { w } else { r.below(workloads) };
+    let spread = |r: &mut Rng, key: &str| {
+        let when = if r.chance(75) { "DoNotSchedule" } else { "ScheduleAnyway" };
+        let min_domains = if key.ends_with("zone") && when == "DoNotSchedule" && r.chance(15) { format!("\n        minDomains: {}", 2 + r.below(3)) } else { String::new() };
+        format!("      topologySpreadConstraints:\n      - maxSkew: {}\n        topologyKey: {key}\n        whenUnsatisfiable: {when}{min_domains}\n        labelSelector:\n          matchLabels: {{app: w{app}}}\n", 1 + r.below(2))
+    };
+    let term = |kind: &str, required: bool, key: &str| {
+        let head = if in_affinity { String::new() } else { "      affinity:\n".to_string() };
+        if required {
+            format!("{head}        {kind}:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          - labelSelector:\n              matchLabels: {{app: w{app}}}\n            topologyKey: {key}\n")
+        } else {
+            format!("{head}        {kind}:\n          preferredDuringSchedulingIgnoredDuringExecution:\n          - weight: 50\n            podAffinityTerm:\n              labelSelector:\n                matchLabels: {{app: w{app}}}\n              topologyKey: {key}\n")
+        }
+    };
+    match r.below(9) {
+        0 => spread(r, "kubernetes.io/hostname"),
+        1 => spread(r, "topology.kubernetes.io/zone"),
+        2 => spread(r, "karpenter.sh/capacity-type"),
+        3 => spread(r, "capacity-spread"),
+        4 => term("podAntiAffinity", true, "kubernetes.io/hostname"),
+        5 => term("podAffinity", true, "kubernetes.io/hostname"),
+        6 => term("podAntiAffinity", false, r.pick(&["kubernetes.io/hostname", "topology.kubernetes.io/zone"])),
+        7 => term("podAntiAffinity", true, "topology.kubernetes.io/zone"),
+        _ => term("podAffinity", false, "kubernetes.io/hostname"),
+    }
+}
+
 pub fn scenario(r: &mut Rng) -> Scenario {
     let mut m = String::new();
     // EC2NodeClasses: the default (AL2023, ENI-limited pods) and one with kubelet settings and a root volume.
@@ -248,6 +281,10 @@ pub fn scenario(r: &mut Rng) -> Scenario {
                 let _ = writeln!(m, "      - {{key: \"{}\", {}effect: {}}}", t.key, t.value.map(|v| format!("value: \"{v}\", ")).unwrap_or_default(), t.effect);
             }
         }
+        // A custom label a spread may split on (as gpuplan's NodePools split on-demand and spot).
+        if r.chance(15) {
+            m.push_str("      - {key: \"capacity-spread\", operator: In, values: [\"1\", \"2\"]}\n");
+        }
         if r.chance(20) {
             m.push_str("      startupTaints:\n      - {key: \"node.example.com/agent-not-ready\", effect: NoSchedule}\n");
         }
@@ -324,6 +361,9 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             }
         }
         if r.chance(15) {
+            spec.push_str(&topology(r, w, workloads, spec.contains("      affinity:\n")));
+        }
+        if r.chance(15) {
             let sidecar = if r.chance(50) { "\n        restartPolicy: Always" } else { "" };
             let _ = write!(spec, "      initContainers:\n      - name: init\n        image: init:1{sidecar}\n        resources:\n          requests: {{cpu: \"{}\", memory: {}}}\n", quantity_cpu(r), quantity_memory(r));
         }
@@ -334,9 +374,9 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         let name = format!("w{w}");
         if r.chance(25) {
             let body = spec.lines().map(|l| &l[4..]).collect::<Vec<_>>().join("\n");
-            let _ = write!(p, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n{body}\n");
+            let _ = write!(p, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels: {{app: {name}}}\nspec:\n{body}\n");
         } else {
-            let _ = write!(p, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  replicas: {}\n  template:\n    spec:\n{spec}", 1 + r.below(5));
+            let _ = write!(p, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  replicas: {}\n  template:\n    metadata:\n      labels: {{app: {name}}}\n    spec:\n{spec}", 1 + r.below(5));
         }
     }
     p.push_str(&daemon_sets(r, &pool_taints));
