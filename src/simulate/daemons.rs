@@ -90,6 +90,34 @@ pub fn daemon_pods(objects: &[serde_json::Value]) -> Vec<Pod> {
     super::pods::daemon_sets(&docs).unwrap_or_default()
 }
 
+/// What the NodeClaim asks of its instance type for daemons once scheduling is done: nodeclaim.go `addDaemonRequests`
+/// (called by `FinalizeScheduling`), whose result the launch then requires every type to fit beside the pods
+/// (aws/karpenter-provider-aws `pkg/providers/instance/filter/filter.go` `CompatibleAvailableFilter`).
+///
+/// Meant as the smallest overhead among the claim's types, it is not: the groups (types with the same daemons) are
+/// visited in map order, an empty overhead counts as "none yet", and `resources.MinResources` drops a resource one
+/// group lacks. So with groups [no daemons, daemons A] the claim asks for A's overhead everywhere (and a type without
+/// A's daemons that cannot hold the pods plus A is not launched), while [A, no daemons] asks for nothing. Go's
+/// small-map iteration yields the first-inserted group first seven times in eight (src/internal/runtime/maps/table.go
+/// `Iter.Init`), and groups are inserted in the NodePool's type order, so gpuplan visits them in that order.
+pub fn claim_requests(types: &[std::sync::Arc<super::instances::SimType>], candidates: &[usize]) -> Resources {
+    let mut groups: Vec<&DaemonOverhead> = Vec::new();
+    for t in types {
+        if !groups.iter().any(|g| g.daemon_sets == t.daemons.daemon_sets) {
+            groups.push(&t.daemons);
+        }
+    }
+    let mut min = Resources::new();
+    for g in groups.into_iter().filter(|g| candidates.iter().any(|&i| types[i].daemons.daemon_sets == g.daemon_sets)) {
+        if min.is_empty() {
+            min = g.requests.clone();
+        } else {
+            min = min.into_iter().filter_map(|(k, v)| g.requests.get(&k).map(|w| (k, v.min(*w)))).collect();
+        }
+    }
+    min
+}
+
 /// scheduler.go `isDaemonPodCompatible`.
 fn runs_on(pool: &NodePool, type_labels: &Requirements, daemon: &Pod) -> bool {
     let mut tolerations = daemon.tolerations.clone();

@@ -73,7 +73,8 @@ pub fn build(catalog: &Catalog, templates: &[Template], pods: &[Pod], outcome: &
     claims.sort_by_key(|c| (c.template, c.pods.iter().map(|&p| pods[p].key.clone()).min()));
     for claim in claims {
         let t = &templates[claim.template];
-        let Some(l) = launch(&t.types, &claim.types, &claim.requirements, &claim.requests) else { continue };
+        let requests = super::scheduler::sum(&claim.requests, &super::daemons::claim_requests(&t.types, &claim.types));
+        let Some(l) = launch(&t.types, &claim.types, &claim.requirements, &requests) else { continue };
         let (count, usage) = &mut per_pool[claim.template];
         *count += 1;
         for (k, v) in &t.types[l.instance_type].capacity {

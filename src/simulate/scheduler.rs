@@ -58,7 +58,7 @@ pub fn order_by_weight(templates: &mut [Template]) {
     templates.sort_by(|a, b| b.pool.weight.cmp(&a.pool.weight).then_with(|| b.pool.name.cmp(&a.pool.name)));
 }
 
-fn sum(a: &Resources, b: &Resources) -> Resources {
+pub fn sum(a: &Resources, b: &Resources) -> Resources {
     let mut out = a.clone();
     for (k, v) in b {
         *out.entry(k.clone()).or_default() += v;
