@@ -140,3 +140,85 @@ pub fn drop_implausible_spot(spot: &mut SpotPrices, on_demand: &BTreeMap<String,
     spot.highest.retain(|_, zones| !zones.is_empty());
     dropped
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn committed() -> Catalog {
+        Catalog::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs"), "us-east-1").unwrap()
+    }
+
+    fn keeping(catalog: &Catalog, keep: impl Fn(&crate::catalog::InstanceType) -> bool) -> Catalog {
+        let mut out = catalog.clone();
+        out.instance_types.retain(keep);
+        out
+    }
+
+    #[test]
+    fn the_same_snapshot_again_has_no_problem() {
+        let previous = committed();
+        assert_eq!(shrink_problems(Some(&previous), &previous), []);
+        assert_eq!(shrink_problems(None, &previous), []);
+    }
+
+    #[test]
+    fn an_answer_with_less_than_half_the_previous_types_is_shrunk() {
+        let previous = committed();
+        let mut n = 0;
+        let new = keeping(&previous, |_| {
+            n += 1;
+            n % 3 == 0
+        });
+        let problems = shrink_problems(Some(&previous), &new);
+        assert_eq!(problems, [Problem::Shrunk { types: new.instance_types.len(), previous: 1395 }]);
+        assert!(problems[0].acceptable());
+    }
+
+    #[test]
+    fn an_answer_below_the_floor_is_refused_without_a_previous_snapshot() {
+        let new = keeping(&committed(), |t| t.family == "g5");
+        assert_eq!(shrink_problems(None, &new), [Problem::BelowFloor { types: new.instance_types.len() }]);
+    }
+
+    #[test]
+    fn an_answer_without_a_family_names_it() {
+        let previous = committed();
+        let new = keeping(&previous, |t| t.family != "p5" && t.family != "inf2");
+        assert_eq!(shrink_problems(Some(&previous), &new), [Problem::FamiliesMissing(vec!["inf2".into(), "p5".into()])]);
+        assert_eq!(
+            Problem::FamiliesMissing(vec!["inf2".into(), "p5".into()]).to_string(),
+            "2 accelerator families of the previous snapshot are missing: inf2, p5"
+        );
+    }
+
+    #[test]
+    fn an_empty_answer_is_not_acceptable() {
+        let new = keeping(&committed(), |_| false);
+        assert_eq!(shrink_problems(Some(&committed()), &new), [Problem::Empty]);
+        assert!(!Problem::Empty.acceptable());
+    }
+
+    #[test]
+    fn spot_prices_outside_5_to_100_percent_of_on_demand_are_dropped_from_both_maps() {
+        let zones = |pairs: &[(&str, f64)]| pairs.iter().map(|(z, p)| (z.to_string(), *p)).collect::<BTreeMap<_, _>>();
+        let mut spot = SpotPrices {
+            newest: BTreeMap::from([
+                ("g5.xlarge".to_string(), zones(&[("a", 0.00001), ("b", 0.40), ("c", 1.20)])),
+                ("x.large".to_string(), zones(&[("a", 0.00001)])),
+            ]),
+            highest: BTreeMap::from([
+                ("g5.xlarge".to_string(), zones(&[("a", 0.00001), ("b", 0.45), ("c", 1.20)])),
+                ("x.large".to_string(), zones(&[("a", 0.00001)])),
+            ]),
+        };
+        let on_demand = BTreeMap::from([("g5.xlarge".to_string(), 1.006)]);
+        let dropped = drop_implausible_spot(&mut spot, &on_demand);
+        let names: Vec<(&str, &str)> = dropped.iter().map(|d| (d.instance_type.as_str(), d.zone.as_str())).collect();
+        assert_eq!(names, [("g5.xlarge", "a"), ("g5.xlarge", "c")]);
+        assert_eq!(spot.newest["g5.xlarge"], zones(&[("b", 0.40)]));
+        assert_eq!(spot.highest["g5.xlarge"], zones(&[("b", 0.45)]));
+        // No on-demand price to judge it by: kept.
+        assert_eq!(spot.newest["x.large"], zones(&[("a", 0.00001)]));
+    }
+}

@@ -443,9 +443,8 @@ fn build_region(
             import::SPOT_ESTIMATE_FACTOR
         ));
         None
-    } else if observed.newest.is_empty() {
-        None
     } else {
+        // Even when every observed price was dropped: the estimates then say the history had no plausible entry.
         Some((&observed, spot_source))
     };
 
@@ -458,7 +457,7 @@ fn build_region(
         .count();
     if missing_spot > 0 && !observed.newest.is_empty() {
         warnings.push(format!(
-            "{region}: {missing_spot} accelerated types have no spot price history in some zones; those prices are estimates"
+            "{region}: {missing_spot} accelerated types have no plausible spot price (history) in some zones; those prices are estimates"
         ));
     }
     Ok(Built { catalog, on_demand_kept, timings: data.timings })
@@ -499,10 +498,15 @@ fn plausible_spot(region: &str, spot: &mut aws::SpotPrices, on_demand: &BTreeMap
         plausible::SPOT_SHARE.end() * 100.0,
         example.instance_type,
         example.zone,
-        format_usd(example.spot),
+        exact_usd(example.spot),
         format_usd(example.on_demand),
         import::SPOT_ESTIMATE_FACTOR
     ));
+}
+
+/// As [`format_usd`], but a price below a tenth of a cent shows its digits ("$0.00001", not "$0.000").
+fn exact_usd(usd: f64) -> String {
+    if usd != 0.0 && usd.abs() < 0.001 { format!("${usd}") } else { format_usd(usd) }
 }
 
 /// The previous snapshot's on-demand prices and a source that says they were kept and why.
