@@ -436,7 +436,10 @@ fn build_region(
     ));
     let answered_spot = !data.spot.newest.is_empty();
     let mut observed = data.spot;
-    plausible_spot(region, &mut observed, &on_demand, warnings);
+    // Judged against the new on-demand price, else the previous snapshot's (the Price List may lack a type).
+    let mut judge = previous.map(|p| on_demand_of(&p.catalog)).unwrap_or_default();
+    judge.extend(on_demand.iter().map(|(name, usd)| (name.clone(), *usd)));
+    plausible_spot(region, &mut observed, &judge, warnings);
     let spot = if !answered_spot {
         warnings.push(format!(
             "{region}: the spot price history was empty; spot prices are estimates (on-demand × {:.2})",
@@ -502,6 +505,11 @@ fn plausible_spot(region: &str, spot: &mut aws::SpotPrices, on_demand: &BTreeMap
         format_usd(example.on_demand),
         import::SPOT_ESTIMATE_FACTOR
     ));
+}
+
+/// Type → on-demand USD/hour of a catalog.
+fn on_demand_of(catalog: &Catalog) -> BTreeMap<String, f64> {
+    catalog.instance_types.iter().filter_map(|t| Some((t.name.clone(), t.on_demand.as_ref()?.usd_per_hour))).collect()
 }
 
 /// As [`format_usd`], but a price below a tenth of a cent shows its digits ("$0.00001", not "$0.000").
