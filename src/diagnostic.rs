@@ -106,16 +106,21 @@ impl Sources {
 }
 
 /// Resolves profile paths as they appear in generated files: relative to the root of the git repository holding
-/// the file (or, outside any repository, to the working directory), with `.` and `..` resolved and `/` separators.
-/// `profiles/x.kdl`, `./profiles/x.kdl` and `/home/me/repo/profiles/x.kdl` all give `profiles/x.kdl`, so out/ is
-/// byte-identical however the path was typed and wherever the repository is checked out.
+/// the file, with `.` and `..` resolved and `/` separators. `profiles/x.kdl`, `./profiles/x.kdl` and
+/// `/home/me/repo/profiles/x.kdl` all give `profiles/x.kdl`, so out/ is byte-identical however the path was typed
+/// and wherever the repository is checked out.
+///
+/// Outside any repository (a tarball or an export of one), relative to the parent of the directory holding the
+/// profile: the directory a `profiles` argument names, or a file argument's own directory (directories are read
+/// one level deep). `/tmp/copy/profiles/x.kdl` gives `profiles/x.kdl` from any working directory, which is also
+/// what the repository itself records for its `profiles/`. Never relative to the working directory: then
+/// `compile --check` run from elsewhere would call a current out/ stale.
 ///
 /// One resolver serves many files (on every core): the working directory is read once, and each directory's
 /// canonical path and repository root are looked up once. A dozen system calls per file took longer than parsing
 /// the profiles (perf, 1,000 profiles: 2.1% of the CPU, against 1.7% for parsing).
 pub struct RepositoryPaths {
     cwd: PathBuf,
-    canonical_cwd: Option<PathBuf>,
     /// Directory as given → its canonical path.
     dirs: Mutex<BTreeMap<PathBuf, Option<PathBuf>>>,
     /// Canonical directory → the nearest directory at or above it holding `.git`.
@@ -126,15 +131,14 @@ impl RepositoryPaths {
     /// A resolver for paths relative to the working directory as it is now.
     pub fn new() -> RepositoryPaths {
         let cwd = std::env::current_dir().unwrap_or_default();
-        let canonical_cwd = std::fs::canonicalize(&cwd).ok();
-        RepositoryPaths { cwd, canonical_cwd, dirs: Mutex::default(), roots: Mutex::default() }
+        RepositoryPaths { cwd, dirs: Mutex::default(), roots: Mutex::default() }
     }
 
     /// The path of the file `path` names, as generated files write it.
     pub fn resolve(&self, path: &Path) -> String {
         let absolute = self.canonical(path);
         let root = absolute.parent().and_then(|dir| cached(&self.roots, dir, || dir.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)));
-        let base = root.or_else(|| self.canonical_cwd.clone().filter(|c| absolute.starts_with(c)));
+        let base = root.or_else(|| absolute.parent().and_then(Path::parent).map(Path::to_path_buf));
         let relative = base.as_deref().and_then(|b| absolute.strip_prefix(b).ok()).unwrap_or(&absolute);
         let parts: Vec<String> = relative
             .components()
@@ -290,8 +294,8 @@ mod tests {
                 assert_eq!(resolver.resolve(&path), "profiles/a.kdl", "{spelling}");
             }
             assert_eq!(resolver.resolve(&repo.join("profiles/team/b.kdl")), "profiles/team/b.kdl");
-            // No repository above it, and not under the working directory: the absolute path.
-            assert_eq!(resolver.resolve(&root.join("elsewhere/own.kdl")), format!("{}/elsewhere/own.kdl", root.display()));
+            // No repository above it: relative to the parent of its directory, wherever the working directory is.
+            assert_eq!(resolver.resolve(&root.join("elsewhere/own.kdl")), "elsewhere/own.kdl");
             // A file that does not exist resolves lexically.
             assert_eq!(resolver.resolve(&repo.join("profiles/team/../missing.kdl")), "profiles/missing.kdl");
         }

@@ -21,6 +21,10 @@ struct Cli {
     /// Colour diagnostics and help: auto (a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, value_enum, global = true, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
+    /// Seconds a writer (compile, commit, catalog refresh) waits for another one writing the same out/ before it
+    /// gives up with exit 2 (default: GPUPLAN_LOCK_TIMEOUT, else 60).
+    #[arg(long, global = true, value_name = "SECONDS")]
+    lock_timeout: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -30,6 +34,22 @@ static COLOR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 fn color() -> bool {
     *COLOR.get().unwrap_or(&false)
+}
+
+/// `--lock-timeout`, set once before the command runs.
+static LOCK_TIMEOUT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+
+/// The one-writer lock of `out` (see `emit::lock`), saying what a killed writer left and this one cleaned up.
+fn writer_lock(out: &Path) -> Result<emit::lock::WriterLock, String> {
+    let timeout = emit::lock::timeout(LOCK_TIMEOUT.get().copied().flatten()).map_err(|e| format!("error: {e}"))?;
+    let lock = emit::lock::acquire(out, timeout, |message| eprintln!("{message}")).map_err(|e| format!("error: {e}"))?;
+    if let Some(backup) = &lock.stale.restored {
+        eprintln!("restored {} from {} (an interrupted gpuplan left it there)", out.display(), backup.display());
+    }
+    for dir in &lock.stale.removed {
+        eprintln!("removed {} (left by an interrupted gpuplan)", dir.display());
+    }
+    Ok(lock)
 }
 
 #[derive(clap::Args, Clone)]
@@ -287,6 +307,10 @@ enum CatalogCommand {
         /// The out/ to compare with.
         #[arg(long = "out-dir", default_value = "out")]
         out_dir: PathBuf,
+        /// Replace the snapshot even though the answer has far fewer types than it (or than a real region has), or
+        /// lacks accelerator families it had: for a region that really lost them. An empty answer is refused anyway.
+        #[arg(long)]
+        accept_shrink: bool,
     },
 }
 
@@ -308,6 +332,7 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     let color = term::use_color_here(cli.color);
     let _ = COLOR.set(color);
+    let _ = LOCK_TIMEOUT.set(cli.lock_timeout);
     match run(cli) {
         Ok(code) => code,
         Err(message) => {
@@ -377,6 +402,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Compile { inputs, out, check, force } => {
+            // Held until the process ends; `--check` only reads.
+            let _lock = if check { None } else { Some(writer_lock(&out)?) };
             // Never dropped: the process ends with this command and the OS reclaims the compilation and both trees at
             // once, where dropping them would free hundreds of thousands of values one by one.
             let mut compiled = std::mem::ManuallyDrop::new(inputs.compile()?);
@@ -449,18 +476,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(if exit_code && current != tree { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Commit { inputs, out, message, branch, force, allow_removal } => {
-            let tree = inputs.compile()?.take_output_tree();
+            let _lock = writer_lock(&out)?;
+            let mut compiled = inputs.compile()?;
             let repo = std::env::current_dir().map_err(|e| format!("error: {e}"))?;
-            // A refreshed catalog snapshot is committed with the output it produced.
-            let mut extra_paths = Vec::new();
-            if let Ok(entries) = std::fs::read_dir(&inputs.data.catalogs) {
-                let mut found: Vec<PathBuf> = entries
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|e| e == "json"))
-                    .collect();
-                found.sort();
-                extra_paths = found;
-            }
+            // The snapshots this output was computed from, and tracked ones a refresh changed; nothing else.
+            let regions: Vec<&str> = compiled.catalogs.keys().map(String::as_str).collect();
+            let extra_paths = gpuplan::emit::gitops::catalog_snapshots(&repo, &inputs.data.catalogs, &regions);
+            let tree = compiled.take_output_tree();
             let options = gpuplan::emit::gitops::CommitOptions { message, branch, force, allow_removal, extra_paths };
             match gpuplan::emit::gitops::commit(&repo, &out, &tree, &options).map_err(|e| format!("error: {e}"))? {
                 gpuplan::emit::gitops::CommitOutcome::NothingToCommit => eprintln!("nothing to commit: {} is up to date", out.display()),
@@ -488,11 +510,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             print!("{}", gpuplan::simulate::report::render(&report, format));
             Ok(if exit_code && !report.pending.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
-        Command::Catalog(CatalogCommand::Refresh { regions, endpoint_url, pricing_endpoint_url, out, profiles, out_dir }) => {
+        Command::Catalog(CatalogCommand::Refresh { regions, endpoint_url, pricing_endpoint_url, out, profiles, out_dir, accept_shrink }) => {
+            let _lock = writer_lock(&out_dir)?;
             let mut options = gpuplan::catalog::refresh::RefreshOptions::new(regions, &out);
             options.endpoint_url = endpoint_url;
             options.pricing_endpoint_url = pricing_endpoint_url;
             options.progress = true;
+            options.accept_shrink = accept_shrink;
             let report = gpuplan::catalog::refresh::refresh(&options).map_err(|e| format!("error: {e}"))?;
             print!("{report}");
             // Which manifests the refreshed catalog changes (only when the profiles are here and compile).

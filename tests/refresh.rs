@@ -16,6 +16,7 @@ use gpuplan::catalog::import;
 use gpuplan::catalog::refresh::{
     CatalogChanges, Clock, KEPT_PREFIX, RefreshError, RefreshOptions, RetrySettings, catalog_changes, refresh,
 };
+use gpuplan::catalog::plausible::Problem;
 use serde_json::Value;
 use support::{
     HttpServer, Moto, Response, SilentServer, dead_endpoint, fake_credentials, faulty_proxy, pricing_server,
@@ -116,7 +117,12 @@ fn two_region_refresh_matches_moto_and_the_price_list() {
     let moto_types = support::moto_resource("instance_types.json.gz");
     let moto_names: BTreeSet<String> = moto_types.as_object().unwrap().keys().cloned().collect();
     assert_eq!(report.regions.len(), 2);
-    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    // moto's $0.00001/h spot prices are implausible against on-demand: dropped, and said once per region.
+    for region in ["us-east-1", "us-west-2"] {
+        let dropped = report.warnings.iter().find(|w| w.starts_with(&format!("{region}: dropped "))).expect("said");
+        assert!(dropped.contains("observed spot price(s) outside 5–100% of on-demand") && dropped.contains(": $0.00001/h against $"), "{dropped}");
+    }
+    assert!(report.warnings.iter().all(|w| w.contains("plausible spot price") || w.contains(" dropped ")), "{:?}", report.warnings);
     for region in ["us-east-1", "us-west-2"] {
         let catalog = load(dir.path(), region);
         assert_eq!(catalog.region, region);
@@ -163,10 +169,9 @@ fn two_region_refresh_matches_moto_and_the_price_list() {
         assert_eq!((g5.vcpu, g5.memory_mib), (4, 16384));
         assert_eq!(g5.on_demand, Some(Price { usd_per_hour: 1.006, source: import::SOURCE_ON_DEMAND.into() }));
         assert_eq!(g5.spot.keys().cloned().collect::<Vec<_>>(), g5.zones);
-        assert!(g5.spot.values().all(|p| p.usd_per_hour == 0.00001 && p.source == import::SOURCE_SPOT));
-        // The highest observed price over the history window, per zone: what `spot-ceiling "observed-max"` reads.
-        assert_eq!(g5.spot_max.keys().collect::<Vec<_>>(), g5.spot.keys().collect::<Vec<_>>());
-        assert!(g5.spot_max.iter().all(|(zone, max)| max.usd_per_hour >= g5.spot[zone].usd_per_hour && max.source == import::SOURCE_SPOT));
+        // moto's spot price ($0.00001/h) is dropped: every zone carries the labelled estimate, and no observed max.
+        assert!(g5.spot.values().all(|p| p.source == import::SOURCE_SPOT_ESTIMATE && p.usd_per_hour > 0.05 * 1.006));
+        assert!(g5.spot_max.is_empty(), "{:?}", g5.spot_max);
         let report = report.regions.iter().find(|r| r.region == region).unwrap();
         assert!(report.written && !report.on_demand_kept);
         assert!(report.changes.is_none(), "no previous snapshot to compare with");
@@ -225,6 +230,9 @@ fn refresh_equals_import_of_the_same_data_and_is_deterministic() {
         .iter()
         .map(|(name, zones)| (name.clone(), zones.iter().map(|z| (z.clone(), 0.00001)).collect()))
         .collect();
+    // As the refresh does: moto's placeholder spot prices are dropped where an on-demand price shows them wrong.
+    let mut spot = gpuplan::catalog::aws::SpotPrices { highest: spot.clone(), newest: spot };
+    gpuplan::catalog::plausible::drop_implausible_spot(&mut spot, &recorded_prices("us-east-1"));
     let mut sources = refreshed.sources.clone();
     let od_source = sources.remove(import::SOURCE_ON_DEMAND).unwrap();
     let spot_source = sources.remove(import::SOURCE_SPOT).unwrap();
@@ -234,7 +242,7 @@ fn refresh_equals_import_of_the_same_data_and_is_deterministic() {
         &offerings,
         &recorded_prices("us-east-1"),
         od_source,
-        Some((&gpuplan::catalog::aws::SpotPrices { highest: spot.clone(), newest: spot }, spot_source)),
+        Some((&spot, spot_source)),
         sources,
     );
     for (a, b) in refreshed.instance_types.iter().zip(&imported.instance_types) {
@@ -332,7 +340,11 @@ fn throttling_is_retried_until_success() {
         assert_eq!(actions(&proxy, action), 3, "{action}: two throttles, then success");
     }
     assert_eq!(pricing.requests().len(), 4);
-    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert!(
+        report.warnings.iter().all(|w| w.contains("observed spot price(s) outside") || w.contains("no plausible spot price")),
+        "only about moto's spot prices: {:?}",
+        report.warnings
+    );
 }
 
 #[test]
@@ -565,4 +577,89 @@ fn price_list_products_parse_like_the_real_format() {
     assert!(parse_price_list_product("{not json").is_err());
     assert_eq!(parse_price_list_product(r#"{"product":{"attributes":{}},"terms":{}}"#), Ok(None), "not an instance");
     assert_eq!(gpuplan::catalog::aws::rfc3339(UNIX_EPOCH + Duration::from_secs(FIXED_SECS)), FIXED_RFC3339);
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// Refusing an answer that does not look like the region (issue 21)
+
+fn sha256(path: &Path) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The committed us-east-1 snapshot (1,395 types) as the previous one.
+fn committed_snapshot(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("us-east-1.json");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs/us-east-1.json"), &path).unwrap();
+    path
+}
+
+/// A misbehaving EC2 endpoint: valid, empty DescribeInstanceTypes / Offerings / SpotPriceHistory pages.
+fn empty_ec2() -> HttpServer {
+    HttpServer::start(|request| {
+        let action = request.form_param("Action").unwrap_or_default();
+        let set = match action.as_str() {
+            "DescribeInstanceTypes" => "instanceTypeSet",
+            "DescribeInstanceTypeOfferings" => "instanceTypeOfferingSet",
+            "DescribeSpotPriceHistory" => "spotPriceHistorySet",
+            _ => return Response::ec2_error(400, "InvalidAction", "not served here"),
+        };
+        Response::new(
+            200,
+            "text/xml;charset=UTF-8",
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{action}Response xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">\
+                 <requestId>empty</requestId><{set}/></{action}Response>"
+            ),
+        )
+    })
+}
+
+#[test]
+fn empty_ec2_answer_is_refused_even_with_accept_shrink_and_the_catalog_stays_byte_identical() {
+    let ec2 = empty_ec2();
+    let pricing = pricing_server(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = committed_snapshot(dir.path());
+    let before = sha256(&path);
+    for accept_shrink in [false, true] {
+        let mut opts = options(dir.path(), &["us-east-1"], &ec2.url, &pricing.url);
+        opts.accept_shrink = accept_shrink;
+        let err = refresh(&opts).expect_err("an empty answer is never a region");
+        let message = err.to_string();
+        assert!(matches!(&err, RefreshError::Implausible { problems, .. } if problems == &[Problem::Empty]), "{message}");
+        assert!(message.starts_with("refresh of us-east-1 refused, "), "{message}");
+        assert!(message.contains("no instance types at all") && message.contains("--endpoint-url"), "{message}");
+        assert_eq!(sha256(&path), before, "accept_shrink={accept_shrink}: the snapshot is byte-identical");
+        assert_eq!(dir_entries(dir.path()), ["us-east-1.json"], "no temp file left");
+    }
+    assert!(actions(&ec2, "DescribeInstanceTypes") >= 1, "the calls went to the empty server");
+}
+
+#[test]
+fn answer_missing_a_gpu_family_of_the_previous_snapshot_is_refused_unless_accept_shrink() {
+    // moto's type list (1,263 types) has no g7 family; the committed snapshot has g7.
+    let moto = Moto::start();
+    let pricing = pricing_server(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = committed_snapshot(dir.path());
+    let before = sha256(&path);
+
+    let err = refresh(&options(dir.path(), &["us-east-1"], &moto.url, &pricing.url)).expect_err("g7 is missing");
+    let message = err.to_string();
+    println!("{message}");
+    assert!(
+        matches!(&err, RefreshError::Implausible { problems, .. } if problems == &[Problem::FamiliesMissing(vec!["g7".into()])]),
+        "{message}"
+    );
+    assert!(message.contains("1 accelerator family of the previous snapshot is missing: g7"), "{message}");
+    assert!(message.contains("--accept-shrink"), "says how to accept a real loss: {message}");
+    assert_eq!(sha256(&path), before, "the snapshot is byte-identical");
+
+    let mut opts = options(dir.path(), &["us-east-1"], &moto.url, &pricing.url);
+    opts.accept_shrink = true;
+    let report = refresh(&opts).expect("accepted with accept_shrink");
+    assert!(report.regions[0].written);
+    assert!(report.warnings.iter().any(|w| w.contains("accepted with --accept-shrink") && w.contains("g7")), "{:?}", report.warnings);
+    assert!(load(dir.path(), "us-east-1").get("g7e.2xlarge").is_some());
 }

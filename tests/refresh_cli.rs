@@ -77,7 +77,11 @@ impl Project {
     }
 
     fn refresh(&self, region: &str, ec2: &str, pricing: &str) -> Output {
-        self.gpuplan(&[
+        self.refresh_with(region, ec2, pricing, &[])
+    }
+
+    fn refresh_with(&self, region: &str, ec2: &str, pricing: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
             "catalog",
             "refresh",
             "--region",
@@ -92,7 +96,9 @@ impl Project {
             "profiles",
             "--out-dir",
             "out",
-        ])
+        ];
+        args.extend_from_slice(extra);
+        self.gpuplan(&args)
     }
 
     fn catalog_bytes(&self) -> Vec<u8> {
@@ -153,8 +159,16 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     let catalog_before = project.catalog_bytes();
     let out_before = project.out_tree();
 
+    // moto's type list has no g7 family, which the committed snapshot has: refused, exit 2, nothing changed ...
+    let refused = project.refresh("us-east-1", &ec2.url, &pricing.url);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("1 accelerator family of the previous snapshot is missing: g7"), "{}", stderr(&refused));
+    assert!(stdout(&refused).is_empty());
+    assert_eq!(project.catalog_bytes(), catalog_before);
+
+    // ... unless accepted.
     let started = Instant::now();
-    let refreshed = project.refresh("us-east-1", &ec2.url, &pricing.url);
+    let refreshed = project.refresh_with("us-east-1", &ec2.url, &pricing.url, &["--accept-shrink"]);
     let took = started.elapsed();
     let (out, err) = (stdout(&refreshed), stderr(&refreshed));
     println!("refresh took {:.1}s\n--- stdout\n{out}--- stderr\n{err}", took.as_secs_f64());
@@ -165,7 +179,7 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     for action in ["DescribeInstanceTypes", "DescribeInstanceTypeOfferings", "DescribeSpotPriceHistory"] {
         assert!(calls.get(action).is_some_and(|n| *n >= 1), "{action} not sent to moto: {calls:?}");
     }
-    assert_eq!(pricing.requests().len(), 3, "the 3 recorded us-east-1 pages");
+    assert_eq!(pricing.requests().len(), 6, "the 3 recorded us-east-1 pages, for the refused refresh and this one");
 
     // The catalog was rewritten with live data.
     let catalog_after = project.catalog_bytes();
@@ -176,7 +190,7 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     assert!(catalog.sources[import::SOURCE_SPOT].description.starts_with("EC2 DescribeSpotPriceHistory"));
     let g5 = catalog.get("g5.xlarge").expect("g5.xlarge");
     assert_eq!(g5.on_demand.as_ref().map(|p| p.usd_per_hour), Some(1.006));
-    assert!(g5.spot.values().all(|p| p.usd_per_hour == 0.00001 && p.source == import::SOURCE_SPOT), "moto's spot");
+    assert!(g5.spot.values().all(|p| p.source == import::SOURCE_SPOT_ESTIMATE), "moto's $0.00001 spot dropped: {:?}", g5.spot);
     let previous = Catalog::from_json(std::str::from_utf8(&catalog_before).unwrap(), &path).unwrap();
 
     // The report: what was written, with counts that match the file.
@@ -199,11 +213,11 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     let header = out.lines().nth(1).unwrap();
     assert!(header.starts_with("us-east-1: ") && header.contains("accelerated price moves"), "{header}");
     assert!(header.contains("types added") && out.contains("\n  added: "), "moto's type list differs: {header}");
-    // The committed snapshot's spot prices are estimates; moto's are observed (placeholders of $0.00001).
-    assert!(
-        out.contains("\n  g5.xlarge spot us-east-1a $0.4024 (estimate)→$0.000 (-100.0%)\n"),
-        "the estimated spot price replaced by an observed one"
-    );
+    // moto's placeholder spot prices ($0.00001) are dropped where an on-demand price (new or previous) shows them
+    // wrong: g5.xlarge keeps its estimate, and no accelerated type's price falls to zero.
+    assert!(!out.contains("g5.xlarge spot"), "g5.xlarge's estimate is unchanged:\n{out}");
+    assert!(!out.contains("→$0.000"), "no price falls to moto's placeholder:\n{out}");
+    assert!(err.contains("us-east-1: dropped ") || out.contains("warning: us-east-1: dropped "), "the drop is said");
     assert!(out.contains("\nrefreshed 1 region(s) in "), "{out}");
 
     // ... and which manifests change, as the markdown semantic diff.
@@ -216,7 +230,8 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
         .lines()
         .find(|l| l.contains("NodePool `llm-inference-spot`"))
         .unwrap_or_else(|| panic!("llm-inference-spot changes:\n{impact}"));
-    assert!(pool_row.contains("limit nvidia.com/gpu"), "spot at moto's placeholder price moves the limit: {pool_row}");
+    // Only the catalog digest: moto's placeholder spot price no longer moves a limit.
+    assert!(pool_row.contains("gpuplan.dev/catalog") && !pool_row.contains("limit"), "{pool_row}");
     assert!(!out.contains("no manifest in out changes"));
     assert!(!err.contains("does not compile"), "{err}");
     assert!(!err.contains("catalog's newest data is"), "no staleness warning right after a refresh: {err}");

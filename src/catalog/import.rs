@@ -176,7 +176,7 @@ pub fn build_catalog(
             Source {
                 description: format!(
                     "ESTIMATE: spot = on-demand × {SPOT_ESTIMATE_FACTOR:.2}{}; run `gpuplan catalog refresh` for observed spot prices",
-                    if has_real_spot { " where the spot price history had no entry" } else { " (no spot price data offline)" }
+                    if has_real_spot { " where the spot price history had no plausible entry" } else { " (no spot price data offline)" }
                 ),
                 fetched_at: None,
                 estimate: true,

@@ -11,6 +11,7 @@ pub mod aws;
 pub mod cost;
 pub mod efa;
 pub mod import;
+pub mod plausible;
 pub mod refresh;
 
 use std::collections::BTreeMap;

@@ -25,6 +25,7 @@ use crate::catalog::aws::{self, Aws, AwsError, ClientSettings, Pricing};
 pub use crate::catalog::aws::{RetrySettings, StaticCredentials};
 use crate::catalog::{CapacityType, Catalog, InstanceType, Source};
 use crate::catalog::import::{self, SOURCE_SPOT};
+use crate::catalog::plausible::{self, Problem};
 
 /// Prefix of the on-demand source description when prices were kept from the previous snapshot.
 pub const KEPT_PREFIX: &str = "on-demand Linux USD/hour kept from previous snapshot";
@@ -67,6 +68,9 @@ pub struct RefreshOptions {
     /// Retries (throttling, 5xx, connection errors) and timeouts.
     pub retry: RetrySettings,
     pub clock: Clock,
+    /// Replace a snapshot even when the answer lost many types or whole accelerator families (see
+    /// [`plausible::shrink_problems`]); an empty answer is refused anyway.
+    pub accept_shrink: bool,
 }
 
 impl RefreshOptions {
@@ -81,6 +85,7 @@ impl RefreshOptions {
             credentials: None,
             retry: RetrySettings::default(),
             clock: Clock::System,
+            accept_shrink: false,
         }
     }
 }
@@ -106,6 +111,18 @@ pub enum RefreshError {
     NoOnDemandPrices { region: String, path: PathBuf, error: Box<AwsError> },
     #[error("refresh of {region} failed, no catalog was changed: the refresh task stopped: {detail}")]
     Task { region: String, detail: String },
+    #[error(
+        "refresh of {region} refused, {} is unchanged: the EC2 answer does not look like the region:\n{}\n{}",
+        path.display(),
+        problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"),
+        if problems.iter().all(Problem::acceptable) {
+            "Check --endpoint-url and that the credentials can see the region; if the region really lost these types, \
+             run the refresh again with --accept-shrink"
+        } else {
+            "Check --endpoint-url and that the credentials can see the region (--accept-shrink does not accept an empty answer)"
+        }
+    )]
+    Implausible { region: String, path: PathBuf, problems: Vec<Problem> },
     #[error("cannot write {}: {error}; the previous catalog is unchanged", path.display())]
     Write { path: PathBuf, error: std::io::Error },
     #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
@@ -190,7 +207,10 @@ pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
     for (region, result) in regions.iter().zip(fetched) {
         let path = opts.out_dir.join(format!("{region}.json"));
         let previous = read_previous(&path, &mut warnings);
-        match result.and_then(|data| build_region(region, data, previous.as_ref(), &path, &fetched_at, &mut warnings)) {
+        let built_region = result
+            .and_then(|data| build_region(region, data, previous.as_ref(), &path, &fetched_at, &mut warnings))
+            .and_then(|new| accept(region, &path, previous.as_ref(), new, opts.accept_shrink, &mut warnings));
+        match built_region {
             Ok(new) => built.push((region, path, previous, new)),
             Err(err) => errors.push(err),
         }
@@ -414,14 +434,21 @@ fn build_region(
         "EC2 DescribeSpotPriceHistory, {region}, Linux/UNIX, newest and highest price per type and zone over the last {} days, live refresh",
         crate::catalog::SPOT_HISTORY_DAYS
     ));
-    let spot = if data.spot.newest.is_empty() {
+    let answered_spot = !data.spot.newest.is_empty();
+    let mut observed = data.spot;
+    // Judged against the new on-demand price, else the previous snapshot's (the Price List may lack a type).
+    let mut judge = previous.map(|p| on_demand_of(&p.catalog)).unwrap_or_default();
+    judge.extend(on_demand.iter().map(|(name, usd)| (name.clone(), *usd)));
+    plausible_spot(region, &mut observed, &judge, warnings);
+    let spot = if !answered_spot {
         warnings.push(format!(
             "{region}: the spot price history was empty; spot prices are estimates (on-demand × {:.2})",
             import::SPOT_ESTIMATE_FACTOR
         ));
         None
     } else {
-        Some((&data.spot, spot_source))
+        // Even when every observed price was dropped: the estimates then say the history had no plausible entry.
+        Some((&observed, spot_source))
     };
 
     let catalog =
@@ -431,12 +458,63 @@ fn build_region(
         .iter()
         .filter(|t| is_accelerated(t) && t.spot.values().any(|p| p.source == import::SOURCE_SPOT_ESTIMATE))
         .count();
-    if missing_spot > 0 && !data.spot.newest.is_empty() {
+    if missing_spot > 0 && !observed.newest.is_empty() {
         warnings.push(format!(
-            "{region}: {missing_spot} accelerated types have no spot price history in some zones; those prices are estimates"
+            "{region}: {missing_spot} accelerated types have no plausible spot price (history) in some zones; those prices are estimates"
         ));
     }
     Ok(Built { catalog, on_demand_kept, timings: data.timings })
+}
+
+/// The new catalog, unless it lost what [`plausible::shrink_problems`] looks for (and `accept_shrink` does not
+/// accept it): checked before anything is written, so a refused refresh leaves every snapshot byte-identical.
+fn accept(
+    region: &str,
+    path: &Path,
+    previous: Option<&Previous>,
+    new: Built,
+    accept_shrink: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Built, RefreshError> {
+    let problems = plausible::shrink_problems(previous.map(|p| &p.catalog), &new.catalog);
+    if problems.is_empty() {
+        return Ok(new);
+    }
+    if !accept_shrink || !problems.iter().all(Problem::acceptable) {
+        return Err(RefreshError::Implausible { region: region.to_string(), path: path.to_path_buf(), problems });
+    }
+    for problem in problems {
+        warnings.push(format!("{region}: accepted with --accept-shrink: {problem}"));
+    }
+    Ok(new)
+}
+
+/// Drops observed spot prices that cannot be right ([`plausible::drop_implausible_spot`]) and says so.
+fn plausible_spot(region: &str, spot: &mut aws::SpotPrices, on_demand: &BTreeMap<String, f64>, warnings: &mut Vec<String>) {
+    let dropped = plausible::drop_implausible_spot(spot, on_demand);
+    let Some(example) = dropped.first() else { return };
+    warnings.push(format!(
+        "{region}: dropped {} observed spot price(s) outside {:.0}–{:.0}% of on-demand, e.g. {} in {}: {}/h against {}/h \
+         on-demand; those zones carry estimates (on-demand × {:.2}) instead",
+        dropped.len(),
+        plausible::SPOT_SHARE.start() * 100.0,
+        plausible::SPOT_SHARE.end() * 100.0,
+        example.instance_type,
+        example.zone,
+        exact_usd(example.spot),
+        format_usd(example.on_demand),
+        import::SPOT_ESTIMATE_FACTOR
+    ));
+}
+
+/// Type → on-demand USD/hour of a catalog.
+fn on_demand_of(catalog: &Catalog) -> BTreeMap<String, f64> {
+    catalog.instance_types.iter().filter_map(|t| Some((t.name.clone(), t.on_demand.as_ref()?.usd_per_hour))).collect()
+}
+
+/// As [`format_usd`], but a price below a tenth of a cent shows its digits ("$0.00001", not "$0.000").
+fn exact_usd(usd: f64) -> String {
+    if usd != 0.0 && usd.abs() < 0.001 { format!("${usd}") } else { format_usd(usd) }
 }
 
 /// The previous snapshot's on-demand prices and a source that says they were kept and why.

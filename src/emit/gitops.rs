@@ -34,7 +34,8 @@ use git2::{
 };
 
 use crate::emit::diff::{CostMeasure, REMOVAL_WARNING, RemovedNodePool, cluster_costs, removed_node_pools, semantic_changes};
-use crate::emit::{HandEdit, HeaderStatus, OutputTree, hand_edits, read_tree, write_tree};
+use crate::emit::swap::Swap;
+use crate::emit::{HandEdit, HeaderStatus, OutputTree, hand_edits, read_tree, write_tree_swapped};
 
 fn removal_message(removed: &[RemovedNodePool]) -> String {
     let list: Vec<String> = removed.iter().map(|r| format!("  {r}")).collect();
@@ -128,6 +129,18 @@ pub enum GitopsError {
     #[error("writing {} failed and it was left unchanged: {source}", out_dir.display())]
     Write {
         out_dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "{} exists: another git process is running in this repository, or one crashed. Nothing was written or \
+         committed. Wait for it to finish; if none is running, remove the file and run gpuplan commit again",
+        .0.display()
+    )]
+    IndexLocked(PathBuf),
+    #[error("{error}; putting the previous out/ back failed too ({source}): check out/ with `git status`")]
+    Rollback {
+        error: Box<GitopsError>,
         #[source]
         source: io::Error,
     },
@@ -459,10 +472,12 @@ pub fn commit_message(old: &OutputTree, new: &OutputTree, extra_changed: &[PathB
 /// that changed (added, modified, deleted) plus `extra_paths`, in one commit whose generated message summarises
 /// the semantic diff (subject line + per-object bullet lines) unless a message is given.
 ///
-/// `out_dir` is absolute or relative to the current directory. Order of effects: all checks (hand edits,
-/// identity, paths, branch), then the git objects, then out/ is written atomically, then the commit and the ref
-/// update, then the index entries of our paths. If the commit itself fails after out/ was written, out/ holds the
-/// new tree (as after `compile`) and re-running `commit` commits it.
+/// `out_dir` is absolute or relative to the current directory. All or nothing: every check first (hand edits,
+/// removals, identity, paths, branch, and `index.lock`, which is then held), then the git objects (unreferenced
+/// until the ref moves), then out/ is swapped in with the previous tree kept, then the new index is written into
+/// `index.lock`, then the ref moves (only if it still points at the parent), then the index is installed (one
+/// rename). A failure at any step puts the previous out/ back, drops the lock and leaves the ref (or moves it
+/// back), so an error always means HEAD, the index and out/ are as they were.
 ///
 /// "Changed" is relative to the parent commit, not to the work tree: running `compile` first and `commit` second
 /// commits the same files. See the module docs for what is and is not touched, and for `--branch`.
@@ -561,6 +576,11 @@ pub fn commit(
         }
     }
     let (author, committer) = signature(&repo)?;
+    // The last check, and the first thing held: nothing is written while git (or anyone) holds the index.
+    let index_lock = match target {
+        Target::Head => Some(IndexLock::acquire(&repo)?),
+        Target::Branch { .. } => None,
+    };
 
     // The commit's tree: parent tree, out/ replaced, extra paths from the work tree.
     let mut idx = Index::new()?;
@@ -636,17 +656,18 @@ pub fn commit(
     let files: Vec<PathBuf> = files.into_iter().collect();
 
     let worktree_updated = matches!(target, Target::Head);
-    if worktree_updated {
-        write_tree(&abs_out, tree).map_err(|source| GitopsError::Write {
+    // out/ swapped in with the previous tree kept, so that a failure from here on can put it back.
+    let swap = match worktree_updated {
+        true => Some(write_tree_swapped(&abs_out, tree).map_err(|source| GitopsError::Write {
             out_dir: out_dir.to_path_buf(),
             source,
-        })?;
-    }
+        })?),
+        false => None,
+    };
+    let ours = Ours { workdir: &workdir, out_prefix: &out_prefix, tree, extras: &extras, new_tree: &new_tree };
     if unchanged {
-        if worktree_updated {
-            sync_index(&repo, &out_prefix, tree, &extras, &new_tree)?;
-        }
-        return Ok(CommitOutcome::NothingToCommit);
+        let staged = index_lock.map(|lock| lock.stage(&ours)).transpose();
+        return finish(swap, staged.and_then(|s| s.map(IndexLock::install).transpose()).map(|_| CommitOutcome::NothingToCommit));
     }
 
     let extra_changed: Vec<PathBuf> = files
@@ -658,75 +679,209 @@ pub fn commit(
         Some(m) => m.clone(),
         None => commit_message(&old_out, tree, &extra_changed),
     };
+    let (reference, update_ref) = reference_names(&repo, &target)?;
+    // The new index goes into the index lock before the ref moves, and is installed (one rename) right after.
+    let staged = match index_lock.map(|lock| lock.stage(&ours)).transpose() {
+        Ok(staged) => staged,
+        Err(e) => return finish(swap, Err(e)),
+    };
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    let reference = match &target {
+    // libgit2 moves `update_ref` only if it still points at the first parent ("current tip is not the first
+    // parent" otherwise, git_commit_create in libgit2's commit.c): a ref moved by someone else since we read it
+    // fails here, before anything else changed.
+    let id = match repo.commit(Some(&update_ref), &author, &committer, &message, &new_tree, &parents) {
+        Ok(id) => id,
+        Err(e) => return finish(swap, Err(e.into())),
+    };
+    if let Some(staged) = staged
+        && let Err(e) = staged.install()
+    {
+        // Undo the ref move so that the error and the repository agree.
+        let undone = undo_ref(&repo, &update_ref, parent.as_ref().map(|c| c.id()), id);
+        return finish(swap, Err(undone.err().unwrap_or(e)));
+    }
+    finish(
+        swap,
+        Ok(CommitOutcome::Committed {
+            id: id.to_string(),
+            files,
+            message,
+            reference,
+            worktree_updated,
+        }),
+    )
+}
+
+/// Keeps the new out/ when `result` is a success, puts the previous one back otherwise.
+fn finish(swap: Option<Swap>, result: Result<CommitOutcome, GitopsError>) -> Result<CommitOutcome, GitopsError> {
+    match (swap, &result) {
+        (Some(swap), Ok(_)) => swap.finish(),
+        (Some(swap), Err(_)) => {
+            if let Err(source) = swap.rollback() {
+                return Err(GitopsError::Rollback { error: Box::new(result.expect_err("an error")), source });
+            }
+        }
+        (None, _) => {}
+    }
+    result
+}
+
+/// (the ref the report names, the ref the commit updates).
+fn reference_names(repo: &Repository, target: &Target) -> Result<(String, String), GitopsError> {
+    Ok(match target {
         Target::Head => {
             let head = repo.find_reference("HEAD")?;
-            head.symbolic_target()
-                .ok()
-                .flatten()
-                .map_or_else(|| "HEAD".to_owned(), str::to_owned)
+            let named = head.symbolic_target().ok().flatten().map_or_else(|| "HEAD".to_owned(), str::to_owned);
+            (named, "HEAD".to_owned())
         }
-        Target::Branch { refname, .. } => refname.clone(),
-    };
-    let update_ref = match &target {
-        Target::Head => "HEAD",
-        Target::Branch { refname, .. } => refname.as_str(),
-    };
-    let id = repo.commit(
-        Some(update_ref),
-        &author,
-        &committer,
-        &message,
-        &new_tree,
-        &parents,
-    )?;
-    if worktree_updated {
-        sync_index(&repo, &out_prefix, tree, &extras, &new_tree)?;
-    }
-    Ok(CommitOutcome::Committed {
-        id: id.to_string(),
-        files,
-        message,
-        reference,
-        worktree_updated,
+        Target::Branch { refname, .. } => (refname.clone(), refname.clone()),
     })
 }
 
-/// Makes the repository index agree with the new commit for our paths only (out/ and the extra paths); every
-/// other entry, staged or not, is left as it was.
-fn sync_index(
-    repo: &Repository,
-    out_prefix: &str,
-    tree: &OutputTree,
-    extras: &BTreeSet<String>,
-    new_tree: &Tree<'_>,
-) -> Result<(), GitopsError> {
-    let mut index = repo.index()?;
-    index.read(false)?;
-    let ours: BTreeSet<String> = tree
-        .files
-        .keys()
-        .map(|p| format!("{out_prefix}/{}", slash(p)))
-        .collect();
+/// Moves `update_ref` (or the branch HEAD names) back from `ours` to `parent`, or deletes it when the commit was
+/// the first; only if it still points at `ours`.
+fn undo_ref(repo: &Repository, update_ref: &str, parent: Option<Oid>, ours: Oid) -> Result<(), GitopsError> {
+    let head = repo.find_reference(update_ref)?;
+    let name = match head.symbolic_target().ok().flatten() {
+        Some(branch) => branch.to_owned(),
+        None => update_ref.to_owned(),
+    };
+    match parent {
+        Some(parent) => {
+            repo.reference_matching(&name, parent, true, ours, "gpuplan commit: rolled back (index not updated)")?;
+        }
+        None => repo.find_reference(&name)?.delete()?,
+    }
+    Ok(())
+}
+
+/// What our paths are: out/ (as the tree) and the extra paths, with the commit's tree for their ids.
+struct Ours<'a> {
+    workdir: &'a Path,
+    out_prefix: &'a str,
+    tree: &'a OutputTree,
+    extras: &'a BTreeSet<String>,
+    new_tree: &'a Tree<'a>,
+}
+
+/// The repository index, locked the way git locks it: `index.lock` created exclusively, the new index written
+/// into it, then renamed over `index` to commit or deleted to roll back (git's lockfile API,
+/// Documentation/technical/api-lockfile.txt; libgit2's `git_filebuf` follows it and fails with GIT_ELOCKED when
+/// the lock exists). Holding it from before the first change to the last keeps git and other tools from writing
+/// the index in between, and makes the index update one rename.
+struct IndexLock {
+    index: PathBuf,
+    lock: PathBuf,
+    /// A copy of the index that libgit2 edits before it is moved into the lock.
+    scratch: PathBuf,
+}
+
+impl IndexLock {
+    fn acquire(repo: &Repository) -> Result<IndexLock, GitopsError> {
+        let index = repo.path().join("index");
+        let lock = repo.path().join("index.lock");
+        let scratch = repo.path().join(format!("gpuplan-index-{}", std::process::id()));
+        match fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
+            Ok(_) => Ok(IndexLock { index, lock, scratch }),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(GitopsError::IndexLocked(lock)),
+            Err(source) => Err(GitopsError::Read { path: lock, source }),
+        }
+    }
+
+    /// Writes the current index with our paths brought in line with the new commit into the lock file.
+    fn stage(self, ours: &Ours<'_>) -> Result<IndexLock, GitopsError> {
+        match fs::copy(&self.index, &self.scratch) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(source) => return Err(GitopsError::Read { path: self.index.clone(), source }),
+        }
+        // libgit2 opens a missing index file as an empty index.
+        let mut index = Index::open(&self.scratch)?;
+        update_entries(&mut index, ours)?;
+        index.write()?;
+        fs::rename(&self.scratch, &self.lock).map_err(|source| GitopsError::Read { path: self.lock.clone(), source })?;
+        Ok(self)
+    }
+
+    /// Commits the staged index: one rename.
+    fn install(self) -> Result<(), GitopsError> {
+        fs::rename(&self.lock, &self.index).map_err(|source| GitopsError::Read { path: self.index.clone(), source })?;
+        std::mem::forget(self);
+        Ok(())
+    }
+}
+
+impl Drop for IndexLock {
+    /// Not installed: the index stays as it was.
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.scratch);
+        let _ = fs::remove_file(&self.lock);
+    }
+}
+
+/// Makes `index` agree with the new commit for our paths only (out/ and the extra paths); every other entry,
+/// staged or not, is left as it was. Entries carry the work-tree files' stat data, as `git add` records it, so
+/// `git status` sees them clean without re-reading them.
+fn update_entries(index: &mut Index, ours: &Ours<'_>) -> Result<(), GitopsError> {
+    let out_prefix = ours.out_prefix;
+    let generated: BTreeSet<String> = ours.tree.files.keys().map(|p| format!("{out_prefix}/{}", slash(p))).collect();
     let stale: Vec<String> = index
         .iter()
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-        .filter(|p| {
-            (*p == out_prefix || p.starts_with(&format!("{out_prefix}/"))) && !ours.contains(p)
-        })
+        .filter(|p| (*p == out_prefix || p.starts_with(&format!("{out_prefix}/"))) && !generated.contains(p))
         .collect();
     for p in stale {
         index.remove_path(Path::new(&p))?;
     }
-    for p in ours.iter().chain(extras) {
-        let in_commit = new_tree.get_path(Path::new(p)).is_ok();
-        if in_commit {
-            index.add_path(Path::new(p))?;
-        } else {
-            index.remove_path(Path::new(p))?;
+    for p in generated.iter().chain(ours.extras) {
+        match ours.new_tree.get_path(Path::new(p)) {
+            Ok(entry) => {
+                let mut e = index_entry(p, entry.id(), entry.filemode() as u32, 0);
+                stat_into(&mut e, &ours.workdir.join(p));
+                index.add(&e)?;
+            }
+            Err(_) => {
+                let _ = index.remove_path(Path::new(p));
+            }
         }
     }
-    index.write()?;
     Ok(())
+}
+
+/// The work-tree file's stat data into an index entry (what libgit2's `git_index_add_bypath` records).
+fn stat_into(entry: &mut IndexEntry, path: &Path) {
+    let Ok(m) = fs::symlink_metadata(path) else { return };
+    entry.file_size = m.len() as u32;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        entry.ctime = IndexTime::new(m.ctime() as i32, m.ctime_nsec() as u32);
+        entry.mtime = IndexTime::new(m.mtime() as i32, m.mtime_nsec() as u32);
+        entry.dev = m.dev() as u32;
+        entry.ino = m.ino() as u32;
+        entry.uid = m.uid();
+        entry.gid = m.gid();
+    }
+}
+
+/// The catalog snapshots `commit` commits with out/: every `*.json` in `catalogs_dir` that the index tracks (a
+/// refreshed snapshot's changes), plus the snapshots this compile loaded (`<region>.json` of `loaded_regions`),
+/// tracked or not, since out/ was computed from them. Anything else there, such as an untracked
+/// `catalogs/.env.json`, is never staged. Absolute paths, sorted; empty outside a repository.
+pub fn catalog_snapshots(repo_dir: &Path, catalogs_dir: &Path, loaded_regions: &[&str]) -> Vec<PathBuf> {
+    let Ok(repo) = Repository::discover(repo_dir) else { return Vec::new() };
+    let (Some(workdir), Ok(index)) = (repo.workdir().and_then(|w| fs::canonicalize(w).ok()), repo.index()) else {
+        return Vec::new();
+    };
+    let Ok(dir) = fs::canonicalize(catalogs_dir) else { return Vec::new() };
+    let Ok(entries) = fs::read_dir(&dir) else { return Vec::new() };
+    let tracked = |path: &Path| path.strip_prefix(&workdir).is_ok_and(|rel| index.get_path(rel, 0).is_some());
+    let loaded: BTreeSet<String> = loaded_regions.iter().map(|r| format!("{r}.json")).collect();
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| tracked(p) || p.file_name().and_then(|n| n.to_str()).is_some_and(|n| loaded.contains(n)))
+        .collect();
+    found.sort();
+    found
 }
