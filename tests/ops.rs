@@ -986,6 +986,34 @@ fn neuron_and_efa_device_plugins_get_values_tolerating_their_pools() {
     assert_eq!(efa, BTreeSet::from(["gpuplan.dev/pool".to_string(), "nvidia.com/gpu".into(), "workload".into()]));
 }
 
+// aws-neuron/neuron-helm-charts `charts/neuron-helm-chart/values.yaml` `neuronInstances` (the device plugin's required
+// node affinity, templates/device-plugin-daemonset.yaml) lists trn1, inf1 and inf2 sizes but no trn2: with the chart's
+// default a Trainium2 node never runs the plugin and its devices never become allocatable.
+#[test]
+fn a_trainium2_pool_adds_its_types_to_the_neuron_device_plugins_instance_list() {
+    // The bundled catalogs offer trn2 in no zone of theirs; this copy offers it in two.
+    let catalogs = tempfile::tempdir().unwrap();
+    let mut catalog: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root().join("catalogs/us-east-1.json")).unwrap()).unwrap();
+    for t in catalog["instance_types"].as_array_mut().unwrap().iter_mut().filter(|t| t["family"] == "trn2") {
+        t["zones"] = serde_json::json!(["us-east-1a", "us-east-1b"]);
+        t["on_demand"] = serde_json::json!({ "usd_per_hour": 44.7, "source": "on-demand-price-table" });
+    }
+    std::fs::write(catalogs.path().join("us-east-1.json"), catalog.to_string()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kdl");
+    std::fs::write(&path, format!("{CLUSTER}pool \"trn\" preset=\"training-on-demand\" {{\n    neuron {{ name \"Trainium2\"; }}\n    max-accelerators 32\n}}\n")).unwrap();
+    let c = compile(&CompileOptions { profiles: vec![path], catalogs_dir: catalogs.path().to_path_buf(), templates_dir: None }).expect("compiles");
+    let types: Vec<String> = helm_values(&c, "t", "gpuplan-neuron-values")["neuronInstances"].as_array().expect("a neuronInstances list").iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    assert!(types.iter().any(|t| t.starts_with("trn2")), "{types:?}");
+    assert!(types.contains(&"inf2.xlarge".to_string()), "the chart's own types stay: {types:?}");
+}
+
+#[test]
+fn an_inferentia2_pool_keeps_the_charts_neuron_instance_list() {
+    let values = helm_values(&examples(), "ml-prod", "gpuplan-neuron-values");
+    assert!(values.get("neuronInstances").is_none(), "inf2 is in the chart's default: {values}");
+}
+
 #[test]
 fn template_override_dropping_the_values_is_e0184() {
     let empty = builtin_template("helm-values-configmap.yaml.j2").replace("data: {{ data }}", "data: {}");

@@ -243,13 +243,26 @@ pub fn values(pools: &[PoolPlan], manage_cluster_policy: bool, gpu_operator_valu
     }
     let neuron = needing(Device::Neuron);
     if !neuron.is_empty() {
-        out.insert(NEURON_VALUES, json!({ "devicePlugin": { "tolerations": tolerations_for(defaults(NEURON_VALUES), &neuron) } }));
+        let mut v = json!({ "devicePlugin": { "tolerations": tolerations_for(defaults(NEURON_VALUES), &neuron) } });
+        if let Some(types) = neuron_instances(&neuron) {
+            v["neuronInstances"] = json!(types);
+        }
+        out.insert(NEURON_VALUES, v);
     }
     let efa = needing(Device::Efa);
     if !efa.is_empty() {
         out.insert(EFA_VALUES, json!({ "tolerations": tolerations_for(defaults(EFA_VALUES), &efa) }));
     }
     out
+}
+
+/// The Neuron device plugin runs only on the chart's `neuronInstances` (a required node affinity on the instance type),
+/// whose default lists no trn2: a Trainium2 node would never get its devices. When a Neuron pool may launch a type the
+/// default lacks, the values list the chart's types and then the pools' (None: the default covers every one).
+fn neuron_instances(pools: &[&PoolPlan]) -> Option<Vec<String>> {
+    let chart = super::addon_daemonsets::TypeList::NeuronInstances.chart_default();
+    let missing: BTreeSet<&str> = pools.iter().flat_map(|p| p.candidates.iter().map(|c| c.name.as_str())).filter(|t| !chart.contains(t)).collect();
+    (!missing.is_empty()).then(|| chart.into_iter().chain(missing).map(str::to_string).collect())
 }
 
 /// Add-ons that would never run on a pool's nodes, kept off by the same taint and configured in the same place
