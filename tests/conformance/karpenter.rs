@@ -324,6 +324,50 @@ fn write_reproducer(dir: &Path, case: &Case, outcome: &Outcome, diffs: &[String]
     std::fs::write(d.join("differences.txt"), text).unwrap();
 }
 
+/// At most this many runs of both sides go into minimizing one disagreement.
+const MINIMIZE_RUNS: usize = 60;
+
+/// A smaller case that still disagrees: documents of the pods and manifests files dropped one at a time, and each
+/// workload's replicas cut to one, kept whenever both sides still run and still differ (delta debugging, one document
+/// at a time); at most [`MINIMIZE_RUNS`] runs of both.
+fn minimize(oracle: &Path, case: &Case, outcome: Outcome) -> (Case, Outcome) {
+    let mut best = (case.clone(), outcome);
+    let mut runs = 0;
+    let scratch = go::root().join(format!("target/conformance/karpenter-minimize/{}", case.name));
+    'shrink: while runs < MINIMIZE_RUNS {
+        for (f, (name, text)) in best.0.files.iter().enumerate() {
+            let docs: Vec<&str> = text.split("---\n").filter(|d| !d.trim().is_empty()).collect();
+            for i in 0..docs.len() {
+                let cut_replicas = docs[i].contains("replicas: ") && !docs[i].contains("replicas: 1\n");
+                let smaller_doc = cut_replicas.then(|| one_replica(docs[i]));
+                let variants = [Some(None), smaller_doc.map(Some)];
+                for variant in variants.into_iter().flatten() {
+                    if runs >= MINIMIZE_RUNS {
+                        break 'shrink;
+                    }
+                    runs += 1;
+                    let new_docs: Vec<&str> = docs.iter().enumerate().filter_map(|(j, d)| if j == i { variant.as_deref() } else { Some(*d) }).collect();
+                    let mut candidate = best.0.clone();
+                    candidate.files[f] = (name.clone(), new_docs.iter().map(|d| format!("---\n{d}")).collect());
+                    let o = run(oracle, &scratch, std::slice::from_ref(&candidate)).pop().unwrap();
+                    if o.gpuplan.is_ok() && o.oracle.is_ok() && !differences(&o).is_empty() {
+                        best = (candidate, o);
+                        continue 'shrink;
+                    }
+                }
+            }
+        }
+        break;
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    best
+}
+
+/// A workload document with `replicas: 1`.
+fn one_replica(doc: &str) -> String {
+    doc.lines().map(|l| if l.trim_start().starts_with("replicas: ") { format!("{}replicas: 1", &l[..l.len() - l.trim_start().len()]) } else { l.to_string() }).collect::<Vec<_>>().join("\n") + "\n"
+}
+
 // Generated scenarios (scenarios.rs) from a fixed seed: `GPUPLAN_CONFORMANCE_CASES` (default 2000) cases from
 // `GPUPLAN_CONFORMANCE_SEED` (default 22). Every disagreement must be a listed known difference; each one's reproducer
 // is written under target/conformance/karpenter-disagreements/seed-<seed>/. The last line printed is
@@ -340,6 +384,7 @@ fn generated_scenarios_schedule_as_karpenter_schedules_them() {
     let mut agree = 0;
     let mut known: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut unexplained = Vec::new();
+    let mut unexplained_cases = Vec::new();
     let mut varying = Vec::new();
     for (i, (case, outcome)) in cases.iter().zip(&outcomes).enumerate() {
         let diffs = differences(outcome);
@@ -354,7 +399,10 @@ fn generated_scenarios_schedule_as_karpenter_schedules_them() {
         write_reproducer(&out_dir, case, outcome, &diffs);
         match known_difference(case, outcome) {
             Some(k) => *known.entry(k).or_default() += 1,
-            None => unexplained.push(format!("case {} ({}):\n  {}", case.name, out_dir.join(&case.name).display(), diffs.join("\n  "))),
+            None => {
+                unexplained.push(format!("case {} ({}):\n  {}", case.name, out_dir.join(&case.name).display(), diffs.join("\n  ")));
+                unexplained_cases.push(i);
+            }
         }
     }
     let (rerun_agree, topology_known, topology_unexplained) = judge_varying_topology(&oracle, seed, &cases, &outcomes, &varying, &out_dir);
@@ -365,7 +413,16 @@ fn generated_scenarios_schedule_as_karpenter_schedules_them() {
     if rerun_agree > 0 {
         eprintln!("topology cases that matched one of Karpenter's reruns: {rerun_agree}");
     }
-    unexplained.extend(topology_unexplained);
+    for (i, text) in topology_unexplained {
+        unexplained.push(text);
+        unexplained_cases.push(i);
+    }
+    // The first few unexplained disagreements also get a minimized reproducer beside the full one.
+    for i in unexplained_cases.iter().copied().take(3) {
+        let (small, o) = minimize(&oracle, &cases[i], Outcome { gpuplan: outcomes[i].gpuplan.clone(), oracle: outcomes[i].oracle.clone() });
+        write_reproducer(&out_dir.join("minimized"), &small, &o, &differences(&o));
+        eprintln!("minimized reproducer of {}: {}", cases[i].name, out_dir.join("minimized").join(&cases[i].name).display());
+    }
     for (k, n) in &known {
         eprintln!("known difference {k}: {n} case(s)");
     }
@@ -399,9 +456,8 @@ fn topology_varies(case: &Case) -> bool {
 /// runs again, up to eight times. A case agrees when gpuplan's report equals one of Karpenter's; else, when Karpenter's
 /// own runs differed or only the domains of NodeClaims differ (`only_domains_differ`), and gpuplan's report keeps every
 /// DoNotSchedule zone and capacity-type spread within maxSkew, it counts as the known difference "topology domain
-/// choice"; else it is unexplained. Returns (agreed, known,
-/// unexplained).
-fn judge_varying_topology(oracle: &Path, seed: u64, cases: &[Case], outcomes: &[Outcome], varying: &[usize], out_dir: &Path) -> (usize, usize, Vec<String>) {
+/// choice"; else it is unexplained. Returns (agreed, known, unexplained as (case index, description)).
+fn judge_varying_topology(oracle: &Path, seed: u64, cases: &[Case], outcomes: &[Outcome], varying: &[usize], out_dir: &Path) -> (usize, usize, Vec<(usize, String)>) {
     let mut pending: Vec<usize> = varying.to_vec();
     let mut varied = vec![false; cases.len()];
     for round in 0..8 {
@@ -431,7 +487,7 @@ fn judge_varying_topology(oracle: &Path, seed: u64, cases: &[Case], outcomes: &[
             known += 1;
         } else {
             let why = if varied[i] { "gpuplan breaks a spread's maxSkew" } else { "Karpenter gave the same result on every run" };
-            unexplained.push(format!("case {} ({why}; {}):\n  {}", cases[i].name, out_dir.join(&cases[i].name).display(), diffs.join("\n  ")));
+            unexplained.push((i, format!("case {} ({why}; {}):\n  {}", cases[i].name, out_dir.join(&cases[i].name).display(), diffs.join("\n  "))));
         }
     }
     (agreed, known, unexplained)
@@ -965,6 +1021,26 @@ fn known_difference_reserved_capacity_with_min_values_fails_to_launch() {
     assert!(pending.len() == 1 && pending[0]["reason"].as_str().unwrap().contains("minValues"), "Karpenter: the launch fails on minValues: {pending:?}");
     let g = claims(&o.gpuplan);
     assert_eq!((g.len(), g[0]["capacity_type"].as_str()), (1, Some("reserved")), "gpuplan launches the reserved type (remove this pin once it follows the launch failure)");
+}
+
+// The minimizer of generated disagreements (`minimize`): on the reserved-capacity-and-minValues difference padded with
+// an unrelated NodePool, Deployment and Pod, it drops all three and cuts the replicas, and the case still disagrees.
+#[test]
+fn a_minimized_reproducer_keeps_the_disagreement_and_drops_the_rest() {
+    let Some(oracle) = oracle() else { return };
+    let padding_pool = ONE_POOL.split("---\n").nth(1).unwrap().replace("name: general", "name: also-spare");
+    let manifests = reserved_pool("p5.48xlarge, g6e.48xlarge", "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p5, g6e], minValues: 2}\n") + "---\n" + &padding_pool;
+    let other = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: other\n  namespace: default\nspec:\n  containers:\n  - name: app\n    image: app:1\n    resources:\n      requests: {cpu: 100m}\n";
+    let pods = replicas(3, "") + other + "---\n" + &replicas(2, "").replace("name: web", "name: api");
+    let case = Case::from_yaml("minimize", &manifests, &pods, Vec::new(), &go::root().join("catalogs"));
+    let o = run(&oracle, &go::root().join("target/conformance/karpenter-known/minimize"), std::slice::from_ref(&case)).pop().unwrap();
+    assert!(o.gpuplan.is_ok() && o.oracle.is_ok() && !differences(&o).is_empty(), "the padded case disagrees: {:?}", differences(&o));
+    let (small, o) = minimize(&oracle, &case, o);
+    assert!(!differences(&o).is_empty(), "the minimized case still disagrees");
+    let text = |name: &str| small.files.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    assert!(!text("manifests.yaml").contains("name: also-spare"), "the unrelated NodePool is gone:\n{}", text("manifests.yaml"));
+    assert_eq!(text("pods.yaml").matches("kind:").count(), 1, "one workload is left:\n{}", text("pods.yaml"));
+    assert!(text("pods.yaml").contains("replicas: 1"), "with one replica:\n{}", text("pods.yaml"));
 }
 
 // KNOWN_DIFFERENCES.md "Equal prices at the 60-type cut": the launch sends the 60 cheapest types
