@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod compile;
 pub mod diagnostic;
 pub mod emit;
+pub mod input;
 pub mod ops;
 pub mod profile;
 pub mod render;

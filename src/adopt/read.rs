@@ -56,7 +56,7 @@ pub fn read(paths: &[PathBuf]) -> Result<Read, ReadError> {
     }
     let mut read = Read::default();
     for file in files {
-        let text = std::fs::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
+        let text = crate::input::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
         let docs: Vec<Value> = serde_saphyr::from_multiple(&text).map_err(|e| ReadError::Yaml(file.clone(), e.to_string()))?;
         let hand_edited = crate::emit::header_status(&text) == crate::emit::HeaderStatus::HandEdited;
         for object in docs.into_iter().filter(|d| !d.is_null()) {

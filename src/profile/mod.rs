@@ -38,6 +38,10 @@ pub(crate) use ops_intent::is_training_pool;
 /// multiple of the cheapest candidate's (see README "Price quality").
 pub const DEFAULT_PRICE_RATIO_MAX: f64 = 1.6;
 
+/// Deepest `{ … }` nesting a profile may have (E0187). The language nests at most 4 deep; the cap keeps kdl-rs's
+/// recursive descent (and fast_kdl's, which stops at 64) far from the 2 MiB stack of the threads that parse.
+pub const MAX_NESTING: usize = 32;
+
 #[derive(Debug, Clone)]
 pub struct Profile {
     pub name: Spanned<String>,
@@ -237,7 +241,7 @@ pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec
     use rayon::prelude::*;
     // Each file read and its repository path resolved (a few system calls each) on every core.
     let resolver = crate::diagnostic::RepositoryPaths::new();
-    let texts: Vec<(std::io::Result<String>, String)> = paths.par_iter().map(|p| (std::fs::read_to_string(p), resolver.resolve(p))).collect();
+    let texts: Vec<(std::io::Result<String>, String)> = paths.par_iter().map(|p| (crate::input::read_to_string(p), resolver.resolve(p))).collect();
     let mut diagnostics = Vec::new();
     let mut readable = Vec::new();
     for (path, (text, name)) in paths.iter().zip(texts) {
@@ -471,6 +475,14 @@ impl Parser<'_> {
 
     fn parse_profile(&mut self, path: &Path) -> Option<Profile> {
         let text = self.sources.text(self.file).to_string();
+        // Both parsers, this walk and the document's drop recurse once per block: a deeper document would overflow
+        // the stack (a 6 KB profile nested 1,500 deep aborted every command), so it is refused before any of them.
+        if let Some(offset) = crate::input::nesting_depth(&text, MAX_NESTING) {
+            let span = Span { file: self.file, offset, len: 1 };
+            let message = format!("blocks nested more than {MAX_NESTING} deep");
+            self.error(span, "E0187", message, "the profile language nests at most 4 deep (profile, pool, tier, gpu): close the blocks above this one");
+            return None;
+        }
         // The common subset of KDL is read by the fast path; anything else (and every error, with its diagnostics)
         // by kdl-rs.
         let parsed = fast_kdl::parse(&text).map(Ok).unwrap_or_else(|| KdlDocument::parse(&text));

@@ -89,7 +89,7 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 pub fn read_docs(paths: &[PathBuf]) -> Result<Vec<Doc<'static>>, InputError> {
     let mut docs = Vec::new();
     for path in files(paths)? {
-        let text = std::fs::read_to_string(&path).map_err(|e| err(path.display().to_string(), format!("cannot read: {e}")))?;
+        let text = crate::input::read_to_string(&path).map_err(|e| err(path.display().to_string(), format!("cannot read: {e}")))?;
         docs.extend(parse_docs(&path, &text)?);
     }
     Ok(docs)
