@@ -38,6 +38,11 @@ pub(crate) use ops_intent::is_training_pool;
 /// multiple of the cheapest candidate's (see README "Price quality").
 pub const DEFAULT_PRICE_RATIO_MAX: f64 = 1.6;
 
+/// Help for label and taint keys (E0188, E0189): the Kubernetes rule in a line.
+const LABEL_KEY_HELP: &str = "a key is a name of at most 63 characters (alphanumerics, '-', '_', '.', starting and ending with an alphanumeric), optionally after a lowercase DNS subdomain and '/': team, example.com/team";
+/// Help for label and taint values (E0188, E0189).
+const LABEL_VALUE_HELP: &str = "a value is empty or at most 63 characters: alphanumerics, '-', '_', '.', starting and ending with an alphanumeric";
+
 /// Deepest `{ … }` nesting a profile may have (E0187). The language nests at most 4 deep; the cap keeps kdl-rs's
 /// recursive descent (and fast_kdl's, which stops at 64) far from the 2 MiB stack of the threads that parse.
 pub const MAX_NESTING: usize = 32;
@@ -603,9 +608,18 @@ impl Parser<'_> {
             self.error(
                 name.span,
                 "E0113",
-                format!("{what} name `{}` is not a valid Kubernetes name", name.value),
+                format!("{what} name `{}` is not a valid Kubernetes name", crate::input::excerpt(&name.value)),
                 "use at most 50 lowercase letters, digits and '-', starting and ending with a letter or digit",
             );
+        }
+    }
+
+    /// A value that lands in a generated object, checked by `rule` (see `crate::names`): `code` at its span
+    /// otherwise, quoting at most the start of a long value.
+    fn check_value(&mut self, value: &Spanned<String>, rule: impl Fn(&str) -> Result<(), String>, code: &'static str, what: &str, help: &str) {
+        if let Err(reason) = rule(&value.value) {
+            let message = format!("{what} `{}` is not valid: {reason}", crate::input::excerpt(&value.value));
+            self.error(value.span, code, message, help);
         }
     }
 
@@ -641,8 +655,19 @@ impl Parser<'_> {
                     }
                 }
                 "zones" => zones = self.strings(child),
-                "discovery-tag" => discovery_tag = self.single_string(child),
-                "node-role" => node_role = self.single_string(child),
+                "discovery-tag" => {
+                    discovery_tag = self.single_string(child);
+                    if let Some(tag) = &discovery_tag {
+                        let non_empty = |t: &str| if t.is_empty() { Err("it is empty, and Karpenter refuses an empty tag value in a selector term".to_string()) } else { Ok(()) };
+                        self.check_value(tag, non_empty, "E0191", "discovery tag", "write the karpenter.sh/discovery tag value of the cluster's subnets, or leave the line out (the cluster name)");
+                    }
+                }
+                "node-role" => {
+                    node_role = self.single_string(child);
+                    if let Some(role) = &node_role {
+                        self.check_value(role, crate::names::check_role_name, "E0191", "node role", "write the IAM role name of the nodes, or leave the line out (KarpenterNodeRole-<cluster>)");
+                    }
+                }
                 "ami" => ami = self.single_string(child),
                 "accelerated-ami" => {
                     self.check_entries(child, &[], 1);
@@ -1057,7 +1082,13 @@ impl Parser<'_> {
                 for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
                     self.no_children(child);
                     match child.name().value() {
-                        "id" => reserved.ids.extend(self.strings(child).into_iter().map(|i| i.value)),
+                        "id" => {
+                            for id in self.strings(child) {
+                                let help = "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`";
+                                self.check_value(&id, crate::names::check_reservation_id, "E0190", "capacity reservation id", help);
+                                reserved.ids.push(id.value);
+                            }
+                        }
                         "instance-type" => reserved.instance_type = self.single_string(child),
                         "instances" => {
                             self.check_entries(child, &[], 1);
@@ -1070,6 +1101,10 @@ impl Parser<'_> {
                             self.check_entries(child, &[], 2);
                             let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "tag")).collect();
                             if let [k, v] = kv.as_slice() {
+                                // The EC2NodeClass CRD refuses empty tag keys and values in a selector term.
+                                let non_empty = |t: &str| if t.is_empty() { Err("it is empty, and Karpenter refuses empty tag keys and values".to_string()) } else { Ok(()) };
+                                self.check_value(k, non_empty, "E0190", "reservation tag key", "write the tag's key and value as EC2 shows them");
+                                self.check_value(v, non_empty, "E0190", "reservation tag value", "write the tag's key and value as EC2 shows them (\"*\" matches any value)");
                                 reserved.tags.insert(k.value.clone(), v.value.clone());
                             } else {
                                 self.error(self.span(child.span()), "E0107", "`tag` needs a key and a value", "write tag \"purpose\" \"training\"");
@@ -1077,6 +1112,11 @@ impl Parser<'_> {
                         }
                         _ => self.unknown_node(child, &schema::names("reserved"), "`reserved`"),
                     }
+                }
+                // The EC2NodeClass CRD takes at most 20 tags in a capacity reservation selector term.
+                if reserved.tags.len() > 20 {
+                    let message = format!("`reserved` selects by {} tags, and Karpenter takes at most 20", reserved.tags.len());
+                    self.error(node_span, "E0190", message, "keep the tags that single out the reservation, or name it by id");
                 }
                 if reserved.instance_type.is_none() || reserved.instances.is_none() {
                     self.error(
@@ -1097,6 +1137,8 @@ impl Parser<'_> {
                 let kv: Vec<_> = args(node).filter_map(|e| self.expect_string(e, "label")).collect();
                 match kv.as_slice() {
                     [k, v] => {
+                        self.check_value(k, crate::names::check_node_label_key, "E0188", "label key", LABEL_KEY_HELP);
+                        self.check_value(v, crate::names::check_label_value, "E0188", "label value", LABEL_VALUE_HELP);
                         s.labels.insert(k.value.clone(), v.clone());
                     }
                     _ => self.error(node_span, "E0107", "`label` needs a key and a value", "write label \"team\" \"ml\""),
@@ -1113,6 +1155,12 @@ impl Parser<'_> {
                     let help = did_you_mean(&effect, ["NoSchedule", "PreferNoSchedule", "NoExecute"])
                         .unwrap_or_else(|| "one of NoSchedule, PreferNoSchedule, NoExecute".into());
                     self.error(effect.span, "E0118", format!("unknown taint effect `{}`", effect.value), help);
+                }
+                if let Some(key) = &key {
+                    self.check_value(key, crate::names::check_taint_key, "E0189", "taint key", LABEL_KEY_HELP);
+                }
+                if let Some(value) = &value {
+                    self.check_value(value, crate::names::check_taint_value, "E0189", "taint value", LABEL_VALUE_HELP);
                 }
                 if let Some(key) = key {
                     s.taints.push(Spanned::new(
