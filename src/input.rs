@@ -115,11 +115,40 @@ pub fn excerpt(value: &str) -> std::borrow::Cow<'_, str> {
 /// The byte offset of the first `{` in KDL `text` that opens a block nested deeper than `limit`, if any.
 ///
 /// Both KDL parsers (profile/fast_kdl.rs and kdl-rs) and the profile walk recurse once per `{ … }`, so a document
-/// nested 1,500 deep overflows the stack. This scan is a loop, and it skips what can hold a brace without opening
-/// a block (KDL v2, https://kdl.dev/spec/: quoted, multi-line and raw strings; `//` and nested `/* */` comments).
-/// It only has to be right about documents kdl-rs accepts; a malformed one it miscounts is rejected by the parser
-/// anyway, and an unterminated string or comment only hides braces after it, which kdl-rs then never reaches.
+/// nested 1,500 deep overflows the stack. Two loops decide, and either one refusing is enough:
+/// - [`lexical_depth`] skips what can hold a brace without opening a block (KDL v2, https://kdl.dev/spec/: quoted,
+///   multi-line and raw strings; `//` and nested `/* */` comments), so `"}}}"` cannot hide real blocks;
+/// - a count of every brace, strings and comments included, at twice the limit, so a malformed string that kdl-rs's
+///   error recovery reads differently (the fuzz suite found one: a newline inside a quoted string) cannot hide them
+///   either. It refuses a valid profile only if a string or comment holds dozens of unmatched `{`.
 pub fn nesting_depth(text: &str, limit: usize) -> Option<usize> {
+    let naive = brace_depth(text.as_bytes(), limit.saturating_mul(2));
+    match (lexical_depth(text, limit), naive) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The first `{` deeper than `limit`, counting every brace.
+fn brace_depth(b: &[u8], limit: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+            }
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The first `{` deeper than `limit` outside strings and comments.
+fn lexical_depth(text: &str, limit: usize) -> Option<usize> {
     let b = text.as_bytes();
     let (mut i, mut depth) = (0, 0usize);
     while i < b.len() {
@@ -163,7 +192,8 @@ fn skip_block_comment(b: &[u8], mut from: usize) -> usize {
     from
 }
 
-/// Past a quoted string starting at `start` (`"…"` with backslash escapes, or a `"""` multi-line string).
+/// Past a quoted string starting at `start` (`"…"` with backslash escapes, or a `"""` multi-line string). A
+/// single-line string also ends at a newline, which it cannot hold: kdl-rs reports the error and reads on from there.
 fn skip_quoted(b: &[u8], start: usize) -> usize {
     if b[start..].starts_with(b"\"\"\"") {
         let mut i = start + 3;
@@ -181,6 +211,7 @@ fn skip_quoted(b: &[u8], start: usize) -> usize {
         match b[i] {
             b'\\' => i += 2,
             b'"' => return i + 1,
+            b'\n' | b'\r' => return i,
             _ => i += 1,
         }
     }
@@ -195,9 +226,15 @@ fn skip_raw(b: &[u8], start: usize) -> usize {
     if b.get(open) != Some(&b'"') {
         return open;
     }
-    let mut close = vec![b'"'];
+    let multi_line = b[open..].starts_with(b"\"\"\"");
+    let mut close = if multi_line { b"\"\"\"".to_vec() } else { vec![b'"'] };
     close.extend(std::iter::repeat_n(b'#', hashes));
-    skip_until(b, open + 1, &close)
+    let end = skip_until(b, open + if multi_line { 3 } else { 1 }, &close);
+    // A single-line raw string cannot hold a newline either (see `skip_quoted`).
+    match b[open..end].iter().position(|&c| c == b'\n' || c == b'\r') {
+        Some(newline) if !multi_line => open + newline,
+        _ => end,
+    }
 }
 
 #[cfg(test)]
@@ -206,13 +243,18 @@ mod tests {
 
     #[test]
     fn nesting_is_counted_outside_strings_and_comments() {
-        assert_eq!(nesting_depth("a { b { c } }", 2), None);
-        assert_eq!(nesting_depth("a { b { c { d } } }", 2), Some(10));
-        assert_eq!(nesting_depth(r#"a "{{{{" { b }"#, 1), None);
-        assert_eq!(nesting_depth("a /* { /* { */ { */ { b } // {{{{\n", 1), None);
-        assert_eq!(nesting_depth(r##"a #"{{"\"# { b }"##, 1), None);
-        assert_eq!(nesting_depth("a \"\"\"\n{{{\n\"\"\" { b }", 1), None);
+        assert_eq!(lexical_depth("a { b { c } }", 2), None);
+        assert_eq!(lexical_depth("a { b { c { d } } }", 2), Some(10));
+        assert_eq!(lexical_depth(r#"a "{{{{" { b }"#, 1), None);
+        assert_eq!(lexical_depth("a /* { /* { */ { */ { b } // {{{{\n", 1), None);
+        assert_eq!(lexical_depth(r##"a #"{{"\"# { b }"##, 1), None);
+        assert_eq!(lexical_depth("a \"\"\"\n{{{\n\"\"\" { b }", 1), None);
         assert_eq!(nesting_depth(&"a {".repeat(1500), 64), Some(64 * 3 + 2));
+        // A newline ends a malformed single-line string: the braces after it count.
+        assert_eq!(nesting_depth(&format!("a \"x\n{}", "{".repeat(40)), 32), Some(5 + 32));
+        // Unmatched braces in strings are tolerated up to twice the limit.
+        assert_eq!(nesting_depth(&format!("a \"{}\" {{ b }}", "{".repeat(40)), 32), None);
+        assert!(nesting_depth(&format!("a \"{}\"", "{".repeat(70)), 32).is_some());
     }
 
     #[test]

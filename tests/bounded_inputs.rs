@@ -280,3 +280,13 @@ fn a_fifo_pods_file_is_refused_with_its_path() {
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert!(run.stderr.contains("pods.yaml: cannot read: is a FIFO (named pipe), not a regular file"), "{}", run.stderr);
 }
+
+/// Found by tests/fuzz.rs: braces after a quoted string broken by a newline are blocks to kdl-rs's error recovery,
+/// and 3,000 of them overflowed the stack although the nesting scan took them for string content.
+#[test]
+fn braces_after_a_string_broken_by_a_newline_are_a_located_error_not_a_stack_overflow() {
+    let dir = workspace();
+    let profile = PROFILE.replace("ami \"al2023@v20251023\"", &format!("ami \"al2023@v20251023\"\n    node-role \"Kar{}\n{}\"", "{".repeat(1500), "{".repeat(1500)));
+    std::fs::write(dir.path().join("profiles/p.kdl"), profile).unwrap();
+    compile_refuses(dir.path(), &[], &["E0187", "profiles/p.kdl:"]);
+}

@@ -1567,3 +1567,17 @@ mod tests {
         assert!(!valid_budget_nodes("ten"));
     }
 }
+
+#[cfg(test)]
+mod nesting_tests {
+    /// The deepest nesting E0187 lets through (twice MAX_NESTING, by the brace count) parses in kdl-rs on a thread
+    /// with the default 2 MiB stack, the size of the rayon threads that parse profiles, in an unoptimised build.
+    #[test]
+    fn kdl_rs_parses_the_deepest_nesting_the_scan_lets_through_on_a_small_stack() {
+        let depth = 2 * super::MAX_NESTING;
+        let text = format!("{}{}", "a {\n".repeat(depth), "}\n".repeat(depth));
+        assert!(crate::input::nesting_depth(&text, depth).is_none());
+        let parsed = std::thread::Builder::new().stack_size(2 << 20).spawn(move || kdl::KdlDocument::parse(&text).is_ok()).unwrap().join().unwrap();
+        assert!(parsed);
+    }
+}
