@@ -309,6 +309,10 @@ impl Diagnostic for ProfileDiagnostic {
 
 /// "did you mean `x`?" for a misspelt name, when one of `known` is close enough.
 pub fn did_you_mean<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    // The edit distance costs len(word) × len(known): a 50 MB word is no misspelling, and would take minutes.
+    if word.len() > 256 {
+        return None;
+    }
     known
         .into_iter()
         .map(|k| (strsim::damerau_levenshtein(word, k), k))

@@ -121,13 +121,27 @@ pub fn excerpt(value: &str) -> std::borrow::Cow<'_, str> {
 /// - a count of every brace, strings and comments included, at twice the limit, so a malformed string that kdl-rs's
 ///   error recovery reads differently (the fuzz suite found one: a newline inside a quoted string) cannot hide them
 ///   either. It refuses a valid profile only if a string or comment holds dozens of unmatched `{`.
-pub fn nesting_depth(text: &str, limit: usize) -> Option<usize> {
-    let naive = brace_depth(text.as_bytes(), limit.saturating_mul(2));
+///
+/// kdl-rs also recurses once per part of a `/* */` comment (its `commented_block` grammar rule: each nested comment,
+/// lone `*` or `/`, and run of other characters is one level; 800 parts overflow a 2 MiB stack in a debug build), so a
+/// block comment of more than [`MAX_COMMENT_PARTS`] parts is refused too (found by the fuzz suite).
+pub fn nesting_depth(text: &str, limit: usize) -> Option<(usize, TooDeep)> {
+    let naive = brace_depth(text.as_bytes(), limit.saturating_mul(2)).map(|at| (at, TooDeep::Blocks));
     match (lexical_depth(text, limit), naive) {
-        (Some(a), Some(b)) => Some(a.min(b)),
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
         (a, b) => a.or(b),
     }
 }
+
+/// What [`nesting_depth`] found too deep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TooDeep {
+    Blocks,
+    Comment,
+}
+
+/// The most parts a `/* */` comment may have (see [`nesting_depth`]).
+pub const MAX_COMMENT_PARTS: usize = 100;
 
 /// The first `{` deeper than `limit`, counting every brace.
 fn brace_depth(b: &[u8], limit: usize) -> Option<usize> {
@@ -148,7 +162,7 @@ fn brace_depth(b: &[u8], limit: usize) -> Option<usize> {
 }
 
 /// The first `{` deeper than `limit` outside strings and comments.
-fn lexical_depth(text: &str, limit: usize) -> Option<usize> {
+fn lexical_depth(text: &str, limit: usize) -> Option<(usize, TooDeep)> {
     let b = text.as_bytes();
     let (mut i, mut depth) = (0, 0usize);
     while i < b.len() {
@@ -156,7 +170,7 @@ fn lexical_depth(text: &str, limit: usize) -> Option<usize> {
             b'{' => {
                 depth += 1;
                 if depth > limit {
-                    return Some(i);
+                    return Some((i, TooDeep::Blocks));
                 }
                 i += 1;
             }
@@ -165,7 +179,10 @@ fn lexical_depth(text: &str, limit: usize) -> Option<usize> {
                 i += 1;
             }
             b'/' if b.get(i + 1) == Some(&b'/') => i = skip_until(b, i + 2, b"\n"),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i + 2),
+            b'/' if b.get(i + 1) == Some(&b'*') => match skip_block_comment(b, i + 2) {
+                Ok(end) => i = end,
+                Err(()) => return Some((i, TooDeep::Comment)),
+            },
             b'"' => i = skip_quoted(b, i),
             b'#' if matches!(b.get(i + 1), Some(b'"' | b'#')) => i = skip_raw(b, i),
             _ => i += 1,
@@ -179,17 +196,24 @@ fn skip_until(b: &[u8], from: usize, end: &[u8]) -> usize {
     b[from.min(b.len())..].windows(end.len()).position(|w| w == end).map_or(b.len(), |p| from + p + end.len())
 }
 
-/// Past a `/* … */` comment whose body starts at `from`; comments nest in KDL.
-fn skip_block_comment(b: &[u8], mut from: usize) -> usize {
-    let mut open = 1;
+/// Past a `/* … */` comment whose body starts at `from`; comments nest in KDL. Err when it has more than
+/// [`MAX_COMMENT_PARTS`] parts as kdl-rs's grammar splits it.
+fn skip_block_comment(b: &[u8], mut from: usize) -> Result<usize, ()> {
+    let (mut open, mut parts) = (1, 0);
     while from < b.len() && open > 0 {
+        parts += 1;
+        if parts > MAX_COMMENT_PARTS {
+            return Err(());
+        }
         match (b[from], b.get(from + 1)) {
             (b'/', Some(b'*')) => (open, from) = (open + 1, from + 2),
             (b'*', Some(b'/')) => (open, from) = (open - 1, from + 2),
-            _ => from += 1,
+            (b'*' | b'/', _) => from += 1,
+            // A run of anything else is one part.
+            _ => from += b[from..].iter().position(|&c| c == b'*' || c == b'/').unwrap_or(b.len() - from),
         }
     }
-    from
+    Ok(from)
 }
 
 /// Past a quoted string starting at `start` (`"…"` with backslash escapes, or a `"""` multi-line string). A
@@ -244,17 +268,21 @@ mod tests {
     #[test]
     fn nesting_is_counted_outside_strings_and_comments() {
         assert_eq!(lexical_depth("a { b { c } }", 2), None);
-        assert_eq!(lexical_depth("a { b { c { d } } }", 2), Some(10));
+        assert_eq!(lexical_depth("a { b { c { d } } }", 2), Some((10, TooDeep::Blocks)));
         assert_eq!(lexical_depth(r#"a "{{{{" { b }"#, 1), None);
         assert_eq!(lexical_depth("a /* { /* { */ { */ { b } // {{{{\n", 1), None);
         assert_eq!(lexical_depth(r##"a #"{{"\"# { b }"##, 1), None);
         assert_eq!(lexical_depth("a \"\"\"\n{{{\n\"\"\" { b }", 1), None);
-        assert_eq!(nesting_depth(&"a {".repeat(1500), 64), Some(64 * 3 + 2));
+        assert_eq!(nesting_depth(&"a {".repeat(1500), 64), Some((64 * 3 + 2, TooDeep::Blocks)));
         // A newline ends a malformed single-line string: the braces after it count.
-        assert_eq!(nesting_depth(&format!("a \"x\n{}", "{".repeat(40)), 32), Some(5 + 32));
+        assert_eq!(nesting_depth(&format!("a \"x\n{}", "{".repeat(40)), 32), Some((5 + 32, TooDeep::Blocks)));
         // Unmatched braces in strings are tolerated up to twice the limit.
         assert_eq!(nesting_depth(&format!("a \"{}\" {{ b }}", "{".repeat(40)), 32), None);
         assert!(nesting_depth(&format!("a \"{}\"", "{".repeat(70)), 32).is_some());
+        // Block comments: nested or split into many parts (found by the fuzz suite).
+        assert_eq!(nesting_depth(&format!("a /*{}", "/*".repeat(300)), 32), Some((2, TooDeep::Comment)));
+        assert_eq!(nesting_depth(&format!("a /*{}*/", "*x".repeat(300)), 32), Some((2, TooDeep::Comment)));
+        assert_eq!(nesting_depth("a /* https://kdl.dev/spec/ */ b", 32), None);
     }
 
     #[test]

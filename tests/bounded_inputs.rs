@@ -119,7 +119,7 @@ fn a_profile_nested_1500_deep_is_a_located_error_not_a_stack_overflow() {
     let deep = format!("{PROFILE}pool \"deep\" {}{}\n", "{ gpu ".repeat(1500), "}".repeat(1500));
     assert!(deep.len() < 12_000);
     std::fs::write(dir.path().join("profiles/p.kdl"), deep).unwrap();
-    compile_refuses(dir.path(), &[], &["E0187", "profiles/p.kdl:11:", "nested more than 32 deep"]);
+    compile_refuses(dir.path(), &[], &["E0187", "profiles/p.kdl:11:", "nested more than 16 deep"]);
 }
 
 #[test]
@@ -289,4 +289,22 @@ fn braces_after_a_string_broken_by_a_newline_are_a_located_error_not_a_stack_ove
     let profile = PROFILE.replace("ami \"al2023@v20251023\"", &format!("ami \"al2023@v20251023\"\n    node-role \"Kar{}\n{}\"", "{".repeat(1500), "{".repeat(1500)));
     std::fs::write(dir.path().join("profiles/p.kdl"), profile).unwrap();
     compile_refuses(dir.path(), &[], &["E0187", "profiles/p.kdl:"]);
+}
+
+/// A long unknown node name is shortened in the message, and no "did you mean" edit distance is run over it (that
+/// costs its length times each valid name's: minutes for megabytes; the 60 s limit of `gpuplan()` catches it).
+#[test]
+fn a_five_megabyte_unknown_node_name_is_shortened_in_its_message() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("profiles/p.kdl"), format!("{PROFILE}{} 1\n", "n".repeat(5_000_000))).unwrap();
+    let run = compile_refuses(dir.path(), &[], &["E0102", "profiles/p.kdl:11:1", "… (5000000 bytes)"]);
+    assert!(run.stderr.len() < 10_000, "stderr is {} bytes", run.stderr.len());
+}
+
+/// Found by tests/fuzz.rs: kdl-rs recursed once per part of an unterminated, nested block comment.
+#[test]
+fn a_block_comment_nested_hundreds_deep_is_a_located_error_not_a_stack_overflow() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("profiles/p.kdl"), format!("profile \"p\" priority={}60\n{PROFILE}", "/*".repeat(300))).unwrap();
+    compile_refuses(dir.path(), &[], &["E0187", "profiles/p.kdl:1:22", "comment of more than 100 parts"]);
 }

@@ -45,7 +45,7 @@ const LABEL_VALUE_HELP: &str = "a value is empty or at most 63 characters: alpha
 
 /// Deepest `{ … }` nesting a profile may have (E0187). The language nests at most 4 deep; the cap keeps kdl-rs's
 /// recursive descent (and fast_kdl's, which stops at 64) far from the 2 MiB stack of the threads that parse.
-pub const MAX_NESTING: usize = 32;
+pub const MAX_NESTING: usize = 16;
 
 #[derive(Debug, Clone)]
 pub struct Profile {
@@ -314,7 +314,7 @@ impl Parser<'_> {
         self.error(
             self.span(node.name().span()),
             "E0102",
-            format!("unknown node `{name}` in {context}"),
+            format!("unknown node `{}` in {context}", crate::input::excerpt(name)),
             help,
         );
     }
@@ -482,10 +482,19 @@ impl Parser<'_> {
         let text = self.sources.text(self.file).to_string();
         // Both parsers, this walk and the document's drop recurse once per block: a deeper document would overflow
         // the stack (a 6 KB profile nested 1,500 deep aborted every command), so it is refused before any of them.
-        if let Some(offset) = crate::input::nesting_depth(&text, MAX_NESTING) {
+        if let Some((offset, too_deep)) = crate::input::nesting_depth(&text, MAX_NESTING) {
             let span = Span { file: self.file, offset, len: 1 };
-            let message = format!("blocks nested more than {MAX_NESTING} deep");
-            self.error(span, "E0187", message, "the profile language nests at most 4 deep (profile, pool, tier, gpu): close the blocks above this one");
+            let (message, help) = match too_deep {
+                crate::input::TooDeep::Blocks => (
+                    format!("blocks nested more than {MAX_NESTING} deep"),
+                    "the profile language nests at most 4 deep (profile, pool, tier, gpu): close the blocks above this one",
+                ),
+                crate::input::TooDeep::Comment => (
+                    format!("a /* */ comment of more than {} parts (nested comments, `*`s and `/`s)", crate::input::MAX_COMMENT_PARTS),
+                    "KDL's parser recurses once per part of a block comment: write long comments as // lines",
+                ),
+            };
+            self.error(span, "E0187", message, help);
             return None;
         }
         // The common subset of KDL is read by the fast path; anything else (and every error, with its diagnostics)
@@ -1570,12 +1579,16 @@ mod tests {
 
 #[cfg(test)]
 mod nesting_tests {
-    /// The deepest nesting E0187 lets through (twice MAX_NESTING, by the brace count) parses in kdl-rs on a thread
+    /// The deepest nesting E0187 lets through (twice MAX_NESTING, by the brace count, and a block comment of
+    /// MAX_COMMENT_PARTS parts, each a level of kdl-rs's `commented_block`) parses in kdl-rs on a thread
     /// with the default 2 MiB stack, the size of the rayon threads that parse profiles, in an unoptimised build.
     #[test]
     fn kdl_rs_parses_the_deepest_nesting_the_scan_lets_through_on_a_small_stack() {
         let depth = 2 * super::MAX_NESTING;
         let text = format!("{}{}", "a {\n".repeat(depth), "}\n".repeat(depth));
+        assert!(crate::input::nesting_depth(&text, depth).is_none());
+        let comment = format!("{}\n/*{}*/", "a {\n".repeat(depth), "*x".repeat(crate::input::MAX_COMMENT_PARTS / 2 - 1));
+        let text = format!("{comment}{}", "}\n".repeat(depth));
         assert!(crate::input::nesting_depth(&text, depth).is_none());
         let parsed = std::thread::Builder::new().stack_size(2 << 20).spawn(move || kdl::KdlDocument::parse(&text).is_ok()).unwrap().join().unwrap();
         assert!(parsed);
