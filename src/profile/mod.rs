@@ -490,8 +490,8 @@ impl Parser<'_> {
                     "the profile language nests at most 4 deep (profile, pool, tier, gpu): close the blocks above this one",
                 ),
                 crate::input::TooDeep::Comment => (
-                    format!("a /* */ comment of more than {} parts (nested comments, `*`s and `/`s)", crate::input::MAX_COMMENT_PARTS),
-                    "KDL's parser recurses once per part of a block comment: write long comments as // lines",
+                    format!("a /* */ comment or a run of /- slashdashes of more than {} parts", crate::input::MAX_COMMENT_PARTS),
+                    "kdl-rs recurses once per part: write long comments as // lines, and one /- per node or entry",
                 ),
             };
             self.error(span, "E0187", message, help);
@@ -499,7 +499,7 @@ impl Parser<'_> {
         }
         // The common subset of KDL is read by the fast path; anything else (and every error, with its diagnostics)
         // by kdl-rs.
-        let parsed = fast_kdl::parse(&text).map(Ok).unwrap_or_else(|| KdlDocument::parse(&text));
+        let parsed = fast_kdl::parse(&text).map(Ok).unwrap_or_else(|| parse_on_a_large_stack(&text));
         let doc = match parsed {
             Ok(doc) => doc,
             Err(err) => {
@@ -1575,6 +1575,21 @@ mod tests {
         assert!(!valid_budget_nodes("110%"));
         assert!(!valid_budget_nodes("ten"));
     }
+}
+
+/// kdl-rs's parse on a thread of its own with a 64 MiB stack (reserved, and touched only as deep as it recurses).
+/// kdl-rs recurses once per block, per part of a block comment and per slashdash, and on paths its error recovery
+/// takes: the scan before it (E0187) refuses what is known to be deep, and this stack gives everything else 32 times
+/// the room of the 2 MiB rayon thread that called it (a fuzzed profile found a third recursion the scan now covers).
+fn parse_on_a_large_stack(text: &str) -> Result<KdlDocument, kdl::KdlError> {
+    std::thread::scope(|scope| {
+        let parse = std::thread::Builder::new().name("kdl-rs".into()).stack_size(64 << 20);
+        match parse.spawn_scoped(scope, || KdlDocument::parse(text)) {
+            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: parse here, as before.
+            Err(_) => KdlDocument::parse(text),
+        }
+    })
 }
 
 #[cfg(test)]
