@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use miette::{Diagnostic, NamedSource, SourceSpan};
+use miette::{Diagnostic, SourceSpan};
 
 /// A byte range in one of the loaded profile files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -45,15 +45,16 @@ impl<T> std::ops::Deref for Spanned<T> {
 /// The profile files of one compile, so that spans can be turned back into file:line:col.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
-    /// (path as the user typed it, for diagnostics; its repository path, for generated files; the text)
-    files: Vec<(PathBuf, String, Arc<String>)>,
+    /// (path as the user typed it, for diagnostics; its repository path, for generated files; the text and its lines)
+    files: Vec<(PathBuf, String, Source)>,
 }
 
 impl Sources {
     /// A file as given on the command line, its repository path (see [`RepositoryPaths`]; resolved by the caller, which
     /// resolves many on every core) and its text.
     pub fn add(&mut self, path: &Path, source_name: String, text: String) -> usize {
-        self.files.push((path.to_path_buf(), source_name, Arc::new(text)));
+        let source = Source { name: path.display().to_string(), text: Arc::new(text), lines: Arc::default(), snippet: true };
+        self.files.push((path.to_path_buf(), source_name, source));
         self.files.len() - 1
     }
 
@@ -68,16 +69,15 @@ impl Sources {
     }
 
     pub fn text(&self, file: usize) -> &str {
-        &self.files[file].2
+        &self.files[file].2.text
     }
 
     /// "profiles/x.kdl:12:5" for a span, 1-based like rustc.
     pub fn location(&self, span: Span) -> String {
-        let text = self.text(span.file);
-        let before = &text[..span.offset.min(text.len())];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        format!("{}:{line}:{col}", self.path(span.file).display())
+        let source = &self.files[span.file].2;
+        let (line, start) = source.line_of(span.offset);
+        let col = source.text[start..span.offset.min(source.text.len())].chars().count() + 1;
+        format!("{}:{}:{col}", self.path(span.file).display(), line + 1)
     }
 
     /// The exact text a span covers.
@@ -86,22 +86,84 @@ impl Sources {
         text.get(span.offset..(span.offset + span.len).min(text.len())).unwrap_or("")
     }
 
-    fn named_source(&self, file: usize) -> NamedSource<Arc<String>> {
-        NamedSource::new(self.path(file).display().to_string(), self.files[file].2.clone())
-    }
-
     /// Builds a diagnostic pointing at `span`.
     pub fn error(&self, span: Span, code: &'static str, message: impl Into<String>) -> ProfileDiagnostic {
+        let mut src = self.files[span.file].2.clone();
+        src.snippet = src.lines_around(span).len() <= MAX_SNIPPET_BYTES;
         ProfileDiagnostic {
             code,
             message: message.into(),
             location: self.location(span),
-            src: self.named_source(span.file),
+            src,
             span: SourceSpan::new(span.offset.into(), span.len),
             label: String::from("here"),
             help: None,
             severity: miette::Severity::Error,
         }
+    }
+}
+
+/// Longest source excerpt a diagnostic quotes: the lines its span covers, beyond which it shows only file:line:col
+/// and the message (a 50 MB label value on one line is not echoed to stderr).
+pub const MAX_SNIPPET_BYTES: usize = 4096;
+
+/// A profile's text as diagnostics quote it. Lines are indexed once per file, so each of many diagnostics finds its
+/// line by binary search: miette's own `SourceCode` for a string counts lines from the start of the text on every
+/// diagnostic, which made printing 20,000 errors from one file quadratic (10 s).
+#[derive(Debug, Clone)]
+pub struct Source {
+    name: String,
+    text: Arc<String>,
+    /// The byte offset of each line's start, computed on first use.
+    lines: Arc<std::sync::OnceLock<Vec<usize>>>,
+    /// Whether the diagnostic shows the source at all (see [`MAX_SNIPPET_BYTES`]).
+    snippet: bool,
+}
+
+impl Source {
+    /// The file's name as diagnostics show it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.lines.get_or_init(|| std::iter::once(0).chain(self.text.match_indices('\n').map(|(i, _)| i + 1)).collect())
+    }
+
+    /// The 0-based line holding byte `offset`, and where that line starts.
+    fn line_of(&self, offset: usize) -> (usize, usize) {
+        let starts = self.line_starts();
+        let line = starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        (line, starts[line])
+    }
+
+    /// The whole lines a span touches.
+    fn lines_around(&self, span: Span) -> &str {
+        let (_, start) = self.line_of(span.offset);
+        let end = self.text[(span.offset + span.len).min(self.text.len())..].find('\n').map_or(self.text.len(), |e| span.offset + span.len + e);
+        &self.text[start..end]
+    }
+}
+
+impl miette::SourceCode for Source {
+    /// miette's own reading of the text, started a few lines above the span instead of at the top, then moved back
+    /// to the span's place in the file.
+    fn read_span<'a>(&'a self, span: &SourceSpan, before: usize, after: usize) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let (line, _) = self.line_of(span.offset());
+        let first = line.saturating_sub(before);
+        let base = self.line_starts()[first];
+        let local = SourceSpan::new((span.offset() - base).into(), span.len());
+        let contents = self.text.as_bytes()[base..].read_span(&local, before, after)?;
+        let data = contents.data();
+        let at = SourceSpan::new((contents.span().offset() + base).into(), contents.span().len());
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            data,
+            at,
+            contents.line() + first,
+            contents.column(),
+            contents.line_count() + first,
+        )))
     }
 }
 
@@ -197,7 +259,7 @@ pub struct ProfileDiagnostic {
     pub code: &'static str,
     pub message: String,
     pub location: String,
-    pub src: NamedSource<Arc<String>>,
+    pub src: Source,
     pub span: SourceSpan,
     pub label: String,
     pub help: Option<String>,
@@ -236,9 +298,12 @@ impl Diagnostic for ProfileDiagnostic {
         self.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.src)
+        self.src.snippet.then_some(&self.src as &dyn miette::SourceCode)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        if !self.src.snippet {
+            return None;
+        }
         Some(Box::new(std::iter::once(miette::LabeledSpan::new_primary_with_span(
             Some(self.label.clone()),
             self.span,
@@ -248,6 +313,10 @@ impl Diagnostic for ProfileDiagnostic {
 
 /// "did you mean `x`?" for a misspelt name, when one of `known` is close enough.
 pub fn did_you_mean<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    // The edit distance costs len(word) × len(known): a 50 MB word is no misspelling, and would take minutes.
+    if word.len() > 256 {
+        return None;
+    }
     known
         .into_iter()
         .map(|k| (strsim::damerau_levenshtein(word, k), k))

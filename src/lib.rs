@@ -14,6 +14,8 @@ pub mod catalog;
 pub mod compile;
 pub mod diagnostic;
 pub mod emit;
+pub mod input;
+pub mod names;
 pub mod ops;
 pub mod profile;
 pub mod render;

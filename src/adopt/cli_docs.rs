@@ -19,7 +19,7 @@ pub fn long_version(catalogs_dir: &Path) -> String {
         .unwrap_or_default();
     files.sort();
     for path in files {
-        let line = match std::fs::read_to_string(&path).map_err(|e| e.to_string()).and_then(|t| Catalog::from_json(&t, &path).map_err(|e| e.to_string())) {
+        let line = match crate::input::read_to_string(&path).map_err(|e| e.to_string()).and_then(|t| Catalog::from_json(&t, &path).map_err(|e| e.to_string())) {
             Ok(catalog) => format!("catalog {}@{} ({})", catalog.region, catalog.digest(), path.display()),
             Err(e) => format!("catalog {}: unreadable: {e}", path.display()),
         };

@@ -60,8 +60,12 @@ impl Consumed {
         self.0.insert(path.into());
     }
 
+    /// Whether `path` or a prefix of it that ends before a `.` or `[` was taken. Each such prefix is looked up in
+    /// the set, rather than every taken prefix tried against the path: that made a NodePool with n requirements
+    /// cost n² (10,000 requirements: 14 s).
     fn covers(&self, path: &str) -> bool {
-        self.0.iter().any(|p| path == p || path.starts_with(&format!("{p}.")) || path.starts_with(&format!("{p}[")))
+        let boundaries = path.match_indices(['.', '[']).map(|(i, _)| i).chain([path.len()]);
+        boundaries.into_iter().any(|end| self.0.contains(&path[..end]))
     }
 
     /// Warnings (and profile comments) for every leaf not consumed.

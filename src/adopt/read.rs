@@ -46,6 +46,9 @@ pub enum ReadError {
     Io(PathBuf, std::io::Error),
     #[error("{0} is not YAML: {1}")]
     Yaml(PathBuf, String),
+    /// A bad document, located (`file:line: what`): YAML that does not parse, or a field of the wrong type.
+    #[error("{0}")]
+    Input(crate::simulate::yaml::InputError),
 }
 
 /// Every *.yaml / *.yml under `paths` (directories recursively, sorted), split into documents.
@@ -56,10 +59,12 @@ pub fn read(paths: &[PathBuf]) -> Result<Read, ReadError> {
     }
     let mut read = Read::default();
     for file in files {
-        let text = std::fs::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
-        let docs: Vec<Value> = serde_saphyr::from_multiple(&text).map_err(|e| ReadError::Yaml(file.clone(), e.to_string()))?;
+        let text = crate::input::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
+        // Read as simulate reads manifests: each document with the line it starts on, so that a bad one is located.
+        let docs = crate::simulate::yaml::parse_docs(&file, &text).map_err(ReadError::Input)?;
+        check_types(&docs)?;
         let hand_edited = crate::emit::header_status(&text) == crate::emit::HeaderStatus::HandEdited;
-        for object in docs.into_iter().filter(|d| !d.is_null()) {
+        for object in docs.into_iter().map(|d| d.value.into_owned()) {
             let kind = object["kind"].as_str().unwrap_or("<no kind>").to_string();
             let name = object["metadata"]["name"].as_str().unwrap_or("<no name>").to_string();
             let doc = Doc { file: file.display().to_string(), kind, name, object, hand_edited };
@@ -73,6 +78,12 @@ pub fn read(paths: &[PathBuf]) -> Result<Read, ReadError> {
         }
     }
     Ok(read)
+}
+
+/// The fields adopt reads from NodePools and EC2NodeClasses have the types Kubernetes gives them (a `weight: "heavy"`
+/// used to read as no weight): simulate's typed reader of the same kinds decides, with `file:line` on failure.
+fn check_types(docs: &[crate::simulate::yaml::Doc]) -> Result<(), ReadError> {
+    crate::simulate::manifests::manifests(docs).map(drop).map_err(ReadError::Input)
 }
 
 enum Role {

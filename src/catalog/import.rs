@@ -54,7 +54,7 @@ pub enum ImportError {
 }
 
 fn read_json(path: &Path) -> Result<Value, ImportError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::input::read_to_string(path)
         .map_err(|source| ImportError::Read { path: path.to_path_buf(), source })?;
     serde_json::from_str(&text).map_err(|source| ImportError::Json { path: path.to_path_buf(), source })
 }

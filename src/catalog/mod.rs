@@ -417,7 +417,7 @@ impl Catalog {
 /// absent.
 fn read_snapshot(dir: &Path, region: &str) -> Result<(std::borrow::Cow<'static, str>, PathBuf), CatalogError> {
     let path = dir.join(format!("{region}.json"));
-    match std::fs::read_to_string(&path) {
+    match crate::input::read_to_string(&path) {
         Ok(text) => Ok((std::borrow::Cow::Owned(text), path)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             if region == "us-east-1" {

@@ -368,11 +368,11 @@ impl Parser<'_> {
         use crate::ops::workload::{check_label_key, check_label_value};
         if let Err(reason) = check_label_key(&key.value) {
             let help = "a label key is a name of at most 63 characters (alphanumerics, '-', '_', '.', starting and ending with an alphanumeric), optionally after a DNS subdomain prefix and '/': app, app.kubernetes.io/name";
-            self.error(key.span, "E0182", format!("selector key `{}` is not a Kubernetes label key: {reason}", key.value), help);
+            self.error(key.span, "E0182", format!("selector key `{}` is not a Kubernetes label key: {reason}", crate::input::excerpt(&key.value)), help);
         }
         if let Err(reason) = check_label_value(&value.value) {
             let help = "a label value is empty or at most 63 characters: alphanumerics, '-', '_', '.', starting and ending with an alphanumeric";
-            self.error(value.span, "E0182", format!("selector value `{}` is not a Kubernetes label value: {reason}", value.value), help);
+            self.error(value.span, "E0182", format!("selector value `{}` is not a Kubernetes label value: {reason}", crate::input::excerpt(&value.value)), help);
         }
     }
 

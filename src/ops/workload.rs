@@ -157,51 +157,8 @@ pub fn parse_selector_record(record: &str) -> Result<Vec<(String, String)>, Stri
     Ok(labels)
 }
 
-/// A name as Kubernetes' label keys and values have it: at most 63 characters, alphanumerics, `-`, `_` and `.`,
-/// starting and ending with an alphanumeric (apimachinery's `qualifiedNameFmt`).
-fn check_label_name(name: &str, what: &str) -> Result<(), String> {
-    let alnum = |c: char| c.is_ascii_alphanumeric();
-    if name.len() > 63 {
-        return Err(format!("{what} is {} characters, more than 63", name.len()));
-    }
-    let ends = name.starts_with(alnum) && name.ends_with(alnum);
-    if !ends || !name.chars().all(|c| alnum(c) || matches!(c, '-' | '_' | '.')) {
-        return Err(format!("{what} must be alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character"));
-    }
-    Ok(())
-}
-
-/// A Kubernetes label key (apimachinery `validation.IsQualifiedName`): an optional prefix — a lowercase DNS
-/// subdomain of at most 253 characters — and `/`, then a name of at most 63 characters (`app`,
-/// `app.kubernetes.io/name`).
-pub fn check_label_key(key: &str) -> Result<(), String> {
-    let (prefix, name) = match key.split('/').collect::<Vec<_>>().as_slice() {
-        [name] => (None, *name),
-        [prefix, name] => (Some(*prefix), *name),
-        _ => return Err("a label key has at most one '/' (prefix/name)".into()),
-    };
-    if let Some(prefix) = prefix {
-        // DNS-1123 labels separated by dots: lowercase alphanumerics and '-', alphanumeric at both ends.
-        let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-        let label = |l: &str| l.starts_with(lower) && l.ends_with(lower) && l.chars().all(|c| lower(c) || c == '-');
-        if prefix.is_empty() || prefix.len() > 253 || !prefix.split('.').all(label) {
-            return Err(format!("the prefix `{prefix}` must be a lowercase DNS subdomain of at most 253 characters (like example.com)"));
-        }
-    }
-    if name.is_empty() {
-        return Err("the name part is empty".into());
-    }
-    check_label_name(name, "the name part")
-}
-
-/// A Kubernetes label value (apimachinery `validation.IsValidLabelValue`): empty, or a name of at most 63
-/// characters.
-pub fn check_label_value(value: &str) -> Result<(), String> {
-    if value.is_empty() {
-        return Ok(());
-    }
-    check_label_name(value, "a label value")
-}
+/// The label rules live with the other naming rules (see `crate::names`).
+pub use crate::names::{check_label_key, check_label_value};
 
 impl HpaPlan {
     pub fn behavior(&self) -> Value {

@@ -38,6 +38,15 @@ pub(crate) use ops_intent::is_training_pool;
 /// multiple of the cheapest candidate's (see README "Price quality").
 pub const DEFAULT_PRICE_RATIO_MAX: f64 = 1.6;
 
+/// Help for label and taint keys (E0188, E0189): the Kubernetes rule in a line.
+const LABEL_KEY_HELP: &str = "a key is a name of at most 63 characters (alphanumerics, '-', '_', '.', starting and ending with an alphanumeric), optionally after a lowercase DNS subdomain and '/': team, example.com/team";
+/// Help for label and taint values (E0188, E0189).
+const LABEL_VALUE_HELP: &str = "a value is empty or at most 63 characters: alphanumerics, '-', '_', '.', starting and ending with an alphanumeric";
+
+/// Deepest `{ … }` nesting a profile may have (E0187). The language nests at most 4 deep; the cap keeps kdl-rs's
+/// recursive descent (and fast_kdl's, which stops at 64) far from the 2 MiB stack of the threads that parse.
+pub const MAX_NESTING: usize = 16;
+
 #[derive(Debug, Clone)]
 pub struct Profile {
     pub name: Spanned<String>,
@@ -237,7 +246,7 @@ pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec
     use rayon::prelude::*;
     // Each file read and its repository path resolved (a few system calls each) on every core.
     let resolver = crate::diagnostic::RepositoryPaths::new();
-    let texts: Vec<(std::io::Result<String>, String)> = paths.par_iter().map(|p| (std::fs::read_to_string(p), resolver.resolve(p))).collect();
+    let texts: Vec<(std::io::Result<String>, String)> = paths.par_iter().map(|p| (crate::input::read_to_string(p), resolver.resolve(p))).collect();
     let mut diagnostics = Vec::new();
     let mut readable = Vec::new();
     for (path, (text, name)) in paths.iter().zip(texts) {
@@ -305,7 +314,7 @@ impl Parser<'_> {
         self.error(
             self.span(node.name().span()),
             "E0102",
-            format!("unknown node `{name}` in {context}"),
+            format!("unknown node `{}` in {context}", crate::input::excerpt(name)),
             help,
         );
     }
@@ -471,9 +480,26 @@ impl Parser<'_> {
 
     fn parse_profile(&mut self, path: &Path) -> Option<Profile> {
         let text = self.sources.text(self.file).to_string();
+        // Both parsers, this walk and the document's drop recurse once per block: a deeper document would overflow
+        // the stack (a 6 KB profile nested 1,500 deep aborted every command), so it is refused before any of them.
+        if let Some((offset, too_deep)) = crate::input::nesting_depth(&text, MAX_NESTING) {
+            let span = Span { file: self.file, offset, len: 1 };
+            let (message, help) = match too_deep {
+                crate::input::TooDeep::Blocks => (
+                    format!("blocks nested more than {MAX_NESTING} deep"),
+                    "the profile language nests at most 4 deep (profile, pool, tier, gpu): close the blocks above this one",
+                ),
+                crate::input::TooDeep::Comment => (
+                    format!("a /* */ comment or a run of /- slashdashes of more than {} parts", crate::input::MAX_COMMENT_PARTS),
+                    "kdl-rs recurses once per part: write long comments as // lines, and one /- per node or entry",
+                ),
+            };
+            self.error(span, "E0187", message, help);
+            return None;
+        }
         // The common subset of KDL is read by the fast path; anything else (and every error, with its diagnostics)
         // by kdl-rs.
-        let parsed = fast_kdl::parse(&text).map(Ok).unwrap_or_else(|| KdlDocument::parse(&text));
+        let parsed = fast_kdl::parse(&text).map(Ok).unwrap_or_else(|| parse_on_a_large_stack(&text));
         let doc = match parsed {
             Ok(doc) => doc,
             Err(err) => {
@@ -591,9 +617,18 @@ impl Parser<'_> {
             self.error(
                 name.span,
                 "E0113",
-                format!("{what} name `{}` is not a valid Kubernetes name", name.value),
+                format!("{what} name `{}` is not a valid Kubernetes name", crate::input::excerpt(&name.value)),
                 "use at most 50 lowercase letters, digits and '-', starting and ending with a letter or digit",
             );
+        }
+    }
+
+    /// A value that lands in a generated object, checked by `rule` (see `crate::names`): `code` at its span
+    /// otherwise, quoting at most the start of a long value.
+    fn check_value(&mut self, value: &Spanned<String>, rule: impl Fn(&str) -> Result<(), String>, code: &'static str, what: &str, help: &str) {
+        if let Err(reason) = rule(&value.value) {
+            let message = format!("{what} `{}` is not valid: {reason}", crate::input::excerpt(&value.value));
+            self.error(value.span, code, message, help);
         }
     }
 
@@ -629,8 +664,19 @@ impl Parser<'_> {
                     }
                 }
                 "zones" => zones = self.strings(child),
-                "discovery-tag" => discovery_tag = self.single_string(child),
-                "node-role" => node_role = self.single_string(child),
+                "discovery-tag" => {
+                    discovery_tag = self.single_string(child);
+                    if let Some(tag) = &discovery_tag {
+                        let non_empty = |t: &str| if t.is_empty() { Err("it is empty, and Karpenter refuses an empty tag value in a selector term".to_string()) } else { Ok(()) };
+                        self.check_value(tag, non_empty, "E0191", "discovery tag", "write the karpenter.sh/discovery tag value of the cluster's subnets, or leave the line out (the cluster name)");
+                    }
+                }
+                "node-role" => {
+                    node_role = self.single_string(child);
+                    if let Some(role) = &node_role {
+                        self.check_value(role, crate::names::check_role_name, "E0191", "node role", "write the IAM role name of the nodes, or leave the line out (KarpenterNodeRole-<cluster>)");
+                    }
+                }
                 "ami" => ami = self.single_string(child),
                 "accelerated-ami" => {
                     self.check_entries(child, &[], 1);
@@ -1045,7 +1091,13 @@ impl Parser<'_> {
                 for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
                     self.no_children(child);
                     match child.name().value() {
-                        "id" => reserved.ids.extend(self.strings(child).into_iter().map(|i| i.value)),
+                        "id" => {
+                            for id in self.strings(child) {
+                                let help = "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`";
+                                self.check_value(&id, crate::names::check_reservation_id, "E0190", "capacity reservation id", help);
+                                reserved.ids.push(id.value);
+                            }
+                        }
                         "instance-type" => reserved.instance_type = self.single_string(child),
                         "instances" => {
                             self.check_entries(child, &[], 1);
@@ -1058,6 +1110,10 @@ impl Parser<'_> {
                             self.check_entries(child, &[], 2);
                             let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "tag")).collect();
                             if let [k, v] = kv.as_slice() {
+                                // The EC2NodeClass CRD refuses empty tag keys and values in a selector term.
+                                let non_empty = |t: &str| if t.is_empty() { Err("it is empty, and Karpenter refuses empty tag keys and values".to_string()) } else { Ok(()) };
+                                self.check_value(k, non_empty, "E0190", "reservation tag key", "write the tag's key and value as EC2 shows them");
+                                self.check_value(v, non_empty, "E0190", "reservation tag value", "write the tag's key and value as EC2 shows them (\"*\" matches any value)");
                                 reserved.tags.insert(k.value.clone(), v.value.clone());
                             } else {
                                 self.error(self.span(child.span()), "E0107", "`tag` needs a key and a value", "write tag \"purpose\" \"training\"");
@@ -1065,6 +1121,11 @@ impl Parser<'_> {
                         }
                         _ => self.unknown_node(child, &schema::names("reserved"), "`reserved`"),
                     }
+                }
+                // The EC2NodeClass CRD takes at most 20 tags in a capacity reservation selector term.
+                if reserved.tags.len() > 20 {
+                    let message = format!("`reserved` selects by {} tags, and Karpenter takes at most 20", reserved.tags.len());
+                    self.error(node_span, "E0190", message, "keep the tags that single out the reservation, or name it by id");
                 }
                 if reserved.instance_type.is_none() || reserved.instances.is_none() {
                     self.error(
@@ -1085,6 +1146,8 @@ impl Parser<'_> {
                 let kv: Vec<_> = args(node).filter_map(|e| self.expect_string(e, "label")).collect();
                 match kv.as_slice() {
                     [k, v] => {
+                        self.check_value(k, crate::names::check_node_label_key, "E0188", "label key", LABEL_KEY_HELP);
+                        self.check_value(v, crate::names::check_label_value, "E0188", "label value", LABEL_VALUE_HELP);
                         s.labels.insert(k.value.clone(), v.clone());
                     }
                     _ => self.error(node_span, "E0107", "`label` needs a key and a value", "write label \"team\" \"ml\""),
@@ -1101,6 +1164,12 @@ impl Parser<'_> {
                     let help = did_you_mean(&effect, ["NoSchedule", "PreferNoSchedule", "NoExecute"])
                         .unwrap_or_else(|| "one of NoSchedule, PreferNoSchedule, NoExecute".into());
                     self.error(effect.span, "E0118", format!("unknown taint effect `{}`", effect.value), help);
+                }
+                if let Some(key) = &key {
+                    self.check_value(key, crate::names::check_taint_key, "E0189", "taint key", LABEL_KEY_HELP);
+                }
+                if let Some(value) = &value {
+                    self.check_value(value, crate::names::check_taint_value, "E0189", "taint value", LABEL_VALUE_HELP);
                 }
                 if let Some(key) = key {
                     s.taints.push(Spanned::new(
@@ -1505,5 +1574,38 @@ mod tests {
         assert!(valid_budget_nodes("10%"));
         assert!(!valid_budget_nodes("110%"));
         assert!(!valid_budget_nodes("ten"));
+    }
+}
+
+/// kdl-rs's parse on a thread of its own with a 64 MiB stack (reserved, and touched only as deep as it recurses).
+/// kdl-rs recurses once per block, per part of a block comment and per slashdash, and on paths its error recovery
+/// takes: the scan before it (E0187) refuses what is known to be deep, and this stack gives everything else 32 times
+/// the room of the 2 MiB rayon thread that called it (a fuzzed profile found a third recursion the scan now covers).
+fn parse_on_a_large_stack(text: &str) -> Result<KdlDocument, kdl::KdlError> {
+    std::thread::scope(|scope| {
+        let parse = std::thread::Builder::new().name("kdl-rs".into()).stack_size(64 << 20);
+        match parse.spawn_scoped(scope, || KdlDocument::parse(text)) {
+            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: parse here, as before.
+            Err(_) => KdlDocument::parse(text),
+        }
+    })
+}
+
+#[cfg(test)]
+mod nesting_tests {
+    /// The deepest nesting E0187 lets through (twice MAX_NESTING, by the brace count, and a block comment of
+    /// MAX_COMMENT_PARTS parts, each a level of kdl-rs's `commented_block`) parses in kdl-rs on a thread
+    /// with the default 2 MiB stack, the size of the rayon threads that parse profiles, in an unoptimised build.
+    #[test]
+    fn kdl_rs_parses_the_deepest_nesting_the_scan_lets_through_on_a_small_stack() {
+        let depth = 2 * super::MAX_NESTING;
+        let text = format!("{}{}", "a {\n".repeat(depth), "}\n".repeat(depth));
+        assert!(crate::input::nesting_depth(&text, depth).is_none());
+        let comment = format!("{}\n/*{}*/", "a {\n".repeat(depth), "*x".repeat(crate::input::MAX_COMMENT_PARTS / 2 - 1));
+        let text = format!("{comment}{}", "}\n".repeat(depth));
+        assert!(crate::input::nesting_depth(&text, depth).is_none());
+        let parsed = std::thread::Builder::new().stack_size(2 << 20).spawn(move || kdl::KdlDocument::parse(&text).is_ok()).unwrap().join().unwrap();
+        assert!(parsed);
     }
 }

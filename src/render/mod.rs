@@ -114,7 +114,7 @@ impl Renderer {
         let mut kinds = Vec::new();
         for (name, builtin) in BUILTIN_TEMPLATES.iter().chain(crate::ops::render::TEMPLATES) {
             let text = match template_dir.map(|d| d.join(name)).filter(|p| p.exists()) {
-                Some(path) => std::fs::read_to_string(&path).map_err(|source| RenderError::Read { path, source })?,
+                Some(path) => crate::input::read_to_string(&path).map_err(|source| RenderError::Read { path, source })?,
                 None => builtin.to_string(),
             };
             if let Some((api_version, kind)) = literal_kind(&text) {

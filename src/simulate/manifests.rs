@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::pods::expressions;
 use super::requirements::{Requirement, Requirements, Taint};
-use super::yaml::{err, field, resources, Doc, InputError, Resources};
+use super::yaml::{err, field, integer, list, map, resources, string, Doc, InputError, Resources};
 
 #[derive(Debug, Clone)]
 pub struct NodePool {
@@ -98,7 +98,7 @@ fn node_pool(doc: &Doc) -> Result<NodePool, InputError> {
     let name = name(doc)?;
     let template = field(&doc.value, &["spec", "template", "spec"]);
     let mut requirements = expressions(doc, template.and_then(|t| t.get("requirements")))?;
-    for (k, v) in field(&doc.value, &["spec", "template", "metadata", "labels"]).and_then(Value::as_object).into_iter().flatten() {
+    for (k, v) in map(doc, field(&doc.value, &["spec", "template", "metadata", "labels"]), "spec.template.metadata.labels")?.into_iter().flatten() {
         requirements.add(k, Requirement::is_in([v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())]));
     }
     requirements.add("karpenter.sh/nodepool", Requirement::is_in([name.clone()]));
@@ -108,15 +108,16 @@ fn node_pool(doc: &Doc) -> Result<NodePool, InputError> {
     requirements.add("karpenter.k8s.aws/ec2nodeclass", Requirement::is_in([node_class.clone()]));
     requirements.add("karpenter.sh/registered", Requirement::is_in(["true".to_string()]));
     requirements.add("karpenter.sh/initialized", Requirement::is_in(["true".to_string()]));
-    let taints = template.and_then(|t| t.get("taints")).and_then(Value::as_array).into_iter().flatten().map(taint).collect();
+    let taints = list(doc, template.and_then(|t| t.get("taints")), "spec.template.spec.taints")?.iter().map(|t| taint(doc, t)).collect::<Result<_, _>>()?;
     let limits = resources(field(&doc.value, &["spec", "limits"])).map_err(|m| err(doc.at("limits:"), m))?;
     let catalog_region = field(&doc.value, &["metadata", "annotations", "gpuplan.dev/catalog"])
         .and_then(Value::as_str)
         .map(|s| s.split('@').next().unwrap_or(s).to_string());
     Ok(NodePool {
-        weight: field(&doc.value, &["spec", "weight"]).and_then(Value::as_i64).unwrap_or(0),
+        // The NodePool CRD's ranges: weight 1–100 (absent: 0), replicas a non-negative int64.
+        weight: integer(doc, field(&doc.value, &["spec", "weight"]), "spec.weight", 1..=100)?.unwrap_or(0),
         node_class,
-        static_replicas: field(&doc.value, &["spec", "replicas"]).and_then(Value::as_i64),
+        static_replicas: integer(doc, field(&doc.value, &["spec", "replicas"]), "spec.replicas", 0..=i64::MAX)?,
         location: doc.at(""),
         name,
         requirements,
@@ -126,13 +127,15 @@ fn node_pool(doc: &Doc) -> Result<NodePool, InputError> {
     })
 }
 
-fn taint(t: &Value) -> Taint {
-    let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    Taint { key: s("key"), value: s("value"), effect: s("effect") }
+fn taint(doc: &Doc, t: &Value) -> Result<Taint, InputError> {
+    map(doc, Some(t), "spec.template.spec.taints[]")?;
+    let s = |k: &str| string(doc, t.get(k), &format!("spec.template.spec.taints[].{k}")).map(|v| v.unwrap_or("").to_string());
+    Ok(Taint { key: s("key")?, value: s("value")?, effect: s("effect")? })
 }
 
 fn node_class(doc: &Doc) -> Result<NodeClass, InputError> {
     let kubelet = field(&doc.value, &["spec", "kubelet"]);
+    map(doc, kubelet, "spec.kubelet")?;
     let get = |k: &str| kubelet.and_then(|v| v.get(k));
     let family = field(&doc.value, &["spec", "amiFamily"]).and_then(Value::as_str).map(str::to_string).or_else(|| {
         let alias = field(&doc.value, &["spec", "amiSelectorTerms"]).and_then(|terms| terms.get(0)).and_then(|t| t.get("alias")).and_then(Value::as_str)?;
@@ -141,8 +144,8 @@ fn node_class(doc: &Doc) -> Result<NodeClass, InputError> {
     let family = family.unwrap_or_default().to_ascii_lowercase();
     Ok(NodeClass {
         name: name(doc)?,
-        max_pods: get("maxPods").and_then(Value::as_i64),
-        pods_per_core: get("podsPerCore").and_then(Value::as_i64),
+        max_pods: integer(doc, get("maxPods"), "spec.kubelet.maxPods", 0..=i64::from(i32::MAX))?,
+        pods_per_core: integer(doc, get("podsPerCore"), "spec.kubelet.podsPerCore", 0..=i64::from(i32::MAX))?,
         kube_reserved: resources(get("kubeReserved")).map_err(|m| err(doc.at("kubeReserved:"), m))?,
         system_reserved: resources(get("systemReserved")).map_err(|m| err(doc.at("systemReserved:"), m))?,
         eviction_memory: get("evictionHard").and_then(|e| e.get("memory.available")).and_then(Value::as_str).map(str::to_string),
@@ -182,16 +185,45 @@ fn root_volume(doc: &Doc, family: &str) -> Option<i128> {
 
 fn overlay(doc: &Doc) -> Result<NodeOverlay, InputError> {
     let spec = doc.value.get("spec");
+    // The NodeOverlay CRD: price `^\d+(\.\d+)?$` (never negative: a negative one printed `$-0.00/h`), and
+    // priceAdjustment a signed number or percentage, never below -100%.
     let price = match spec.and_then(|s| s.get("price")) {
         None | Some(Value::Null) => None,
-        Some(v) => Some(v.as_str().and_then(|s| s.parse().ok()).or_else(|| v.as_f64()).ok_or_else(|| err(doc.at("price:"), format!("spec.price {v} is not a number")))?),
+        Some(v) => Some(
+            v.as_str().and_then(|s| s.parse::<f64>().ok()).or_else(|| v.as_f64()).filter(|p| p.is_finite() && *p >= 0.0).ok_or_else(|| {
+                err(doc.at("price:"), format!("spec.price must be a non-negative number, not {}", crate::input::excerpt(&v.to_string())))
+            })?,
+        ),
     };
+    let adjustment = string(doc, spec.and_then(|s| s.get("priceAdjustment")), "spec.priceAdjustment")?;
+    if let Some(a) = adjustment.filter(|a| !valid_price_adjustment(a)) {
+        let message = format!("spec.priceAdjustment must be a signed number (-0.5, +1.2) or a percentage from -100% up (+10%, -15%), not {:?}", crate::input::excerpt(a));
+        return Err(err(doc.at("priceAdjustment:"), message));
+    }
     Ok(NodeOverlay {
         name: name(doc)?,
-        weight: spec.and_then(|s| s.get("weight")).and_then(Value::as_i64).unwrap_or(0),
+        weight: integer(doc, spec.and_then(|s| s.get("weight")), "spec.weight", 1..=10_000)?.unwrap_or(0),
         requirements: expressions(doc, spec.and_then(|s| s.get("requirements")))?,
         capacity: resources(spec.and_then(|s| s.get("capacity"))).map_err(|m| err(doc.at("capacity:"), m))?,
         price,
-        price_adjustment: spec.and_then(|s| s.get("priceAdjustment")).and_then(Value::as_str).map(str::to_string),
+        price_adjustment: adjustment.map(str::to_string),
     })
+}
+
+/// The NodeOverlay CRD's `priceAdjustment` pattern, in words: `+`/`-` and a number, `+` and a percentage, or `-` and
+/// a percentage of at most 100.
+fn valid_price_adjustment(a: &str) -> bool {
+    // `\d*\.?\d+`
+    let number = |n: &str| {
+        let (int, frac) = n.split_once('.').unwrap_or(("", n));
+        int.bytes().all(|b| b.is_ascii_digit()) && !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit())
+    };
+    match (a.strip_prefix('+'), a.strip_prefix('-')) {
+        (Some(rest), _) => number(rest.strip_suffix('%').unwrap_or(rest)),
+        (_, Some(rest)) => match rest.strip_suffix('%') {
+            Some(pct) => number(pct) && pct.parse::<f64>().is_ok_and(|p| p <= 100.0),
+            None => number(rest),
+        },
+        _ => false,
+    }
 }

@@ -13,7 +13,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::requirements::{normalize, Requirement, Requirements, Toleration};
-use super::yaml::{err, resources, Doc, InputError, Resources};
+use super::yaml::{err, list, map, resources, string, Doc, InputError, Resources};
+
+/// The default cap on pods per simulation: far above a cluster's GPU pods, far below what would exhaust a CI
+/// runner (a Deployment with `replicas: 2000000000` allocated 6 GiB before it was capped).
+pub const DEFAULT_MAX_PODS: u64 = 100_000;
+
+/// The environment variable that changes the cap.
+pub const MAX_PODS_ENV: &str = "GPUPLAN_MAX_PODS";
 
 /// One pod to schedule (or, from a DaemonSet, the pod it runs on every node: [`daemon_sets`]).
 #[derive(Debug, Clone, Default)]
@@ -131,19 +138,29 @@ impl Selector {
 
 /// Reads pods from documents; replicas of a workload are `namespace/W-i`.
 pub fn pods(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
+    let cap = crate::input::env_limit(MAX_PODS_ENV, DEFAULT_MAX_PODS).map_err(|e| err(MAX_PODS_ENV.to_string(), e.to_string()))?;
     let mut out = Vec::new();
+    let mut total: u64 = 0;
     for doc in docs {
-        let (copies, spec) = match doc.kind() {
-            "Pod" => (None, doc.value.get("spec")),
-            "Deployment" | "StatefulSet" | "ReplicaSet" => (Some(int(doc, "replicas", 1)?), template_spec(doc)),
-            "Job" => (Some(int(doc, "parallelism", 1)?), template_spec(doc)),
+        let (copies, spec, prefix) = match doc.kind() {
+            "Pod" => (None, doc.value.get("spec"), "spec"),
+            "Deployment" | "StatefulSet" | "ReplicaSet" => (Some(int(doc, "replicas", 1)?), template_spec(doc), "spec.template.spec"),
+            "Job" => (Some(int(doc, "parallelism", 1)?), template_spec(doc), "spec.template.spec"),
             _ => continue,
         };
-        let meta = doc.value.get("metadata");
-        let name = meta.and_then(|m| m.get("name")).and_then(Value::as_str).ok_or_else(|| err(doc.at("kind:"), format!("{} without metadata.name", doc.kind())))?;
-        let namespace = meta.and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("default");
+        // Counted before any pod is made: the cap bounds memory, not just the report.
+        total = total.saturating_add(copies.unwrap_or(1));
+        if total > cap {
+            let field = if doc.kind() == "Job" { "parallelism:" } else { "replicas:" };
+            let at = if copies.is_some() { doc.at(field) } else { doc.at("kind:") };
+            return Err(err(at, format!("{total} pods so far, more than the {cap} a simulation takes: simulate fewer replicas, or raise {MAX_PODS_ENV}")));
+        }
+        let meta = map(doc, doc.value.get("metadata"), "metadata")?;
+        let name = string(doc, meta.and_then(|m| m.get("name")), "metadata.name")?.ok_or_else(|| err(doc.at("kind:"), format!("{} without metadata.name", doc.kind())))?;
+        let namespace = string(doc, meta.and_then(|m| m.get("namespace")), "metadata.namespace")?.unwrap_or("default");
         let spec = spec.ok_or_else(|| err(doc.at("kind:"), format!("{} {name} has no pod spec", doc.kind())))?;
-        let mut template = pod_from_spec(doc, spec)?;
+        map(doc, Some(spec), prefix)?;
+        let mut template = pod_from_spec(doc, spec, prefix)?;
         // A workload's pods carry its template's labels; a Pod its own.
         let labels = if copies.is_some() { doc.value.pointer("/spec/template/metadata/labels") } else { meta.and_then(|m| m.get("labels")) };
         template.topology = topology(doc, spec, namespace, labels)?;
@@ -166,17 +183,23 @@ fn int(doc: &Doc, field: &str, default: u64) -> Result<u64, InputError> {
     }
 }
 
-fn pod_from_spec(doc: &Doc, spec: &Value) -> Result<Pod, InputError> {
+fn pod_from_spec(doc: &Doc, spec: &Value, prefix: &str) -> Result<Pod, InputError> {
     Ok(Pod {
         key: String::new(),
-        requests: requests(doc, spec)?,
-        node_selector: node_selector(doc, spec.get("nodeSelector"))?,
+        requests: requests(doc, spec, prefix)?,
+        node_selector: node_selector(doc, spec.get("nodeSelector"), prefix)?,
         required_terms: required_terms(doc, spec)?,
         preferred_terms: preferred_terms(doc, spec)?,
-        tolerations: tolerations(spec),
+        tolerations: tolerations(doc, spec, prefix)?,
         host_ports: host_ports(spec),
         topology: None,
     })
+}
+
+/// The items of an optional list, for the fields read leniently (host ports, topology): anything but a list reads as
+/// none.
+fn array(v: Option<&Value>) -> impl Iterator<Item = &Value> {
+    v.and_then(Value::as_array).into_iter().flatten()
 }
 
 /// hostportusage.go `GetHostPorts`: the regular containers' ports with a hostPort (init containers' are not counted).
@@ -200,11 +223,12 @@ fn host_ports(spec: &Value) -> Vec<HostPort> {
 pub fn daemon_sets(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
     let mut out = Vec::new();
     for doc in docs.iter().filter(|d| d.kind() == "DaemonSet") {
-        let meta = doc.value.get("metadata");
-        let name = meta.and_then(|m| m.get("name")).and_then(Value::as_str).ok_or_else(|| err(doc.at("kind:"), "DaemonSet without metadata.name"))?;
-        let namespace = meta.and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("default");
+        let meta = map(doc, doc.value.get("metadata"), "metadata")?;
+        let name = string(doc, meta.and_then(|m| m.get("name")), "metadata.name")?.ok_or_else(|| err(doc.at("kind:"), "DaemonSet without metadata.name"))?;
+        let namespace = string(doc, meta.and_then(|m| m.get("namespace")), "metadata.namespace")?.unwrap_or("default");
         let spec = template_spec(doc).ok_or_else(|| err(doc.at("kind:"), format!("DaemonSet {name} has no pod spec (spec.template.spec)")))?;
-        let pod = pod_from_spec(doc, spec)?;
+        map(doc, Some(spec), "spec.template.spec")?;
+        let pod = pod_from_spec(doc, spec, "spec.template.spec")?;
         out.push(Pod { key: format!("{namespace}/{name}"), preferred_terms: Vec::new(), ..pod });
     }
     Ok(out)
@@ -279,9 +303,9 @@ fn pod_term(_doc: &Doc, t: &Value, namespace: &str) -> Result<PodTerm, InputErro
 }
 
 /// The pod's effective requests (component-helpers `PodRequests`).
-fn requests(doc: &Doc, spec: &Value) -> Result<Resources, InputError> {
+fn requests(doc: &Doc, spec: &Value, prefix: &str) -> Result<Resources, InputError> {
     let mut sum = Resources::new();
-    for c in array(spec.get("containers")) {
+    for c in containers(doc, spec, prefix, "containers")? {
         for (k, v) in container_requests(doc, c)? {
             *sum.entry(k).or_default() += v;
         }
@@ -290,7 +314,7 @@ fn requests(doc: &Doc, spec: &Value) -> Result<Resources, InputError> {
     // container's peak (component-helpers `PodRequests`).
     let mut sidecars = Resources::new();
     let mut init_peak = Resources::new();
-    for c in array(spec.get("initContainers")) {
+    for c in containers(doc, spec, prefix, "initContainers")? {
         let req = container_requests(doc, c)?;
         let sidecar = c.get("restartPolicy").and_then(Value::as_str) == Some("Always");
         if sidecar {
@@ -317,6 +341,15 @@ fn requests(doc: &Doc, spec: &Value) -> Result<Resources, InputError> {
     Ok(sum)
 }
 
+/// The containers (or init containers) of a pod spec: a list of maps.
+fn containers<'s>(doc: &Doc, spec: &'s Value, prefix: &str, field: &str) -> Result<&'s [Value], InputError> {
+    let items = list(doc, spec.get(field), &format!("{prefix}.{field}"))?;
+    for c in items {
+        map(doc, Some(c), &format!("{prefix}.{field}[]"))?;
+    }
+    Ok(items)
+}
+
 /// A container's requests, each defaulting to its limit (Kubernetes defaulting).
 fn container_requests(doc: &Doc, c: &Value) -> Result<Resources, InputError> {
     let at = |m: String| err(doc.at(&m.split(':').next().unwrap_or("").to_string()), m);
@@ -335,28 +368,24 @@ fn add(a: &Resources, b: &Resources) -> Resources {
     out
 }
 
-fn array(v: Option<&Value>) -> impl Iterator<Item = &Value> {
-    v.and_then(Value::as_array).into_iter().flatten()
-}
-
-fn node_selector(doc: &Doc, v: Option<&Value>) -> Result<Requirements, InputError> {
+fn node_selector(doc: &Doc, v: Option<&Value>, prefix: &str) -> Result<Requirements, InputError> {
     let mut reqs = Requirements::default();
-    let Some(map) = v.and_then(Value::as_object) else { return Ok(reqs) };
-    for (k, val) in map {
+    let Some(selector) = map(doc, v, &format!("{prefix}.nodeSelector"))? else { return Ok(reqs) };
+    for (k, val) in selector {
         let value = val.as_str().map(str::to_string).unwrap_or_else(|| val.to_string());
         reqs.add(normalize(k), Requirement::is_in([value]));
     }
-    let _ = doc;
     Ok(reqs)
 }
 
 /// A nodeSelectorTerm's matchExpressions (NewNodeSelectorRequirements, keys normalized).
 pub fn expressions(doc: &Doc, exprs: Option<&Value>) -> Result<Requirements, InputError> {
     let mut reqs = Requirements::default();
-    for e in array(exprs) {
-        let key = e.get("key").and_then(Value::as_str).unwrap_or("");
-        let op = e.get("operator").and_then(Value::as_str).unwrap_or("");
-        let values: Vec<String> = array(e.get("values")).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect();
+    for e in list(doc, exprs, "matchExpressions")? {
+        map(doc, Some(e), "a requirement")?;
+        let key = string(doc, e.get("key"), "key")?.unwrap_or("");
+        let op = string(doc, e.get("operator"), "operator")?.unwrap_or("");
+        let values: Vec<String> = list(doc, e.get("values"), "values")?.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect();
         let req = Requirement::new(op, &values).ok_or_else(|| err(doc.at(&format!("operator: {op}")), format!("requirement on {key:?}: unknown operator {op:?} or missing integer value")))?;
         let req = Requirement { min_values: e.get("minValues").and_then(Value::as_u64).map(|n| n as usize), ..req };
         reqs.add(normalize(key), req);
@@ -365,13 +394,15 @@ pub fn expressions(doc: &Doc, exprs: Option<&Value>) -> Result<Requirements, Inp
 }
 
 fn required_terms(doc: &Doc, spec: &Value) -> Result<Vec<Requirements>, InputError> {
-    array(spec.pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms"))
+    list(doc, spec.pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms"), "nodeSelectorTerms")?
+        .iter()
         .map(|t| expressions(doc, t.get("matchExpressions")))
         .collect()
 }
 
 fn preferred_terms(doc: &Doc, spec: &Value) -> Result<Vec<Requirements>, InputError> {
-    let mut terms: Vec<(i64, Requirements)> = array(spec.pointer("/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution"))
+    let mut terms: Vec<(i64, Requirements)> = list(doc, spec.pointer("/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution"), "preferredDuringSchedulingIgnoredDuringExecution")?
+        .iter()
         .map(|t| Ok((t.get("weight").and_then(Value::as_i64).unwrap_or(0), expressions(doc, t.pointer("/preference/matchExpressions"))?)))
         .collect::<Result<_, InputError>>()?;
     // preferences.go sorts descending by weight (stable) and removes the heaviest first.
@@ -379,9 +410,14 @@ fn preferred_terms(doc: &Doc, spec: &Value) -> Result<Vec<Requirements>, InputEr
     Ok(terms.into_iter().map(|t| t.1).collect())
 }
 
-fn tolerations(spec: &Value) -> Vec<Toleration> {
-    let s = |t: &Value, k: &str| t.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    array(spec.get("tolerations"))
-        .map(|t| Toleration { key: s(t, "key"), operator: if s(t, "operator").is_empty() { "Equal".into() } else { s(t, "operator") }, value: s(t, "value"), effect: s(t, "effect") })
-        .collect()
+fn tolerations(doc: &Doc, spec: &Value, prefix: &str) -> Result<Vec<Toleration>, InputError> {
+    let path = format!("{prefix}.tolerations");
+    let mut out = Vec::new();
+    for t in list(doc, spec.get("tolerations"), &path)? {
+        map(doc, Some(t), &format!("{path}[]"))?;
+        let s = |k: &str| string(doc, t.get(k), &format!("{path}[].{k}")).map(|v| v.unwrap_or("").to_string());
+        let operator = s("operator")?;
+        out.push(Toleration { key: s("key")?, operator: if operator.is_empty() { "Equal".into() } else { operator }, value: s("value")?, effect: s("effect")? });
+    }
+    Ok(out)
 }

@@ -89,7 +89,7 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 pub fn read_docs(paths: &[PathBuf]) -> Result<Vec<Doc<'static>>, InputError> {
     let mut docs = Vec::new();
     for path in files(paths)? {
-        let text = std::fs::read_to_string(&path).map_err(|e| err(path.display().to_string(), format!("cannot read: {e}")))?;
+        let text = crate::input::read_to_string(&path).map_err(|e| err(path.display().to_string(), format!("cannot read: {e}")))?;
         docs.extend(parse_docs(&path, &text)?);
     }
     Ok(docs)
@@ -126,6 +126,53 @@ pub fn parse_docs(path: &Path, text: &str) -> Result<Vec<Doc<'static>>, InputErr
     }
     flush(start, &current, &mut docs)?;
     Ok(docs)
+}
+
+/// The field `path` (dotted, as messages name it) of `value`, which must be a list when present: `path must be a
+/// list` at the line that names its last key otherwise (`containers: "x"` used to read as no containers).
+pub fn list<'v>(doc: &Doc, value: Option<&'v Value>, path: &str) -> Result<&'v [Value], InputError> {
+    match value {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(items)) => Ok(items),
+        Some(other) => Err(wrong_type(doc, path, "a list", other)),
+    }
+}
+
+/// The field `path` of `value`, which must be a map when present (see [`list`]).
+pub fn map<'v>(doc: &Doc, value: Option<&'v Value>, path: &str) -> Result<Option<&'v serde_json::Map<String, Value>>, InputError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(other) => Err(wrong_type(doc, path, "a map", other)),
+    }
+}
+
+/// The field `path` of `value`, which must be a string when present (see [`list`]).
+pub fn string<'v>(doc: &Doc, value: Option<&'v Value>, path: &str) -> Result<Option<&'v str>, InputError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(wrong_type(doc, path, "a string", other)),
+    }
+}
+
+/// The field `path` of `value`, which must be an integer in `range` when present (see [`list`]): a NodePool
+/// `weight: "heavy"` used to read as 0.
+pub fn integer(doc: &Doc, value: Option<&Value>, path: &str, range: std::ops::RangeInclusive<i64>) -> Result<Option<i64>, InputError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_i64().filter(|n| range.contains(n)) {
+            Some(n) => Ok(Some(n)),
+            None => Err(wrong_type(doc, path, &format!("an integer from {} to {}", range.start(), range.end()), v)),
+        },
+    }
+}
+
+/// `file:line: path must be KIND, not VALUE`, at the first line naming the path's last key.
+pub fn wrong_type(doc: &Doc, path: &str, kind: &str, value: &Value) -> InputError {
+    let key = path.rsplit('.').next().unwrap_or(path);
+    let shown = value.to_string();
+    err(doc.at(&format!("{key}:")), format!("{path} must be {kind}, not {}", crate::input::excerpt(&shown)))
 }
 
 /// A Kubernetes quantity in thousandths of its unit ("500m" → 500, "1Gi" → 1073741824000). None when malformed.
@@ -167,7 +214,11 @@ pub type Resources = BTreeMap<String, i128>;
 /// Parses a `{resource: quantity}` map; Err names the offending entry.
 pub fn resources(value: Option<&Value>) -> Result<Resources, String> {
     let mut out = Resources::new();
-    let Some(map) = value.and_then(Value::as_object) else { return Ok(out) };
+    let map = match value {
+        None | Some(Value::Null) => return Ok(out),
+        Some(Value::Object(map)) => map,
+        Some(other) => return Err(format!("a resource list must be a map of quantities, not {}", crate::input::excerpt(&other.to_string()))),
+    };
     for (name, q) in map {
         let text = match q {
             Value::String(s) => s.clone(),

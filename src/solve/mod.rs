@@ -514,7 +514,7 @@ fn solve_cluster(
                             .map(|a| a.value.clone())
                             .collect();
                         profile_pools.push((
-                            pool_plan(tier, tier_index, &pool.name.value, profile, &source, node_class, &zones, candidates, removed, allow),
+                            pool_plan(tier, tier_index, pool, profile, &source, node_class, &zones, candidates, removed, allow),
                             tier,
                         ));
                     }
@@ -984,7 +984,7 @@ fn accelerator_memory_mib(t: &InstanceType, kind: AcceleratorKind) -> u64 {
 fn pool_plan(
     tier: &Tier,
     tier_index: usize,
-    pool: &str,
+    pool_node: &crate::profile::Pool,
     profile: &Profile,
     source: &str,
     node_class: String,
@@ -994,6 +994,7 @@ fn pool_plan(
     allow: BTreeSet<String>,
 ) -> PoolPlan {
     let s = &tier.settings;
+    let pool = pool_node.name.value.as_str();
     let mut labels: BTreeMap<String, String> = s.labels.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
     // One label for all tiers of the pool: a workload selects its pool, and Karpenter falls back across its
     // tiers by weight (karpenter.sh/nodepool names the tier).
@@ -1020,7 +1021,8 @@ fn pool_plan(
     // Isolation: without a pool taint, any pod that tolerates the accelerator taint lands on the
     // highest-weight pool that fits it (an 8-GPU trainer on the inference pool). Only `general` pools take
     // such pods; every other pool admits only pods that tolerate its own taint.
-    let general = profile.pools.iter().any(|p| p.name.value == pool && p.preset.value == crate::profile::Preset::General);
+    // (The pool's own preset: looking it up among the profile's pools by name made a file of n pools cost n².)
+    let general = pool_node.preset.value == crate::profile::Preset::General;
     if !general {
         taints.push(Taint { key: POOL_LABEL.into(), value: Some(pool.to_string()), effect: "NoSchedule".into() });
     }

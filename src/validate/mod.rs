@@ -188,7 +188,7 @@ impl Validator {
     pub fn from_crd_files(paths: &[PathBuf]) -> Result<Validator, ValidateError> {
         let mut v = Validator::empty();
         for path in paths {
-            let text = std::fs::read_to_string(path).map_err(|source| ValidateError::Io {
+            let text = crate::input::read_to_string(path).map_err(|source| ValidateError::Io {
                 path: path.clone(),
                 source,
             })?;

@@ -1,0 +1,101 @@
+//! `cargo bench --bench bounded`: the inputs of issue 21 that used to take quadratic time or unbounded memory, run
+//! through the whole `gpuplan` process, with the median wall time and peak RSS of each (from `wait4`'s rusage):
+//!
+//! - one profile with N pools and a budget (`compile`; it ends in E0153, since one cluster has room for 100 weights,
+//!   after solving every pool — the part that was quadratic: 20,000 pools took 51 s);
+//! - one profile with 20,000 errors (printing them was quadratic: 10 s);
+//! - `adopt` of one NodePool with 10,000 requirements (quadratic: 14 s);
+//! - `simulate` of a Deployment with `replicas: 2000000000` (6 GiB before the pod cap).
+//!
+//! Environment: `GPUPLAN_BENCH_POOLS` (default `20000,200000`), `GPUPLAN_BENCH_RUNS` (default 3). `cargo test --bench
+//! bounded` runs the same program against the debug binary (the figures README.md quotes as debug).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Runs the command to completion; returns its wall time, peak RSS (MiB) and exit code.
+fn run(cmd: &mut Command) -> (Duration, f64, i32) {
+    let start = Instant::now();
+    let child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().expect("spawn gpuplan");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, writing into the two locals above.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    (start.elapsed(), usage.ru_maxrss as f64 / 1024.0, libc::WEXITSTATUS(status))
+}
+
+/// Median time and largest RSS over `runs`; the exit code must be `expected` every time.
+fn measure(name: &str, runs: usize, expected: i32, mut make: impl FnMut() -> Command) {
+    let mut times = Vec::new();
+    let mut rss: f64 = 0.0;
+    for _ in 0..runs {
+        let (t, r, code) = run(&mut make());
+        assert_eq!(code, expected, "{name}: exit code");
+        times.push(t);
+        rss = rss.max(r);
+    }
+    times.sort();
+    println!("{name:<48} median {:>8.2} s   peak RSS {rss:>8.1} MiB", times[times.len() / 2].as_secs_f64());
+}
+
+const CLUSTER: &str = "profile \"p\"\ncluster \"c\" { region \"us-east-1\"; zones \"us-east-1a\" \"us-east-1b\"; ami \"al2023@v20251023\" }\n";
+
+fn gpuplan() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+}
+
+fn main() {
+    let runs: usize = std::env::var("GPUPLAN_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let sizes: Vec<usize> = std::env::var("GPUPLAN_BENCH_POOLS").unwrap_or_else(|_| "20000,200000".into()).split(',').filter_map(|s| s.trim().parse().ok()).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = dir.path();
+    let catalogs = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+
+    for n in sizes {
+        let pools: String = (0..n).map(|i| format!("pool \"p{i}\" preset=\"batch-spot\" {{ gpu {{ memory-min \"16GiB\" }} }}\n")).collect();
+        let file = dir.join(format!("pools{n}.kdl"));
+        std::fs::write(&file, format!("{CLUSTER}budget usd-per-hour=10000000\n{pools}")).unwrap();
+        measure(&format!("compile: {n} pools with a budget in one file"), runs, 2, || {
+            let mut c = gpuplan();
+            c.arg("compile").arg(&file).arg("--catalogs").arg(&catalogs).arg("--out").arg(dir.join("out"));
+            c
+        });
+    }
+
+    let errors: String = (0..20_000).map(|i| format!("bogus{i} 1\n")).collect();
+    let file = dir.join("errors.kdl");
+    std::fs::write(&file, format!("{CLUSTER}pool \"g\" {{ max-accelerators 8 }}\n{errors}")).unwrap();
+    measure("compile: 20,000 errors in one file", runs, 2, || {
+        let mut c = gpuplan();
+        c.arg("compile").arg(&file).arg("--catalogs").arg(&catalogs).arg("--out").arg(dir.join("out"));
+        c
+    });
+
+    let keys = ["karpenter.k8s.aws/instance-family", "karpenter.sh/capacity-type", "karpenter.k8s.aws/instance-gpu-count", "topology.kubernetes.io/zone"];
+    let values = ["g5", "on-demand", "1", "us-east-1a"];
+    let requirements: String = (0..10_000).map(|i| format!("        - {{key: {}, operator: In, values: [\"{}\"]}}\n", keys[i % 4], values[i % 4])).collect();
+    let node_pool = format!(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}\n      requirements:\n{requirements}"
+    );
+    let file = dir.join("nodepool.yaml");
+    std::fs::write(&file, node_pool).unwrap();
+    measure("adopt: one NodePool with 10,000 requirements", runs, 0, || {
+        let mut c = gpuplan();
+        c.arg("adopt").arg(&file).arg("--into").arg(dir.join("adopted")).arg("--catalogs").arg(&catalogs);
+        c
+    });
+
+    let pods = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w\nspec:\n  replicas: 2000000000\n  template:\n    spec:\n      containers:\n        - name: c\n          resources: {limits: {nvidia.com/gpu: 1}}\n";
+    let file = dir.join("pods.yaml");
+    std::fs::write(&file, pods).unwrap();
+    let manifests = Path::new(env!("CARGO_MANIFEST_DIR")).join("out/ml-prod");
+    measure("simulate: replicas: 2000000000 (refused)", runs, 2, || {
+        let mut c = gpuplan();
+        c.arg("simulate").arg("--pods").arg(&file).arg("--manifests").arg(&manifests).arg("--catalogs").arg(&catalogs);
+        c
+    });
+}
