@@ -118,6 +118,9 @@ var (
 	eniCache     = map[string]map[string]eniLimit{}
 )
 
+// typeCacheLimit bounds typeCache (entries of about 1,400 built types each).
+const typeCacheLimit = 24
+
 type world struct {
 	key         string
 	cat         *catalog
@@ -149,6 +152,12 @@ func (w *world) instanceTypes(ctx context.Context, nc *awsv1.EC2NodeClass) []*cl
 		return its
 	}
 	its := w.buildInstanceTypes(ctx, nc)
+	// Bounded: generated NodeClasses (kubelet settings, unavailable offerings, five catalog slices) rarely repeat, and
+	// an unbounded cache grew one batch process of 2,500 cases past 12 GB. The default class's entries are rebuilt
+	// after a reset, which costs a few milliseconds.
+	if len(typeCache) >= typeCacheLimit {
+		typeCache = map[string][]*cloudprovider.InstanceType{}
+	}
 	typeCache[key] = its
 	return its
 }
