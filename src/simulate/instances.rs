@@ -53,7 +53,8 @@ pub struct SimType {
     pub offerings: Vec<Offering>,
     /// GPU, accelerator or metal (filter.go `ExoticInstanceTypeFilter`).
     pub exotic: bool,
-    /// The DaemonSets that run on this type in this NodePool ([`super::daemons`]), shared by the types they agree on.
+    /// The DaemonSets that run on this type in this NodePool ([`super::daemons`]); empty when the
+    /// inputs hold no DaemonSet.
     pub daemons: Arc<super::daemons::DaemonOverhead>,
 }
 
