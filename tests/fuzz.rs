@@ -154,13 +154,18 @@ fn cases() -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000)
 }
 
+/// A fixed seed, so a failure in CI replays anywhere; `PROPTEST_RNG_SEED=<n>` explores other inputs.
+fn seed() -> proptest::test_runner::RngSeed {
+    proptest::test_runner::RngSeed::Fixed(std::env::var("PROPTEST_RNG_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x6770_7570_6c61_6e))
+}
+
 fn tempdir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, max_shrink_iters: 500, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, max_shrink_iters: 500, rng_seed: seed(), ..ProptestConfig::default() })]
 
     #[test]
     fn kdl_front_end_survives_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {

@@ -90,14 +90,25 @@ fn lock_timeout_comes_from_the_environment_when_the_flag_is_absent() {
 fn second_writer_proceeds_once_the_first_releases_the_lock() {
     let dir = project();
     let held = hold_lock(dir.path());
-    let release = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(500));
-        drop(held);
-    });
-    let output = gpuplan(dir.path(), &["--lock-timeout", "30", "compile"]);
-    release.join().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(stderr(&output).contains("waiting for another gpuplan"), "{}", stderr(&output));
+    // The lock is released only once the second writer says it waits: a fixed delay raced a slow start on a loaded
+    // machine (the writer then found the lock free and never waited).
+    let log = dir.path().join("second-writer.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .current_dir(dir.path())
+        .args(["--lock-timeout", "120", "compile"])
+        .env_remove("GPUPLAN_LOCK_TIMEOUT")
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let said = |what: &str| std::fs::read_to_string(&log).unwrap_or_default().contains(what);
+    let start = std::time::Instant::now();
+    while !said("waiting for another gpuplan") && start.elapsed() < Duration::from_secs(100) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(said("waiting for another gpuplan"), "{}", std::fs::read_to_string(&log).unwrap_or_default());
+    drop(held);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", std::fs::read_to_string(&log).unwrap_or_default());
     assert!(dir.path().join("out/ml-prod").is_dir());
 }
 

@@ -76,7 +76,7 @@ pub fn timeout(flag: Option<u64>) -> Result<Duration, LockError> {
     }
     match std::env::var(TIMEOUT_ENV) {
         Ok(v) if !v.trim().is_empty() => {
-            v.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64).ok_or(LockError::BadTimeout(v))
+            v.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).and_then(|s| Duration::try_from_secs_f64(s).ok()).ok_or(LockError::BadTimeout(v))
         }
         _ => Ok(DEFAULT_TIMEOUT),
     }

@@ -98,8 +98,9 @@ pub fn daemon_pods(objects: &[serde_json::Value]) -> Vec<Pod> {
 /// visited in map order, an empty overhead counts as "none yet", and `resources.MinResources` drops a resource one
 /// group lacks. So with groups [no daemons, daemons A] the claim asks for A's overhead everywhere (and a type without
 /// A's daemons that cannot hold the pods plus A is not launched), while [A, no daemons] asks for nothing. Go's
-/// small-map iteration yields the first-inserted group first seven times in eight (src/internal/runtime/maps/table.go
-/// `Iter.Init`), and groups are inserted in the NodePool's type order, so gpuplan visits them in that order.
+/// small-map iteration starts at a random one of eight slots (src/internal/runtime/maps/table.go `Iter.Init`), so the
+/// first-inserted group comes first most of the time (seven times in eight with two groups); groups are inserted in
+/// the NodePool's type order, so gpuplan visits them in that order.
 pub fn claim_requests(types: &[std::sync::Arc<super::instances::SimType>], candidates: &[usize]) -> Resources {
     let mut groups: Vec<&DaemonOverhead> = Vec::new();
     for t in types {

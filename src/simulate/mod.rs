@@ -86,6 +86,10 @@ pub fn read_inputs(opts: &Options) -> Result<Inputs, InputError> {
     let pods = pods::pods(&pod_docs)?;
     manifests.daemon_sets.extend(pods::daemon_sets(&pod_docs)?);
     manifests.daemon_sets.extend(pods::daemon_sets(&yaml::read_docs(&opts.daemonsets)?)?);
+    // A DaemonSet given twice (a file named by two options, overlapping directories) is one DaemonSet to Karpenter,
+    // which lists them from the API: the first of a namespace/name counts.
+    let mut seen = std::collections::BTreeSet::new();
+    manifests.daemon_sets.retain(|d| seen.insert(d.key.clone()));
     let mut add_on_daemon_sets = Vec::new();
     if opts.add_on_daemonsets {
         let objects: Vec<&serde_json::Value> = manifest_docs.iter().map(|d| &*d.value).collect();
