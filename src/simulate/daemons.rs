@@ -122,12 +122,7 @@ pub fn claim_requests(types: &[std::sync::Arc<super::instances::SimType>], candi
 /// scheduler.go `isDaemonPodCompatible`.
 fn runs_on(pool: &NodePool, type_labels: &Requirements, daemon: &Pod) -> bool {
     let mut tolerations = daemon.tolerations.clone();
-    tolerations.push(Toleration {
-        key: String::new(),
-        operator: "Exists".into(),
-        value: String::new(),
-        effect: "PreferNoSchedule".into(),
-    });
+    tolerations.push(Toleration::prefer_no_schedule());
     if untolerated(&pool.taints, &tolerations).is_some() {
         return false;
     }

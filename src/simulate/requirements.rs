@@ -265,6 +265,12 @@ pub struct Toleration {
 }
 
 impl Toleration {
+    /// Tolerates every PreferNoSchedule taint: what preferences.go `toleratePreferNoScheduleTaints` adds to a pod
+    /// (in `Relax`, and always for daemon pods in scheduler.go `isDaemonPodCompatible`).
+    pub fn prefer_no_schedule() -> Toleration {
+        Toleration { key: String::new(), operator: "Exists".into(), value: String::new(), effect: "PreferNoSchedule".into() }
+    }
+
     /// k8s.io/api core/v1 `Toleration.ToleratesTaint`: effects match when equal or the toleration's is empty; an
     /// empty key matches every key; `Exists` ignores the value, `Equal` (or no operator) compares it, and any other
     /// operator tolerates nothing.

@@ -122,7 +122,7 @@ impl Attempt {
     fn tolerations(&self, pod: &Pod) -> Vec<Toleration> {
         let mut t = pod.tolerations.clone();
         if self.tolerate_prefer_no_schedule {
-            t.push(Toleration { key: String::new(), operator: "Exists".into(), value: String::new(), effect: "PreferNoSchedule".into() });
+            t.push(Toleration::prefer_no_schedule());
         }
         t
     }
