@@ -308,7 +308,7 @@ fn gpu_operator_agrees_with_the_pools() {
             for pool in mig_pools {
                 let config = &pool.labels["nvidia.com/mig.config"];
                 assert!(configs.exists(config));
-                for cand in &pool.candidates {
+                for cand in pool.candidates.iter() {
                     let t = c.catalogs[&cluster.region].get(&cand.name).unwrap();
                     let g = t.single_gpu_model().unwrap();
                     assert!(configs.applies(config, &g.name, g.memory_mib), "{} ({} {}) in MIG pool {}", cand.name, g.name, g.memory_mib, pool.name);
@@ -389,7 +389,7 @@ fn mig_pool_admits_only_gpus_with_the_config() {
     let c = compile_text(&text).expect("compiles");
     let pool = &c.plan.clusters[0].pools[0];
     assert!(!pool.candidates.is_empty());
-    for cand in &pool.candidates {
+    for cand in pool.candidates.iter() {
         assert!(["A100", "H100"].contains(&cand.accelerator_name.as_str()), "{} ({}) in a MIG pool", cand.name, cand.accelerator_name);
     }
     assert!(pool.removed.iter().any(|r| r.constraint.contains("MIG config all-1g.10gb") && r.types.iter().any(|t| t.starts_with("g5."))));

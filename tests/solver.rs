@@ -182,3 +182,29 @@ fn training_budgets_protect_the_pool() {
     assert!(d.budgets.iter().any(|b| b.schedule.is_none() && b.reasons.is_empty() && b.nodes == "1"), "an always-on budget");
     assert_eq!(d.budgets.len(), 2, "{:?}", d.budgets);
 }
+
+/// Issue 21 (200,000 pools in one file within seconds): tiers that select the same way share one selection, and
+/// sharing never changes a decision. Each pool below is solved the same as when it is alone in its profile.
+#[test]
+fn pools_with_the_same_settings_share_one_selection_without_changing_any_decision() {
+    let same = "    gpu { name \"A10G\" \"L4\"; per-node max=1; }\n";
+    let body = format!(
+        "budget usd-per-hour=100\npool \"a\" preset=\"batch-spot\" {{\n{same}}}\npool \"b\" preset=\"batch-spot\" {{\n{same}}}\npool \"c\" preset=\"batch-spot\" {{\n    gpu {{ name \"A10G\"; per-node max=1; }}\n}}\n"
+    );
+    let c = solve(&body);
+    let (a, b, other) = (pool(&c, "a"), pool(&c, "b"), pool(&c, "c"));
+    assert!(std::sync::Arc::ptr_eq(&a.candidates, &b.candidates), "same settings: one selection");
+    assert!(!std::sync::Arc::ptr_eq(&a.candidates, &other.candidates), "another GPU name: its own selection");
+    assert_ne!(a.candidates.len(), other.candidates.len());
+    // Alone, each pool selects and ranks the same types, with the same removals.
+    for (name, settings) in [("a", same.to_string()), ("c", "    gpu { name \"A10G\"; per-node max=1; }\n".to_string())] {
+        let alone = solve(&format!("budget usd-per-hour=100\npool \"{name}\" preset=\"batch-spot\" {{\n{settings}}}\n"));
+        let (shared, single) = (pool(&c, name), pool(&alone, name));
+        assert_eq!(shared.candidates, single.candidates);
+        assert_eq!(shared.removed.iter().map(|r| &r.constraint).collect::<Vec<_>>(), single.removed.iter().map(|r| &r.constraint).collect::<Vec<_>>());
+    }
+    // The budget split counts each of the three pools (a shared selection is priced once per pool, not once).
+    let worst: f64 = [a, b, other].iter().map(|p| f64::from(p.limit) * worst_per_unit(p)).sum();
+    assert!(worst <= 100.0 + 1e-6, "worst case {worst} over budget");
+    assert!(worst + [a, b, other].iter().map(|p| worst_per_unit(p)).sum::<f64>() > 100.0, "the split uses the budget");
+}

@@ -216,7 +216,7 @@ fn check(specs: &[ProfileSpec]) -> Result<bool, TestCaseError> {
             // No fractional type unless named.
             let profile = c.profiles.iter().find(|p| p.name.value == pool.profile).unwrap();
             let tier = profile.pools.iter().flat_map(|p| &p.tiers).find(|t| t.name.value == pool.name).unwrap();
-            for cand in &pool.candidates {
+            for cand in pool.candidates.iter() {
                 let t = catalog.get(&cand.name).unwrap();
                 if t.has_partial_gpus() {
                     prop_assert!(tier.settings.types.iter().any(|n| n.value == cand.name), "pool {}: fractional {} not named", pool.name, cand.name);

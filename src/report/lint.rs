@@ -409,7 +409,7 @@ impl<'c> Lint<'c> {
             }
             let span = spec.requests.values().next().map_or(spec.name.span, |r| r.span);
             let message = format!("one replica of workload `{}/{}` does not fit on {} of pool `{}`: {}", w.namespace, w.name, fit.too_small_text(), w.pool, fit.price_text());
-            let help = "lower the replica's requests to fit the small types, or exclude them from the pool (`exclude-types`) so its cost figures count what it launches (DaemonSet requests are not modelled: leave room for them)";
+            let help = "lower the replica's requests to fit the small types, or exclude them from the pool (`exclude-types`) so its cost figures count what it launches (the add-on DaemonSets the cluster configures are counted; leave room for DaemonSets of your own)";
             self.profile(cluster, profile, "GP018", span, message, help.into());
         }
     }

@@ -118,7 +118,7 @@ pub fn replica_fits(cluster: &ClusterPlan, simulated: &Manifests, catalog: &crat
     let mut out = Vec::new();
     for pool in workload_pools(cluster, &w.nodepools) {
         let Some(class) = simulated.node_classes.iter().find(|c| c.name == pool.node_class) else { continue };
-        for c in &pool.candidates {
+        for c in pool.candidates.iter() {
             let Some(it) = catalog.get(&c.name) else { continue };
             let capacity = super::instances::capacity(it, class);
             let allocatable = super::instances::allocatable(it, class, &capacity);

@@ -12,7 +12,8 @@
 //! 5. **Weights**, distinct across the cluster: profile priority first, then tier order.
 
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use crate::catalog::{AcceleratorKind, Arch, CapacityType, Catalog, InstanceType};
 use crate::catalog::cost::{self, Bound, Limits, NodeShape, SpotCeiling};
@@ -171,9 +172,11 @@ pub struct PoolPlan {
     pub capacity_types: Vec<CapacityType>,
     /// Zones the pool may launch in (empty: any zone of the region).
     pub zones: Vec<String>,
-    /// Chosen types ranked by $/accelerator-hour, cheapest first.
-    pub candidates: Vec<Candidate>,
-    pub removed: Vec<Removal>,
+    /// Chosen types ranked by $/accelerator-hour, cheapest first. Shared with the other tiers that selected the
+    /// same way until the limit drops some (`Arc::make_mut`).
+    pub candidates: Arc<Vec<Candidate>>,
+    /// Shared like `candidates`.
+    pub removed: Arc<Vec<Removal>>,
     pub requirements: Vec<Requirement>,
     pub taints: Vec<Taint>,
     pub labels: BTreeMap<String, String>,
@@ -293,11 +296,15 @@ impl PoolPlan {
     /// Worst-case $/h at an accelerator limit: the reservation's fixed cost, or the bound of `cost::worst_case`.
     /// Called for every step of the budget's binary search: the shapes are built once per call.
     pub fn worst_case_at(&self, accelerators: u32) -> f64 {
-        if let Some(fixed) = self.fixed_usd_per_hour {
-            return fixed;
+        self.worst_case_on(&self.shapes(), accelerators)
+    }
+
+    /// [`Self::worst_case_at`] on shapes built beforehand (the budget's binary search asks each pool ~20 times).
+    fn worst_case_on(&self, shapes: &[NodeShape], accelerators: u32) -> f64 {
+        match self.fixed_usd_per_hour {
+            Some(fixed) => fixed,
+            None => cost::worst_case(shapes, self.limits_for(shapes, accelerators)),
         }
-        let shapes = self.shapes();
-        cost::worst_case(&shapes, self.limits_for(&shapes, accelerators))
     }
 }
 
@@ -451,6 +458,7 @@ fn solve_cluster(
     let mut pools: Vec<(PoolPlan, Option<Spanned<u32>>, Span)> = Vec::new();
     let mut node_classes = Vec::new();
     let mut summaries = Vec::new();
+    let mut selections = Selections::default();
 
     for profile in profiles {
         let source = sources.source_name(profile.file).to_string();
@@ -485,7 +493,7 @@ fn solve_cluster(
                     diagnostics.push(d);
                     continue;
                 }
-                match select(tier, catalog, index, &zones, sources) {
+                match selections.select(tier, catalog, index, &zones, sources) {
                     Ok((candidates, removed)) => {
                         // Local NVMe as scratch (RAID0) only where the pool asks and its types have any.
                         let raid0 = tier.settings.instance_store_scratch.value
@@ -633,10 +641,10 @@ fn pin_efa_zones(pools: &mut [(PoolPlan, &Tier)], catalog: &Catalog, zones: &[St
         };
         for &i in &members {
             let (plan, tier) = &mut pools[i];
-            let (kept, dropped): (Vec<Candidate>, Vec<Candidate>) = plan.candidates.drain(..).partition(|c| offers(&c.name, &zone));
-            plan.candidates = kept;
+            let (kept, dropped): (Vec<Candidate>, Vec<Candidate>) = Arc::make_mut(&mut plan.candidates).drain(..).partition(|c| offers(&c.name, &zone));
+            plan.candidates = Arc::new(kept);
             if !dropped.is_empty() {
-                plan.removed.push(Removal { constraint: format!("offered in EFA zone {zone}"), types: dropped.into_iter().map(|c| c.name).collect() });
+                Arc::make_mut(&mut plan.removed).push(Removal { constraint: format!("offered in EFA zone {zone}"), types: dropped.into_iter().map(|c| c.name).collect() });
             }
             if plan.candidates.is_empty() {
                 let span = tier.settings.efa.as_ref().map_or(tier.name.span, |e| e.span);
@@ -739,177 +747,211 @@ fn has_only(kind: AcceleratorKind, t: &InstanceType) -> bool {
     !others && (t.accelerators(kind) > 0 || (t.has_partial_gpus() && kind != AcceleratorKind::Neuron))
 }
 
-/// Filters and ranks the catalog for one tier. On failure, names the constraint that removed the last types.
-fn select(
-    tier: &Tier,
-    catalog: &Catalog,
-    index: &AcceleratorIndex,
-    zones: &[String],
-    sources: &Sources,
-) -> Result<(Vec<Candidate>, Vec<Removal>), ProfileDiagnostic> {
+/// One requirement of a tier on instance types: its words (in removals and E0140), where the profile says it, and
+/// the test. The words name every value the test reads: they are also the key under which [`Selections`] shares
+/// the result between tiers.
+struct Constraint<'a> {
+    label: String,
+    span: Span,
+    keep: Box<dyn Fn(&InstanceType) -> bool + 'a>,
+}
+
+impl<'a> Constraint<'a> {
+    fn new(label: impl Into<String>, span: Span, keep: impl Fn(&InstanceType) -> bool + 'a) -> Constraint<'a> {
+        Constraint { label: label.into(), span, keep: Box::new(keep) }
+    }
+}
+
+/// What selection decided for a tier: the candidates ranked cheapest first, and what each constraint removed.
+/// The candidates are shared (`Arc`) by every tier that selects the same way.
+type Selected = (Arc<Vec<Candidate>>, Arc<Vec<Removal>>);
+
+/// The selections of one cluster's solve, by tier key (the constraints' words and the ranking inputs). A file of
+/// 200,000 pools written from one preset selects once instead of 200,000 times (issue 21: 200,000 pools within
+/// seconds). Failures are not kept: they carry the failing tier's own location.
+#[derive(Default)]
+struct Selections {
+    memo: HashMap<String, Selected>,
+}
+
+impl Selections {
+    /// Filters and ranks the catalog for one tier. On failure, names the constraint that removed the last types.
+    fn select(&mut self, tier: &Tier, catalog: &Catalog, index: &AcceleratorIndex, zones: &[String], sources: &Sources) -> Result<Selected, ProfileDiagnostic> {
+        let s = &tier.settings;
+        let constraints = constraints(tier, catalog, zones, sources)?;
+        let mut key: String = constraints.iter().map(|c| c.label.as_str()).collect::<Vec<_>>().join("\n");
+        key.push_str(&format!("\n{:?} {:?} {:?} {} {:?} {zones:?}", s.accelerator.value, s.sharing.as_ref().map(|x| &x.value), s.spot_ceiling.value, s.price_ratio_max.value, s.capacity.value));
+        if let Some(selected) = self.memo.get(&key) {
+            return Ok(selected.clone());
+        }
+        let start = match index.by_kind.get(&s.accelerator.value) {
+            Some(types) => types.clone(),
+            // Only the index's types pass the first constraint; without any, it reports on the whole catalog.
+            None => catalog.instance_types.iter().collect(),
+        };
+        let (remaining, mut removed) = narrow(start, &constraints).map_err(|e| e.diagnostic(tier, sources))?;
+        let ranked = rank(&remaining, tier, catalog, zones);
+        let (kept, by_price) = admit_by_price(ranked, s);
+        removed.extend(by_price);
+        let selected = (Arc::new(kept), Arc::new(removed));
+        self.memo.insert(key, selected.clone());
+        Ok(selected)
+    }
+}
+
+/// The tier's constraints, in the order they are applied (and reported).
+fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources: &Sources) -> Result<Vec<Constraint<'a>>, ProfileDiagnostic> {
     let s = &tier.settings;
     let kind = s.accelerator.value;
-    let named = |t: &InstanceType| s.types.iter().any(|n| n.value == t.name);
-    type Filter<'a> = (String, Span, Box<dyn Fn(&InstanceType) -> bool + 'a>);
-    let mut filters: Vec<Filter> = Vec::new();
-
+    let named = move |t: &InstanceType| s.types.iter().any(|n| n.value == t.name);
+    let list = |items: &[Spanned<String>]| items.iter().map(|i| i.value.clone()).collect::<Vec<_>>();
     let what = match kind {
         AcceleratorKind::Nvidia => "NVIDIA GPUs",
         AcceleratorKind::Amd => "AMD GPUs",
         AcceleratorKind::Neuron => "AWS Neuron devices",
     };
-    filters.push((
-        format!("has {what} (and no other accelerator)"),
-        s.accelerator.span,
-        Box::new(move |t| has_only(kind, t)),
-    ));
-    filters.push((
-        "whole accelerators (fractional-GPU types only when named in `types`)".into(),
-        s.accelerator.span,
-        Box::new(move |t| (!t.has_partial_gpus() && t.accelerators(kind) > 0) || named(t)),
-    ));
+    let mut out = vec![
+        Constraint::new(format!("has {what} (and no other accelerator)"), s.accelerator.span, move |t| has_only(kind, t)),
+        Constraint::new("whole accelerators (fractional-GPU types only when named in `types`)", s.accelerator.span, move |t| {
+            (!t.has_partial_gpus() && t.accelerators(kind) > 0) || named(t)
+        }),
+    ];
     if !s.accelerator_names.is_empty() {
         let names: Vec<String> = s.accelerator_names.iter().map(|n| n.value.to_ascii_lowercase()).collect();
-        let span = s.accelerator_names[0].span;
-        let label = format!("accelerator name in [{}]", s.accelerator_names.iter().map(|n| n.value.as_str()).collect::<Vec<_>>().join(", "));
-        filters.push((
-            label,
-            span,
-            Box::new(move |t| {
-                let model = match kind {
-                    AcceleratorKind::Neuron => t.neuron.as_ref().map(|n| n.name.to_ascii_lowercase()),
-                    _ => t.single_gpu_model().map(|g| g.name.to_ascii_lowercase()),
-                };
-                model.is_some_and(|m| names.contains(&m))
-            }),
-        ));
+        let label = format!("accelerator name in [{}]", list(&s.accelerator_names).join(", "));
+        out.push(Constraint::new(label, s.accelerator_names[0].span, move |t| {
+            let model = match kind {
+                AcceleratorKind::Neuron => t.neuron.as_ref().map(|n| n.name.to_ascii_lowercase()),
+                _ => t.single_gpu_model().map(|g| g.name.to_ascii_lowercase()),
+            };
+            model.is_some_and(|m| names.contains(&m))
+        }));
     }
     // MIG: only GPUs that have the pool's MIG config (an A10G can never land in a MIG pool).
-    if let Some(filter) = crate::ops::mig::pool_filter(s, catalog, sources)? {
-        filters.push(filter);
+    if let Some((label, span, keep)) = crate::ops::mig::pool_filter(s, catalog, sources)? {
+        out.push(Constraint { label, span, keep });
     }
     if let Some(min) = &s.memory_min_mib {
-        let min_mib = min.value;
-        filters.push((
-            format!("memory per accelerator ≥ {} MiB", min_mib),
-            min.span,
-            Box::new(move |t| accelerator_memory_mib(t, kind) >= min_mib),
-        ));
+        let v = min.value;
+        out.push(Constraint::new(format!("memory per accelerator ≥ {v} MiB"), min.span, move |t| accelerator_memory_mib(t, kind) >= v));
     }
     if let Some(min) = &s.per_node_min {
         let v = min.value;
-        filters.push((format!("accelerators per node ≥ {v}"), min.span, Box::new(move |t| t.accelerators(kind) >= v || named(t))));
+        out.push(Constraint::new(format!("accelerators per node ≥ {v}"), min.span, move |t| t.accelerators(kind) >= v || named(t)));
     }
     if let Some(max) = &s.per_node_max {
         let v = max.value;
-        filters.push((format!("accelerators per node ≤ {v}"), max.span, Box::new(move |t| t.accelerators(kind) <= v)));
+        out.push(Constraint::new(format!("accelerators per node ≤ {v}"), max.span, move |t| t.accelerators(kind) <= v));
     }
     if !s.arch.is_empty() {
         let arch: Vec<Arch> = s.arch.iter().map(|a| a.value).collect();
         let label = format!("arch in [{}]", arch.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "));
-        filters.push((label, s.arch[0].span, Box::new(move |t| t.arch.iter().any(|a| arch.contains(a)))));
+        out.push(Constraint::new(label, s.arch[0].span, move |t| t.arch.iter().any(|a| arch.contains(a))));
     }
     if let Some(g) = &s.generation_min {
         let v = g.value;
-        filters.push((format!("instance generation ≥ {v}"), g.span, Box::new(move |t| t.generation >= v)));
+        out.push(Constraint::new(format!("instance generation ≥ {v}"), g.span, move |t| t.generation >= v));
     }
     if !s.families.is_empty() {
-        let families: Vec<String> = s.families.iter().map(|f| f.value.clone()).collect();
-        let label = format!("family in [{}]", families.join(", "));
-        filters.push((label, s.families[0].span, Box::new(move |t| families.contains(&t.family))));
+        let families = list(&s.families);
+        out.push(Constraint::new(format!("family in [{}]", families.join(", ")), s.families[0].span, move |t| families.contains(&t.family)));
     }
     if !s.exclude_families.is_empty() {
-        let families: Vec<String> = s.exclude_families.iter().map(|f| f.value.clone()).collect();
-        let label = format!("family not in [{}]", families.join(", "));
-        filters.push((label, s.exclude_families[0].span, Box::new(move |t| !families.contains(&t.family))));
+        let families = list(&s.exclude_families);
+        out.push(Constraint::new(format!("family not in [{}]", families.join(", ")), s.exclude_families[0].span, move |t| !families.contains(&t.family)));
     }
     if !s.types.is_empty() {
-        let label = format!("type in [{}]", s.types.iter().map(|t| t.value.as_str()).collect::<Vec<_>>().join(", "));
-        filters.push((label, s.types[0].span, Box::new(named)));
+        out.push(Constraint::new(format!("type in [{}]", list(&s.types).join(", ")), s.types[0].span, named));
     }
     if !s.exclude_types.is_empty() {
-        let types: Vec<String> = s.exclude_types.iter().map(|f| f.value.clone()).collect();
-        let label = format!("type not in [{}]", types.join(", "));
-        filters.push((label, s.exclude_types[0].span, Box::new(move |t| !types.contains(&t.name))));
+        let types = list(&s.exclude_types);
+        out.push(Constraint::new(format!("type not in [{}]", types.join(", ")), s.exclude_types[0].span, move |t| !types.contains(&t.name)));
     }
     if let Some(efa) = &s.efa {
         let v = efa.value;
-        filters.push((format!("EFA {}", if v { "supported" } else { "not required" }), efa.span, Box::new(move |t| !v || t.efa)));
+        out.push(Constraint::new(format!("EFA {}", if v { "supported" } else { "not required" }), efa.span, move |t| !v || t.efa));
     }
-    let capacity: Vec<CapacityType> = s.capacity.value.clone();
-    {
-        let capacity = capacity.clone();
-        let label = format!("supports capacity type {}", capacity.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(" and "));
-        filters.push((
-            label,
-            s.capacity.span,
-            Box::new(move |t| {
-                capacity.iter().all(|c| match c {
-                    CapacityType::Reserved => {
-                        t.capacity_types.contains(&CapacityType::OnDemand) || t.capacity_types.contains(&CapacityType::Reserved)
-                    }
-                    other => t.capacity_types.contains(other),
-                })
-            }),
-        ));
-    }
-    {
-        let zones = zones.to_vec();
-        let label = if zones.is_empty() {
-            format!("offered in {}", catalog.region)
-        } else {
-            format!("offered in one of [{}]", zones.join(", "))
-        };
-        filters.push((label, tier.name.span, Box::new(move |t| if zones.is_empty() { !t.zones.is_empty() } else { t.zones.iter().any(|z| zones.contains(z)) })));
-    }
-    {
-        let capacity = capacity.clone();
-        let zones = zones.to_vec();
-        filters.push((
-            "has on-demand and capacity-type prices".into(),
-            s.capacity.span,
-            Box::new(move |t| capacity.iter().all(|c| t.price(*c, &zones).is_some()) && t.on_demand.is_some()),
-        ));
-    }
-
+    out.extend(capacity_and_zone_constraints(tier, catalog, zones));
     if let Some(reserved_type) = s.reserved.as_ref().and_then(|r| r.instance_type.clone()) {
         let label = format!("the reservation's instance type {}", reserved_type.value);
-        filters.push((label, reserved_type.span, Box::new(move |t| t.name == reserved_type.value)));
+        out.push(Constraint::new(label, reserved_type.span, move |t| t.name == reserved_type.value));
     }
+    Ok(out)
+}
 
-    // Only the index's types pass the first filter; when it has none, the first filter reports on the whole catalog.
-    let mut remaining: Vec<&InstanceType> = match index.by_kind.get(&kind) {
-        Some(types) => types.clone(),
-        None => catalog.instance_types.iter().collect(),
+/// The pool's capacity types must be offered, in its zones, with prices to bound them.
+fn capacity_and_zone_constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String]) -> Vec<Constraint<'a>> {
+    let s = &tier.settings;
+    let capacity = &s.capacity.value;
+    let supports = move |t: &InstanceType| {
+        capacity.iter().all(|c| match c {
+            CapacityType::Reserved => t.capacity_types.contains(&CapacityType::OnDemand) || t.capacity_types.contains(&CapacityType::Reserved),
+            other => t.capacity_types.contains(other),
+        })
     };
+    let offered_label = if zones.is_empty() { format!("offered in {}", catalog.region) } else { format!("offered in one of [{}]", zones.join(", ")) };
+    let (offered_zones, priced_zones) = (zones.to_vec(), zones.to_vec());
+    vec![
+        Constraint::new(format!("supports capacity type {}", capacity.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(" and ")), s.capacity.span, supports),
+        Constraint::new(offered_label, tier.name.span, move |t| {
+            if offered_zones.is_empty() { !t.zones.is_empty() } else { t.zones.iter().any(|z| offered_zones.contains(z)) }
+        }),
+        Constraint::new("has on-demand and capacity-type prices", s.capacity.span, move |t| {
+            capacity.iter().all(|c| t.price(*c, &priced_zones).is_some()) && t.on_demand.is_some()
+        }),
+    ]
+}
+
+/// A constraint removed the last types: which, what it removed, and what the earlier ones removed.
+struct Exhausted {
+    label: String,
+    span: Span,
+    dropped: Vec<String>,
+    before: Vec<Removal>,
+}
+
+impl Exhausted {
+    /// E0140, at the constraint that removed the last candidates.
+    fn diagnostic(self, tier: &Tier, sources: &Sources) -> ProfileDiagnostic {
+        let Exhausted { label, span, dropped, before, .. } = self;
+        let examples: Vec<&str> = dropped.iter().take(8).map(String::as_str).collect();
+        let more = dropped.len().saturating_sub(examples.len());
+        let before: Vec<String> = before.iter().map(|r| format!("{} removed {}", r.constraint, r.types.len())).collect();
+        sources
+            .error(span, "E0140", format!("no instance type satisfies pool `{}`: `{label}` removed the last {} candidate{}", tier.name.value, dropped.len(), if dropped.len() == 1 { "" } else { "s" }))
+            .label(format!("this removed {}{}", examples.join(", "), if more > 0 { format!(" and {more} more") } else { String::new() }))
+            .help(if before.is_empty() { "relax this constraint".to_string() } else { format!("relax this constraint; before it: {}", before.join("; ")) })
+    }
+}
+
+/// Applies the constraints in order, recording what each removed (the accelerator-kind filter aside: every
+/// other kind's types are not worth listing).
+fn narrow<'c>(mut remaining: Vec<&'c InstanceType>, constraints: &[Constraint]) -> Result<(Vec<&'c InstanceType>, Vec<Removal>), Exhausted> {
     let mut removed = Vec::new();
-    for (label, span, keep) in &filters {
-        let (kept, dropped): (Vec<&InstanceType>, Vec<&InstanceType>) = remaining.iter().partition(|t| keep(t));
+    for c in constraints {
+        let (kept, dropped): (Vec<&InstanceType>, Vec<&InstanceType>) = remaining.iter().partition(|t| (c.keep)(t));
+        let dropped: Vec<String> = dropped.iter().map(|t| t.name.clone()).collect();
         if kept.is_empty() {
-            let examples: Vec<&str> = dropped.iter().take(8).map(|t| t.name.as_str()).collect();
-            let more = dropped.len().saturating_sub(examples.len());
-            let before = removed.iter().map(|r: &Removal| format!("{} removed {}", r.constraint, r.types.len())).collect::<Vec<_>>();
-            return Err(sources
-                .error(*span, "E0140", format!("no instance type satisfies pool `{}`: `{label}` removed the last {} candidate{}", tier.name.value, dropped.len(), if dropped.len() == 1 { "" } else { "s" }))
-                .label(format!("this removed {}{}", examples.join(", "), if more > 0 { format!(" and {more} more") } else { String::new() }))
-                .help(if before.is_empty() {
-                    "relax this constraint".to_string()
-                } else {
-                    format!("relax this constraint; before it: {}", before.join("; "))
-                }));
+            return Err(Exhausted { label: c.label.clone(), span: c.span, dropped, before: removed });
         }
-        if !dropped.is_empty() && !label.starts_with("has ") {
-            removed.push(Removal { constraint: label.clone(), types: dropped.iter().map(|t| t.name.clone()).collect() });
+        if !dropped.is_empty() && !c.label.starts_with("has ") {
+            removed.push(Removal { constraint: c.label.clone(), types: dropped });
         }
         remaining = kept;
     }
+    Ok((remaining, removed))
+}
 
+/// Prices each remaining type for the tier and ranks by $/accelerator-hour, ties by name.
+fn rank(remaining: &[&InstanceType], tier: &Tier, catalog: &Catalog, zones: &[String]) -> Vec<Candidate> {
+    let s = &tier.settings;
+    let kind = s.accelerator.value;
     let sharing = s.sharing.as_ref().map(|x| &x.value);
     let mut candidates: Vec<Candidate> = remaining
         .iter()
         .map(|t| {
             let accelerators = t.accelerators(kind).max(1);
-            let quote = cost::quote(t, catalog, &capacity, zones, s.spot_ceiling.value).expect("filtered on having prices");
+            let quote = cost::quote(t, catalog, &s.capacity.value, zones, s.spot_ceiling.value).expect("filtered on having prices");
             let memory = accelerator_memory_mib(t, kind);
             let node_units = accelerators * units_per_gpu(sharing, t);
             let units = f64::from(node_units);
@@ -936,40 +978,48 @@ fn select(
             }
         })
         .collect();
-    candidates.sort_by(|a, b| a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour).then(a.name.cmp(&b.name)));
+    candidates.sort_by(cheapest_first);
+    candidates
+}
 
-    // Price quality: a 1-GPU 16xlarge costs 4× a 1-GPU xlarge per GPU; keep only types within the ratio of the
-    // best $/accelerator-hour, unless the user named them.
-    let cheapest = candidates[0].usd_per_accelerator_hour;
+fn cheapest_first(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour).then(a.name.cmp(&b.name))
+}
+
+/// Price quality: a 1-GPU 16xlarge costs 4× a 1-GPU xlarge per GPU; keeps only types within `price-ratio-max` of
+/// the best $/accelerator-hour, unless the user named them. Spot diversity: spot-to-spot consolidation needs
+/// SPOT_MIN_TYPES candidates, so when the ratio leaves fewer, the next cheapest types up to
+/// SPOT_DIVERSITY_RATIO_MAX × cheapest are admitted too (a spot pool that can always find capacity is worth a
+/// somewhat worse $/accelerator-hour; the worst case still bounds the cost).
+fn admit_by_price(ranked: Vec<Candidate>, s: &Settings) -> (Vec<Candidate>, Option<Removal>) {
+    let cheapest = ranked[0].usd_per_accelerator_hour;
     let ratio = s.price_ratio_max.value;
-    let (mut kept, mut dropped): (Vec<Candidate>, Vec<Candidate>) = candidates
+    let spot = s.capacity.value.contains(&CapacityType::Spot);
+    let (mut kept, mut dropped): (Vec<Candidate>, Vec<Candidate>) = ranked
         .into_iter()
         .partition(|c| c.usd_per_accelerator_hour <= cheapest * ratio + 1e-9 || s.types.iter().any(|t| t.value == c.name));
-    // Spot diversity: spot-to-spot consolidation needs SPOT_MIN_TYPES candidates. When the price ratio leaves
-    // fewer, admit the next cheapest types up to SPOT_DIVERSITY_RATIO_MAX × cheapest (a spot pool that can
-    // always find capacity is worth a somewhat worse $/accelerator-hour; the worst case still bounds the cost).
-    if capacity.contains(&CapacityType::Spot) && kept.len() < SPOT_MIN_TYPES {
+    if spot && kept.len() < SPOT_MIN_TYPES {
         let widen = ratio.max(SPOT_DIVERSITY_RATIO_MAX);
-        let missing = SPOT_MIN_TYPES - kept.len();
         let admit: Vec<usize> = dropped
             .iter()
             .enumerate()
             .filter(|(_, c)| c.usd_per_accelerator_hour <= cheapest * widen + 1e-9)
             .map(|(i, _)| i)
-            .take(missing)
+            .take(SPOT_MIN_TYPES - kept.len())
             .collect();
         for i in admit.into_iter().rev() {
             kept.push(dropped.remove(i));
         }
-        kept.sort_by(|a, b| a.usd_per_accelerator_hour.total_cmp(&b.usd_per_accelerator_hour).then(a.name.cmp(&b.name)));
+        kept.sort_by(cheapest_first);
     }
-    if !dropped.is_empty() {
-        removed.push(Removal {
-            constraint: format!("$/accelerator-hour ≤ {ratio} × cheapest (${cheapest:.4}) [price-ratio-max{}]", if capacity.contains(&CapacityType::Spot) { format!("; spot pools widen to {SPOT_DIVERSITY_RATIO_MAX} × to reach {SPOT_MIN_TYPES} types") } else { String::new() }),
-            types: dropped.iter().map(|c| c.name.clone()).collect(),
-        });
-    }
-    Ok((kept, removed))
+    let removal = (!dropped.is_empty()).then(|| Removal {
+        constraint: format!(
+            "$/accelerator-hour ≤ {ratio} × cheapest (${cheapest:.4}) [price-ratio-max{}]",
+            if spot { format!("; spot pools widen to {SPOT_DIVERSITY_RATIO_MAX} × to reach {SPOT_MIN_TYPES} types") } else { String::new() }
+        ),
+        types: dropped.iter().map(|c| c.name.clone()).collect(),
+    });
+    (kept, removal)
 }
 
 /// Memory per accelerator in MiB (per GPU, or per Neuron device).
@@ -989,8 +1039,8 @@ fn pool_plan(
     source: &str,
     node_class: String,
     zones: &[String],
-    candidates: Vec<Candidate>,
-    removed: Vec<Removal>,
+    candidates: Arc<Vec<Candidate>>,
+    removed: Arc<Vec<Removal>>,
     allow: BTreeSet<String>,
 ) -> PoolPlan {
     let s = &tier.settings;
@@ -1253,14 +1303,9 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
 
     for _round in 0..2 {
         let common = usage_budget.map(|b| {
+            let usage = UsagePools::new(pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).map(|(p, t)| (p, cap(t, p))));
             // Largest L with Σ worst(min(cᵢ, L)) ≤ B; each bound is non-decreasing in L: binary search.
-            let cost = |l: u32| {
-                pools
-                    .iter()
-                    .filter(|(p, _)| p.fixed_usd_per_hour.is_none())
-                    .map(|(p, t)| p.worst_case_at(cap(t, p).map_or(l, |c| c.min(l))))
-                    .sum::<f64>()
-            };
+            let cost = |l: u32| usage.worst_case(l);
             let (mut lo, mut hi) = (0u32, 1_000_000u32);
             while lo < hi {
                 let mid = (lo + hi).div_ceil(2);
@@ -1316,6 +1361,33 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
     if diagnostics.is_empty() { Ok(()) } else { Err(diagnostics) }
 }
 
+/// The usage-based pools of a profile as the budget's binary search sees them: pools that share their candidates
+/// (one [`Selections`] entry) and their cap cost the same at every limit, so each such group is priced once with its
+/// count, and its shapes are built once.
+struct UsagePools<'p> {
+    groups: Vec<(&'p PoolPlan, Option<u32>, Vec<NodeShape>, u32)>,
+}
+
+impl<'p> UsagePools<'p> {
+    fn new(pools: impl Iterator<Item = (&'p PoolPlan, Option<u32>)>) -> UsagePools<'p> {
+        let mut index: HashMap<(*const Vec<Candidate>, Option<u32>), usize> = HashMap::new();
+        let mut groups: Vec<(&PoolPlan, Option<u32>, Vec<NodeShape>, u32)> = Vec::new();
+        for (plan, cap) in pools {
+            let at = *index.entry((Arc::as_ptr(&plan.candidates), cap)).or_insert_with(|| {
+                groups.push((plan, cap, plan.shapes(), 0));
+                groups.len() - 1
+            });
+            groups[at].3 += 1;
+        }
+        UsagePools { groups }
+    }
+
+    /// Σ over the pools of the worst case at min(cap, `limit`).
+    fn worst_case(&self, limit: u32) -> f64 {
+        self.groups.iter().map(|(p, cap, shapes, count)| f64::from(*count) * p.worst_case_on(shapes, cap.map_or(limit, |c| c.min(limit)))).sum()
+    }
+}
+
 /// Nodes of the pool that can be deleting at once, beside their replacements (`cost::draining_nodes`). A reserved
 /// pool has none beside its reservation: a replacement cannot launch into a reservation its draining node still
 /// holds, and the reservation is billed in full anyway. The pool's node count at its limit is counted in the
@@ -1367,8 +1439,8 @@ fn drop_nodes_above_limit(plan: &mut PoolPlan) {
     let limit = plan.limit;
     let too_big: Vec<String> = plan.candidates.iter().filter(|c| c.units > limit).map(|c| c.name.clone()).collect();
     if !too_big.is_empty() {
-        plan.candidates.retain(|c| c.units <= limit);
-        plan.removed.push(Removal { constraint: format!("node accelerators ≤ limit {limit}"), types: too_big });
+        Arc::make_mut(&mut plan.candidates).retain(|c| c.units <= limit);
+        Arc::make_mut(&mut plan.removed).push(Removal { constraint: format!("node accelerators ≤ limit {limit}"), types: too_big });
     }
 }
 
