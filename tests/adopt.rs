@@ -733,6 +733,7 @@ fn every_schema_example_parses() {
             "disruption" | "reserved" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {} {{\n        {}\n    }}\n}}\n", node.parent, node.example),
             "workload" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{ }}\nworkload \"w\" namespace=\"ns\" pool=\"x\" {{\n    selector \"app\" \"w\"\n    {}\n}}\n", if node.name == "selector" { "" } else { node.example }),
             "monitoring" => format!("profile \"p\" priority=1\n{cluster}monitoring {{\n    {}\n}}\n", node.example),
+            "queue" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{ }}\nqueue \"q\" namespace=\"ns\" pool=\"x\" {{\n    {}{}\n}}\n", if ["gpus", "neuron-devices"].contains(&node.name) { "" } else { "gpus nominal=1\n    " }, node.example),
             "gitops" => format!("profile \"p\" priority=1\ncluster \"c\" {{\n    region \"us-east-1\"\n    ami \"al2023@v20251023\"\n    gitops repo=\"https://example.com/r.git\" revision=\"main\" argocd=#false flux=#true {{\n        {}\n    }}\n}}\n", node.example),
             other => panic!("unknown parent {other}"),
         };
