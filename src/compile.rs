@@ -405,14 +405,17 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
     notes
 }
 
-/// Gang admission is no ClusterQueue field: it is Kueue's own Configuration (`waitForPodsReady`, kubernetes-sigs/kueue
-/// v0.19.2 `apis/config/v1beta2/configuration_types.go` `WaitForPodsReady`; `site/content/en/docs/tasks/manage/setup_wait_for_pods_ready.md`),
-/// set in the `kueue-manager-config` ConfigMap of its install, which gpuplan does not manage.
+/// Gang admission is no ClusterQueue field: it is Kueue's own Configuration, `waitForPodsReady` (kubernetes-sigs/kueue
+/// v0.19.2 `apis/config/v1beta2/configuration_types.go` `WaitForPodsReady`: present = on, `timeout` required;
+/// `site/content/en/docs/tasks/manage/setup_wait_for_pods_ready.md`), in the `kueue-manager-config` ConfigMap of
+/// Kueue's install, which gpuplan does not manage. `blockAdmission: true` admits the next job only once the last
+/// one's pods all run, so two half-started gangs never hold each other's GPUs.
 fn kueue_configuration(cluster: &solve::ClusterPlan) -> Option<String> {
     let gangs: Vec<&str> = cluster.queues.queues.iter().filter(|q| q.gang).map(|q| q.name.as_str()).collect();
     (!gangs.is_empty()).then(|| {
         format!(
-            "  Kueue Configuration (ConfigMap kueue-manager-config): waitForPodsReady: {{enable: true, blockAdmission: true}} (gang admission for queues {}: a job's pods all start, or its admission is undone and requeued)",
+            "  Kueue Configuration (config.kueue.x-k8s.io/v1beta2, ConfigMap kueue-system/kueue-manager-config): {} (gang admission for queues {}: a job's pods all start within the timeout, or it is evicted and requeued)",
+            crate::queue::render::WAIT_FOR_PODS_READY,
             gangs.join(", ")
         )
     })

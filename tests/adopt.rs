@@ -89,11 +89,13 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     // …and the README says it.
     let readme = read(&repo(), "README.md");
     assert!(readme.contains(&format!("(test `adopt`: all {compared} files)")), "README.md's Adopting section should say `all {compared} files`");
-    // Every gpuplan object of out/ is adopted or derived: only the kustomizations, NodeOverlays and the add-ons'
-    // Helm values are listed as skipped, each with its reason (compile writes them again).
+    // Every gpuplan object of out/ is adopted or derived: only the kustomizations, NodeOverlays, the add-ons'
+    // Helm values and the queues' ResourceFlavors and LocalQueues are listed as skipped, each with its reason
+    // (compile writes them again).
     let report = String::from_utf8_lossy(&out.stdout);
     let skipped = &report[report.find("skipped (").expect("a skipped section")..];
-    assert_eq!(skipped.lines().filter(|l| l.starts_with("  ")).count(), 13, "{skipped}");
+    assert_eq!(skipped.lines().filter(|l| l.starts_with("  ")).count(), 21, "{skipped}");
+    assert!(skipped.contains("ml-prod/resourceflavor-training-reserved.yaml ResourceFlavor/training-reserved (gpuplan's own: compiled again from the adopted queues)"), "{skipped}");
     assert!(skipped.contains("ml-prod/configmap-gpuplan-neuron-values.yaml ConfigMap/gpuplan-neuron-values (gpuplan's own: compiled again from the adopted pools' taints)"), "{skipped}");
     assert!(skipped.contains("ml-research/nodeoverlay-small-models-8gpu-x7.yaml NodeOverlay/small-models-8gpu-x7 (gpuplan's own: compiled again"), "{skipped}");
 
@@ -108,6 +110,14 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     // The reservation comes back as a reserved block: ids from the EC2NodeClass, the count from the limit.
     let training = read(dir.path(), "profiles/training.kdl");
     assert!(training.contains("id \"cr-0a1b2c3d4e5f60718\"") && training.contains("instances 2"), "{training}");
+    // Queues: the ClusterQueue's spec and gpuplan's annotations; a share stays a share (not the numbers it resolved to).
+    assert_has_lines(&training, &[
+        "queue \"research\" namespace=\"ml-research\" pool=\"training\" {",
+        "    gpus share=\"50%\" borrowing-limit=\"50%\"",
+        "    cohort \"ml\"",
+        "    gang #true",
+        "    preemption within-cluster-queue=\"LowerPriority\"",
+    ]);
 
     // Workloads. llm-server: name and namespace from the PDB's and HPA's metadata, pool from their
     // gpuplan.dev/pool annotation (the pool as the profile wrote it: both tiers of llm-inference).

@@ -2,7 +2,7 @@
 //! themselves, and the consistency checks between quotas, limits and the budget.
 //!
 //! Kueue's quota model (kubernetes-sigs/kueue v0.19.2, `site/content/en/docs/concepts/cluster_queue.md`,
-//! "Flavors and Resources" and "Cohort"): a ClusterQueue has a quota per (flavor, resource); a workload is
+//! "Flavors and Resources" and "Flavors and borrowing semantics"): a ClusterQueue has a quota per (flavor, resource); a workload is
 //! admitted in the first flavor of the list, in order, that fits; a queue in a cohort may borrow the *unused*
 //! nominal quota of the other queues of its cohort, up to its `borrowingLimit`, and lends at most its
 //! `lendingLimit`. So borrowing moves quota between the queues of a cohort and never adds to it: what all
@@ -205,8 +205,9 @@ fn flavor_quota(q: &Queue, p: &PoolPlan, catalog: &Catalog) -> FlavorQuota {
 /// The cpu, memory and EFA interfaces that come with one schedulable accelerator on the pool's richest type in
 /// each (vCPUs and memory as EC2 reports them; allocatable is less): a cpu or memory quota derived from them never
 /// stops a workload the accelerator quota admits, and Kueue needs every resource a pod requests covered by the
-/// ClusterQueue (`site/content/en/docs/concepts/cluster_queue.md`, "Resources": a workload requesting a resource
-/// the ClusterQueue does not list is not admitted).
+/// ClusterQueue (kueue v0.19.2 `pkg/scheduler/flavorassigner/flavorassigner.go`: a pod set requesting a resource
+/// no resource group covers gets "resource … unavailable in ClusterQueue" and is not admitted). EFA pools also
+/// cover `vpc.amazonaws.com/efa`, which their pods request (`solve::PoolPlan::efa_request`).
 struct NodeResources {
     /// Per type: (units, vcpu, memory MiB, EFA interfaces).
     types: Vec<(u32, u32, u64, u32)>,

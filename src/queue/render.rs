@@ -21,8 +21,10 @@ pub const POOL_ANNOTATION: &str = "gpuplan.dev/pool";
 pub const QUOTA_ANNOTATION: &str = "gpuplan.dev/quota";
 /// On a ClusterQueue that asked for gang admission.
 pub const GANG_ANNOTATION: &str = "gpuplan.dev/gang";
+/// The Kueue Configuration that all-or-nothing admission needs (see `compile::kueue_configuration`).
+pub const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 10m, blockAdmission: true}";
 /// What the gang annotation says: Kueue's all-or-nothing admission is the cluster-wide `waitForPodsReady`.
-pub const GANG_TEXT: &str = "all-or-nothing admission: needs Kueue's Configuration waitForPodsReady.enable: true";
+pub const GANG_TEXT: &str = "all-or-nothing admission: needs Kueue's Configuration waitForPodsReady (see the kustomization's prerequisites)";
 
 pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
     let mut out = Vec::new();
