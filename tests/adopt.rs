@@ -776,3 +776,25 @@ fn unknown_nodes_are_checked_against_the_schema_table() {
     let json: serde_json::Value = serde_json::from_slice(&gpuplan(&repo(), &["schema", "--format", "json"]).stdout).unwrap();
     assert_eq!(json.as_array().unwrap().len(), gpuplan::profile::schema::NODES.len());
 }
+
+/// A ClusterQueue edited after gpuplan wrote it: its quota comes from the spec (the `gpuplan.dev/quota` annotation
+/// may be stale), with a warning that the file was edited; the rest of the block from the spec as usual.
+#[test]
+fn a_hand_edited_cluster_queue_is_adopted_from_its_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("profiles")).unwrap();
+    let profile = "profile \"p\" priority=10\ncluster \"ml\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\nbudget usd-per-hour=100\npool \"web\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    max-accelerators 8\n}\nqueue \"team-a\" namespace=\"team-a\" pool=\"web\" {\n    gpus share=\"50%\" borrowing-limit=2\n    cohort \"web\"\n}\n";
+    std::fs::write(dir.path().join("profiles/p.kdl"), profile).unwrap();
+    let catalogs = repo().join("catalogs");
+    let compiled = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let path = dir.path().join("out/ml/clusterqueue-team-a.yaml");
+    let cq = std::fs::read_to_string(&path).unwrap();
+    assert!(cq.contains("        name: nvidia.com/gpu\n        nominalQuota: \"4\""), "{cq}");
+    std::fs::write(&path, cq.replace("        name: nvidia.com/gpu\n        nominalQuota: \"4\"", "        name: nvidia.com/gpu\n        nominalQuota: \"6\"")).unwrap();
+    let out = gpuplan(dir.path(), &["adopt", "out", "--into", "adopted", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let adopted = read(dir.path(), "adopted/p.kdl");
+    assert_has_lines(&adopted, &["queue \"team-a\" namespace=\"team-a\" pool=\"web\" {", "    gpus nominal=6 borrowing-limit=2 // ", "    cohort \"web\""]);
+    assert!(text(&out).contains("ClusterQueue/team-a (file): edited after gpuplan generated it"), "{}", text(&out));
+}

@@ -251,3 +251,24 @@ fn a_gang_queue_puts_wait_for_pods_ready_into_the_prerequisites() {
     let c = compile_one(with_queues("queue \"q\" namespace=\"a\" pool=\"web\" { gpus nominal=1; }\n"));
     assert!(!file(&c, "ml/kustomization.yaml").contains("waitForPodsReady"));
 }
+
+/// The ResourceFlavor CRD allows 8 tolerations (`spec.tolerations` maxItems 8): a pool with more taints is refused at
+/// the queue's pool, not as a schema error on a generated object.
+#[test]
+fn a_pool_with_more_taints_than_a_flavor_holds_is_e0212() {
+    let taints: String = (0..7).map(|i| format!("    taint \"t{i}\" value=\"x\" effect=\"NoSchedule\"\n")).collect();
+    let text = profile("p", 10, AMI, &format!("budget usd-per-hour=100\npool \"web\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 8\n{taints}}}\nqueue \"q\" namespace=\"a\" pool=\"web\" {{ gpus nominal=1; }}\n"));
+    assert_error(&compile_one(text), "E0212", "NodePool `web` has 9 NoSchedule/NoExecute taints, more than the 8 tolerations", "pool=\"web\"");
+}
+
+/// The ResourceFlavor CRD allows 8 nodeLabels (`spec.nodeLabels` maxProperties 8): `karpenter.sh/nodepool` (which
+/// alone picks the NodePool's nodes) and the pool's label come first, then the others in key order.
+#[test]
+fn a_flavors_node_labels_stay_within_the_crds_eight() {
+    let labels: String = (0..9).map(|i| format!("    label \"l{i}\" \"x\"\n")).collect();
+    let text = profile("p", 10, AMI, &format!("budget usd-per-hour=100\npool \"web\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 8\n{labels}}}\nqueue \"q\" namespace=\"a\" pool=\"web\" {{ gpus nominal=1; }}\n"));
+    let c = compile_one(text);
+    let flavor = &c.ok().plan.clusters[0].queues.flavors[0];
+    let keys: Vec<&str> = flavor.node_labels.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["gpuplan.dev/pool", "karpenter.sh/nodepool", "l0", "l1", "l2", "l3", "l4", "l5"]);
+}

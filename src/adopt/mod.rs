@@ -5,7 +5,7 @@
 //! The adopt pipeline: [`read`] (YAML files → NodePools, EC2NodeClasses, gpuplan's own GitOps and operations
 //! objects, skipped objects with reasons) → [`map`] (each NodePool with its EC2NodeClass → a pool; profiles
 //! grouped by gpuplan's `gpuplan.dev/profile` annotation, else by EC2NodeClass), [`workloads`] (gpuplan's
-//! PDBs, HPAs and workload alerts → `workload` blocks) and [`monitoring`] (its PrometheusRule, ServiceMonitors,
+//! PDBs, HPAs and workload alerts → `workload` blocks), [`queues`] (its Kueue ClusterQueues → `queue` blocks) and [`monitoring`] (its PrometheusRule, ServiceMonitors,
 //! ConfigMaps and ClusterPolicy → the cluster's `monitoring` block) → [`write`] (KDL with provenance comments)
 //! → [`report`] (compile the result; compare with the originals: types, limits, weights, $/h, lint findings).
 

@@ -118,6 +118,10 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 continue;
             }
             let nodepools = nodepools_of(cluster, &profile.name.value, &q.pool.value);
+            if let Some(d) = too_many_taints(q, &nodepools, sources) {
+                diagnostics.push(d);
+                continue;
+            }
             let queue = queue_plan(q, &profile.name.value, &source, &nodepools, catalog);
             diagnostics.extend(lending_above_nominal(q, &queue, sources));
             plan.queues.push(queue);
@@ -142,9 +146,19 @@ fn nodepools_of<'c>(cluster: &'c ClusterPlan, profile: &str, pool: &str) -> Vec<
     out
 }
 
+/// A ResourceFlavor holds at most 8 nodeLabels and 8 tolerations (the CRD's `maxProperties`/`maxItems`).
+pub const FLAVOR_MAX: usize = 8;
+
+/// `karpenter.sh/nodepool` alone picks the NodePool's nodes; the pool's label and then its other labels (in key
+/// order) follow while the CRD's 8 allow, so the flavor reads like the NodePool it stands for.
 fn flavor_plan(p: &PoolPlan) -> FlavorPlan {
-    let mut node_labels = p.labels.clone();
-    node_labels.insert(NODEPOOL_LABEL.to_string(), p.name.clone());
+    let mut node_labels = BTreeMap::from([(NODEPOOL_LABEL.to_string(), p.name.clone())]);
+    let pool_label = p.labels.get_key_value(crate::solve::POOL_LABEL);
+    for (k, v) in pool_label.into_iter().chain(&p.labels) {
+        if node_labels.len() < FLAVOR_MAX {
+            node_labels.insert(k.clone(), v.clone());
+        }
+    }
     let tolerations = p.pod_placement(1).tolerations;
     FlavorPlan { name: p.name.clone(), profile: p.profile.clone(), source: p.source.clone(), node_labels, tolerations }
 }
@@ -251,6 +265,17 @@ pub fn mebibytes(mib: u64) -> String {
         suffix += 1;
     }
     format!("{value}{}", SUFFIXES[suffix])
+}
+
+/// E0212: a NodePool with more NoSchedule/NoExecute taints than a ResourceFlavor has room for tolerations.
+fn too_many_taints(q: &Queue, nodepools: &[&PoolPlan], sources: &Sources) -> Option<ProfileDiagnostic> {
+    let p = nodepools.iter().find(|p| p.pod_placement(1).tolerations.len() > FLAVOR_MAX)?;
+    let n = p.pod_placement(1).tolerations.len();
+    Some(
+        sources
+            .error(q.pool.span, "E0212", format!("NodePool `{}` has {n} NoSchedule/NoExecute taints, more than the {FLAVOR_MAX} tolerations a Kueue ResourceFlavor holds", p.name))
+            .help("drop some of the pool's `taint`s: Kueue could not add a toleration for each to the pods it admits"),
+    )
 }
 
 /// E0208 once a share resolves: a lending limit above the queue's nominal quota in some flavor.
