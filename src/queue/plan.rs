@@ -165,7 +165,9 @@ fn flavor_plan(p: &PoolPlan) -> FlavorPlan {
 
 fn queue_plan(q: &Queue, profile: &str, source: &str, nodepools: &[&PoolPlan], catalog: &Catalog) -> QueuePlan {
     let quota = &q.quota.value;
-    let flavors: Vec<FlavorQuota> = nodepools.iter().map(|p| flavor_quota(q, p, catalog)).collect();
+    // Every flavor covers the same resources (Kueue's rule): EFA interfaces when any tier is an EFA pool.
+    let efa = nodepools.iter().any(|p| p.efa);
+    let flavors: Vec<FlavorQuota> = nodepools.iter().map(|p| flavor_quota(q, p, catalog, efa)).collect();
     let mut quota_kdl = format!("{} {}={}", quota.node, if matches!(quota.nominal.value, Amount::Percent(_)) { "share" } else { "nominal" }, quota.nominal.kdl());
     if let Some(b) = &quota.borrowing_limit {
         quota_kdl.push_str(&format!(" borrowing-limit={}", b.kdl()));
@@ -182,7 +184,7 @@ fn queue_plan(q: &Queue, profile: &str, source: &str, nodepools: &[&PoolPlan], c
         pool: q.pool.value.clone(),
         quota_kdl,
         accelerator: nodepools.first().map_or(AcceleratorKind::Nvidia, |p| p.accelerator),
-        efa: nodepools.iter().any(|p| p.efa),
+        efa,
         flavors,
         cohort: q.cohort.as_ref().map(|c| c.value.clone()),
         gang: q.gang.as_ref().is_some_and(|g| g.value),
@@ -190,20 +192,22 @@ fn queue_plan(q: &Queue, profile: &str, source: &str, nodepools: &[&PoolPlan], c
     }
 }
 
-fn flavor_quota(q: &Queue, p: &PoolPlan, catalog: &Catalog) -> FlavorQuota {
+fn flavor_quota(q: &Queue, p: &PoolPlan, catalog: &Catalog, efa: bool) -> FlavorQuota {
     let quota = &q.quota.value;
     let nominal = quota.nominal.of(p.limit);
     let borrowing_limit = quota.borrowing_limit.as_ref().map(|b| b.of(p.limit));
     let lending_limit = quota.lending_limit.as_ref().map(|l| l.of(p.limit));
     let per_node = NodeResources::of(p, catalog);
-    let mut resources = Vec::new();
-    for (i, name) in ["cpu", "memory", p.resource(), crate::catalog::efa::EFA_RESOURCE].into_iter().enumerate() {
-        if i == 3 && !p.efa {
-            break;
-        }
-        let quantity = |units: u32| per_node.quantity(i, units);
-        resources.push(ResourceQuota { name, nominal: quantity(nominal), borrowing_limit: borrowing_limit.map(quantity), lending_limit: lending_limit.map(quantity) });
-    }
+    let covered = ["cpu", "memory", p.resource(), crate::catalog::efa::EFA_RESOURCE];
+    let resources = covered
+        .into_iter()
+        .take(if efa { 4 } else { 3 })
+        .enumerate()
+        .map(|(i, name)| {
+            let quantity = |units: u32| per_node.quantity(i, units);
+            ResourceQuota { name, nominal: quantity(nominal), borrowing_limit: borrowing_limit.map(quantity), lending_limit: lending_limit.map(quantity) }
+        })
+        .collect();
     FlavorQuota {
         flavor: p.name.clone(),
         limit: p.limit,
