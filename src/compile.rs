@@ -371,6 +371,7 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
             "karpenter.sh" | "karpenter.k8s.aws" => Some("Karpenter"),
             "nvidia.com" => Some("the NVIDIA GPU Operator"),
             "monitoring.coreos.com" => Some("kube-prometheus-stack (prometheus-operator)"),
+            "kueue.x-k8s.io" => Some("Kueue v0.19 or later (v1beta2)"),
             _ => None,
         };
         if let Some(from) = from {
@@ -398,9 +399,26 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
         if cluster.pools.iter().any(|p| p.capacity_types.contains(&crate::catalog::CapacityType::Reserved)) {
             lines.push("  Karpenter feature gate ReservedCapacity: on by default since v1.6 (beta); keep it on (reserved pools)".to_string());
         }
+        lines.extend(kueue_configuration(cluster));
         notes.insert(cluster.name.clone(), lines);
     }
     notes
+}
+
+/// Gang admission is no ClusterQueue field: it is Kueue's own Configuration, `waitForPodsReady` (kubernetes-sigs/kueue
+/// v0.19.2 `apis/config/v1beta2/configuration_types.go` `WaitForPodsReady`: present = on, `timeout` required;
+/// `site/content/en/docs/tasks/manage/setup_wait_for_pods_ready.md`), in the `kueue-manager-config` ConfigMap of
+/// Kueue's install, which gpuplan does not manage. `blockAdmission: true` admits the next job only once the last
+/// one's pods all run, so two half-started gangs never hold each other's GPUs.
+fn kueue_configuration(cluster: &solve::ClusterPlan) -> Option<String> {
+    let gangs: Vec<&str> = cluster.queues.queues.iter().filter(|q| q.gang).map(|q| q.name.as_str()).collect();
+    (!gangs.is_empty()).then(|| {
+        format!(
+            "  Kueue Configuration (config.kueue.x-k8s.io/v1beta2, ConfigMap kueue-system/kueue-manager-config): {} (gang admission for queues {}: a job's pods all start within the timeout, or it is evicted and requeued)",
+            crate::queue::render::WAIT_FOR_PODS_READY,
+            gangs.join(", ")
+        )
+    })
 }
 
 /// The run of `generated` (sorted by path) whose first path component is `cluster`.

@@ -18,6 +18,7 @@ pub mod input;
 pub mod names;
 pub mod ops;
 pub mod profile;
+pub mod queue;
 pub mod render;
 pub mod report;
 pub mod simulate;

@@ -89,11 +89,13 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     // …and the README says it.
     let readme = read(&repo(), "README.md");
     assert!(readme.contains(&format!("(test `adopt`: all {compared} files)")), "README.md's Adopting section should say `all {compared} files`");
-    // Every gpuplan object of out/ is adopted or derived: only the kustomizations, NodeOverlays and the add-ons'
-    // Helm values are listed as skipped, each with its reason (compile writes them again).
+    // Every gpuplan object of out/ is adopted or derived: only the kustomizations, NodeOverlays, the add-ons'
+    // Helm values and the queues' ResourceFlavors and LocalQueues are listed as skipped, each with its reason
+    // (compile writes them again).
     let report = String::from_utf8_lossy(&out.stdout);
     let skipped = &report[report.find("skipped (").expect("a skipped section")..];
-    assert_eq!(skipped.lines().filter(|l| l.starts_with("  ")).count(), 13, "{skipped}");
+    assert_eq!(skipped.lines().filter(|l| l.starts_with("  ")).count(), 21, "{skipped}");
+    assert!(skipped.contains("ml-prod/resourceflavor-training-reserved.yaml ResourceFlavor/training-reserved (gpuplan's own: compiled again from the adopted queues)"), "{skipped}");
     assert!(skipped.contains("ml-prod/configmap-gpuplan-neuron-values.yaml ConfigMap/gpuplan-neuron-values (gpuplan's own: compiled again from the adopted pools' taints)"), "{skipped}");
     assert!(skipped.contains("ml-research/nodeoverlay-small-models-8gpu-x7.yaml NodeOverlay/small-models-8gpu-x7 (gpuplan's own: compiled again"), "{skipped}");
 
@@ -108,6 +110,14 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     // The reservation comes back as a reserved block: ids from the EC2NodeClass, the count from the limit.
     let training = read(dir.path(), "profiles/training.kdl");
     assert!(training.contains("id \"cr-0a1b2c3d4e5f60718\"") && training.contains("instances 2"), "{training}");
+    // Queues: the ClusterQueue's spec and gpuplan's annotations; a share stays a share (not the numbers it resolved to).
+    assert_has_lines(&training, &[
+        "queue \"research\" namespace=\"ml-research\" pool=\"training\" {",
+        "    gpus share=\"50%\" borrowing-limit=\"50%\"",
+        "    cohort \"ml\"",
+        "    gang #true",
+        "    preemption within-cluster-queue=\"LowerPriority\"",
+    ]);
 
     // Workloads. llm-server: name and namespace from the PDB's and HPA's metadata, pool from their
     // gpuplan.dev/pool annotation (the pool as the profile wrote it: both tiers of llm-inference).
@@ -572,7 +582,7 @@ fn nothing_is_dropped_silently() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["skipped"],
-        serde_json::json!(["karpenter/gpu-nodepool.yaml ConfigMap/unrelated (not a kind adopt reads: NodePools, EC2NodeClasses and gpuplan's own workload, monitoring and GitOps objects)"])
+        serde_json::json!(["karpenter/gpu-nodepool.yaml ConfigMap/unrelated (not a kind adopt reads: NodePools, EC2NodeClasses and gpuplan's own workload, queue, monitoring and GitOps objects)"])
     );
 }
 
@@ -733,6 +743,7 @@ fn every_schema_example_parses() {
             "disruption" | "reserved" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {} {{\n        {}\n    }}\n}}\n", node.parent, node.example),
             "workload" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{ }}\nworkload \"w\" namespace=\"ns\" pool=\"x\" {{\n    selector \"app\" \"w\"\n    {}\n}}\n", if node.name == "selector" { "" } else { node.example }),
             "monitoring" => format!("profile \"p\" priority=1\n{cluster}monitoring {{\n    {}\n}}\n", node.example),
+            "queue" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{ }}\nqueue \"q\" namespace=\"ns\" pool=\"x\" {{\n    {}{}\n}}\n", if ["gpus", "neuron-devices"].contains(&node.name) { "" } else { "gpus nominal=1\n    " }, node.example),
             "gitops" => format!("profile \"p\" priority=1\ncluster \"c\" {{\n    region \"us-east-1\"\n    ami \"al2023@v20251023\"\n    gitops repo=\"https://example.com/r.git\" revision=\"main\" argocd=#false flux=#true {{\n        {}\n    }}\n}}\n", node.example),
             other => panic!("unknown parent {other}"),
         };
@@ -764,4 +775,26 @@ fn unknown_nodes_are_checked_against_the_schema_table() {
     assert!(text.contains("max-accelerators <integer>") && text.contains("Default: sized from the budget."), "{text}");
     let json: serde_json::Value = serde_json::from_slice(&gpuplan(&repo(), &["schema", "--format", "json"]).stdout).unwrap();
     assert_eq!(json.as_array().unwrap().len(), gpuplan::profile::schema::NODES.len());
+}
+
+/// A ClusterQueue edited after gpuplan wrote it: its quota comes from the spec (the `gpuplan.dev/quota` annotation
+/// may be stale), with a warning that the file was edited; the rest of the block from the spec as usual.
+#[test]
+fn a_hand_edited_cluster_queue_is_adopted_from_its_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("profiles")).unwrap();
+    let profile = "profile \"p\" priority=10\ncluster \"ml\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\nbudget usd-per-hour=100\npool \"web\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    max-accelerators 8\n}\nqueue \"team-a\" namespace=\"team-a\" pool=\"web\" {\n    gpus share=\"50%\" borrowing-limit=2\n    cohort \"web\"\n}\n";
+    std::fs::write(dir.path().join("profiles/p.kdl"), profile).unwrap();
+    let catalogs = repo().join("catalogs");
+    let compiled = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let path = dir.path().join("out/ml/clusterqueue-team-a.yaml");
+    let cq = std::fs::read_to_string(&path).unwrap();
+    assert!(cq.contains("        name: nvidia.com/gpu\n        nominalQuota: \"4\""), "{cq}");
+    std::fs::write(&path, cq.replace("        name: nvidia.com/gpu\n        nominalQuota: \"4\"", "        name: nvidia.com/gpu\n        nominalQuota: \"6\"")).unwrap();
+    let out = gpuplan(dir.path(), &["adopt", "out", "--into", "adopted", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let adopted = read(dir.path(), "adopted/p.kdl");
+    assert_has_lines(&adopted, &["queue \"team-a\" namespace=\"team-a\" pool=\"web\" {", "    gpus nominal=6 borrowing-limit=2 // ", "    cohort \"web\""]);
+    assert!(text(&out).contains("ClusterQueue/team-a (file): edited after gpuplan generated it"), "{}", text(&out));
 }

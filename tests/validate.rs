@@ -20,6 +20,9 @@ const CRD_FILES: &[&str] = &[
     "argo-cd/application-crd.yaml",
     "flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml",
     "flux/source.toolkit.fluxcd.io_gitrepositories.yaml",
+    "kueue/kueue.x-k8s.io_clusterqueues.yaml",
+    "kueue/kueue.x-k8s.io_localqueues.yaml",
+    "kueue/kueue.x-k8s.io_resourceflavors.yaml",
 ];
 
 fn validator() -> &'static Validator {

@@ -5,7 +5,7 @@
 //! The adopt pipeline: [`read`] (YAML files → NodePools, EC2NodeClasses, gpuplan's own GitOps and operations
 //! objects, skipped objects with reasons) → [`map`] (each NodePool with its EC2NodeClass → a pool; profiles
 //! grouped by gpuplan's `gpuplan.dev/profile` annotation, else by EC2NodeClass), [`workloads`] (gpuplan's
-//! PDBs, HPAs and workload alerts → `workload` blocks) and [`monitoring`] (its PrometheusRule, ServiceMonitors,
+//! PDBs, HPAs and workload alerts → `workload` blocks), [`queues`] (its Kueue ClusterQueues → `queue` blocks) and [`monitoring`] (its PrometheusRule, ServiceMonitors,
 //! ConfigMaps and ClusterPolicy → the cluster's `monitoring` block) → [`write`] (KDL with provenance comments)
 //! → [`report`] (compile the result; compare with the originals: types, limits, weights, $/h, lint findings).
 
@@ -13,6 +13,7 @@ pub mod cli_docs;
 pub mod map;
 pub mod model;
 pub mod monitoring;
+pub mod queues;
 pub mod read;
 pub mod report;
 pub mod requirements;
@@ -162,6 +163,15 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         }
         known
     });
+    let (mut queues, unadopted) = queues::adopt(&read.queues, &mut warnings);
+    skipped.extend(unadopted);
+    queues.retain(|q| {
+        let known = groups.contains_key(&q.profile);
+        if !known {
+            skipped.push(format!("{} (queue {}: its profile `{}` has no NodePool among the inputs, and a queue admits to a pool of its own profile)", q.at, q.name, q.profile));
+        }
+        known
+    });
     // One block per cluster, in the profile that held it if that is recorded and adopted, else in the first of
     // its profiles that is adopted.
     let mut monitoring: BTreeMap<String, model::Line> = BTreeMap::new();
@@ -205,6 +215,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         let own: Vec<&workloads::AdoptedWorkload> = workloads.iter().filter(|w| w.profile == name).collect();
         training_presets(&mut profile, &own, &mut warnings);
         profile.workloads = own.into_iter().map(|w| w.line.clone()).collect();
+        profile.queues = queues.iter().filter(|q| q.profile == name).map(|q| q.line.clone()).collect();
         let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
         sources.sort();
         sources.dedup();
@@ -297,7 +308,7 @@ fn adopt_profile(
     // Priority orders the profiles of a cluster when gpuplan assigns weights to pools without one: a NodePool
     // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
     let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
-    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring: None, workloads: Vec::new(), comments }
+    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring: None, workloads: Vec::new(), queues: Vec::new(), comments }
 }
 
 /// A workload's HPA scales like a training pool's only when its pool's preset is `training-on-demand` or

@@ -74,6 +74,8 @@ pub struct AdoptedProfile {
     pub monitoring: Option<Line>,
     /// `workload` blocks, sorted by namespace and name (the order gpuplan renders them in).
     pub workloads: Vec<Line>,
+    /// `queue` blocks, sorted by name.
+    pub queues: Vec<Line>,
     pub comments: Vec<String>,
 }
 

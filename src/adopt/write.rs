@@ -54,6 +54,10 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
         out.push('\n');
         write_line(&mut out, workload, 0);
     }
+    for queue in &p.queues {
+        out.push('\n');
+        write_line(&mut out, queue, 0);
+    }
     out
 }
 

@@ -32,6 +32,8 @@ use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned}
 /// `workload` and `monitoring` nodes (operations manifests), parsed with this module's helpers.
 #[path = "../ops/intent.rs"]
 mod ops_intent;
+/// `queue` nodes (Kueue queues), parsed with this module's helpers.
+mod queue;
 pub(crate) use ops_intent::is_training_pool;
 
 /// Lint/solver price-quality knob default: admit a type only if its $/accelerator-hour is at most this
@@ -60,6 +62,8 @@ pub struct Profile {
     pub allow: Vec<Spanned<String>>,
     /// Workloads (PDB, HPA) and monitoring settings: see `ops`.
     pub ops: crate::ops::ProfileOps,
+    /// Kueue queues: see `queue`.
+    pub queues: Vec<crate::queue::Queue>,
 }
 
 #[derive(Debug, Clone)]
@@ -524,7 +528,7 @@ impl Parser<'_> {
         let mut budget = None;
         let mut pool_nodes = Vec::new();
         let mut allow = Vec::new();
-        let (mut workload_nodes, mut monitoring_nodes) = (Vec::new(), Vec::new());
+        let (mut workload_nodes, mut monitoring_nodes, mut queue_nodes) = (Vec::new(), Vec::new(), Vec::new());
 
         for node in doc.nodes() {
             match node.name().value() {
@@ -572,6 +576,7 @@ impl Parser<'_> {
                 "allow" => allow.extend(self.strings(node)),
                 "workload" => workload_nodes.push(node),
                 "monitoring" => monitoring_nodes.push(node),
+                "queue" => queue_nodes.push(node),
                 _ => self.unknown_node(node, &schema::names("profile"), "a profile"),
             }
         }
@@ -603,7 +608,8 @@ impl Parser<'_> {
             }
         }
         let ops = self.parse_ops(&workload_nodes, &monitoring_nodes, &pools);
-        Some(Profile { name, file: self.file, priority, cluster, budget_usd_per_hour: budget, pools, allow, ops })
+        let queues = self.parse_queues(&queue_nodes, &pools);
+        Some(Profile { name, file: self.file, priority, cluster, budget_usd_per_hour: budget, pools, allow, ops, queues })
     }
 
     /// Kubernetes object names: lowercase RFC 1123 labels (we use them as NodePool names).

@@ -7,7 +7,7 @@
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct NodeSpec {
     /// Where it may appear: `profile` (top level), `cluster`, `pool` (also valid in a `tier`), `gpu` (also in
-    /// `neuron`), `disruption`, `reserved`, `workload`, `monitoring`.
+    /// `neuron`), `disruption`, `reserved`, `workload`, `queue`, `monitoring`.
     pub parent: &'static str,
     pub name: &'static str,
     /// Arguments, e.g. `<string>…`; empty: none.
@@ -40,6 +40,7 @@ pub const NODES: &[NodeSpec] = &[
     n("profile", "pool", "<string>", &["preset=<general|inference-spot|inference-on-demand|training-on-demand|batch-spot|tiered>"], "preset general", "A GPU capacity pool: one NodePool per tier.", "pool \"x\" preset=\"general\" { max-accelerators 8 }"),
     n("profile", "allow", "<string>…", &[], "none", "Lint codes silenced for the whole profile.", "allow \"GP006\""),
     n("profile", "workload", "<string>", &["namespace=<string>", "pool=<string>", "kind=<Deployment|StatefulSet>"], "none", "A workload on a pool: its PodDisruptionBudget and HorizontalPodAutoscaler.", "workload \"w\" namespace=\"ns\" pool=\"x\" { selector \"app\" \"w\" }"),
+    n("profile", "queue", "<string>", &["namespace=<string>", "pool=<string>"], "none", "A Kueue queue on a pool (or one tier): a ClusterQueue with a quota in each of the pool's NodePools (one ResourceFlavor each, in fallback order) and a LocalQueue in the namespace.", "queue \"q\" namespace=\"ns\" pool=\"x\" { gpus nominal=4 }"),
     n("profile", "monitoring", "", &["namespace=<string>"], "namespace monitoring", "Prometheus rules, ServiceMonitors and GPU Operator settings for the cluster.", "monitoring namespace=\"monitoring\""),
     n("cluster", "region", "<string>", &[], "required", "AWS region; its catalog (catalogs/<region>.json) prices and filters the types.", "region \"us-east-1\""),
     n("cluster", "zones", "<string>…", &[], "required", "Availability zones the NodePools may launch in.", "zones \"us-east-1a\" \"us-east-1b\""),
@@ -93,6 +94,11 @@ pub const NODES: &[NodeSpec] = &[
     n("workload", "requests", "", &["cpu=<quantity>", "memory=<quantity>"], "none", "CPU and memory each replica requests (as in its pod spec): explain and lint GP018 say which of the pool's types hold one replica.", "requests cpu=\"4\" memory=\"16Gi\""),
     n("workload", "disruption-budget", "", &["min-available=<count|percent>", "max-unavailable=<count|percent>"], "none", "The workload's PodDisruptionBudget.", "disruption-budget max-unavailable=1"),
     n("workload", "autoscale", "", &["gpu-utilization=<percent>", "metric=<string>"], "none", "A HorizontalPodAutoscaler on GPU utilization.", "autoscale gpu-utilization=70"),
+    n("queue", "gpus", "", &["nominal=<integer>", "share=<percent>", "borrowing-limit=<integer|percent>", "lending-limit=<integer|percent>"], "required (or neuron-devices)", "The queue's quota in each flavor, in the resource pods request (time-slices or MIG devices on shared pools); a share or percentage is of the flavor's NodePool limit. cpu and memory quotas follow (see README \"Queues (Kueue)\").", "gpus nominal=8 borrowing-limit=4"),
+    n("queue", "neuron-devices", "", &["nominal=<integer>", "share=<percent>", "borrowing-limit=<integer|percent>", "lending-limit=<integer|percent>"], "required on Neuron pools", "As `gpus`, for a Neuron pool's aws.amazon.com/neuron.", "neuron-devices share=\"50%\""),
+    n("queue", "cohort", "<string>", &[], "none", "The Kueue cohort: queues of one cohort borrow each other's unused quota (borrowing-limit needs one).", "cohort \"ml\""),
+    n("queue", "gang", "<bool>", &[], "#false", "All-or-nothing admission of multi-pod jobs: needs Kueue's waitForPodsReady (listed in the kustomization's prerequisites).", "gang #true"),
+    n("queue", "preemption", "", &["within-cluster-queue=<Never|LowerPriority|LowerOrNewerEqualPriority>", "reclaim-within-cohort=<Never|LowerPriority|Any>", "borrow-within-cohort=<Never|LowerPriority>"], "all Never", "The ClusterQueue's preemption policy.", "preemption within-cluster-queue=\"LowerPriority\""),
     n("monitoring", "label", "<key> <value|#null>", &[], "release kube-prometheus-stack", "A label on the PrometheusRule and ServiceMonitors.", "label \"release\" \"prom\""),
     n("monitoring", "karpenter", "", &["namespace=<string>"], "kube-system", "Where Karpenter's metrics are scraped.", "karpenter namespace=\"kube-system\""),
     n("monitoring", "dcgm-exporter", "", &["namespace=<string>"], "gpu-operator", "Where dcgm-exporter runs.", "dcgm-exporter namespace=\"gpu-operator\""),

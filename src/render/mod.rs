@@ -112,7 +112,7 @@ impl Renderer {
         let mut env = Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         let mut kinds = Vec::new();
-        for (name, builtin) in BUILTIN_TEMPLATES.iter().chain(crate::ops::render::TEMPLATES) {
+        for (name, builtin) in BUILTIN_TEMPLATES.iter().chain(crate::ops::render::TEMPLATES).chain(crate::queue::render::TEMPLATES) {
             let text = match template_dir.map(|d| d.join(name)).filter(|p| p.exists()) {
                 Some(path) => crate::input::read_to_string(&path).map_err(|source| RenderError::Read { path, source })?,
                 None => builtin.to_string(),
@@ -191,6 +191,7 @@ impl Renderer {
             }
         }
         manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
+        manifests.extend(crate::queue::render::render_cluster(self, cluster)?);
         let argocd = cluster.gitops.as_ref().is_some_and(|g| g.argocd);
         for m in &mut manifests {
             let name = m.object["metadata"]["name"].as_str().unwrap_or_default().to_string();

@@ -33,7 +33,11 @@
 //!           prices), "ceiling_usd_per_accelerator_hour" (the worst-case price), "ceiling_estimate",
 //!           "estimate_source" (catalog source id or null) } ],
 //!         "removed": [ { "constraint", "count", "examples" } ],      // examples: the first 5 types
-//!         "findings": [ … ] } ] } ] } ],
+//!         "findings": [ … ] } ] } ],
+//!     "workloads": [ … ],                                               // as `gpuplan simulate` places them
+//!     "queues": [ { "name", "namespace", "profile", "cohort", "gang", "resource", "quota" (as written),
+//!       "flavors": [ { "flavor" (= its NodePool), "nodepool_limit", "nominal", "borrowing_limit", "lending_limit",
+//!         "nominal_usd_per_hour", "with_borrowing_usd_per_hour" } ] } ] } ],   // flavors in Kueue's try order
 //!   "estimate_sources": [ { "id", "description", "fetched_at" } ] }  // every estimate source used above
 //! ```
 
@@ -88,6 +92,92 @@ pub struct ClusterExplanation {
     pub profiles: Vec<ProfileExplanation>,
     /// Where each workload's pods go at max replicas, and what that costs (`gpuplan simulate`).
     pub workloads: Vec<crate::simulate::check::WorkloadPlacement>,
+    /// Kueue queues: queue → flavor → NodePool → $/h.
+    pub queues: Vec<QueueExplanation>,
+}
+
+/// One Kueue queue and where its quota goes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueueExplanation {
+    pub name: String,
+    pub namespace: String,
+    pub profile: String,
+    pub cohort: Option<String>,
+    pub gang: bool,
+    pub resource: String,
+    /// As written in the profile.
+    pub quota: String,
+    /// In the order Kueue tries them (the pool's fallback order).
+    pub flavors: Vec<QueueFlavorExplanation>,
+}
+
+/// One flavor of a queue: the NodePool it stands for, the quota there and its worst-case price.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueueFlavorExplanation {
+    /// The ResourceFlavor, named after its NodePool.
+    pub flavor: String,
+    pub nodepool_limit: u32,
+    pub nominal: u32,
+    pub borrowing_limit: Option<u32>,
+    pub lending_limit: Option<u32>,
+    /// The NodePool's worst case holding the nominal quota, and nominal + borrowing limit (the budget's price basis).
+    pub nominal_usd_per_hour: f64,
+    pub with_borrowing_usd_per_hour: f64,
+}
+
+fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExplanation> {
+    let queues = cluster.queues.queues.iter().filter(|q| profile.is_none_or(|p| p == q.profile));
+    queues
+        .map(|q| QueueExplanation {
+            name: q.name.clone(),
+            namespace: q.namespace.clone(),
+            profile: q.profile.clone(),
+            cohort: q.cohort.clone(),
+            gang: q.gang,
+            resource: q.accelerator.resource().to_string(),
+            quota: q.quota_kdl.clone(),
+            flavors: q
+                .flavors
+                .iter()
+                .map(|f| QueueFlavorExplanation {
+                    flavor: f.flavor.clone(),
+                    nodepool_limit: f.limit,
+                    nominal: f.nominal,
+                    borrowing_limit: f.borrowing_limit,
+                    lending_limit: f.lending_limit,
+                    nominal_usd_per_hour: r4(f.nominal_usd_per_hour),
+                    with_borrowing_usd_per_hour: r4(f.reach_usd_per_hour),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// `queue research (namespace ml-research, cohort ml, gang: gpus share="50%")`, then one line per flavor:
+/// `→ flavor training-reserved → NodePool training-reserved (limit 16): nominal 8 → $55.04/h; + borrowing 8 → $110.08/h`.
+fn write_queues(out: &mut String, queues: &[QueueExplanation]) {
+    if queues.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n  queues (Kueue: queue → flavor → NodePool → worst case $/h)");
+    for q in queues {
+        let mut about = vec![format!("namespace {}", q.namespace)];
+        about.extend(q.cohort.as_ref().map(|c| format!("cohort {c}")));
+        if q.gang {
+            about.push("gang".into());
+        }
+        let _ = writeln!(out, "    queue {} ({}: {})", q.name, about.join(", "), q.quota);
+        for f in &q.flavors {
+            let mut line = format!("      → flavor {0} → NodePool {0} (limit {1} {2}): nominal {3} → ${4:.2}/h", f.flavor, f.nodepool_limit, q.resource, f.nominal, f.nominal_usd_per_hour);
+            if let Some(b) = f.borrowing_limit {
+                let _ = write!(line, "; + borrowing {b} → ${:.2}/h", f.with_borrowing_usd_per_hour);
+            }
+            if let Some(l) = f.lending_limit {
+                let _ = write!(line, "; lends at most {l}");
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -244,6 +334,7 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
                 catalog: format!("{}@{}", cluster.region, cluster.catalog_digest),
                 profiles,
                 workloads: crate::simulate::check::workload_placements(c, cluster).into_iter().filter(|w| profile.is_none_or(|p| p == w.profile)).collect(),
+                queues: explain_queues(cluster, profile),
             });
         }
     }
@@ -498,6 +589,7 @@ pub fn table(e: &Explanation) -> String {
     for cluster in &e.clusters {
         let _ = writeln!(out, "cluster {} ({}, catalog {})", cluster.name, cluster.region, cluster.catalog);
         crate::simulate::report::write_placements(&mut out, &cluster.workloads);
+        write_queues(&mut out, &cluster.queues);
         for p in &cluster.profiles {
             let _ = writeln!(out, "\nprofile {} ({}, priority {})", p.name, p.source, p.priority);
             let budget = match (p.budget_usd_per_hour, p.worst_case_budget_share) {

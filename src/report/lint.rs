@@ -23,6 +23,9 @@ use crate::profile::{Pool, Profile, Tier};
 use crate::catalog::cost::{self, Limits, NodeShape};
 use crate::solve::{round_cents, ClusterPlan, PoolPlan, SPOT_MIN_TYPES};
 
+/// GP020, GP021: the Kueue queue rules.
+mod queues;
+
 /// One lint rule, for `--help`, the README and `explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rule {
@@ -57,6 +60,8 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP017", name: "device-plugin-unreachable", summary: "an accelerator NodePool's taints keep an add-on its nodes need (NFD worker, NVIDIA operands, Neuron or EFA device plugin) off them: the devices never become schedulable", checks_output: true },
     Rule { code: "GP018", name: "replica-too-big-for-small-types", summary: "a workload's replica (its `requests` and accelerators) does not fit some of its pool's instance types: Karpenter silently launches larger, pricier ones", checks_output: false },
     Rule { code: "GP019", name: "efa-mixed-gpu-models", summary: "an EFA pool whose NodePools admit more than one GPU model: one multi-node job may get both and runs at the slower one's pace", checks_output: false },
+    Rule { code: "GP020", name: "queue-flavor-without-pool", summary: "a Kueue ClusterQueue flavor whose ResourceFlavor is missing or whose nodeLabels match no NodePool (admitted pods wait for nodes that never come)", checks_output: true },
+    Rule { code: "GP021", name: "queue-quota-above-limit", summary: "the Kueue ClusterQueues' nominal quotas in a flavor add up to more than its NodePool's limit (admitted jobs wait for nodes Karpenter will not launch)", checks_output: true },
 ];
 
 /// The rule for a code, if any.
@@ -304,6 +309,11 @@ impl<'c> Rendered<'c> {
         self.index.get(&(kind, name)).copied()
     }
 
+    /// Every rendered object of a kind, by name.
+    fn all(&self, kind: &str) -> Vec<&'c Value> {
+        self.index.range((kind, "")..).take_while(|((k, _), _)| *k == kind).map(|(_, v)| *v).collect()
+    }
+
     /// The first rendered object of a kind.
     fn first(&self, kind: &str) -> Option<&'c Value> {
         self.index.range((kind, "")..).next().filter(|((k, _), _)| *k == kind).map(|(_, v)| *v)
@@ -342,6 +352,7 @@ impl<'c> Lint<'c> {
         }
         self.equal_weights(&views);
         self.monitoring_labels(cluster, profiles);
+        self.queues(cluster, profiles);
         for profile in profiles {
             self.ami_latest(cluster, profile);
             let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();

@@ -40,6 +40,8 @@ pub struct ClusterPlan {
     pub profiles: Vec<ProfileSummary>,
     /// Workloads (PDB/HPA), alerts, GPU Operator config: see `ops`.
     pub ops: crate::ops::OpsPlan,
+    /// Kueue flavors and queues: see `queue`.
+    pub queues: crate::queue::plan::KueuePlan,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -610,8 +612,10 @@ fn solve_cluster(
         pools,
         profiles: summaries,
         ops: Default::default(),
+        queues: Default::default(),
     };
     cluster.ops = crate::ops::plan_cluster(&cluster, profiles, sources)?;
+    cluster.queues = crate::queue::plan_cluster(&cluster, profiles, sources, catalog)?;
     Ok(cluster)
 }
 

@@ -36,6 +36,9 @@ var Sources = []Source{
 	{Module: "github.com/fluxcd/kustomize-controller", Paths: []string{"config/crd/bases"}, Embedded: "flux"},
 	{Module: "github.com/fluxcd/source-controller", Paths: []string{"config/crd/bases"}, Embedded: "flux"},
 	{Module: "github.com/fluxcd/helm-controller", Paths: []string{"config/crd/bases"}, Embedded: "flux"},
+	// kubernetes-sigs/kueue config/components/crd/bases: the kinds gpuplan writes for `queue` blocks (its other CRDs,
+	// Workload, Cohort, MultiKueue…, are no kind gpuplan writes).
+	{Module: "sigs.k8s.io/kueue", Paths: []string{"config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml", "config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml", "config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml"}, Embedded: "kueue"},
 }
 
 // Fallbacks are CRDs no module on the proxy serves; they are read from gpuplan's own copy (src/crds/<path>).
