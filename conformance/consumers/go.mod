@@ -24,7 +24,8 @@ require (
 )
 
 // Read for their files only (the CRDs: internal/crds), never imported: `go mod tidy` would drop them and mark them
-// "// indirect"; keep them here. (github.com/aws/eks-charts: the aws-efa-k8s-device-plugin chart v0.5.31, whose
+// "// indirect"; keep them here. (github.com/kedacore/keda/v2: the ScaledObject CRD, config/crd/bases, and the
+// admission webhook rules src/ops/keda.rs encodes; github.com/aws/eks-charts: the aws-efa-k8s-device-plugin chart v0.5.31, whose
 // instance-type list src/ops/efa-device-plugin-types.txt copies; tests/conformance/addons.rs compares the two.)
 require (
 	github.com/argoproj/argo-cd/v3 v3.5.1 // indirect
@@ -33,6 +34,7 @@ require (
 	github.com/fluxcd/helm-controller v1.6.3 // indirect
 	github.com/fluxcd/kustomize-controller v1.9.4 // indirect
 	github.com/fluxcd/source-controller v1.9.1 // indirect
+	github.com/kedacore/keda/v2 v2.20.2 // indirect
 	github.com/prometheus-operator/prometheus-operator v0.93.0 // indirect
 )
 

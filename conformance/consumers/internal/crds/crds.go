@@ -36,6 +36,9 @@ var Sources = []Source{
 	{Module: "github.com/fluxcd/kustomize-controller", Paths: []string{"config/crd/bases"}, Embedded: "flux"},
 	{Module: "github.com/fluxcd/source-controller", Paths: []string{"config/crd/bases"}, Embedded: "flux"},
 	{Module: "github.com/fluxcd/helm-controller", Paths: []string{"config/crd/bases"}, Embedded: "flux"},
+	// kedacore/keda config/crd/bases: the ScaledObject gpuplan writes for a workload that scales to zero or on a
+	// trigger, and the TriggerAuthentication its triggers may reference (the release's keda-*-crds.yaml bundles them).
+	{Module: "github.com/kedacore/keda/v2", Paths: []string{"config/crd/bases/keda.sh_scaledobjects.yaml", "config/crd/bases/keda.sh_triggerauthentications.yaml"}, Embedded: "keda"},
 }
 
 // Fallbacks are CRDs no module on the proxy serves; they are read from gpuplan's own copy (src/crds/<path>).
