@@ -105,6 +105,19 @@ fn cooldown_that_is_no_duration_is_e0121() {
 }
 
 #[test]
+fn polling_beyond_an_hour_is_e0226() {
+    let text = with_workload("    replicas min=0 max=4\n    scale-to-zero polling=\"2h\"\n    trigger \"kueue-pending\" cluster-queue=\"q\"\n");
+    assert_error(&text, "E0226", "polling=", "polling=\"2h\" is out of range");
+}
+
+#[test]
+fn embedded_keda_crds_are_the_shared_schemas() {
+    // What the binary validates ScaledObjects against (tests/validate.rs compares every embedded CRD byte for byte).
+    let crds: Vec<&str> = gpuplan::validate::EMBEDDED_CRDS.iter().filter(|c| c.group == "keda.sh").map(|c| c.kind).collect();
+    assert_eq!(crds, ["ScaledObject", "TriggerAuthentication"]);
+}
+
+#[test]
 fn prometheus_url_that_is_not_http_is_e0227() {
     let text = profile("p", 10, AMI, &format!("{}monitoring {{\n    prometheus url=\"prometheus:9090\"\n}}\n", pool()));
     assert_error(&text, "E0227", "url=", "is not an http:// or https:// URL");

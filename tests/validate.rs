@@ -20,6 +20,8 @@ const CRD_FILES: &[&str] = &[
     "argo-cd/application-crd.yaml",
     "flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml",
     "flux/source.toolkit.fluxcd.io_gitrepositories.yaml",
+    "keda/keda.sh_scaledobjects.yaml",
+    "keda/keda.sh_triggerauthentications.yaml",
 ];
 
 fn validator() -> &'static Validator {
