@@ -505,3 +505,38 @@ fn gp025_counts_a_percentage_as_at_least_one_pod_and_ignores_a_floor_above_zero(
     object_mut(&mut c, "ScaledObject", "w")["spec"]["minReplicaCount"] = json!(2);
     assert_none(&c.lint(), "GP025");
 }
+
+/// `gpuplan lint --manifests`: what `kubectl get hpa -A -o yaml` printed (a List) is linted with the compiled objects,
+/// so an HPA someone applied beside gpuplan's ScaledObject is found before KEDA's webhook refuses the next apply.
+#[test]
+fn gp024_lint_reads_a_kubectl_list_from_the_cluster() {
+    let c = compile_one(scale_to_zero_workload(""));
+    let dir = c.dir.path();
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: autoscaling/v2\n  kind: HorizontalPodAutoscaler\n  metadata: {name: w-by-hand, namespace: ns}\n  spec:\n    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: w}\n    maxReplicas: 4\n";
+    std::fs::write(dir.join("live.yaml"), list).unwrap();
+    let catalogs = repo().join("catalogs");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["lint", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--manifests", "live.yaml"];
+        args.extend_from_slice(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(&args).output().unwrap()
+    };
+    let out = run(&["--deny-warnings"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("GP024") && stderr.contains("HorizontalPodAutoscaler `w-by-hand`"), "{stderr}");
+    let wrong = run(&["--cluster", "other"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("--cluster other: the profiles define cluster(s) ml"));
+}
+
+#[test]
+fn gp024_the_cluster_copy_of_gpuplans_own_scaled_object_is_no_clash() {
+    let c = compile_one(scale_to_zero_workload(""));
+    let own = c.ok().manifests();
+    let so = own.iter().find(|m| m.kind() == "ScaledObject").unwrap();
+    let file = c.dir.path().join("live.yaml");
+    std::fs::write(&file, gpuplan::render::to_yaml(&so.object)).unwrap();
+    let all = gpuplan::report::lint::with_cluster_objects("ml", own.clone(), &[file]).unwrap();
+    assert_eq!(all.len(), own.len(), "the live copy replaces the compiled one");
+    assert_none(&gpuplan::report::lint::lint_on(c.ok(), &all), "GP024");
+}

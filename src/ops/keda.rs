@@ -236,7 +236,8 @@ pub fn clashes(manifests: &[Manifest]) -> Vec<(&Manifest, &Manifest)> {
     let scalers: Vec<(&Manifest, _)> = manifests.iter().filter(|m| matches!(m.kind(), KIND | "HorizontalPodAutoscaler")).filter_map(|m| Some((m, scale_target(&m.object)?))).collect();
     let mut out = Vec::new();
     for (i, (a, target)) in scalers.iter().enumerate() {
-        for (b, _) in scalers[i + 1..].iter().filter(|(_, t)| t == target) {
+        let same_object = |b: &Manifest| b.kind() == a.kind() && b.object["metadata"]["name"] == a.object["metadata"]["name"];
+        for (b, _) in scalers[i + 1..].iter().filter(|(b, t)| t == target && !same_object(b)) {
             match (a.kind() == KIND, b.kind() == KIND) {
                 (true, _) => out.push((*a, *b)),
                 (false, true) => out.push((*b, *a)),

@@ -128,6 +128,53 @@ pub fn findings_on(c: &Compilation, manifests: &[Manifest]) -> Vec<Finding> {
     out
 }
 
+/// Objects read from a running cluster (`kubectl get hpa,scaledobjects,pdb -A -o yaml`: the items of a `List` count
+/// one by one) or any YAML files, as objects of `cluster`, for [`lint_on`]: the rules that read the output (GP024's
+/// HPA beside a ScaledObject, GP025's PDB) then judge what is really there. An object with the kind, namespace and
+/// name of one of `own` (the compile's) replaces it: the cluster's copy is the live one.
+pub fn with_cluster_objects(cluster: &str, own: Vec<Manifest>, paths: &[std::path::PathBuf]) -> Result<Vec<Manifest>, String> {
+    let mut read = Vec::new();
+    for file in yaml_files(paths)? {
+        let text = crate::input::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let docs = crate::simulate::yaml::parse_docs(&file, &text).map_err(|e| e.to_string())?;
+        for doc in docs {
+            let value = doc.value.into_owned();
+            let items = match value["kind"].as_str() {
+                Some(kind) if kind.ends_with("List") => value["items"].as_array().cloned().unwrap_or_default(),
+                _ => vec![value],
+            };
+            for (i, object) in items.into_iter().enumerate() {
+                // One path component under the cluster (what `emit::cluster_of` reads): the file's name and where.
+                let name = format!("{}:{}#{i}", file.file_name().unwrap_or_default().to_string_lossy(), doc.line);
+                read.push(Manifest { path: std::path::Path::new(cluster).join(name), source: file.display().to_string(), object });
+            }
+        }
+    }
+    let id = |o: &Value| (o["kind"].to_string(), o["metadata"]["namespace"].as_str().unwrap_or("default").to_string(), o["metadata"]["name"].to_string());
+    let replaced: BTreeSet<_> = read.iter().map(|m| id(&m.object)).collect();
+    let mut out: Vec<Manifest> = own.into_iter().filter(|m| crate::emit::cluster_of(&m.path).as_deref() != Some(cluster) || !replaced.contains(&id(&m.object))).collect();
+    out.extend(read);
+    Ok(out)
+}
+
+/// Every *.yaml / *.yml under `paths` (directories recursively), sorted per directory.
+fn yaml_files(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, String> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            entries.sort();
+            let entries: Vec<_> = entries.into_iter().filter(|e| e.is_dir() || e.extension().is_some_and(|x| x == "yaml" || x == "yml")).collect();
+            out.extend(yaml_files(&entries)?);
+        } else if path.exists() {
+            out.push(path.clone());
+        } else {
+            return Err(format!("cannot read {}: no such file or directory", path.display()));
+        }
+    }
+    Ok(out)
+}
+
 /// By file, position, code and message: the order never depends on the threads.
 pub fn sort(findings: &mut [Finding]) {
     findings.sort_by(|a, b| (a.span.file, a.span.offset, a.code, &a.diagnostic.message).cmp(&(b.span.file, b.span.offset, b.code, &b.diagnostic.message)));
@@ -446,7 +493,6 @@ impl<'c> Lint<'c> {
     /// minAvailable of one pod or more (or any percentage: rounded up). KEDA wakes it to one replica; at one replica
     /// that budget allows no eviction, and Karpenter's drains wait on it (see `ops::workload::default_pdb`).
     fn scale_to_zero_budgets(&mut self, cluster: &ClusterPlan, profiles: &[&'c Profile], manifests: &[Manifest]) {
-        let rendered = Rendered::new(manifests);
         for w in &cluster.ops.workloads {
             let Some(so) = manifests.iter().find(|m| m.kind() == crate::ops::keda::KIND && crate::ops::keda::scale_target(&m.object).is_some_and(|(ns, _, kind, name)| ns == w.namespace && kind == w.kind && name == w.name)) else { continue };
             if so.object["spec"]["minReplicaCount"].as_u64().unwrap_or(0) != 0 {
@@ -458,8 +504,8 @@ impl<'c> Lint<'c> {
                 Value::String(s) => s.strip_suffix('%').and_then(|p| p.parse::<u32>().ok()).map_or_else(|| s.parse::<u32>().is_ok_and(|n| n >= 1), |p| p > 0),
                 _ => false,
             };
-            let pdbs = rendered.index.iter().filter(|((kind, _), o)| *kind == "PodDisruptionBudget" && o["metadata"]["namespace"] == w.namespace.as_str());
-            for (_, pdb) in pdbs.filter(|(_, o)| selects(o) && blocking(o)) {
+            let pdbs = manifests.iter().map(|m| &m.object).filter(|o| o["kind"] == "PodDisruptionBudget" && o["metadata"]["namespace"] == w.namespace.as_str());
+            for pdb in pdbs.filter(|o| selects(o) && blocking(o)) {
                 let Some((profile, spec)) = self.workload_spec(profiles, &w.namespace, &w.name) else { continue };
                 let span = spec.disruption_budget.as_ref().map_or(spec.name.span, |b| b.span);
                 let message = format!(
