@@ -2,11 +2,12 @@
 //! `keda.sh/v1alpha1` ScaledObject *instead of* its HorizontalPodAutoscaler.
 //!
 //! KEDA creates and owns an HPA for every ScaledObject (`keda-hpa-<name>`, or `advanced.horizontalPodAutoscalerConfig
-//! .name`) and feeds it through its own external-metrics server; its admission webhook refuses a ScaledObject whose
-//! target another HPA already scales ("ScaledObject … creates an HPA …; you can't have both", keda.sh/docs/2.20
-//! /concepts/scaling-deployments, and kedacore/keda v2.20.2 `apis/keda/v1alpha1/scaledobject_webhook.go`
-//! `verifyHpas`). So gpuplan writes one or the other for a target, never both; lint GP024 reports a cluster where
-//! both exist.
+//! .name`: kedacore/keda v2.20.2 `scaledobject_webhook.go` `getHpaName`) and feeds it through its own metrics server
+//! ("Behind the scenes, KEDA acts to monitor the event source and feed that data to Kubernetes and the HPA",
+//! keda.sh/docs, Concepts, "Scaling Deployments, StatefulSets & Custom Resources"); its admission webhook refuses a
+//! ScaledObject whose target another HPA already scales ("the workload '%s' of type '%s' is already managed by the hpa
+//! '%s'": `apis/keda/v1alpha1/scaledobject_webhook.go` `verifyHpas`). So gpuplan writes one or the other for a target,
+//! never both; lint GP024 reports a cluster where both exist.
 //!
 //! The triggers:
 //! - `autoscale gpu-utilization=N` becomes a `prometheus` trigger on the query prometheus-adapter serves the HPA
