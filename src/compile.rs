@@ -371,7 +371,8 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
             "karpenter.sh" | "karpenter.k8s.aws" => Some("Karpenter"),
             "nvidia.com" => Some("the NVIDIA GPU Operator"),
             "monitoring.coreos.com" => Some("kube-prometheus-stack (prometheus-operator)"),
-            "kueue.x-k8s.io" => Some("Kueue v0.19 or later (v1beta2)"),
+            "kueue.x-k8s.io" => Some("Kueue ≥ v0.19"),
+            "keda.sh" => Some("KEDA ≥ v2.20, whose operator also creates the ScaledObject's HPA"),
             _ => None,
         };
         if let Some(from) = from {

@@ -81,6 +81,28 @@ impl Inputs {
     }
 }
 
+/// `lint --manifests`: the findings on the compiled objects of one cluster together with objects read from it, those
+/// the compile did not already print; how many.
+fn lint_cluster_objects(compiled: &Compilation, manifests: &[PathBuf], cluster: Option<String>) -> Result<usize, String> {
+    if manifests.is_empty() {
+        return Ok(0);
+    }
+    let names: Vec<&str> = compiled.plan.clusters.iter().map(|c| c.name.as_str()).collect();
+    let cluster = match (cluster, names.as_slice()) {
+        (Some(c), _) if names.contains(&c.as_str()) => c,
+        (Some(c), _) => return Err(format!("error: --cluster {c}: the profiles define cluster(s) {}", names.join(", "))),
+        (None, [only]) => only.to_string(),
+        (None, _) => return Err(format!("error: --manifests needs --cluster: the profiles define clusters {}", names.join(", "))),
+    };
+    let objects = gpuplan::report::lint::with_cluster_objects(&cluster, compiled.manifests(), manifests).map_err(|e| format!("error: {e}"))?;
+    let printed: std::collections::BTreeSet<(&str, &str, &str)> = compiled.warnings.iter().map(|w| (w.code, w.message.as_str(), w.location.as_str())).collect();
+    let new: Vec<_> = gpuplan::report::lint::lint_on(compiled, &objects).into_iter().filter(|d| !printed.contains(&(d.code, d.message.as_str(), d.location.as_str()))).collect();
+    if !new.is_empty() {
+        eprint!("{}", term::render(&new, color()));
+    }
+    Ok(new.len())
+}
+
 fn compile_with(profiles: &[PathBuf], data: &Data) -> Result<Compilation, String> {
     let options = CompileOptions { profiles: profiles.to_vec(), catalogs_dir: data.catalogs.clone(), templates_dir: data.templates.clone() };
     let compiled = compile(&options).map_err(compile_error)?;
@@ -172,6 +194,13 @@ enum Command {
         /// Exit 1 when there are findings.
         #[arg(long)]
         deny_warnings: bool,
+        /// YAML read from the running cluster (e.g. `kubectl get hpa,scaledobjects,pdb -A -o yaml`), files or
+        /// directories: linted together with the compiled objects of `--cluster` (an HPA beside a ScaledObject: GP024).
+        #[arg(long, num_args = 1..)]
+        manifests: Vec<PathBuf>,
+        /// The cluster `--manifests` come from (needed when the profiles define more than one).
+        #[arg(long)]
+        cluster: Option<String>,
     },
     /// Explain the plan: candidates ranked by price, what each constraint removed, limits, weights, costs.
     Explain {
@@ -493,9 +522,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Lint { inputs, deny_warnings } => {
+        Command::Lint { inputs, deny_warnings, manifests, cluster } => {
             let compiled = inputs.compile()?;
-            let count = compiled.warnings.len();
+            let count = compiled.warnings.len() + lint_cluster_objects(&compiled, &manifests, cluster)?;
             eprintln!("{count} finding{}", if count == 1 { "" } else { "s" });
             Ok(if deny_warnings && count > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }

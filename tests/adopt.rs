@@ -798,3 +798,61 @@ fn a_hand_edited_cluster_queue_is_adopted_from_its_spec() {
     assert_has_lines(&adopted, &["queue \"team-a\" namespace=\"team-a\" pool=\"web\" {", "    gpus nominal=6 borrowing-limit=2 // ", "    cohort \"web\""]);
     assert!(text(&out).contains("ClusterQueue/team-a (file): edited after gpuplan generated it"), "{}", text(&out));
 }
+
+/// Issue 20: KEDA workloads survive adopt → compile byte for byte: scale-to-zero with its cooldown and polling, a
+/// Kueue trigger, a prometheus trigger with an activation threshold, `autoscale` read back from the gpu-utilization
+/// trigger, a trigger-only workload on a training pool (its slow HPA behaviour makes the pool a training one), and a
+/// Prometheus url that is not the default (read back from the triggers' serverAddress into `monitoring`).
+#[test]
+fn adopting_keda_scaled_objects_reproduces_them() {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::create_dir(src.path().join("profiles")).unwrap();
+    let profile = r#"profile "k" priority=10
+cluster "kc" {
+    region "us-east-1"
+    zones "us-east-1a" "us-east-1b"
+    ami "al2023@v20251023"
+}
+budget usd-per-hour=200
+pool "serve" preset="inference-on-demand" {
+    gpu { name "L4"; per-node max=1; }
+}
+pool "train" preset="training-on-demand" {
+    gpu { name "A10G"; per-node max=1; }
+    max-accelerators 8
+}
+monitoring namespace="obs" {
+    prometheus url="https://thanos-query.obs.svc:10902"
+}
+workload "batch" namespace="inference" pool="serve" {
+    selector "app" "batch"
+    replicas min=0 max=6
+    scale-to-zero cooldown="1h30m" polling="45s"
+    trigger "kueue-pending" cluster-queue="serving" per-replica=2
+    trigger "prometheus" query="sum(queue_depth{queue=\"batch\"})" threshold=12.5 activation=3
+    autoscale gpu-utilization=60
+}
+workload "etl" namespace="ml" pool="train" {
+    selector "app" "etl"
+    replicas min=1 max=4
+    trigger "kueue-pending" cluster-queue="etl"
+}
+"#;
+    std::fs::write(src.path().join("profiles/k.kdl"), profile).unwrap();
+    let catalogs = repo().join("catalogs");
+    let compiled = gpuplan(src.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let (dir, out) = adopt(&src.path().join("out"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let adopted = read(dir.path(), "profiles/k.kdl");
+    assert_has_lines(&adopted, &[
+        "scale-to-zero cooldown=\"1h30m\" polling=\"45s\"",
+        "trigger \"kueue-pending\" cluster-queue=\"serving\" per-replica=2",
+        "trigger \"prometheus\" query=\"sum(queue_depth{queue=\\\"batch\\\"})\" threshold=12.5 activation=3",
+        "autoscale gpu-utilization=60",
+        "prometheus url=\"https://thanos-query.obs.svc:10902\"",
+    ]);
+    let again = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_same_tree(&src.path().join("out"), &dir.path().join("out"));
+}

@@ -412,7 +412,7 @@ fn kustomization_lists_the_clusters_prerequisites() {
     let c = examples();
     let tree = c.output_tree();
     let prod = &tree.files[Path::new("ml-prod/kustomization.yaml")];
-    assert!(prod.contains("#   namespaces: gpu-operator, inference, kube-system, monitoring, training"), "{prod}");
+    assert!(prod.contains("#   namespaces: gpu-operator, inference, kube-system, ml-research, monitoring, training"), "{prod}");
     assert!(prod.contains("#   Helm values for NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml): ConfigMap gpu-operator/gpuplan-gpu-operator-values (key values.yaml)"), "{prod}");
     assert!(prod.contains("#   CRD: NodePool karpenter.sh/v1 (from Karpenter)"));
     // ReservedCapacity is beta and on by default since Karpenter v1.6 (aws/karpenter-provider-aws

@@ -446,3 +446,97 @@ fn gp019_is_silent_for_one_gpu_model_and_silenced_by_allow() {
     assert_none(&compile_one(efa_pool("\"H100\"", "")).lint(), "GP019");
     assert_none(&compile_one(efa_pool("\"A100\" \"H100\"", "    allow \"GP019\"\n")).lint(), "GP019");
 }
+
+/// The clean L4 pool with a workload KEDA scales to zero (woken by a Kueue queue), `allow` at the top level.
+fn scale_to_zero_workload(allow: &str) -> String {
+    profile("p", 10, AMI, &format!("{allow}{}workload \"w\" namespace=\"ns\" pool=\"web\" {{\n    selector \"app\" \"w\"\n    replicas min=0 max=4\n    scale-to-zero\n    trigger \"kueue-pending\" cluster-queue=\"q\"\n}}\n", clean_pool("")))
+}
+
+/// The cluster's objects plus an HPA someone applied by hand on the workload's Deployment.
+fn with_hand_written_hpa(c: &mut Compiled) {
+    let mut manifests = c.edited.take().unwrap_or_else(|| c.ok().manifests());
+    let so = manifests.iter().find(|m| m.kind() == "ScaledObject").expect("a ScaledObject").clone();
+    let mut hpa = so;
+    hpa.path = "ml/horizontalpodautoscaler-ns-w-by-hand.yaml".into();
+    hpa.object = json!({ "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": { "name": "w-by-hand", "namespace": "ns" },
+        "spec": { "scaleTargetRef": { "apiVersion": "apps/v1", "kind": "Deployment", "name": "w" }, "minReplicas": 1, "maxReplicas": 4 } });
+    manifests.push(hpa);
+    c.edited = Some(manifests);
+}
+
+// kedacore/keda v2.20.2 apis/keda/v1alpha1/scaledobject_webhook.go `verifyHpas`: "the workload '%s' of type '%s' is
+// already managed by the hpa '%s'".
+#[test]
+fn gp024_scaled_object_and_hand_written_hpa_on_one_deployment_is_reported_at_the_workload() {
+    let mut c = compile_one(scale_to_zero_workload(""));
+    assert_none(&c.lint(), "GP024");
+    with_hand_written_hpa(&mut c);
+    let d = c.lint();
+    assert_one(&d, "GP024", "Deployment ns/w is scaled by ScaledObject `w` and by HorizontalPodAutoscaler `w-by-hand`", &c.loc("p.kdl", "\"w\" namespace"));
+}
+
+#[test]
+fn gp024_is_silenced_by_allow_in_the_profile() {
+    let mut c = compile_one(scale_to_zero_workload("allow \"GP024\"\n"));
+    with_hand_written_hpa(&mut c);
+    assert_none(&c.lint(), "GP024");
+}
+
+// At one replica a PDB with minAvailable 1 allows no eviction (kubernetes.io/docs/tasks/run-application/configure-pdb/:
+// "When you set zero voluntary evictions … you cannot successfully drain a Node running one of those Pods").
+#[test]
+fn gp025_scale_to_zero_workload_whose_pdb_keeps_min_available_one_is_reported() {
+    let mut c = compile_one(scale_to_zero_workload(""));
+    assert_none(&c.lint(), "GP025");
+    let spec = &mut object_mut(&mut c, "PodDisruptionBudget", "w")["spec"];
+    spec.as_object_mut().unwrap().remove("maxUnavailable");
+    spec["minAvailable"] = json!(1);
+    let d = c.lint();
+    assert_one(&d, "GP025", "workload `ns/w` scales to zero, and PodDisruptionBudget `w` keeps minAvailable 1 of its pods", &c.loc("p.kdl", "\"w\" namespace"));
+}
+
+#[test]
+fn gp025_counts_a_percentage_as_at_least_one_pod_and_ignores_a_floor_above_zero() {
+    let mut c = compile_one(scale_to_zero_workload(""));
+    let spec = &mut object_mut(&mut c, "PodDisruptionBudget", "w")["spec"];
+    spec.as_object_mut().unwrap().remove("maxUnavailable");
+    spec["minAvailable"] = json!("10%");
+    assert_eq!(with_code(&c.lint(), "GP025").len(), 1);
+    object_mut(&mut c, "ScaledObject", "w")["spec"]["minReplicaCount"] = json!(2);
+    assert_none(&c.lint(), "GP025");
+}
+
+/// `gpuplan lint --manifests`: what `kubectl get hpa -A -o yaml` printed (a List) is linted with the compiled objects,
+/// so an HPA someone applied beside gpuplan's ScaledObject is found before KEDA's webhook refuses the next apply.
+#[test]
+fn gp024_lint_reads_a_kubectl_list_from_the_cluster() {
+    let c = compile_one(scale_to_zero_workload(""));
+    let dir = c.dir.path();
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: autoscaling/v2\n  kind: HorizontalPodAutoscaler\n  metadata: {name: w-by-hand, namespace: ns}\n  spec:\n    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: w}\n    maxReplicas: 4\n";
+    std::fs::write(dir.join("live.yaml"), list).unwrap();
+    let catalogs = repo().join("catalogs");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["lint", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--manifests", "live.yaml"];
+        args.extend_from_slice(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(&args).output().unwrap()
+    };
+    let out = run(&["--deny-warnings"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("GP024") && stderr.contains("HorizontalPodAutoscaler `w-by-hand`"), "{stderr}");
+    let wrong = run(&["--cluster", "other"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("--cluster other: the profiles define cluster(s) ml"));
+}
+
+#[test]
+fn gp024_the_cluster_copy_of_gpuplans_own_scaled_object_is_no_clash() {
+    let c = compile_one(scale_to_zero_workload(""));
+    let own = c.ok().manifests();
+    let so = own.iter().find(|m| m.kind() == "ScaledObject").unwrap();
+    let file = c.dir.path().join("live.yaml");
+    std::fs::write(&file, gpuplan::render::to_yaml(&so.object)).unwrap();
+    let all = gpuplan::report::lint::with_cluster_objects("ml", own.clone(), &[file]).unwrap();
+    assert_eq!(all.len(), own.len(), "the live copy replaces the compiled one");
+    assert_none(&gpuplan::report::lint::lint_on(c.ok(), &all), "GP024");
+}

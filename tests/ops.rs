@@ -817,7 +817,7 @@ fn workload_objects_and_alerts_refer_to_their_pool_only() {
     );
     let rule = &in_cluster(&c, "ml-prod", "PrometheusRule")[0];
     let rules: Vec<&Value> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).collect();
-    let unsched = rules.iter().find(|r| r["alert"] == "GpuplanWorkloadPodsUnschedulable").expect("workload alert");
+    let unsched = rules.iter().find(|r| r["alert"] == "GpuplanWorkloadPodsUnschedulable" && r["labels"]["gpuplan_workload"] == "inference/llm-server").expect("workload alert");
     assert_eq!(unsched["expr"], "max by (namespace, pod) (kube_pod_status_unschedulable{namespace=\"inference\",pod=~\"llm-server-[a-z0-9]{1,10}-[a-z0-9]{5}\"}) == 1\n");
     assert_eq!(unsched["labels"]["gpuplan_pool"], "llm-inference");
     let description = unsched["annotations"]["description"].as_str().unwrap();
@@ -853,6 +853,9 @@ fn workload_alerts_record_replicas_and_selector() {
     }
     let expected = [
         ("inference/embeddings", "2-16", "app=embeddings"),
+        // Scales to zero: adopt reads its replicas from its ScaledObject (a `0-…` record alone is no replica count
+        // a profile can have without `scale-to-zero`, E0220, so parse_replicas_record refuses it).
+        ("inference/llm-batch", "0-4", "app.kubernetes.io/name=llm-batch"),
         ("inference/llm-server", "2-12", "app.kubernetes.io/name=llm-server"),
         ("notebooks/jupyter", "1-24", "app=jupyter"),
         ("training/trainer", "4", "app=trainer"),

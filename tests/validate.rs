@@ -23,6 +23,8 @@ const CRD_FILES: &[&str] = &[
     "kueue/kueue.x-k8s.io_clusterqueues.yaml",
     "kueue/kueue.x-k8s.io_localqueues.yaml",
     "kueue/kueue.x-k8s.io_resourceflavors.yaml",
+    "keda/keda.sh_scaledobjects.yaml",
+    "keda/keda.sh_triggerauthentications.yaml",
 ];
 
 fn validator() -> &'static Validator {

@@ -24,10 +24,11 @@ require (
 )
 
 // Read for their files only (the CRDs: internal/crds), never imported: `go mod tidy` would drop them and mark them
-// "// indirect"; keep them here. (github.com/aws/eks-charts: the aws-efa-k8s-device-plugin chart v0.5.31, whose
-// instance-type list src/ops/efa-device-plugin-types.txt copies; tests/conformance/addons.rs compares the two.
-// sigs.k8s.io/kueue v0.19.2: the ClusterQueue, LocalQueue and ResourceFlavor CRDs of config/components/crd/bases,
-// the release ../shared/schemas/kueue was taken from, commit 8eab68778fc1.)
+// "// indirect"; keep them here. (github.com/kedacore/keda/v2: the ScaledObject CRD, config/crd/bases, and the
+// admission webhook rules src/ops/keda.rs encodes; github.com/aws/eks-charts: the aws-efa-k8s-device-plugin chart
+// v0.5.31, whose instance-type list src/ops/efa-device-plugin-types.txt copies; tests/conformance/addons.rs compares
+// the two; sigs.k8s.io/kueue v0.19.2: the ClusterQueue, LocalQueue and ResourceFlavor CRDs of
+// config/components/crd/bases, the release ../shared/schemas/kueue was taken from, commit 8eab68778fc1.)
 require (
 	github.com/argoproj/argo-cd/v3 v3.5.1 // indirect
 	github.com/aws/eks-charts v0.0.243-0.20260821194545-743f98a89b5b // indirect
@@ -35,6 +36,7 @@ require (
 	github.com/fluxcd/helm-controller v1.6.3 // indirect
 	github.com/fluxcd/kustomize-controller v1.9.4 // indirect
 	github.com/fluxcd/source-controller v1.9.1 // indirect
+	github.com/kedacore/keda/v2 v2.20.2 // indirect
 	github.com/prometheus-operator/prometheus-operator v0.93.0 // indirect
 	sigs.k8s.io/kueue v0.19.2 // indirect
 )

@@ -41,6 +41,8 @@ struct Objects<'a> {
     adapter: Option<&'a Doc>,
     device_plugin: Option<&'a Doc>,
     policy: Option<&'a Doc>,
+    /// A KEDA ScaledObject of one of the cluster's profiles: its triggers' `serverAddress` is `prometheus url=…`.
+    scaled_object: Option<&'a Doc>,
 }
 
 /// Each cluster's block, and `file Kind/name (reason)` for the cluster-wide objects that are not adopted (a kind
@@ -91,6 +93,13 @@ pub fn adopt(ops: &[Doc], warnings: &mut Vec<Warning>) -> (Vec<ClusterMonitoring
             });
         }
     }
+    // A ScaledObject carries its own profile only: it joins the cluster whose objects list that profile.
+    for doc in ops.iter().filter(|d| d.kind == crate::ops::keda::KIND) {
+        let Some(profile) = doc.object["metadata"]["annotations"]["gpuplan.dev/profile"].as_str() else { continue };
+        if let Some(o) = clusters.iter_mut().find(|(profiles, _)| profiles.split(',').any(|p| p == profile)).map(|(_, o)| o) {
+            o.scaled_object.get_or_insert(doc);
+        }
+    }
     let adopted = clusters
         .into_iter()
         .map(|(profiles, o)| {
@@ -122,6 +131,9 @@ fn block(o: &Objects, recorded: bool, warnings: &mut Vec<Warning>) -> Option<Lin
     if let Some((ns, from)) = at(o.adapter, &namespace) {
         settings.push(Line::new(format!("prometheus-adapter namespace={}", q(&ns)), format!("{from} metadata.namespace")));
     }
+    if let Some((url, from)) = prometheus_url(o, &namespace) {
+        settings.push(Line::new(format!("prometheus url={}", q(&url)), from));
+    }
     settings.extend(gpu_operator(o, &defaults, warnings));
     settings.extend(alerts(o, &defaults));
     if !recorded && settings.is_empty() && default_labels && namespace == defaults.namespace {
@@ -133,6 +145,13 @@ fn block(o: &Objects, recorded: bool, warnings: &mut Vec<Warning>) -> Option<Lin
         from.push_str(&format!("; profile from metadata.annotations.{MONITORING_PROFILE_ANNOTATION}"));
     }
     Some(Line::block(format!("monitoring namespace={}", q(&namespace)), from, children))
+}
+
+/// The Prometheus KEDA's triggers query, when it is not the default for the monitoring namespace.
+fn prometheus_url(o: &Objects, namespace: &str) -> Option<(String, String)> {
+    let doc = o.scaled_object?;
+    let url = doc.object["spec"]["triggers"].as_array()?.iter().find_map(|t| t["metadata"]["serverAddress"].as_str())?;
+    (url != crate::ops::default_prometheus_url(namespace)).then(|| (url.to_string(), format!("{} spec.triggers[].metadata.serverAddress", doc.at())))
 }
 
 /// The PrometheusRule's labels (Prometheus' ruleSelector), gpuplan's own `managed-by` aside; the default

@@ -1,8 +1,9 @@
-//! gpuplan's own PodDisruptionBudgets, HorizontalPodAutoscalers and workload alerts → `workload` blocks (the
-//! inverse of `ops::plan` / `ops::render` for workloads).
+//! gpuplan's own PodDisruptionBudgets, HorizontalPodAutoscalers, KEDA ScaledObjects and workload alerts →
+//! `workload` blocks (the inverse of `ops::plan` / `ops::render` for workloads).
 //!
 //! A workload leaves up to three traces: its PDB (a budget, or the default one when max replicas ≥ 2), its HPA
-//! (only with `autoscale`) and, always, its rules in the PrometheusRule's `workloads` group. Each field comes
+//! (only with `autoscale`) or its ScaledObject (with `scale-to-zero` or a `trigger`: replicas, `autoscale` from the
+//! `gpu-utilization` trigger, the other triggers, cooldown and polling) and, always, its rules in the PrometheusRule's `workloads` group. Each field comes
 //! from the trace that states it; the `gpuplan.dev/*` annotations say what the spec alone cannot (the pool as
 //! the profile wrote it, the target as a percentage), and the unschedulable alert's `gpuplan_replicas` and
 //! `gpuplan_selector` annotations the replica count and selector a workload without HPA or PDB shows nowhere
@@ -41,6 +42,7 @@ pub struct AdoptedWorkload {
 struct Traces<'a> {
     pdb: Option<&'a Doc>,
     hpa: Option<&'a Doc>,
+    keda: Option<&'a Doc>,
     /// The PrometheusRule and its rules labelled `gpuplan_workload: <namespace>/<name>`.
     rules: Vec<(&'a Doc, &'a Value)>,
 }
@@ -55,6 +57,7 @@ fn traces(ops: &[Doc]) -> BTreeMap<Key, Traces<'_>> {
     enum Trace<'a> {
         Pdb(&'a Doc),
         Hpa(&'a Doc),
+        Keda(&'a Doc),
         Rule(&'a Doc, &'a Value),
     }
     let mut found: Vec<(Key, Trace)> = Vec::new();
@@ -66,6 +69,7 @@ fn traces(ops: &[Doc]) -> BTreeMap<Key, Traces<'_>> {
         match doc.kind.as_str() {
             "PodDisruptionBudget" => found.push((key(), Trace::Pdb(doc))),
             "HorizontalPodAutoscaler" => found.push((key(), Trace::Hpa(doc))),
+            crate::ops::keda::KIND => found.push((key(), Trace::Keda(doc))),
             "PrometheusRule" => {
                 let rules = doc.object["spec"]["groups"].as_array().into_iter().flatten().flat_map(|g| g["rules"].as_array().into_iter().flatten());
                 for rule in rules {
@@ -93,6 +97,7 @@ fn traces(ops: &[Doc]) -> BTreeMap<Key, Traces<'_>> {
         match trace {
             Trace::Pdb(doc) => t.pdb = Some(doc),
             Trace::Hpa(doc) => t.hpa = Some(doc),
+            Trace::Keda(doc) => t.keda = Some(doc),
             Trace::Rule(doc, rule) => t.rules.push((doc, rule)),
         }
     }
@@ -101,7 +106,12 @@ fn traces(ops: &[Doc]) -> BTreeMap<Key, Traces<'_>> {
 
 impl Traces<'_> {
     fn annotation(&self, key: &str) -> Option<&str> {
-        [self.pdb, self.hpa].into_iter().flatten().find_map(|d| d.object["metadata"]["annotations"][key].as_str())
+        self.docs().find_map(|d| d.object["metadata"]["annotations"][key].as_str())
+    }
+
+    /// The PDB, HPA and ScaledObject that exist.
+    fn docs(&self) -> impl Iterator<Item = &Doc> {
+        [self.pdb, self.hpa, self.keda].into_iter().flatten()
     }
 
     fn rule(&self, alert: &str) -> Option<(&Doc, &Value)> {
@@ -116,7 +126,7 @@ impl Traces<'_> {
 
     /// `file Kind/name` of every trace, for the block's provenance comment.
     fn origin(&self) -> String {
-        let mut docs: Vec<String> = [self.pdb, self.hpa].into_iter().flatten().map(Doc::at).collect();
+        let mut docs: Vec<String> = self.docs().map(Doc::at).collect();
         if let Some((doc, _)) = self.rules.first() {
             docs.push(format!("{} (workload rules)", doc.at()));
         }
@@ -173,7 +183,12 @@ fn workload(profile: String, namespace: String, name: String, t: &Traces, node_p
         children.push(line);
         training = is_training;
     }
-    for doc in [t.pdb, t.hpa].into_iter().flatten().filter(|d| d.hand_edited) {
+    if let Some(doc) = t.keda {
+        let (lines, is_training) = keda_lines(doc, node_pools, warnings);
+        children.extend(lines);
+        training = is_training;
+    }
+    for doc in t.docs().filter(|d| d.hand_edited) {
         warnings.push(Warning {
             file: doc.file.clone(),
             object: format!("{}/{}", doc.kind, doc.name),
@@ -204,7 +219,7 @@ fn pool_as_written(t: &Traces) -> Option<(String, &'static str)> {
 
 /// scaleTargetRef's kind, else the alert's summary (`… of StatefulSet trainer cannot be scheduled …`).
 fn kind(t: &Traces) -> String {
-    if let Some(kind) = t.hpa.and_then(|d| d.object["spec"]["scaleTargetRef"]["kind"].as_str()) {
+    if let Some(kind) = [t.hpa, t.keda].into_iter().flatten().find_map(|d| d.object["spec"]["scaleTargetRef"]["kind"].as_str()) {
         return kind.to_string();
     }
     t.rule(WORKLOAD_UNSCHEDULABLE)
@@ -249,7 +264,7 @@ fn warn(t: &Traces, (doc, message): (Option<&Doc>, String), field: String, warni
 }
 
 fn first_trace(t: &Traces) -> (String, String) {
-    let doc = [t.pdb, t.hpa].into_iter().flatten().next().or(t.rules.first().map(|(d, _)| *d));
+    let doc = t.docs().next().or(t.rules.first().map(|(d, _)| *d));
     doc.map(|d| (d.file.clone(), format!("{}/{}", d.kind, d.name))).unwrap_or_default()
 }
 
@@ -283,6 +298,12 @@ fn replicas(t: &Traces, id: &str, pdb: Option<PdbBudget>, warnings: &mut Vec<War
         let spec = &doc.object["spec"];
         let (min, max) = (spec["minReplicas"].as_u64().unwrap_or(1), spec["maxReplicas"].as_u64().unwrap_or(1));
         return Line::new(kdl(min, max), format!("{} spec.minReplicas / spec.maxReplicas", doc.at()));
+    }
+    if let Some(doc) = t.keda {
+        let spec = &doc.object["spec"];
+        // KEDA's defaults when absent: minReplicaCount 0, maxReplicaCount 100 (`GetHPAMinReplicas`, `GetHPAMaxReplicas`).
+        let (min, max) = (spec["minReplicaCount"].as_u64().unwrap_or(0), spec["maxReplicaCount"].as_u64().unwrap_or(100));
+        return Line::new(format!("replicas min={min} max={max}"), format!("{} spec.minReplicaCount / spec.maxReplicaCount", doc.at()));
     }
     let count = match pdb {
         None => 1,
@@ -349,6 +370,73 @@ fn autoscale(doc: &Doc, node_pools: &[Doc]) -> (Line, bool) {
     let training = spec["behavior"] == plan(ScalingStyle::Training).behavior();
     let from = format!("{} spec.metrics[0] + metadata.annotations.gpuplan.dev/metric", doc.at());
     (Line::new(kdl, from), training)
+}
+
+/// A ScaledObject's `scale-to-zero`, `trigger` and `autoscale` lines (in the order the parser documents them), and
+/// whether its HPA behaviour is a training pool's. Triggers gpuplan does not write (another type, a query of the
+/// `gpu-utilization` trigger it did not write) are warned and left out.
+fn keda_lines(doc: &Doc, node_pools: &[Doc], warnings: &mut Vec<Warning>) -> (Vec<Line>, bool) {
+    use crate::ops::keda::{format_seconds, gpu_metric_of, kueue_queue_of, GPU_TRIGGER};
+    let spec = &doc.object["spec"];
+    let mut lines = Vec::new();
+    if spec["minReplicaCount"].as_u64().unwrap_or(0) == 0 {
+        // KEDA's defaults when absent: cooldownPeriod 300, pollingInterval 30.
+        let cooldown = spec["cooldownPeriod"].as_u64().unwrap_or(300) as u32;
+        let polling = spec["pollingInterval"].as_u64().unwrap_or(30) as u32;
+        lines.push(Line::new(format!("scale-to-zero cooldown={} polling={}", q(&format_seconds(cooldown)), q(&format_seconds(polling))), format!("{} spec.minReplicaCount 0, spec.cooldownPeriod, spec.pollingInterval", doc.at())));
+    }
+    let mut gpu = None;
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    for (i, t) in spec["triggers"].as_array().into_iter().flatten().enumerate() {
+        let from = format!("{} spec.triggers[{i}]", doc.at());
+        let meta = &t["metadata"];
+        let query = meta["query"].as_str().unwrap_or_default();
+        let number = |v: &Value| text(v).parse::<f64>().ok().map(|n| format!("{n}"));
+        if t["type"] != "prometheus" || query.is_empty() {
+            let message = format!("trigger of type {} is not one gpuplan writes (prometheus, with a query): left out; keep it in a ScaledObject of your own", text(&t["type"]));
+            warnings.push(Warning { file: doc.file.clone(), object: format!("{}/{}", doc.kind, doc.name), field: format!("spec.triggers[{i}]"), message });
+            continue;
+        }
+        if t["name"] == GPU_TRIGGER {
+            if let Some(metric) = gpu_metric_of(query) {
+                gpu = Some((metric.to_string(), text(&meta["threshold"]), from));
+                continue;
+            }
+        }
+        let line = match (kueue_queue_of(query), number(&meta["threshold"])) {
+            (Some(queue), Some(per)) => format!("trigger \"kueue-pending\" cluster-queue={} per-replica={per}", q(queue)),
+            (_, threshold) => {
+                let mut line = format!("trigger \"prometheus\" query={} threshold={}", q(query), threshold.unwrap_or_else(|| "1".into()));
+                if let Some(a) = meta.get("activationThreshold").and_then(number) {
+                    line.push_str(&format!(" activation={a}"));
+                }
+                line
+            }
+        };
+        lines.push(Line::new(line, from));
+    }
+    if let Some((metric, threshold, from)) = gpu {
+        let annotated = doc.object["metadata"]["annotations"]["gpuplan.dev/metric"].as_str().and_then(|m| capture(r"target (\d+)% = ", m)).and_then(|p| p.parse().ok());
+        let percent = annotated.or_else(|| percent_of(&metric, &threshold).or_else(|| threshold.parse::<f64>().ok().map(|r| (r * 100.0).round() as u32))).unwrap_or(70);
+        let mig = uses_mig(doc, node_pools);
+        let mut kdl = format!("autoscale gpu-utilization={percent}");
+        if metric != gpu_metric(mig) {
+            kdl.push_str(&format!(" metric={}", q(&metric)));
+        }
+        lines.push(Line::new(kdl, format!("{from} + metadata.annotations.gpuplan.dev/metric")));
+    }
+    let plan = HpaPlan { min: 0, max: 0, metric: String::new(), target_utilization: 0, target_quantity: String::new(), style: ScalingStyle::Training };
+    let training = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"] == plan.behavior();
+    (lines, training)
+}
+
+/// Whether the object's NodePools (its `gpuplan.dev/nodepools` annotation) use MIG.
+fn uses_mig(doc: &Doc, node_pools: &[Doc]) -> bool {
+    let nodepools: Vec<&str> = doc.object["metadata"]["annotations"]["gpuplan.dev/nodepools"].as_str().unwrap_or_default().split(',').collect();
+    node_pools.iter().any(|np| nodepools.contains(&np.name.as_str()) && np.object["spec"]["template"]["metadata"]["labels"]["nvidia.com/mig.config"].is_string())
 }
 
 /// The inverse of `ops::quantity`: `"70"` → 70 for a percentage metric, `"600m"` / `"1"` → 60 / 100 for a ratio.

@@ -487,94 +487,18 @@ pub fn commit(
     tree: &OutputTree,
     opts: &CommitOptions,
 ) -> Result<CommitOutcome, GitopsError> {
-    let repo = Repository::discover(repo_dir).map_err(|source| GitopsError::NotARepository {
-        path: repo_dir.to_path_buf(),
-        source,
-    })?;
-    let workdir = repo
-        .workdir()
-        .ok_or_else(|| GitopsError::BareRepository(repo.path().to_path_buf()))?
-        .to_path_buf();
-    if let Some(state) = state_name(repo.state()) {
-        return Err(GitopsError::RepositoryBusy(state.to_owned()));
-    }
+    let (repo, workdir) = open_repository(repo_dir)?;
     let out_rel = repo_relative(&workdir, out_dir)?;
     let out_prefix = slash(&out_rel);
-    for p in tree.files.keys() {
-        if !is_plain_relative(p) {
-            return Err(GitopsError::Write {
-                out_dir: out_dir.to_path_buf(),
-                source: io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("bad output path {}", p.display()),
-                ),
-            });
-        }
-    }
-    let mut extras = BTreeSet::new();
-    for p in &opts.extra_paths {
-        let p = if p.is_absolute() {
-            repo_relative(&workdir, p).map_err(|_| GitopsError::InvalidExtraPath {
-                path: p.clone(),
-                reason: "not inside the repository".into(),
-            })?
-        } else {
-            p.clone()
-        };
-        if !is_plain_relative(&p) || p.starts_with(".git") {
-            return Err(GitopsError::InvalidExtraPath {
-                path: p,
-                reason: "must be a path inside the repository, relative to its root".into(),
-            });
-        }
-        let s = slash(&p);
-        if s == out_prefix || s.starts_with(&format!("{out_prefix}/")) {
-            continue; // out/ is committed anyway
-        }
-        extras.insert(s);
-    }
+    check_output_paths(tree, out_dir)?;
+    let extras = extra_paths(&workdir, &out_prefix, &opts.extra_paths)?;
 
     let target = resolve_target(&repo, &workdir, opts.branch.as_deref())?;
-    let head_commit = match repo.head() {
-        Ok(h) => Some(h.peel_to_commit()?),
-        Err(e) if e.code() == ErrorCode::UnbornBranch || e.code() == ErrorCode::NotFound => None,
-        Err(e) => return Err(e.into()),
-    };
-    let parent = match &target {
-        Target::Head => head_commit,
-        Target::Branch {
-            refname,
-            exists: true,
-        } => Some(repo.find_reference(refname)?.peel_to_commit()?),
-        Target::Branch { exists: false, .. } => head_commit,
-    };
+    let parent = parent_commit(&repo, &target)?;
     let base_tree = parent.as_ref().map(|c| c.tree()).transpose()?;
     let old_out = tree_from_git(&repo, base_tree.as_ref(), &out_rel)?;
     let abs_out = workdir.join(&out_rel);
-
-    // Refuse on hand edits before anything is written.
-    if !opts.force {
-        let current = match target {
-            Target::Head => read_tree(&abs_out).map_err(|source| GitopsError::Read {
-                path: abs_out.clone(),
-                source,
-            })?,
-            Target::Branch { .. } => old_out.clone(),
-        };
-        let edits = hand_edits(&current);
-        if !edits.is_empty() {
-            return Err(GitopsError::HandEdited {
-                out_dir: out_dir.to_path_buf(),
-                files: edits,
-            });
-        }
-    }
-    if !opts.allow_removal {
-        let removed = removed_node_pools(&old_out, tree);
-        if !removed.is_empty() {
-            return Err(GitopsError::NodePoolRemoval(removed));
-        }
-    }
+    refuse_unsafe_changes(opts, &target, &abs_out, out_dir, &old_out, tree)?;
     let (author, committer) = signature(&repo)?;
     // The last check, and the first thing held: nothing is written while git (or anyone) holds the index.
     let index_lock = match target {
@@ -582,78 +506,13 @@ pub fn commit(
         Target::Branch { .. } => None,
     };
 
-    // The commit's tree: parent tree, out/ replaced, extra paths from the work tree.
-    let mut idx = Index::new()?;
-    if let Some(t) = &base_tree {
-        idx.read_tree(t)?;
-    }
-    let stale: Vec<String> = idx
-        .iter()
-        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-        .filter(|p| *p == out_prefix || p.starts_with(&format!("{out_prefix}/")))
-        .collect();
-    for p in &stale {
-        idx.remove_path(Path::new(p))?;
-    }
-    for (rel, text) in &tree.files {
-        let path = format!("{out_prefix}/{}", slash(rel));
-        let id = repo.blob(text.as_bytes())?;
-        idx.add(&index_entry(&path, id, 0o100644, text.len()))?;
-    }
-    for p in &extras {
-        let full = workdir.join(p);
-        match fs::symlink_metadata(&full) {
-            Ok(m) if m.is_dir() => {
-                return Err(GitopsError::InvalidExtraPath {
-                    path: p.into(),
-                    reason: "is a directory; list the files in it".into(),
-                });
-            }
-            Ok(m) if m.file_type().is_symlink() => {
-                let target = fs::read_link(&full).map_err(|source| GitopsError::Read {
-                    path: full.clone(),
-                    source,
-                })?;
-                let bytes = target.to_string_lossy().into_owned().into_bytes();
-                idx.add(&index_entry(p, repo.blob(&bytes)?, 0o120000, bytes.len()))?;
-            }
-            Ok(m) => {
-                let bytes = fs::read(&full).map_err(|source| GitopsError::Read {
-                    path: full.clone(),
-                    source,
-                })?;
-                #[cfg(unix)]
-                let exec = std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0;
-                #[cfg(not(unix))]
-                let exec = {
-                    let _ = &m;
-                    false
-                };
-                let mode = if exec { 0o100755 } else { 0o100644 };
-                idx.add(&index_entry(p, repo.blob(&bytes)?, mode, bytes.len()))?;
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => idx.remove_path(Path::new(p))?,
-            Err(source) => return Err(GitopsError::Read { path: full, source }),
-        }
-    }
-    let new_tree_id = idx.write_tree_to(&repo)?;
+    let new_tree_id = commit_tree(&repo, &workdir, base_tree.as_ref(), &out_prefix, tree, &extras)?;
     let new_tree = repo.find_tree(new_tree_id)?;
     let unchanged = match &base_tree {
         Some(t) => t.id() == new_tree_id,
         None => new_tree.is_empty(),
     };
-
-    // Paths the commit changes.
-    let mut files = BTreeSet::new();
-    let diff = repo.diff_tree_to_tree(base_tree.as_ref(), Some(&new_tree), None)?;
-    for delta in diff.deltas() {
-        for f in [delta.old_file(), delta.new_file()] {
-            if let Some(p) = f.path() {
-                files.insert(p.to_path_buf());
-            }
-        }
-    }
-    let files: Vec<PathBuf> = files.into_iter().collect();
+    let files = changed_paths(&repo, base_tree.as_ref(), &new_tree)?;
 
     let worktree_updated = matches!(target, Target::Head);
     // out/ swapped in with the previous tree kept, so that a failure from here on can put it back.
@@ -670,11 +529,7 @@ pub fn commit(
         return finish(swap, staged.and_then(|s| s.map(IndexLock::install).transpose()).map(|_| CommitOutcome::NothingToCommit));
     }
 
-    let extra_changed: Vec<PathBuf> = files
-        .iter()
-        .filter(|p| extras.contains(&slash(p)))
-        .cloned()
-        .collect();
+    let extra_changed: Vec<PathBuf> = files.iter().filter(|p| extras.contains(&slash(p))).cloned().collect();
     let message = match &opts.message {
         Some(m) => m.clone(),
         None => commit_message(&old_out, tree, &extra_changed),
@@ -700,16 +555,151 @@ pub fn commit(
         let undone = undo_ref(&repo, &update_ref, parent.as_ref().map(|c| c.id()), id);
         return finish(swap, Err(undone.err().unwrap_or(e)));
     }
-    finish(
-        swap,
-        Ok(CommitOutcome::Committed {
-            id: id.to_string(),
-            files,
-            message,
-            reference,
-            worktree_updated,
+    finish(swap, Ok(CommitOutcome::Committed { id: id.to_string(), files, message, reference, worktree_updated }))
+}
+
+/// The repository holding `repo_dir`, and its work tree; refused while a merge, rebase, … is in progress.
+fn open_repository(repo_dir: &Path) -> Result<(Repository, PathBuf), GitopsError> {
+    let repo = Repository::discover(repo_dir).map_err(|source| GitopsError::NotARepository { path: repo_dir.to_path_buf(), source })?;
+    let workdir = repo.workdir().ok_or_else(|| GitopsError::BareRepository(repo.path().to_path_buf()))?.to_path_buf();
+    if let Some(state) = state_name(repo.state()) {
+        return Err(GitopsError::RepositoryBusy(state.to_owned()));
+    }
+    Ok((repo, workdir))
+}
+
+/// Every generated path stays inside out/.
+fn check_output_paths(tree: &OutputTree, out_dir: &Path) -> Result<(), GitopsError> {
+    match tree.files.keys().find(|p| !is_plain_relative(p)) {
+        Some(p) => Err(GitopsError::Write {
+            out_dir: out_dir.to_path_buf(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, format!("bad output path {}", p.display())),
         }),
-    )
+        None => Ok(()),
+    }
+}
+
+/// The extra paths (refreshed catalogs) as repository-relative slash paths, those under out/ left out (out/ is
+/// committed anyway); a path outside the repository or inside `.git` is refused.
+fn extra_paths(workdir: &Path, out_prefix: &str, paths: &[PathBuf]) -> Result<BTreeSet<String>, GitopsError> {
+    let mut extras = BTreeSet::new();
+    for p in paths {
+        let p = if p.is_absolute() {
+            repo_relative(workdir, p).map_err(|_| GitopsError::InvalidExtraPath { path: p.clone(), reason: "not inside the repository".into() })?
+        } else {
+            p.clone()
+        };
+        if !is_plain_relative(&p) || p.starts_with(".git") {
+            return Err(GitopsError::InvalidExtraPath { path: p, reason: "must be a path inside the repository, relative to its root".into() });
+        }
+        let s = slash(&p);
+        if s != out_prefix && !s.starts_with(&format!("{out_prefix}/")) {
+            extras.insert(s);
+        }
+    }
+    Ok(extras)
+}
+
+/// The commit the new one goes on: HEAD's (none on an unborn branch), or the target branch's tip when it exists.
+fn parent_commit<'r>(repo: &'r Repository, target: &Target) -> Result<Option<git2::Commit<'r>>, GitopsError> {
+    let head_commit = match repo.head() {
+        Ok(h) => Some(h.peel_to_commit()?),
+        Err(e) if e.code() == ErrorCode::UnbornBranch || e.code() == ErrorCode::NotFound => None,
+        Err(e) => return Err(e.into()),
+    };
+    Ok(match target {
+        Target::Branch { refname, exists: true } => Some(repo.find_reference(refname)?.peel_to_commit()?),
+        Target::Head | Target::Branch { exists: false, .. } => head_commit,
+    })
+}
+
+/// Hand edits in out/ (unless `--force`) and removed NodePools (unless allowed) are refused before anything is
+/// written.
+fn refuse_unsafe_changes(opts: &CommitOptions, target: &Target, abs_out: &Path, out_dir: &Path, old_out: &OutputTree, tree: &OutputTree) -> Result<(), GitopsError> {
+    if !opts.force {
+        let current = match target {
+            Target::Head => read_tree(abs_out).map_err(|source| GitopsError::Read { path: abs_out.to_path_buf(), source })?,
+            Target::Branch { .. } => old_out.clone(),
+        };
+        let edits = hand_edits(&current);
+        if !edits.is_empty() {
+            return Err(GitopsError::HandEdited { out_dir: out_dir.to_path_buf(), files: edits });
+        }
+    }
+    if !opts.allow_removal {
+        let removed = removed_node_pools(old_out, tree);
+        if !removed.is_empty() {
+            return Err(GitopsError::NodePoolRemoval(removed));
+        }
+    }
+    Ok(())
+}
+
+/// The commit's tree: the parent's, out/ replaced by `tree`, the extra paths as they are in the work tree. Written
+/// as unreferenced git objects only.
+fn commit_tree(repo: &Repository, workdir: &Path, base_tree: Option<&git2::Tree<'_>>, out_prefix: &str, tree: &OutputTree, extras: &BTreeSet<String>) -> Result<Oid, GitopsError> {
+    let mut idx = Index::new()?;
+    if let Some(t) = base_tree {
+        idx.read_tree(t)?;
+    }
+    let stale: Vec<String> = idx
+        .iter()
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .filter(|p| p == out_prefix || p.starts_with(&format!("{out_prefix}/")))
+        .collect();
+    for p in &stale {
+        idx.remove_path(Path::new(p))?;
+    }
+    for (rel, text) in &tree.files {
+        let path = format!("{out_prefix}/{}", slash(rel));
+        let id = repo.blob(text.as_bytes())?;
+        idx.add(&index_entry(&path, id, 0o100644, text.len()))?;
+    }
+    for p in extras {
+        add_work_tree_path(&mut idx, repo, workdir, p)?;
+    }
+    Ok(idx.write_tree_to(repo)?)
+}
+
+/// One extra path as the work tree has it: a file (its executable bit kept), a symlink, or gone (removed).
+fn add_work_tree_path(idx: &mut Index, repo: &Repository, workdir: &Path, p: &str) -> Result<(), GitopsError> {
+    let full = workdir.join(p);
+    let read_error = |source| GitopsError::Read { path: full.clone(), source };
+    match fs::symlink_metadata(&full) {
+        Ok(m) if m.is_dir() => Err(GitopsError::InvalidExtraPath { path: p.into(), reason: "is a directory; list the files in it".into() }),
+        Ok(m) if m.file_type().is_symlink() => {
+            let bytes = fs::read_link(&full).map_err(read_error)?.to_string_lossy().into_owned().into_bytes();
+            Ok(idx.add(&index_entry(p, repo.blob(&bytes)?, 0o120000, bytes.len()))?)
+        }
+        Ok(m) => {
+            let bytes = fs::read(&full).map_err(read_error)?;
+            #[cfg(unix)]
+            let exec = std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0;
+            #[cfg(not(unix))]
+            let exec = {
+                let _ = &m;
+                false
+            };
+            let mode = if exec { 0o100755 } else { 0o100644 };
+            Ok(idx.add(&index_entry(p, repo.blob(&bytes)?, mode, bytes.len()))?)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(idx.remove_path(Path::new(p))?),
+        Err(source) => Err(read_error(source)),
+    }
+}
+
+/// The paths the commit changes (both sides of renames).
+fn changed_paths(repo: &Repository, base_tree: Option<&git2::Tree<'_>>, new_tree: &git2::Tree<'_>) -> Result<Vec<PathBuf>, GitopsError> {
+    let mut files = BTreeSet::new();
+    let diff = repo.diff_tree_to_tree(base_tree, Some(new_tree), None)?;
+    for delta in diff.deltas() {
+        for f in [delta.old_file(), delta.new_file()] {
+            if let Some(p) = f.path() {
+                files.insert(p.to_path_buf());
+            }
+        }
+    }
+    Ok(files.into_iter().collect())
 }
 
 /// Keeps the new out/ when `result` is a success, puts the previous one back otherwise.

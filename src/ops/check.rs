@@ -6,13 +6,15 @@
 //! - the prometheus-adapter ConfigMap: `config.yaml` must read as the adapter's config, and every rule must map
 //!   series to pods;
 //! - every HPA Pods metric must be served by a rule of its cluster's adapter ConfigMap (otherwise the HPA reports
-//!   `FailedGetPodsMetric` and never scales).
+//!   `FailedGetPodsMetric` and never scales);
+//! - KEDA's admission webhook on ScaledObjects (`keda.rs`): names, replica bounds, trigger names, and one scaler
+//!   (HPA or ScaledObject) per target in a cluster.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::ops::{adapter, gpu_operator};
+use crate::ops::{adapter, gpu_operator, keda};
 use crate::render::Manifest;
 use crate::validate::Violation;
 
@@ -44,8 +46,16 @@ pub fn rendered(manifests: &[Manifest]) -> Vec<(PathBuf, Violation)> {
                     out.push((m.path.clone(), v));
                 }
             }
+            keda::KIND => out.extend(keda::check_scaled_object(&m.object).into_iter().map(|v| (m.path.clone(), v))),
             _ => {}
         }
+    }
+    let mut by_cluster: std::collections::BTreeMap<PathBuf, Vec<Manifest>> = std::collections::BTreeMap::new();
+    for m in manifests.iter().filter(|m| matches!(m.kind(), keda::KIND | "HorizontalPodAutoscaler")) {
+        by_cluster.entry(cluster_of(&m.path)).or_default().push(m.clone());
+    }
+    for cluster in by_cluster.values() {
+        out.extend(keda::check_cluster(cluster));
     }
     out
 }

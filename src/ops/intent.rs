@@ -9,11 +9,20 @@
 //!     disruption-budget max-unavailable="25%"     // or min-available=1
 //!     autoscale gpu-utilization=70                 // metric="DCGM_FI_DEV_GPU_UTIL"
 //! }
+//! workload "llm-batch" namespace="inference" pool="llm-inference" {
+//!     selector "app" "llm-batch"
+//!     replicas min=0 max=4                         // min=0 only with scale-to-zero (E0220, E0221)
+//!     scale-to-zero cooldown="15m" polling="30s"   // a KEDA ScaledObject instead of the HPA
+//!     trigger "prometheus" query="sum(backlog)" threshold=20   // what wakes it (E0223); or:
+//!     trigger "kueue-pending" cluster-queue="research" per-replica=1
+//!     autoscale gpu-utilization=70                 // becomes a prometheus trigger on the same DCGM query
+//! }
 //! monitoring namespace="monitoring" {
 //!     label "release" "kube-prometheus-stack"
 //!     karpenter namespace="kube-system"
 //!     dcgm-exporter namespace="gpu-operator"
 //!     prometheus-adapter namespace="monitoring"    // where its release runs (default: the monitoring namespace)
+//!     prometheus url="http://prometheus-operated.monitoring.svc:9090"   // what KEDA's triggers query
 //!     gpu-operator namespace="gpu-operator" manage=#true values=#true version="v26.7.0" {
 //!         image "devicePlugin" repository="registry.example.com/nvidia"   // per component; unset fields: the release's
 //!     }
@@ -28,10 +37,11 @@ use kdl::{KdlEntry, KdlNode, KdlValue};
 use super::{args, prop, Parser, Pool, Preset};
 use crate::diagnostic::{did_you_mean, Spanned};
 use crate::ops::gpu_operator;
-use crate::ops::{Autoscale, ImageOverride, IntOrPercent, Monitoring, PdbBudget, ProfileOps, Workload};
+use crate::ops::{Autoscale, ImageOverride, IntOrPercent, Monitoring, PdbBudget, ProfileOps, ScaleToZero, Trigger, Workload};
 
-const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "requests", "disruption-budget", "autoscale"];
-const MONITORING_CHILDREN: &[&str] = &["label", "karpenter", "dcgm-exporter", "prometheus-adapter", "gpu-operator", "alerts"];
+const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "requests", "disruption-budget", "autoscale", "scale-to-zero", "trigger"];
+const MONITORING_CHILDREN: &[&str] = &["label", "karpenter", "dcgm-exporter", "prometheus-adapter", "prometheus", "gpu-operator", "alerts"];
+const TRIGGER_TYPES: [&str; 2] = ["prometheus", "kueue-pending"];
 const TARGET_KINDS: [&str; 2] = ["Deployment", "StatefulSet"];
 
 impl Parser<'_> {
@@ -132,6 +142,8 @@ impl Parser<'_> {
         let mut gpus_per_replica = Spanned::new(1u32, name.span);
         let mut disruption_budget = None;
         let mut autoscale = None;
+        let mut scale_to_zero: Option<Spanned<ScaleToZero>> = None;
+        let mut triggers: Vec<Spanned<Trigger>> = Vec::new();
         let mut requests = BTreeMap::new();
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             self.no_children(child);
@@ -160,7 +172,8 @@ impl Parser<'_> {
                 "replicas" => {
                     self.check_entries(child, &["min", "max"], 1);
                     let fixed = args(child).next().and_then(|e| self.expect_integer(e, "replicas", 1, 10_000));
-                    let min = prop(child, "min").and_then(|e| self.expect_integer(e, "replicas min", 1, 10_000));
+                    // 0 only with `scale-to-zero` (E0220, checked once the whole block is read).
+                    let min = prop(child, "min").and_then(|e| self.expect_integer(e, "replicas min", 0, 10_000));
                     let max = prop(child, "max").and_then(|e| self.expect_integer(e, "replicas max", 1, 10_000));
                     let to = |v: Spanned<i128>| Spanned::new(v.value as u32, v.span);
                     replicas = match (fixed, min, max) {
@@ -208,6 +221,23 @@ impl Parser<'_> {
                         autoscale = Some(Spanned::new(Autoscale { gpu_utilization: target, metric }, span));
                     }
                 }
+                "scale-to-zero" => {
+                    if let Some(first) = &scale_to_zero {
+                        let at = self.sources.location(first.span);
+                        self.error(span, "E0225", format!("workload `{}` has two `scale-to-zero` lines (first at {at})", name.value), "keep one");
+                    }
+                    scale_to_zero = Some(Spanned::new(self.parse_scale_to_zero(child), span));
+                }
+                "trigger" => {
+                    if let Some(t) = self.parse_trigger(child) {
+                        if let Some(first) = triggers.iter().find(|x| x.value == t.value) {
+                            let at = self.sources.location(first.span);
+                            self.error(t.span, "E0225", format!("workload `{}` has this trigger twice (first at {at})", name.value), "keep one: KEDA would compute the same replica count twice");
+                        } else {
+                            triggers.push(t);
+                        }
+                    }
+                }
                 _ => self.unknown_node(child, WORKLOAD_CHILDREN, "`workload`"),
             }
         }
@@ -229,6 +259,8 @@ impl Parser<'_> {
         if let Some(b) = &disruption_budget {
             self.check_pdb(b, &replicas_min, &replicas_max);
         }
+        let keda = KedaIntent { scale_to_zero: scale_to_zero.as_ref(), triggers: &triggers, autoscale: autoscale.as_ref(), budget: disruption_budget.as_ref() };
+        self.check_keda(&name, &replicas_min, &keda);
         Some(Workload {
             name,
             namespace,
@@ -241,8 +273,125 @@ impl Parser<'_> {
             requests,
             disruption_budget,
             autoscale,
+            scale_to_zero,
+            triggers,
             span: node_span,
         })
+    }
+
+    /// `scale-to-zero cooldown="15m" polling="30s"` (both optional: KEDA's defaults).
+    fn parse_scale_to_zero(&mut self, node: &KdlNode) -> ScaleToZero {
+        self.check_entries(node, &["cooldown", "polling"], 0);
+        let mut out = ScaleToZero::default();
+        for (key, field, max) in [("cooldown", &mut out.cooldown_seconds, 86_400u32), ("polling", &mut out.polling_seconds, 3_600)] {
+            let Some(v) = prop(node, key).and_then(|e| self.expect_string(e, key)) else { continue };
+            match super::duration_seconds(&v.value) {
+                Some(s) if (1..=max).contains(&s) => *field = s,
+                Some(_) => self.error(v.span, "E0226", format!("{key}=\"{}\" is out of range", v.value), format!("write a duration from 1s to {}", crate::ops::keda::format_seconds(max))),
+                None => {
+                    self.duration(v, false);
+                }
+            }
+        }
+        out
+    }
+
+    /// `trigger "prometheus" query="…" threshold=10 [activation=0]` or `trigger "kueue-pending" cluster-queue="q" [per-replica=1]`.
+    fn parse_trigger(&mut self, node: &KdlNode) -> Option<Spanned<Trigger>> {
+        let span = self.span(node.span());
+        let Some(kind) = args(node).next().and_then(|e| self.expect_string(e, "the trigger type")) else {
+            self.check_entries(node, &[], 1);
+            self.error(span, "E0225", "`trigger` needs a type", "write trigger \"prometheus\" query=\"…\" threshold=10, or trigger \"kueue-pending\" cluster-queue=\"…\"");
+            return None;
+        };
+        match kind.as_str() {
+            "prometheus" => {
+                self.check_entries(node, &["query", "threshold", "activation"], 1);
+                let query = prop(node, "query").and_then(|e| self.expect_string(e, "query")).filter(|q| !q.trim().is_empty());
+                let threshold = prop(node, "threshold").and_then(|e| self.keda_number(e, "threshold", false));
+                let activation = prop(node, "activation").and_then(|e| self.keda_number(e, "activation", true));
+                let (Some(query), Some(threshold)) = (query, threshold) else {
+                    self.error(span, "E0225", "a prometheus trigger needs a non-empty query= and a positive threshold=", "write trigger \"prometheus\" query=\"sum(queue_depth{queue=\\\"llm\\\"})\" threshold=10: KEDA runs ⌈value / threshold⌉ replicas");
+                    return None;
+                };
+                Some(Spanned::new(Trigger::Prometheus { query: query.value, threshold, activation }, span))
+            }
+            "kueue-pending" => {
+                self.check_entries(node, &["cluster-queue", "per-replica"], 1);
+                let per_replica = match prop(node, "per-replica") {
+                    Some(e) => self.expect_integer(e, "per-replica", 1, 10_000).map(|v| v.value as u32)?,
+                    None => 1,
+                };
+                let Some(queue) = prop(node, "cluster-queue").and_then(|e| self.expect_string(e, "cluster-queue")) else {
+                    self.error(span, "E0225", "a kueue-pending trigger needs the ClusterQueue whose pending workloads it counts", "write trigger \"kueue-pending\" cluster-queue=\"research\"");
+                    return None;
+                };
+                self.check_name(&queue, "ClusterQueue");
+                Some(Spanned::new(Trigger::KueuePending { cluster_queue: queue.value, per_replica }, span))
+            }
+            _ => {
+                self.check_entries(node, &["query", "threshold", "activation", "cluster-queue", "per-replica"], 1);
+                let mut help = did_you_mean(&kind, TRIGGER_TYPES).map(|d| format!("{d} ")).unwrap_or_default();
+                help.push_str("gpuplan writes KEDA triggers of type prometheus and kueue-pending (GPU utilization: `autoscale`)");
+                self.error(kind.span, "E0225", format!("unknown trigger type `{}`", kind.value), help);
+                None
+            }
+        }
+    }
+
+    /// A KEDA threshold as the string KEDA parses (`strconv.ParseFloat`): a positive number (`zero_ok`: or 0).
+    fn keda_number(&mut self, entry: &KdlEntry, what: &str, zero_ok: bool) -> Option<String> {
+        let span = self.span(entry.span());
+        let value = match entry.value() {
+            KdlValue::Integer(i) => Some(*i as f64),
+            KdlValue::Float(f) => Some(*f),
+            _ => None,
+        };
+        match value {
+            Some(v) if v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0)) && v < 1e12 => Some(format!("{v}")),
+            _ => {
+                let least = if zero_ok { "0 or more" } else { "above 0" };
+                self.error(span, "E0105", format!("{what} must be a number {least}, found {}", super::describe(entry.value())), format!("write {what}=10 (or a decimal: {what}=0.5)"));
+                None
+            }
+        }
+    }
+
+    /// KEDA's rules a workload's scaling settings must follow (E0220–E0224).
+    fn check_keda(&mut self, name: &Spanned<String>, min: &Spanned<u32>, k: &KedaIntent) {
+        match (k.scale_to_zero, min.value) {
+            (None, 0) => self.error(
+                min.span,
+                "E0220",
+                format!("workload `{}` has replicas min=0 but no `scale-to-zero`", name.value),
+                "an HorizontalPodAutoscaler never scales below 1 replica: add `scale-to-zero` (KEDA then scales it, with a trigger that wakes it) or write min=1",
+            ),
+            (Some(s), n) if n > 0 => self.error(
+                s.span,
+                "E0221",
+                format!("workload `{}` scales to zero, but its replicas min is {n}", name.value),
+                "write replicas min=0 max=…, or drop `scale-to-zero` (a `trigger` alone keeps KEDA scaling between min and max)",
+            ),
+            _ => {}
+        }
+        let Some(s) = k.scale_to_zero else { return };
+        if let Some(b) = k.budget.filter(|b| matches!(b.value, PdbBudget::MinAvailable(_))) {
+            self.error(
+                b.span,
+                "E0222",
+                format!("workload `{}` scales to zero: min-available blocks every node drain while it runs one replica", name.value),
+                "at 1 replica a PodDisruptionBudget with min-available ≥ 1 (or any percentage) allows no eviction; write disruption-budget max-unavailable=1 (the default), which still keeps all but one pod up when it has several",
+            );
+        }
+        if k.triggers.is_empty() {
+            let what = if k.autoscale.is_some() { "only GPU utilization (`autoscale`), which no pod reports at zero replicas" } else { "no trigger" };
+            self.error(
+                s.span,
+                "E0223",
+                format!("workload `{}` scales to zero on {what}: nothing would ever wake it", name.value),
+                "add a trigger that measures demand without a running pod: trigger \"prometheus\" query=\"…\" threshold=… (a queue's backlog, a gateway's request rate) or trigger \"kueue-pending\" cluster-queue=\"…\"",
+            );
+        }
     }
 
     /// `requests cpu="4" memory="16Gi"`: each a Kubernetes quantity (parsed as `simulate` reads pod specs).
@@ -333,6 +482,15 @@ impl Parser<'_> {
                     let mut ns = m.namespace.clone();
                     namespace_of(self, child, &mut ns);
                     m.prometheus_adapter_namespace = Some(ns);
+                }
+                "prometheus" => {
+                    self.check_entries(child, &["url"], 0);
+                    if let Some(url) = prop(child, "url").and_then(|e| self.expect_string(e, "url")) {
+                        match crate::ops::keda::check_server_address(&url.value) {
+                            Ok(()) => m.prometheus_url = Some(url.value),
+                            Err(reason) => self.error(url.span, "E0227", format!("Prometheus url `{}` {reason}", crate::input::excerpt(&url.value)), "write the URL KEDA queries Prometheus at, e.g. url=\"http://prometheus-operated.monitoring.svc:9090\""),
+                        }
+                    }
                 }
                 "gpu-operator" => {
                     self.check_entries(child, &["namespace", "manage", "values", "version"], 0);
@@ -455,3 +613,11 @@ pub(crate) fn is_training_pool(pools: &[Pool], pool: &str) -> bool {
         .is_some_and(|p| matches!(p.preset.value, Preset::TrainingOnDemand | Preset::BatchSpot))
 }
 
+
+/// A workload's KEDA-related settings, as parsed, for [`Parser::check_keda`].
+struct KedaIntent<'a> {
+    scale_to_zero: Option<&'a Spanned<ScaleToZero>>,
+    triggers: &'a [Spanned<Trigger>],
+    autoscale: Option<&'a Spanned<Autoscale>>,
+    budget: Option<&'a Spanned<PdbBudget>>,
+}

@@ -1,7 +1,8 @@
 //! Operations manifests, generated from the same profiles as the pools so that the workload, the alerts and
 //! the GPU stack agree with them:
 //!
-//! - [`workload`]: PodDisruptionBudget and HorizontalPodAutoscaler per `workload` block;
+//! - [`workload`]: PodDisruptionBudget and HorizontalPodAutoscaler (or KEDA ScaledObject) per `workload` block;
+//! - [`keda`]: the KEDA ScaledObject of a workload that scales to zero or on a trigger, and KEDA's admission rules;
 //! - [`alerts`]: one PrometheusRule per cluster (every NodePool by name, every budgeted profile, cluster-wide
 //!   GPU alerts) and the ServiceMonitors that feed it;
 //! - [`gpu_operator`]: the NVIDIA GPU Operator ClusterPolicy and the device-plugin time-slicing ConfigMap;
@@ -12,7 +13,7 @@
 //! - [`check`]: checks on the rendered objects that a schema cannot express (run by every compile).
 //!
 //! Profile syntax is parsed in `profile/mod.rs`'s walk (see `ops/intent.rs`, a child module of `profile` so that
-//! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179, E0182 and E0183 (workload selectors) belong to this module; E0180–E0181 to `simulate::check`.
+//! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179, E0182 and E0183 (workload selectors) and E0220–E0229 (KEDA: scale-to-zero, triggers) belong to this module; E0180–E0181 to `simulate::check`.
 
 pub mod adapter;
 pub mod addon_daemonsets;
@@ -20,6 +21,7 @@ pub mod addons;
 pub mod alerts;
 pub mod check;
 pub mod gpu_operator;
+pub mod keda;
 pub mod mig;
 pub mod plan;
 pub mod render;
@@ -55,7 +57,45 @@ pub struct Workload {
     pub requests: BTreeMap<String, Spanned<String>>,
     pub disruption_budget: Option<Spanned<PdbBudget>>,
     pub autoscale: Option<Spanned<Autoscale>>,
+    /// `scale-to-zero`: KEDA may take the workload to 0 replicas (`replicas min=0`).
+    pub scale_to_zero: Option<Spanned<ScaleToZero>>,
+    /// `trigger …`: KEDA scales on these (besides `autoscale`'s GPU utilization).
+    pub triggers: Vec<Spanned<Trigger>>,
     pub span: Span,
+}
+
+impl Workload {
+    /// KEDA scales this workload (a ScaledObject instead of the HPA): it scales to zero or has a trigger.
+    pub fn keda(&self) -> bool {
+        self.scale_to_zero.is_some() || !self.triggers.is_empty()
+    }
+}
+
+/// `scale-to-zero cooldown="15m" polling="30s"`: KEDA's `cooldownPeriod` (how long every trigger stays inactive
+/// before the last replica goes) and `pollingInterval` (how often KEDA checks the triggers while at zero), seconds.
+/// KEDA's defaults are 300 and 30 (kedacore/keda v2.20.2 `pkg/scaling/executor/scale_executor.go` `defaultCooldownPeriod`,
+/// `apis/keda/v1alpha1/withtriggers_types.go` `defaultPollingInterval`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaleToZero {
+    pub cooldown_seconds: u32,
+    pub polling_seconds: u32,
+}
+
+impl Default for ScaleToZero {
+    fn default() -> Self {
+        ScaleToZero { cooldown_seconds: 300, polling_seconds: 30 }
+    }
+}
+
+/// A KEDA trigger besides GPU utilization: what wakes a workload at zero replicas, where no pod reports a GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Trigger {
+    /// `trigger "prometheus" query="…" threshold=10 activation=0`: KEDA's prometheus scaler on any query (desired
+    /// replicas = ⌈value / threshold⌉; active while value > activation).
+    Prometheus { query: String, threshold: String, activation: Option<String> },
+    /// `trigger "kueue-pending" cluster-queue="research" per-replica=2`: Kueue's pending workloads of a
+    /// ClusterQueue (`kueue_pending_workloads{cluster_queue, status="active"}`), one replica per `per-replica`.
+    KueuePending { cluster_queue: String, per_replica: u32 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,6 +222,9 @@ pub struct Monitoring {
     pub gpu_operator_release: String,
     /// Per-component image overrides, by ClusterPolicy spec path (`devicePlugin`, `driver.manager`, …).
     pub gpu_operator_images: BTreeMap<String, ImageOverride>,
+    /// `prometheus url=…`: the Prometheus KEDA's prometheus triggers query (their `serverAddress`); None: the
+    /// kube-prometheus-stack default in the monitoring namespace (see [`Monitoring::prometheus_url`]).
+    pub prometheus_url: Option<String>,
     /// Alert thresholds.
     pub near_limit_percent: u32,
     pub low_utilization_percent: u32,
@@ -192,6 +235,19 @@ impl Monitoring {
     pub fn adapter_namespace(&self) -> &str {
         self.prometheus_adapter_namespace.as_deref().unwrap_or(&self.namespace)
     }
+
+    /// Where KEDA's prometheus triggers read Prometheus: `prometheus url=…`, else the Service kube-prometheus-stack
+    /// creates for its Prometheus when installed as release `kube-prometheus-stack` in the monitoring namespace
+    /// (charts/kube-prometheus-stack templates/prometheus/service.yaml: `<fullname>-prometheus`, port 9090). KEDA
+    /// queries Prometheus itself: prometheus-adapter serves only the HPAs' Pods metrics.
+    pub fn prometheus_url(&self) -> String {
+        self.prometheus_url.clone().unwrap_or_else(|| default_prometheus_url(&self.namespace))
+    }
+}
+
+/// kube-prometheus-stack's Prometheus Service in `namespace` (see [`Monitoring::prometheus_url`]).
+pub fn default_prometheus_url(namespace: &str) -> String {
+    format!("http://kube-prometheus-stack-prometheus.{namespace}.svc:9090")
 }
 
 impl Default for Monitoring {
@@ -207,6 +263,7 @@ impl Default for Monitoring {
             gpu_operator_values: true,
             gpu_operator_release: gpu_operator::DEFAULT_RELEASE.to_string(),
             gpu_operator_images: BTreeMap::new(),
+            prometheus_url: None,
             near_limit_percent: 90,
             low_utilization_percent: 20,
             pending_for: "15m".into(),

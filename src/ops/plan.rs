@@ -8,6 +8,7 @@ use crate::catalog::AcceleratorKind;
 use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::profile::{Profile, Sharing};
 use crate::ops::gpu_operator::GpuOperatorPlan;
+use crate::ops::keda::{KedaInputs, KedaPlan};
 use crate::ops::workload::{default_pdb, HpaPlan, Placement, ScalingStyle, WorkloadPlan};
 use crate::ops::{gpu_metric, quantity, Monitoring};
 use crate::solve::ClusterPlan;
@@ -82,21 +83,22 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
             let mig = nodepools.iter().any(|p| matches!(p.sharing, Some(Sharing::Mig { .. })));
             let metric = w.autoscale.as_ref().and_then(|a| a.value.metric.clone()).unwrap_or_else(|| gpu_metric(mig).to_string());
             // Only a workload that asks for `autoscale` gets an HPA: scaling down a notebook server or a trainer
-            // that never asked for it kills sessions and steps.
-            let hpa = w.autoscale.as_ref().map(|a| HpaPlan {
+            // that never asked for it kills sessions and steps. A workload KEDA scales gets none (KEDA owns the HPA).
+            let style = if training { ScalingStyle::Training } else { ScalingStyle::Inference };
+            let hpa = w.autoscale.as_ref().filter(|_| !w.keda()).map(|a| HpaPlan {
                 min: w.replicas_min.value,
                 max: w.replicas_max.value,
                 metric: metric.clone(),
                 target_utilization: a.value.gpu_utilization,
                 target_quantity: quantity(&metric, a.value.gpu_utilization),
-                style: if training { ScalingStyle::Training } else { ScalingStyle::Inference },
+                style,
             });
             // As the solver labelled and tainted the workload's NodePools (a tier name resolves to its pool).
             let pool_name = nodepools.first().map_or_else(|| w.pool.value.clone(), |p| p.pool.clone());
             let pod = crate::solve::workload_placement(&nodepools, w.gpus_per_replica.value);
             let mut names: Vec<String> = nodepools.iter().map(|p| p.name.clone()).collect();
             names.sort();
-            workloads.push(WorkloadPlan {
+            let mut plan = WorkloadPlan {
                 name: w.name.value.clone(),
                 namespace: w.namespace.value.clone(),
                 profile: profile.name.value.clone(),
@@ -104,16 +106,31 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                 pool: w.pool.value.clone(),
                 nodepools: names,
                 placement: Placement { pool: pool_name, pod },
-                metric,
+                metric: metric.clone(),
                 kind: w.kind.value.clone(),
                 selector: w.selector.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
                 pdb: w.disruption_budget.as_ref().map(|b| b.value).or_else(|| default_pdb(w.replicas_max.value)),
                 hpa,
+                keda: None,
                 replicas_min: w.replicas_min.value,
                 replicas_max: w.replicas_max.value,
                 gpus_per_replica: w.gpus_per_replica.value,
                 requests: w.requests.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
-            });
+            };
+            if w.keda() {
+                let triggers: Vec<crate::ops::Trigger> = w.triggers.iter().map(|t| t.value.clone()).collect();
+                plan.keda = Some(KedaPlan::new(&KedaInputs {
+                    min: w.replicas_min.value,
+                    max: w.replicas_max.value,
+                    scale_to_zero: w.scale_to_zero.as_ref().map(|s| s.value),
+                    triggers: &triggers,
+                    gpu: w.autoscale.as_ref().map(|a| (metric.as_str(), a.value.gpu_utilization)),
+                    pod_selector: &plan.pod_selector(),
+                    server_address: &monitoring.prometheus_url(),
+                    style,
+                }));
+            }
+            workloads.push(plan);
         }
     }
     let mut seen: BTreeMap<(String, String), String> = BTreeMap::new();

@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use crate::ops::{adapter, addons};
 use crate::ops::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
-use crate::ops::workload::pdb_field;
+use crate::ops::keda::KedaPlan;
+use crate::ops::workload::{pdb_field, HpaPlan, WorkloadPlan};
 use crate::render::{common_labels, object_path, provenance, to_yaml, Manifest, RenderError, Renderer};
 use crate::solve::ClusterPlan;
 
@@ -15,6 +16,7 @@ use crate::solve::ClusterPlan;
 pub const TEMPLATES: &[(&str, &str)] = &[
     ("poddisruptionbudget.yaml.j2", include_str!("../../templates/poddisruptionbudget.yaml.j2")),
     ("horizontalpodautoscaler.yaml.j2", include_str!("../../templates/horizontalpodautoscaler.yaml.j2")),
+    ("scaledobject.yaml.j2", include_str!("../../templates/scaledobject.yaml.j2")),
     ("prometheusrule.yaml.j2", include_str!("../../templates/prometheusrule.yaml.j2")),
     ("servicemonitor.yaml.j2", include_str!("../../templates/servicemonitor.yaml.j2")),
     ("clusterpolicy.yaml.j2", include_str!("../../templates/clusterpolicy.yaml.j2")),
@@ -93,6 +95,9 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
                     }),
                 )?,
             });
+        }
+        if let Some(keda) = &w.keda {
+            out.push(scaled_object(renderer, cluster, w, keda, &annotations, &workload)?);
         }
     }
 
@@ -230,6 +235,37 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
     }
     out.extend(addon_values(renderer, cluster, &annotations)?);
     Ok(out)
+}
+
+/// A workload's KEDA ScaledObject (instead of its HPA: see `ops::keda`).
+fn scaled_object(renderer: &Renderer, cluster: &ClusterPlan, w: &WorkloadPlan, keda: &KedaPlan, annotations: &BTreeMap<String, String>, workload: &Value) -> Result<Manifest, RenderError> {
+    let mut annotations = annotations.clone();
+    let server = keda.triggers.first().map(|t| t.server_address.as_str()).unwrap_or_default();
+    if let Some((metric, percent)) = &keda.gpu {
+        let unit = if crate::ops::metric_is_ratio(metric) { "a 0–1 ratio" } else { "percent" };
+        let value = crate::ops::threshold(metric, *percent);
+        annotations.insert(
+            "gpuplan.dev/metric".into(),
+            format!("{metric} (dcgm-exporter, {unit}; target {percent}% = {value}) summed over the pods, read by KEDA trigger {} from Prometheus at {server}", crate::ops::keda::GPU_TRIGGER),
+        );
+    }
+    let behavior = HpaPlan { min: keda.min, max: keda.max, metric: String::new(), target_utilization: 0, target_quantity: String::new(), style: keda.style }.behavior();
+    let scale_to_zero = keda.scale_to_zero.map(|s| json!({ "cooldown": s.cooldown_seconds, "polling": s.polling_seconds }));
+    let triggers: Vec<Value> = keda.triggers.iter().map(|t| t.to_json()).collect();
+    Ok(Manifest {
+        path: object_path(&cluster.name, "scaledobject", &format!("{}-{}", w.namespace, w.name)),
+        source: w.source.clone(),
+        object: renderer.render_template(
+            "scaledobject.yaml.j2",
+            &w.name,
+            json!({
+                "labels": common_labels(),
+                "annotations": annotations,
+                "workload": workload,
+                "keda": { "min": keda.min, "max": keda.max, "scale_to_zero": scale_to_zero, "behavior": behavior, "triggers": triggers },
+            }),
+        )?,
+    })
 }
 
 /// One ConfigMap of Helm values per add-on chart the cluster's pools need (see `ops::addons`).

@@ -1,4 +1,4 @@
-//! PodDisruptionBudget and HorizontalPodAutoscaler for one `workload`.
+//! PodDisruptionBudget and HorizontalPodAutoscaler (or KEDA ScaledObject, see `keda.rs`) for one `workload`.
 
 use std::collections::BTreeMap;
 
@@ -24,7 +24,10 @@ pub struct WorkloadPlan {
     pub kind: String,
     pub selector: BTreeMap<String, String>,
     pub pdb: Option<PdbBudget>,
+    /// None when KEDA scales the workload: KEDA creates and owns the HPA of its ScaledObject (see `keda.rs`).
     pub hpa: Option<HpaPlan>,
+    /// The KEDA ScaledObject, for a workload that scales to zero or on a trigger (never together with `hpa`).
+    pub keda: Option<crate::ops::keda::KedaPlan>,
     pub replicas_min: u32,
     pub replicas_max: u32,
     pub gpus_per_replica: u32,
@@ -122,6 +125,8 @@ pub fn parse_replicas_record(record: &str) -> Result<(u32, u32), String> {
         n => n.parse::<u32>().map_err(|_| format!("`{n}` is not a replica count (want `4`, or `1-24` for min=1 max=24)")),
     };
     let (min, max) = (count(min)?, count(max)?);
+    // A scale-to-zero workload records `0-4`, but adopt reads its replicas from its ScaledObject: without one,
+    // min 0 would not compile (E0220).
     if min < 1 {
         return Err("a workload has at least 1 replica".into());
     }
@@ -207,6 +212,15 @@ pub fn pdb_field(b: PdbBudget) -> (&'static str, Value) {
 
 /// Default when the profile gives no `disruption-budget`: one pod at a time, for workloads that can have
 /// more than one replica.
+///
+/// Also the one form a workload that scales to zero gets (E0222 refuses min-available there). The disruption
+/// controller counts the expected pods from the target's scale (`spec.replicas`): at 0 replicas there is nothing to
+/// evict, and at 1 replica `maxUnavailable: 1` still allows the eviction, whereas `minAvailable: 1` (or any
+/// percentage, rounded up) allows none. Kubernetes' "Specifying a Disruption Budget for your Application"
+/// (kubernetes.io/docs/tasks/run-application/configure-pdb/): "If you set minAvailable to 100% or the number of
+/// replicas … you are requiring zero voluntary evictions. When you set zero voluntary evictions for a workload object
+/// such as ReplicaSet, then you cannot successfully drain a Node running one of those Pods." A scale-to-zero workload
+/// sits at one replica whenever its trigger wakes it from zero, so min-available would block Karpenter's drains then.
 pub fn default_pdb(replicas_max: u32) -> Option<PdbBudget> {
     (replicas_max >= 2).then_some(PdbBudget::MaxUnavailable(IntOrPercent::Int(1)))
 }

@@ -1441,6 +1441,15 @@ fn parse_hhmm(s: &str) -> Option<u32> {
 
 /// Minutes in a Go-style duration made of h/m/s parts ("1h30m"); None if malformed. Seconds round down.
 pub fn duration_minutes(s: &str) -> Option<u32> {
+    total_seconds(s).map(|s| (s / 60) as u32)
+}
+
+/// Seconds in a Go-style duration made of h/m/s parts ("1h30m"); None if malformed or beyond u32.
+pub fn duration_seconds(s: &str) -> Option<u32> {
+    total_seconds(s).and_then(|s| u32::try_from(s).ok())
+}
+
+fn total_seconds(s: &str) -> Option<u64> {
     if s.is_empty() {
         return None;
     }
@@ -1460,7 +1469,7 @@ pub fn duration_minutes(s: &str) -> Option<u32> {
             };
         }
     }
-    number.is_empty().then_some((total_seconds / 60) as u32)
+    number.is_empty().then_some(total_seconds)
 }
 
 fn valid_budget_nodes(nodes: &str) -> bool {

@@ -62,6 +62,8 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP019", name: "efa-mixed-gpu-models", summary: "an EFA pool whose NodePools admit more than one GPU model: one multi-node job may get both and runs at the slower one's pace", checks_output: false },
     Rule { code: "GP020", name: "queue-flavor-without-pool", summary: "a Kueue ClusterQueue flavor whose ResourceFlavor is missing or whose nodeLabels match no NodePool (admitted pods wait for nodes that never come)", checks_output: true },
     Rule { code: "GP021", name: "queue-quota-above-limit", summary: "the Kueue ClusterQueues' nominal quotas in a flavor add up to more than its NodePool's limit (admitted jobs wait for nodes Karpenter will not launch)", checks_output: true },
+    Rule { code: "GP024", name: "scaledobject-and-hpa-on-one-target", summary: "a workload scaled by a KEDA ScaledObject and by an HPA (or a second ScaledObject): KEDA's webhook refuses the ScaledObject, and two HPAs fight over the replica count", checks_output: true },
+    Rule { code: "GP025", name: "scale-to-zero-with-min-available", summary: "a workload that scales to zero with a PodDisruptionBudget minAvailable ≥ 1: at one replica it allows no eviction, so every node drain blocks", checks_output: true },
 ];
 
 /// The rule for a code, if any.
@@ -101,6 +103,8 @@ pub fn cluster_findings(c: &Compilation, cluster: &ClusterPlan, manifests: &[Man
     lint.cluster(cluster, &profiles);
     lint.device_plugins(cluster, manifests);
     lint.replica_fit(cluster, &profiles, simulated);
+    lint.keda_targets(cluster, &profiles, manifests);
+    lint.scale_to_zero_budgets(cluster, &profiles, manifests);
     lint.out.extend(crate::simulate::check::tier_findings(c, cluster, simulated));
     lint.out
 }
@@ -127,6 +131,53 @@ pub fn findings_on(c: &Compilation, manifests: &[Manifest]) -> Vec<Finding> {
         .collect();
     sort(&mut out);
     out
+}
+
+/// Objects read from a running cluster (`kubectl get hpa,scaledobjects,pdb -A -o yaml`: the items of a `List` count
+/// one by one) or any YAML files, as objects of `cluster`, for [`lint_on`]: the rules that read the output (GP024's
+/// HPA beside a ScaledObject, GP025's PDB) then judge what is really there. An object with the kind, namespace and
+/// name of one of `own` (the compile's) replaces it: the cluster's copy is the live one.
+pub fn with_cluster_objects(cluster: &str, own: Vec<Manifest>, paths: &[std::path::PathBuf]) -> Result<Vec<Manifest>, String> {
+    let mut read = Vec::new();
+    for file in yaml_files(paths)? {
+        let text = crate::input::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let docs = crate::simulate::yaml::parse_docs(&file, &text).map_err(|e| e.to_string())?;
+        for doc in docs {
+            let value = doc.value.into_owned();
+            let items = match value["kind"].as_str() {
+                Some(kind) if kind.ends_with("List") => value["items"].as_array().cloned().unwrap_or_default(),
+                _ => vec![value],
+            };
+            for (i, object) in items.into_iter().enumerate() {
+                // One path component under the cluster (what `emit::cluster_of` reads): the file's name and where.
+                let name = format!("{}:{}#{i}", file.file_name().unwrap_or_default().to_string_lossy(), doc.line);
+                read.push(Manifest { path: std::path::Path::new(cluster).join(name), source: file.display().to_string(), object });
+            }
+        }
+    }
+    let id = |o: &Value| (o["kind"].to_string(), o["metadata"]["namespace"].as_str().unwrap_or("default").to_string(), o["metadata"]["name"].to_string());
+    let replaced: BTreeSet<_> = read.iter().map(|m| id(&m.object)).collect();
+    let mut out: Vec<Manifest> = own.into_iter().filter(|m| crate::emit::cluster_of(&m.path).as_deref() != Some(cluster) || !replaced.contains(&id(&m.object))).collect();
+    out.extend(read);
+    Ok(out)
+}
+
+/// Every *.yaml / *.yml under `paths` (directories recursively), sorted per directory.
+fn yaml_files(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, String> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            entries.sort();
+            let entries: Vec<_> = entries.into_iter().filter(|e| e.is_dir() || e.extension().is_some_and(|x| x == "yaml" || x == "yml")).collect();
+            out.extend(yaml_files(&entries)?);
+        } else if path.exists() {
+            out.push(path.clone());
+        } else {
+            return Err(format!("cannot read {}: no such file or directory", path.display()));
+        }
+    }
+    Ok(out)
 }
 
 /// By file, position, code and message: the order never depends on the threads.
@@ -422,6 +473,61 @@ impl<'c> Lint<'c> {
             let message = format!("one replica of workload `{}/{}` does not fit on {} of pool `{}`: {}", w.namespace, w.name, fit.too_small_text(), w.pool, fit.price_text());
             let help = "lower the replica's requests to fit the small types, or exclude them from the pool (`exclude-types`) so its cost figures count what it launches (the add-on DaemonSets the cluster configures are counted; leave room for DaemonSets of your own)";
             self.profile(cluster, profile, "GP018", span, message, help.into());
+        }
+    }
+
+    /// The profile and `workload` block of one of the cluster's workloads, by namespace and name.
+    fn workload_spec(&self, profiles: &[&'c Profile], namespace: &str, name: &str) -> Option<(&'c Profile, &'c crate::ops::Workload)> {
+        profiles.iter().find_map(|p| Some((*p, p.ops.workloads.iter().find(|w| w.namespace.value == namespace && w.name.value == name)?)))
+    }
+
+    /// GP024: one workload scaled by a ScaledObject and by an HPA or another ScaledObject, among the cluster's objects
+    /// (gpuplan writes one or the other: this fires on objects edited or read from the cluster). KEDA's webhook refuses
+    /// such a ScaledObject (kedacore/keda v2.20.2 `apis/keda/v1alpha1/scaledobject_webhook.go` `verifyHpas`,
+    /// `verifyScaledObjects`), and if it got in anyway, KEDA's HPA and the other one would both set the replicas.
+    fn keda_targets(&mut self, cluster: &ClusterPlan, profiles: &[&'c Profile], manifests: &[Manifest]) {
+        for (so, other) in crate::ops::keda::clashes(manifests) {
+            let Some((namespace, _, kind, name)) = crate::ops::keda::scale_target(&so.object) else { continue };
+            let Some((profile, spec)) = self.workload_spec(profiles, &namespace, &name) else { continue };
+            let other_name = other.object["metadata"]["name"].as_str().unwrap_or_default();
+            let message = format!(
+                "{kind} {namespace}/{name} is scaled by ScaledObject `{}` and by {} `{other_name}`: KEDA's admission webhook refuses the ScaledObject, and two HPAs would fight over its replicas",
+                so.object["metadata"]["name"].as_str().unwrap_or_default(),
+                other.kind()
+            );
+            let help = format!("delete {} `{other_name}`: KEDA creates and owns the HPA of its ScaledObject (`keda-hpa-<name>`); or drop `scale-to-zero` and `trigger` from the workload to keep an HPA only", other.kind());
+            self.profile(cluster, profile, "GP024", spec.name.span, message, help);
+        }
+    }
+
+    /// GP025: a workload whose ScaledObject may take it to 0 replicas, selected by a PodDisruptionBudget with a
+    /// minAvailable of one pod or more (or any percentage: rounded up). KEDA wakes it to one replica; at one replica
+    /// that budget allows no eviction, and Karpenter's drains wait on it (see `ops::workload::default_pdb`).
+    fn scale_to_zero_budgets(&mut self, cluster: &ClusterPlan, profiles: &[&'c Profile], manifests: &[Manifest]) {
+        for w in &cluster.ops.workloads {
+            let Some(so) = manifests.iter().find(|m| m.kind() == crate::ops::keda::KIND && crate::ops::keda::scale_target(&m.object).is_some_and(|(ns, _, kind, name)| ns == w.namespace && kind == w.kind && name == w.name)) else { continue };
+            if so.object["spec"]["minReplicaCount"].as_u64().unwrap_or(0) != 0 {
+                continue;
+            }
+            let selects = |pdb: &Value| pdb["spec"]["selector"]["matchLabels"].as_object().is_some_and(|l| l.iter().all(|(k, v)| w.selector.get(k).is_some_and(|x| v == x)));
+            let blocking = |pdb: &Value| match &pdb["spec"]["minAvailable"] {
+                Value::Number(n) => n.as_u64().is_some_and(|n| n >= 1),
+                Value::String(s) => s.strip_suffix('%').and_then(|p| p.parse::<u32>().ok()).map_or_else(|| s.parse::<u32>().is_ok_and(|n| n >= 1), |p| p > 0),
+                _ => false,
+            };
+            let pdbs = manifests.iter().map(|m| &m.object).filter(|o| o["kind"] == "PodDisruptionBudget" && o["metadata"]["namespace"] == w.namespace.as_str());
+            for pdb in pdbs.filter(|o| selects(o) && blocking(o)) {
+                let Some((profile, spec)) = self.workload_spec(profiles, &w.namespace, &w.name) else { continue };
+                let span = spec.disruption_budget.as_ref().map_or(spec.name.span, |b| b.span);
+                let message = format!(
+                    "workload `{}/{}` scales to zero, and PodDisruptionBudget `{}` keeps minAvailable {} of its pods: at one replica it allows no eviction, so every node drain blocks",
+                    w.namespace,
+                    w.name,
+                    pdb["metadata"]["name"].as_str().unwrap_or_default(),
+                    pdb["spec"]["minAvailable"]
+                );
+                self.profile(cluster, profile, "GP025", span, message, "give the budget maxUnavailable: 1 (what gpuplan writes): it keeps all but one pod up when there are several and lets the last one move".into());
+            }
         }
     }
 
@@ -876,7 +982,7 @@ impl<'c> Lint<'c> {
             let help = did_you_mean(&allow.value, RULES.iter().map(|r| r.code))
                 .map(|d| format!("{d} "))
                 .unwrap_or_default()
-                + "lint codes are GP001…GP017 (see README, Lint)";
+                + &format!("lint codes are {}…{} (see README, Lint)", RULES[1].code, RULES[RULES.len() - 1].code);
             let diagnostic = self
                 .c
                 .sources

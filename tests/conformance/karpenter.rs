@@ -892,7 +892,9 @@ fn zone_spread_keeps_the_replicas_within_max_skew() {
     for (side, r) in [("gpuplan", &o.gpuplan), ("karpenter", &o.oracle)] {
         let zones: Vec<String> = claims(r).iter().map(|c| c["zone"].as_str().unwrap().to_string()).collect();
         let distinct: BTreeSet<&String> = zones.iter().collect();
-        assert!(zones.len() >= 2 && distinct.len() == zones.len(), "{side}: one replica per zone: {zones:?}");
+        // Karpenter may land as few as one (every other replica drew us-east-1e and pends): only the skew is its
+        // invariant. gpuplan must land all three (below).
+        assert!(!zones.is_empty() && distinct.len() == zones.len(), "{side}: one replica per zone: {zones:?}");
         assert!(pods_per_claim(r).iter().all(|n| *n == 1), "{side}: one replica per NodeClaim");
     }
     assert_eq!(claims(&o.gpuplan).len(), 3, "gpuplan picks zones the NodeClaim can launch in");

@@ -39,6 +39,9 @@ var Sources = []Source{
 	// kubernetes-sigs/kueue config/components/crd/bases: the kinds gpuplan writes for `queue` blocks (its other CRDs,
 	// Workload, Cohort, MultiKueue…, are no kind gpuplan writes).
 	{Module: "sigs.k8s.io/kueue", Paths: []string{"config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml", "config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml", "config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml"}, Embedded: "kueue"},
+	// kedacore/keda config/crd/bases: the ScaledObject gpuplan writes for a workload that scales to zero or on a
+	// trigger, and the TriggerAuthentication its triggers may reference (the release's keda-*-crds.yaml bundles them).
+	{Module: "github.com/kedacore/keda/v2", Paths: []string{"config/crd/bases/keda.sh_scaledobjects.yaml", "config/crd/bases/keda.sh_triggerauthentications.yaml"}, Embedded: "keda"},
 }
 
 // Fallbacks are CRDs no module on the proxy serves; they are read from gpuplan's own copy (src/crds/<path>).

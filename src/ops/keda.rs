@@ -1,0 +1,267 @@
+//! KEDA: a `workload` that scales to zero (`scale-to-zero`) or on a demand trigger (`trigger …`) gets a KEDA
+//! `keda.sh/v1alpha1` ScaledObject *instead of* its HorizontalPodAutoscaler.
+//!
+//! KEDA creates and owns an HPA for every ScaledObject (`keda-hpa-<name>`, or `advanced.horizontalPodAutoscalerConfig
+//! .name`: kedacore/keda v2.20.2 `scaledobject_webhook.go` `getHpaName`) and feeds it through its own metrics server
+//! ("Behind the scenes, KEDA acts to monitor the event source and feed that data to Kubernetes and the HPA",
+//! keda.sh/docs, Concepts, "Scaling Deployments, StatefulSets & Custom Resources"); its admission webhook refuses a
+//! ScaledObject whose target another HPA already scales ("the workload '%s' of type '%s' is already managed by the hpa
+//! '%s'": `apis/keda/v1alpha1/scaledobject_webhook.go` `verifyHpas`). So gpuplan writes one or the other for a target,
+//! never both; lint GP024 reports a cluster where both exist.
+//!
+//! The triggers:
+//! - `autoscale gpu-utilization=N` becomes a `prometheus` trigger on the query prometheus-adapter serves the HPA
+//!   (dcgm-exporter's utilization averaged per pod, see `adapter.rs`), summed over the workload's pods. With KEDA's
+//!   default `metricType: AverageValue` the HPA KEDA creates runs ⌈sum / threshold⌉ replicas, which is what the
+//!   HPA's Pods metric with `averageValue: N` runs (⌈replicas × mean / N⌉).
+//! - `trigger "prometheus" query=… threshold=…`: the user's query (a queue backlog, a gateway's request rate).
+//! - `trigger "kueue-pending" cluster-queue=…`: Kueue's gauge of a ClusterQueue's pending workloads,
+//!   `kueue_pending_workloads{cluster_queue, status}` (kubernetes-sigs/kueue v0.19.2 `pkg/metrics/metrics.go`,
+//!   `PendingWorkloads` / `ReportPendingWorkloads`; status `active` = waiting for admission, `inadmissible` = cannot
+//!   be admitted as the queue stands; kueue.sigs.k8s.io/docs/reference/metrics).
+//!
+//! Every trigger reads Prometheus directly (`serverAddress`: [`crate::ops::Monitoring::prometheus_url`]): KEDA does
+//! not go through prometheus-adapter, whose ConfigMap gpuplan writes only for HPAs.
+//!
+//! A workload at zero replicas has no pod, hence no GPU utilization series: the prometheus scaler reads an empty
+//! result as 0 (`ignoreNullValues` defaults to true: `pkg/scalers/prometheus_scaler.go`) and stays inactive, so a
+//! scale-to-zero workload needs a trigger that measures demand without a pod (E0223).
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use crate::ops::workload::ScalingStyle;
+use crate::ops::{ScaleToZero, Trigger};
+use crate::render::Manifest;
+use crate::validate::Violation;
+
+pub const API_VERSION: &str = "keda.sh/v1alpha1";
+pub const KIND: &str = "ScaledObject";
+/// The name of the trigger `autoscale` becomes (adopt reads it back into `autoscale`).
+pub const GPU_TRIGGER: &str = "gpu-utilization";
+/// The HPA KEDA creates for a ScaledObject without `advanced.horizontalPodAutoscalerConfig.name`
+/// (`scaledobject_webhook.go` `getHpaName`).
+pub const HPA_NAME_PREFIX: &str = "keda-hpa-";
+/// Kubernetes label values (KEDA labels its HPA with the ScaledObject's name): `maxK8sLabelValueLength`.
+const MAX_LABEL_VALUE: usize = 63;
+
+/// The ScaledObject of one workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KedaPlan {
+    /// minReplicaCount (0 with `scale-to-zero`) and maxReplicaCount.
+    pub min: u32,
+    pub max: u32,
+    /// cooldownPeriod and pollingInterval: only for a workload at minReplicaCount 0, the only case where KEDA uses them
+    /// (`verifyScaledObjects` warns "CooldownPeriod is configured but is not relevant" otherwise).
+    pub scale_to_zero: Option<ScaleToZero>,
+    pub triggers: Vec<KedaTrigger>,
+    /// The HPA behaviour KEDA's HPA gets (`advanced.horizontalPodAutoscalerConfig.behavior`): the same as gpuplan's HPA.
+    pub style: ScalingStyle,
+    /// `autoscale`'s metric and target percentage, when there is one (the `gpu-utilization` trigger).
+    pub gpu: Option<(String, u32)>,
+}
+
+/// One `prometheus` trigger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KedaTrigger {
+    pub name: String,
+    pub query: String,
+    /// KEDA parses these as floats: `"70"`, `"0.7"`.
+    pub threshold: String,
+    pub activation: Option<String>,
+    pub server_address: String,
+}
+
+impl KedaTrigger {
+    pub fn to_json(&self) -> Value {
+        let mut metadata = json!({ "serverAddress": self.server_address, "query": self.query, "threshold": self.threshold });
+        if let Some(a) = &self.activation {
+            metadata["activationThreshold"] = json!(a);
+        }
+        json!({ "type": "prometheus", "name": self.name, "metricType": "AverageValue", "metadata": metadata })
+    }
+}
+
+/// What [`KedaPlan::new`] needs from the workload and its cluster.
+pub struct KedaInputs<'a> {
+    pub min: u32,
+    pub max: u32,
+    pub scale_to_zero: Option<ScaleToZero>,
+    pub triggers: &'a [Trigger],
+    /// `autoscale`: the pool's metric and the target percentage.
+    pub gpu: Option<(&'a str, u32)>,
+    /// The PromQL selector of the workload's pods (`WorkloadPlan::pod_selector`).
+    pub pod_selector: &'a str,
+    pub server_address: &'a str,
+    pub style: ScalingStyle,
+}
+
+impl KedaPlan {
+    pub fn new(k: &KedaInputs) -> KedaPlan {
+        let trigger = |name: String, query: String, threshold: String, activation: Option<String>| KedaTrigger { name, query, threshold, activation, server_address: k.server_address.to_string() };
+        let mut triggers = Vec::new();
+        if let Some((metric, percent)) = k.gpu {
+            triggers.push(trigger(GPU_TRIGGER.into(), gpu_query(metric, k.pod_selector), crate::ops::threshold(metric, percent), None));
+        }
+        let mut queries = 0;
+        for t in k.triggers {
+            triggers.push(match t {
+                Trigger::Prometheus { query, threshold, activation } => {
+                    queries += 1;
+                    trigger(format!("prometheus-{queries}"), query.clone(), threshold.clone(), activation.clone())
+                }
+                Trigger::KueuePending { cluster_queue, per_replica } => trigger(kueue_trigger_name(cluster_queue), kueue_query(cluster_queue), per_replica.to_string(), Some("0".into())),
+            });
+        }
+        KedaPlan {
+            min: k.min,
+            max: k.max,
+            scale_to_zero: if k.min == 0 { k.scale_to_zero } else { None },
+            triggers,
+            style: k.style,
+            gpu: k.gpu.map(|(m, p)| (m.to_string(), p)),
+        }
+    }
+}
+
+/// The GPU utilization of a workload's pods, summed: prometheus-adapter's per-pod rule (`adapter::pod_rule`) over
+/// the workload's pods, so that KEDA's AverageValue target divides it by the replica count as the HPA does.
+pub fn gpu_query(metric: &str, pod_selector: &str) -> String {
+    format!("sum(avg by (namespace, pod) ({metric}{{{pod_selector}}}))")
+}
+
+/// A ClusterQueue's workloads waiting for admission.
+pub fn kueue_query(cluster_queue: &str) -> String {
+    format!("sum(kueue_pending_workloads{{cluster_queue=\"{cluster_queue}\",status=\"active\"}})")
+}
+
+pub fn kueue_trigger_name(cluster_queue: &str) -> String {
+    format!("kueue-pending-{cluster_queue}")
+}
+
+/// The ClusterQueue of a query [`kueue_query`] wrote, if it is one.
+pub fn kueue_queue_of(query: &str) -> Option<&str> {
+    let rest = query.strip_prefix("sum(kueue_pending_workloads{cluster_queue=\"")?;
+    rest.strip_suffix("\",status=\"active\"})")
+}
+
+/// The metric of a query [`gpu_query`] wrote, if it is one.
+pub fn gpu_metric_of(query: &str) -> Option<&str> {
+    let rest = query.strip_prefix("sum(avg by (namespace, pod) (")?;
+    rest.split_once('{').map(|(m, _)| m)
+}
+
+/// Seconds as the profile writes a duration: 900 → `15m`, 5400 → `1h30m`, 45 → `45s`.
+pub fn format_seconds(seconds: u32) -> String {
+    let (h, m, s) = (seconds / 3600, seconds % 3600 / 60, seconds % 60);
+    let mut out = String::new();
+    for (n, unit) in [(h, 'h'), (m, 'm'), (s, 's')] {
+        if n > 0 {
+            out.push_str(&format!("{n}{unit}"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("0s");
+    }
+    out
+}
+
+/// A Prometheus address KEDA can query: an http(s) URL with a host and nothing YAML or PromQL would misread.
+pub fn check_server_address(url: &str) -> Result<(), String> {
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")).ok_or("is not an http:// or https:// URL")?;
+    if rest.is_empty() || rest.starts_with('/') || rest.starts_with(':') {
+        return Err("has no host".into());
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"') {
+        return Err("contains whitespace or quotes".into());
+    }
+    Ok(())
+}
+
+/// KEDA's admission webhook rules that concern one ScaledObject alone (kedacore/keda v2.20.2
+/// `apis/keda/v1alpha1/scaledobject_webhook.go` `validateWorkload`): `verifyName` (the ScaledObject's and its HPA's
+/// names are label values, ≤ 63 characters), `verifyReplicaCount` (`scaledobject_types.go`
+/// `CheckReplicaCountBoundsAreValid`: min ≤ max, idleReplicaCount < min; max defaults to 100) and `verifyTriggers`
+/// (`scaletriggers_types.go` `ValidateTriggers`: at least one trigger, names unique).
+pub fn check_scaled_object(object: &Value) -> Vec<Violation> {
+    let v = |pointer: &str, message: String| Violation { pointer: pointer.into(), message };
+    let mut out = Vec::new();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    if name.len() > MAX_LABEL_VALUE {
+        out.push(v("/metadata/name", format!("ScaledObject name is {} characters long; KEDA's webhook allows at most {MAX_LABEL_VALUE} (it is a label value)", name.len())));
+    }
+    let spec = &object["spec"];
+    let hpa = spec["advanced"]["horizontalPodAutoscalerConfig"]["name"].as_str().filter(|n| !n.is_empty()).map_or_else(|| format!("{HPA_NAME_PREFIX}{name}"), str::to_string);
+    if hpa.len() > MAX_LABEL_VALUE {
+        out.push(v("/metadata/name", format!("the HPA KEDA derives, `{hpa}`, is {} characters long; KEDA's webhook allows at most {MAX_LABEL_VALUE}", hpa.len())));
+    }
+    let min = spec["minReplicaCount"].as_i64().unwrap_or(0);
+    let max = spec["maxReplicaCount"].as_i64().unwrap_or(100);
+    if min > max {
+        out.push(v("/spec/minReplicaCount", format!("MinReplicaCount={min} must be less than MaxReplicaCount={max} (KEDA's webhook)")));
+    }
+    if let Some(idle) = spec["idleReplicaCount"].as_i64().filter(|i| *i >= min) {
+        out.push(v("/spec/idleReplicaCount", format!("IdleReplicaCount={idle} must be less than MinReplicaCount={min} (KEDA's webhook)")));
+    }
+    let triggers = spec["triggers"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if triggers.is_empty() {
+        out.push(v("/spec/triggers", "no triggers defined in the ScaledObject (KEDA's webhook)".into()));
+    }
+    let mut names = BTreeSet::new();
+    for (i, t) in triggers.iter().enumerate() {
+        if let Some(n) = t["name"].as_str().filter(|n| !n.is_empty()) {
+            if !names.insert(n) {
+                out.push(v(&format!("/spec/triggers/{i}/name"), format!("triggerName {n:?} is defined multiple times in the ScaledObject, but it must be unique (KEDA's webhook)")));
+            }
+        }
+    }
+    out
+}
+
+/// The workload a ScaledObject or HPA scales: (namespace, API group of scaleTargetRef, kind, name). KEDA compares the
+/// group and kind its REST mapper resolves, and the name (`verifyHpas`, `verifyScaledObjects`); `apps/v1` and
+/// `apps/v1beta1` are one target.
+pub fn scale_target(object: &Value) -> Option<(String, String, String, String)> {
+    let target = &object["spec"]["scaleTargetRef"];
+    let group = target["apiVersion"].as_str().unwrap_or("apps/v1").rsplit_once('/').map_or("", |(g, _)| g).to_string();
+    let namespace = object["metadata"]["namespace"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").to_string();
+    Some((namespace, group, target["kind"].as_str()?.to_string(), target["name"].as_str()?.to_string()))
+}
+
+/// Two owners of one scale target among these objects (one cluster's): an HPA and a ScaledObject (`verifyHpas`:
+/// "the workload … is already managed by the hpa …"; the HPA KEDA creates is owned by its ScaledObject and never
+/// among gpuplan's objects), or two ScaledObjects (`verifyScaledObjects`). Each clash once, as
+/// (the ScaledObject, the other object).
+pub fn clashes(manifests: &[Manifest]) -> Vec<(&Manifest, &Manifest)> {
+    let scalers: Vec<(&Manifest, _)> = manifests.iter().filter(|m| matches!(m.kind(), KIND | "HorizontalPodAutoscaler")).filter_map(|m| Some((m, scale_target(&m.object)?))).collect();
+    let mut out = Vec::new();
+    for (i, (a, target)) in scalers.iter().enumerate() {
+        let same_object = |b: &Manifest| b.kind() == a.kind() && b.object["metadata"]["name"] == a.object["metadata"]["name"];
+        for (b, _) in scalers[i + 1..].iter().filter(|(b, t)| t == target && !same_object(b)) {
+            match (a.kind() == KIND, b.kind() == KIND) {
+                (true, _) => out.push((*a, *b)),
+                (false, true) => out.push((*b, *a)),
+                (false, false) => {}
+            }
+        }
+    }
+    out
+}
+
+/// KEDA's rules across one cluster's objects, for `ops::check` (a compile error): see [`clashes`].
+pub fn check_cluster(manifests: &[Manifest]) -> Vec<(std::path::PathBuf, Violation)> {
+    clashes(manifests)
+        .into_iter()
+        .map(|(so, other)| {
+            let (ns, _, kind, name) = scale_target(&so.object).unwrap_or_default();
+            let message = format!(
+                "{kind} {ns}/{name} is also scaled by {} {} ({}): KEDA's webhook refuses a ScaledObject on a target another HPA or ScaledObject scales",
+                other.kind(),
+                other.object["metadata"]["name"].as_str().unwrap_or_default(),
+                other.path.display()
+            );
+            (so.path.clone(), Violation { pointer: "/spec/scaleTargetRef".into(), message })
+        })
+        .collect()
+}
