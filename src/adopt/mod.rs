@@ -17,6 +17,7 @@ pub mod read;
 pub mod report;
 pub mod requirements;
 pub mod term;
+pub mod verify;
 pub mod workloads;
 pub mod write;
 
