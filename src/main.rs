@@ -259,6 +259,10 @@ enum Command {
         /// adopt exits 1 then, after writing the profiles and the report.
         #[arg(long)]
         accept_changes: bool,
+        /// Fill a placeholder of the inputs (`$NAME`, `${NAME}` or `<<NAME>>`) with a value; repeat for each. Adopt
+        /// stops, writing nothing, while a placeholder has no value.
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
     },
 }
 
@@ -375,11 +379,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             std::io::Write::write_all(&mut std::io::stdout(), &script).map_err(|e| format!("error: {e}"))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Adopt { paths, into, cluster, region, catalogs, format, verify, accept_changes } => {
-            let options = gpuplan::adopt::AdoptOptions { paths: paths.clone(), cluster, region, catalogs_dir: catalogs.clone() };
+        Command::Adopt { paths, into, cluster, region, catalogs, format, verify, accept_changes, set } => {
+            let set = set.iter().map(|s| gpuplan::adopt::placeholders::parse_set(s)).collect::<Result<_, _>>().map_err(|e| format!("error: --set {e}"))?;
+            let options = gpuplan::adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone(), set };
             let adoption = gpuplan::adopt::adopt(&options).map_err(|e| format!("error: {e}"))?;
             // Read before anything is written: a bad pod file stops adopt with nothing written.
-            let originals = gpuplan::adopt::verify::read(&paths, &verify).map_err(|e| format!("error: {e}"))?;
+            let originals = gpuplan::adopt::verify::read(&adoption.texts, &verify).map_err(|e| format!("error: {e}"))?;
             for warning in &adoption.warnings {
                 eprintln!("{}", term::paint_prefixes(&warning.to_string(), color()));
             }

@@ -138,3 +138,39 @@ fn probes_request_the_pools_accelerator_tolerate_its_taints_and_select_its_label
     let requests = &gpuplan::adopt::verify::probe(&cpu).unwrap()[0].requests;
     assert!(requests.get("cpu") == Some(&1000) && !requests.contains_key("nvidia.com/gpu"), "{requests:?}");
 }
+
+#[test]
+fn placeholders_are_reported_once_each_where_they_first_are_and_nothing_is_written() {
+    let (dir, out) = run(&fixture("placeholders.yaml"), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let file = fixture("placeholders.yaml").display().to_string();
+    // Each name once, at its first place as written; userData's shell variables ($HOME, ${PATH}) are the script's.
+    assert!(stderr.contains("2 placeholder(s) without a value: fill each with --set NAME=value (nothing was written)"), "{stderr}");
+    assert!(stderr.contains(&format!("  {file}:31:28: ${{CLUSTER_NAME}} (and 2 more places)\n")), "{stderr}");
+    assert!(stderr.contains(&format!("  {file}:41:11: <<TEAM>>")), "{stderr}");
+    assert!(!stderr.contains("HOME") && !stderr.contains("PATH"), "{stderr}");
+    assert!(!dir.path().join("profiles").exists());
+}
+
+#[test]
+fn set_fills_placeholders_before_adopting() {
+    let (dir, out) = run(&fixture("placeholders.yaml"), &["--set", "CLUSTER_NAME=ml-prod", "--set", "TEAM=ml"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu.kdl")).unwrap();
+    assert!(profile.contains("cluster \"ml-prod\" {") && profile.contains("discovery-tag \"ml-prod\"") && profile.contains("node-role \"KarpenterNodeRole-ml-prod\""), "{profile}");
+    // The script's own variables are left as they were.
+    assert!(profile.contains("$HOME ${PATH}"), "{profile}");
+    let (_dir, bad) = run(&fixture("placeholders.yaml"), &["--set", "cluster name"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--set `cluster name` is not NAME=value"), "{}", text(&bad));
+}
+
+#[test]
+fn the_missing_ami_warning_names_the_nodepool_file_when_no_node_class_is_given() {
+    let (_dir, out) = run(&fixture("no-node-class.yaml"), &["--accept-changes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let file = fixture("no-node-class.yaml").display().to_string();
+    assert!(stderr.contains(&format!("warning: {file}: NodePool/gpu spec.amiSelectorTerms: no AMI alias: profile `default` says `al2023@latest`; pin a version")), "{stderr}");
+    assert!(!stderr.contains("warning: : "), "{stderr}");
+}

@@ -13,6 +13,7 @@ pub mod cli_docs;
 pub mod map;
 pub mod model;
 pub mod monitoring;
+pub mod placeholders;
 pub mod read;
 pub mod report;
 pub mod requirements;
@@ -34,6 +35,8 @@ pub struct AdoptOptions {
     pub cluster: Option<String>,
     pub region: Option<String>,
     pub catalogs_dir: PathBuf,
+    /// `--set NAME=value`: placeholders filled before the YAML is parsed.
+    pub set: BTreeMap<String, String>,
 }
 
 #[derive(Debug)]
@@ -48,6 +51,8 @@ pub struct Adoption {
     pub node_classes: Vec<Doc>,
     /// By region: each profile is priced in its own region's catalog.
     pub catalogs: BTreeMap<String, Catalog>,
+    /// The input files' texts, placeholders filled (the originals the verification simulates).
+    pub texts: Vec<(PathBuf, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -134,7 +139,7 @@ fn gitops(cluster: &str, docs: &[Doc]) -> Option<(String, String)> {
 }
 
 pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
-    let read = read::read(&options.paths)?;
+    let read = read::read(&options.paths, &options.set)?;
     if read.node_pools.is_empty() {
         return Err(AdoptError::Nothing(options.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
@@ -212,7 +217,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         files.insert(format!("{name}.kdl"), write::profile_text(&profile, &sources));
         profiles.push(profile);
     }
-    Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs })
+    Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs, texts: read.texts })
 }
 
 fn adopt_profile(
@@ -263,7 +268,13 @@ fn adopt_profile(
     cluster.node_role = f.and_then(|f| f.role.clone()).unwrap_or_else(|| format!("KarpenterNodeRole-{}", cluster.name));
     cluster.ami = f.and_then(|f| f.ami.clone()).unwrap_or_else(|| "al2023@latest".into());
     if f.and_then(|f| f.ami.as_ref()).is_none() {
-        warnings.push(Warning { file: at.split(' ').next().unwrap_or("").into(), object: format!("profile/{name}"), field: "spec.amiSelectorTerms".into(), message: "no AMI alias: the profile says `al2023@latest`; pin a version".into() });
+        // Named by the EC2NodeClass that has no alias, else (no EC2NodeClass among the inputs) by the first NodePool.
+        let (file, object) = match primary {
+            Some(c) => (c.file.clone(), format!("EC2NodeClass/{}", c.name)),
+            None => (ordered[0].file.clone(), format!("NodePool/{}", ordered[0].name)),
+        };
+        let message = format!("no AMI alias: profile `{name}` says `al2023@latest`; pin a version");
+        warnings.push(Warning { file, object, field: "spec.amiSelectorTerms".into(), message });
     }
     if let Some(f) = f {
         comments.extend(f.comments.iter().cloned());

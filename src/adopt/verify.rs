@@ -90,31 +90,38 @@ impl Verification {
 /// What one side of a cluster's simulation gives a pod: where it landed, or why it pends.
 type Outcome = (Option<Landing>, Option<String>);
 
-/// The originals as `simulate` reads them (NodePools, EC2NodeClasses, NodeOverlays, DaemonSets) and the pods to
-/// verify with: read before adopt writes anything, so that a bad pod file stops it with nothing written.
+/// The originals as `simulate` reads them (NodePools, EC2NodeClasses, NodeOverlays, DaemonSets, and the DaemonSets
+/// of the add-ons they configure) and the pods to verify with.
 pub struct Originals {
-    inputs: simulate::Inputs,
+    manifests: Manifests,
+    pods: Vec<Pod>,
     /// The pod files (none: probes).
     files: Vec<PathBuf>,
 }
 
-pub fn read(inputs: &[PathBuf], pods: &[PathBuf]) -> Result<Originals, InputError> {
-    let inputs = simulate::read_inputs(&simulate::Options {
-        manifests: inputs.to_vec(),
-        pods: pods.to_vec(),
-        region: None,
-        catalogs_dir: PathBuf::new(),
-        unavailable: Vec::new(),
-        daemonsets: Vec::new(),
-        add_on_daemonsets: true,
-    })?;
-    Ok(Originals { inputs, files: pods.to_vec() })
+/// Reads the pod files (before adopt writes anything, so that a bad one stops it with nothing written) and the
+/// originals from adopt's texts (placeholders filled), as `simulate::read_inputs` reads manifests and pods.
+pub fn read(texts: &[(PathBuf, String)], pods: &[PathBuf]) -> Result<Originals, InputError> {
+    let mut docs = Vec::new();
+    for (path, text) in texts {
+        docs.extend(yaml::parse_docs(path, text)?);
+    }
+    let mut manifests = simulate::manifests::manifests(&docs)?;
+    let pod_docs = yaml::read_docs(pods)?;
+    let parsed = simulate::pods::pods(&pod_docs)?;
+    manifests.daemon_sets.extend(simulate::pods::daemon_sets(&docs)?);
+    manifests.daemon_sets.extend(simulate::pods::daemon_sets(&pod_docs)?);
+    let mut seen = BTreeSet::new();
+    manifests.daemon_sets.retain(|d| seen.insert(d.key.clone()));
+    let objects: Vec<&Value> = docs.iter().map(|d| &*d.value).collect();
+    let add_ons = simulate::daemons::add_ons(&objects, &manifests.daemon_sets);
+    manifests.daemon_sets.extend(simulate::daemons::daemon_pods(&add_ons));
+    Ok(Originals { manifests, pods: parsed, files: pods.to_vec() })
 }
 
 /// Simulates the pods (or probes) on the originals and on `compiled`, cluster by cluster.
 pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolReport], originals: &Originals) -> Result<Verification, InputError> {
     let pods = &originals.files;
-    let originals = &originals.inputs;
     let mut placements = Vec::new();
     for cluster in &compiled.plan.clusters {
         let Some((catalog, labels)) = compiled.simulation_catalog(&cluster.region) else { continue };
@@ -131,7 +138,8 @@ pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolR
         let before_p = simulate::prepare(catalog, labels, &before_m, &before_m.node_pools);
         let after_p = simulate::prepare(catalog, labels, &after_m, &after_m.node_pools);
         let runs: Vec<Vec<Pod>> = if pods.is_empty() { originals_here.iter().map(|np| probe(np)).collect::<Result<_, _>>()? } else { vec![originals.pods.clone()] };
-        let ctx = Context { adoption, compiled, cluster: &cluster.name, pool_reports, rendered: &rendered, before: &before_m, after: &after_m };
+        let dropped = |p: &simulate::Prepared| simulate::run_prepared(p, &[], &[]).nodepools.into_iter().filter_map(|n| Some((n.name, n.dropped?))).collect();
+        let ctx = Context { adoption, compiled, cluster: &cluster.name, pool_reports, rendered: &rendered, dropped_before: dropped(&before_p), dropped_after: dropped(&after_p) };
         for run in runs {
             let (b, a) = (outcomes(&simulate::run_prepared(&before_p, &run, &[])), outcomes(&simulate::run_prepared(&after_p, &run, &[])));
             for pod in &run {
@@ -231,8 +239,9 @@ struct Context<'a> {
     cluster: &'a str,
     pool_reports: &'a [PoolReport],
     rendered: &'a [crate::render::Manifest],
-    before: &'a Manifests,
-    after: &'a Manifests,
+    /// NodePool → why the simulator plans nothing with it (no NodeClass, no type), on each side.
+    dropped_before: BTreeMap<String, String>,
+    dropped_after: BTreeMap<String, String>,
 }
 
 impl Context<'_> {
@@ -306,8 +315,10 @@ impl Context<'_> {
             }
             return out;
         };
-        if let Some(why) = self.dropped(pool) {
-            out.push(format!("the adopted NodePool {pool} cannot launch: {why}"));
+        match (self.dropped_before.get(pool), self.dropped_after.get(pool)) {
+            (None, Some(why)) => out.push(format!("the adopted NodePool {pool} launches nothing: {why}")),
+            (Some(why), None) => out.push(format!("the original NodePool {pool} launched nothing ({why}); the adopted one does")),
+            _ => {}
         }
         if let (Some(report), Some(used)) = (self.pool_report(pool), used) {
             if report.types_removed.iter().any(|t| t == used) {
@@ -344,12 +355,6 @@ impl Context<'_> {
     fn pool_report(&self, pool: &str) -> Option<&PoolReport> {
         self.pool_reports.iter().find(|r| r.node_pool == pool)
     }
-
-    /// Why the adopted side's simulator ignores a NodePool (no type, no NodeClass), as `simulate` reports it.
-    fn dropped(&self, pool: &str) -> Option<String> {
-        let has_class = |m: &Manifests| m.node_pools.iter().find(|p| p.name == pool).is_some_and(|p| m.node_classes.iter().any(|c| c.name == p.node_class));
-        (has_class(self.before) && !has_class(self.after)).then(|| "its EC2NodeClass is not among the compiled manifests".to_string())
-    }
 }
 
 /// Template labels the original sets and the adopted NodePool does not (a pod selecting them pends), and taints the
@@ -377,7 +382,8 @@ fn template_differences(pool: &str, original: &Value, adopted: &Value) -> Vec<St
 fn side(l: &Option<Landing>, pending: &Option<String>) -> String {
     match (l, pending) {
         (Some(l), _) => format!("{}/{} {} ${:.2}/h", l.nodepool, l.instance_type, l.capacity_type, l.usd_per_hour),
-        (None, _) => "pending".to_string(),
+        (None, Some(why)) => format!("pending ({why})"),
+        (None, None) => "pending".to_string(),
     }
 }
 
