@@ -103,7 +103,7 @@ fn a_pod_that_pends_after_adoption_is_reported_with_the_simulators_reason() {
     // The human form says it too, with the verdict.
     let (_dir, table) = run(&fixture("any-nvidia.yaml"), &["--verify", pods.to_str().unwrap()]);
     let table = String::from_utf8_lossy(&table.stdout);
-    assert!(table.contains("≠ demo ml/big-0: gpu/") && table.contains(" → pending\n"), "{table}");
+    assert!(table.contains("≠ demo ml/big-0: gpu/") && table.contains(" → pending (NodePool gpu: no instance type has enough resources"), "{table}");
     assert!(table.contains("1 placement change(s): review them, then run again with --accept-changes (exit 1)"), "{table}\n{}", text(&out));
 }
 
