@@ -311,6 +311,12 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
             used.take(field);
         }
     }
+    // No architecture requirement: Karpenter launches either (kubernetes-sigs/karpenter sets no default arch
+    // requirement on a NodePool; karpenter-provider-aws resolves an AMI alias per architecture), where a profile
+    // without `arch` means amd64 only. Written out, so that the Graviton GPU types (g5g) stay admitted.
+    if !reqs.iter().any(|r| r.key == "kubernetes.io/arch") {
+        lines.push(Line::new("arch \"amd64\" \"arm64\"", from("spec.template.spec.requirements (no kubernetes.io/arch: either architecture)")));
+    }
     lines
 }
 
