@@ -174,3 +174,25 @@ fn the_missing_ami_warning_names_the_nodepool_file_when_no_node_class_is_given()
     assert!(stderr.contains(&format!("warning: {file}: NodePool/gpu spec.amiSelectorTerms: no AMI alias: profile `default` says `al2023@latest`; pin a version")), "{stderr}");
     assert!(!stderr.contains("warning: : "), "{stderr}");
 }
+
+/// A reservation selected by id: the EC2NodeClass gives the id, the NodePool's single instance type the type, and its
+/// limit ÷ the type's GPUs the instance count (karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go
+/// `CapacityReservationSelectorTerm`: id or tags; the reservation's size is not in the manifests).
+#[test]
+fn a_reservation_selected_by_id_adopts_with_type_and_count_from_the_nodepool() {
+    let (dir, out) = run(&fixture("reserved-by-id.yaml"), &[]);
+    let profile = std::fs::read_to_string(dir.path().join("profiles/training.kdl")).unwrap_or_else(|e| panic!("{e}\n{}", text(&out)));
+    assert!(profile.contains("id \"cr-0123456789abcdef0\""), "{profile}");
+    assert!(profile.contains("instance-type \"p5.48xlarge\" // requirements node.kubernetes.io/instance-type"), "{profile}");
+    assert!(profile.contains("instances 2 // spec.limits.nvidia.com/gpu ÷ 8 per p5.48xlarge"), "{profile}");
+}
+
+#[test]
+fn a_reservation_whose_size_the_inputs_do_not_say_stops_adopt_naming_the_field_to_add() {
+    let (dir, out) = run(&fixture("reserved-by-id-no-limit.yaml"), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the inputs do not say what the profiles need (nothing was written)"), "{stderr}");
+    assert!(stderr.contains("NodePool/training: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add spec.limits.nvidia.com/gpu = 8 × the instances the reservation holds (p5.48xlarge has 8 nvidia.com/gpu), then adopt again"), "{stderr}");
+    assert!(!dir.path().join("profiles").exists());
+}

@@ -63,6 +63,10 @@ pub enum AdoptError {
     Catalog(#[from] crate::catalog::CatalogError),
     #[error("no NodePool found in {0}")]
     Nothing(String),
+    /// Facts a profile needs that the inputs do not hold (a reservation's type and count): named, so that the user
+    /// adds them to the YAML before anything is written.
+    #[error("the inputs do not say what the profiles need (nothing was written):\n  {}", .0.join("\n  "))]
+    Missing(Vec<String>),
 }
 
 /// The profile a NodePool belongs to: gpuplan's own annotation, else its EC2NodeClass's name (profiles are
@@ -216,6 +220,10 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         sources.dedup();
         files.insert(format!("{name}.kdl"), write::profile_text(&profile, &sources));
         profiles.push(profile);
+    }
+    let missing: Vec<String> = profiles.iter().flat_map(|p| &p.pools).flat_map(|p| p.missing.iter().cloned()).collect();
+    if !missing.is_empty() {
+        return Err(AdoptError::Missing(missing));
     }
     Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs, texts: read.texts })
 }

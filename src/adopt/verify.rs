@@ -68,12 +68,33 @@ pub struct PodPlacement {
     pub reasons: Vec<String>,
 }
 
+/// The given pods' run as a whole, per cluster: how many nodes and what they cost on each side. Every pod may land on
+/// the same pool and type while the count differs (time-slicing the originals declare and the adopted output does not).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    pub cluster: String,
+    pub nodes_before: usize,
+    pub nodes_after: usize,
+    pub usd_per_hour_before: f64,
+    pub usd_per_hour_after: f64,
+    /// Why the count or cost differs; empty when neither does.
+    pub reasons: Vec<String>,
+}
+
+impl RunSummary {
+    pub fn changed(&self) -> bool {
+        self.nodes_before != self.nodes_after || (self.usd_per_hour_before - self.usd_per_hour_after).abs() > 0.005
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Verification {
     /// "probe pods, one per original NodePool", or the pod files given.
     pub pods: String,
     pub placements: Vec<PodPlacement>,
-    /// Placements that changed (every kind but `same`).
+    /// The given pods' runs (none for probes, each simulated alone).
+    pub runs: Vec<RunSummary>,
+    /// Placements that changed (every kind but `same`), and runs whose node count or cost changed.
     pub changed: usize,
     /// Changed placements no known change explains (a gpuplan bug to report).
     pub unexplained: usize,
@@ -123,6 +144,7 @@ pub fn read(texts: &[(PathBuf, String)], pods: &[PathBuf]) -> Result<Originals, 
 pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolReport], originals: &Originals) -> Result<Verification, InputError> {
     let pods = &originals.files;
     let mut placements = Vec::new();
+    let mut summaries = Vec::new();
     for cluster in &compiled.plan.clusters {
         let Some((catalog, labels)) = compiled.simulation_catalog(&cluster.region) else { continue };
         let names: BTreeSet<&str> = adoption.profiles.iter().filter(|p| p.cluster.name == cluster.name).flat_map(|p| p.pools.iter().map(|x| x.name.as_str())).collect();
@@ -141,18 +163,25 @@ pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolR
         let dropped = |p: &simulate::Prepared| simulate::run_prepared(p, &[], &[]).nodepools.into_iter().filter_map(|n| Some((n.name, n.dropped?))).collect();
         let ctx = Context { adoption, compiled, cluster: &cluster.name, pool_reports, rendered: &rendered, dropped_before: dropped(&before_p), dropped_after: dropped(&after_p) };
         for run in runs {
-            let (b, a) = (outcomes(&simulate::run_prepared(&before_p, &run, &[])), outcomes(&simulate::run_prepared(&after_p, &run, &[])));
+            let (before_r, after_r) = (simulate::run_prepared(&before_p, &run, &[]), simulate::run_prepared(&after_p, &run, &[]));
+            let (b, a) = (outcomes(&before_r), outcomes(&after_r));
+            let first = placements.len();
             for pod in &run {
                 let before = b.get(&pod.key).cloned().unwrap_or_default();
                 let after = a.get(&pod.key).cloned().unwrap_or_default();
                 placements.push(ctx.placement(&pod.key, before, after));
             }
+            if !pods.is_empty() {
+                let moved = placements[first..].iter().filter(|p| p.change != Change::Same).count();
+                summaries.push(ctx.summary(&before_r, &after_r, &before_m, &after_m, moved));
+            }
         }
     }
-    let changed = placements.iter().filter(|p| p.change != Change::Same).count();
-    let unexplained = placements.iter().filter(|p| p.change != Change::Same && p.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count();
+    let changed = placements.iter().filter(|p| p.change != Change::Same).count() + summaries.iter().filter(|r| r.changed()).count();
+    let unexplained = placements.iter().filter(|p| p.change != Change::Same && p.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count()
+        + summaries.iter().filter(|r| r.changed() && r.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count();
     let described = if pods.is_empty() { "probe pods, one per original NodePool".to_string() } else { pods.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ") };
-    Ok(Verification { pods: described, placements, changed, unexplained, accepted: false })
+    Ok(Verification { pods: described, placements, runs: summaries, changed, unexplained, accepted: false })
 }
 
 const UNEXPLAINED: &str = "no change adopt knows of explains it";
@@ -245,6 +274,39 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// Nodes and $/h of one run on both sides, with what explains a difference: pods that moved, the originals'
+    /// NodeOverlays the adopted output lacks (capacity such as time-slicing replicas), the EC2NodeClass userData adopt
+    /// did not carry (Bottlerocket device-plugin settings live there).
+    fn summary(&self, before: &simulate::Report, after: &simulate::Report, before_m: &Manifests, after_m: &Manifests, moved: usize) -> RunSummary {
+        let mut s = RunSummary {
+            cluster: self.cluster.to_string(),
+            nodes_before: before.nodeclaims.len(),
+            nodes_after: after.nodeclaims.len(),
+            usd_per_hour_before: before.usd_per_hour,
+            usd_per_hour_after: after.usd_per_hour,
+            reasons: Vec::new(),
+        };
+        if !s.changed() {
+            return s;
+        }
+        if moved > 0 {
+            s.reasons.push(format!("{moved} pod(s) changed placement (above)"));
+        }
+        let kept: BTreeSet<&str> = after_m.overlays.iter().map(|o| o.name.as_str()).collect();
+        for o in before_m.overlays.iter().filter(|o| !kept.contains(o.name.as_str())) {
+            let capacity: Vec<String> = o.capacity.iter().map(|(k, v)| format!("{k}={}", v / 1000)).collect();
+            let what = if capacity.is_empty() { "price".to_string() } else { format!("capacity {}", capacity.join(", ")) };
+            s.reasons.push(format!("the original NodeOverlay {} ({what}) has no counterpart in the adopted output (adopt does not read hand-written NodeOverlays)", o.name));
+        }
+        for w in self.adoption.warnings.iter().filter(|w| w.field == "spec.userData") {
+            s.reasons.push(format!("adopt did not carry {} {} {} (settings there, such as Bottlerocket's time-slicing, are lost)", w.file, w.object, w.field));
+        }
+        if s.reasons.is_empty() {
+            s.reasons.push(format!("{UNEXPLAINED} (report it as a gpuplan bug)"));
+        }
+        s
+    }
+
     fn placement(&self, pod: &str, before: Outcome, after: Outcome) -> PodPlacement {
         let change = match (&before.0, &after.0) {
             (None, None) => Change::Same,
@@ -396,6 +458,13 @@ pub fn render(v: &Verification, md: bool) -> String {
         out.push_str(&format!("{bullet}{mark} {} {}: {} → {}\n", p.cluster, p.pod, side(&p.before, &p.pending_before), side(&p.after, &p.pending_after)));
         for r in &p.reasons {
             out.push_str(&format!("{bullet}    because {r}\n"));
+        }
+    }
+    for r in &v.runs {
+        let mark = if r.changed() { "≠" } else { "=" };
+        out.push_str(&format!("{bullet}{mark} {} all pods: {} node(s) ${:.2}/h → {} node(s) ${:.2}/h\n", r.cluster, r.nodes_before, r.usd_per_hour_before, r.nodes_after, r.usd_per_hour_after));
+        for reason in &r.reasons {
+            out.push_str(&format!("{bullet}    because {reason}\n"));
         }
     }
     let verdict = match (v.changed, v.accepted) {
