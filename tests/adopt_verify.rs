@@ -196,3 +196,24 @@ fn a_reservation_whose_size_the_inputs_do_not_say_stops_adopt_naming_the_field_t
     assert!(stderr.contains("NodePool/training: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add spec.limits.nvidia.com/gpu = 8 × the instances the reservation holds (p5.48xlarge has 8 nvidia.com/gpu), then adopt again"), "{stderr}");
     assert!(!dir.path().join("profiles").exists());
 }
+
+/// kubernetes-sigs/karpenter pkg/utils/nodepool/nodepool.go `OrderByWeight`: weight descending (absent = 0), ties by
+/// name descending. gpuplan needs distinct weights (E0153): adopt keeps the distinct ones, resolves the rest in that
+/// order, and the verification proves the order held.
+#[test]
+fn distinct_weights_are_kept_and_only_collisions_and_absent_ones_are_resolved_in_karpenters_order() {
+    let (dir, out, report) = adopt(&fixture("weights.yaml"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(report["verification"]["changed"], 0, "{:#}", report["verification"]);
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu.kdl")).unwrap();
+    let weight = |pool: &str| {
+        let block = &profile[profile.find(&format!("pool \"{pool}\"")).unwrap_or_else(|| panic!("{pool}:\n{profile}"))..];
+        block.lines().find(|l| l.trim_start().starts_with("weight ")).unwrap().trim().to_string()
+    };
+    assert!(weight("gpu-reserved-like").starts_with("weight 90 // "), "{profile}");
+    // gpu-spot and gpu-on-demand share 50: gpu-spot is first by name (descending), keeps it; gpu-on-demand gets 49.
+    assert!(weight("gpu-spot").starts_with("weight 50 // "), "{profile}");
+    assert!(weight("gpu-on-demand").ends_with("NodePool/gpu-on-demand spec.weight 50, shared with NodePool/gpu-spot (Karpenter breaks the tie by name, descending): made distinct in that order"), "{profile}");
+    assert!(weight("gpu-on-demand").starts_with("weight 49 // "), "{profile}");
+    assert!(weight("gpu-fallback").starts_with("weight 48 // ") && weight("gpu-fallback").contains("no spec.weight (Karpenter reads 0"), "{profile}");
+}

@@ -18,6 +18,7 @@ pub mod read;
 pub mod report;
 pub mod requirements;
 pub mod term;
+pub mod weights;
 pub mod verify;
 pub mod workloads;
 pub mod write;
@@ -218,14 +219,47 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
         sources.sort();
         sources.dedup();
-        files.insert(format!("{name}.kdl"), write::profile_text(&profile, &sources));
-        profiles.push(profile);
+        profiles.push((profile, sources));
     }
+    resolve_weights(&mut profiles, &read.node_pools);
+    let profiles: Vec<AdoptedProfile> = profiles
+        .into_iter()
+        .map(|(profile, sources)| {
+            files.insert(format!("{}.kdl", profile.name), write::profile_text(&profile, &sources));
+            profile
+        })
+        .collect();
     let missing: Vec<String> = profiles.iter().flat_map(|p| &p.pools).flat_map(|p| p.missing.iter().cloned()).collect();
     if !missing.is_empty() {
         return Err(AdoptError::Missing(missing));
     }
     Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs, texts: read.texts })
+}
+
+/// Every adopted pool's weight, per cluster ([`weights`]): a `weight` line kept, written or replaced.
+fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[Doc]) {
+    let clusters: std::collections::BTreeSet<String> = profiles.iter().map(|(p, _)| p.cluster.name.clone()).collect();
+    for cluster in clusters {
+        let entries: Vec<weights::Entry> = profiles
+            .iter()
+            .filter(|(p, _)| p.cluster.name == cluster)
+            .flat_map(|(p, _)| &p.pools)
+            .filter_map(|pool| originals.iter().find(|np| np.name == pool.name))
+            .map(|np| weights::Entry { name: np.name.clone(), weight: np.object["spec"]["weight"].as_u64() })
+            .collect();
+        let resolved = weights::resolve(&entries);
+        for pool in profiles.iter_mut().filter(|(p, _)| p.cluster.name == cluster).flat_map(|(p, _)| p.pools.iter_mut()) {
+            let Some(r) = resolved.get(&pool.name) else { continue };
+            let line = model::Line::new(format!("weight {}", r.weight), format!("{} {}", pool.from.trim_end(), r.why));
+            match pool.lines.iter().position(|l| l.kdl.starts_with("weight ")) {
+                Some(i) => pool.lines[i] = line,
+                None => {
+                    let at = pool.lines.iter().position(|l| l.kdl == "disruption").unwrap_or(pool.lines.len());
+                    pool.lines.insert(at, line);
+                }
+            }
+        }
+    }
 }
 
 fn adopt_profile(
