@@ -385,6 +385,11 @@ impl Context<'_> {
         if let (Some(report), Some(used)) = (self.pool_report(pool), used) {
             if report.types_removed.iter().any(|t| t == used) {
                 out.push(self.removal(pool, used, report));
+            } else if let Some(named) = named_types(&adopted.object).filter(|n| !n.iter().any(|t| t == used)) {
+                // A type adopt's report does not count (it compares accelerated types): say what the pool names instead.
+                let shown: Vec<&str> = named.iter().take(5).map(String::as_str).collect();
+                let more = if named.len() > 5 { format!(" and {} more", named.len() - 5) } else { String::new() };
+                out.push(format!("the adopted NodePool {pool} names {} instance type(s) ({}{more}), not {used}", named.len(), shown.join(", ")));
             }
         }
         if let Some(report) = self.pool_report(pool).filter(|r| change == Change::OtherPool && r.weight_before != r.weight_after) {
@@ -417,6 +422,13 @@ impl Context<'_> {
     fn pool_report(&self, pool: &str) -> Option<&PoolReport> {
         self.pool_reports.iter().find(|r| r.node_pool == pool)
     }
+}
+
+/// The instance types a NodePool names (`node.kubernetes.io/instance-type In`), as gpuplan's NodePools do.
+fn named_types(np: &Value) -> Option<Vec<String>> {
+    let reqs = np["spec"]["template"]["spec"]["requirements"].as_array()?;
+    let r = reqs.iter().find(|r| r["key"] == "node.kubernetes.io/instance-type" && r["operator"] == "In")?;
+    Some(r["values"].as_array()?.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
 }
 
 /// Template labels the original sets and the adopted NodePool does not (a pod selecting them pends), and taints the
