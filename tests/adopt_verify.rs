@@ -179,12 +179,17 @@ fn the_missing_ami_warning_names_the_nodepool_file_when_no_node_class_is_given()
 /// limit ÷ the type's GPUs the instance count (karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go
 /// `CapacityReservationSelectorTerm`: id or tags; the reservation's size is not in the manifests).
 #[test]
-fn a_reservation_selected_by_id_adopts_with_type_and_count_from_the_nodepool() {
-    let (dir, out) = run(&fixture("reserved-by-id.yaml"), &[]);
+fn a_reservation_selected_by_id_adopts_with_type_and_count_from_the_nodepool_compiles_and_verifies() {
+    let (dir, out, report) = adopt(&fixture("reserved-by-id.yaml"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    // A NodePool of capacity type reserved alone is the reservation alone (no on-demand fallback tier).
+    let p = &placements(&report)[0];
+    assert!(p["change"] == "same" && p["before"]["capacity_type"] == "reserved", "{p:#}");
     let profile = std::fs::read_to_string(dir.path().join("profiles/training.kdl")).unwrap_or_else(|e| panic!("{e}\n{}", text(&out)));
     assert!(profile.contains("id \"cr-0123456789abcdef0\""), "{profile}");
     assert!(profile.contains("instance-type \"p5.48xlarge\" // requirements node.kubernetes.io/instance-type"), "{profile}");
     assert!(profile.contains("instances 2 // spec.limits.nvidia.com/gpu ÷ 8 per p5.48xlarge"), "{profile}");
+    assert!(profile.contains("capacity \"reserved\" //"), "{profile}");
 }
 
 #[test]

@@ -133,7 +133,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     lines.extend(requirement_lines(&reqs, ctx.catalog, &mut used, &from));
     let capacity = capacity_types(&reqs);
     let reserved = capacity.contains(&CapacityType::Reserved);
-    let capacity_values: Vec<&str> = capacity.iter().filter(|c| **c != CapacityType::Reserved || !reserved).map(|c| c.as_str()).collect();
+    // A reserved pool's other capacity types are its fallback tiers; reserved alone makes the pool the reservation.
+    let reserved_only = reserved && capacity.iter().all(|c| *c == CapacityType::Reserved);
+    let capacity_values: Vec<&str> = capacity.iter().filter(|c| **c != CapacityType::Reserved || reserved_only).map(|c| c.as_str()).collect();
     // A reserved pool's capacity type follows from its `reserved` block.
     if !capacity_values.is_empty() {
         lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from("requirements karpenter.sh/capacity-type")));
