@@ -45,7 +45,11 @@ fn reasons(report: &Value) -> Vec<String> {
 
 /// (entry, pods, placement changes): every entry that adopts and compiles, with the number of changes its README
 /// lists as explained.
-const ADOPTED: [(&str, Option<&str>, u64); 6] = [
+const ADOPTED: [(&str, Option<&str>, u64); 10] = [
+    ("blueprints-nvidia", None, 0),
+    ("blueprints-nvidia", Some("blueprints-nvidia-pods"), 0),
+    ("blueprints-neuron", None, 0),
+    ("blueprints-neuron", Some("blueprints-neuron-pods"), 0),
     ("blueprints-node-overlay", None, 0),
     ("blueprints-node-overlay", Some("blueprints-node-overlay-pods"), 1),
     ("data-on-eks-gpu", None, 1),
