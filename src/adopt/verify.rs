@@ -464,19 +464,21 @@ fn side(l: &Option<Landing>, pending: &Option<String>) -> String {
 /// The human form: one line per pod (before → after), the reasons under each change, and the verdict.
 pub fn render(v: &Verification, md: bool) -> String {
     let bullet = if md { "- " } else { "  " };
+    // Under each changed line: indented text in the table, a nested list in markdown.
+    let because = if md { "  - because" } else { "      because" };
     let mut out = format!("\n{}placement before → after adopting ({}, as `gpuplan simulate` plans them){}:\n", if md { "**" } else { "" }, v.pods, if md { "**" } else { "" });
     for p in &v.placements {
         let mark = if p.change == Change::Same { "=" } else { "≠" };
         out.push_str(&format!("{bullet}{mark} {} {}: {} → {}\n", p.cluster, p.pod, side(&p.before, &p.pending_before), side(&p.after, &p.pending_after)));
         for r in &p.reasons {
-            out.push_str(&format!("{bullet}    because {r}\n"));
+            out.push_str(&format!("{because} {r}\n"));
         }
     }
     for r in &v.runs {
         let mark = if r.changed() { "≠" } else { "=" };
         out.push_str(&format!("{bullet}{mark} {} all pods: {} node(s) ${:.2}/h → {} node(s) ${:.2}/h\n", r.cluster, r.nodes_before, r.usd_per_hour_before, r.nodes_after, r.usd_per_hour_after));
         for reason in &r.reasons {
-            out.push_str(&format!("{bullet}    because {reason}\n"));
+            out.push_str(&format!("{because} {reason}\n"));
         }
     }
     let verdict = match (v.changed, v.accepted) {
