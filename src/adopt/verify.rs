@@ -77,6 +77,8 @@ pub struct RunSummary {
     pub nodes_after: usize,
     pub usd_per_hour_before: f64,
     pub usd_per_hour_after: f64,
+    /// Pods of the run whose placement changed (each counted as a change of its own).
+    pub pods_moved: usize,
     /// Why the count or cost differs; empty when neither does.
     pub reasons: Vec<String>,
 }
@@ -84,6 +86,11 @@ pub struct RunSummary {
 impl RunSummary {
     pub fn changed(&self) -> bool {
         self.nodes_before != self.nodes_after || (self.usd_per_hour_before - self.usd_per_hour_after).abs() > 0.005
+    }
+
+    /// A change of its own: the run differs while every pod lands as before (else the pods' changes say it).
+    pub fn counts(&self) -> bool {
+        self.changed() && self.pods_moved == 0
     }
 }
 
@@ -94,7 +101,8 @@ pub struct Verification {
     pub placements: Vec<PodPlacement>,
     /// The given pods' runs (none for probes, each simulated alone).
     pub runs: Vec<RunSummary>,
-    /// Placements that changed (every kind but `same`), and runs whose node count or cost changed.
+    /// Placements that changed (every kind but `same`), and runs whose node count or cost changed while every pod
+    /// landed as before.
     pub changed: usize,
     /// Changed placements no known change explains (a gpuplan bug to report).
     pub unexplained: usize,
@@ -177,9 +185,9 @@ pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolR
             }
         }
     }
-    let changed = placements.iter().filter(|p| p.change != Change::Same).count() + summaries.iter().filter(|r| r.changed()).count();
+    let changed = placements.iter().filter(|p| p.change != Change::Same).count() + summaries.iter().filter(|r| r.counts()).count();
     let unexplained = placements.iter().filter(|p| p.change != Change::Same && p.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count()
-        + summaries.iter().filter(|r| r.changed() && r.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count();
+        + summaries.iter().filter(|r| r.counts() && r.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count();
     let described = if pods.is_empty() { "probe pods, one per original NodePool".to_string() } else { pods.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ") };
     Ok(Verification { pods: described, placements, runs: summaries, changed, unexplained, accepted: false })
 }
@@ -284,6 +292,7 @@ impl Context<'_> {
             nodes_after: after.nodeclaims.len(),
             usd_per_hour_before: before.usd_per_hour,
             usd_per_hour_after: after.usd_per_hour,
+            pods_moved: moved,
             reasons: Vec::new(),
         };
         if !s.changed() {
