@@ -279,6 +279,19 @@ enum Command {
         catalogs: PathBuf,
         #[arg(long, value_enum, default_value_t)]
         format: gpuplan::adopt::report::ReportFormat,
+        /// Pods, Deployments, StatefulSets or Jobs (files or directories) to simulate on the original manifests and on
+        /// the adopted profiles' output (default: one probe pod per original NodePool, requesting its accelerator,
+        /// tolerating its taints and selecting its labels).
+        #[arg(long = "verify", value_name = "PODS", num_args = 1..)]
+        verify: Vec<PathBuf>,
+        /// Exit 0 even when a pod's placement changes (NodePool, instance type, capacity type, or pending); without it
+        /// adopt exits 1 then, after writing the profiles and the report.
+        #[arg(long)]
+        accept_changes: bool,
+        /// Fill a placeholder of the inputs (`$NAME`, `${NAME}` or `<<NAME>>`) with a value; repeat for each. Adopt
+        /// stops, writing nothing, while a placeholder has no value.
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
     },
 }
 
@@ -395,9 +408,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             std::io::Write::write_all(&mut std::io::stdout(), &script).map_err(|e| format!("error: {e}"))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Adopt { paths, into, cluster, region, catalogs, format } => {
-            let options = gpuplan::adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone() };
+        Command::Adopt { paths, into, cluster, region, catalogs, format, verify, accept_changes, set } => {
+            let set = set.iter().map(|s| gpuplan::adopt::placeholders::parse_set(s)).collect::<Result<_, _>>().map_err(|e| format!("error: --set {e}"))?;
+            let options = gpuplan::adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone(), set };
             let adoption = gpuplan::adopt::adopt(&options).map_err(|e| format!("error: {e}"))?;
+            // Read before anything is written: a bad pod file stops adopt with nothing written.
+            let originals = gpuplan::adopt::verify::read(&adoption.texts, &verify).map_err(|e| format!("error: {e}"))?;
             for warning in &adoption.warnings {
                 eprintln!("{}", term::paint_prefixes(&warning.to_string(), color()));
             }
@@ -414,8 +430,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let compiled = compile(&options)
                 .map_err(compile_error)
                 .map_err(|e| format!("{e}\nerror: the adopted profiles in {} do not compile (edit them, or report a gpuplan bug)", into.display()))?;
-            print!("{}", gpuplan::adopt::report::render(&gpuplan::adopt::report::report(&adoption, &compiled), format));
-            Ok(ExitCode::SUCCESS)
+            let mut report = gpuplan::adopt::report::report(&adoption, &compiled);
+            let mut verification = gpuplan::adopt::verify::verify(&adoption, &compiled, &report.pools, &originals).map_err(|e| format!("error: {e}"))?;
+            verification.accepted = accept_changes;
+            let changed = verification.changed > 0 && !accept_changes;
+            report.verification = Some(verification);
+            print!("{}", gpuplan::adopt::report::render(&report, format));
+            Ok(if changed { ExitCode::from(gpuplan::adopt::verify::EXIT_PLACEMENT_CHANGED) } else { ExitCode::SUCCESS })
         }
         Command::Schema { format } => {
             use gpuplan::profile::schema;

@@ -129,10 +129,13 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let reqs = requirements(np);
     let (kind_line, resource) = accelerator(np, &reqs, ctx.catalog, &mut used, &from);
     let mut lines = vec![kind_line];
+    let mut missing = Vec::new();
     lines.extend(requirement_lines(&reqs, ctx.catalog, &mut used, &from));
     let capacity = capacity_types(&reqs);
     let reserved = capacity.contains(&CapacityType::Reserved);
-    let capacity_values: Vec<&str> = capacity.iter().filter(|c| **c != CapacityType::Reserved || !reserved).map(|c| c.as_str()).collect();
+    // A reserved pool's other capacity types are its fallback tiers; reserved alone makes the pool the reservation.
+    let reserved_only = reserved && capacity.iter().all(|c| *c == CapacityType::Reserved);
+    let capacity_values: Vec<&str> = capacity.iter().filter(|c| **c != CapacityType::Reserved || reserved_only).map(|c| c.as_str()).collect();
     // A reserved pool's capacity type follows from its `reserved` block.
     if !capacity_values.is_empty() {
         lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from("requirements karpenter.sh/capacity-type")));
@@ -145,7 +148,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     }
     if reserved {
         if let Some((_, reserved_lines)) = &ctx.reservation {
-            lines.push(Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), reserved_block(reserved_lines.clone(), &reqs, np, &resource, ctx.catalog)));
+            let (block, needed) = reserved_block(reserved_lines.clone(), &reqs, np, &resource, ctx.catalog);
+            lines.push(Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), block));
+            missing.extend(needed.map(|field| format!("{}: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add {field}, then adopt again", from("").trim_end())));
         }
     } else if let Some(limit) = limit(np, &resource) {
         // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
@@ -191,7 +196,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         .and_then(Value::as_str)
         .filter(|pool| doc.name.strip_prefix(*pool).is_some_and(|rest| rest.len() > 1 && rest.starts_with('-')))
         .map(str::to_string);
-    (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments }, zones)
+    (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments, missing }, zones)
 }
 
 /// Presets only supply defaults, and adopt writes every setting out, so the preset is chosen for the two things
@@ -311,6 +316,12 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
             used.take(field);
         }
     }
+    // No architecture requirement: Karpenter launches either (kubernetes-sigs/karpenter sets no default arch
+    // requirement on a NodePool; karpenter-provider-aws resolves an AMI alias per architecture), where a profile
+    // without `arch` means amd64 only. Written out, so that the Graviton GPU types (g5g) stay admitted.
+    if !reqs.iter().any(|r| r.key == "kubernetes.io/arch") {
+        lines.push(Line::new("arch \"amd64\" \"arm64\"", from("spec.template.spec.requirements (no kubernetes.io/arch: either architecture)")));
+    }
     lines
 }
 
@@ -359,17 +370,27 @@ fn limit(np: &Value, resource: &str) -> Option<String> {
 
 /// `reserved { id …; instance-type …; instances N }`: ids and tags from the EC2NodeClass; the type from the
 /// NodePool's single instance type, and the instance count from its limit (a reservation's capacity is what
-/// gpuplan sizes the limit to).
-fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resource: &str, catalog: &Catalog) -> Vec<Line> {
+/// gpuplan sizes the limit to): the accelerator limit ÷ accelerators per instance, or for a type without
+/// accelerators the cpu limit ÷ its vCPUs. The catalog holds no reservations, so when the NodePool does not say
+/// them, the second value is what to add, named (adopt stops there rather than let compile fail with E0132).
+fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resource: &str, catalog: &Catalog) -> (Vec<Line>, Option<String>) {
     let types: Vec<&String> = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| &r.values).collect();
-    if let [only] = types.as_slice() {
-        lines.push(Line::new(format!("instance-type {}", q(only)), "requirements node.kubernetes.io/instance-type"));
-        let per_node = catalog.get(only).map(|t| if resource == "aws.amazon.com/neuron" { t.neuron.as_ref().map_or(0, |n| n.count) } else { t.gpus.iter().map(|g| g.count).sum() }).unwrap_or(0);
-        if let (Some(limit), true) = (limit(np, resource).and_then(|l| l.parse::<u32>().ok()), per_node > 0) {
-            lines.push(Line::new(format!("instances {}", limit / per_node), format!("spec.limits.{resource} ÷ {per_node} per {only}")));
+    let [only] = types.as_slice() else {
+        let found = if types.is_empty() { "none".to_string() } else { types.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ") };
+        return (lines, Some(format!("spec.template.spec.requirements: the reservation's instance type (node.kubernetes.io/instance-type In [one type]; found {found})")));
+    };
+    lines.push(Line::new(format!("instance-type {}", q(only)), "requirements node.kubernetes.io/instance-type"));
+    let t = catalog.get(only);
+    let accelerators = t.map_or(0, |t| if resource == "aws.amazon.com/neuron" { t.neuron.as_ref().map_or(0, |n| n.count) } else { t.gpus.iter().map(|g| g.count).sum() });
+    let (limited, per_node) = if accelerators > 0 { (resource, accelerators) } else { ("cpu", t.map_or(0, |t| t.vcpu)) };
+    match limit(np, limited).and_then(|l| l.parse::<u32>().ok()) {
+        Some(l) if per_node > 0 => {
+            lines.push(Line::new(format!("instances {}", l / per_node), format!("spec.limits.{limited} ÷ {per_node} per {only}")));
+            (lines, None)
         }
+        _ if per_node == 0 => (lines, Some(format!("spec.template.spec.requirements: {only} is not in the catalog, so the reservation's instance count cannot be derived from a limit"))),
+        _ => (lines, Some(format!("spec.limits.{limited} = {per_node} × the instances the reservation holds ({only} has {per_node} {})", if limited == "cpu" { "vCPUs" } else { limited }))),
     }
-    lines
 }
 
 /// Time-slicing and MIG: the GPU Operator labels gpuplan sets for them.

@@ -13,11 +13,14 @@ pub mod cli_docs;
 pub mod map;
 pub mod model;
 pub mod monitoring;
+pub mod placeholders;
 pub mod queues;
 pub mod read;
 pub mod report;
 pub mod requirements;
 pub mod term;
+pub mod verify;
+pub mod weights;
 pub mod workloads;
 pub mod write;
 
@@ -34,6 +37,8 @@ pub struct AdoptOptions {
     pub cluster: Option<String>,
     pub region: Option<String>,
     pub catalogs_dir: PathBuf,
+    /// `--set NAME=value`: placeholders filled before the YAML is parsed.
+    pub set: BTreeMap<String, String>,
 }
 
 #[derive(Debug)]
@@ -48,6 +53,8 @@ pub struct Adoption {
     pub node_classes: Vec<Doc>,
     /// By region: each profile is priced in its own region's catalog.
     pub catalogs: BTreeMap<String, Catalog>,
+    /// The input files' texts, placeholders filled (the originals the verification simulates).
+    pub texts: Vec<(PathBuf, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +65,10 @@ pub enum AdoptError {
     Catalog(#[from] crate::catalog::CatalogError),
     #[error("no NodePool found in {0}")]
     Nothing(String),
+    /// Facts a profile needs that the inputs do not hold (a reservation's type and count): named, so that the user
+    /// adds them to the YAML before anything is written.
+    #[error("the inputs do not say what the profiles need (nothing was written):\n  {}", .0.join("\n  "))]
+    Missing(Vec<String>),
 }
 
 /// The profile a NodePool belongs to: gpuplan's own annotation, else its EC2NodeClass's name (profiles are
@@ -134,7 +145,7 @@ fn gitops(cluster: &str, docs: &[Doc]) -> Option<(String, String)> {
 }
 
 pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
-    let read = read::read(&options.paths)?;
+    let read = read::read(&options.paths, &options.set)?;
     if read.node_pools.is_empty() {
         return Err(AdoptError::Nothing(options.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
@@ -219,10 +230,47 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
         sources.sort();
         sources.dedup();
-        files.insert(format!("{name}.kdl"), write::profile_text(&profile, &sources));
-        profiles.push(profile);
+        profiles.push((profile, sources));
     }
-    Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs })
+    resolve_weights(&mut profiles, &read.node_pools);
+    let profiles: Vec<AdoptedProfile> = profiles
+        .into_iter()
+        .map(|(profile, sources)| {
+            files.insert(format!("{}.kdl", profile.name), write::profile_text(&profile, &sources));
+            profile
+        })
+        .collect();
+    let missing: Vec<String> = profiles.iter().flat_map(|p| &p.pools).flat_map(|p| p.missing.iter().cloned()).collect();
+    if !missing.is_empty() {
+        return Err(AdoptError::Missing(missing));
+    }
+    Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs, texts: read.texts })
+}
+
+/// Every adopted pool's weight, per cluster ([`weights`]): a `weight` line kept, written or replaced.
+fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[Doc]) {
+    let clusters: std::collections::BTreeSet<String> = profiles.iter().map(|(p, _)| p.cluster.name.clone()).collect();
+    for cluster in clusters {
+        let entries: Vec<weights::Entry> = profiles
+            .iter()
+            .filter(|(p, _)| p.cluster.name == cluster)
+            .flat_map(|(p, _)| &p.pools)
+            .filter_map(|pool| originals.iter().find(|np| np.name == pool.name))
+            .map(|np| weights::Entry { name: np.name.clone(), weight: np.object["spec"]["weight"].as_u64() })
+            .collect();
+        let resolved = weights::resolve(&entries);
+        for pool in profiles.iter_mut().filter(|(p, _)| p.cluster.name == cluster).flat_map(|(p, _)| p.pools.iter_mut()) {
+            let Some(r) = resolved.get(&pool.name) else { continue };
+            let line = model::Line::new(format!("weight {}", r.weight), format!("{} {}", pool.from.trim_end(), r.why));
+            match pool.lines.iter().position(|l| l.kdl.starts_with("weight ")) {
+                Some(i) => pool.lines[i] = line,
+                None => {
+                    let at = pool.lines.iter().position(|l| l.kdl == "disruption").unwrap_or(pool.lines.len());
+                    pool.lines.insert(at, line);
+                }
+            }
+        }
+    }
 }
 
 fn adopt_profile(
@@ -273,7 +321,13 @@ fn adopt_profile(
     cluster.node_role = f.and_then(|f| f.role.clone()).unwrap_or_else(|| format!("KarpenterNodeRole-{}", cluster.name));
     cluster.ami = f.and_then(|f| f.ami.clone()).unwrap_or_else(|| "al2023@latest".into());
     if f.and_then(|f| f.ami.as_ref()).is_none() {
-        warnings.push(Warning { file: at.split(' ').next().unwrap_or("").into(), object: format!("profile/{name}"), field: "spec.amiSelectorTerms".into(), message: "no AMI alias: the profile says `al2023@latest`; pin a version".into() });
+        // Named by the EC2NodeClass that has no alias, else (no EC2NodeClass among the inputs) by the first NodePool.
+        let (file, object) = match primary {
+            Some(c) => (c.file.clone(), format!("EC2NodeClass/{}", c.name)),
+            None => (ordered[0].file.clone(), format!("NodePool/{}", ordered[0].name)),
+        };
+        let message = format!("no AMI alias: profile `{name}` says `al2023@latest`; pin a version");
+        warnings.push(Warning { file, object, field: "spec.amiSelectorTerms".into(), message });
     }
     if let Some(f) = f {
         comments.extend(f.comments.iter().cloned());

@@ -47,6 +47,8 @@ pub struct AdoptedPool {
     pub lines: Vec<Line>,
     /// Fields kept only as comments.
     pub comments: Vec<String>,
+    /// What the profile needs and the inputs do not say (`file NodePool/x: … add <field>`): adopt stops with these.
+    pub missing: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -2,6 +2,7 @@
 //! understands (Karpenter NodePools and EC2NodeClasses, and gpuplan's own GitOps and operations objects) and a
 //! list of everything else it skipped, each with the reason.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -40,6 +41,8 @@ pub struct Read {
     pub queues: Vec<Doc>,
     /// `file kind/name (reason)` of everything else: listed, not adopted.
     pub skipped: Vec<String>,
+    /// Each file's text with the `--set` placeholders filled: what the verification simulates as the originals.
+    pub texts: Vec<(PathBuf, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,20 +54,38 @@ pub enum ReadError {
     /// A bad document, located (`file:line: what`): YAML that does not parse, or a field of the wrong type.
     #[error("{0}")]
     Input(crate::simulate::yaml::InputError),
+    /// Placeholders left without a value (`super::placeholders::message`).
+    #[error("{}", super::placeholders::message(.0))]
+    Placeholders(Vec<super::placeholders::Unfilled>),
 }
 
-/// Every *.yaml / *.yml under `paths` (directories recursively, sorted), split into documents.
-pub fn read(paths: &[PathBuf]) -> Result<Read, ReadError> {
+/// Every *.yaml / *.yml under `paths` (directories recursively, sorted), split into documents, with the
+/// placeholders `set` names filled (any other placeholder is an error: [`super::placeholders`]).
+pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, ReadError> {
     let mut files = Vec::new();
     for path in paths {
         collect(path, &mut files)?;
     }
     let mut read = Read::default();
+    let mut unfilled: BTreeMap<String, super::placeholders::Unfilled> = BTreeMap::new();
     for file in files {
         let text = crate::input::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
+        let text = super::placeholders::fill(&text, set);
         // Read as simulate reads manifests: each document with the line it starts on, so that a bad one is located.
         let docs = crate::simulate::yaml::parse_docs(&file, &text).map_err(ReadError::Input)?;
-        check_types(&docs)?;
+        let mut names = Vec::new();
+        docs.iter().filter(|d| matches!(d.kind(), "NodePool" | "EC2NodeClass" | "NodeOverlay")).for_each(|d| super::placeholders::names_in(&d.value, &mut names));
+        names.sort();
+        names.dedup();
+        for name in names {
+            let found = super::placeholders::locate(&file.display().to_string(), &text, &name);
+            unfilled.entry(name).and_modify(|u| u.places += found.places).or_insert(found);
+        }
+        // A placeholder in a typed field (`weight: ${WEIGHT}`) is reported as a placeholder, not as a bad type.
+        if unfilled.is_empty() {
+            check_types(&docs)?;
+        }
+        read.texts.push((file.clone(), text.clone()));
         let hand_edited = crate::emit::header_status(&text) == crate::emit::HeaderStatus::HandEdited;
         for object in docs.into_iter().map(|d| d.value.into_owned()) {
             let kind = object["kind"].as_str().unwrap_or("<no kind>").to_string();
@@ -79,6 +100,9 @@ pub fn read(paths: &[PathBuf]) -> Result<Read, ReadError> {
                 Role::Skipped(reason) => read.skipped.push(format!("{} ({reason})", doc.at())),
             }
         }
+    }
+    if !unfilled.is_empty() {
+        return Err(ReadError::Placeholders(unfilled.into_values().collect()));
     }
     Ok(read)
 }

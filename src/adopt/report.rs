@@ -47,6 +47,9 @@ pub struct PoolReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub pools: Vec<PoolReport>,
+    /// The simulation of the original and adopted manifests (`super::verify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verification: Option<super::verify::Verification>,
     pub warnings: Vec<Warning>,
     pub skipped: Vec<String>,
 }
@@ -74,7 +77,7 @@ pub fn report(adoption: &Adoption, compiled: &Compilation) -> Report {
             pool_report(np, rendered, &profile, catalog, &before, after)
         })
         .collect();
-    Report { pools, warnings: adoption.warnings.clone(), skipped: adoption.skipped.clone() }
+    Report { pools, verification: None, warnings: adoption.warnings.clone(), skipped: adoption.skipped.clone() }
 }
 
 /// The rendered objects with each NodePool / EC2NodeClass replaced by the original of the same name (what the
@@ -307,6 +310,9 @@ fn details(report: &Report, md: bool) -> String {
         for f in &p.findings_after {
             out.push_str(&format!("{bullet}adopted: {f}\n"));
         }
+    }
+    if let Some(v) = &report.verification {
+        out.push_str(&super::verify::render(v, md));
     }
     if !report.warnings.is_empty() {
         out.push_str(&format!("\n{} field(s) not adopted (kept as comments in the profiles):\n", report.warnings.len()));

@@ -1,0 +1,120 @@
+//! The adopt corpus (issue 19, "Done when"): published, hand-written Karpenter manifests (tests/fixtures/adopt-corpus,
+//! each file's origin, commit and licence in its README) adopted, compiled and verified by simulation. Every entry's
+//! outcome is pinned here: the placement changes it has, each with the reason the verification gives. A change that
+//! no known change explains fails every test (`unexplained` must stay 0). Karpenter semantics: see tests/adopt_verify.rs.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn corpus(entry: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adopt-corpus").join(entry)
+}
+
+/// The placeholders the corpus files use, filled as a user would with `--set`.
+const SET: [&str; 6] = ["--set", "CLUSTER_NAME=demo", "--set", "KARPENTER_NODE_IAM_ROLE_NAME=KarpenterNodeRole-demo", "--set", "AZ=us-east-1a"];
+
+/// `gpuplan adopt <entry> --accept-changes --format json [--verify <pods>]`: the output and the report.
+fn adopt(entry: &str, pods: Option<&str>) -> (Output, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let input = corpus(entry);
+    let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json", "--accept-changes"];
+    args.extend(SET);
+    let pods = pods.map(corpus);
+    if let Some(p) = &pods {
+        args.extend(["--verify", p.to_str().unwrap()]);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(&args).output().unwrap();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out, report)
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// The reasons of every changed pod and run, one list.
+fn reasons(report: &Value) -> Vec<String> {
+    let v = &report["verification"];
+    let pods = v["placements"].as_array().unwrap().iter().filter(|p| p["change"] != "same");
+    let runs = v["runs"].as_array().unwrap().iter().filter(|r| r["reasons"].as_array().is_some_and(|r| !r.is_empty()));
+    pods.chain(runs).flat_map(|p| p["reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string())).collect()
+}
+
+/// (entry, pods, placement changes): every entry that adopts and compiles, with the number of changes its README
+/// lists as explained.
+const ADOPTED: [(&str, Option<&str>, u64); 10] = [
+    ("blueprints-nvidia", None, 0),
+    ("blueprints-nvidia", Some("blueprints-nvidia-pods"), 0),
+    ("blueprints-neuron", None, 0),
+    ("blueprints-neuron", Some("blueprints-neuron-pods"), 0),
+    ("blueprints-node-overlay", None, 0),
+    ("blueprints-node-overlay", Some("blueprints-node-overlay-pods"), 1),
+    ("data-on-eks-gpu", None, 1),
+    ("provider-general-purpose", None, 1),
+    ("blueprints-nvidia-automode", None, 1),
+    ("blueprints-neuron-automode", None, 1),
+];
+
+#[test]
+fn every_corpus_entry_adopts_compiles_and_verifies_with_every_change_explained() {
+    for (entry, pods, changes) in ADOPTED {
+        let (out, report) = adopt(entry, pods);
+        assert!(out.status.success(), "{entry}: {}", text(&out));
+        let v = &report["verification"];
+        assert_eq!(v["unexplained"], 0, "{entry}: {v:#}");
+        assert_eq!(v["changed"], changes, "{entry} with {pods:?}: {v:#}");
+    }
+    // Every entry of the corpus is pinned here or below (a file added without an expectation fails).
+    let mut entries: Vec<String> = std::fs::read_dir(corpus("")).unwrap().map(|e| e.unwrap()).filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    entries.sort();
+    let mut pinned: Vec<&str> = ADOPTED.iter().flat_map(|(e, p, _)| [Some(*e), *p]).flatten().chain(["blueprints-reserved-capacity"]).collect();
+    pinned.sort();
+    pinned.dedup();
+    assert_eq!(entries, pinned);
+}
+
+#[test]
+fn the_time_sliced_blueprint_keeps_each_pods_placement_but_needs_four_nodes_because_its_overlays_and_userdata_are_not_adopted() {
+    let (_, report) = adopt("blueprints-node-overlay", Some("blueprints-node-overlay-pods"));
+    let run = &report["verification"]["runs"][0];
+    assert_eq!((run["nodes_before"].as_u64(), run["nodes_after"].as_u64()), (Some(1), Some(4)), "{run:#}");
+    let reasons = reasons(&report);
+    assert!(reasons.iter().any(|r| r.starts_with("the original NodeOverlay gpu-slices-1gpu (capacity nvidia.com/gpu=4) has no counterpart")), "{reasons:#?}");
+    assert!(reasons.iter().any(|r| r.contains("EC2NodeClass/gpu-bottlerocket spec.userData")), "{reasons:#?}");
+}
+
+#[test]
+fn an_untainted_gpu_pool_gains_the_nvidia_taint_and_its_probe_pends() {
+    let (_, report) = adopt("data-on-eks-gpu", None);
+    let p = &report["verification"]["placements"][0];
+    assert_eq!(p["change"], "pends", "{p:#}");
+    assert!(reasons(&report).contains(&"the adopted NodePool gpu adds taint nvidia.com/gpu:NoSchedule".to_string()), "{:#?}", reasons(&report));
+}
+
+#[test]
+fn a_cpu_pool_adopts_as_a_gpu_pool_and_the_verification_names_the_types_it_lost() {
+    let (_, report) = adopt("provider-general-purpose", None);
+    let p = &report["verification"]["placements"][0];
+    assert_eq!((p["change"].as_str(), p["before"]["instance_type"].as_str()), (Some("pends"), Some("c6a.large")), "{p:#}");
+    assert!(reasons(&report).iter().any(|r| r.starts_with("the adopted NodePool general-purpose names 3 instance type(s) (") && r.ends_with("), not c6a.large")), "{:#?}", reasons(&report));
+}
+
+#[test]
+fn auto_mode_nodepools_launch_nothing_as_karpenter_on_ec2_reads_them_so_the_adopted_pool_is_a_change() {
+    for entry in ["blueprints-nvidia-automode", "blueprints-neuron-automode"] {
+        let (_, report) = adopt(entry, None);
+        let p = &report["verification"]["placements"][0];
+        assert_eq!(p["change"], "schedules", "{entry}: {p:#}");
+        assert!(reasons(&report).iter().any(|r| r.contains("launched nothing (EC2NodeClass") && r.ends_with("the adopted one does")), "{entry}: {:#?}", reasons(&report));
+    }
+}
+
+#[test]
+fn the_odcr_blueprint_stops_at_adopt_asking_for_the_reservations_size() {
+    let (out, _) = adopt("blueprints-reserved-capacity", None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NodePool/odcr-priority: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add spec.limits.cpu = 2 × the instances the reservation holds (t3.small has 2 vCPUs), then adopt again"), "{}", text(&out));
+}

@@ -1,0 +1,224 @@
+//! `gpuplan adopt`'s verification (issue 19 item 1): the same pods simulated on the original manifests and on the
+//! compiled adopted profiles, every placement change reported with the known change that explains it, exit 1 unless
+//! `--accept-changes`. The simulator is gpuplan's `simulate` (proven against kubernetes-sigs/karpenter's scheduler,
+//! see tests/conformance); Karpenter semantics the probes rely on: a pod tolerating a NodePool's taints and selecting
+//! its template labels may schedule on it (kubernetes-sigs/karpenter pkg/scheduling/taints.go `ToleratesPod`,
+//! pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures/adopt-verify").join(name)
+}
+
+/// `gpuplan adopt INPUT EXTRA…` in a fresh directory: the directory and the output.
+fn run(input: &Path, extra: &[&str]) -> (tempfile::TempDir, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = repo().join("catalogs");
+    let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(&args).output().unwrap();
+    (dir, out)
+}
+
+/// [`run`] with `--format json`, and the report parsed.
+fn adopt(input: &Path, extra: &[&str]) -> (tempfile::TempDir, Output, Value) {
+    let (dir, out) = run(input, &[&["--format", "json"], extra].concat());
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (dir, out, report)
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn placements(report: &Value) -> &Vec<Value> {
+    report["verification"]["placements"].as_array().unwrap_or_else(|| panic!("no verification in {report}"))
+}
+
+#[test]
+fn the_examples_out_verifies_with_zero_changes_one_probe_per_nodepool() {
+    let (_dir, out, report) = adopt(&repo().join("out"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let v = &report["verification"];
+    assert_eq!(v["changed"], 0, "{v:#}");
+    assert_eq!(v["pods"], "probe pods, one per original NodePool");
+    // One probe per NodePool of out/, each scheduled on both sides (a probe that pends on both would prove nothing).
+    let nodepools = report["pools"].as_array().unwrap().len();
+    assert_eq!(placements(&report).len(), nodepools);
+    for p in placements(&report) {
+        assert!(p["before"].is_object() && p["before"] == p["after"], "{p:#}");
+    }
+}
+
+#[test]
+fn a_narrowed_pool_that_moves_a_pod_exits_1_and_names_the_constraint() {
+    let pods = fixture("big-trainer.yaml");
+    let (_dir, out, report) = adopt(&fixture("any-nvidia.yaml"), &["--verify", pods.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let changed: Vec<&Value> = placements(&report).iter().filter(|p| p["change"] != "same").collect();
+    assert_eq!(changed.len(), 1, "{changed:#?}");
+    let reasons: Vec<&str> = changed[0]["reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    // The type the pod used was removed by the price ratio (solve's recorded constraint), named with the narrowing.
+    let used = changed[0]["before"]["instance_type"].as_str().unwrap();
+    assert!(reasons.iter().any(|r| r.starts_with("gpuplan narrowed NodePool gpu to ") && r.contains(&format!("removed {used}")) && r.contains("[price-ratio-max]")), "{reasons:#?}");
+    assert_eq!(report["verification"]["unexplained"], 0);
+    // Profiles and report are written all the same: the exit code only asks for a review.
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote profiles/gpu.kdl"), "{}", text(&out));
+}
+
+#[test]
+fn accept_changes_reports_the_same_changes_and_exits_0() {
+    let pods = fixture("big-trainer.yaml");
+    let (_dir, out, report) = adopt(&fixture("any-nvidia.yaml"), &["--verify", pods.to_str().unwrap(), "--accept-changes"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(report["verification"]["changed"], 1);
+    assert_eq!(report["verification"]["accepted"], true);
+}
+
+#[test]
+fn verify_simulates_the_given_pods_instead_of_probes() {
+    let pods = fixture("big-trainer.yaml");
+    let (_dir, _out, report) = adopt(&fixture("any-nvidia.yaml"), &["--verify", pods.to_str().unwrap(), "--accept-changes"]);
+    let keys: Vec<&str> = placements(&report).iter().map(|p| p["pod"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["ml/big-0"]);
+    assert_eq!(report["verification"]["pods"], pods.to_str().unwrap());
+}
+
+#[test]
+fn a_pod_that_pends_after_adoption_is_reported_with_the_simulators_reason() {
+    let pods = fixture("big-trainer.yaml");
+    let (_dir, out, report) = adopt(&fixture("any-nvidia.yaml"), &["--verify", pods.to_str().unwrap(), "--accept-changes"]);
+    let p = &placements(&report)[0];
+    assert_eq!(p["change"], "pends", "{p:#}");
+    assert!(p["before"]["nodepool"] == "gpu" && p["after"].is_null(), "{p:#}");
+    assert!(p["pending_after"].as_str().unwrap().contains("no instance type has enough resources"), "{p:#}");
+    // The human form says it too, with the verdict.
+    let (_dir, table) = run(&fixture("any-nvidia.yaml"), &["--verify", pods.to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("≠ demo ml/big-0: gpu/") && table.contains(" → pending (NodePool gpu: no instance type has enough resources"), "{table}");
+    assert!(table.contains("1 placement change(s): review them, then run again with --accept-changes (exit 1)"), "{table}\n{}", text(&out));
+}
+
+#[test]
+fn a_bad_pod_file_stops_adopt_with_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("pods.yaml");
+    std::fs::write(&bad, "kind: Pod\nmetadata: [\n").unwrap();
+    let (adopted, out, _) = adopt(&fixture("any-nvidia.yaml"), &["--verify", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pods.yaml"), "{}", text(&out));
+    assert!(!adopted.path().join("profiles").exists());
+}
+
+#[test]
+fn probes_request_the_pools_accelerator_tolerate_its_taints_and_select_its_labels() {
+    let np = |object: Value| gpuplan::adopt::read::Doc { file: "f.yaml".into(), kind: "NodePool".into(), name: "p".into(), object, hand_edited: false };
+    let neuron = np(serde_json::json!({"spec": {
+        "limits": {"aws.amazon.com/neuron": "8"},
+        "template": {"metadata": {"labels": {"team": "ml"}}, "spec": {"taints": [{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}, {"key": "team", "value": "ml", "effect": "NoExecute"}]}}
+    }}));
+    let probe = &gpuplan::adopt::verify::probe(&neuron).unwrap()[0];
+    assert_eq!(probe.key, "gpuplan-verify/probe-p");
+    assert_eq!(probe.requests.get("aws.amazon.com/neuron"), Some(&1000));
+    let tolerated: Vec<(&str, &str, &str)> = probe.tolerations.iter().map(|t| (t.key.as_str(), t.operator.as_str(), t.effect.as_str())).collect();
+    assert_eq!(tolerated, [("aws.amazon.com/neuron", "Exists", "NoSchedule"), ("team", "Equal", "NoExecute")]);
+    assert!(probe.node_selector.get("team").is_some(), "{:?}", probe.node_selector);
+    // No limit, no taint: the requirements say which accelerator (instance-gpu-* → NVIDIA); none → a CPU.
+    let gpu = np(serde_json::json!({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Exists"}]}}}}));
+    assert_eq!(gpuplan::adopt::verify::probe(&gpu).unwrap()[0].requests.get("nvidia.com/gpu"), Some(&1000));
+    let cpu = np(serde_json::json!({"spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m"]}]}}}}));
+    let requests = &gpuplan::adopt::verify::probe(&cpu).unwrap()[0].requests;
+    assert!(requests.get("cpu") == Some(&1000) && !requests.contains_key("nvidia.com/gpu"), "{requests:?}");
+}
+
+#[test]
+fn placeholders_are_reported_once_each_where_they_first_are_and_nothing_is_written() {
+    let (dir, out) = run(&fixture("placeholders.yaml"), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let file = fixture("placeholders.yaml").display().to_string();
+    // Each name once, at its first place as written; userData's shell variables ($HOME, ${PATH}) are the script's.
+    assert!(stderr.contains("2 placeholder(s) without a value: fill each with --set NAME=value (nothing was written)"), "{stderr}");
+    assert!(stderr.contains(&format!("  {file}:31:28: ${{CLUSTER_NAME}} (and 2 more places)\n")), "{stderr}");
+    assert!(stderr.contains(&format!("  {file}:41:11: <<TEAM>>")), "{stderr}");
+    assert!(!stderr.contains("HOME") && !stderr.contains("PATH"), "{stderr}");
+    assert!(!dir.path().join("profiles").exists());
+}
+
+#[test]
+fn set_fills_placeholders_before_adopting() {
+    let (dir, out) = run(&fixture("placeholders.yaml"), &["--set", "CLUSTER_NAME=ml-prod", "--set", "TEAM=ml"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu.kdl")).unwrap();
+    assert!(profile.contains("cluster \"ml-prod\" {") && profile.contains("discovery-tag \"ml-prod\"") && profile.contains("node-role \"KarpenterNodeRole-ml-prod\""), "{profile}");
+    // The script's own variables are left as they were.
+    assert!(profile.contains("$HOME ${PATH}"), "{profile}");
+    let (_dir, bad) = run(&fixture("placeholders.yaml"), &["--set", "cluster name"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--set `cluster name` is not NAME=value"), "{}", text(&bad));
+}
+
+#[test]
+fn the_missing_ami_warning_names_the_nodepool_file_when_no_node_class_is_given() {
+    let (_dir, out) = run(&fixture("no-node-class.yaml"), &["--accept-changes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let file = fixture("no-node-class.yaml").display().to_string();
+    assert!(stderr.contains(&format!("warning: {file}: NodePool/gpu spec.amiSelectorTerms: no AMI alias: profile `default` says `al2023@latest`; pin a version")), "{stderr}");
+    assert!(!stderr.contains("warning: : "), "{stderr}");
+}
+
+/// A reservation selected by id: the EC2NodeClass gives the id, the NodePool's single instance type the type, and its
+/// limit ÷ the type's GPUs the instance count (karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go
+/// `CapacityReservationSelectorTerm`: id or tags; the reservation's size is not in the manifests).
+#[test]
+fn a_reservation_selected_by_id_adopts_with_type_and_count_from_the_nodepool_compiles_and_verifies() {
+    let (dir, out, report) = adopt(&fixture("reserved-by-id.yaml"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    // A NodePool of capacity type reserved alone is the reservation alone (no on-demand fallback tier).
+    let p = &placements(&report)[0];
+    assert!(p["change"] == "same" && p["before"]["capacity_type"] == "reserved", "{p:#}");
+    let profile = std::fs::read_to_string(dir.path().join("profiles/training.kdl")).unwrap_or_else(|e| panic!("{e}\n{}", text(&out)));
+    assert!(profile.contains("id \"cr-0123456789abcdef0\""), "{profile}");
+    assert!(profile.contains("instance-type \"p5.48xlarge\" // requirements node.kubernetes.io/instance-type"), "{profile}");
+    assert!(profile.contains("instances 2 // spec.limits.nvidia.com/gpu ÷ 8 per p5.48xlarge"), "{profile}");
+    assert!(profile.contains("capacity \"reserved\" //"), "{profile}");
+}
+
+#[test]
+fn a_reservation_whose_size_the_inputs_do_not_say_stops_adopt_naming_the_field_to_add() {
+    let (dir, out) = run(&fixture("reserved-by-id-no-limit.yaml"), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the inputs do not say what the profiles need (nothing was written)"), "{stderr}");
+    assert!(stderr.contains("NodePool/training: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add spec.limits.nvidia.com/gpu = 8 × the instances the reservation holds (p5.48xlarge has 8 nvidia.com/gpu), then adopt again"), "{stderr}");
+    assert!(!dir.path().join("profiles").exists());
+}
+
+/// kubernetes-sigs/karpenter pkg/utils/nodepool/nodepool.go `OrderByWeight`: weight descending (absent = 0), ties by
+/// name descending. gpuplan needs distinct weights (E0153): adopt keeps the distinct ones, resolves the rest in that
+/// order, and the verification proves the order held.
+#[test]
+fn distinct_weights_are_kept_and_only_collisions_and_absent_ones_are_resolved_in_karpenters_order() {
+    let (dir, out, report) = adopt(&fixture("weights.yaml"), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(report["verification"]["changed"], 0, "{:#}", report["verification"]);
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu.kdl")).unwrap();
+    let weight = |pool: &str| {
+        let block = &profile[profile.find(&format!("pool \"{pool}\"")).unwrap_or_else(|| panic!("{pool}:\n{profile}"))..];
+        block.lines().find(|l| l.trim_start().starts_with("weight ")).unwrap().trim().to_string()
+    };
+    assert!(weight("gpu-reserved-like").starts_with("weight 90 // "), "{profile}");
+    // gpu-spot and gpu-on-demand share 50: gpu-spot is first by name (descending), keeps it; gpu-on-demand gets 49.
+    assert!(weight("gpu-spot").starts_with("weight 50 // "), "{profile}");
+    assert!(weight("gpu-on-demand").ends_with("NodePool/gpu-on-demand spec.weight 50, shared with NodePool/gpu-spot (Karpenter breaks the tie by name, descending): made distinct in that order"), "{profile}");
+    assert!(weight("gpu-on-demand").starts_with("weight 49 // "), "{profile}");
+    assert!(weight("gpu-fallback").starts_with("weight 48 // ") && weight("gpu-fallback").contains("no spec.weight (Karpenter reads 0"), "{profile}");
+}
