@@ -44,6 +44,36 @@ const MONITORING_CHILDREN: &[&str] = &["label", "karpenter", "dcgm-exporter", "p
 const TRIGGER_TYPES: [&str; 2] = ["prometheus", "kueue-pending"];
 const TARGET_KINDS: [&str; 2] = ["Deployment", "StatefulSet"];
 
+/// A `workload` block's children as they are read, before the block-level checks.
+struct WorkloadBody {
+    selector: BTreeMap<String, Spanned<String>>,
+    selector_keys: BTreeMap<String, crate::diagnostic::Span>,
+    replicas: Option<(Spanned<u32>, Spanned<u32>)>,
+    gpus_per_replica: Spanned<u32>,
+    disruption_budget: Option<Spanned<PdbBudget>>,
+    autoscale: Option<Spanned<Autoscale>>,
+    scale_to_zero: Option<Spanned<ScaleToZero>>,
+    triggers: Vec<Spanned<Trigger>>,
+    requests: BTreeMap<String, Spanned<String>>,
+}
+
+impl WorkloadBody {
+    /// Nothing read yet; one GPU per replica unless the block says otherwise.
+    fn new(at: crate::diagnostic::Span) -> WorkloadBody {
+        WorkloadBody {
+            selector: BTreeMap::new(),
+            selector_keys: BTreeMap::new(),
+            replicas: None,
+            gpus_per_replica: Spanned::new(1, at),
+            disruption_budget: None,
+            autoscale: None,
+            scale_to_zero: None,
+            triggers: Vec::new(),
+            requests: BTreeMap::new(),
+        }
+    }
+}
+
 impl Parser<'_> {
     /// Parses the profile's `workload` and `monitoring` nodes; checks workloads against the profile's pools.
     pub(super) fn parse_ops(&mut self, workloads: &[&KdlNode], monitoring: &[&KdlNode], pools: &[Pool]) -> ProfileOps {
@@ -95,6 +125,54 @@ impl Parser<'_> {
     }
 
     fn parse_workload(&mut self, node: &KdlNode, pools: &[Pool]) -> Option<Workload> {
+        let (name, namespace, pool, kind) = self.parse_workload_header(node, pools)?;
+        let node_span = self.span(node.name().span());
+        let mut body = WorkloadBody::new(name.span);
+        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+            self.no_children(child);
+            self.parse_workload_child(child, &name, &mut body);
+        }
+        if body.selector.is_empty() {
+            self.error(node_span, "E0107", format!("workload `{}` has no `selector`", name.value), "add selector \"app\" \"<name>\": the PodDisruptionBudget selects the workload's pods by it");
+        }
+        let Some((replicas_min, replicas_max)) = body.replicas else {
+            self.error(node_span, "E0107", format!("workload `{}` has no `replicas`", name.value), "add replicas min=2 max=12");
+            return None;
+        };
+        if replicas_min.value > replicas_max.value {
+            self.error(
+                replicas_min.span,
+                "E0171",
+                format!("replicas min={} is above max={}", replicas_min.value, replicas_max.value),
+                "the HorizontalPodAutoscaler needs minReplicas ≤ maxReplicas; lower min or raise max",
+            );
+        }
+        if let Some(b) = &body.disruption_budget {
+            self.check_pdb(b, &replicas_min, &replicas_max);
+        }
+        let keda = KedaIntent { scale_to_zero: body.scale_to_zero.as_ref(), triggers: &body.triggers, autoscale: body.autoscale.as_ref(), budget: body.disruption_budget.as_ref() };
+        self.check_keda(&name, &replicas_min, &keda);
+        Some(Workload {
+            name,
+            namespace,
+            pool,
+            kind,
+            selector: body.selector,
+            replicas_min,
+            replicas_max,
+            gpus_per_replica: body.gpus_per_replica,
+            requests: body.requests,
+            disruption_budget: body.disruption_budget,
+            autoscale: body.autoscale,
+            scale_to_zero: body.scale_to_zero,
+            triggers: body.triggers,
+            span: node_span,
+        })
+    }
+
+    /// `workload "name" namespace="ns" pool="p" kind="…"`: the name, namespace and pool are required; an unknown pool
+    /// or kind is reported and parsing goes on (to report the block's other errors too).
+    fn parse_workload_header(&mut self, node: &KdlNode, pools: &[Pool]) -> Option<(Spanned<String>, Spanned<String>, Spanned<String>, Spanned<String>)> {
         self.check_entries(node, &["namespace", "pool", "kind"], 1);
         let node_span = self.span(node.name().span());
         let Some(name) = args(node).next().and_then(|e| self.expect_string(e, "the workload name")) else {
@@ -113,19 +191,7 @@ impl Parser<'_> {
             self.error(node_span, "E0107", format!("workload `{}` needs a pool", name.value), format!("add pool=\"…\"; pools of this profile: {}", names.join(", ")));
             return None;
         };
-        let pool_known = pools.iter().any(|p| p.name.value == pool.value || p.tiers.iter().any(|t| t.name.value == pool.value));
-        if !pool_known {
-            let mut candidates: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
-            candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));
-            candidates.sort();
-            candidates.dedup();
-            let mut help = did_you_mean(&pool, candidates.iter().copied()).unwrap_or_default();
-            if !help.is_empty() {
-                help.push(' ');
-            }
-            help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
-            self.error(pool.span, "E0170", format!("workload `{}` runs on unknown pool `{}`", name.value, pool.value), help);
-        }
+        self.check_workload_pool(&name, &pool, pools);
         let kind = match prop(node, "kind").and_then(|e| self.expect_string(e, "kind")) {
             None => Spanned::new("Deployment".to_string(), name.span),
             Some(k) if TARGET_KINDS.contains(&k.as_str()) => k,
@@ -135,148 +201,131 @@ impl Parser<'_> {
                 k
             }
         };
+        Some((name, namespace, pool, kind))
+    }
 
-        let mut selector = BTreeMap::new();
-        let mut selector_keys: BTreeMap<String, crate::diagnostic::Span> = BTreeMap::new();
-        let mut replicas: Option<(Spanned<u32>, Spanned<u32>)> = None;
-        let mut gpus_per_replica = Spanned::new(1u32, name.span);
-        let mut disruption_budget = None;
-        let mut autoscale = None;
-        let mut scale_to_zero: Option<Spanned<ScaleToZero>> = None;
-        let mut triggers: Vec<Spanned<Trigger>> = Vec::new();
-        let mut requests = BTreeMap::new();
-        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
-            self.no_children(child);
-            let span = self.span(child.span());
-            match child.name().value() {
-                "selector" => {
-                    self.check_entries(child, &[], 2);
-                    let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "selector")).collect();
-                    match kv.as_slice() {
-                        [k, v] => {
-                            self.check_selector_label(k, v);
-                            if let Some(first) = selector_keys.insert(k.value.clone(), k.span) {
-                                let at = self.sources.location(first);
-                                self.error(
-                                    k.span,
-                                    "E0183",
-                                    format!("workload `{}` has two `selector` lines for label key `{}` (first at {at})", name.value, k.value),
-                                    "a pod has one value per label key: keep one line (each further key narrows the selector)",
-                                );
-                            }
-                            selector.insert(k.value.clone(), v.clone());
-                        }
-                        _ => self.error(span, "E0107", "`selector` needs a label key and a value", "write selector \"app\" \"llm-server\""),
-                    }
+    /// E0170: the workload's pool must be a pool (or one tier's NodePool) of the profile.
+    fn check_workload_pool(&mut self, name: &Spanned<String>, pool: &Spanned<String>, pools: &[Pool]) {
+        if pools.iter().any(|p| p.name.value == pool.value || p.tiers.iter().any(|t| t.name.value == pool.value)) {
+            return;
+        }
+        let mut candidates: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
+        candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));
+        candidates.sort();
+        candidates.dedup();
+        let mut help = did_you_mean(pool, candidates.iter().copied()).unwrap_or_default();
+        if !help.is_empty() {
+            help.push(' ');
+        }
+        help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
+        self.error(pool.span, "E0170", format!("workload `{}` runs on unknown pool `{}`", name.value, pool.value), help);
+    }
+
+    /// One child of a `workload` block into `body`.
+    fn parse_workload_child(&mut self, child: &KdlNode, name: &Spanned<String>, body: &mut WorkloadBody) {
+        let span = self.span(child.span());
+        match child.name().value() {
+            "selector" => self.parse_selector_line(child, name, body),
+            "replicas" => body.replicas = self.parse_replicas(child),
+            "gpus-per-replica" => {
+                self.check_entries(child, &[], 1);
+                if let Some(v) = args(child).next().and_then(|e| self.expect_integer(e, "gpus-per-replica", 1, 64)) {
+                    body.gpus_per_replica = Spanned::new(v.value as u32, v.span);
                 }
-                "replicas" => {
-                    self.check_entries(child, &["min", "max"], 1);
-                    let fixed = args(child).next().and_then(|e| self.expect_integer(e, "replicas", 1, 10_000));
-                    // 0 only with `scale-to-zero` (E0220, checked once the whole block is read).
-                    let min = prop(child, "min").and_then(|e| self.expect_integer(e, "replicas min", 0, 10_000));
-                    let max = prop(child, "max").and_then(|e| self.expect_integer(e, "replicas max", 1, 10_000));
-                    let to = |v: Spanned<i128>| Spanned::new(v.value as u32, v.span);
-                    replicas = match (fixed, min, max) {
-                        (Some(n), None, None) => Some((to(n.clone()), to(n))),
-                        (None, Some(min), Some(max)) => Some((to(min), to(max))),
-                        (None, Some(min), None) => Some((to(min.clone()), to(min))),
-                        _ => {
-                            self.error(span, "E0107", "`replicas` takes a count or min= and max=", "write replicas min=2 max=12 (or replicas 3 for a fixed count)");
-                            None
-                        }
-                    };
-                }
-                "gpus-per-replica" => {
-                    self.check_entries(child, &[], 1);
-                    if let Some(v) = args(child).next().and_then(|e| self.expect_integer(e, "gpus-per-replica", 1, 64)) {
-                        gpus_per_replica = Spanned::new(v.value as u32, v.span);
-                    }
-                }
-                "requests" => requests = self.parse_requests(child),
-                "disruption-budget" => {
-                    self.check_entries(child, &["min-available", "max-unavailable"], 0);
-                    let min = prop(child, "min-available").and_then(|e| self.int_or_percent(e, "min-available"));
-                    let max = prop(child, "max-unavailable").and_then(|e| self.int_or_percent(e, "max-unavailable"));
-                    disruption_budget = match (min, max) {
-                        (Some(m), None) => Some(Spanned::new(PdbBudget::MinAvailable(m.value), m.span)),
-                        (None, Some(m)) => Some(Spanned::new(PdbBudget::MaxUnavailable(m.value), m.span)),
-                        (Some(_), Some(_)) => {
-                            self.error(span, "E0107", "a PodDisruptionBudget has min-available or max-unavailable, not both", "keep one");
-                            None
-                        }
-                        (None, None) => {
-                            self.error(span, "E0107", "`disruption-budget` needs min-available or max-unavailable", "write disruption-budget max-unavailable=1");
-                            None
-                        }
-                    };
-                }
-                "autoscale" => {
-                    self.check_entries(child, &["gpu-utilization", "metric"], 0);
-                    let target = match prop(child, "gpu-utilization") {
-                        Some(e) => self.expect_integer(e, "gpu-utilization", 1, 100).map(|v| v.value as u32),
-                        None => Some(70),
-                    };
-                    let metric = prop(child, "metric").and_then(|e| self.expect_string(e, "metric")).map(|m| m.value);
-                    if let Some(target) = target {
-                        autoscale = Some(Spanned::new(Autoscale { gpu_utilization: target, metric }, span));
-                    }
-                }
-                "scale-to-zero" => {
-                    if let Some(first) = &scale_to_zero {
-                        let at = self.sources.location(first.span);
-                        self.error(span, "E0225", format!("workload `{}` has two `scale-to-zero` lines (first at {at})", name.value), "keep one");
-                    }
-                    scale_to_zero = Some(Spanned::new(self.parse_scale_to_zero(child), span));
-                }
-                "trigger" => {
-                    if let Some(t) = self.parse_trigger(child) {
-                        if let Some(first) = triggers.iter().find(|x| x.value == t.value) {
-                            let at = self.sources.location(first.span);
-                            self.error(t.span, "E0225", format!("workload `{}` has this trigger twice (first at {at})", name.value), "keep one: KEDA would compute the same replica count twice");
-                        } else {
-                            triggers.push(t);
-                        }
-                    }
-                }
-                _ => self.unknown_node(child, WORKLOAD_CHILDREN, "`workload`"),
             }
+            "requests" => body.requests = self.parse_requests(child),
+            "disruption-budget" => body.disruption_budget = self.parse_disruption_budget(child),
+            "autoscale" => {
+                self.check_entries(child, &["gpu-utilization", "metric"], 0);
+                let target = match prop(child, "gpu-utilization") {
+                    Some(e) => self.expect_integer(e, "gpu-utilization", 1, 100).map(|v| v.value as u32),
+                    None => Some(70),
+                };
+                let metric = prop(child, "metric").and_then(|e| self.expect_string(e, "metric")).map(|m| m.value);
+                if let Some(target) = target {
+                    body.autoscale = Some(Spanned::new(Autoscale { gpu_utilization: target, metric }, span));
+                }
+            }
+            "scale-to-zero" => {
+                if let Some(first) = &body.scale_to_zero {
+                    let at = self.sources.location(first.span);
+                    self.error(span, "E0225", format!("workload `{}` has two `scale-to-zero` lines (first at {at})", name.value), "keep one");
+                }
+                body.scale_to_zero = Some(Spanned::new(self.parse_scale_to_zero(child), span));
+            }
+            "trigger" => {
+                let Some(t) = self.parse_trigger(child) else { return };
+                if let Some(first) = body.triggers.iter().find(|x| x.value == t.value) {
+                    let at = self.sources.location(first.span);
+                    self.error(t.span, "E0225", format!("workload `{}` has this trigger twice (first at {at})", name.value), "keep one: KEDA would compute the same replica count twice");
+                } else {
+                    body.triggers.push(t);
+                }
+            }
+            _ => self.unknown_node(child, WORKLOAD_CHILDREN, "`workload`"),
         }
-        if selector.is_empty() {
-            self.error(node_span, "E0107", format!("workload `{}` has no `selector`", name.value), "add selector \"app\" \"<name>\": the PodDisruptionBudget selects the workload's pods by it");
-        }
-        let Some((replicas_min, replicas_max)) = replicas else {
-            self.error(node_span, "E0107", format!("workload `{}` has no `replicas`", name.value), "add replicas min=2 max=12");
-            return None;
+    }
+
+    /// `selector "key" "value"`: one line per label key (E0183 for a second).
+    fn parse_selector_line(&mut self, child: &KdlNode, name: &Spanned<String>, body: &mut WorkloadBody) {
+        self.check_entries(child, &[], 2);
+        let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "selector")).collect();
+        let [k, v] = kv.as_slice() else {
+            let span = self.span(child.span());
+            self.error(span, "E0107", "`selector` needs a label key and a value", "write selector \"app\" \"llm-server\"");
+            return;
         };
-        if replicas_min.value > replicas_max.value {
+        self.check_selector_label(k, v);
+        if let Some(first) = body.selector_keys.insert(k.value.clone(), k.span) {
+            let at = self.sources.location(first);
             self.error(
-                replicas_min.span,
-                "E0171",
-                format!("replicas min={} is above max={}", replicas_min.value, replicas_max.value),
-                "the HorizontalPodAutoscaler needs minReplicas ≤ maxReplicas; lower min or raise max",
+                k.span,
+                "E0183",
+                format!("workload `{}` has two `selector` lines for label key `{}` (first at {at})", name.value, k.value),
+                "a pod has one value per label key: keep one line (each further key narrows the selector)",
             );
         }
-        if let Some(b) = &disruption_budget {
-            self.check_pdb(b, &replicas_min, &replicas_max);
+        body.selector.insert(k.value.clone(), v.clone());
+    }
+
+    /// `replicas 3` or `replicas min=2 max=12` (min alone: fixed).
+    fn parse_replicas(&mut self, child: &KdlNode) -> Option<(Spanned<u32>, Spanned<u32>)> {
+        self.check_entries(child, &["min", "max"], 1);
+        let fixed = args(child).next().and_then(|e| self.expect_integer(e, "replicas", 1, 10_000));
+        // 0 only with `scale-to-zero` (E0220, checked once the whole block is read).
+        let min = prop(child, "min").and_then(|e| self.expect_integer(e, "replicas min", 0, 10_000));
+        let max = prop(child, "max").and_then(|e| self.expect_integer(e, "replicas max", 1, 10_000));
+        let to = |v: Spanned<i128>| Spanned::new(v.value as u32, v.span);
+        match (fixed, min, max) {
+            (Some(n), None, None) => Some((to(n.clone()), to(n))),
+            (None, Some(min), Some(max)) => Some((to(min), to(max))),
+            (None, Some(min), None) => Some((to(min.clone()), to(min))),
+            _ => {
+                let span = self.span(child.span());
+                self.error(span, "E0107", "`replicas` takes a count or min= and max=", "write replicas min=2 max=12 (or replicas 3 for a fixed count)");
+                None
+            }
         }
-        let keda = KedaIntent { scale_to_zero: scale_to_zero.as_ref(), triggers: &triggers, autoscale: autoscale.as_ref(), budget: disruption_budget.as_ref() };
-        self.check_keda(&name, &replicas_min, &keda);
-        Some(Workload {
-            name,
-            namespace,
-            pool,
-            kind,
-            selector,
-            replicas_min,
-            replicas_max,
-            gpus_per_replica,
-            requests,
-            disruption_budget,
-            autoscale,
-            scale_to_zero,
-            triggers,
-            span: node_span,
-        })
+    }
+
+    /// `disruption-budget min-available=… | max-unavailable=…` (exactly one).
+    fn parse_disruption_budget(&mut self, child: &KdlNode) -> Option<Spanned<PdbBudget>> {
+        self.check_entries(child, &["min-available", "max-unavailable"], 0);
+        let min = prop(child, "min-available").and_then(|e| self.int_or_percent(e, "min-available"));
+        let max = prop(child, "max-unavailable").and_then(|e| self.int_or_percent(e, "max-unavailable"));
+        let span = self.span(child.span());
+        match (min, max) {
+            (Some(m), None) => Some(Spanned::new(PdbBudget::MinAvailable(m.value), m.span)),
+            (None, Some(m)) => Some(Spanned::new(PdbBudget::MaxUnavailable(m.value), m.span)),
+            (Some(_), Some(_)) => {
+                self.error(span, "E0107", "a PodDisruptionBudget has min-available or max-unavailable, not both", "keep one");
+                None
+            }
+            (None, None) => {
+                self.error(span, "E0107", "`disruption-budget` needs min-available or max-unavailable", "write disruption-budget max-unavailable=1");
+                None
+            }
+        }
     }
 
     /// `scale-to-zero cooldown="15m" polling="30s"` (both optional: KEDA's defaults).
