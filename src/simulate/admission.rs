@@ -1,0 +1,518 @@
+//! Kueue admission before Karpenter: which queued Workloads ([`super::pods::Queued`]) a ClusterQueue admits under its
+//! quotas, as Kueue's scheduler decides it (kubernetes-sigs/kueue v0.19.2, commit 8eab68778fc1, the version of the
+//! CRDs in `../shared/schemas/kueue`):
+//!
+//! - A Workload's quota is its pods' requests times its pod count, admitted whole or not at all
+//!   (pkg/workload `TotalRequests`; no partial admission: the `job-min-parallelism` annotation is not read).
+//! - Flavors are tried in the resourceGroup's order; a flavor whose nodeTaints the pods (with the flavor's
+//!   tolerations) do not tolerate, or whose nodeLabels the pods' nodeSelector / required node affinity exclude, is
+//!   skipped; the first flavor with room is taken, or with `whenCanBorrow: TryNextFlavor` the first that needs no
+//!   borrowing (pkg/scheduler/flavorassigner/flavorassigner.go `findFlavorForPodSets`, `checkFlavorForPodSets`,
+//!   `shouldTryNextFlavor`). A requested resource no resourceGroup covers makes the Workload inadmissible
+//!   (`resource X unavailable in ClusterQueue`), unless its request is zero.
+//! - Room is nominal quota plus what the flat cohort has unused, capped by the borrowingLimit; a member lends at most
+//!   its lendingLimit (pkg/cache/scheduler/resource_node.go `available`, `potentialAvailable`, `localQuota`,
+//!   `accumulateFromChild`).
+//! - Scheduling cycles (pkg/scheduler/scheduler.go `schedule`): each ClusterQueue offers its head (highest priority,
+//!   then oldest: pkg/cache/queue/cluster_queue.go queue ordering); heads that need no borrowing go first, then by
+//!   priority, then creation (`makeClassicalIterator`); a head that no longer fits after an earlier admission in the
+//!   cycle waits for the next. A head that does not fit is set aside under BestEffortFIFO (the next Workload
+//!   becomes head) and blocks its queue under StrictFIFO.
+//!
+//! Not modelled: preemption (a Workload that would need it stays pending, and the capacity Kueue reserves for it in
+//! that one cycle is not reserved here), fair sharing, admission checks, topology-aware scheduling, Cohort objects
+//! (quotas of a cohort itself, nested cohorts), namespaceSelector (no Namespace objects offline: every namespace
+//! matches), running Workloads (the quotas start empty).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::kueue::{ClusterQueue, Kueue, Quota, ResourceGroup};
+use super::pods::{Pod, Queued};
+use super::requirements::{untolerated, Requirement, Requirements, Taint};
+use super::yaml::{show, Resources};
+
+/// What admission decided: the pods that go on to Karpenter (queued ones with their flavor's nodeSelector and
+/// tolerations), the pods of Workloads left pending with why, and the report section.
+pub struct Outcome {
+    pub pods: Vec<Pod>,
+    pub pending: Vec<(String, String)>,
+    pub report: AdmissionReport,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct AdmissionReport {
+    pub cluster_queues: Vec<ClusterQueueReport>,
+    /// Admitted Workloads in admission order, then the pending ones in queue order.
+    pub workloads: Vec<WorkloadReport>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClusterQueueReport {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    pub queueing_strategy: &'static str,
+    pub quotas: Vec<QuotaReport>,
+}
+
+/// One flavor's resource in a ClusterQueue after admission.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct QuotaReport {
+    pub flavor: String,
+    pub resource: String,
+    pub used: String,
+    pub nominal: String,
+    /// Usage above nominal, taken from the cohort.
+    pub borrowed: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub borrowing_limit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lending_limit: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WorkloadReport {
+    pub name: String,
+    /// The LocalQueue, `namespace/name`.
+    pub queue: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_queue: Option<String>,
+    pub pods: usize,
+    pub priority: i64,
+    pub admitted: bool,
+    /// Resource → flavor, for an admitted Workload.
+    pub flavors: BTreeMap<String, String>,
+    pub borrowing: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A Workload: its pods (indices into the run's pods, all alike) and what Kueue orders it by.
+struct Workload<'p> {
+    queued: &'p Queued,
+    pods: Vec<usize>,
+    /// Total requests (pod requests × count), `pods` counted as pods.
+    requests: Resources,
+    priority: i64,
+    /// Its ClusterQueue, or why it cannot be queued at all.
+    cluster_queue: Result<usize, String>,
+}
+
+impl Workload<'_> {
+    /// Queue order: priority (higher first), then creation (objects with a creationTimestamp first, by it), then
+    /// input order.
+    fn order(&self) -> (std::cmp::Reverse<i64>, bool, Option<&str>, usize) {
+        (std::cmp::Reverse(self.priority), self.queued.created.is_none(), self.queued.created.as_deref(), self.queued.order)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Status {
+    Pending,
+    Admitted { flavors: BTreeMap<String, String>, borrowing: bool, seq: usize },
+    Inadmissible(String),
+}
+
+/// Runs admission over the queued pods; pods without a queue label pass through unchanged.
+pub fn admit(k: &Kueue, pods: &[Pod]) -> Outcome {
+    let workloads = workloads(k, pods);
+    let status = schedule(k, pods, &workloads);
+    let mut out_pods: Vec<Pod> = pods.iter().filter(|p| p.queued.is_none()).cloned().collect();
+    let mut pending = Vec::new();
+    for (w, s) in workloads.iter().zip(&status) {
+        match s {
+            Status::Admitted { flavors, .. } => out_pods.extend(w.pods.iter().map(|&i| inject(k, &pods[i], flavors))),
+            Status::Inadmissible(reason) => pending.extend(w.pods.iter().map(|&i| (pods[i].key.clone(), reason.clone()))),
+            Status::Pending => unreachable!("scheduling ends with every Workload admitted or set aside"),
+        }
+    }
+    let report = AdmissionReport { cluster_queues: k.cluster_queues.iter().enumerate().map(|(i, cq)| cq_report(cq, &usage_of(&workloads, &status, i))).collect(), workloads: workload_reports(k, &workloads, &status) };
+    Outcome { pods: out_pods, pending, report }
+}
+
+/// The queued pods grouped into Workloads (first appearance order), each resolved to its ClusterQueue and priority.
+fn workloads<'p>(k: &Kueue, pods: &'p [Pod]) -> Vec<Workload<'p>> {
+    let mut out: Vec<Workload<'p>> = Vec::new();
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, pod) in pods.iter().enumerate() {
+        let Some(q) = pod.queued.as_deref() else { continue };
+        let at = *index.entry(&q.workload).or_insert_with(|| {
+            out.push(Workload { queued: q, pods: Vec::new(), requests: Resources::new(), priority: 0, cluster_queue: Err(String::new()) });
+            out.len() - 1
+        });
+        out[at].pods.push(i);
+    }
+    for w in &mut out {
+        let pod = &pods[w.pods[0]];
+        let count = w.pods.len() as i128;
+        w.requests = pod.requests.iter().filter(|(r, _)| *r != "pods").map(|(r, v)| (r.clone(), v * count)).collect();
+        let (priority, cq) = match priority(k, w.queued) {
+            Ok(p) => (p, cluster_queue(k, w.queued)),
+            Err(e) => (0, Err(format!("pending in queue {}/{}: {e}", w.queued.namespace, w.queued.queue))),
+        };
+        w.priority = priority;
+        w.cluster_queue = cq;
+        if w.cluster_queue.as_ref().is_ok_and(|&c| covers(&k.cluster_queues[c], "pods")) {
+            w.requests.insert("pods".into(), count * 1000);
+        }
+    }
+    out
+}
+
+/// jobframework/reconciler.go `ExtractPriority`: the WorkloadPriorityClass label, else the pods' PriorityClass,
+/// else the globalDefault PriorityClass (the lowest if several), else 0. A class that does not exist leaves the
+/// object without a Workload.
+fn priority(k: &Kueue, q: &Queued) -> Result<i64, String> {
+    if let Some(c) = &q.workload_priority_class {
+        return k.workload_priority_classes.get(c).copied().ok_or_else(|| format!("WorkloadPriorityClass {c:?} is not in the manifests: Kueue creates no Workload for it"));
+    }
+    if let Some(c) = &q.priority_class_name {
+        return k.priority_classes.get(c).map(|p| p.0).ok_or_else(|| format!("PriorityClass {c:?} is not in the manifests: Kueue creates no Workload for it"));
+    }
+    Ok(k.priority_classes.values().filter(|p| p.1).map(|p| p.0).min().unwrap_or(0))
+}
+
+/// The LocalQueue's ClusterQueue, if it exists and is active (every flavor it names exists, no stopPolicy:
+/// pkg/cache/scheduler/clusterqueue.go `updateQueueStatus`).
+fn cluster_queue(k: &Kueue, q: &Queued) -> Result<usize, String> {
+    let lq = format!("{}/{}", q.namespace, q.queue);
+    let name = k.local_queues.get(&lq).ok_or_else(|| format!("pending: LocalQueue {lq} is not in the manifests"))?;
+    let at = k.cluster_queues.iter().position(|c| &c.name == name).ok_or_else(|| format!("pending in queue {lq}: ClusterQueue {name} is not in the manifests"))?;
+    let cq = &k.cluster_queues[at];
+    if let Some(missing) = cq.groups.iter().flat_map(|g| &g.flavors).map(|f| &f.0).find(|f| !k.flavors.contains_key(*f)) {
+        return Err(format!("pending in queue {lq}: ClusterQueue {name} is inactive: ResourceFlavor {missing} is not in the manifests"));
+    }
+    if cq.stopped {
+        return Err(format!("pending in queue {lq}: ClusterQueue {name} is inactive (stopPolicy)"));
+    }
+    Ok(at)
+}
+
+fn covers(cq: &ClusterQueue, resource: &str) -> bool {
+    cq.groups.iter().any(|g| g.covered.iter().any(|r| r == resource))
+}
+
+/// The queue position of a Workload and the reason it is pending.
+fn prefix(w: &Workload, cq: &ClusterQueue) -> String {
+    format!("pending in queue {}/{} (ClusterQueue {})", w.queued.namespace, w.queued.queue, cq.name)
+}
+
+// --- scheduling cycles ----------------------------------------------------------------------------------------------
+
+/// scheduler.go `schedule`, repeated until no queue has a head: every cycle admits one Workload at least or sets one
+/// aside, so it ends.
+fn schedule(k: &Kueue, pods: &[Pod], workloads: &[Workload]) -> Vec<Status> {
+    let mut status: Vec<Status> = workloads.iter().map(|w| w.cluster_queue.as_ref().err().map_or(Status::Pending, |e| Status::Inadmissible(e.clone()))).collect();
+    let mut queues: Vec<Vec<usize>> = vec![Vec::new(); k.cluster_queues.len()];
+    for (i, w) in workloads.iter().enumerate() {
+        if let Ok(c) = w.cluster_queue {
+            queues[c].push(i);
+        }
+    }
+    queues.iter_mut().for_each(|q| q.sort_by(|&a, &b| workloads[a].order().cmp(&workloads[b].order())));
+    let mut usage = Usage::new(k);
+    let mut blocked: Vec<Option<usize>> = vec![None; queues.len()];
+    let mut seq = 0;
+    loop {
+        let heads: Vec<(usize, usize)> = (0..queues.len()).filter(|&c| blocked[c].is_none()).filter_map(|c| queues[c].iter().find(|&&w| matches!(status[w], Status::Pending)).map(|&w| (c, w))).collect();
+        if heads.is_empty() {
+            break;
+        }
+        let mut entries: Vec<(usize, usize, Result<Assignment, String>)> = heads.into_iter().map(|(c, w)| (c, w, assign(k, &usage, c, &pods[workloads[w].pods[0]], &workloads[w].requests))).collect();
+        entries.sort_by_key(|(_, w, a)| (a.as_ref().is_ok_and(|a| a.borrowing), workloads[*w].order()));
+        for (c, w, assigned) in entries {
+            match assigned {
+                Err(reason) => {
+                    status[w] = Status::Inadmissible(format!("{}: {reason}", prefix(&workloads[w], &k.cluster_queues[c])));
+                    if k.cluster_queues[c].strict_fifo {
+                        blocked[c] = Some(w);
+                    }
+                }
+                Ok(a) if usage.fits(c, &a.usage) => {
+                    usage.add(c, &a.usage);
+                    status[w] = Status::Admitted { flavors: a.flavors, borrowing: a.borrowing, seq };
+                    seq += 1;
+                }
+                Ok(_) => {} // No longer fits after an earlier admission this cycle: retried next cycle.
+            }
+        }
+    }
+    for (c, head) in blocked.iter().enumerate().filter_map(|(c, h)| h.map(|h| (c, h))) {
+        for &w in &queues[c] {
+            if !matches!(status[w], Status::Pending) {
+                continue;
+            }
+            let why = format!("{}: behind {} in StrictFIFO order (Kueue admits none of its queue until it fits)", prefix(&workloads[w], &k.cluster_queues[c]), workloads[head].queued.workload);
+            status[w] = Status::Inadmissible(why);
+        }
+    }
+    status
+}
+
+/// A flavor per requested resource, and the quota it takes.
+struct Assignment {
+    flavors: BTreeMap<String, String>,
+    usage: BTreeMap<(String, String), i128>,
+    borrowing: bool,
+}
+
+/// flavorassigner.go `assignFlavors` for one PodSet: each requested resource's resourceGroup picks one flavor for all
+/// the resources it covers.
+fn assign(k: &Kueue, usage: &Usage, c: usize, pod: &Pod, requests: &Resources) -> Result<Assignment, String> {
+    let cq = &k.cluster_queues[c];
+    let mut a = Assignment { flavors: BTreeMap::new(), usage: BTreeMap::new(), borrowing: false };
+    for (resource, &quantity) in requests {
+        if a.flavors.contains_key(resource) {
+            continue;
+        }
+        let Some(group) = cq.groups.iter().find(|g| g.covered.contains(resource)) else {
+            if quantity == 0 {
+                continue;
+            }
+            return Err(format!("resource {resource} unavailable in ClusterQueue {} (Kueue admits a Workload only when its ClusterQueue covers every resource it requests)", cq.name));
+        };
+        let wanted: Resources = requests.iter().filter(|(r, _)| group.covered.contains(r)).map(|(r, v)| (r.clone(), *v)).collect();
+        let (flavor, borrowing) = find_flavor(k, usage, c, group, pod, &wanted)?;
+        for (r, v) in wanted {
+            a.usage.insert((flavor.clone(), r.clone()), v);
+            a.flavors.insert(r, flavor.clone());
+        }
+        a.borrowing |= borrowing;
+    }
+    Ok(a)
+}
+
+/// flavorassigner.go `findFlavorForPodSets` without preemption: the first flavor that matches the pods and has room
+/// for every resource; with `whenCanBorrow: TryNextFlavor`, the first that needs no borrowing, else the first that
+/// borrows. Err holds each flavor's reason.
+fn find_flavor(k: &Kueue, usage: &Usage, c: usize, group: &ResourceGroup, pod: &Pod, wanted: &Resources) -> Result<(String, bool), String> {
+    let cq = &k.cluster_queues[c];
+    let mut reasons = Vec::new();
+    let mut borrowing_fit = None;
+    for (name, _) in &group.flavors {
+        if let Err(why) = flavor_matches(k, name, pod) {
+            reasons.push(why);
+            continue;
+        }
+        let room: Result<Vec<bool>, String> = wanted.iter().map(|(r, &v)| usage.room(c, &(name.clone(), r.clone()), v)).collect();
+        match room {
+            Err(why) => reasons.push(format!("flavor {name}: {why}")),
+            Ok(borrows) if !borrows.contains(&true) || !cq.try_next_when_borrowing => return Ok((name.clone(), borrows.contains(&true))),
+            Ok(_) => borrowing_fit = borrowing_fit.or(Some(name.clone())),
+        }
+    }
+    borrowing_fit.map(|f| (f, true)).ok_or_else(|| reasons.join("; "))
+}
+
+/// flavorassigner.go `checkFlavorForPodSets`: the flavor's NoSchedule/NoExecute nodeTaints are tolerated by the pods'
+/// tolerations plus the flavor's, and the pods' nodeSelector and required node affinity, on the flavor's label keys
+/// only (`flavorSelector`), match its nodeLabels.
+fn flavor_matches(k: &Kueue, name: &str, pod: &Pod) -> Result<(), String> {
+    let flavor = &k.flavors[name];
+    let hard: Vec<Taint> = flavor.node_taints.iter().filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute").cloned().collect();
+    let tolerations: Vec<_> = pod.tolerations.iter().chain(&flavor.tolerations).cloned().collect();
+    if let Some(t) = untolerated(&hard, &tolerations) {
+        return Err(format!("flavor {name}: untolerated taint {}", t.describe()));
+    }
+    let keys = |r: &Requirements| -> Requirements { Requirements(r.0.iter().filter(|(key, _)| flavor.node_labels.contains_key(*key)).map(|(k, v)| (k.clone(), v.clone())).collect()) };
+    let selects = |r: &Requirements| r.0.iter().all(|(key, req)| label_matches(req, flavor.node_labels.get(key)));
+    // A term left empty matches every flavor, so the terms then constrain nothing.
+    let terms: Vec<Requirements> = pod.required_terms.iter().map(keys).collect();
+    let affinity = terms.is_empty() || terms.iter().any(|t| t.0.is_empty()) || terms.iter().any(selects);
+    if !selects(&keys(&pod.node_selector)) || !affinity {
+        return Err(format!("flavor {name}: its nodeLabels do not match the pods' nodeSelector or node affinity"));
+    }
+    Ok(())
+}
+
+/// A node selector requirement against a node's label (absent: only NotIn and DoesNotExist match).
+fn label_matches(req: &Requirement, value: Option<&String>) -> bool {
+    match value {
+        Some(v) => req.has(v),
+        None => matches!(req.operator(), "NotIn" | "DoesNotExist") && req.gte.is_none() && req.lte.is_none(),
+    }
+}
+
+/// pkg/podset/podset.go `FromAssignment` and `Merge`: the flavors' nodeLabels join the pods' nodeSelector, and the
+/// flavors' tolerations (not already there) their tolerations.
+fn inject(k: &Kueue, pod: &Pod, flavors: &BTreeMap<String, String>) -> Pod {
+    let mut pod = pod.clone();
+    let mut names: Vec<&String> = flavors.values().collect();
+    names.dedup();
+    for flavor in names.into_iter().map(|n| &k.flavors[n]) {
+        for (key, value) in &flavor.node_labels {
+            pod.node_selector.add(super::requirements::normalize(key), Requirement::is_in([value.clone()]));
+        }
+        for t in &flavor.tolerations {
+            if !pod.tolerations.contains(t) {
+                pod.tolerations.push(t.clone());
+            }
+        }
+    }
+    pod
+}
+
+// --- quota ----------------------------------------------------------------------------------------------------------
+
+/// Per ClusterQueue, the quota its admitted Workloads use; a cohort's usage is what its members use beyond what they
+/// keep for themselves (resource_node.go `accumulateFromChild`).
+struct Usage<'k> {
+    k: &'k Kueue,
+    used: Vec<BTreeMap<(String, String), i128>>,
+}
+
+impl<'k> Usage<'k> {
+    fn new(k: &'k Kueue) -> Self {
+        Usage { k, used: vec![BTreeMap::new(); k.cluster_queues.len()] }
+    }
+
+    fn quota(&self, c: usize, fr: &(String, String)) -> Quota {
+        self.k.cluster_queues[c].groups.iter().flat_map(|g| &g.flavors).find(|f| f.0 == fr.0).and_then(|f| f.1.get(&fr.1)).copied().unwrap_or_default()
+    }
+
+    fn used(&self, c: usize, fr: &(String, String)) -> i128 {
+        self.used[c].get(fr).copied().unwrap_or(0)
+    }
+
+    /// resource_node.go `localQuota`: what a lendingLimit keeps out of the cohort.
+    fn local_quota(&self, c: usize, fr: &(String, String)) -> i128 {
+        let q = self.quota(c, fr);
+        q.lending_limit.map_or(0, |l| (q.nominal - l).max(0))
+    }
+
+    fn members(&self, c: usize) -> impl Iterator<Item = usize> + '_ {
+        let cohort = self.k.cluster_queues[c].cohort.clone();
+        (0..self.used.len()).filter(move |&m| cohort.is_some() && self.k.cluster_queues[m].cohort == cohort)
+    }
+
+    /// The cohort's quota (members' nominal less what they keep) less its usage: what is unused in the cohort.
+    fn cohort_unused(&self, c: usize, fr: &(String, String)) -> i128 {
+        self.members(c).map(|m| self.quota(m, fr).nominal - self.local_quota(m, fr) - (self.used(m, fr) - self.local_quota(m, fr)).max(0)).sum()
+    }
+
+    /// resource_node.go `available` (floored at 0 by clusterqueue_snapshot.go `Available`).
+    fn available(&self, c: usize, fr: &(String, String)) -> i128 {
+        let q = self.quota(c, fr);
+        let used = self.used(c, fr);
+        if self.k.cluster_queues[c].cohort.is_none() {
+            return (q.nominal - used).max(0);
+        }
+        let local = self.local_quota(c, fr);
+        let mut parent = self.cohort_unused(c, fr);
+        if let Some(limit) = q.borrowing_limit {
+            let in_parent = q.nominal - local - (used - local).max(0);
+            parent = parent.min(in_parent + limit);
+        }
+        ((local - used).max(0) + parent).max(0)
+    }
+
+    /// resource_node.go `potentialAvailable`: the most the queue could ever have, with nothing in use.
+    fn potential(&self, c: usize, fr: &(String, String)) -> i128 {
+        let q = self.quota(c, fr);
+        if self.k.cluster_queues[c].cohort.is_none() {
+            return q.nominal;
+        }
+        let whole: i128 = self.members(c).map(|m| self.quota(m, fr).nominal - self.local_quota(m, fr)).sum();
+        let potential = self.local_quota(c, fr) + whole;
+        q.borrowing_limit.map_or(potential, |l| potential.min(q.nominal + l))
+    }
+
+    /// flavorassigner.go `fitsResourceQuota` without preemption: Ok(whether it borrows) when `v` fits, else why not.
+    fn room(&self, c: usize, fr: &(String, String), v: i128) -> Result<bool, String> {
+        let (flavor, resource) = fr;
+        let q = self.quota(c, fr);
+        let used = self.used(c, fr);
+        let shown = |x: i128| show(resource, x);
+        let borrowed = format!("borrowed {}{}", shown((used - q.nominal).max(0)), match (&self.k.cluster_queues[c].cohort, q.borrowing_limit) {
+            (None, _) => " (no cohort)".to_string(),
+            (Some(_), Some(l)) => format!(" of {}", shown(l)),
+            (Some(_), None) => " (no borrowing limit)".to_string(),
+        });
+        let potential = self.potential(c, fr);
+        if v > potential {
+            return Err(format!("needs {} {resource}, more than the {} it can ever have (nominal {}, {borrowed})", shown(v), shown(potential), shown(q.nominal)));
+        }
+        let free = self.available(c, fr);
+        if v > free {
+            return Err(format!("needs {} {resource}, {} of {} free (nominal {}, used {}, {borrowed}{})", shown(v), shown(free), shown(potential), shown(q.nominal), shown(used), self.cohort_note(c, fr, flavor)));
+        }
+        Ok(used + v > q.nominal)
+    }
+
+    fn cohort_note(&self, c: usize, fr: &(String, String), flavor: &str) -> String {
+        match &self.k.cluster_queues[c].cohort {
+            Some(cohort) => format!(", cohort {cohort} has {} of {flavor} unused", show(&fr.1, self.cohort_unused(c, fr).max(0))),
+            None => String::new(),
+        }
+    }
+
+    /// clusterqueue_snapshot.go `Fits`.
+    fn fits(&self, c: usize, usage: &BTreeMap<(String, String), i128>) -> bool {
+        usage.iter().all(|(fr, v)| *v <= self.available(c, fr))
+    }
+
+    fn add(&mut self, c: usize, usage: &BTreeMap<(String, String), i128>) {
+        for (fr, v) in usage {
+            *self.used[c].entry(fr.clone()).or_default() += v;
+        }
+    }
+}
+
+// --- report ---------------------------------------------------------------------------------------------------------
+
+/// The quota ClusterQueue `c` uses once admission is done.
+fn usage_of(workloads: &[Workload], status: &[Status], c: usize) -> BTreeMap<(String, String), i128> {
+    let mut used = BTreeMap::new();
+    for (w, s) in workloads.iter().zip(status) {
+        if let (Status::Admitted { flavors, .. }, Ok(wc)) = (s, &w.cluster_queue) {
+            if *wc == c {
+                for (r, f) in flavors {
+                    *used.entry((f.clone(), r.clone())).or_insert(0) += w.requests.get(r).copied().unwrap_or(0);
+                }
+            }
+        }
+    }
+    used
+}
+
+fn cq_report(cq: &ClusterQueue, used: &BTreeMap<(String, String), i128>) -> ClusterQueueReport {
+    let mut quotas = Vec::new();
+    for group in &cq.groups {
+        for (flavor, resources) in &group.flavors {
+            for resource in &group.covered {
+                let q = resources.get(resource).copied().unwrap_or_default();
+                let u = used.get(&(flavor.clone(), resource.clone())).copied().unwrap_or(0);
+                let s = |v: i128| show(resource, v);
+                quotas.push(QuotaReport { flavor: flavor.clone(), resource: resource.clone(), used: s(u), nominal: s(q.nominal), borrowed: s((u - q.nominal).max(0)), borrowing_limit: q.borrowing_limit.map(s), lending_limit: q.lending_limit.map(s) });
+            }
+        }
+    }
+    ClusterQueueReport { name: cq.name.clone(), cohort: cq.cohort.clone(), queueing_strategy: if cq.strict_fifo { "StrictFIFO" } else { "BestEffortFIFO" }, quotas }
+}
+
+fn workload_reports(k: &Kueue, workloads: &[Workload], status: &[Status]) -> Vec<WorkloadReport> {
+    let mut rows: Vec<(Option<usize>, (std::cmp::Reverse<i64>, bool, Option<&str>, usize), WorkloadReport)> = Vec::new();
+    for (w, s) in workloads.iter().zip(status) {
+        let (seq, flavors, borrowing, reason) = match s {
+            Status::Admitted { flavors, borrowing, seq } => (Some(*seq), flavors.clone(), *borrowing, None),
+            Status::Inadmissible(r) => (None, BTreeMap::new(), false, Some(r.clone())),
+            Status::Pending => (None, BTreeMap::new(), false, None),
+        };
+        let report = WorkloadReport {
+            name: w.queued.workload.clone(),
+            queue: format!("{}/{}", w.queued.namespace, w.queued.queue),
+            cluster_queue: w.cluster_queue.as_ref().ok().map(|&c| k.cluster_queues[c].name.clone()),
+            pods: w.pods.len(),
+            priority: w.priority,
+            admitted: seq.is_some(),
+            flavors,
+            borrowing,
+            reason,
+        };
+        rows.push((seq, w.order(), report));
+    }
+    rows.sort_by(|a, b| (a.0.is_none(), a.0, &a.1).cmp(&(b.0.is_none(), b.0, &b.1)));
+    rows.into_iter().map(|r| r.2).collect()
+}
