@@ -337,3 +337,30 @@ fn reports_carry_the_admission_section() {
     let plain = run(&[pool("a100", 10, "")], &[job("one", "x", 1, "", "").replace("    kueue.x-k8s.io/queue-name: x\n", "    a: b\n")]);
     assert!(plain.admission.is_none() && !report::render(&plain, report::Format::Json).contains("admission"));
 }
+
+// scheduler.go `makeClassicalIterator` step 2: in a scheduling cycle the heads that fit within nominal quota go before
+// those that borrow, whatever their priority; then resource_node.go `available`: what prod used past the 6 it keeps
+// (nominal 8 − lendingLimit 2) is gone from the cohort, so research's urgent 6-GPU Job finds 4 and waits.
+#[test]
+fn heads_within_nominal_quota_go_before_borrowing_ones() {
+    let mut m = single_queue("nominalQuota: 4", "  cohortName: ml\n");
+    m.push(cluster_queue("prod", "  cohortName: ml\n", &[("a100", "nominalQuota: 8\n        lendingLimit: 2")]));
+    m.push(local_queue("ml", "prod", "prod"));
+    m.push("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: urgent\nvalue: 1000\n".into());
+    let r = run(&m, &[job("borrower", "research", 6, "    kueue.x-k8s.io/priority-class: urgent\n", ""), job("lender", "prod", 8, "", "")]);
+    assert!(workload(&r, "ml/lender").admitted && !workload(&r, "ml/lender").borrowing);
+    let borrower = workload(&r, "ml/borrower");
+    assert!(!borrower.admitted && borrower.reason.as_deref().unwrap().contains("needs 6 nvidia.com/gpu, 4 of 6 free"), "{borrower:?}");
+}
+
+// Kueue's pod integration (pkg/controller/jobs/pod) makes each pod of a Deployment a Workload of its own, so unlike a
+// Job's gang, a Deployment is admitted pod by pod as far as the quota goes.
+#[test]
+fn deployment_pods_are_admitted_one_by_one() {
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: serve\n  namespace: ml\n  labels:\n    kueue.x-k8s.io/queue-name: research\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n      - name: c\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n";
+    let r = run(&single_queue("nominalQuota: 2", ""), &[deployment.to_string()]);
+    let admitted: Vec<&str> = r.admission.as_ref().unwrap().workloads.iter().filter(|w| w.admitted).map(|w| w.name.as_str()).collect();
+    assert_eq!(admitted, ["ml/serve-0", "ml/serve-1"]);
+    assert!(!workload(&r, "ml/serve-2").admitted);
+    assert_eq!(r.nodeclaims.iter().map(|c| c.pods.len()).sum::<usize>(), 2);
+}

@@ -204,51 +204,79 @@ fn prefix(w: &Workload, cq: &ClusterQueue) -> String {
 /// scheduler.go `schedule`, repeated until no queue has a head: every cycle admits one Workload at least or sets one
 /// aside, so it ends.
 fn schedule(k: &Kueue, pods: &[Pod], workloads: &[Workload]) -> Vec<Status> {
-    let mut status: Vec<Status> = workloads.iter().map(|w| w.cluster_queue.as_ref().err().map_or(Status::Pending, |e| Status::Inadmissible(e.clone()))).collect();
-    let mut queues: Vec<Vec<usize>> = vec![Vec::new(); k.cluster_queues.len()];
-    for (i, w) in workloads.iter().enumerate() {
-        if let Ok(c) = w.cluster_queue {
-            queues[c].push(i);
+    let mut s = Scheduling::new(k, workloads);
+    while s.cycle(pods) {}
+    s.set_aside_behind_blocked_heads();
+    s.status
+}
+
+/// The scheduler's state between cycles.
+struct Scheduling<'a, 'p> {
+    k: &'a Kueue,
+    workloads: &'a [Workload<'p>],
+    status: Vec<Status>,
+    /// Per ClusterQueue, its Workloads in queue order.
+    queues: Vec<Vec<usize>>,
+    /// Per StrictFIFO ClusterQueue, the head that does not fit.
+    blocked: Vec<Option<usize>>,
+    usage: Usage<'a>,
+    admitted: usize,
+}
+
+impl<'a, 'p> Scheduling<'a, 'p> {
+    fn new(k: &'a Kueue, workloads: &'a [Workload<'p>]) -> Self {
+        let status = workloads.iter().map(|w| w.cluster_queue.as_ref().err().map_or(Status::Pending, |e| Status::Inadmissible(e.clone()))).collect();
+        let mut queues: Vec<Vec<usize>> = vec![Vec::new(); k.cluster_queues.len()];
+        for (i, w) in workloads.iter().enumerate() {
+            if let Ok(c) = w.cluster_queue {
+                queues[c].push(i);
+            }
         }
+        queues.iter_mut().for_each(|q| q.sort_by(|&a, &b| workloads[a].order().cmp(&workloads[b].order())));
+        Scheduling { k, workloads, status, blocked: vec![None; queues.len()], queues, usage: Usage::new(k), admitted: 0 }
     }
-    queues.iter_mut().for_each(|q| q.sort_by(|&a, &b| workloads[a].order().cmp(&workloads[b].order())));
-    let mut usage = Usage::new(k);
-    let mut blocked: Vec<Option<usize>> = vec![None; queues.len()];
-    let mut seq = 0;
-    loop {
-        let heads: Vec<(usize, usize)> = (0..queues.len()).filter(|&c| blocked[c].is_none()).filter_map(|c| queues[c].iter().find(|&&w| matches!(status[w], Status::Pending)).map(|&w| (c, w))).collect();
-        if heads.is_empty() {
-            break;
-        }
-        let mut entries: Vec<(usize, usize, Result<Assignment, String>)> = heads.into_iter().map(|(c, w)| (c, w, assign(k, &usage, c, &pods[workloads[w].pods[0]], &workloads[w].requests))).collect();
-        entries.sort_by_key(|(_, w, a)| (a.as_ref().is_ok_and(|a| a.borrowing), workloads[*w].order()));
-        for (c, w, assigned) in entries {
+
+    /// One cycle: every unblocked ClusterQueue's head is assigned flavors against the usage at the cycle's start, then
+    /// tried in `makeClassicalIterator` order (non-borrowing first, then priority, then creation). False when no queue
+    /// had a head.
+    fn cycle(&mut self, pods: &[Pod]) -> bool {
+        let heads: Vec<(usize, usize)> = (0..self.queues.len())
+            .filter(|&c| self.blocked[c].is_none())
+            .filter_map(|c| self.queues[c].iter().find(|&&w| matches!(self.status[w], Status::Pending)).map(|&w| (c, w)))
+            .collect();
+        let w = self.workloads;
+        let mut entries: Vec<(usize, usize, Result<Assignment, String>)> = heads.iter().map(|&(c, i)| (c, i, assign(self.k, &self.usage, c, &pods[w[i].pods[0]], &w[i].requests))).collect();
+        entries.sort_by_key(|(_, i, a)| (a.as_ref().is_ok_and(|a| a.borrowing), w[*i].order()));
+        for (c, i, assigned) in entries {
             match assigned {
                 Err(reason) => {
-                    status[w] = Status::Inadmissible(format!("{}: {reason}", prefix(&workloads[w], &k.cluster_queues[c])));
-                    if k.cluster_queues[c].strict_fifo {
-                        blocked[c] = Some(w);
+                    self.status[i] = Status::Inadmissible(format!("{}: {reason}", prefix(&w[i], &self.k.cluster_queues[c])));
+                    if self.k.cluster_queues[c].strict_fifo {
+                        self.blocked[c] = Some(i);
                     }
                 }
-                Ok(a) if usage.fits(c, &a.usage) => {
-                    usage.add(c, &a.usage);
-                    status[w] = Status::Admitted { flavors: a.flavors, borrowing: a.borrowing, seq };
-                    seq += 1;
+                Ok(a) if self.usage.fits(c, &a.usage) => {
+                    self.usage.add(c, &a.usage);
+                    self.status[i] = Status::Admitted { flavors: a.flavors, borrowing: a.borrowing, seq: self.admitted };
+                    self.admitted += 1;
                 }
-                Ok(_) => {} // No longer fits after an earlier admission this cycle: retried next cycle.
+                Ok(_) => {} // No longer fits after an earlier admission this cycle: tried again next cycle.
+            }
+        }
+        !heads.is_empty()
+    }
+
+    /// The Workloads behind a StrictFIFO head that does not fit: pending for it.
+    fn set_aside_behind_blocked_heads(&mut self) {
+        for (c, head) in self.blocked.iter().enumerate().filter_map(|(c, h)| h.map(|h| (c, h))) {
+            for &i in &self.queues[c] {
+                if matches!(self.status[i], Status::Pending) {
+                    let why = format!("{}: behind {} in StrictFIFO order (Kueue admits none of its queue until it fits)", prefix(&self.workloads[i], &self.k.cluster_queues[c]), self.workloads[head].queued.workload);
+                    self.status[i] = Status::Inadmissible(why);
+                }
             }
         }
     }
-    for (c, head) in blocked.iter().enumerate().filter_map(|(c, h)| h.map(|h| (c, h))) {
-        for &w in &queues[c] {
-            if !matches!(status[w], Status::Pending) {
-                continue;
-            }
-            let why = format!("{}: behind {} in StrictFIFO order (Kueue admits none of its queue until it fits)", prefix(&workloads[w], &k.cluster_queues[c]), workloads[head].queued.workload);
-            status[w] = Status::Inadmissible(why);
-        }
-    }
-    status
 }
 
 /// A flavor per requested resource, and the quota it takes.

@@ -1,4 +1,4 @@
-//! Pods input: Pod, Deployment, StatefulSet, ReplicaSet (replicas × template), Job (parallelism); other kinds are
+//! Pods input: Pod, Deployment, StatefulSet, ReplicaSet (replicas × template), Job (parallelism, capped by completions); other kinds are
 //! ignored. Requests follow Kubernetes (`k8s.io/component-helpers/resource` `PodRequests`, which Karpenter's
 //! `resources.RequestsForPods` calls): a container's request defaults to its limit; the pod's request is the larger of
 //! the containers' sum and the largest init container, plus overhead. Requirements follow kubernetes-sigs/karpenter
