@@ -272,8 +272,9 @@ fn resource_not_covered_by_the_cluster_queue_is_not_admitted() {
 }
 
 // kueue.sigs.k8s.io/docs/concepts/cluster_queue "Queueing strategy": under StrictFIFO a head that does not fit blocks
-// the Workloads behind it; under BestEffortFIFO (the default) they are tried (pkg/cache/queue cluster_queue.go
-// `requeueIfNotPresent` puts an inadmissible Workload aside only under BestEffortFIFO).
+// the Workloads behind it; under BestEffortFIFO (the default) they are tried (pkg/cache/queue/cluster_queue.go
+// `RequeueIfNotPresent`: StrictFIFO requeues a head that did not fit immediately, at the head; BestEffortFIFO puts it
+// among the inadmissible Workloads until quota frees).
 #[test]
 fn strict_fifo_blocks_where_best_effort_fifo_skips() {
     let jobs = [job("big", "research", 6, "", ""), job("small", "research", 2, "", "")];

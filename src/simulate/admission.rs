@@ -17,7 +17,9 @@
 //!   then oldest: pkg/cache/queue/cluster_queue.go queue ordering); heads that need no borrowing go first, then by
 //!   priority, then creation (`makeClassicalIterator`); a head that no longer fits after an earlier admission in the
 //!   cycle waits for the next. A head that does not fit is set aside under BestEffortFIFO (the next Workload
-//!   becomes head) and blocks its queue under StrictFIFO.
+//!   becomes head) and blocks its queue under StrictFIFO (pkg/cache/queue/cluster_queue.go `RequeueIfNotPresent`). A
+//!   Workload set aside returns when quota frees (workload_controller.go: a Workload finishes, is deleted or
+//!   evicted), which never happens in a batch: usage only grows, so set aside is final.
 //!
 //! Not modelled: preemption (a Workload that would need it stays pending, and the capacity Kueue reserves for it in
 //! that one cycle is not reserved here), fair sharing, admission checks, topology-aware scheduling, Cohort objects
@@ -100,10 +102,12 @@ struct Workload<'p> {
     cluster_queue: Result<usize, String>,
 }
 
+/// A Workload's place in its queue (pkg/cache/queue/cluster_queue.go `baseCompareFunc`): priority (higher first),
+/// then creation (objects with a creationTimestamp first, by it), then input order.
+type QueueOrder<'a> = (std::cmp::Reverse<i64>, bool, Option<&'a str>, usize);
+
 impl Workload<'_> {
-    /// Queue order: priority (higher first), then creation (objects with a creationTimestamp first, by it), then
-    /// input order.
-    fn order(&self) -> (std::cmp::Reverse<i64>, bool, Option<&str>, usize) {
+    fn order(&self) -> QueueOrder<'_> {
         (std::cmp::Reverse(self.priority), self.queued.created.is_none(), self.queued.created.as_deref(), self.queued.order)
     }
 }
@@ -495,10 +499,8 @@ fn usage_of(workloads: &[Workload], status: &[Status], c: usize) -> BTreeMap<(St
     let mut used = BTreeMap::new();
     for (w, s) in workloads.iter().zip(status) {
         if let (Status::Admitted { flavors, .. }, Ok(wc)) = (s, &w.cluster_queue) {
-            if *wc == c {
-                for (r, f) in flavors {
-                    *used.entry((f.clone(), r.clone())).or_insert(0) += w.requests.get(r).copied().unwrap_or(0);
-                }
+            for (r, f) in flavors.iter().filter(|_| *wc == c) {
+                *used.entry((f.clone(), r.clone())).or_insert(0) += w.requests.get(r).copied().unwrap_or(0);
             }
         }
     }
@@ -521,7 +523,7 @@ fn cq_report(cq: &ClusterQueue, used: &BTreeMap<(String, String), i128>) -> Clus
 }
 
 fn workload_reports(k: &Kueue, workloads: &[Workload], status: &[Status]) -> Vec<WorkloadReport> {
-    let mut rows: Vec<(Option<usize>, (std::cmp::Reverse<i64>, bool, Option<&str>, usize), WorkloadReport)> = Vec::new();
+    let mut rows: Vec<(Option<usize>, QueueOrder, WorkloadReport)> = Vec::new();
     for (w, s) in workloads.iter().zip(status) {
         let (seq, flavors, borrowing, reason) = match s {
             Status::Admitted { flavors, borrowing, seq } => (Some(*seq), flavors.clone(), *borrowing, None),
