@@ -365,3 +365,63 @@ fn deployment_pods_are_admitted_one_by_one() {
     assert!(!workload(&r, "ml/serve-2").admitted);
     assert_eq!(r.nodeclaims.iter().map(|c| c.pods.len()).sum::<usize>(), 2);
 }
+
+// The README's example (tests/fixtures/kueue on out/ml-prod), through the command line: finetune goes first (priority),
+// pretrain borrows the 4 GPUs prod lends, eval waits and launches nothing.
+#[test]
+fn readme_example_admits_by_priority_then_borrows() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(["simulate", "--manifests", "out/ml-prod", "--manifests", "tests/fixtures/kueue/queues.yaml", "--pods", "tests/fixtures/kueue/jobs.yaml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    for line in [
+        "  ClusterQueue research (BestEffortFIFO, cohort ml): training nvidia.com/gpu 20/16 (borrowed 4, borrowing limit 8)",
+        "  admitted ml-research/finetune (8 pods, priority 1000): training",
+        "  admitted ml-research/pretrain (12 pods, priority 0): training, borrowing",
+        "  pending  ml-research/eval (4 pods, priority 0): pending in queue ml-research/research (ClusterQueue research): flavor training: needs 4 nvidia.com/gpu, 0 of 20 free (nominal 16, used 20, borrowed 4 of 8, cohort ml has 0 of training unused)",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    assert!(!text.contains("ml-research/eval-0 ") && text.lines().filter(|l| l.starts_with("training")).count() == 3, "{text}");
+}
+
+// Every one-line change of the README's Kueue objects (a line removed, a value swapped for a list, a negative number,
+// a word) is read or rejected at a line of the file, and admission never panics on what is read.
+#[test]
+fn mutated_kueue_objects_are_read_or_located_never_a_panic() {
+    let queues = std::fs::read_to_string("tests/fixtures/kueue/queues.yaml").unwrap();
+    let jobs = yaml::parse_docs(Path::new("jobs.yaml"), &std::fs::read_to_string("tests/fixtures/kueue/jobs.yaml").unwrap()).unwrap();
+    let pods = pods::pods(&jobs).unwrap();
+    let catalog = catalog();
+    let lines: Vec<&str> = queues.lines().collect();
+    let mut variants = Vec::new();
+    for i in 0..lines.len() {
+        variants.push(lines.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, l)| *l).collect::<Vec<_>>().join("\n"));
+        if let Some((key, _)) = lines[i].split_once(": ") {
+            for value in ["[1]", "-1", "x", "{}"] {
+                let mut changed = lines.clone();
+                let line = format!("{key}: {value}");
+                changed[i] = &line;
+                variants.push(changed.join("\n"));
+            }
+        }
+    }
+    let (mut read, mut rejected) = (0, 0);
+    for text in &variants {
+        let Ok(docs) = yaml::parse_docs(Path::new("queues.yaml"), &format!("{NODE_CLASS}---\n{}---\n{text}", pool("training", 10, ""))) else { continue };
+        match manifests::manifests(&docs) {
+            Ok(m) => {
+                simulate::run(&catalog, &m, &pods, &[]);
+                read += 1;
+            }
+            Err(e) => {
+                let line: usize = e.location.strip_prefix("queues.yaml:").and_then(|l| l.parse().ok()).unwrap_or_else(|| panic!("not located in the file: {e}"));
+                assert!(line >= 1 && line <= lines.len() + 40, "{e}");
+                rejected += 1;
+            }
+        }
+    }
+    assert!(read > 10 && rejected > 10, "read {read}, rejected {rejected}");
+}

@@ -335,6 +335,9 @@ fn find_flavor(k: &Kueue, usage: &Usage, c: usize, group: &ResourceGroup, pod: &
             Ok(_) => borrowing_fit = borrowing_fit.or(Some(name.clone())),
         }
     }
+    if reasons.is_empty() {
+        reasons.push(format!("no flavor in the resourceGroup of {}", group.covered.join(", ")));
+    }
     borrowing_fit.map(|f| (f, true)).ok_or_else(|| reasons.join("; "))
 }
 
