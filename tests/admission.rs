@@ -425,3 +425,12 @@ fn mutated_kueue_objects_are_read_or_located_never_a_panic() {
     }
     assert!(read > 10 && rejected > 10, "read {read}, rejected {rejected}");
 }
+
+// With every queued Workload pending nothing launches, and the total is $0.00/h (an empty f64 sum is -0.0 in Rust,
+// which printed `$-0.00/h`).
+#[test]
+fn nothing_admitted_costs_zero() {
+    let r = run(&single_queue("nominalQuota: 1", ""), &[job("gang", "research", 4, "", "")]);
+    assert!(r.nodeclaims.is_empty());
+    assert!(report::render(&r, report::Format::Table).contains("total: $0.00/h"), "{}", report::render(&r, report::Format::Table));
+}

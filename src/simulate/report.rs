@@ -120,8 +120,9 @@ fn pool_report(t: &Template, count: usize, usage: &BTreeMap<String, i128>) -> No
     NodePoolReport { name: t.pool.name.clone(), weight: t.pool.weight, nodeclaims: count, usage: used, limits, dropped: t.dropped.clone() }
 }
 
+/// To 4 decimals; never -0 (an empty f64 sum is -0.0, which printed `$-0.00/h` when every pod was pending).
 fn round(v: f64) -> f64 {
-    (v * 10_000.0).round() / 10_000.0
+    (v * 10_000.0).round() / 10_000.0 + 0.0
 }
 
 fn price(v: f64, estimate: bool) -> String {
