@@ -22,10 +22,10 @@ fn flavor(tier: &str, extra: &str) -> String {
     format!("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: {tier}\nspec:\n  nodeLabels:\n    example.com/tier: {tier}\n{extra}")
 }
 
-/// A ClusterQueue covering nvidia.com/gpu with the flavors `(name, quota fields)` in order; `spec` is extra YAML for
-/// its spec (cohortName, queueingStrategy...).
+/// A ClusterQueue for every namespace covering nvidia.com/gpu with the flavors `(name, quota fields)` in order; `spec`
+/// is extra YAML for its spec (cohortName, queueingStrategy...).
 fn cluster_queue(name: &str, spec: &str, flavors: &[(&str, &str)]) -> String {
-    let mut s = format!("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: {name}\nspec:\n{spec}  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n");
+    let mut s = format!("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: {name}\nspec:\n  namespaceSelector: {{}}\n{spec}  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n");
     for (f, quota) in flavors {
         s.push_str(&format!("    - name: {f}\n      resources:\n      - name: nvidia.com/gpu\n        {quota}\n"));
     }
@@ -312,11 +312,11 @@ fn missing_local_queue_keeps_the_workload_pending() {
 fn bad_kueue_yaml_gives_a_located_error() {
     let bad = cluster_queue("research", "", &[("a100", "nominalQuota: 4")]).replace("  resourceGroups:\n  - coveredResources", "  resourceGroups: 3\n  x:\n  - coveredResources");
     let e = manifest_error(&[bad]);
-    assert!(e.starts_with("manifests.yaml:6: spec.resourceGroups must be a list"), "{e}");
+    assert!(e.starts_with("manifests.yaml:7: spec.resourceGroups must be a list"), "{e}");
     let e = manifest_error(&[cluster_queue("research", "", &[("a100", "nominalQuota: lots")])]);
     assert!(e.starts_with("manifests.yaml:") && e.contains("nominalQuota must be a non-negative Kubernetes quantity"), "{e}");
     let e = manifest_error(&[cluster_queue("research", "  queueingStrategy: Fifo\n", &[("a100", "nominalQuota: 4")])]);
-    assert!(e.starts_with("manifests.yaml:6: spec.queueingStrategy must be BestEffortFIFO or StrictFIFO"), "{e}");
+    assert!(e.starts_with("manifests.yaml:7: spec.queueingStrategy must be BestEffortFIFO or StrictFIFO"), "{e}");
     let e = manifest_error(&[flavor("a100", "").replace("v1beta2", "v1beta1")]);
     assert!(e.starts_with("manifests.yaml:1: kueue.x-k8s.io/v1beta1 ResourceFlavor: simulate reads Kueue's v1beta2 API"), "{e}");
     let e = manifest_error(&[local_queue("ml", "research", "x").replace("  clusterQueue: x\n", "  clusterQueue: [x]\n")]);
@@ -433,4 +433,23 @@ fn nothing_admitted_costs_zero() {
     let r = run(&single_queue("nominalQuota: 1", ""), &[job("gang", "research", 4, "", "")]);
     assert!(r.nodeclaims.is_empty());
     assert!(report::render(&r, report::Format::Table).contains("total: $0.00/h"), "{}", report::render(&r, report::Format::Table));
+}
+
+// apis/kueue/v1beta2 ClusterQueueSpec.namespaceSelector: "Defaults to null which is a nothing selector (no namespaces
+// eligible)"; pkg/workload `ValidateAdmissibility` keeps a Workload of another namespace out. A selector matches the
+// Namespace's labels, and every namespace has `kubernetes.io/metadata.name`.
+#[test]
+fn namespace_selector_decides_which_namespaces_may_queue() {
+    let cq = |selector: &str| cluster_queue("research", "", &[("a100", "nominalQuota: 8")]).replace("  namespaceSelector: {}\n", selector);
+    let docs = |selector: &str| vec![pool("a100", 10, ""), flavor("a100", ""), cq(selector), local_queue("ml", "research", "research")];
+    let r = run(&docs(""), &[job("train", "research", 1, "", "")]);
+    let reason = workload(&r, "ml/train").reason.clone().unwrap_or_default();
+    assert!(reason.contains("namespace ml is not eligible: ClusterQueue research has no namespaceSelector, which selects no namespace"), "{reason}");
+    let by_name = "  namespaceSelector:\n    matchLabels:\n      kubernetes.io/metadata.name: ml\n";
+    assert!(workload(&run(&docs(by_name), &[job("train", "research", 1, "", "")]), "ml/train").admitted);
+    let by_team = "  namespaceSelector:\n    matchLabels:\n      team: research\n";
+    assert!(!workload(&run(&docs(by_team), &[job("train", "research", 1, "", "")]), "ml/train").admitted);
+    let mut labelled = docs(by_team);
+    labelled.push("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  labels:\n    team: research\n".into());
+    assert!(workload(&run(&labelled, &[job("train", "research", 1, "", "")]), "ml/train").admitted);
 }

@@ -21,10 +21,13 @@
 //!   Workload set aside returns when quota frees (workload_controller.go: a Workload finishes, is deleted or
 //!   evicted), which never happens in a batch: usage only grows, so set aside is final.
 //!
+//! - A ClusterQueue admits only Workloads of the namespaces its namespaceSelector selects, and a missing (null) one
+//!   selects none (pkg/workload `ValidateAdmissibility`); namespaces have the labels of the Namespace objects given,
+//!   plus `kubernetes.io/metadata.name`.
+//!
 //! Not modelled: preemption (a Workload that would need it stays pending, and the capacity Kueue reserves for it in
 //! that one cycle is not reserved here), fair sharing, admission checks, topology-aware scheduling, Cohort objects
-//! (quotas of a cohort itself, nested cohorts), namespaceSelector (no Namespace objects offline: every namespace
-//! matches), running Workloads (the quotas start empty).
+//! (quotas of a cohort itself, nested cohorts), running Workloads (the quotas start empty).
 
 use std::collections::BTreeMap;
 
@@ -190,6 +193,11 @@ fn cluster_queue(k: &Kueue, q: &Queued) -> Result<usize, String> {
     }
     if cq.stopped {
         return Err(format!("pending in queue {lq}: ClusterQueue {name} is inactive (stopPolicy)"));
+    }
+    // pkg/workload `ValidateAdmissibility`: the Workload's namespace must match the namespaceSelector.
+    if !cq.namespace_selector.as_ref().is_some_and(|s| s.matches(&k.namespace_labels(&q.namespace))) {
+        let why = if cq.namespace_selector.is_none() { "has no namespaceSelector, which selects no namespace (namespaceSelector: {} selects all)" } else { "has a namespaceSelector that does not select it" };
+        return Err(format!("pending in queue {lq}: namespace {} is not eligible: ClusterQueue {name} {why}", q.namespace));
     }
     Ok(at)
 }

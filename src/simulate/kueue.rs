@@ -1,5 +1,6 @@
 //! Kueue input: `kueue.x-k8s.io/v1beta2` ResourceFlavor, ClusterQueue, LocalQueue and WorkloadPriorityClass, and
-//! `scheduling.k8s.io/v1` PriorityClass (what a pod's `priorityClassName` means to Kueue), as the CRDs in
+//! `scheduling.k8s.io/v1` PriorityClass (what a pod's `priorityClassName` means to Kueue) and `v1` Namespace (labels
+//! for namespaceSelectors), as the CRDs in
 //! `../shared/schemas/kueue` (kubernetes-sigs/kueue v0.19.2) define them. Other versions of Kueue's kinds are an error
 //! (a v1beta1 ClusterQueue read as nothing would leave every queued pod "LocalQueue not found"); a Cohort object is an
 //! error too: cohorts here are flat, the implicit cohort a `cohortName` creates, with no quota of its own.
@@ -23,11 +24,21 @@ pub struct Kueue {
     pub workload_priority_classes: BTreeMap<String, i64>,
     /// PriorityClass name → (value, globalDefault).
     pub priority_classes: BTreeMap<String, (i64, bool)>,
+    /// `v1` Namespace labels, for namespaceSelectors; a namespace not given has only the label the API server puts on
+    /// every namespace ([`namespace_labels`](Kueue::namespace_labels)).
+    pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Kueue {
     pub fn is_empty(&self) -> bool {
         self.flavors.is_empty() && self.cluster_queues.is_empty() && self.local_queues.is_empty()
+    }
+
+    /// A namespace's labels, with `kubernetes.io/metadata.name` (set by the API server on every namespace).
+    pub fn namespace_labels(&self, namespace: &str) -> BTreeMap<String, String> {
+        let mut labels = self.namespaces.get(namespace).cloned().unwrap_or_default();
+        labels.insert("kubernetes.io/metadata.name".into(), namespace.into());
+        labels
     }
 }
 
@@ -50,6 +61,9 @@ pub struct ClusterQueue {
     pub try_next_when_borrowing: bool,
     /// `stopPolicy` other than None: the ClusterQueue admits nothing.
     pub stopped: bool,
+    /// `namespaceSelector`: `None` (absent or null) selects no namespace, `{}` every one (the v1beta2 API's doc:
+    /// "Defaults to null which is a nothing selector").
+    pub namespace_selector: Option<super::pods::Selector>,
     pub groups: Vec<ResourceGroup>,
     pub location: String,
 }
@@ -75,6 +89,14 @@ const KINDS: &[&str] = &["ResourceFlavor", "ClusterQueue", "LocalQueue", "Worklo
 /// Adds a document to `k` when it is one of the kinds read here.
 pub fn read(k: &mut Kueue, doc: &Doc) -> Result<(), InputError> {
     let (version, kind) = (doc.api_version(), doc.kind());
+    if version == "v1" && kind == "Namespace" {
+        let mut labels = BTreeMap::new();
+        for (k, v) in map(doc, field(&doc.value, &["metadata", "labels"]), "metadata.labels")?.into_iter().flatten() {
+            labels.insert(k.clone(), string(doc, Some(v), &format!("metadata.labels.{k}"))?.unwrap_or("").to_string());
+        }
+        k.namespaces.insert(name(doc)?, labels);
+        return Ok(());
+    }
     if version == "scheduling.k8s.io/v1" && kind == "PriorityClass" {
         let value = integer(doc, doc.value.get("value"), "value", i64::from(i32::MIN)..=1_000_000_000)?.unwrap_or(0);
         let global = doc.value.get("globalDefault").and_then(Value::as_bool).unwrap_or(false);
@@ -159,6 +181,7 @@ fn cluster_queue(doc: &Doc) -> Result<ClusterQueue, InputError> {
         strict_fifo: strategy == "StrictFIFO",
         try_next_when_borrowing: when_borrow == "TryNextFlavor",
         stopped: string(doc, get("stopPolicy"), "spec.stopPolicy")?.is_some_and(|p| p != "None"),
+        namespace_selector: map(doc, get("namespaceSelector"), "spec.namespaceSelector")?.and(super::pods::selector(get("namespaceSelector"))),
         groups,
         location: doc.at(""),
     })

@@ -339,7 +339,8 @@ fn scalar(v: &Value) -> String {
     v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
 }
 
-fn selector(v: Option<&Value>) -> Option<Selector> {
+/// A metav1 LabelSelector read leniently (`None` for an absent or null one).
+pub fn selector(v: Option<&Value>) -> Option<Selector> {
     let v = v.filter(|v| !v.is_null())?;
     let match_labels = v.get("matchLabels").and_then(Value::as_object).into_iter().flatten().map(|(k, v)| (k.clone(), scalar(v))).collect();
     let expressions = array(v.get("matchExpressions"))
