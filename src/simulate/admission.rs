@@ -213,12 +213,12 @@ fn prefix(w: &Workload, cq: &ClusterQueue) -> String {
 
 // --- scheduling cycles ----------------------------------------------------------------------------------------------
 
-/// scheduler.go `schedule`, repeated until no queue has a head: every cycle admits one Workload at least or sets one
-/// aside, so it ends.
+/// scheduler.go `schedule`, repeated while a cycle changes something: a cycle that admits nothing and sets nothing
+/// aside leaves the state as it found it, so every later cycle would too.
 fn schedule(k: &Kueue, pods: &[Pod], workloads: &[Workload]) -> Vec<Status> {
     let mut s = Scheduling::new(k, workloads);
     while s.cycle(pods) {}
-    s.set_aside_behind_blocked_heads();
+    s.finish();
     s.status
 }
 
@@ -229,11 +229,16 @@ struct Scheduling<'a, 'p> {
     status: Vec<Status>,
     /// Per ClusterQueue, its Workloads in queue order.
     queues: Vec<Vec<usize>>,
-    /// Per StrictFIFO ClusterQueue, the head that does not fit.
+    /// Per StrictFIFO ClusterQueue, the head that does not fit: it stays the head, nominated every cycle.
     blocked: Vec<Option<usize>>,
+    /// Why a Workload still pending was last passed over.
+    reasons: Vec<Option<String>>,
     usage: Usage<'a>,
     admitted: usize,
 }
+
+/// A head as nominated: its assignment, or why not and what quota it holds back for the cycle.
+type Entry = (usize, usize, Result<Assignment, Rejected>);
 
 impl<'a, 'p> Scheduling<'a, 'p> {
     fn new(k: &'a Kueue, workloads: &'a [Workload<'p>]) -> Self {
@@ -245,45 +250,77 @@ impl<'a, 'p> Scheduling<'a, 'p> {
             }
         }
         queues.iter_mut().for_each(|q| q.sort_by(|&a, &b| workloads[a].order().cmp(&workloads[b].order())));
-        Scheduling { k, workloads, status, blocked: vec![None; queues.len()], queues, usage: Usage::new(k), admitted: 0 }
+        let n = queues.len();
+        Scheduling { k, workloads, status, blocked: vec![None; n], reasons: vec![None; workloads.len()], queues, usage: Usage::new(k), admitted: 0 }
     }
 
-    /// One cycle: every unblocked ClusterQueue's head is assigned flavors against the usage at the cycle's start, then
-    /// tried in `makeClassicalIterator` order (non-borrowing first, then priority, then creation). False when no queue
-    /// had a head.
+    /// Each ClusterQueue's head: its first pending Workload (under StrictFIFO, the blocked head stays first).
+    fn heads(&self) -> Vec<(usize, usize)> {
+        (0..self.queues.len()).filter_map(|c| self.queues[c].iter().find(|&&w| matches!(self.status[w], Status::Pending)).map(|&w| (c, w))).collect()
+    }
+
+    /// One cycle: every ClusterQueue's head is assigned flavors against the usage at the cycle's start, then tried in
+    /// `makeClassicalIterator` order (non-borrowing first, then priority, then creation). A head that would need
+    /// preemption, which finds no candidate, holds back its quota for the rest of the cycle unless its ClusterQueue
+    /// can always reclaim (scheduler.go `reserveCapacityForUnreclaimablePreempt`). True when something changed.
     fn cycle(&mut self, pods: &[Pod]) -> bool {
-        let heads: Vec<(usize, usize)> = (0..self.queues.len())
-            .filter(|&c| self.blocked[c].is_none())
-            .filter_map(|c| self.queues[c].iter().find(|&&w| matches!(self.status[w], Status::Pending)).map(|&w| (c, w)))
-            .collect();
         let w = self.workloads;
-        let mut entries: Vec<(usize, usize, Result<Assignment, String>)> = heads.iter().map(|&(c, i)| (c, i, assign(self.k, &self.usage, c, &pods[w[i].pods[0]], &w[i].requests))).collect();
-        entries.sort_by_key(|(_, i, a)| (a.as_ref().is_ok_and(|a| a.borrowing), w[*i].order()));
+        let mut entries: Vec<Entry> = self.heads().into_iter().map(|(c, i)| (c, i, assign(self.k, &self.usage, c, &pods[w[i].pods[0]], &w[i].requests))).collect();
+        let borrows = |a: &Result<Assignment, Rejected>| match a {
+            Ok(a) => a.borrowing,
+            Err(r) => r.reserve.as_ref().is_some_and(|a| a.borrowing),
+        };
+        entries.sort_by_key(|(_, i, a)| (borrows(a), w[*i].order()));
+        let mut reserved = Vec::new();
+        let mut changed = false;
         for (c, i, assigned) in entries {
             match assigned {
-                Err(reason) => {
-                    self.status[i] = Status::Inadmissible(format!("{}: {reason}", prefix(&w[i], &self.k.cluster_queues[c])));
-                    if self.k.cluster_queues[c].strict_fifo {
-                        self.blocked[c] = Some(i);
+                Err(rejected) => {
+                    if let Some(a) = rejected.reserve.filter(|_| !self.k.cluster_queues[c].can_always_reclaim) {
+                        let r = self.usage.reservation(c, &a);
+                        self.usage.add(c, &r);
+                        reserved.push((c, r));
                     }
+                    changed |= self.set_aside(c, i, format!("{}: {}", prefix(&w[i], &self.k.cluster_queues[c]), rejected.reason));
                 }
                 Ok(a) if self.usage.fits(c, &a.usage) => {
                     self.usage.add(c, &a.usage);
                     self.status[i] = Status::Admitted { flavors: a.flavors, borrowing: a.borrowing, seq: self.admitted };
                     self.admitted += 1;
+                    changed = true;
                 }
-                Ok(_) => {} // No longer fits after an earlier admission this cycle: tried again next cycle.
+                // No longer fits after an earlier admission or reservation this cycle: tried again next cycle.
+                Ok(_) => self.reasons[i] = Some(format!("{}: the quota it was nominated for went to an earlier head of the cycle, or is held back for a Workload waiting for preemption", prefix(&w[i], &self.k.cluster_queues[c]))),
             }
         }
-        !heads.is_empty()
+        for (c, r) in reserved {
+            self.usage.sub(c, &r);
+        }
+        changed
     }
 
-    /// The Workloads behind a StrictFIFO head that does not fit: pending for it.
-    fn set_aside_behind_blocked_heads(&mut self) {
-        for (c, head) in self.blocked.iter().enumerate().filter_map(|(c, h)| h.map(|h| (c, h))) {
+    /// BestEffortFIFO sets the head aside; StrictFIFO keeps it at the head (cluster_queue.go `RequeueIfNotPresent`).
+    /// True when that is new.
+    fn set_aside(&mut self, c: usize, i: usize, reason: String) -> bool {
+        if self.k.cluster_queues[c].strict_fifo {
+            let new = self.blocked[c] != Some(i);
+            self.blocked[c] = Some(i);
+            self.reasons[i] = Some(reason);
+            return new;
+        }
+        self.status[i] = Status::Inadmissible(reason);
+        true
+    }
+
+    /// Every Workload still pending gets its reason: the head of its queue its own, the others the head's name.
+    fn finish(&mut self) {
+        for c in 0..self.queues.len() {
+            let Some(head) = self.queues[c].iter().copied().find(|&i| matches!(self.status[i], Status::Pending)) else { continue };
+            let order = if self.k.cluster_queues[c].strict_fifo { "in StrictFIFO order (Kueue admits none of its queue until it fits)" } else { "(the head is tried first every cycle)" };
             for &i in &self.queues[c] {
                 if matches!(self.status[i], Status::Pending) {
-                    let why = format!("{}: behind {} in StrictFIFO order (Kueue admits none of its queue until it fits)", prefix(&self.workloads[i], &self.k.cluster_queues[c]), self.workloads[head].queued.workload);
+                    let own = self.reasons[i].clone().filter(|_| i == head).unwrap_or_default();
+                    let why = if i == head { own } else { format!("{}: behind {} {order}", prefix(&self.workloads[i], &self.k.cluster_queues[c]), self.workloads[head].queued.workload) };
                     self.status[i] = Status::Inadmissible(why);
                 }
             }
@@ -298,11 +335,19 @@ struct Assignment {
     borrowing: bool,
 }
 
+/// Why a head is not admitted; with the assignment it would have after preemption (flavorassigner.go Preempt mode)
+/// when its flavors have the room in nominal quota that preemption would free.
+struct Rejected {
+    reason: String,
+    reserve: Option<Assignment>,
+}
+
 /// flavorassigner.go `assignFlavors` for one PodSet: each requested resource's resourceGroup picks one flavor for all
 /// the resources it covers.
-fn assign(k: &Kueue, usage: &Usage, c: usize, pod: &Pod, requests: &Resources) -> Result<Assignment, String> {
+fn assign(k: &Kueue, usage: &Usage, c: usize, pod: &Pod, requests: &Resources) -> Result<Assignment, Rejected> {
     let cq = &k.cluster_queues[c];
     let mut a = Assignment { flavors: BTreeMap::new(), usage: BTreeMap::new(), borrowing: false };
+    let mut preempt = Vec::new();
     for (resource, &quantity) in requests {
         if a.flavors.contains_key(resource) {
             continue;
@@ -311,42 +356,61 @@ fn assign(k: &Kueue, usage: &Usage, c: usize, pod: &Pod, requests: &Resources) -
             if quantity == 0 {
                 continue;
             }
-            return Err(format!("resource {resource} unavailable in ClusterQueue {} (Kueue admits a Workload only when its ClusterQueue covers every resource it requests)", cq.name));
+            let reason = format!("resource {resource} unavailable in ClusterQueue {} (Kueue admits a Workload only when its ClusterQueue covers every resource it requests)", cq.name);
+            return Err(Rejected { reason, reserve: None });
         };
         let wanted: Resources = requests.iter().filter(|(r, _)| group.covered.contains(r)).map(|(r, v)| (r.clone(), *v)).collect();
-        let (flavor, borrowing) = find_flavor(k, usage, c, group, pod, &wanted)?;
+        let (flavor, borrowing) = match find_flavor(k, usage, c, group, pod, &wanted) {
+            Ok(choice) => choice,
+            Err((reason, Some(choice))) => {
+                preempt.push(reason);
+                choice
+            }
+            Err((reason, None)) => return Err(Rejected { reason, reserve: None }),
+        };
         for (r, v) in wanted {
             a.usage.insert((flavor.clone(), r.clone()), v);
             a.flavors.insert(r, flavor.clone());
         }
         a.borrowing |= borrowing;
     }
-    Ok(a)
+    if preempt.is_empty() {
+        return Ok(a);
+    }
+    Err(Rejected { reason: preempt.join("; "), reserve: Some(a) })
 }
 
 /// flavorassigner.go `findFlavorForPodSets` without preemption: the first flavor that matches the pods and has room
 /// for every resource; with `whenCanBorrow: TryNextFlavor`, the first that needs no borrowing, else the first that
-/// borrows. Err holds each flavor's reason.
-fn find_flavor(k: &Kueue, usage: &Usage, c: usize, group: &ResourceGroup, pod: &Pod, wanted: &Resources) -> Result<(String, bool), String> {
+/// borrows. Err holds each flavor's reason, and the first flavor that preemption could make room in (Preempt mode,
+/// which finds no candidate here), with whether it borrows.
+fn find_flavor(k: &Kueue, usage: &Usage, c: usize, group: &ResourceGroup, pod: &Pod, wanted: &Resources) -> Result<(String, bool), (String, Option<(String, bool)>)> {
     let cq = &k.cluster_queues[c];
     let mut reasons = Vec::new();
     let mut borrowing_fit = None;
+    let mut preempt = None;
     for (name, _) in &group.flavors {
         if let Err(why) = flavor_matches(k, name, pod) {
             reasons.push(why);
             continue;
         }
-        let room: Result<Vec<bool>, String> = wanted.iter().map(|(r, &v)| usage.room(c, &(name.clone(), r.clone()), v)).collect();
-        match room {
-            Err(why) => reasons.push(format!("flavor {name}: {why}")),
-            Ok(borrows) if !borrows.contains(&true) || !cq.try_next_when_borrowing => return Ok((name.clone(), borrows.contains(&true))),
-            Ok(_) => borrowing_fit = borrowing_fit.or(Some(name.clone())),
+        let rooms: Vec<Room> = wanted.iter().map(|(r, &v)| usage.room(c, &(name.clone(), r.clone()), v)).collect();
+        let borrows = rooms.iter().any(|r| matches!(r, Room::Fits { borrows: true } | Room::Preempt { borrows: true, .. }));
+        if let Some(why) = rooms.iter().find_map(|r| if let Room::NoFit(why) = r { Some(why) } else { None }) {
+            reasons.push(format!("flavor {name}: {why}"));
+        } else if let Some(why) = rooms.iter().find_map(|r| if let Room::Preempt { why, .. } = r { Some(why) } else { None }) {
+            reasons.push(format!("flavor {name}: {why}"));
+            preempt = preempt.or(Some((name.clone(), borrows)));
+        } else if !borrows || !cq.try_next_when_borrowing {
+            return Ok((name.clone(), borrows));
+        } else {
+            borrowing_fit = borrowing_fit.or(Some(name.clone()));
         }
     }
     if reasons.is_empty() {
         reasons.push(format!("no flavor in the resourceGroup of {}", group.covered.join(", ")));
     }
-    borrowing_fit.map(|f| (f, true)).ok_or_else(|| reasons.join("; "))
+    borrowing_fit.map(|f| (f, true)).ok_or_else(|| (reasons.join("; "), preempt))
 }
 
 /// flavorassigner.go `checkFlavorForPodSets`: the flavor's NoSchedule/NoExecute nodeTaints are tolerated by the pods'
@@ -398,6 +462,13 @@ fn inject(k: &Kueue, pod: &Pod, flavors: &BTreeMap<String, String>) -> Pod {
 }
 
 // --- quota ----------------------------------------------------------------------------------------------------------
+
+/// Whether a quantity fits a flavor's resource now ([`Usage::room`]).
+enum Room {
+    Fits { borrows: bool },
+    Preempt { why: String, borrows: bool },
+    NoFit(String),
+}
 
 /// Per ClusterQueue, the quota its admitted Workloads use; a cohort's usage is what its members use beyond what they
 /// keep for themselves (resource_node.go `accumulateFromChild`).
@@ -462,26 +533,45 @@ impl<'k> Usage<'k> {
         q.borrowing_limit.map_or(potential, |l| potential.min(q.nominal + l))
     }
 
-    /// flavorassigner.go `fitsResourceQuota` without preemption: Ok(whether it borrows) when `v` fits, else why not.
-    fn room(&self, c: usize, fr: &(String, String), v: i128) -> Result<bool, String> {
+    /// flavorassigner.go `fitsResourceQuota` without preemption candidates: whether `v` fits (and borrows), or would
+    /// fit once preemption freed quota (it is within nominal, or the ClusterQueue may preempt while borrowing), or
+    /// not at all.
+    fn room(&self, c: usize, fr: &(String, String), v: i128) -> Room {
         let (flavor, resource) = fr;
+        let cq = &self.k.cluster_queues[c];
         let q = self.quota(c, fr);
         let used = self.used(c, fr);
         let shown = |x: i128| show(resource, x);
-        let borrowed = format!("borrowed {}{}", shown((used - q.nominal).max(0)), match (&self.k.cluster_queues[c].cohort, q.borrowing_limit) {
+        let borrowed = format!("borrowed {}{}", shown((used - q.nominal).max(0)), match (&cq.cohort, q.borrowing_limit) {
             (None, _) => " (no cohort)".to_string(),
             (Some(_), Some(l)) => format!(" of {}", shown(l)),
             (Some(_), None) => " (no borrowing limit)".to_string(),
         });
         let potential = self.potential(c, fr);
         if v > potential {
-            return Err(format!("needs {} {resource}, more than the {} it can ever have (nominal {}, {borrowed})", shown(v), shown(potential), shown(q.nominal)));
+            return Room::NoFit(format!("needs {} {resource}, more than the {} it can ever have (nominal {}, {borrowed})", shown(v), shown(potential), shown(q.nominal)));
         }
         let free = self.available(c, fr);
-        if v > free {
-            return Err(format!("needs {} {resource}, {} of {} free (nominal {}, used {}, {borrowed}{})", shown(v), shown(free), shown(potential), shown(q.nominal), shown(used), self.cohort_note(c, fr, flavor)));
+        let borrows = cq.cohort.is_some() && used + v > q.nominal;
+        if v <= free {
+            return Room::Fits { borrows };
         }
-        Ok(used + v > q.nominal)
+        let why = format!("needs {} {resource}, {} of {} free (nominal {}, used {}, {borrowed}{})", shown(v), shown(free), shown(potential), shown(q.nominal), shown(used), self.cohort_note(c, fr, flavor));
+        if v <= q.nominal || cq.preempt_while_borrowing {
+            return Room::Preempt { why, borrows };
+        }
+        Room::NoFit(why)
+    }
+
+    /// scheduler.go `quotaResourcesToReserve` for a head in Preempt mode: up to its borrowing limit when it borrows,
+    /// else up to its nominal quota.
+    fn reservation(&self, c: usize, a: &Assignment) -> BTreeMap<(String, String), i128> {
+        let amount = |fr: &(String, String), v: i128| {
+            let (q, used) = (self.quota(c, fr), self.used(c, fr));
+            let cap = if a.borrowing { q.borrowing_limit.map(|l| q.nominal + l - used) } else { Some(q.nominal - used) };
+            cap.map_or(v, |cap| v.min(cap)).max(0)
+        };
+        a.usage.iter().map(|(fr, &v)| (fr.clone(), amount(fr, v))).collect()
     }
 
     fn cohort_note(&self, c: usize, fr: &(String, String), flavor: &str) -> String {
@@ -499,6 +589,12 @@ impl<'k> Usage<'k> {
     fn add(&mut self, c: usize, usage: &BTreeMap<(String, String), i128>) {
         for (fr, v) in usage {
             *self.used[c].entry(fr.clone()).or_default() += v;
+        }
+    }
+
+    fn sub(&mut self, c: usize, usage: &BTreeMap<(String, String), i128>) {
+        for (fr, v) in usage {
+            *self.used[c].entry(fr.clone()).or_default() -= v;
         }
     }
 }

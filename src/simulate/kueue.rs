@@ -59,6 +59,12 @@ pub struct ClusterQueue {
     pub strict_fifo: bool,
     /// `flavorFungibility.whenCanBorrow: TryNextFlavor` (default MayStopSearch).
     pub try_next_when_borrowing: bool,
+    /// `preemption.reclaimWithinCohort: Any` (scheduler.go `CanAlwaysReclaim`): a head waiting for preemption then
+    /// holds back no quota.
+    pub can_always_reclaim: bool,
+    /// `preemption.borrowWithinCohort.policy` other than Never: a head may preempt while borrowing, so one that does
+    /// not fit beyond its nominal quota still waits for preemption (flavorassigner.go `canPreemptWhileBorrowing`).
+    pub preempt_while_borrowing: bool,
     /// `stopPolicy` other than None: the ClusterQueue admits nothing.
     pub stopped: bool,
     /// `namespaceSelector`: `None` (absent or null) selects no namespace, `{}` every one (the v1beta2 API's doc:
@@ -181,6 +187,8 @@ fn cluster_queue(doc: &Doc) -> Result<ClusterQueue, InputError> {
         strict_fifo: strategy == "StrictFIFO",
         try_next_when_borrowing: when_borrow == "TryNextFlavor",
         stopped: string(doc, get("stopPolicy"), "spec.stopPolicy")?.is_some_and(|p| p != "None"),
+        can_always_reclaim: string(doc, field(&doc.value, &["spec", "preemption", "reclaimWithinCohort"]), "spec.preemption.reclaimWithinCohort")? == Some("Any"),
+        preempt_while_borrowing: string(doc, field(&doc.value, &["spec", "preemption", "borrowWithinCohort", "policy"]), "spec.preemption.borrowWithinCohort.policy")?.is_some_and(|p| p != "Never"),
         namespace_selector: map(doc, get("namespaceSelector"), "spec.namespaceSelector")?.and(super::pods::selector(get("namespaceSelector"))),
         groups,
         location: doc.at(""),
