@@ -453,3 +453,33 @@ fn namespace_selector_decides_which_namespaces_may_queue() {
     labelled.push("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  labels:\n    team: research\n".into());
     assert!(workload(&run(&labelled, &[job("train", "research", 1, "", "")]), "ml/train").admitted);
 }
+
+// scheduler.go `reserveCapacityForUnreclaimablePreempt`: a head that fits its nominal quota only once a running
+// Workload is preempted (no candidate here) holds that quota back for the rest of the scheduling cycle, unless its
+// ClusterQueue reclaims within the cohort (`CanAlwaysReclaim`). Under StrictFIFO it is the head every cycle, so a
+// borrower of another ClusterQueue never gets the quota; under BestEffortFIFO it is set aside and the borrower gets it
+// a cycle later. (Found by conformance/kueue against Kueue's scheduler, seed 7 case 108.)
+#[test]
+fn head_waiting_for_preemption_holds_back_its_nominal_quota() {
+    let docs = |strategy: &str| {
+        vec![
+            pool("a100", 10, ""),
+            flavor("a100", ""),
+            cluster_queue("owner", &format!("  cohortName: ml\n{strategy}"), &[("a100", "nominalQuota: 16")]),
+            cluster_queue("borrower", "  cohortName: ml\n", &[("a100", "nominalQuota: 0")]),
+            local_queue("ml", "owner", "owner"),
+            local_queue("ml", "borrower", "borrower"),
+        ]
+    };
+    // The borrower's first Job asks for cpu, which it does not cover: set aside, so `late` is its head from cycle 2,
+    // when `whole` (16, 8 in use) is the owner's head.
+    let cpu = job("uncovered", "borrower", 1, "", "").replace("            nvidia.com/gpu: 1\n", "            nvidia.com/gpu: 1\n            cpu: 1\n");
+    let jobs = [job("half", "owner", 8, "", ""), job("whole", "owner", 16, "", ""), cpu, job("late", "borrower", 8, "", "")];
+    let r = run(&docs("  queueingStrategy: StrictFIFO\n"), &jobs);
+    assert!(workload(&r, "ml/half").admitted && !workload(&r, "ml/whole").admitted);
+    assert!(!workload(&r, "ml/late").admitted, "{:?}", workload(&r, "ml/late"));
+    let r = run(&docs(""), &jobs);
+    assert!(workload(&r, "ml/late").admitted && workload(&r, "ml/late").borrowing);
+    let reclaim = docs("  queueingStrategy: StrictFIFO\n  preemption:\n    reclaimWithinCohort: Any\n");
+    assert!(workload(&run(&reclaim, &jobs), "ml/late").admitted, "a ClusterQueue that can always reclaim holds nothing back");
+}
