@@ -20,6 +20,12 @@
 //!   becomes head) and blocks its queue under StrictFIFO (pkg/cache/queue/cluster_queue.go `RequeueIfNotPresent`). A
 //!   Workload set aside returns when quota frees (workload_controller.go: a Workload finishes, is deleted or
 //!   evicted), which never happens in a batch: usage only grows, so set aside is final.
+//! - A head that would fit once a running Workload were preempted (its request within nominal quota, or the
+//!   ClusterQueue may preempt while borrowing) finds no candidate here, and holds the quota back for the rest of its
+//!   cycle unless the ClusterQueue has `reclaimWithinCohort: Any` (scheduler.go `reserveCapacityForUnreclaimablePreempt`,
+//!   `quotaResourcesToReserve`); a StrictFIFO head does so every cycle.
+//!
+//! `tests/conformance/kueue.rs` checks all of this against Kueue's own scheduler (conformance/kueue).
 //!
 //! - A ClusterQueue admits only Workloads of the namespaces its namespaceSelector selects, and a missing (null) one
 //!   selects none (pkg/workload `ValidateAdmissibility`); namespaces have the labels of the Namespace objects given,
@@ -380,11 +386,14 @@ fn assign(k: &Kueue, usage: &Usage, c: usize, pod: &Pod, requests: &Resources) -
     Err(Rejected { reason: preempt.join("; "), reserve: Some(a) })
 }
 
+/// A flavor, and whether it borrows.
+type FlavorChoice = (String, bool);
+
 /// flavorassigner.go `findFlavorForPodSets` without preemption: the first flavor that matches the pods and has room
 /// for every resource; with `whenCanBorrow: TryNextFlavor`, the first that needs no borrowing, else the first that
 /// borrows. Err holds each flavor's reason, and the first flavor that preemption could make room in (Preempt mode,
 /// which finds no candidate here), with whether it borrows.
-fn find_flavor(k: &Kueue, usage: &Usage, c: usize, group: &ResourceGroup, pod: &Pod, wanted: &Resources) -> Result<(String, bool), (String, Option<(String, bool)>)> {
+fn find_flavor(k: &Kueue, usage: &Usage, c: usize, group: &ResourceGroup, pod: &Pod, wanted: &Resources) -> Result<FlavorChoice, (String, Option<FlavorChoice>)> {
     let cq = &k.cluster_queues[c];
     let mut reasons = Vec::new();
     let mut borrowing_fit = None;
