@@ -56,7 +56,7 @@ fn run(manifest_docs: &[String], pod_docs: &[String]) -> Report {
 
 fn manifest_error(manifest_docs: &[String]) -> String {
     let m = yaml::parse_docs(Path::new("manifests.yaml"), &manifest_docs.join("---\n")).unwrap();
-    manifests::manifests(&m).err().expect("an input error").to_string()
+    manifests::manifests(&m).expect_err("an input error").to_string()
 }
 
 fn workload<'r>(r: &'r Report, name: &str) -> &'r WorkloadReport {
