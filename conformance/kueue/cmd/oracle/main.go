@@ -41,12 +41,12 @@ import (
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	controllerconstants "sigs.k8s.io/kueue/pkg/controller/constants"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	jobcontroller "sigs.k8s.io/kueue/pkg/controller/jobs/job"
 	"sigs.k8s.io/kueue/pkg/scheduler"
-	"sigs.k8s.io/kueue/pkg/workload"
 	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
+	"sigs.k8s.io/kueue/pkg/workload"
 )
 
 type files []string
@@ -232,8 +232,11 @@ func run(in *inputs) ([]result, error) {
 	if err := kueue.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
+	// Every namespace a Job is in exists (with only the label the API server sets), unless given.
 	for _, j := range in.jobs {
-		in.namespaces[j.Namespace] = in.namespaces[j.Namespace] || false
+		if _, given := in.namespaces[j.Namespace]; !given {
+			in.namespaces[j.Namespace] = false
+		}
 	}
 	objects := append([]client.Object{}, in.objects...)
 	for ns, given := range in.namespaces {
