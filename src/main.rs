@@ -216,11 +216,13 @@ enum Command {
     },
     /// Simulate Karpenter's provisioning: where would these pods go, on these NodePools, at what cost.
     Simulate {
-        /// Manifest files or directories (NodePool, EC2NodeClass, NodeOverlay; other kinds are ignored).
+        /// Manifest files or directories (NodePool, EC2NodeClass, NodeOverlay; Kueue v1beta2 ResourceFlavor,
+        /// ClusterQueue, LocalQueue, WorkloadPriorityClass, PriorityClass and Namespace for queued pods; other kinds are
+        /// ignored).
         #[arg(long, num_args = 1.., default_value = "out")]
         manifests: Vec<PathBuf>,
         /// Pod, Deployment, StatefulSet, ReplicaSet or Job YAML files or directories (DaemonSets there count as
-        /// --daemonsets).
+        /// --daemonsets). Objects labelled kueue.x-k8s.io/queue-name run only if Kueue admits them.
         #[arg(long, num_args = 1.., required = true)]
         pods: Vec<PathBuf>,
         /// DaemonSet YAML files or directories: the requests of those that would run on a node are taken from it

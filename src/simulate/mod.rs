@@ -6,6 +6,9 @@
 //! (anti-)affinity), [`instances`] (instance types, allocatable,
 //! offerings, unavailability), [`launch`] (launch filters and capacity-type priority), [`report`] (table, json,
 //! markdown); [`check`] uses it in compile (workloads), lint (tier fallback) and explain (placement).
+//! Before Karpenter, [`admission`] decides which pods labelled `kueue.x-k8s.io/queue-name` Kueue admits under the
+//! ClusterQueues of the manifests ([`kueue`]): only those are scheduled, with their flavor's nodeSelector and
+//! tolerations.
 //!
 //! Upstream sources read (kubernetes-sigs/karpenter at 2266468104f3, aws/karpenter-provider-aws at 1d927085dd81):
 //! `pkg/controllers/provisioning/scheduling/{scheduler,nodeclaim,nodeclaimtemplate,queue,preferences}.go`,
@@ -20,9 +23,11 @@
 //! this run), volumes and volume topology, namespaceSelector in pod (anti-)affinity terms (no Namespace objects), DRA,
 //! the number of reserved instances a capacity reservation holds.
 
+pub mod admission;
 pub mod check;
 pub mod daemons;
 pub mod instances;
+pub mod kueue;
 pub mod launch;
 pub mod manifests;
 pub mod placement_diff;
@@ -111,9 +116,19 @@ pub fn simulate(opts: &Options) -> Result<Report, SimulateError> {
     Ok(run(&catalog, &inputs.manifests, &inputs.pods, &opts.unavailable))
 }
 
-/// Simulates parsed inputs against a catalog.
+/// Simulates parsed inputs against a catalog: Kueue admission when the manifests hold Kueue objects or a pod is
+/// queued, then Karpenter for the pods that run.
 pub fn run(catalog: &Catalog, m: &manifests::Manifests, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
-    run_prepared(&prepare(catalog, &instances::TypeLabels::new(catalog), m, &m.node_pools), pods, unavailable)
+    let prepared = prepare(catalog, &instances::TypeLabels::new(catalog), m, &m.node_pools);
+    if m.kueue.is_empty() && pods.iter().all(|p| p.queued.is_none()) {
+        return run_prepared(&prepared, pods, unavailable);
+    }
+    let admitted = admission::admit(&m.kueue, pods);
+    let mut report = run_prepared(&prepared, &admitted.pods, unavailable);
+    report.pending.extend(admitted.pending.into_iter().map(|(pod, reason)| report::PendingPod { pod, reason }));
+    report.pending.sort_by(|a, b| a.pod.cmp(&b.pod));
+    report.admission = Some(admitted.report);
+    report
 }
 
 /// NodePools resolved against a catalog once (types, labels, allocatable, overlays), in weight order; runs with other

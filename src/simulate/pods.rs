@@ -1,4 +1,4 @@
-//! Pods input: Pod, Deployment, StatefulSet, ReplicaSet (replicas × template), Job (parallelism); other kinds are
+//! Pods input: Pod, Deployment, StatefulSet, ReplicaSet (replicas × template), Job (parallelism, capped by completions); other kinds are
 //! ignored. Requests follow Kubernetes (`k8s.io/component-helpers/resource` `PodRequests`, which Karpenter's
 //! `resources.RequestsForPods` calls): a container's request defaults to its limit; the pod's request is the larger of
 //! the containers' sum and the largest init container, plus overhead. Requirements follow kubernetes-sigs/karpenter
@@ -39,6 +39,37 @@ pub struct Pod {
     /// Namespace, labels, spread constraints and pod (anti-)affinity terms; `None` for a pod with none of them
     /// (the scheduler skips topology altogether when no pod [`PodTopology::constrains`]).
     pub topology: Option<Box<PodTopology>>,
+    /// The Kueue Workload the pod belongs to, when its object has the `kueue.x-k8s.io/queue-name` label
+    /// ([`super::admission`] decides whether it runs).
+    pub queued: Option<std::sync::Arc<Queued>>,
+}
+
+/// The label that submits an object to a Kueue LocalQueue of its namespace.
+pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+
+/// The label naming a Kueue WorkloadPriorityClass (jobframework/utils.go `WorkloadPriorityClassName`).
+pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
+
+/// What Kueue reads of a queued object to make its Workload. The Workload is the object for a Job (one PodSet of
+/// `min(parallelism, completions)` pods: pkg/controller/jobs/job/job_controller.go `PodSets`, `podsCount`), a Pod,
+/// and a StatefulSet (its pods form one pod group: pkg/controller/jobs/statefulset); each pod of a Deployment or
+/// ReplicaSet is a Workload of its own (pod integration, pkg/controller/jobs/pod).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queued {
+    /// `namespace/name` of the Workload's object, or the pod's key for a Deployment's or ReplicaSet's pods.
+    pub workload: String,
+    pub namespace: String,
+    /// The LocalQueue (in `namespace`).
+    pub queue: String,
+    /// The `kueue.x-k8s.io/priority-class` label (a WorkloadPriorityClass), which Kueue reads before the pods'
+    /// `priorityClassName` (jobframework/reconciler.go `ExtractPriority`).
+    pub workload_priority_class: Option<String>,
+    pub priority_class_name: Option<String>,
+    /// `metadata.creationTimestamp` (RFC 3339, UTC) when given: such objects were created before the run, the others
+    /// are created now in input order.
+    pub created: Option<String>,
+    /// The object's position among the inputs.
+    pub order: usize,
 }
 
 /// A container port bound on the node (kubernetes-sigs/karpenter `pkg/scheduling/hostportusage.go` `GetHostPorts`).
@@ -141,11 +172,13 @@ pub fn pods(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
     let cap = crate::input::env_limit(MAX_PODS_ENV, DEFAULT_MAX_PODS).map_err(|e| err(MAX_PODS_ENV.to_string(), e.to_string()))?;
     let mut out = Vec::new();
     let mut total: u64 = 0;
-    for doc in docs {
+    for (order, doc) in docs.iter().enumerate() {
         let (copies, spec, prefix) = match doc.kind() {
             "Pod" => (None, doc.value.get("spec"), "spec"),
             "Deployment" | "StatefulSet" | "ReplicaSet" => (Some(int(doc, "replicas", 1)?), template_spec(doc), "spec.template.spec"),
-            "Job" => (Some(int(doc, "parallelism", 1)?), template_spec(doc), "spec.template.spec"),
+            // The Job controller runs min(parallelism, completions) pods at once (job_controller.go `podsCount` in
+            // Kueue reads the same).
+            "Job" => (Some(int(doc, "parallelism", 1)?.min(int(doc, "completions", u64::MAX)?)), template_spec(doc), "spec.template.spec"),
             _ => continue,
         };
         // Counted before any pod is made: the cap bounds memory, not just the report.
@@ -164,12 +197,57 @@ pub fn pods(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
         // A workload's pods carry its template's labels; a Pod its own.
         let labels = if copies.is_some() { doc.value.pointer("/spec/template/metadata/labels") } else { meta.and_then(|m| m.get("labels")) };
         template.topology = topology(doc, spec, namespace, labels)?;
+        let queued = queued(doc, meta, labels, spec, namespace, name, order)?;
+        let per_pod = matches!(doc.kind(), "Deployment" | "ReplicaSet");
+        let key = |i: Option<u64>| i.map_or_else(|| format!("{namespace}/{name}"), |i| format!("{namespace}/{name}-{i}"));
+        let pod = |i: Option<u64>| {
+            let queued = queued.as_ref().map(|q| if per_pod { std::sync::Arc::new(Queued { workload: key(i), ..(**q).clone() }) } else { std::sync::Arc::clone(q) });
+            Pod { key: key(i), queued, ..template.clone() }
+        };
         match copies {
-            None => out.push(Pod { key: format!("{namespace}/{name}"), ..template }),
-            Some(n) => out.extend((0..n).map(|i| Pod { key: format!("{namespace}/{name}-{i}"), ..template.clone() })),
+            None => out.push(pod(None)),
+            Some(n) => out.extend((0..n).map(|i| pod(Some(i)))),
         }
     }
     Ok(out)
+}
+
+/// The object's Workload when it (or, for a Deployment, ReplicaSet or StatefulSet, its pod template) has the queue
+/// label. A Job's template label is not read: Kueue's job integration reads the Job's own labels, and pods owned by
+/// a Job are not managed by the pod integration.
+fn queued(doc: &Doc, meta: Option<&serde_json::Map<String, Value>>, template_labels: Option<&Value>, spec: &Value, namespace: &str, name: &str, order: usize) -> Result<Option<std::sync::Arc<Queued>>, InputError> {
+    let own = map(doc, meta.and_then(|m| m.get("labels")), "metadata.labels")?;
+    let label = |key: &str| -> Result<Option<&str>, InputError> {
+        if let Some(v) = string(doc, own.and_then(|l| l.get(key)), &format!("metadata.labels.{key}"))? {
+            return Ok(Some(v));
+        }
+        if matches!(doc.kind(), "Deployment" | "ReplicaSet" | "StatefulSet") {
+            return string(doc, template_labels.and_then(|l| l.get(key)), &format!("spec.template.metadata.labels.{key}"));
+        }
+        Ok(None)
+    };
+    let Some(queue) = label(QUEUE_LABEL)?.filter(|q| !q.is_empty()) else { return Ok(None) };
+    let created = string(doc, meta.and_then(|m| m.get("creationTimestamp")), "metadata.creationTimestamp")?;
+    if let Some(t) = created.filter(|t| !rfc3339_utc(t)) {
+        return Err(err(doc.at("creationTimestamp:"), format!("metadata.creationTimestamp must be an RFC 3339 UTC time such as 2026-01-02T15:04:05Z, not {:?}", crate::input::excerpt(t))));
+    }
+    Ok(Some(std::sync::Arc::new(Queued {
+        workload: format!("{namespace}/{name}"),
+        namespace: namespace.to_string(),
+        queue: queue.to_string(),
+        workload_priority_class: label(PRIORITY_CLASS_LABEL)?.filter(|c| !c.is_empty()).map(str::to_string),
+        priority_class_name: string(doc, spec.get("priorityClassName"), "priorityClassName")?.filter(|c| !c.is_empty()).map(str::to_string),
+        created: created.map(str::to_string),
+        order,
+    })))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.frac]Z`, the form the API server writes: such times order as strings.
+fn rfc3339_utc(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    let seconds = b.len() >= 20 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10) && b[10] == b'T' && digits(11..13) && b[13] == b':' && digits(14..16) && b[16] == b':' && digits(17..19);
+    seconds && t.ends_with('Z') && (b.len() == 20 || (b[19] == b'.' && digits(20..b.len() - 1) && b.len() > 21))
 }
 
 fn template_spec<'d>(doc: &'d Doc) -> Option<&'d Value> {
@@ -193,6 +271,7 @@ fn pod_from_spec(doc: &Doc, spec: &Value, prefix: &str) -> Result<Pod, InputErro
         tolerations: tolerations(doc, spec, prefix)?,
         host_ports: host_ports(spec),
         topology: None,
+        queued: None,
     })
 }
 
@@ -260,7 +339,8 @@ fn scalar(v: &Value) -> String {
     v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
 }
 
-fn selector(v: Option<&Value>) -> Option<Selector> {
+/// A metav1 LabelSelector read leniently (`None` for an absent or null one).
+pub fn selector(v: Option<&Value>) -> Option<Selector> {
     let v = v.filter(|v| !v.is_null())?;
     let match_labels = v.get("matchLabels").and_then(Value::as_object).into_iter().flatten().map(|(k, v)| (k.clone(), scalar(v))).collect();
     let expressions = array(v.get("matchExpressions"))

@@ -31,6 +31,9 @@ pub struct Report {
     pub usd_per_hour: f64,
     /// True when any price in the total is an estimate.
     pub price_estimate: bool,
+    /// Kueue admission, when the manifests hold Kueue objects or a pod is queued ([`super::admission`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<super::admission::AdmissionReport>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -104,6 +107,7 @@ pub fn build(catalog: &Catalog, templates: &[Template], pods: &[Pod], outcome: &
         nodeclaims,
         pending,
         nodepools,
+        admission: None,
     }
 }
 
@@ -116,8 +120,9 @@ fn pool_report(t: &Template, count: usize, usage: &BTreeMap<String, i128>) -> No
     NodePoolReport { name: t.pool.name.clone(), weight: t.pool.weight, nodeclaims: count, usage: used, limits, dropped: t.dropped.clone() }
 }
 
+/// To 4 decimals; never -0 (an empty f64 sum is -0.0, which printed `$-0.00/h` when every pod was pending).
 fn round(v: f64) -> f64 {
-    (v * 10_000.0).round() / 10_000.0
+    (v * 10_000.0).round() / 10_000.0 + 0.0
 }
 
 fn price(v: f64, estimate: bool) -> String {
@@ -165,6 +170,9 @@ fn table(r: &Report) -> String {
             let _ = writeln!(out, "  {}: {}", p.pod, p.reason);
         }
     }
+    if let Some(a) = &r.admission {
+        out.push_str(&admission_text(a, "  "));
+    }
     out.push_str("\nnodepools (weight order):\n");
     for p in &r.nodepools {
         let _ = writeln!(out, "  {} (weight {}): {} nodeclaims; {}{}", p.name, p.weight, p.nodeclaims, usage_text(p), p.dropped.as_ref().map(|d| format!("; takes no pods: {d}")).unwrap_or_default());
@@ -185,11 +193,62 @@ fn markdown(r: &Report) -> String {
             let _ = writeln!(out, "| {} | {} |", p.pod, p.reason.replace('|', "\\|"));
         }
     }
+    if let Some(a) = &r.admission {
+        out.push_str(&admission_markdown(a));
+    }
     out.push_str("\n| NodePool | Weight | NodeClaims | Usage / limits |\n|--|--:|--:|--|\n");
     for p in &r.nodepools {
         let _ = writeln!(out, "| {} | {} | {} | {}{} |", p.name, p.weight, p.nodeclaims, usage_text(p), p.dropped.as_ref().map(|d| format!(" (takes no pods: {d})")).unwrap_or_default());
     }
     let _ = writeln!(out, "\n**Total: {}/h**{}", price(r.usd_per_hour, r.price_estimate), if r.price_estimate { " (~ = estimated spot price)" } else { "" });
+    out
+}
+
+/// A ClusterQueue's quotas: `flavor resource used/nominal`, with what is borrowed and the limits.
+fn quota_text(cq: &super::admission::ClusterQueueReport) -> String {
+    let one = |q: &super::admission::QuotaReport| {
+        let mut s = format!("{} {} {}/{}", q.flavor, q.resource, q.used, q.nominal);
+        let limits: Vec<String> = [("borrowed", Some(&q.borrowed).filter(|b| *b != "0")), ("borrowing limit", q.borrowing_limit.as_ref()), ("lending limit", q.lending_limit.as_ref())].into_iter().filter_map(|(k, v)| v.map(|v| format!("{k} {v}"))).collect();
+        if !limits.is_empty() {
+            let _ = write!(s, " ({})", limits.join(", "));
+        }
+        s
+    };
+    cq.quotas.iter().map(one).collect::<Vec<_>>().join("; ")
+}
+
+fn workload_text(w: &super::admission::WorkloadReport) -> String {
+    let flavors: Vec<&str> = w.flavors.values().map(String::as_str).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    match &w.reason {
+        None => format!("admitted {} ({} pods, priority {}): {}{}", w.name, w.pods, w.priority, flavors.join(", "), if w.borrowing { ", borrowing" } else { "" }),
+        Some(reason) => format!("pending  {} ({} pods, priority {}): {reason}", w.name, w.pods, w.priority),
+    }
+}
+
+/// The table's admission section.
+fn admission_text(a: &super::admission::AdmissionReport, indent: &str) -> String {
+    let mut out = String::from("\nadmission (Kueue ClusterQueues, before Karpenter):\n");
+    for cq in &a.cluster_queues {
+        let cohort = cq.cohort.as_ref().map(|c| format!(", cohort {c}")).unwrap_or_default();
+        let _ = writeln!(out, "{indent}ClusterQueue {} ({}{cohort}): {}", cq.name, cq.queueing_strategy, quota_text(cq));
+    }
+    for w in &a.workloads {
+        let _ = writeln!(out, "{indent}{}", workload_text(w));
+    }
+    out
+}
+
+fn admission_markdown(a: &super::admission::AdmissionReport) -> String {
+    let mut out = String::from("\n| ClusterQueue | Strategy | Cohort | Usage / nominal |\n|--|--|--|--|\n");
+    for cq in &a.cluster_queues {
+        let _ = writeln!(out, "| {} | {} | {} | {} |", cq.name, cq.queueing_strategy, cq.cohort.as_deref().unwrap_or(""), quota_text(cq));
+    }
+    out.push_str("\n| Workload | Queue | Pods | Priority | Admission |\n|--|--|--:|--:|--|\n");
+    for w in &a.workloads {
+        let flavors: std::collections::BTreeSet<&str> = w.flavors.values().map(String::as_str).collect();
+        let what = w.reason.clone().unwrap_or_else(|| format!("admitted: {}{}", flavors.into_iter().collect::<Vec<_>>().join(", "), if w.borrowing { " (borrowing)" } else { "" }));
+        let _ = writeln!(out, "| {} | {} | {} | {} | {} |", w.name, w.queue, w.pods, w.priority, what.replace('|', "\\|"));
+    }
     out
 }
 

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::go;
 
-mod scenarios;
+pub mod scenarios;
 
 /// One comparison: files for both simulators.
 #[derive(Clone)]

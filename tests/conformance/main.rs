@@ -6,7 +6,8 @@
 //!   `gpuplan simulate`;
 //! - [`consumers`]: the API server's validation and kustomize against out/;
 //! - [`addons`]: the add-on charts' own values against what gpuplan encodes of them;
-//! - [`reach`]: Kubernetes' DaemonSet controller decides whether the GPU add-ons run on every pool's nodes.
+//! - [`reach`]: Kubernetes' DaemonSet controller decides whether the GPU add-ons run on every pool's nodes;
+//! - [`kueue`]: Kueue's own scheduler (sigs.k8s.io/kueue) against `gpuplan simulate`'s admission.
 //!
 //! Without a Go toolchain the tests skip with a reason, unless `GPUPLAN_CONFORMANCE_REQUIRED=1` (set by `.ci/run`),
 //! where a missing toolchain is a failure.
@@ -16,4 +17,5 @@ mod go;
 mod addons;
 mod consumers;
 mod karpenter;
+mod kueue;
 mod reach;

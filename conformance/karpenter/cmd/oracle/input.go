@@ -216,7 +216,12 @@ func readInputs(manifests, podFiles, daemonSetFiles []string) (*inputs, error) {
 			if err := yaml.Unmarshal(doc, d); err != nil {
 				return err
 			}
-			expand(d.ObjectMeta, d.Spec.Template, replicas(d.Spec.Parallelism))
+			// The Job controller runs min(parallelism, completions) pods at once, as gpuplan reads it.
+			pods := replicas(d.Spec.Parallelism)
+			if d.Spec.Completions != nil && int(*d.Spec.Completions) < pods {
+				pods = int(*d.Spec.Completions)
+			}
+			expand(d.ObjectMeta, d.Spec.Template, pods)
 		case "DaemonSet":
 			ds := &appsv1.DaemonSet{}
 			if err := yaml.Unmarshal(doc, ds); err != nil {
