@@ -366,25 +366,44 @@ fn deployment_pods_are_admitted_one_by_one() {
     assert_eq!(r.nodeclaims.iter().map(|c| c.pods.len()).sum::<usize>(), 2);
 }
 
-// The README's example (tests/fixtures/kueue on out/ml-prod), through the command line: finetune goes first (priority),
-// pretrain borrows the 4 GPUs prod lends, eval waits and launches nothing.
+// The README's example, through the command line, on out/ml-prod's own queues (the `queue` blocks of
+// profiles/training.kdl): finetune goes first (priority) into the reservation's flavor, pretrain does not fit what is
+// left there and takes the next flavor (flavorassigner.go: flavors in resourceGroup order), eval borrows production's
+// idle reserved GPUs, and the 40-worker sweep waits whole in its queue and launches nothing.
 #[test]
 fn readme_example_admits_by_priority_then_borrows() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .args(["simulate", "--manifests", "out/ml-prod", "--manifests", "tests/fixtures/kueue/queues.yaml", "--pods", "tests/fixtures/kueue/jobs.yaml"])
+        .args(["simulate", "--manifests", "out/ml-prod", "--manifests", "tests/fixtures/kueue/priorities.yaml", "--pods", "tests/fixtures/kueue/jobs.yaml", "--pods", "tests/fixtures/kueue/sweep.yaml"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     for line in [
-        "  ClusterQueue research (BestEffortFIFO, cohort ml): training nvidia.com/gpu 20/16 (borrowed 4, borrowing limit 8)",
-        "  admitted ml-research/finetune (8 pods, priority 1000): training",
-        "  admitted ml-research/pretrain (12 pods, priority 0): training, borrowing",
-        "  pending  ml-research/eval (4 pods, priority 0): pending in queue ml-research/research (ClusterQueue research): flavor training: needs 4 nvidia.com/gpu, 0 of 20 free (nominal 16, used 20, borrowed 4 of 8, cohort ml has 0 of training unused)",
+        "training-reserved nvidia.com/gpu 12/8 (borrowed 4, borrowing limit 8)",
+        "training nvidia.com/gpu 12/24 (borrowing limit 24)",
+        "  admitted ml-research/finetune (8 pods, priority 1000): training-reserved\n",
+        "  admitted ml-research/pretrain (12 pods, priority 0): training\n",
+        "  admitted ml-research/eval (4 pods, priority 0): training-reserved, borrowing\n",
+        "  pending  ml-research/sweep (40 pods, priority 0): pending in queue ml-research/research (ClusterQueue research): flavor training-reserved: needs 40 nvidia.com/gpu, more than the 16 it can ever have (nominal 8, borrowed 4 of 8); flavor training: needs 40 nvidia.com/gpu, 36 of 48 free (nominal 24, used 12, borrowed 0 of 24, cohort ml has 36 of training unused)",
+        "  training-reserved (weight 80): 2 nodeclaims; nvidia.com/gpu 16/16",
+        "  training (weight 70): 2 nodeclaims; nvidia.com/gpu 16/48",
     ] {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }
-    assert!(!text.contains("ml-research/eval-0 ") && text.lines().filter(|l| l.starts_with("training")).count() == 3, "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("training") && l.contains("sweep-")), "the sweep launches nothing: {text}");
+}
+
+// The API server holds one object per name: a hand-written ClusterQueue (or ResourceFlavor, LocalQueue) beside
+// out/'s own is an error naming both places, not a silent replacement of gpuplan's queue.
+#[test]
+fn a_kueue_object_given_twice_is_an_error_naming_both_places() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(["simulate", "--manifests", "out/ml-prod", "--manifests", "tests/fixtures/kueue/queues.yaml", "--pods", "tests/fixtures/kueue/jobs.yaml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("tests/fixtures/kueue/queues.yaml:7: ResourceFlavor/training is given twice (first at out/ml-prod/resourceflavor-training.yaml:4)"), "{stderr}");
 }
 
 // Every one-line change of the README's Kueue objects (a line removed, a value swapped for a list, a negative number,

@@ -27,6 +27,9 @@ pub struct Kueue {
     /// `v1` Namespace labels, for namespaceSelectors; a namespace not given has only the label the API server puts on
     /// every namespace ([`namespace_labels`](Kueue::namespace_labels)).
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    /// `Kind/name` (`Kind/namespace/name` for a LocalQueue) → where it was read: the API server holds one object per
+    /// name, so a second one (a hand-written ClusterQueue beside gpuplan's) is an error, not a silent replacement.
+    defined: BTreeMap<String, String>,
 }
 
 impl Kueue {
@@ -115,13 +118,17 @@ pub fn read(k: &mut Kueue, doc: &Doc) -> Result<(), InputError> {
     if version != "kueue.x-k8s.io/v1beta2" {
         return Err(err(doc.at("apiVersion:"), format!("{version} {kind}: simulate reads Kueue's v1beta2 API (the CRDs of Kueue v0.19): convert it to kueue.x-k8s.io/v1beta2")));
     }
+    let namespace = string(doc, field(&doc.value, &["metadata", "namespace"]), "metadata.namespace")?.unwrap_or("default");
+    let id = if kind == "LocalQueue" { format!("{kind}/{namespace}/{}", name(doc)?) } else { format!("{kind}/{}", name(doc)?) };
+    if let Some(first) = k.defined.insert(id.clone(), doc.at("kind:")) {
+        return Err(err(doc.at("name:"), format!("{id} is given twice (first at {first}): the cluster holds one object per name; keep one")));
+    }
     match kind {
         "ResourceFlavor" => {
             k.flavors.insert(name(doc)?, flavor(doc)?);
         }
         "ClusterQueue" => k.cluster_queues.push(cluster_queue(doc)?),
         "LocalQueue" => {
-            let namespace = string(doc, field(&doc.value, &["metadata", "namespace"]), "metadata.namespace")?.unwrap_or("default");
             let cq = string(doc, field(&doc.value, &["spec", "clusterQueue"]), "spec.clusterQueue")?.ok_or_else(|| err(doc.at("kind:"), "LocalQueue without spec.clusterQueue: name the ClusterQueue it feeds"))?;
             k.local_queues.insert(format!("{namespace}/{}", name(doc)?), cq.to_string());
         }
