@@ -170,7 +170,7 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
 
     // Cluster-wide.
     let mut cluster_rules = Vec::new();
-    let mut resources: Vec<String> = cluster.pools.iter().flat_map(|p| p.accelerator.pod_resources()).map(|r| ksm_resource(r)).collect();
+    let mut resources: Vec<String> = cluster.pools.iter().filter(|p| p.accelerator.is_accelerator()).flat_map(|p| p.accelerator.pod_resources()).map(|r| ksm_resource(r)).collect();
     resources.sort();
     resources.dedup();
     let nvidia: Vec<&&PoolPlan> = pools.iter().filter(|p| p.accelerator == AcceleratorKind::Nvidia).collect();
