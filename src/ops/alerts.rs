@@ -145,8 +145,8 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
                         p.name, p.profile, p.pool, monitoring.near_limit_percent.to_string() + "% or more", p.limit, p.resource(), units_per_node(p)
                     )),
                     ("runbook", &format!(
-                        "kubectl get nodepool {0} -o jsonpath='{{.status.resources}}'; if the demand is real, raise max-accelerators or the budget of pool `{1}` in {2} and recompile; otherwise find the workload that grew (kubectl get pods -A -o wide | grep <node>).",
-                        p.name, p.pool, p.source
+                        "kubectl get nodepool {0} -o jsonpath='{{.status.resources}}'; if the demand is real, raise {3} or the budget of pool `{1}` in {2} and recompile; otherwise find the workload that grew (kubectl get pods -A -o wide | grep <node>).",
+                        p.name, p.pool, p.source, if p.accelerator.is_accelerator() { "max-accelerators" } else { "max-cpu" }
                     )),
                 ]),
             }

@@ -1512,6 +1512,9 @@ fn reservation_tier(name: &Spanned<String>, settings: &mut Settings) -> Option<T
     let mut tier = settings.clone();
     tier.capacity = Spanned::new(vec![CapacityType::Reserved], reserved.span);
     settings.reserved = None;
+    // An explicit weight is the pool's place among the cluster's pools: the reservation's tier (the pool's highest)
+    // takes it, and the fallback tiers rank below it (two NodePools of one weight would be E0153).
+    settings.weight = None;
     Some(Tier { name: Spanned::new(format!("{}-reserved", name.value), reserved.span), settings: tier })
 }
 

@@ -389,11 +389,18 @@ impl<'c> Lint<'c> {
             views.push(PoolCtx { cluster, plan, profile, pool, tier, np: NodePool(object), catalog });
         }
         for ctx in &views {
-            self.consolidation(ctx);
+            // GP001 and GP007 are about accelerator nodes: a CPU pool's nodes are meant for ordinary pods (no
+            // accelerator taint) and run work that consolidation may move like any other.
+            let accelerated = ctx.plan.accelerator.is_accelerator();
+            if accelerated {
+                self.consolidation(ctx);
+            }
             self.scheduled_budgets(ctx);
             self.limit(ctx);
             self.narrow_spot(ctx);
-            self.gpu_taint(ctx);
+            if accelerated {
+                self.gpu_taint(ctx);
+            }
             self.fractional(ctx);
             self.never_expire(ctx);
             self.reserved(ctx);
