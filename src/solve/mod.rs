@@ -837,6 +837,9 @@ fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources:
             model.is_some_and(|m| names.contains(&m))
         }));
     }
+    if kind == AcceleratorKind::Cpu {
+        out.extend(cpu_pool_defaults(s));
+    }
     // MIG: only GPUs that have the pool's MIG config (an A10G can never land in a MIG pool).
     if let Some((label, span, keep)) = crate::ops::mig::pool_filter(s, catalog, sources)? {
         out.push(Constraint { label, span, keep });
@@ -889,6 +892,29 @@ fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources:
     }
     Ok(out)
 }
+
+/// What a CPU pool leaves out unless told otherwise, because ranking by $/vCPU-hour alone would keep nothing else:
+/// - burstable types (instance category `t`): their price buys a baseline share of each vCPU (5–40 %), and the rest
+///   is billed as CPU credits, so their $/vCPU-hour is not comparable (t3a.nano is a sixteenth of c6a.large's); a
+///   `families` or `types` entry naming them admits them;
+/// - less than 2 GiB of memory per vCPU (the compute-optimized c types' ratio) unless `cpu { memory-min … }` says
+///   otherwise or `types` names the type: a 0.5 GiB node holds little beside its DaemonSets.
+fn cpu_pool_defaults<'a>(s: &'a Settings) -> Vec<Constraint<'a>> {
+    let mut out = Vec::new();
+    let asked = move |t: &InstanceType| s.families.iter().any(|f| f.value == t.family) || s.types.iter().any(|n| n.value == t.name);
+    out.push(Constraint::new("not burstable (t types only when named in `families` or `types`)", s.accelerator.span, move |t| t.category != "t" || asked(t)));
+    if s.memory_min_mib.is_none() {
+        out.push(Constraint::new(
+            format!("memory per vCPU ≥ {CPU_POOL_MEMORY_MIB_PER_VCPU} MiB (a CPU pool's default)"),
+            s.accelerator.span,
+            move |t| t.memory_mib / u64::from(t.vcpu.max(1)) >= CPU_POOL_MEMORY_MIB_PER_VCPU || s.types.iter().any(|n| n.value == t.name),
+        ));
+    }
+    out
+}
+
+/// The least memory per vCPU a CPU pool admits by default (see [`cpu_pool_defaults`]).
+pub const CPU_POOL_MEMORY_MIB_PER_VCPU: u64 = 2048;
 
 /// The pool's capacity types must be offered, in its zones, with prices to bound them.
 fn capacity_and_zone_constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String]) -> Vec<Constraint<'a>> {
