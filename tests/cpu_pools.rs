@@ -44,6 +44,7 @@ fn cpu_pool_errors_are_located_and_say_what_to_write() {
             "",
             "a pool's tiers run on one kind of node",
         ),
+        ("pool \"web\" {\n    cpu { }\n    max-cpu 64\n}\nqueue \"q\" namespace=\"ns\" pool=\"web\" { gpus nominal=4 }\n", "E0265", "11:26", "a CPU pool: gpuplan's queues hold accelerator quotas"),
     ];
     for (body, code, at, message) in cases {
         let text = errors_of(body);
