@@ -2,9 +2,10 @@
 //! under the same worst-case bound as accelerated pools, rendered without an accelerator taint, linted without the
 //! GPU rules, and simulated as Karpenter would place pods on them.
 //!
-//! Karpenter limits semantics (karpenter.sh docs, "NodePools" › "spec.limits"): a NodePool's limits cap the sum of
-//! the resources (`cpu`, `memory`, extended resources such as `nvidia.com/gpu`) of the nodes it launched; once
-//! reached, it launches no more. So `limits: {cpu: N}` bounds a CPU pool's nodes by their vCPUs, and the worst case
+//! Karpenter limits semantics (aws/karpenter-provider-aws `website/content/en/docs/concepts/nodepools.md`, section
+//! "spec.limits", published at https://karpenter.sh/docs/concepts/nodepools/): `spec.limits` constrains the maximum
+//! amount of resources (`cpu`, `memory`, extended resources such as `nvidia.com/gpu`) the NodePool's nodes can
+//! consume; once a limit is exceeded, provisioning is prevented until some nodes have terminated. So `limits: {cpu: N}` bounds a CPU pool's nodes by their vCPUs, and the worst case
 //! is N × the highest $/vCPU-hour among its types.
 
 mod common;

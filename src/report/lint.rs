@@ -693,7 +693,7 @@ impl<'c> Lint<'c> {
                     "NodePool `{}` limits {resource} to {limit}, but its largest instance type {name} has {accelerators}{sharing}: that node can never launch",
                     ctx.plan.name
                 ),
-                format!("raise the limit to at least {accelerators}, or cap node size with `gpu {{ per-node max=… }}`"),
+                format!("raise the limit to at least {accelerators}, or cap node size with `{} {{ per-node max=… }}`", if ctx.plan.accelerator.is_accelerator() { "gpu" } else { "cpu" }),
             );
         }
     }
