@@ -739,7 +739,7 @@ fn every_schema_example_parses() {
             "cluster" => format!("profile \"p\" priority=1\ncluster \"c\" {{\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n    {}\n}}\n", if ["region", "zones", "ami"].contains(&node.name) { String::new() } else { node.example.to_string() }),
             "pool" if node.name == "tier" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" preset=\"tiered\" {{\n    {}\n}}\n", node.example),
             "pool" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {}\n}}\n", node.example),
-            "gpu" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    gpu {{\n        {}\n    }}\n}}\n", node.example),
+            "gpu" | "cpu" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {} {{\n        {}\n    }}\n}}\n", node.parent, node.example),
             "disruption" | "reserved" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {} {{\n        {}\n    }}\n}}\n", node.parent, node.example),
             "workload" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{ }}\nworkload \"w\" namespace=\"ns\" pool=\"x\" {{\n    selector \"app\" \"w\"\n    {}\n}}\n", if node.name == "selector" { "" } else { node.example }),
             "monitoring" => format!("profile \"p\" priority=1\n{cluster}monitoring {{\n    {}\n}}\n", node.example),

@@ -130,6 +130,9 @@ fn two_region_refresh_matches_moto_and_the_price_list() {
         // Types: everything moto serves.
         let names: BTreeSet<String> = catalog.instance_types.iter().map(|t| t.name.clone()).collect();
         assert_eq!(names, moto_names, "{region}: instance types");
+        // Not only the accelerated ones: CPU pools (issue 19 item 3) select among the general-purpose types too.
+        let cpu_only = catalog.instance_types.iter().filter(|t| t.gpus.is_empty() && t.neuron.is_none()).count();
+        assert!(cpu_only > catalog.instance_types.len() / 2 && catalog.get("m5.large").is_some(), "{region}: {cpu_only} CPU-only types");
 
         // Zones and offerings: moto's availability-zone offerings of the region.
         let offerings = support::moto_resource(&format!("instance_type_offerings/availability-zone/{region}.json.gz"));

@@ -152,7 +152,11 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
             lines.push(Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), block));
             missing.extend(needed.map(|field| format!("{}: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add {field}, then adopt again", from("").trim_end())));
         }
-    } else if let Some(limit) = limit(np, &resource) {
+    }
+    // A reserved pool that falls back to other capacity types: the original limit bounds the whole NodePool, so the
+    // fallback tier (the reservation's tier is bounded by the reservation) keeps it.
+    let limited = if reserved_only { None } else { limit(np, &resource) };
+    if let Some(limit) = limited {
         // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
         let units = units(np);
         let value = match limit.parse::<u32>() {
@@ -160,9 +164,10 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
             _ => limit,
         };
         let why = if units > 1 { format!(" ÷ {units} per GPU") } else { String::new() };
-        lines.push(Line::new(format!("max-accelerators {value}"), from(&format!("spec.limits.{resource}{why}"))));
+        let keyword = if resource == "cpu" { "max-cpu" } else { "max-accelerators" };
+        lines.push(Line::new(format!("{keyword} {value}"), from(&format!("spec.limits.{resource}{why}"))));
     }
-    if !reserved && limit(np, &resource).is_none() {
+    if !reserved_only && limit(np, &resource).is_none() {
         lines.push(unbounded(ctx, &resource, warnings));
     }
     if reserved {
@@ -209,8 +214,34 @@ fn preset(np: &Value) -> &'static str {
     if pool_taint { "inference-on-demand" } else { "general" }
 }
 
-/// `gpu { … }` or `neuron { … }` from the limit's resource and the accelerator requirements.
+/// A CPU NodePool: nothing in it names an accelerator (no accelerator limit, taint or requirement: the probe of
+/// `adopt --verify` requests `cpu` for it too), and none of the instance types it names has one.
+pub fn is_cpu_pool(np: &Value, reqs: &[Requirement], catalog: &Catalog) -> bool {
+    let named = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| &r.values);
+    super::verify::accelerator(np).is_none() && !named.filter_map(|n| catalog.get(n)).any(|t| !t.gpus.is_empty() || t.neuron.is_some())
+}
+
+/// `cpu { … }`: per-node bounds from `karpenter.k8s.aws/instance-cpu` (vCPUs per node, as `per-node` counts them).
+fn cpu_block(reqs: &[Requirement], used: &mut Consumed, from: &dyn Fn(&str) -> String) -> (Line, String) {
+    let mut children = Vec::new();
+    for (i, r) in reqs.iter().enumerate().filter(|(_, r)| r.key == "karpenter.k8s.aws/instance-cpu" && matches!(r.operator.as_str(), "Gt" | "Gte" | "Lt" | "Lte")) {
+        let field = format!("spec.template.spec.requirements[{i}]");
+        let (min, max) = bounds(r);
+        let props: Vec<String> = [min.filter(|m| *m > 1).map(|m| format!("min={m}")), max.map(|m| format!("max={m}"))].into_iter().flatten().collect();
+        if !props.is_empty() {
+            children.push(Line::new(format!("per-node {}", props.join(" ")), from(&field)));
+        }
+        used.take(field);
+    }
+    (Line::block("cpu", from("no accelerator limit, taint or requirement: a CPU pool"), children), "cpu".to_string())
+}
+
+/// `gpu { … }` or `neuron { … }` from the limit's resource and the accelerator requirements; `cpu { … }` for a
+/// NodePool that names no accelerator.
 fn accelerator(np: &Value, reqs: &[Requirement], catalog: &Catalog, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> (Line, String) {
+    if is_cpu_pool(np, reqs, catalog) {
+        return cpu_block(reqs, used, from);
+    }
     let limits = np["spec"]["limits"].as_object().cloned().unwrap_or_default();
     let neuron = limits.contains_key("aws.amazon.com/neuron") || reqs.iter().any(|r| r.key == "karpenter.k8s.aws/instance-accelerator-name");
     let amd = limits.contains_key("amd.com/gpu")
@@ -327,21 +358,23 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
 
 /// gpuplan never emits a GPU NodePool without a limit (E0141): an unbounded original gets
 /// `max-accelerators` = twice its largest admitted node (at least 16), and a warning saying so.
+/// A CPU pool likewise gets `max-cpu` = twice its largest admitted node's vCPUs, at least 64.
 fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> Line {
-    let kind = match resource {
-        "aws.amazon.com/neuron" => crate::catalog::AcceleratorKind::Neuron,
-        "amd.com/gpu" => crate::catalog::AcceleratorKind::Amd,
-        _ => crate::catalog::AcceleratorKind::Nvidia,
+    let (kind, keyword, least, what) = match resource {
+        "aws.amazon.com/neuron" => (crate::catalog::AcceleratorKind::Neuron, "max-accelerators", 16, "accelerator"),
+        "amd.com/gpu" => (crate::catalog::AcceleratorKind::Amd, "max-accelerators", 16, "accelerator"),
+        "cpu" => (crate::catalog::AcceleratorKind::Cpu, "max-cpu", 64, "cpu"),
+        _ => (crate::catalog::AcceleratorKind::Nvidia, "max-accelerators", 16, "accelerator"),
     };
     let largest = super::report::admitted(&ctx.doc.object, ctx.catalog).iter().map(|t| t.accelerators(kind)).max().unwrap_or(0);
-    let chosen = (largest * 2).max(16);
+    let chosen = (largest * 2).max(least);
     warnings.push(Warning {
         file: ctx.doc.file.clone(),
         object: format!("NodePool/{}", ctx.doc.name),
         field: format!("spec.limits.{resource}"),
-        message: format!("no accelerator limit (unbounded spend); the profile says max-accelerators {chosen} (twice the largest admitted node, at least 16): edit it"),
+        message: format!("no {what} limit (unbounded spend); the profile says {keyword} {chosen} (twice the largest admitted node, at least {least}): edit it"),
     });
-    Line::new(format!("max-accelerators {chosen}"), format!("{} NodePool/{} spec.limits.{resource}: absent, chosen by adopt", ctx.doc.file, ctx.doc.name))
+    Line::new(format!("{keyword} {chosen}"), format!("{} NodePool/{} spec.limits.{resource}: absent, chosen by adopt", ctx.doc.file, ctx.doc.name))
 }
 
 /// Schedulable units per physical GPU (the fewest among GPU models), from the GPU Operator labels gpuplan sets

@@ -98,9 +98,11 @@ fn with_originals(rendered: &[crate::render::Manifest], adoption: &Adoption) -> 
     originals
 }
 
-fn kind_of(np: &Value) -> AcceleratorKind {
+fn kind_of(np: &Value, catalog: &Catalog) -> AcceleratorKind {
     let limits = &np["spec"]["limits"];
-    if !limits["aws.amazon.com/neuron"].is_null() {
+    if super::map::is_cpu_pool(np, &requirements(np), catalog) {
+        AcceleratorKind::Cpu
+    } else if !limits["aws.amazon.com/neuron"].is_null() {
         AcceleratorKind::Neuron
     } else if !limits["amd.com/gpu"].is_null() {
         AcceleratorKind::Amd
@@ -109,16 +111,18 @@ fn kind_of(np: &Value) -> AcceleratorKind {
     }
 }
 
-/// The accelerated instance types a NodePool admits: every requirement gpuplan can evaluate on the catalog
+/// The instance types a NodePool admits (the accelerated ones; a CPU pool's, those without accelerators): every requirement gpuplan can evaluate on the catalog
 /// (see `requirements::matches`), offered in its zones and capacity types.
 pub fn admitted<'c>(np: &Value, catalog: &'c Catalog) -> Vec<&'c InstanceType> {
     let reqs = requirements(np);
     let zones = zones(&reqs);
     let capacity = capacity_types(&reqs);
+    // A CPU pool admits the types without accelerators; every other pool, the accelerated ones.
+    let cpu = super::map::is_cpu_pool(np, &reqs, catalog);
     catalog
         .instance_types
         .iter()
-        .filter(|t| !t.gpus.is_empty() || t.neuron.is_some())
+        .filter(|t| (!t.gpus.is_empty() || t.neuron.is_some()) != cpu)
         .filter(|t| reqs.iter().all(|r| matches(t, r).unwrap_or(true)))
         .filter(|t| zones.is_empty() || t.zones.iter().any(|z| zones.contains(z)))
         .filter(|t| capacity.iter().any(|c| t.capacity_types.contains(c) || *c == CapacityType::Reserved))
@@ -155,7 +159,7 @@ fn costs(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: Accelerat
 }
 
 fn pool_report(np: &super::read::Doc, rendered: Option<&Value>, profile: &str, catalog: &Catalog, before: &[crate::report::lint::Finding], after: &[crate::report::lint::Finding]) -> PoolReport {
-    let kind = kind_of(&np.object);
+    let kind = kind_of(&np.object, catalog);
     let types_before = admitted(&np.object, catalog);
     let types_after: Vec<&InstanceType> = rendered.map(|r| admitted(r, catalog)).unwrap_or_default();
     let names = |ts: &[&InstanceType]| ts.iter().map(|t| t.name.clone()).collect::<BTreeSet<String>>();

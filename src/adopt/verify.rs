@@ -219,7 +219,7 @@ fn outcomes(r: &simulate::Report) -> BTreeMap<String, Outcome> {
 
 /// The accelerator resource a NodePool's pods request: the one its limits name, else its taints, else what its
 /// requirements select (GPU or Neuron labels); None for a CPU pool.
-fn accelerator(np: &Value) -> Option<&'static str> {
+pub(crate) fn accelerator(np: &Value) -> Option<&'static str> {
     let spec = &np["spec"]["template"]["spec"];
     let limited = ACCELERATORS.into_iter().find(|r| !np["spec"]["limits"][*r].is_null());
     let tainted = || ACCELERATORS.into_iter().find(|r| spec["taints"].as_array().into_iter().flatten().any(|t| t["key"] == *r));

@@ -185,6 +185,8 @@ pub enum AcceleratorKind {
     Nvidia,
     Amd,
     Neuron,
+    /// No accelerator: a CPU (general-purpose) pool, sized in vCPUs (`cpu`), for the ordinary pods of a cluster.
+    Cpu,
 }
 
 impl AcceleratorKind {
@@ -194,6 +196,7 @@ impl AcceleratorKind {
             AcceleratorKind::Nvidia => "nvidia.com/gpu",
             AcceleratorKind::Amd => "amd.com/gpu",
             AcceleratorKind::Neuron => "aws.amazon.com/neuron",
+            AcceleratorKind::Cpu => "cpu",
         }
     }
 
@@ -205,14 +208,22 @@ impl AcceleratorKind {
             AcceleratorKind::Neuron => &["aws.amazon.com/neuron", "aws.amazon.com/neuroncore"],
             AcceleratorKind::Nvidia => &["nvidia.com/gpu"],
             AcceleratorKind::Amd => &["amd.com/gpu"],
+            AcceleratorKind::Cpu => &["cpu"],
         }
+    }
+
+    /// Whether the kind is a device a plugin advertises (and a taint keeps ordinary pods off): every kind but `Cpu`.
+    pub fn is_accelerator(self) -> bool {
+        self != AcceleratorKind::Cpu
     }
 }
 
 impl InstanceType {
-    /// Whole accelerators of the given kind this type exposes to the scheduler. Fractional GPUs count 0.
+    /// Whole accelerators of the given kind this type exposes to the scheduler. Fractional GPUs count 0. For `Cpu`,
+    /// the vCPUs: a CPU pool's unit (its limit, $/unit-hour and per-node bounds count vCPUs).
     pub fn accelerators(&self, kind: AcceleratorKind) -> u32 {
         match kind {
+            AcceleratorKind::Cpu => self.vcpu,
             AcceleratorKind::Neuron => self.neuron.as_ref().map_or(0, |n| n.count),
             AcceleratorKind::Nvidia | AcceleratorKind::Amd => self
                 .gpus

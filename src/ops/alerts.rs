@@ -145,8 +145,8 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
                         p.name, p.profile, p.pool, monitoring.near_limit_percent.to_string() + "% or more", p.limit, p.resource(), units_per_node(p)
                     )),
                     ("runbook", &format!(
-                        "kubectl get nodepool {0} -o jsonpath='{{.status.resources}}'; if the demand is real, raise max-accelerators or the budget of pool `{1}` in {2} and recompile; otherwise find the workload that grew (kubectl get pods -A -o wide | grep <node>).",
-                        p.name, p.pool, p.source
+                        "kubectl get nodepool {0} -o jsonpath='{{.status.resources}}'; if the demand is real, raise {3} or the budget of pool `{1}` in {2} and recompile; otherwise find the workload that grew (kubectl get pods -A -o wide | grep <node>).",
+                        p.name, p.pool, p.source, if p.accelerator.is_accelerator() { "max-accelerators" } else { "max-cpu" }
                     )),
                 ]),
             }
@@ -170,7 +170,7 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
 
     // Cluster-wide.
     let mut cluster_rules = Vec::new();
-    let mut resources: Vec<String> = cluster.pools.iter().flat_map(|p| p.accelerator.pod_resources()).map(|r| ksm_resource(r)).collect();
+    let mut resources: Vec<String> = cluster.pools.iter().filter(|p| p.accelerator.is_accelerator()).flat_map(|p| p.accelerator.pod_resources()).map(|r| ksm_resource(r)).collect();
     resources.sort();
     resources.dedup();
     let nvidia: Vec<&&PoolPlan> = pools.iter().filter(|p| p.accelerator == AcceleratorKind::Nvidia).collect();

@@ -228,6 +228,8 @@ pub struct Settings {
     pub efa_zone: Option<Spanned<String>>,
     pub capacity: Spanned<Vec<CapacityType>>,
     pub max_accelerators: Option<Spanned<u32>>,
+    /// A CPU pool's limit in vCPUs (`max-cpu`): the same role as `max_accelerators` (see [`Settings::max_units`]).
+    pub max_cpu: Option<Spanned<u32>>,
     /// Explicit NodePool weight (1–100); computed from priority and tier order when absent.
     pub weight: Option<Spanned<u32>>,
     pub price_ratio_max: Spanned<f64>,
@@ -242,6 +244,13 @@ pub struct Settings {
     pub labels: BTreeMap<String, Spanned<String>>,
     pub taints: Vec<Spanned<Taint>>,
     pub allow: Vec<Spanned<String>>,
+}
+
+impl Settings {
+    /// The pool's limit in its own unit: vCPUs for a CPU pool (`max-cpu`), physical accelerators otherwise.
+    pub fn max_units(&self) -> Option<&Spanned<u32>> {
+        if self.accelerator.value == AcceleratorKind::Cpu { self.max_cpu.as_ref() } else { self.max_accelerators.as_ref() }
+    }
 }
 
 /// Parses every profile; returns them with all diagnostics (errors and warnings) found, in file order. Files
@@ -825,6 +834,7 @@ impl Parser<'_> {
             }
         };
         let mut settings = preset_defaults(preset.value, preset.span);
+        self.one_kind(node.children().map(|c| c.nodes()).unwrap_or_default(), "the pool");
         let mut tier_nodes = Vec::new();
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             if child.name().value() == "tier" {
@@ -871,6 +881,7 @@ impl Parser<'_> {
                         tier_settings.capacity = Spanned::new(vec![c.value], c.span);
                     }
                 }
+                self.one_kind(tier_node.children().map(|c| c.nodes()).unwrap_or_default(), "the tier");
                 for child in tier_node.children().map(|c| c.nodes()).unwrap_or_default() {
                     self.apply_setting(child, &mut tier_settings, "`tier`");
                 }
@@ -903,6 +914,7 @@ impl Parser<'_> {
         for tier in &tiers {
             self.check_settings(&tier.settings);
         }
+        self.one_kind_of_tiers(&tiers);
         Some(Pool { name, preset, tiers, span: self.span(node.name().span()) })
     }
 
@@ -924,7 +936,7 @@ impl Parser<'_> {
     fn apply_setting(&mut self, node: &KdlNode, s: &mut Settings, context: &str) {
         let name = node.name().value();
         let node_span = self.span(node.span());
-        if !matches!(name, "gpu" | "neuron" | "disruption" | "reserved") {
+        if !matches!(name, "gpu" | "neuron" | "cpu" | "disruption" | "reserved") {
             self.no_children(node);
         }
         match name {
@@ -976,6 +988,11 @@ impl Parser<'_> {
                 }
                 s.accelerator = Spanned::new(kind, node_span);
                 s.accelerator_names = names;
+            }
+            "cpu" => self.cpu_block(node, s),
+            "max-cpu" => {
+                self.check_entries(node, &[], 1);
+                s.max_cpu = args(node).next().and_then(|e| self.expect_integer(e, "max-cpu", 1, 10_000_000)).map(|v| Spanned::new(v.value as u32, v.span));
             }
             "arch" => {
                 s.arch = self
@@ -1189,6 +1206,55 @@ impl Parser<'_> {
         }
     }
 
+    /// `cpu { per-node min= max=; memory-min "4GiB" }`: a CPU pool, whose unit is the vCPU. Per-node bounds count
+    /// vCPUs; memory-min is per vCPU (what tells c, m and r types apart).
+    fn cpu_block(&mut self, node: &KdlNode, s: &mut Settings) {
+        self.check_entries(node, &[], 0);
+        s.memory_min_mib = None;
+        s.accelerator_names = Vec::new();
+        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
+            self.no_children(child);
+            match child.name().value() {
+                "per-node" => {
+                    self.check_entries(child, &["min", "max"], 0);
+                    let bound = |this: &mut Self, key: &str| {
+                        prop(child, key).and_then(|e| this.expect_integer(e, &format!("per-node {key} (vCPUs)"), 1, 4096)).map(|v| Spanned::new(v.value as u32, v.span))
+                    };
+                    s.per_node_min = bound(self, "min");
+                    s.per_node_max = bound(self, "max");
+                }
+                "memory-min" => {
+                    if let Some(m) = self.single_string(child) {
+                        s.memory_min_mib = self.memory_mib(&m);
+                    }
+                }
+                "name" | "manufacturer" => self.error(
+                    self.span(child.name().span()),
+                    "E0260",
+                    format!("`{}` selects an accelerator, and a `cpu` pool has none", child.name().value()),
+                    "remove it, or write a `gpu { … }` / `neuron { … }` block instead of `cpu { … }`",
+                ),
+                _ => self.unknown_node(child, &schema::names("cpu"), "`cpu`"),
+            }
+        }
+        s.accelerator = Spanned::new(AcceleratorKind::Cpu, self.span(node.span()));
+    }
+
+    /// A pool (or tier) says what it runs on once: `gpu`, `neuron` or `cpu`, not two of them (the last would win
+    /// silently).
+    fn one_kind(&mut self, nodes: &[KdlNode], context: &str) {
+        let kinds: Vec<&KdlNode> = nodes.iter().filter(|n| matches!(n.name().value(), "gpu" | "neuron" | "cpu")).collect();
+        if let [first, second, ..] = kinds.as_slice() {
+            let at = self.sources.location(self.span(first.name().span()));
+            self.error(
+                self.span(second.name().span()),
+                "E0261",
+                format!("{context} says both `{}` (at {at}) and `{}`: a NodePool runs on one kind of node", first.name().value(), second.name().value()),
+                "keep one; for CPU and GPU capacity side by side write two pools",
+            );
+        }
+    }
+
     fn parse_disruption(&mut self, node: &KdlNode, d: &mut Disruption) {
         let mut budgets = Vec::new();
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
@@ -1390,6 +1456,7 @@ impl Parser<'_> {
             let span = s.sharing.as_ref().map(|x| x.span).unwrap_or(s.accelerator.span);
             self.error(span, "E0130", "GPU sharing (time-slicing, MIG) is an NVIDIA device-plugin feature", "remove it, or select NVIDIA GPUs");
         }
+        self.check_limit_unit(s);
         if s.capacity.contains(&CapacityType::Reserved) && s.reserved.is_none() {
             self.error(
                 s.capacity.span,
@@ -1402,6 +1469,32 @@ impl Parser<'_> {
             if r.ids.is_empty() && r.tags.is_empty() {
                 self.error(r.span, "E0131", "`reserved` selects no capacity reservation", "add id \"cr-…\" or tag \"key\" \"value\"");
             }
+        }
+    }
+}
+
+impl Parser<'_> {
+    /// A CPU pool's limit counts vCPUs (`max-cpu`), an accelerated pool's counts devices (`max-accelerators`):
+    /// each keyword where the other unit is meant is an error, not a silent reinterpretation.
+    fn check_limit_unit(&mut self, s: &Settings) {
+        let cpu = s.accelerator.value == AcceleratorKind::Cpu;
+        if let (true, Some(m)) = (cpu, &s.max_accelerators) {
+            self.error(m.span, "E0262", "a `cpu` pool has no accelerators to limit", format!("write max-cpu {} for a limit of {} vCPUs", m.value, m.value));
+        }
+        if let (false, Some(m)) = (cpu, &s.max_cpu) {
+            self.error(m.span, "E0263", "`max-cpu` limits a CPU pool (one with a `cpu { … }` block)", format!("an accelerated pool's limit is max-accelerators; or add `cpu {{ }}` to make this a CPU pool of {} vCPUs", m.value));
+        }
+    }
+
+    /// Every NodePool of a pool runs on the same kind of node: pods select the pool, so a CPU tier in a GPU pool
+    /// would take the pool's GPU pods' fallback (and the reverse), and queues and workloads of a pool count one
+    /// resource.
+    fn one_kind_of_tiers(&mut self, tiers: &[Tier]) {
+        let Some(first) = tiers.first() else { return };
+        let cpu = |t: &Tier| t.settings.accelerator.value == AcceleratorKind::Cpu;
+        if let Some(other) = tiers.iter().find(|t| cpu(t) != cpu(first)) {
+            let (a, b) = if cpu(first) { ("CPU", "accelerated") } else { ("accelerated", "CPU") };
+            self.error(other.settings.accelerator.span, "E0264", format!("tier `{}` is {b} while tier `{}` is {a}: a pool's tiers run on one kind of node", other.name.value, first.name.value), "write the CPU capacity as a pool of its own");
         }
     }
 }
@@ -1419,6 +1512,9 @@ fn reservation_tier(name: &Spanned<String>, settings: &mut Settings) -> Option<T
     let mut tier = settings.clone();
     tier.capacity = Spanned::new(vec![CapacityType::Reserved], reserved.span);
     settings.reserved = None;
+    // An explicit weight is the pool's place among the cluster's pools: the reservation's tier (the pool's highest)
+    // takes it, and the fallback tiers rank below it (two NodePools of one weight would be E0153).
+    settings.weight = None;
     Some(Tier { name: Spanned::new(format!("{}-reserved", name.value), reserved.span), settings: tier })
 }
 
@@ -1548,6 +1644,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         efa_zone: None,
         capacity: Spanned::new(capacity, span),
         max_accelerators: None,
+        max_cpu: None,
         weight: None,
         price_ratio_max: Spanned::new(DEFAULT_PRICE_RATIO_MAX, span),
         spot_ceiling: Spanned::new(crate::catalog::cost::SpotCeiling::OnDemand, span),

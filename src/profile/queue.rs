@@ -90,7 +90,13 @@ impl Parser<'_> {
     fn queue_pool(&mut self, name: &Spanned<String>, pool: &Spanned<String>, pools: &[Pool]) -> Option<AcceleratorKind> {
         let found = pools.iter().find(|p| p.name.value == pool.value || p.tiers.iter().any(|t| t.name.value == pool.value));
         if let Some(p) = found {
-            return p.tiers.first().map(|t| t.settings.accelerator.value);
+            let kind = p.tiers.first().map(|t| t.settings.accelerator.value);
+            if kind == Some(AcceleratorKind::Cpu) {
+                // A queue's quota is written in the pool's accelerators (`gpus`, `neuron-devices`): a CPU pool has none.
+                self.error(pool.span, "E0265", format!("queue `{}` admits to `{}`, a CPU pool: gpuplan's queues hold accelerator quotas", name.value, pool.value), "point the queue at a GPU or Neuron pool, or write the CPU pool's ClusterQueue by hand");
+                return None;
+            }
+            return kind;
         }
         let mut candidates: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
         candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));

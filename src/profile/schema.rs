@@ -7,7 +7,7 @@
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct NodeSpec {
     /// Where it may appear: `profile` (top level), `cluster`, `pool` (also valid in a `tier`), `gpu` (also in
-    /// `neuron`), `disruption`, `reserved`, `workload`, `queue`, `monitoring`.
+    /// `neuron`), `cpu`, `disruption`, `reserved`, `workload`, `queue`, `monitoring`.
     pub parent: &'static str,
     pub name: &'static str,
     /// Arguments, e.g. `<string>…`; empty: none.
@@ -53,6 +53,7 @@ pub const NODES: &[NodeSpec] = &[
     n("gitops", "depends-on", "<string>…", &[], "none", "Flux: Kustomizations (in flux-system) that must be ready first, e.g. those installing Karpenter and the GPU Operator.", "depends-on \"karpenter\" \"gpu-operator\""),
     n("pool", "gpu", "", &[], "any NVIDIA GPU", "NVIDIA (or manufacturer \"amd\") GPU constraints.", "gpu { name \"A10G\" }"),
     n("pool", "neuron", "", &[], "none", "AWS Inferentia / Trainium instead of GPUs (aws.amazon.com/neuron).", "neuron { name \"Inferentia2\" }"),
+    n("pool", "cpu", "", &[], "none (a GPU pool)", "A CPU (general-purpose) pool instead of an accelerated one: types without GPU or Neuron devices, sized and priced in vCPUs (`max-cpu`), no accelerator taint, so ordinary pods land on it (see README \"CPU pools\").", "cpu { per-node min=2 max=16 }"),
     n("pool", "arch", "<amd64|arm64>…", &[], "amd64", "CPU architectures.", "arch \"amd64\" \"arm64\""),
     n("pool", "generation-min", "<integer>", &[], "none", "Lowest instance generation (karpenter.k8s.aws/instance-generation).", "generation-min 5"),
     n("pool", "families", "<string>…", &[], "any", "Only these instance families.", "families \"g5\" \"g6\""),
@@ -62,6 +63,7 @@ pub const NODES: &[NodeSpec] = &[
     n("pool", "efa", "<bool>", &["zone=<string>"], "either", "Require EFA networking; the pool's nodes then launch in one zone (EFA stays in a subnet), `zone` or the first of the cluster's zones that offers every type.", "efa #true zone=\"us-east-1a\""),
     n("pool", "capacity", "<spot|on-demand|reserved>…", &[], "from the preset", "Capacity types of the NodePool.", "capacity \"spot\" \"on-demand\""),
     n("pool", "max-accelerators", "<integer>", &[], "sized from the budget", "The NodePool limit on its accelerator resource, in physical accelerators.", "max-accelerators 16"),
+    n("pool", "max-cpu", "<integer>", &[], "sized from the budget", "A CPU pool's NodePool limit, in vCPUs (limits.cpu); accelerated pools use max-accelerators.", "max-cpu 64"),
     n("pool", "weight", "<integer 1–100>", &[], "from priority and tier order", "Explicit NodePool weight.", "weight 50"),
     n("pool", "price-ratio-max", "<number>", &[], "1.6", "Drop types whose $/accelerator-hour exceeds this multiple of the cheapest.", "price-ratio-max 2.0"),
     n("pool", "spot-ceiling", "<on-demand|observed-max>", &[], "on-demand", "What bounds a spot node's price in the worst case.", "spot-ceiling \"on-demand\""),
@@ -78,6 +80,8 @@ pub const NODES: &[NodeSpec] = &[
     n("gpu", "manufacturer", "<nvidia|amd>", &[], "nvidia", "GPU manufacturer (in `gpu` only).", "manufacturer \"nvidia\""),
     n("gpu", "memory-min", "<size GiB|MiB>", &[], "none", "Least memory per GPU.", "memory-min \"16GiB\""),
     n("gpu", "per-node", "", &["min=<integer>", "max=<integer>"], "any", "Accelerators per node.", "per-node min=1 max=8"),
+    n("cpu", "per-node", "", &["min=<integer>", "max=<integer>"], "any", "vCPUs per node.", "per-node min=2 max=16"),
+    n("cpu", "memory-min", "<size GiB|MiB>", &[], "none", "Least memory per vCPU (2GiB: c, 4GiB: m, 8GiB: r types).", "memory-min \"4GiB\""),
     n("disruption", "consolidation", "<WhenEmpty|WhenEmptyOrUnderutilized>", &[], "WhenEmpty", "Karpenter consolidationPolicy.", "consolidation \"WhenEmpty\""),
     n("disruption", "consolidate-after", "<duration>", &[], "from the preset", "Karpenter consolidateAfter.", "consolidate-after \"5m\""),
     n("disruption", "expire-after", "<duration|Never>", &[], "from the preset", "Karpenter expireAfter.", "expire-after \"720h\""),

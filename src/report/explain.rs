@@ -46,7 +46,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::catalog::{Catalog, InstanceType};
+use crate::catalog::{AcceleratorKind, Catalog, InstanceType};
 use crate::compile::Compilation;
 use crate::diagnostic::did_you_mean;
 use crate::profile::Profile;
@@ -647,7 +647,10 @@ pub fn table(e: &Explanation) -> String {
                 if !pool.placement.requests.is_empty() {
                     let _ = writeln!(out, "               requests {{{}}} per pod of {} {}", pool.placement.requests_text(), pool.largest_node, pool.resource);
                 }
-                let _ = writeln!(out, "    candidates {} type{}, cheapest $/accelerator-hour first:", pool.candidates.len(), if pool.candidates.len() == 1 { "" } else { "s" });
+                // A CPU pool's unit is the vCPU: its columns say so.
+                let cpu = pool.resource == AcceleratorKind::Cpu.resource();
+                let unit = if cpu { "vCPU" } else { "accelerator" };
+                let _ = writeln!(out, "    candidates {} type{}, cheapest $/{unit}-hour first:", pool.candidates.len(), if pool.candidates.len() == 1 { "" } else { "s" });
                 let rows: Vec<Vec<String>> = pool
                     .candidates
                     .iter()
@@ -668,7 +671,11 @@ pub fn table(e: &Explanation) -> String {
                 write_table(
                     &mut out,
                     "      ",
-                    &["#", "type", "accel", "model", "GiB/accel", "$/h ", "$/accel-h ", "$/accel-GiB-h ", "worst $/accel-h "],
+                    if cpu {
+                        &["#", "type", "vCPU", "model", "GiB/vCPU", "$/h ", "$/vCPU-h ", "$/vCPU-GiB-h ", "worst $/vCPU-h "]
+                    } else {
+                        &["#", "type", "accel", "model", "GiB/accel", "$/h ", "$/accel-h ", "$/accel-GiB-h ", "worst $/accel-h "]
+                    },
                     &[true, false, true, false, true, true, true, true, true],
                     &rows,
                 );

@@ -389,11 +389,18 @@ impl<'c> Lint<'c> {
             views.push(PoolCtx { cluster, plan, profile, pool, tier, np: NodePool(object), catalog });
         }
         for ctx in &views {
-            self.consolidation(ctx);
+            // GP001 and GP007 are about accelerator nodes: a CPU pool's nodes are meant for ordinary pods (no
+            // accelerator taint) and run work that consolidation may move like any other.
+            let accelerated = ctx.plan.accelerator.is_accelerator();
+            if accelerated {
+                self.consolidation(ctx);
+            }
             self.scheduled_budgets(ctx);
             self.limit(ctx);
             self.narrow_spot(ctx);
-            self.gpu_taint(ctx);
+            if accelerated {
+                self.gpu_taint(ctx);
+            }
             self.fractional(ctx);
             self.never_expire(ctx);
             self.reserved(ctx);
@@ -686,7 +693,7 @@ impl<'c> Lint<'c> {
                     "NodePool `{}` limits {resource} to {limit}, but its largest instance type {name} has {accelerators}{sharing}: that node can never launch",
                     ctx.plan.name
                 ),
-                format!("raise the limit to at least {accelerators}, or cap node size with `gpu {{ per-node max=… }}`"),
+                format!("raise the limit to at least {accelerators}, or cap node size with `{} {{ per-node max=… }}`", if ctx.plan.accelerator.is_accelerator() { "gpu" } else { "cpu" }),
             );
         }
     }

@@ -734,7 +734,7 @@ impl<'c> AcceleratorIndex<'c> {
     fn new(catalog: &'c Catalog) -> AcceleratorIndex<'c> {
         let mut by_kind: BTreeMap<AcceleratorKind, Vec<&InstanceType>> = BTreeMap::new();
         for t in &catalog.instance_types {
-            for kind in [AcceleratorKind::Nvidia, AcceleratorKind::Amd, AcceleratorKind::Neuron] {
+            for kind in [AcceleratorKind::Nvidia, AcceleratorKind::Amd, AcceleratorKind::Neuron, AcceleratorKind::Cpu] {
                 if has_only(kind, t) {
                     by_kind.entry(kind).or_default().push(t);
                 }
@@ -744,8 +744,12 @@ impl<'c> AcceleratorIndex<'c> {
     }
 }
 
-/// The type has accelerators of this kind (whole or fractional GPUs) and of no other kind.
+/// The type has accelerators of this kind (whole or fractional GPUs) and of no other kind; for `Cpu`, none at all
+/// (a CPU pool never launches a GPU node, whose price is paid for devices its pods do not use).
 fn has_only(kind: AcceleratorKind, t: &InstanceType) -> bool {
+    if kind == AcceleratorKind::Cpu {
+        return t.gpus.is_empty() && t.neuron.is_none();
+    }
     let others = t.gpus.iter().any(|g| crate::catalog::manufacturer_kind(&g.manufacturer) != Some(kind))
         || (kind != AcceleratorKind::Neuron && t.neuron.is_some());
     !others && (t.accelerators(kind) > 0 || (t.has_partial_gpus() && kind != AcceleratorKind::Neuron))
@@ -813,9 +817,11 @@ fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources:
         AcceleratorKind::Nvidia => "NVIDIA GPUs",
         AcceleratorKind::Amd => "AMD GPUs",
         AcceleratorKind::Neuron => "AWS Neuron devices",
+        AcceleratorKind::Cpu => "",
     };
+    let first = if kind == AcceleratorKind::Cpu { "has no GPU or Neuron device (a CPU pool)".to_string() } else { format!("has {what} (and no other accelerator)") };
     let mut out = vec![
-        Constraint::new(format!("has {what} (and no other accelerator)"), s.accelerator.span, move |t| has_only(kind, t)),
+        Constraint::new(first, s.accelerator.span, move |t| has_only(kind, t)),
         Constraint::new("whole accelerators (fractional-GPU types only when named in `types`)", s.accelerator.span, move |t| {
             (!t.has_partial_gpus() && t.accelerators(kind) > 0) || named(t)
         }),
@@ -831,13 +837,17 @@ fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources:
             model.is_some_and(|m| names.contains(&m))
         }));
     }
+    if kind == AcceleratorKind::Cpu {
+        out.extend(cpu_pool_defaults(s));
+    }
     // MIG: only GPUs that have the pool's MIG config (an A10G can never land in a MIG pool).
     if let Some((label, span, keep)) = crate::ops::mig::pool_filter(s, catalog, sources)? {
         out.push(Constraint { label, span, keep });
     }
     if let Some(min) = &s.memory_min_mib {
         let v = min.value;
-        out.push(Constraint::new(format!("memory per accelerator ≥ {v} MiB"), min.span, move |t| accelerator_memory_mib(t, kind) >= v));
+        let per = if kind == AcceleratorKind::Cpu { "vCPU" } else { "accelerator" };
+        out.push(Constraint::new(format!("memory per {per} ≥ {v} MiB"), min.span, move |t| accelerator_memory_mib(t, kind) >= v));
     }
     if let Some(min) = &s.per_node_min {
         let v = min.value;
@@ -882,6 +892,29 @@ fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources:
     }
     Ok(out)
 }
+
+/// What a CPU pool leaves out unless told otherwise, because ranking by $/vCPU-hour alone would keep nothing else:
+/// - burstable types (instance category `t`): their price buys a baseline share of each vCPU (5–40 %), and the rest
+///   is billed as CPU credits, so their $/vCPU-hour is not comparable (t3a.nano is a sixteenth of c6a.large's); a
+///   `families` or `types` entry naming them admits them;
+/// - less than 2 GiB of memory per vCPU (the compute-optimized c types' ratio) unless `cpu { memory-min … }` says
+///   otherwise or `types` names the type: a 0.5 GiB node holds little beside its DaemonSets.
+fn cpu_pool_defaults<'a>(s: &'a Settings) -> Vec<Constraint<'a>> {
+    let mut out = Vec::new();
+    let asked = move |t: &InstanceType| s.families.iter().any(|f| f.value == t.family) || s.types.iter().any(|n| n.value == t.name);
+    out.push(Constraint::new("not burstable (t types only when named in `families` or `types`)", s.accelerator.span, move |t| t.category != "t" || asked(t)));
+    if s.memory_min_mib.is_none() {
+        out.push(Constraint::new(
+            format!("memory per vCPU ≥ {CPU_POOL_MEMORY_MIB_PER_VCPU} MiB (a CPU pool's default)"),
+            s.accelerator.span,
+            move |t| t.memory_mib / u64::from(t.vcpu.max(1)) >= CPU_POOL_MEMORY_MIB_PER_VCPU || s.types.iter().any(|n| n.value == t.name),
+        ));
+    }
+    out
+}
+
+/// The least memory per vCPU a CPU pool admits by default (see [`cpu_pool_defaults`]).
+pub const CPU_POOL_MEMORY_MIB_PER_VCPU: u64 = 2048;
 
 /// The pool's capacity types must be offered, in its zones, with prices to bound them.
 fn capacity_and_zone_constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String]) -> Vec<Constraint<'a>> {
@@ -1018,7 +1051,8 @@ fn admit_by_price(ranked: Vec<Candidate>, s: &Settings) -> (Vec<Candidate>, Opti
     }
     let removal = (!dropped.is_empty()).then(|| Removal {
         constraint: format!(
-            "$/accelerator-hour ≤ {ratio} × cheapest (${cheapest:.4}) [price-ratio-max{}]",
+            "$/{}-hour ≤ {ratio} × cheapest (${cheapest:.4}) [price-ratio-max{}]",
+            if s.accelerator.value == AcceleratorKind::Cpu { "vCPU" } else { "accelerator" },
             if spot { format!("; spot pools widen to {SPOT_DIVERSITY_RATIO_MAX} × to reach {SPOT_MIN_TYPES} types") } else { String::new() }
         ),
         types: dropped.iter().map(|c| c.name.clone()).collect(),
@@ -1026,9 +1060,10 @@ fn admit_by_price(ranked: Vec<Candidate>, s: &Settings) -> (Vec<Candidate>, Opti
     (kept, removal)
 }
 
-/// Memory per accelerator in MiB (per GPU, or per Neuron device).
+/// Memory per accelerator in MiB (per GPU, or per Neuron device; for a CPU pool, host memory per vCPU).
 fn accelerator_memory_mib(t: &InstanceType, kind: AcceleratorKind) -> u64 {
     match kind {
+        AcceleratorKind::Cpu => t.memory_mib / u64::from(t.vcpu.max(1)),
         AcceleratorKind::Neuron => t.neuron.as_ref().map_or(0, |n| n.memory_mib_per_device),
         _ => t.gpus.iter().map(|g| g.memory_mib).min().unwrap_or(0),
     }
@@ -1071,7 +1106,8 @@ fn pool_plan(
         }
         _ => {}
     }
-    let mut taints = vec![Taint { key: s.accelerator.value.resource().to_string(), value: None, effect: "NoSchedule".into() }];
+    // A CPU pool has no accelerator taint: it is where the cluster's ordinary pods (which tolerate nothing) run.
+    let mut taints: Vec<Taint> = s.accelerator.value.is_accelerator().then(|| Taint { key: s.accelerator.value.resource().to_string(), value: None, effect: "NoSchedule".into() }).into_iter().collect();
     // Isolation: without a pool taint, any pod that tolerates the accelerator taint lands on the
     // highest-weight pool that fits it (an 8-GPU trainer on the inference pool). Only `general` pools take
     // such pods; every other pool admits only pods that tolerate its own taint.
@@ -1281,11 +1317,12 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
     let budget = profile.budget_usd_per_hour.as_ref();
     let mut diagnostics = Vec::new();
     for (plan, tier) in pools.iter() {
-        if budget.is_none() && tier.settings.max_accelerators.is_none() && tier.settings.reserved.is_none() {
+        if budget.is_none() && tier.settings.max_units().is_none() && tier.settings.reserved.is_none() {
+            let (keyword, example) = limit_keyword(plan.accelerator);
             diagnostics.push(
                 sources
-                    .error(tier.name.span, "E0141", format!("pool `{}` is unbounded: it has no max-accelerators and the profile has no budget", plan.name))
-                    .help("add `max-accelerators 16` to the pool or `budget usd-per-hour=100` to the profile; gpuplan never emits a GPU NodePool without limits"),
+                    .error(tier.name.span, "E0141", format!("pool `{}` is unbounded: it has no {keyword} and the profile has no budget", plan.name))
+                    .help(format!("add `{keyword} {example}` to the pool or `budget usd-per-hour=100` to the profile; gpuplan never emits a NodePool without limits")),
             );
         }
     }
@@ -1302,12 +1339,13 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
         Some(b) => Some(b.value - fixed),
         None => None,
     };
-    let cap = |tier: &Tier, plan: &PoolPlan| tier.settings.max_accelerators.as_ref().map(|m| m.value * plan.replicas());
+    let cap = |tier: &Tier, plan: &PoolPlan| tier.settings.max_units().map(|m| m.value * plan.replicas());
     let usage_pools = pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).count();
+    let scale = unit_scale(pools);
 
     for _round in 0..2 {
         let common = usage_budget.map(|b| {
-            let usage = UsagePools::new(pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).map(|(p, t)| (p, cap(t, p))));
+            let usage = UsagePools::new(pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).map(|(p, t)| (p, cap(t, p), scale(p))));
             // Largest L with Σ worst(min(cᵢ, L)) ≤ B; each bound is non-decreasing in L: binary search.
             let cost = |l: u32| usage.worst_case(l);
             let (mut lo, mut hi) = (0u32, 1_000_000u32);
@@ -1319,17 +1357,20 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
         });
         for (plan, tier) in pools.iter_mut().filter(|(p, _)| p.fixed_usd_per_hour.is_none()) {
             let capped = cap(tier, plan);
+            let keyword = limit_keyword(plan.accelerator).0;
+            let unit = scale(plan);
             let (limit, reason) = match (capped, common) {
-                (Some(c), Some(l)) if c <= l => (c, format!("max-accelerators {}{}", c / plan.replicas(), replicas_note(plan))),
+                (Some(c), Some(l)) if c <= l * unit => (c, format!("{keyword} {}{}", c / plan.replicas(), replicas_note(plan))),
                 (_, Some(l)) => (
-                    l,
+                    l * unit,
                     format!(
-                        "budget ${:.2}/h{} split evenly across the profile's {usage_pools} usage-based pool(s): Σ worst case ≤ budget",
+                        "budget ${:.2}/h{} split evenly across the profile's {usage_pools} usage-based pool(s): Σ worst case ≤ budget{}",
                         budget.map_or(0.0, |b| b.value),
                         if fixed > 0.0 { format!(" minus ${fixed:.2}/h of reservations") } else { String::new() },
+                        if unit > 1 { format!(" ({unit} vCPUs for each accelerator of the GPU/Neuron pools beside it)") } else { String::new() },
                     ),
                 ),
-                (Some(c), None) => (c, format!("max-accelerators {}{}", c / plan.replicas(), replicas_note(plan))),
+                (Some(c), None) => (c, format!("{keyword} {}{}", c / plan.replicas(), replicas_note(plan))),
                 (None, None) => unreachable!("checked above"),
             };
             let (limit, reason) = round_to_whole_nodes(plan, limit, reason);
@@ -1369,16 +1410,17 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
 /// (one [`Selections`] entry) and their cap cost the same at every limit, so each such group is priced once with its
 /// count, and its shapes are built once.
 struct UsagePools<'p> {
-    groups: Vec<(&'p PoolPlan, Option<u32>, Vec<NodeShape>, u32)>,
+    /// (a pool, its cap, its shapes, how many pools share them, the pool's units per step of the common limit).
+    groups: Vec<(&'p PoolPlan, Option<u32>, Vec<NodeShape>, u32, u32)>,
 }
 
 impl<'p> UsagePools<'p> {
-    fn new(pools: impl Iterator<Item = (&'p PoolPlan, Option<u32>)>) -> UsagePools<'p> {
-        let mut index: HashMap<(*const Vec<Candidate>, Option<u32>), usize> = HashMap::new();
-        let mut groups: Vec<(&PoolPlan, Option<u32>, Vec<NodeShape>, u32)> = Vec::new();
-        for (plan, cap) in pools {
-            let at = *index.entry((Arc::as_ptr(&plan.candidates), cap)).or_insert_with(|| {
-                groups.push((plan, cap, plan.shapes(), 0));
+    fn new(pools: impl Iterator<Item = (&'p PoolPlan, Option<u32>, u32)>) -> UsagePools<'p> {
+        let mut index: HashMap<(*const Vec<Candidate>, Option<u32>, u32), usize> = HashMap::new();
+        let mut groups: Vec<(&PoolPlan, Option<u32>, Vec<NodeShape>, u32, u32)> = Vec::new();
+        for (plan, cap, scale) in pools {
+            let at = *index.entry((Arc::as_ptr(&plan.candidates), cap, scale)).or_insert_with(|| {
+                groups.push((plan, cap, plan.shapes(), 0, scale));
                 groups.len() - 1
             });
             groups[at].3 += 1;
@@ -1386,10 +1428,35 @@ impl<'p> UsagePools<'p> {
         UsagePools { groups }
     }
 
-    /// Σ over the pools of the worst case at min(cap, `limit`).
+    /// Σ over the pools of the worst case at min(cap, `limit` × the pool's scale).
     fn worst_case(&self, limit: u32) -> f64 {
-        self.groups.iter().map(|(p, cap, shapes, count)| f64::from(*count) * p.worst_case_on(shapes, cap.map_or(limit, |c| c.min(limit)))).sum()
+        self.groups
+            .iter()
+            .map(|(p, cap, shapes, count, scale)| {
+                let own = limit.saturating_mul(*scale);
+                f64::from(*count) * p.worst_case_on(shapes, cap.map_or(own, |c| c.min(own)))
+            })
+            .sum()
     }
+}
+
+/// vCPUs a CPU pool gets per accelerator the GPU/Neuron pools beside it get, when one budget sizes both. The
+/// common limit of [`size_limits`] is a count of units; a vCPU and a GPU are not the same unit, so a CPU pool beside
+/// accelerated pools counts its limit in steps of this many vCPUs: about what EC2's accelerated types carry per
+/// accelerator (g5.2xlarge, g6e.2xlarge: 8 vCPUs per GPU; p4d.24xlarge: 12; p5.48xlarge: 24; g6.xlarge: 4), so the
+/// CPU side of a cluster grows with its accelerated side. A profile of CPU pools only counts single vCPUs.
+pub const VCPUS_PER_ACCELERATOR: u32 = 8;
+
+/// Each usage pool's units per step of the common limit (see [`VCPUS_PER_ACCELERATOR`]).
+fn unit_scale(pools: &[(PoolPlan, &Tier)]) -> impl Fn(&PoolPlan) -> u32 + 'static {
+    let usage = || pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none());
+    let mixed = usage().any(|(p, _)| p.accelerator == AcceleratorKind::Cpu) && usage().any(|(p, _)| p.accelerator != AcceleratorKind::Cpu);
+    move |p: &PoolPlan| if mixed && p.accelerator == AcceleratorKind::Cpu { VCPUS_PER_ACCELERATOR } else { 1 }
+}
+
+/// The profile keyword that limits a pool of this kind, and an example value.
+fn limit_keyword(kind: AcceleratorKind) -> (&'static str, u32) {
+    if kind == AcceleratorKind::Cpu { ("max-cpu", 64) } else { ("max-accelerators", 16) }
 }
 
 /// Nodes of the pool that can be deleting at once, beside their replacements (`cost::draining_nodes`). A reserved
@@ -1450,9 +1517,9 @@ fn drop_nodes_above_limit(plan: &mut PoolPlan) {
 
 /// E0142: the limit leaves no node that fits.
 fn too_small(profile: &Profile, plan: &PoolPlan, tier: &Tier, sources: &Sources) -> ProfileDiagnostic {
-    let (span, what) = match (&profile.budget_usd_per_hour, &tier.settings.max_accelerators) {
+    let (span, what) = match (&profile.budget_usd_per_hour, tier.settings.max_units()) {
         (Some(b), _) if plan.limit_reason.starts_with("budget") => (b.span, format!("the budget ${:.2}/h", b.value)),
-        (_, Some(m)) => (m.span, format!("max-accelerators {}", m.value)),
+        (_, Some(m)) => (m.span, format!("{} {}", limit_keyword(plan.accelerator).0, m.value)),
         (Some(b), None) => (b.span, format!("the budget ${:.2}/h", b.value)),
         (None, None) => (tier.name.span, "the limit".into()),
     };
