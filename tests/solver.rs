@@ -208,3 +208,90 @@ fn pools_with_the_same_settings_share_one_selection_without_changing_any_decisio
     assert!(worst <= 100.0 + 1e-6, "worst case {worst} over budget");
     assert!(worst + [a, b, other].iter().map(|p| worst_per_unit(p)).sum::<f64>() > 100.0, "the split uses the budget");
 }
+
+/// The diagnostics of a profile that must not compile: (code, location, message, help).
+fn rejected(body: &str) -> Vec<(String, String, String, String)> {
+    match compile_profiles(&[("p", format!("{CLUSTER}{body}"))]) {
+        Err(CompileError::Profiles { diagnostics }) => diagnostics.iter().map(|d| (d.code.to_string(), d.location.clone(), d.message.clone(), d.help.clone().unwrap_or_default())).collect(),
+        Ok(_) => panic!("compiled: {body}"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn requirement<'a>(p: &'a PoolPlan, key: &str) -> Option<&'a gpuplan::solve::Requirement> {
+    p.requirements.iter().find(|r| r.key == key)
+}
+
+#[test]
+fn require_on_instance_category_keeps_only_matching_types_and_the_nodepool_carries_it() {
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-category\" \"In\" \"p\"\n}\n");
+    let p = pool(&c, "x");
+    assert!(!p.candidates.is_empty());
+    assert!(p.candidates.iter().all(|t| t.name.starts_with('p')), "{:?}", p.candidates.iter().map(|t| &t.name).collect::<Vec<_>>());
+    assert!(p.removed.iter().any(|r| r.constraint == "require karpenter.k8s.aws/instance-category In [p]" && r.types.iter().any(|t| t.starts_with("g"))), "{:?}", p.removed);
+    let r = requirement(p, "karpenter.k8s.aws/instance-category").expect("the NodePool carries the requirement");
+    assert_eq!((r.operator.as_str(), r.values.clone()), ("In", vec!["p".to_string()]));
+}
+
+#[test]
+fn require_with_a_numeric_operator_compares_the_catalogs_label_as_karpenter_does() {
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 64\n    price-ratio-max 100\n    require \"karpenter.k8s.aws/instance-cpu\" \"Gte\" 48\n}\n");
+    let p = pool(&c, "x");
+    assert!(!p.candidates.is_empty());
+    assert!(p.candidates.iter().all(|t| t.vcpu >= 48), "{:?}", p.candidates.iter().map(|t| (&t.name, t.vcpu)).collect::<Vec<_>>());
+    assert!(p.removed.iter().any(|r| r.constraint.starts_with("require karpenter.k8s.aws/instance-cpu Gte [48]")));
+    // The local NVMe label is the instance store in GB (absent without one): Gte 1000 keeps the types with at least 1 TB.
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 64\n    price-ratio-max 100\n    require \"karpenter.k8s.aws/instance-local-nvme\" \"Gte\" 1000\n}\n");
+    let catalog = gpuplan::catalog::Catalog::load(std::path::Path::new("none"), "us-east-1").unwrap();
+    let p = pool(&c, "x");
+    assert!(!p.candidates.is_empty());
+    for t in p.candidates.iter() {
+        assert!(catalog.get(&t.name).and_then(|t| t.local_nvme_gb).is_some_and(|gb| gb >= 1000), "{} has less than 1 TB of NVMe", t.name);
+    }
+    assert!(p.removed.iter().any(|r| r.constraint == "require karpenter.k8s.aws/instance-local-nvme Gte [1000]" && r.types.contains(&"g4dn.xlarge".to_string())), "{:?}", p.removed);
+}
+
+#[test]
+fn require_on_a_key_the_catalog_has_no_label_for_is_carried_and_noted_not_checked() {
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-hypervisor\" \"In\" \"nitro\"\n}\n");
+    let p = pool(&c, "x");
+    assert!(requirement(p, "karpenter.k8s.aws/instance-hypervisor").is_some());
+    assert!(p.notes.iter().any(|n| n.starts_with("require karpenter.k8s.aws/instance-hypervisor: the catalog has no such label")), "{:?}", p.notes);
+    // A label of the user's is a node label requirement: carried, and not noted (it selects no instance type).
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    require \"example.com/team\" \"In\" \"ml\" min-values=1\n}\n");
+    let p = pool(&c, "x");
+    assert_eq!(requirement(p, "example.com/team").map(|r| r.min_values), Some(Some(1)));
+    assert!(p.notes.iter().all(|n| !n.starts_with("require")), "{:?}", p.notes);
+}
+
+#[test]
+fn a_tiers_require_replaces_its_pools_on_the_same_key() {
+    let c = solve("pool \"x\" preset=\"tiered\" {\n    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-category\" \"In\" \"g\"\n    tier \"a\" capacity=\"spot\" { require \"karpenter.k8s.aws/instance-category\" \"In\" \"p\"; }\n    tier \"b\" capacity=\"on-demand\" { }\n}\n");
+    assert_eq!(requirement(pool(&c, "x-a"), "karpenter.k8s.aws/instance-category").map(|r| r.values.clone()), Some(vec!["p".to_string()]));
+    assert_eq!(requirement(pool(&c, "x-b"), "karpenter.k8s.aws/instance-category").map(|r| r.values.clone()), Some(vec!["g".to_string()]));
+}
+
+#[test]
+fn require_refuses_what_karpenter_refuses_with_located_errors_and_did_you_mean() {
+    let cases: [(&str, &str, &str); 7] = [
+        ("require \"karpenter.k8s.aws/instance-categry\" \"In\" \"g\"", "E0280", "karpenter.k8s.aws/instance-category"),
+        ("require \"instance-size\" \"In\" \"xlarge\"", "E0280", "did you mean `karpenter.k8s.aws/instance-size`?"),
+        ("require \"karpenter.sh/capacity-type\" \"In\" \"spot\"", "E0281", "capacity"),
+        ("require \"karpenter.k8s.aws/instance-cpu\" \"gte\" 8", "E0282", "did you mean `Gte`?"),
+        ("require \"karpenter.k8s.aws/instance-cpu\" \"Gt\" \"eight\"", "E0283", "instance-cpu"),
+        ("require \"karpenter.k8s.aws/instance-size\" \"Exists\" \"xlarge\"", "E0283", ""),
+        ("require \"karpenter.k8s.aws/instance-size\" \"In\" \"xlarge\" min-values=2", "E0284", "minValues"),
+    ];
+    for (line, code, help) in cases {
+        let found = rejected(&format!("pool \"x\" preset=\"general\" {{\n    max-accelerators 8\n    {line}\n}}\n"));
+        let d = found.iter().find(|d| d.0 == code).unwrap_or_else(|| panic!("{line}: no {code} in {found:?}"));
+        assert!(d.1.contains(":8:"), "{line}: located on its line: {d:?}");
+        assert!(d.3.contains(help), "{line}: {d:?}");
+    }
+}
+
+#[test]
+fn a_require_no_type_satisfies_names_itself_in_e0140() {
+    let found = rejected("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-category\" \"In\" \"c\"\n}\n");
+    assert!(found.iter().any(|d| d.0 == "E0140" && d.2.contains("`require karpenter.k8s.aws/instance-category In [c]` removed the last")), "{found:?}");
+}

@@ -289,7 +289,11 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
             continue;
         }
         if r.min_values.is_some() {
-            continue; // minValues has no profile equivalent: the whole requirement is kept for the warning
+            // Only `require` says minValues (a derived key's is kept for the warning).
+            if let Some(line) = require_line(r, &field, used) {
+                lines.push(Line::new(line, from(&field)));
+            }
+            continue;
         }
         let line = match (r.key.as_str(), r.operator.as_str()) {
             ("node.kubernetes.io/instance-type", "In") => Some(format!("types {}", values())),
@@ -309,7 +313,7 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
                 used.take(field);
                 continue;
             }
-            _ => None,
+            _ => require_line(r, &field, used),
         };
         if let Some(line) = line {
             lines.push(Line::new(line, from(&field)));
@@ -323,6 +327,19 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
         lines.push(Line::new("arch \"amd64\" \"arm64\"", from("spec.template.spec.requirements (no kubernetes.io/arch: either architecture)")));
     }
     lines
+}
+
+/// `require "<key>" "<operator>" "<value>"… [min-values=n]` for a requirement no dedicated setting says and the
+/// `gpu`/`neuron` block did not take; None when the profile cannot say it (kept for the warning).
+fn require_line(r: &Requirement, field: &str, used: &mut Consumed) -> Option<String> {
+    if used.covers(field) || !crate::profile::requirement_expressible(&r.key, &r.operator, &r.values, r.min_values) {
+        return None;
+    }
+    used.take(field);
+    let mut words = vec!["require".to_string(), q(&r.key), q(&r.operator)];
+    words.extend(r.values.iter().map(|v| q(v)));
+    words.extend(r.min_values.map(|m| format!("min-values={m}")));
+    Some(words.join(" "))
 }
 
 /// gpuplan never emits a GPU NodePool without a limit (E0141): an unbounded original gets

@@ -34,6 +34,9 @@ use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned}
 mod ops_intent;
 /// `queue` nodes (Kueue queues), parsed with this module's helpers.
 mod queue;
+/// `require` nodes (NodePool requirements on any well-known or user label), parsed with this module's helpers.
+mod requirements;
+pub use requirements::{expressible as requirement_expressible, is_well_known as requirements_is_well_known, NodeRequirement};
 pub(crate) use ops_intent::is_training_pool;
 
 /// Lint/solver price-quality knob default: admit a type only if its $/accelerator-hour is at most this
@@ -241,6 +244,8 @@ pub struct Settings {
     pub disruption: Disruption,
     pub labels: BTreeMap<String, Spanned<String>>,
     pub taints: Vec<Spanned<Taint>>,
+    /// `require`: NodePool requirements beyond the dedicated settings, one per key.
+    pub requires: Vec<Spanned<NodeRequirement>>,
     pub allow: Vec<Spanned<String>>,
 }
 
@@ -1185,6 +1190,7 @@ impl Parser<'_> {
                 }
             }
             "allow" => s.allow.extend(self.strings(node)),
+            "require" => self.apply_require(node, s),
             _ => self.unknown_node(node, &schema::names("pool"), context),
         }
     }
@@ -1566,6 +1572,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         },
         labels: BTreeMap::new(),
         taints: Vec::new(),
+        requires: Vec::new(),
         allow: Vec::new(),
     }
 }

@@ -72,6 +72,7 @@ pub const NODES: &[NodeSpec] = &[
     n("pool", "disruption", "", &[], "from the preset", "Consolidation, expiry, termination grace and disruption budgets.", "disruption { consolidation \"WhenEmpty\" }"),
     n("pool", "label", "<key> <value>", &[], "none", "A node label (NodePool template).", "label \"team\" \"ml\""),
     n("pool", "taint", "<key>", &["value=<string>", "effect=<NoSchedule|PreferNoSchedule|NoExecute>"], "none", "A node taint besides the accelerator's and the pool's.", "taint \"workload\" value=\"x\" effect=\"NoSchedule\""),
+    n("pool", "require", "<key> <In|NotIn|Exists|DoesNotExist|Gt|Lt|Gte|Lte> <value>…", &["min-values=<integer 1–50>"], "none", "A NodePool requirement on a well-known Karpenter/AWS label (instance category, size, cpu, memory, local NVMe, network bandwidth, …) or a label of yours: the solver keeps only the catalog types whose labels satisfy it (keys the catalog has no label for are passed to Karpenter unchecked), and the NodePool carries it. One per key; a tier's replaces its pool's.", "require \"karpenter.k8s.aws/instance-category\" \"In\" \"g\" \"p\""),
     n("pool", "allow", "<string>…", &[], "none", "Lint codes silenced for this pool.", "allow \"GP006\""),
     n("pool", "tier", "<string>", &["capacity=<spot|on-demand|reserved>"], "none", "In a tiered pool: one NodePool <pool>-<tier>, in fallback order; takes every pool setting.", "tier \"a\" capacity=\"spot\" { weight 50 }"),
     n("gpu", "name", "<string>…", &[], "any", "GPU or Neuron device names, case-insensitive.", "name \"L4\""),

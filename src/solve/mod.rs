@@ -523,10 +523,11 @@ fn solve_cluster(
                             .chain(&tier.settings.allow)
                             .map(|a| a.value.clone())
                             .collect();
-                        profile_pools.push((
-                            pool_plan(tier, tier_index, pool, profile, &source, node_class, &zones, candidates, removed, allow),
-                            tier,
-                        ));
+                        let mut plan = pool_plan(tier, tier_index, pool, profile, &source, node_class, &zones, candidates, removed, allow);
+                        for key in unchecked_requires(&tier.settings, catalog) {
+                            plan.notes.push(format!("require {key}: the catalog has no such label, so Karpenter alone applies it (it may launch fewer of the listed types, never others; the cost bound stays an upper bound)"));
+                        }
+                        profile_pools.push((plan, tier));
                     }
                     Err(d) => diagnostics.push(d),
                 }
@@ -871,6 +872,7 @@ fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources:
         let types = list(&s.exclude_types);
         out.push(Constraint::new(format!("type not in [{}]", types.join(", ")), s.exclude_types[0].span, move |t| !types.contains(&t.name)));
     }
+    out.extend(require_constraints(tier, catalog));
     if let Some(efa) = &s.efa {
         let v = efa.value;
         out.push(Constraint::new(format!("EFA {}", if v { "supported" } else { "not required" }), efa.span, move |t| !v || t.efa));
@@ -881,6 +883,34 @@ fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources:
         out.push(Constraint::new(label, reserved_type.span, move |t| t.name == reserved_type.value));
     }
     Ok(out)
+}
+
+/// `require` lines on a key the catalog's types are labelled with (`simulate::instances::requirements`, the labels
+/// Karpenter's provider computes): a type stays when its label and the requirement intersect as Karpenter's
+/// `Requirements.Intersects` has it (an absent label satisfies NotIn and DoesNotExist). Keys the catalog has no
+/// label for (hypervisor, bandwidths, …) filter nothing here: [`unchecked_requires`] notes them.
+fn require_constraints<'a>(tier: &'a Tier, catalog: &Catalog) -> Vec<Constraint<'a>> {
+    use crate::simulate::requirements::{Requirement as Wanted, Requirements};
+    let probe = catalog.instance_types.first().map(|t| crate::simulate::instances::requirements(t, &catalog.region));
+    let labelled = |key: &str| probe.as_ref().is_some_and(|p| p.get(key).is_some());
+    let mut out = Vec::new();
+    for r in tier.settings.requires.iter().filter(|r| labelled(&r.key)) {
+        let Some(wanted) = Wanted::new(&r.operator, &r.values) else { continue };
+        let mut incoming = Requirements::default();
+        incoming.add(&r.key, wanted);
+        let region = catalog.region.clone();
+        out.push(Constraint::new(r.describe(), r.span, move |t| crate::simulate::instances::requirements(t, &region).intersects(&incoming).is_ok()));
+    }
+    out
+}
+
+/// The `require` keys no catalog label lets gpuplan check: Karpenter applies them, so the NodePool may launch fewer
+/// of the listed types (never others: the instance-type requirement still names them), and the cost bound, a
+/// maximum over the listed types, stays an upper bound.
+fn unchecked_requires(s: &Settings, catalog: &Catalog) -> Vec<String> {
+    let Some(first) = catalog.instance_types.first() else { return Vec::new() };
+    let labels = crate::simulate::instances::requirements(first, &catalog.region);
+    s.requires.iter().filter(|r| crate::profile::requirements_is_well_known(&r.key) && labels.get(&r.key).is_none()).map(|r| r.key.clone()).collect()
 }
 
 /// The pool's capacity types must be offered, in its zones, with prices to bound them.
@@ -1185,6 +1215,7 @@ fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate]) -> Vec
         z.sort();
         reqs.push(Requirement { key: "topology.kubernetes.io/zone".into(), operator: "In".into(), values: z, min_values: None });
     }
+    reqs.extend(s.requires.iter().map(|r| Requirement { key: r.key.clone(), operator: r.operator.clone(), values: r.values.clone(), min_values: r.min_values }));
     reqs.sort_by(|a, b| a.key.cmp(&b.key));
     reqs
 }
