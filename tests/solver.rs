@@ -295,3 +295,46 @@ fn a_require_no_type_satisfies_names_itself_in_e0140() {
     let found = rejected("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-category\" \"In\" \"c\"\n}\n");
     assert!(found.iter().any(|d| d.0 == "E0140" && d.2.contains("`require karpenter.k8s.aws/instance-category In [c]` removed the last")), "{found:?}");
 }
+
+fn nodepool_text<'a>(c: &'a Compilation, name: &str) -> &'a str {
+    c.generated.iter().find(|g| g.kind == "NodePool" && g.path.to_string_lossy().ends_with(&format!("nodepool-{name}.yaml"))).map(|g| g.text.as_str()).unwrap_or_else(|| panic!("no NodePool {name}"))
+}
+
+#[test]
+fn cpu_and_memory_limits_are_carried_beside_the_accelerator_limit_and_only_lower_the_worst_case() {
+    let body = |limits: &str| format!("pool \"x\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"A10G\"; per-node max=1; }}\n    max-accelerators 16\n    {limits}\n}}\n");
+    let free = solve(&body(""));
+    let capped = solve(&body("limits cpu=16 memory=\"64Gi\""));
+    let (f, p) = (pool(&free, "x"), pool(&capped, "x"));
+    // The accelerator limit is sized as before: the cpu and memory limits do not buy or cost accelerators.
+    assert_eq!((f.limit, p.limit), (16, 16));
+    assert_eq!(p.cpu_limit, Some(16));
+    let text = nodepool_text(&capped, "x");
+    assert!(text.contains("nvidia.com/gpu: \"16\"") && text.contains("cpu: \"16\"") && text.contains("memory: 64Gi"), "{text}");
+    // 16 vCPU hold at most 4 g5.xlarge-sized nodes: the bound is what the tightest limit allows, at the priciest $/vCPU.
+    let per_vcpu = p.candidates.iter().map(|c| c.ceiling_usd_per_hour / f64::from(c.vcpu)).fold(0.0, f64::max);
+    let per_mib = p.candidates.iter().map(|c| c.ceiling_usd_per_hour / c.memory_mib as f64).fold(0.0, f64::max);
+    let expected_bound = f.worst_case_usd_per_hour.min(16.0 * per_vcpu).min(64.0 * 1024.0 * per_mib);
+    assert!((p.worst_case_usd_per_hour - expected_bound).abs() < 0.011, "{} vs {expected_bound}", p.worst_case_usd_per_hour);
+    assert!(p.worst_case_usd_per_hour < f.worst_case_usd_per_hour);
+    assert!(p.expected_usd_per_hour <= p.worst_case_usd_per_hour);
+    // A generous limit changes no figure.
+    let generous = solve(&body("limits cpu=100000"));
+    assert_eq!(pool(&generous, "x").worst_case_usd_per_hour, f.worst_case_usd_per_hour);
+}
+
+#[test]
+fn a_cpu_limit_below_a_shared_pools_backstop_replaces_it() {
+    let body = |limits: &str| format!("pool \"x\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"A10G\"; per-node max=1; }}\n    time-slicing replicas=4\n    max-accelerators 8\n    {limits}\n}}\n");
+    let backstop = pool(&solve(&body("")), "x").cpu_limit.expect("a shared pool has a cpu backstop");
+    assert_eq!(pool(&solve(&body("limits cpu=8")), "x").cpu_limit, Some(8.min(backstop)));
+    assert_eq!(pool(&solve(&body("limits cpu=100000")), "x").cpu_limit, Some(backstop));
+}
+
+#[test]
+fn limits_refuse_what_is_not_a_quantity() {
+    for (line, code) in [("limits cpu=\"lots\"", "E0285"), ("limits memory=\"0.5Mi\"", "E0285"), ("limits", "E0286")] {
+        let found = rejected(&format!("pool \"x\" preset=\"general\" {{\n    max-accelerators 8\n    {line}\n}}\n"));
+        assert!(found.iter().any(|d| d.0 == code && d.1.contains(":8:")), "{line}: {found:?}");
+    }
+}

@@ -177,6 +177,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     }
     let template_labels = np["spec"]["template"]["metadata"]["labels"].as_object().cloned().unwrap_or_default();
     lines.extend(sharing(&template_labels, &mut used, &from));
+    if !reserved {
+        lines.extend(resource_limits(np, &mut used, &from));
+    }
     lines.push(disruption(np, &mut used, &from));
     for (k, v) in &template_labels {
         let field = format!("spec.template.metadata.labels.{k}");
@@ -408,6 +411,22 @@ fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resour
         _ if per_node == 0 => (lines, Some(format!("spec.template.spec.requirements: {only} is not in the catalog, so the reservation's instance count cannot be derived from a limit"))),
         _ => (lines, Some(format!("spec.limits.{limited} = {per_node} × the instances the reservation holds ({only} has {per_node} {})", if limited == "cpu" { "vCPUs" } else { limited }))),
     }
+}
+
+/// `limits cpu=… memory=…` from `spec.limits` (a shared pool's cpu limit is gpuplan's backstop, taken before).
+fn resource_limits(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Option<Line> {
+    let mut props = Vec::new();
+    let mut fields = Vec::new();
+    for (key, least) in [("cpu", 1000), ("memory", 1024 * 1024 * 1000)] {
+        let field = format!("spec.limits.{key}");
+        let Some(value) = limit(np, key).filter(|_| !used.covers(&field)) else { continue };
+        if crate::simulate::yaml::milli(&value).is_some_and(|m| m >= least) {
+            props.push(format!("{key}={}", if value.parse::<u32>().is_ok() { value.clone() } else { q(&value) }));
+            used.take(field.clone());
+            fields.push(field);
+        }
+    }
+    (!props.is_empty()).then(|| Line::new(format!("limits {}", props.join(" ")), from(&fields.join(", "))))
 }
 
 /// Time-slicing and MIG: the GPU Operator labels gpuplan sets for them.

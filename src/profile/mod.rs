@@ -36,6 +36,9 @@ mod ops_intent;
 mod queue;
 /// `require` nodes (NodePool requirements on any well-known or user label), parsed with this module's helpers.
 mod requirements;
+/// `limits` nodes (NodePool cpu and memory limits).
+mod limits;
+pub use limits::ResourceLimits;
 pub use requirements::{expressible as requirement_expressible, is_well_known as requirements_is_well_known, NodeRequirement};
 pub(crate) use ops_intent::is_training_pool;
 
@@ -246,6 +249,8 @@ pub struct Settings {
     pub taints: Vec<Spanned<Taint>>,
     /// `require`: NodePool requirements beyond the dedicated settings, one per key.
     pub requires: Vec<Spanned<NodeRequirement>>,
+    /// `limits cpu=… memory=…`: the NodePool's cpu and memory limits.
+    pub resource_limits: Option<Spanned<ResourceLimits>>,
     pub allow: Vec<Spanned<String>>,
 }
 
@@ -1191,6 +1196,7 @@ impl Parser<'_> {
             }
             "allow" => s.allow.extend(self.strings(node)),
             "require" => self.apply_require(node, s),
+            "limits" => self.apply_limits(node, s),
             _ => self.unknown_node(node, &schema::names("pool"), context),
         }
     }
@@ -1573,6 +1579,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         labels: BTreeMap::new(),
         taints: Vec::new(),
         requires: Vec::new(),
+        resource_limits: None,
         allow: Vec::new(),
     }
 }

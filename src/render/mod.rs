@@ -395,6 +395,7 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
             "resource": pool.resource(),
             "limit": pool.limit,
             "cpu_limit": pool.cpu_limit,
+            "memory_limit": pool.resource_limits.memory,
             "node_class": pool.node_class,
             "labels": pool.labels,
             "requirements": requirements,
@@ -475,10 +476,17 @@ pub fn worst_case_basis(pool: &PoolPlan) -> String {
             basis.push_str(&format!(" ({})", crate::catalog::cost::ESTIMATED_BASIS));
         }
     }
-    if let Some(cpu) = pool.cpu_limit {
+    if let Some(cpu) = pool.cpu_limit.filter(|_| pool.shared()) {
         basis.push_str(&format!(
             "; shared GPUs counted as Karpenter counts them at launch: physical GPUs until nodes register, capped by the cpu limit {cpu}"
         ));
+    }
+    let user: Vec<String> = [("cpu", pool.resource_limits.cpu.as_ref()), ("memory", pool.resource_limits.memory.as_ref())]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
+        .collect();
+    if !user.is_empty() {
+        basis.push_str(&format!("; at most what the limits {} allow at the priciest $/vCPU and $/GiB", user.join(", ")));
     }
     basis
 }

@@ -327,7 +327,8 @@ fn rendered_cost(ctx: &PoolCtx) -> Option<RenderedCost> {
         .collect();
     let accelerators = u32::try_from(ctx.np.limit(ctx.plan.resource())?).ok()?;
     let cpu = ctx.np.limit("cpu").and_then(|c| u32::try_from(c).ok());
-    let limits = Limits { accelerators, cpu };
+    let memory_mib = ctx.np.limit_value("memory").and_then(|m| m.as_str()).and_then(crate::simulate::yaml::milli).map(|m| u64::try_from((m / 1000 / (1024 * 1024)).max(0)).unwrap_or(u64::MAX));
+    let limits = Limits { accelerators, cpu, memory_mib };
     (!shapes.is_empty()).then(|| RenderedCost {
         expected: cost::expected(&shapes, limits),
         worst_case: cost::worst_case(&shapes, limits),

@@ -112,6 +112,8 @@ pub struct Candidate {
     pub accelerator_name: String,
     pub memory_mib_per_accelerator: u64,
     pub vcpu: u32,
+    /// Memory as Karpenter counts it against a memory limit (capacity after VM overhead), MiB.
+    pub memory_mib: u64,
     /// Expected price per hour (see `cost::quote`): spot when the pool allows spot (worst zone), else on-demand.
     pub usd_per_hour: f64,
     /// Expected price per schedulable accelerator-hour (time-slicing divides it): what candidates rank by.
@@ -128,7 +130,7 @@ pub struct Candidate {
 
 impl Candidate {
     pub fn shape(&self) -> NodeShape {
-        NodeShape { accelerators: self.accelerators, units: self.units, vcpu: self.vcpu, expected: self.usd_per_hour, ceiling: self.ceiling_usd_per_hour }
+        NodeShape { accelerators: self.accelerators, units: self.units, vcpu: self.vcpu, memory_mib: self.memory_mib, expected: self.usd_per_hour, ceiling: self.ceiling_usd_per_hour }
     }
 
     /// Schedulable units per physical accelerator on this type.
@@ -187,6 +189,9 @@ pub struct PoolPlan {
     /// Limit on `cpu` for shared pools: caps the physical nodes while Karpenter counts physical GPUs against a
     /// limit written in slices (see `cost`).
     pub cpu_limit: Option<u32>,
+    /// `limits cpu=… memory=…` as the profile says them: the emitted cpu limit is the lower of this and the
+    /// backstop, the memory limit is emitted as written; both cap the worst case, neither sizes the accelerator limit.
+    pub resource_limits: crate::profile::ResourceLimits,
     /// A capacity reservation's fixed cost ($/h), billed whether used or not.
     pub fixed_usd_per_hour: Option<f64>,
     pub spot_ceiling: SpotCeiling,
@@ -292,7 +297,24 @@ impl PoolPlan {
     /// The NodePool's limits for an accelerator limit `accelerators` on these shapes (the cpu backstop follows it).
     fn limits_for(&self, shapes: &[NodeShape], accelerators: u32) -> Limits {
         let shared = shapes.iter().any(|s| s.units > s.accelerators);
-        Limits { accelerators, cpu: shared.then(|| cost::cpu_backstop(shapes, accelerators)) }
+        Limits { accelerators, cpu: shared.then(|| cost::cpu_backstop(shapes, accelerators)), memory_mib: None }
+    }
+
+    /// The limits the NodePool carries: [`Self::limits_for`] with the profile's `limits cpu=… memory=…` (a cpu
+    /// limit below the backstop replaces it). The budget sizes the accelerator limit without them, so that a cpu cap
+    /// never buys an accelerator limit it would make meaningless; the worst case is figured with them.
+    fn carried_limits(&self, shapes: &[NodeShape], accelerators: u32) -> Limits {
+        let mut limits = self.limits_for(shapes, accelerators);
+        if let Some(cpu) = self.resource_limits.cpu_vcpu() {
+            limits.cpu = Some(limits.cpu.map_or(cpu, |backstop| backstop.min(cpu)));
+        }
+        limits.memory_mib = self.resource_limits.memory_mib();
+        limits
+    }
+
+    /// Whether some type offers more schedulable units than accelerators (time-slicing, MIG).
+    pub fn shared(&self) -> bool {
+        self.candidates.iter().any(|c| c.units > c.accelerators)
     }
 
     /// Worst-case $/h at an accelerator limit: the reservation's fixed cost, or the bound of `cost::worst_case`.
@@ -1001,6 +1023,7 @@ fn rank(remaining: &[&InstanceType], tier: &Tier, catalog: &Catalog, zones: &[St
                 },
                 memory_mib_per_accelerator: memory,
                 vcpu: t.vcpu,
+                memory_mib: crate::simulate::instances::memory_mib(t).max(1) as u64,
                 usd_per_hour: quote.expected,
                 usd_per_accelerator_hour: per_unit,
                 usd_per_accelerator_gib_hour: if memory > 0 { per_unit / (memory as f64 / 1024.0) } else { 0.0 },
@@ -1140,6 +1163,7 @@ fn pool_plan(
         labels,
         limit: 0,
         cpu_limit: None,
+        resource_limits: s.resource_limits.as_ref().map(|l| l.value.clone()).unwrap_or_default(),
         fixed_usd_per_hour: None,
         spot_ceiling: s.spot_ceiling.value,
         limit_reason: String::new(),
@@ -1384,10 +1408,10 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
             ));
         }
         let shapes = plan.shapes();
-        let limits = plan.limits_for(&shapes, plan.limit);
+        let limits = plan.carried_limits(&shapes, plan.limit);
         plan.cpu_limit = limits.cpu;
         plan.expected_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::expected(&shapes, limits)));
-        plan.worst_case_usd_per_hour = round_cents(plan.worst_case_at(plan.limit));
+        plan.worst_case_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::worst_case(&shapes, limits)));
         plan.draining_nodes = draining_nodes(plan);
         plan.drain_peak_usd_per_hour =
             round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::drain_peak(&shapes, limits, plan.draining_nodes)));
