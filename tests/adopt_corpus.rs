@@ -51,7 +51,7 @@ const ADOPTED: [(&str, Option<&str>, u64); 9] = [
     ("blueprints-neuron", None, 0),
     ("blueprints-neuron", Some("blueprints-neuron-pods"), 0),
     ("blueprints-node-overlay", None, 0),
-    ("blueprints-node-overlay", Some("blueprints-node-overlay-pods"), 1),
+    ("blueprints-node-overlay", Some("blueprints-node-overlay-pods"), 0),
     ("data-on-eks-gpu", None, 1),
     ("blueprints-nvidia-automode", None, 1),
     ("blueprints-neuron-automode", None, 1),
@@ -75,14 +75,18 @@ fn every_corpus_entry_adopts_compiles_and_verifies_with_every_change_explained()
     assert_eq!(entries, pinned);
 }
 
+/// The blueprint time-slices on Bottlerocket (userData `settings.kubelet-device-plugins.nvidia`, 4 replicas) and tells
+/// Karpenter with NodeOverlays (nvidia.com/gpu = 4 × GPUs). Adopted, the class's settings become `time-slicing
+/// replicas=4`, which compiles to the same user data and to gpuplan's own overlay: the four pods share one node, as
+/// in the original, and the host's device plugin is the only one (no GPU Operator plugin on Bottlerocket).
 #[test]
-fn the_time_sliced_blueprint_keeps_each_pods_placement_but_needs_four_nodes_because_its_overlays_and_userdata_are_not_adopted() {
-    let (_, report) = adopt("blueprints-node-overlay", Some("blueprints-node-overlay-pods"));
+fn the_time_sliced_blueprint_runs_its_four_pods_on_one_node_as_the_original_does() {
+    let (out, report) = adopt("blueprints-node-overlay", Some("blueprints-node-overlay-pods"));
     let run = &report["verification"]["runs"][0];
-    assert_eq!((run["nodes_before"].as_u64(), run["nodes_after"].as_u64()), (Some(1), Some(4)), "{run:#}");
-    let reasons = reasons(&report);
-    assert!(reasons.iter().any(|r| r.starts_with("the original NodeOverlay gpu-slices-1gpu (capacity nvidia.com/gpu=4) has no counterpart")), "{reasons:#?}");
-    assert!(reasons.iter().any(|r| r.contains("EC2NodeClass/gpu-bottlerocket spec.userData")), "{reasons:#?}");
+    assert_eq!((run["nodes_before"].as_u64(), run["nodes_after"].as_u64()), (Some(1), Some(1)), "{run:#}");
+    assert_eq!(run["usd_per_hour_before"], run["usd_per_hour_after"], "{run:#}");
+    assert!(!text(&out).contains("EC2NodeClass/gpu-bottlerocket spec.userData"), "the userData is adopted, not warned: {}", text(&out));
+    assert!(text(&out).contains("a hand-written NodeOverlay is not adopted as such"), "{}", text(&out));
 }
 
 #[test]
@@ -119,4 +123,32 @@ fn the_odcr_blueprint_stops_at_adopt_asking_for_the_reservations_size() {
     let (out, _) = adopt("blueprints-reserved-capacity", None);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("NodePool/odcr-priority: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add spec.limits.cpu = 2 × the instances the reservation holds (t3.small has 2 vCPUs), then adopt again"), "{}", text(&out));
+}
+
+/// Compiled, the adopted blueprint keeps Bottlerocket's own device plugin the only one (the GPU Operator's stays off
+/// its nodes), carries the time-slicing settings in the class's user data, and the NodePool's limits: cpu at most
+/// the blueprint's 100 (gpuplan's backstop when lower), memory as written.
+#[test]
+fn the_adopted_bottlerocket_pool_compiles_to_the_hosts_device_plugin_its_settings_and_its_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(args).output().unwrap();
+    let input = corpus("blueprints-node-overlay");
+    let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--accept-changes"];
+    args.extend(SET);
+    let adopted = run(&args);
+    assert!(adopted.status.success(), "{}", text(&adopted));
+    let compiled = run(&["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let read = |prefix: &str| {
+        let dir = dir.path().join("out/demo");
+        let file = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix)).unwrap();
+        std::fs::read_to_string(file).unwrap()
+    };
+    let nodepool = read("nodepool-gpu-slices");
+    assert!(nodepool.contains("nvidia.com/gpu.deploy.device-plugin: \"false\"") && nodepool.contains("memory: 200Gi"), "{nodepool}");
+    let cpu: u32 = nodepool.lines().find_map(|l| l.trim().strip_prefix("cpu: ")).unwrap().trim_matches('"').parse().unwrap();
+    assert!(cpu <= 100, "{nodepool}");
+    let class = read("ec2nodeclass-");
+    assert!(class.contains("device-sharing-strategy = \"time-slicing\"") && class.contains("replicas = 4") && class.contains("rename-by-default = false"), "{class}");
 }

@@ -106,6 +106,8 @@ pub struct PoolContext<'a> {
     pub reservation: Option<(&'a Doc, Vec<Line>)>,
     /// The EC2NodeClass stripes local NVMe (`instanceStorePolicy: RAID0`): the pool asks for `scratch`.
     pub instance_store_raid0: bool,
+    /// The EC2NodeClass's Bottlerocket user data time-slices the GPUs this many times (`bottlerocket::time_slicing`).
+    pub class_time_slicing: Option<u32>,
 }
 
 /// Maps one NodePool. Returns the pool and the zones its requirements name.
@@ -154,7 +156,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         }
     } else if let Some(limit) = limit(np, &resource) {
         // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
-        let units = units(np);
+        let units = ctx.class_time_slicing.unwrap_or_else(|| units(np));
         let value = match limit.parse::<u32>() {
             Ok(n) if units > 1 && n % units == 0 => (n / units).to_string(),
             _ => limit,
@@ -177,6 +179,11 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     }
     let template_labels = np["spec"]["template"]["metadata"]["labels"].as_object().cloned().unwrap_or_default();
     lines.extend(sharing(&template_labels, &mut used, &from));
+    if let Some(replicas) = ctx.class_time_slicing.filter(|_| sharing_of(np).is_none()) {
+        // gpuplan writes the same settings into the class (plus fail-requests-greater-than-one), and a NodeOverlay
+        // with the sliced capacity for the pool's types, as the hand-written ones do.
+        lines.push(Line::new(format!("time-slicing replicas={replicas}"), "the EC2NodeClass's spec.userData: Bottlerocket settings.kubelet-device-plugins.nvidia time-slicing"));
+    }
     if !reserved {
         lines.extend(resource_limits(np, &mut used, &from));
     }
@@ -512,6 +519,8 @@ pub struct ClassFacts {
     pub reservation: Vec<Line>,
     /// `instanceStorePolicy: RAID0`: the class's pools use local NVMe as scratch.
     pub instance_store_raid0: bool,
+    /// Bottlerocket user data that only time-slices the GPUs: the replicas (the class's pools say `time-slicing`).
+    pub time_slicing: Option<u32>,
     pub comments: Vec<String>,
 }
 
@@ -580,6 +589,10 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
             used.take(format!("{field}.tags.{k}"));
         }
     }
+    let time_slicing = c["spec"]["userData"].as_str().filter(|_| ami.as_deref().is_some_and(crate::solve::host_device_plugin)).and_then(super::bottlerocket::time_slicing);
+    if time_slicing.is_some() {
+        used.take("spec.userData");
+    }
     let comments = used.leftovers(doc, warnings);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, comments }
+    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, comments }
 }

@@ -9,6 +9,7 @@
 //! ConfigMaps and ClusterPolicy → the cluster's `monitoring` block) → [`write`] (KDL with provenance comments)
 //! → [`report`] (compile the result; compare with the originals: types, limits, weights, $/h, lint findings).
 
+pub mod bottlerocket;
 pub mod cli_docs;
 pub mod map;
 pub mod model;
@@ -295,7 +296,8 @@ fn adopt_profile(
         let class = class_of(np, classes);
         let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
         let instance_store_raid0 = class.and_then(|c| facts.get(&c.name)).is_some_and(|f| f.instance_store_raid0);
-        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0 };
+        let class_time_slicing = class.and_then(|c| facts.get(&c.name)).and_then(|f| f.time_slicing);
+        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0, class_time_slicing };
         let (pool, pool_zones) = map::map_pool(&ctx, warnings);
         for z in pool_zones {
             if !zones.contains(&z) {
