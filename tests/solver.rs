@@ -338,3 +338,17 @@ fn limits_refuse_what_is_not_a_quantity() {
         assert!(found.iter().any(|d| d.0 == code && d.1.contains(":8:")), "{line}: {found:?}");
     }
 }
+
+#[test]
+fn accelerator_taint_false_leaves_the_nodepool_untainted_and_lint_gp007_points_at_the_line() {
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    accelerator-taint #false\n}\n");
+    let p = pool(&c, "x");
+    assert!(p.taints.is_empty(), "{:?}", p.taints);
+    assert!(!nodepool_text(&c, "x").contains("taints:"));
+    let gp007 = c.findings.iter().find(|f| f.code == "GP007").expect("GP007 warns");
+    assert!(gp007.diagnostic.location.contains(":8:") && gp007.diagnostic.message.contains("accelerator-taint #false"), "{:?}", gp007.diagnostic);
+    // The default keeps the taint, and no warning.
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n}\n");
+    assert_eq!(pool(&c, "x").taints.first().map(|t| t.key.as_str()), Some("nvidia.com/gpu"));
+    assert!(c.findings.iter().all(|f| f.code != "GP007"));
+}

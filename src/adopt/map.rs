@@ -491,9 +491,15 @@ fn disruption(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) ->
     Line::block("disruption", from("spec.disruption"), children)
 }
 
-/// User taints; the accelerator's NoSchedule taint and gpuplan's pool taint are derived (gpuplan adds them).
+/// User taints; the accelerator's NoSchedule taint and gpuplan's pool taint are derived (gpuplan adds them). An
+/// original without the accelerator's NoSchedule taint gets `accelerator-taint #false`, so that pods that do not
+/// tolerate it keep scheduling (lint GP007 then says why the taint is worth adding).
 fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
     let mut lines = Vec::new();
+    let all = np["spec"]["template"]["spec"]["taints"].as_array().cloned().unwrap_or_default();
+    if !all.iter().any(|t| t["key"] == resource && t["effect"].as_str().unwrap_or("NoSchedule") == "NoSchedule") {
+        lines.push(Line::new("accelerator-taint #false", from(&format!("spec.template.spec.taints: no {resource}:NoSchedule"))));
+    }
     for (i, t) in np["spec"]["template"]["spec"]["taints"].as_array().into_iter().flatten().enumerate() {
         let field = format!("spec.template.spec.taints[{i}]");
         let key = t["key"].as_str().unwrap_or("");

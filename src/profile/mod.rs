@@ -251,6 +251,8 @@ pub struct Settings {
     pub requires: Vec<Spanned<NodeRequirement>>,
     /// `limits cpu=… memory=…`: the NodePool's cpu and memory limits.
     pub resource_limits: Option<Spanned<ResourceLimits>>,
+    /// `accelerator-taint #false`: no `<resource>:NoSchedule` taint (lint GP007 says why it is worth keeping).
+    pub accelerator_taint: Spanned<bool>,
     pub allow: Vec<Spanned<String>>,
 }
 
@@ -1197,6 +1199,14 @@ impl Parser<'_> {
             "allow" => s.allow.extend(self.strings(node)),
             "require" => self.apply_require(node, s),
             "limits" => self.apply_limits(node, s),
+            "accelerator-taint" => {
+                self.check_entries(node, &[], 1);
+                match args(node).next().and_then(|e| self.expect_bool(e, "accelerator-taint")) {
+                    Some(v) => s.accelerator_taint = v,
+                    None if args(node).next().is_none() => self.error(node_span, "E0107", "`accelerator-taint` needs #true or #false", "write accelerator-taint #false"),
+                    None => {}
+                }
+            }
             _ => self.unknown_node(node, &schema::names("pool"), context),
         }
     }
@@ -1580,6 +1590,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         taints: Vec::new(),
         requires: Vec::new(),
         resource_limits: None,
+        accelerator_taint: Spanned::new(true, span),
         allow: Vec::new(),
     }
 }

@@ -774,7 +774,16 @@ impl<'c> Lint<'c> {
             [AcceleratorKind::Nvidia, AcceleratorKind::Amd, AcceleratorKind::Neuron].iter().any(|k| k.resource() == *key)
                 && matches!(*effect, "NoSchedule" | "NoExecute")
         });
-        if !tainted {
+        let switched_off = !ctx.tier.settings.accelerator_taint.value;
+        if !tainted && switched_off {
+            self.pool(
+                ctx,
+                "GP007",
+                ctx.tier.settings.accelerator_taint.span,
+                format!("NodePool `{}` has no `{resource}` NoSchedule taint (`accelerator-taint #false`): pods that need no accelerator can land on (and keep alive) its nodes", ctx.plan.name),
+                format!("remove `accelerator-taint #false` once the pods meant for these nodes tolerate `{resource}:NoSchedule` (EKS adds the toleration to pods that request {resource}); until then `allow \"GP007\"` says the choice is deliberate"),
+            );
+        } else if !tainted {
             self.pool(
                 ctx,
                 "GP007",

@@ -1124,7 +1124,10 @@ fn pool_plan(
         }
         _ => {}
     }
-    let mut taints = vec![Taint { key: s.accelerator.value.resource().to_string(), value: None, effect: "NoSchedule".into() }];
+    let mut taints = Vec::new();
+    if s.accelerator_taint.value {
+        taints.push(Taint { key: s.accelerator.value.resource().to_string(), value: None, effect: "NoSchedule".into() });
+    }
     // Isolation: without a pool taint, any pod that tolerates the accelerator taint lands on the
     // highest-weight pool that fits it (an 8-GPU trainer on the inference pool). Only `general` pools take
     // such pods; every other pool admits only pods that tolerate its own taint.
