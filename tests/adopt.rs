@@ -563,7 +563,6 @@ fn nothing_is_dropped_silently() {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     for (object, field) in [
         ("NodePool/gpu", "spec.template.spec.kubelet.maxPods"),
-        ("EC2NodeClass/gpu", "spec.userData"),
         ("NodePool/gpu", "spec.limits.nvidia.com/gpu"),
     ] {
         assert!(stderr.contains(&format!("karpenter/{}", if object.contains("inference") { "tiers.yaml" } else { "gpu-nodepool.yaml" })) && stderr.contains(&format!("{object} {field}")), "no warning for {object} {field}:\n{stderr}");
@@ -571,7 +570,8 @@ fn nothing_is_dropped_silently() {
     // Kept in the profile as comments too.
     let gpu = read(dir.path(), "profiles/gpu.kdl");
     assert!(gpu.contains("// not adopted: spec.template.spec.kubelet.maxPods = 110"), "{gpu}");
-    assert!(gpu.contains("// not adopted: spec.userData"), "{gpu}");
+    // The class's userData is the cluster's `user-data`, verbatim: no warning.
+    assert!(gpu.contains("    user-data \"") && !stderr.contains("EC2NodeClass/gpu spec.userData"), "{gpu}");
     // The cpu limit is a `limits` line now; DoesNotExist on a custom label and minValues on a well-known one are `require` lines.
     assert!(!stderr.contains("NodePool/inference-on-demand spec.limits.cpu"), "{stderr}");
     for field in ["spec.template.spec.requirements[8]", "spec.template.spec.requirements[9]"] {

@@ -129,27 +129,45 @@ fn the_odcr_blueprint_stops_at_adopt_asking_for_the_reservations_size() {
 /// Compiled, the adopted blueprint keeps Bottlerocket's own device plugin the only one (the GPU Operator's stays off
 /// its nodes), carries the time-slicing settings in the class's user data, and the NodePool's limits: cpu at most
 /// the blueprint's 100 (gpuplan's backstop when lower), memory as written.
-#[test]
-fn the_adopted_bottlerocket_pool_compiles_to_the_hosts_device_plugin_its_settings_and_its_limits() {
+/// Adopts `entry` and compiles the profiles in a fresh directory; returns a reader of out/<cluster>/<prefix>*.
+fn adopt_and_compile(entry: &str, cluster: &str) -> impl Fn(&str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
     let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(args).output().unwrap();
-    let input = corpus("blueprints-node-overlay");
+    let input = corpus(entry);
     let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--accept-changes"];
     args.extend(SET);
     let adopted = run(&args);
     assert!(adopted.status.success(), "{}", text(&adopted));
     let compiled = run(&["compile", "--catalogs", catalogs.to_str().unwrap()]);
     assert!(compiled.status.success(), "{}", text(&compiled));
-    let read = |prefix: &str| {
-        let dir = dir.path().join("out/demo");
-        let file = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix)).unwrap();
+    let out = dir.path().join("out").join(cluster);
+    move |prefix: &str| {
+        let _keep = &dir;
+        let file = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix)).unwrap();
         std::fs::read_to_string(file).unwrap()
-    };
+    }
+}
+
+#[test]
+fn the_adopted_bottlerocket_pool_compiles_to_the_hosts_device_plugin_its_settings_and_its_limits() {
+    let read = adopt_and_compile("blueprints-node-overlay", "demo");
     let nodepool = read("nodepool-gpu-slices");
     assert!(nodepool.contains("nvidia.com/gpu.deploy.device-plugin: \"false\"") && nodepool.contains("memory: 200Gi"), "{nodepool}");
     let cpu: u32 = nodepool.lines().find_map(|l| l.trim().strip_prefix("cpu: ")).unwrap().trim_matches('"').parse().unwrap();
     assert!(cpu <= 100, "{nodepool}");
     let class = read("ec2nodeclass-");
     assert!(class.contains("device-sharing-strategy = \"time-slicing\"") && class.contains("replicas = 4") && class.contains("rename-by-default = false"), "{class}");
+}
+
+/// data-on-eks's GPU class carries an AL2023 NodeConfig and a shell script in its userData (SOCI parallel pull, RAID0
+/// scratch): adopted as the cluster's `user-data`, it compiles back byte for byte.
+#[test]
+fn a_classs_user_data_is_carried_verbatim_through_adopt_and_compile() {
+    let read = adopt_and_compile("data-on-eks-gpu", "adopted");
+    let compiled: Value = serde_saphyr::from_str(&read("ec2nodeclass-")).unwrap();
+    let originals: Vec<Value> = serde_saphyr::from_multiple(&std::fs::read_to_string(corpus("data-on-eks-gpu/ec2nodeclass.yaml")).unwrap()).unwrap();
+    let original = originals.iter().find(|c| c["metadata"]["name"] == "gpu").unwrap();
+    assert!(original["spec"]["userData"].as_str().is_some_and(|u| u.contains("#!/bin/bash") || u.contains("NodeConfig")));
+    assert_eq!(compiled["spec"]["userData"], original["spec"]["userData"]);
 }

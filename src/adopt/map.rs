@@ -527,6 +527,8 @@ pub struct ClassFacts {
     pub instance_store_raid0: bool,
     /// Bottlerocket user data that only time-slices the GPUs: the replicas (the class's pools say `time-slicing`).
     pub time_slicing: Option<u32>,
+    /// Any other userData, verbatim: the profile's cluster `user-data` (for the profile's primary class).
+    pub user_data: Option<String>,
     pub comments: Vec<String>,
 }
 
@@ -596,9 +598,10 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
         }
     }
     let time_slicing = c["spec"]["userData"].as_str().filter(|_| ami.as_deref().is_some_and(crate::solve::host_device_plugin)).and_then(super::bottlerocket::time_slicing);
-    if time_slicing.is_some() {
+    let user_data = c["spec"]["userData"].as_str().filter(|_| time_slicing.is_none()).map(str::to_string);
+    if c["spec"]["userData"].is_string() {
         used.take("spec.userData");
     }
     let comments = used.leftovers(doc, warnings);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, comments }
+    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, comments }
 }

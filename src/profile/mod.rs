@@ -89,6 +89,8 @@ pub struct Cluster {
     /// `image-cache snapshot="snap-…"`: an EBS snapshot with the ML images pre-pulled, restored as the
     /// Bottlerocket data volume so new GPU nodes start without pulling multi-GB images.
     pub image_cache_snapshot: Option<Spanned<String>>,
+    /// `user-data "…"`: the EC2NodeClass's userData, carried verbatim (before gpuplan's own Bottlerocket settings).
+    pub user_data: Option<Spanned<String>>,
     pub span: Span,
 }
 
@@ -667,6 +669,7 @@ impl Parser<'_> {
         let mut accelerated_ami = Spanned::new(true, node_span);
         let mut gitops = None;
         let mut image_cache_snapshot: Option<Spanned<String>> = None;
+        let mut user_data = None;
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             if child.name().value() != "gitops" {
                 self.no_children(child);
@@ -696,6 +699,7 @@ impl Parser<'_> {
                     }
                 }
                 "ami" => ami = self.single_string(child),
+                "user-data" => user_data = self.single_string(child),
                 "accelerated-ami" => {
                     self.check_entries(child, &[], 1);
                     if let Some(b) = args(child).next().and_then(|e| self.expect_bool(e, "accelerated-ami")) {
@@ -798,6 +802,7 @@ impl Parser<'_> {
         }
         Some(Cluster {
             image_cache_snapshot,
+            user_data,
             discovery_tag: discovery_tag.unwrap_or_else(|| name.clone()),
             node_role: node_role.unwrap_or_else(|| Spanned::new(format!("KarpenterNodeRole-{}", name.value), name.span)),
             name,

@@ -50,6 +50,7 @@ pub const NODES: &[NodeSpec] = &[
     n("cluster", "accelerated-ami", "<bool>", &[], "#true", "Whether the AMI ships the NVIDIA driver and toolkit (EKS accelerated AMIs).", "accelerated-ami #true"),
     n("cluster", "gitops", "", &["repo=<string>", "revision=<string>", "path=<string>", "argocd=<bool>", "flux=<bool>"], "none", "An Argo CD Application, or a Flux GitRepository + Kustomization, for out/<cluster> (one of the two).", "gitops repo=\"https://example.com/r.git\" revision=\"main\" path=\"out\" argocd=#true flux=#false"),
     n("cluster", "image-cache", "", &["snapshot=<snap-id>"], "none", "Bottlerocket only: restore the data volume from a snapshot with the ML images pre-pulled.", "image-cache snapshot=\"snap-0123456789abcdef0\""),
+    n("cluster", "user-data", "<string>", &[], "none", "The EC2NodeClass userData, carried verbatim (AL2023 MIME/NodeConfig, Bottlerocket TOML): what the language does not say (kubelet settings, scripts). On Bottlerocket, gpuplan's time-slicing settings follow it.", "user-data \"[settings.kubernetes]\\nmax-pods = 110\\n\""),
     n("gitops", "depends-on", "<string>…", &[], "none", "Flux: Kustomizations (in flux-system) that must be ready first, e.g. those installing Karpenter and the GPU Operator.", "depends-on \"karpenter\" \"gpu-operator\""),
     n("pool", "gpu", "", &[], "any NVIDIA GPU", "NVIDIA (or manufacturer \"amd\") GPU constraints.", "gpu { name \"A10G\" }"),
     n("pool", "neuron", "", &[], "none", "AWS Inferentia / Trainium instead of GPUs (aws.amazon.com/neuron).", "neuron { name \"Inferentia2\" }"),

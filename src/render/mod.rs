@@ -502,6 +502,15 @@ fn bottlerocket_time_slicing(replicas: u32) -> String {
     )
 }
 
+/// The class's userData: the profile's `user-data` verbatim, then gpuplan's Bottlerocket time-slicing settings
+/// (Bottlerocket merges TOML tables, so both hold).
+fn user_data(class: &NodeClassPlan) -> Option<String> {
+    match (class.user_data.as_deref(), class.time_slicing.map(bottlerocket_time_slicing)) {
+        (Some(user), Some(ours)) => Some(format!("{}\n{ours}", user.trim_end())),
+        (user, ours) => ours.or_else(|| user.map(str::to_string)),
+    }
+}
+
 fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
     // Bottlerocket keeps container images on its second volume; AL2023 on the root volume.
     let root_device = if class.ami_alias.starts_with("bottlerocket") { "/dev/xvdb" } else { "/dev/xvda" };
@@ -521,7 +530,7 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "root_device": root_device,
             "reserved": class.reserved.as_ref().map(|r| json!({ "ids": r.ids, "tags": r.tags })),
             "instance_store_raid0": class.instance_store_raid0,
-            "user_data": class.time_slicing.map(bottlerocket_time_slicing),
+            "user_data": user_data(class),
             "image_cache_snapshot": class.image_cache_snapshot,
         },
     })

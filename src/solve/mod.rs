@@ -76,6 +76,8 @@ pub struct NodeClassPlan {
     /// Bottlerocket NVIDIA variants run the device plugin on the host: time-slicing is a setting in their user data
     /// (`settings.kubelet-device-plugins.nvidia`), so each replicas count gets its own class.
     pub time_slicing: Option<u32>,
+    /// The profile's `user-data`, verbatim.
+    pub user_data: Option<String>,
 }
 
 /// Whether nodes of this AMI alias run the NVIDIA device plugin themselves: the Bottlerocket NVIDIA variants do
@@ -507,6 +509,7 @@ fn solve_cluster(
             instance_store_raid0: false,
             image_cache_snapshot: profile.cluster.image_cache_snapshot.as_ref().map(|s| s.value.clone()),
             time_slicing: None,
+            user_data: profile.cluster.user_data.as_ref().map(|u| u.value.clone()),
         };
         let host_plugin = host_device_plugin(&profile.cluster.ami.value);
         let mut profile_pools = Vec::new();
