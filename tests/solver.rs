@@ -352,3 +352,20 @@ fn accelerator_taint_false_leaves_the_nodepool_untainted_and_lint_gp007_points_a
     assert_eq!(pool(&c, "x").taints.first().map(|t| t.key.as_str()), Some("nvidia.com/gpu"));
     assert!(c.findings.iter().all(|f| f.code != "GP007"));
 }
+
+#[test]
+fn user_data_is_carried_verbatim_and_may_not_set_the_device_plugin_a_time_sliced_pool_sets() {
+    let bottlerocket = CLUSTER.replace("al2023@v20251023", "bottlerocket@1.50.0").replace("}\n", "    user-data \"[settings.kubernetes]\\nmax-pods = 110\\n\"\n}\n");
+    let compile = |pool: &str| compile_profiles(&[("p", format!("{bottlerocket}pool \"x\" preset=\"general\" {{\n    max-accelerators 8\n    {pool}\n}}\n"))]);
+    let c = compile("time-slicing replicas=4").unwrap_or_else(|e| panic!("{e}"));
+    let class = c.generated.iter().find(|g| g.kind == "EC2NodeClass").unwrap();
+    // The user's settings first, then gpuplan's time-slicing table.
+    let user = class.text.find("max-pods = 110").expect("user data carried");
+    let ours = class.text.find("device-sharing-strategy").expect("time-slicing settings");
+    assert!(user < ours, "{}", class.text);
+    let conflicting = CLUSTER.replace("al2023@v20251023", "bottlerocket@1.50.0").replace("}\n", "    user-data \"[settings.kubelet-device-plugins.nvidia]\\ndevice-sharing-strategy = \\\"none\\\"\\n\"\n}\n");
+    match compile_profiles(&[("p", format!("{conflicting}pool \"x\" preset=\"general\" {{\n    max-accelerators 8\n    time-slicing replicas=4\n}}\n"))]) {
+        Err(CompileError::Profiles { diagnostics }) => assert!(diagnostics.iter().any(|d| d.code == "E0287" && d.location.contains(":5:")), "{}", gpuplan::diagnostic::render_plain(&diagnostics)),
+        other => panic!("compiled: {:?}", other.map(|_| ())),
+    }
+}

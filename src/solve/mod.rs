@@ -520,6 +520,10 @@ fn solve_cluster(
                     diagnostics.push(d);
                     continue;
                 }
+                if let Some(d) = time_slicing_in_user_data(profile, tier, host_plugin, sources) {
+                    diagnostics.push(d);
+                    continue;
+                }
                 match selections.select(tier, catalog, index, &zones, sources) {
                     Ok((candidates, removed)) => {
                         // Local NVMe as scratch (RAID0) only where the pool asks and its types have any.
@@ -1185,6 +1189,19 @@ fn pool_plan(
         allow,
         notes: Vec::new(),
     }
+}
+
+/// E0287: on Bottlerocket, a time-sliced pool's class gets gpuplan's `settings.kubelet-device-plugins.nvidia` after
+/// the cluster's `user-data`; user data that sets that table too would declare it twice (invalid TOML, or two
+/// sharing settings of which the node applies one).
+fn time_slicing_in_user_data(profile: &Profile, tier: &Tier, host_plugin: bool, sources: &Sources) -> Option<ProfileDiagnostic> {
+    class_time_slicing(tier, host_plugin)?;
+    let user_data = profile.cluster.user_data.as_ref().filter(|u| u.contains("kubelet-device-plugins"))?;
+    Some(
+        sources
+            .error(user_data.span, "E0287", format!("the cluster's `user-data` sets Bottlerocket's kubelet-device-plugins, and pool `{}` asks for time-slicing, which gpuplan writes there too", tier.name.value))
+            .help("remove the device-plugin settings from `user-data` (the pool's `time-slicing replicas=N` writes them), or remove `time-slicing` from the pool"),
+    )
 }
 
 /// E0185: MIG on a Bottlerocket NVIDIA variant is a host setting keyed by GPU model
