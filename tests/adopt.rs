@@ -563,11 +563,6 @@ fn nothing_is_dropped_silently() {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     for (object, field) in [
         ("NodePool/gpu", "spec.template.spec.kubelet.maxPods"),
-        ("EC2NodeClass/gpu", "spec.userData"),
-        ("NodePool/inference-on-demand", "spec.limits.cpu"),
-        // DoesNotExist on a custom label and minValues have no profile equivalent.
-        ("NodePool/inference-on-demand", "spec.template.spec.requirements[8]"),
-        ("NodePool/inference-on-demand", "spec.template.spec.requirements[9]"),
         ("NodePool/gpu", "spec.limits.nvidia.com/gpu"),
     ] {
         assert!(stderr.contains(&format!("karpenter/{}", if object.contains("inference") { "tiers.yaml" } else { "gpu-nodepool.yaml" })) && stderr.contains(&format!("{object} {field}")), "no warning for {object} {field}:\n{stderr}");
@@ -575,7 +570,17 @@ fn nothing_is_dropped_silently() {
     // Kept in the profile as comments too.
     let gpu = read(dir.path(), "profiles/gpu.kdl");
     assert!(gpu.contains("// not adopted: spec.template.spec.kubelet.maxPods = 110"), "{gpu}");
-    assert!(gpu.contains("// not adopted: spec.userData"), "{gpu}");
+    // The class's userData is the cluster's `user-data`, verbatim: no warning.
+    assert!(gpu.contains("    user-data \"") && !stderr.contains("EC2NodeClass/gpu spec.userData"), "{gpu}");
+    // The cpu limit is a `limits` line now; DoesNotExist on a custom label and minValues on a well-known one are `require` lines.
+    assert!(!stderr.contains("NodePool/inference-on-demand spec.limits.cpu"), "{stderr}");
+    for field in ["spec.template.spec.requirements[8]", "spec.template.spec.requirements[9]"] {
+        assert!(!stderr.contains(&format!("NodePool/inference-on-demand {field}")), "{stderr}");
+    }
+    let profiles: String = std::fs::read_dir(dir.path().join("profiles")).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect();
+    assert!(profiles.contains("limits cpu=256 //"), "{profiles}");
+    assert!(profiles.contains("require \"example.com/rack\" \"DoesNotExist\""), "{profiles}");
+    assert!(profiles.contains("require \"karpenter.k8s.aws/instance-size\" \"NotIn\" \"metal\" min-values=2"), "{profiles}");
     // Exists on the GPU count is implied (gpuplan only picks accelerated types): no warning.
     assert!(!stderr.contains("NodePool/gpu spec.template.spec.requirements[1]"), "{stderr}");
     // Other kinds are listed as skipped.

@@ -208,3 +208,164 @@ fn pools_with_the_same_settings_share_one_selection_without_changing_any_decisio
     assert!(worst <= 100.0 + 1e-6, "worst case {worst} over budget");
     assert!(worst + [a, b, other].iter().map(|p| worst_per_unit(p)).sum::<f64>() > 100.0, "the split uses the budget");
 }
+
+/// The diagnostics of a profile that must not compile: (code, location, message, help).
+fn rejected(body: &str) -> Vec<(String, String, String, String)> {
+    match compile_profiles(&[("p", format!("{CLUSTER}{body}"))]) {
+        Err(CompileError::Profiles { diagnostics }) => diagnostics.iter().map(|d| (d.code.to_string(), d.location.clone(), d.message.clone(), d.help.clone().unwrap_or_default())).collect(),
+        Ok(_) => panic!("compiled: {body}"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn requirement<'a>(p: &'a PoolPlan, key: &str) -> Option<&'a gpuplan::solve::Requirement> {
+    p.requirements.iter().find(|r| r.key == key)
+}
+
+#[test]
+fn require_on_instance_category_keeps_only_matching_types_and_the_nodepool_carries_it() {
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-category\" \"In\" \"p\"\n}\n");
+    let p = pool(&c, "x");
+    assert!(!p.candidates.is_empty());
+    assert!(p.candidates.iter().all(|t| t.name.starts_with('p')), "{:?}", p.candidates.iter().map(|t| &t.name).collect::<Vec<_>>());
+    assert!(p.removed.iter().any(|r| r.constraint == "require karpenter.k8s.aws/instance-category In [p]" && r.types.iter().any(|t| t.starts_with("g"))), "{:?}", p.removed);
+    let r = requirement(p, "karpenter.k8s.aws/instance-category").expect("the NodePool carries the requirement");
+    assert_eq!((r.operator.as_str(), r.values.clone()), ("In", vec!["p".to_string()]));
+}
+
+#[test]
+fn require_with_a_numeric_operator_compares_the_catalogs_label_as_karpenter_does() {
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 64\n    price-ratio-max 100\n    require \"karpenter.k8s.aws/instance-cpu\" \"Gte\" 48\n}\n");
+    let p = pool(&c, "x");
+    assert!(!p.candidates.is_empty());
+    assert!(p.candidates.iter().all(|t| t.vcpu >= 48), "{:?}", p.candidates.iter().map(|t| (&t.name, t.vcpu)).collect::<Vec<_>>());
+    assert!(p.removed.iter().any(|r| r.constraint.starts_with("require karpenter.k8s.aws/instance-cpu Gte [48]")));
+    // The local NVMe label is the instance store in GB (absent without one): Gte 1000 keeps the types with at least 1 TB.
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 64\n    price-ratio-max 100\n    require \"karpenter.k8s.aws/instance-local-nvme\" \"Gte\" 1000\n}\n");
+    let catalog = gpuplan::catalog::Catalog::load(std::path::Path::new("none"), "us-east-1").unwrap();
+    let p = pool(&c, "x");
+    assert!(!p.candidates.is_empty());
+    for t in p.candidates.iter() {
+        assert!(catalog.get(&t.name).and_then(|t| t.local_nvme_gb).is_some_and(|gb| gb >= 1000), "{} has less than 1 TB of NVMe", t.name);
+    }
+    assert!(p.removed.iter().any(|r| r.constraint == "require karpenter.k8s.aws/instance-local-nvme Gte [1000]" && r.types.contains(&"g4dn.xlarge".to_string())), "{:?}", p.removed);
+}
+
+#[test]
+fn require_on_a_key_the_catalog_has_no_label_for_is_carried_and_noted_not_checked() {
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-hypervisor\" \"In\" \"nitro\"\n}\n");
+    let p = pool(&c, "x");
+    assert!(requirement(p, "karpenter.k8s.aws/instance-hypervisor").is_some());
+    assert!(p.notes.iter().any(|n| n.starts_with("require karpenter.k8s.aws/instance-hypervisor: the catalog has no such label")), "{:?}", p.notes);
+    // A label of the user's is a node label requirement: carried, and not noted (it selects no instance type).
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    require \"example.com/team\" \"In\" \"ml\" min-values=1\n}\n");
+    let p = pool(&c, "x");
+    assert_eq!(requirement(p, "example.com/team").map(|r| r.min_values), Some(Some(1)));
+    assert!(p.notes.iter().all(|n| !n.starts_with("require")), "{:?}", p.notes);
+}
+
+#[test]
+fn a_tiers_require_replaces_its_pools_on_the_same_key() {
+    let c = solve("pool \"x\" preset=\"tiered\" {\n    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-category\" \"In\" \"g\"\n    tier \"a\" capacity=\"spot\" { require \"karpenter.k8s.aws/instance-category\" \"In\" \"p\"; }\n    tier \"b\" capacity=\"on-demand\" { }\n}\n");
+    assert_eq!(requirement(pool(&c, "x-a"), "karpenter.k8s.aws/instance-category").map(|r| r.values.clone()), Some(vec!["p".to_string()]));
+    assert_eq!(requirement(pool(&c, "x-b"), "karpenter.k8s.aws/instance-category").map(|r| r.values.clone()), Some(vec!["g".to_string()]));
+}
+
+#[test]
+fn require_refuses_what_karpenter_refuses_with_located_errors_and_did_you_mean() {
+    let cases: [(&str, &str, &str); 7] = [
+        ("require \"karpenter.k8s.aws/instance-categry\" \"In\" \"g\"", "E0280", "karpenter.k8s.aws/instance-category"),
+        ("require \"instance-size\" \"In\" \"xlarge\"", "E0280", "did you mean `karpenter.k8s.aws/instance-size`?"),
+        ("require \"karpenter.sh/capacity-type\" \"In\" \"spot\"", "E0281", "capacity"),
+        ("require \"karpenter.k8s.aws/instance-cpu\" \"gte\" 8", "E0282", "did you mean `Gte`?"),
+        ("require \"karpenter.k8s.aws/instance-cpu\" \"Gt\" \"eight\"", "E0283", "instance-cpu"),
+        ("require \"karpenter.k8s.aws/instance-size\" \"Exists\" \"xlarge\"", "E0283", ""),
+        ("require \"karpenter.k8s.aws/instance-size\" \"In\" \"xlarge\" min-values=2", "E0284", "minValues"),
+    ];
+    for (line, code, help) in cases {
+        let found = rejected(&format!("pool \"x\" preset=\"general\" {{\n    max-accelerators 8\n    {line}\n}}\n"));
+        let d = found.iter().find(|d| d.0 == code).unwrap_or_else(|| panic!("{line}: no {code} in {found:?}"));
+        assert!(d.1.contains(":8:"), "{line}: located on its line: {d:?}");
+        assert!(d.3.contains(help), "{line}: {d:?}");
+    }
+}
+
+#[test]
+fn a_require_no_type_satisfies_names_itself_in_e0140() {
+    let found = rejected("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-category\" \"In\" \"c\"\n}\n");
+    assert!(found.iter().any(|d| d.0 == "E0140" && d.2.contains("`require karpenter.k8s.aws/instance-category In [c]` removed the last")), "{found:?}");
+}
+
+fn nodepool_text<'a>(c: &'a Compilation, name: &str) -> &'a str {
+    c.generated.iter().find(|g| g.kind == "NodePool" && g.path.to_string_lossy().ends_with(&format!("nodepool-{name}.yaml"))).map(|g| g.text.as_str()).unwrap_or_else(|| panic!("no NodePool {name}"))
+}
+
+#[test]
+fn cpu_and_memory_limits_are_carried_beside_the_accelerator_limit_and_only_lower_the_worst_case() {
+    let body = |limits: &str| format!("pool \"x\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"A10G\"; per-node max=1; }}\n    max-accelerators 16\n    {limits}\n}}\n");
+    let free = solve(&body(""));
+    let capped = solve(&body("limits cpu=16 memory=\"64Gi\""));
+    let (f, p) = (pool(&free, "x"), pool(&capped, "x"));
+    // The accelerator limit is sized as before: the cpu and memory limits do not buy or cost accelerators.
+    assert_eq!((f.limit, p.limit), (16, 16));
+    assert_eq!(p.cpu_limit, Some(16));
+    let text = nodepool_text(&capped, "x");
+    assert!(text.contains("nvidia.com/gpu: \"16\"") && text.contains("cpu: \"16\"") && text.contains("memory: 64Gi"), "{text}");
+    // 16 vCPU hold at most 4 g5.xlarge-sized nodes: the bound is what the tightest limit allows, at the priciest $/vCPU.
+    let per_vcpu = p.candidates.iter().map(|c| c.ceiling_usd_per_hour / f64::from(c.vcpu)).fold(0.0, f64::max);
+    let per_mib = p.candidates.iter().map(|c| c.ceiling_usd_per_hour / c.memory_mib as f64).fold(0.0, f64::max);
+    let expected_bound = f.worst_case_usd_per_hour.min(16.0 * per_vcpu).min(64.0 * 1024.0 * per_mib);
+    assert!((p.worst_case_usd_per_hour - expected_bound).abs() < 0.011, "{} vs {expected_bound}", p.worst_case_usd_per_hour);
+    assert!(p.worst_case_usd_per_hour < f.worst_case_usd_per_hour);
+    assert!(p.expected_usd_per_hour <= p.worst_case_usd_per_hour);
+    // A generous limit changes no figure.
+    let generous = solve(&body("limits cpu=100000"));
+    assert_eq!(pool(&generous, "x").worst_case_usd_per_hour, f.worst_case_usd_per_hour);
+}
+
+#[test]
+fn a_cpu_limit_below_a_shared_pools_backstop_replaces_it() {
+    let body = |limits: &str| format!("pool \"x\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"A10G\"; per-node max=1; }}\n    time-slicing replicas=4\n    max-accelerators 8\n    {limits}\n}}\n");
+    let backstop = pool(&solve(&body("")), "x").cpu_limit.expect("a shared pool has a cpu backstop");
+    assert_eq!(pool(&solve(&body("limits cpu=8")), "x").cpu_limit, Some(8.min(backstop)));
+    assert_eq!(pool(&solve(&body("limits cpu=100000")), "x").cpu_limit, Some(backstop));
+}
+
+#[test]
+fn limits_refuse_what_is_not_a_quantity() {
+    for (line, code) in [("limits cpu=\"lots\"", "E0285"), ("limits memory=\"0.5Mi\"", "E0285"), ("limits", "E0286")] {
+        let found = rejected(&format!("pool \"x\" preset=\"general\" {{\n    max-accelerators 8\n    {line}\n}}\n"));
+        assert!(found.iter().any(|d| d.0 == code && d.1.contains(":8:")), "{line}: {found:?}");
+    }
+}
+
+#[test]
+fn accelerator_taint_false_leaves_the_nodepool_untainted_and_lint_gp007_points_at_the_line() {
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n    accelerator-taint #false\n}\n");
+    let p = pool(&c, "x");
+    assert!(p.taints.is_empty(), "{:?}", p.taints);
+    assert!(!nodepool_text(&c, "x").contains("taints:"));
+    let gp007 = c.findings.iter().find(|f| f.code == "GP007").expect("GP007 warns");
+    assert!(gp007.diagnostic.location.contains(":8:") && gp007.diagnostic.message.contains("accelerator-taint #false"), "{:?}", gp007.diagnostic);
+    // The default keeps the taint, and no warning.
+    let c = solve("pool \"x\" preset=\"general\" {\n    max-accelerators 8\n}\n");
+    assert_eq!(pool(&c, "x").taints.first().map(|t| t.key.as_str()), Some("nvidia.com/gpu"));
+    assert!(c.findings.iter().all(|f| f.code != "GP007"));
+}
+
+#[test]
+fn user_data_is_carried_verbatim_and_may_not_set_the_device_plugin_a_time_sliced_pool_sets() {
+    let bottlerocket = CLUSTER.replace("al2023@v20251023", "bottlerocket@1.50.0").replace("}\n", "    user-data \"[settings.kubernetes]\\nmax-pods = 110\\n\"\n}\n");
+    let compile = |pool: &str| compile_profiles(&[("p", format!("{bottlerocket}pool \"x\" preset=\"general\" {{\n    max-accelerators 8\n    {pool}\n}}\n"))]);
+    let c = compile("time-slicing replicas=4").unwrap_or_else(|e| panic!("{e}"));
+    let class = c.generated.iter().find(|g| g.kind == "EC2NodeClass").unwrap();
+    // The user's settings first, then gpuplan's time-slicing table.
+    let user = class.text.find("max-pods = 110").expect("user data carried");
+    let ours = class.text.find("device-sharing-strategy").expect("time-slicing settings");
+    assert!(user < ours, "{}", class.text);
+    let conflicting = CLUSTER.replace("al2023@v20251023", "bottlerocket@1.50.0").replace("}\n", "    user-data \"[settings.kubelet-device-plugins.nvidia]\\ndevice-sharing-strategy = \\\"none\\\"\\n\"\n}\n");
+    match compile_profiles(&[("p", format!("{conflicting}pool \"x\" preset=\"general\" {{\n    max-accelerators 8\n    time-slicing replicas=4\n}}\n"))]) {
+        Err(CompileError::Profiles { diagnostics }) => assert!(diagnostics.iter().any(|d| d.code == "E0287" && d.location.contains(":5:")), "{}", gpuplan::diagnostic::render_plain(&diagnostics)),
+        other => panic!("compiled: {:?}", other.map(|_| ())),
+    }
+}

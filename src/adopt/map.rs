@@ -106,6 +106,8 @@ pub struct PoolContext<'a> {
     pub reservation: Option<(&'a Doc, Vec<Line>)>,
     /// The EC2NodeClass stripes local NVMe (`instanceStorePolicy: RAID0`): the pool asks for `scratch`.
     pub instance_store_raid0: bool,
+    /// The EC2NodeClass's Bottlerocket user data time-slices the GPUs this many times (`bottlerocket::time_slicing`).
+    pub class_time_slicing: Option<u32>,
 }
 
 /// Maps one NodePool. Returns the pool and the zones its requirements name.
@@ -158,7 +160,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let limited = if reserved_only { None } else { limit(np, &resource) };
     if let Some(limit) = limited {
         // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
-        let units = units(np);
+        let units = ctx.class_time_slicing.unwrap_or_else(|| units(np));
         let value = match limit.parse::<u32>() {
             Ok(n) if units > 1 && n % units == 0 => (n / units).to_string(),
             _ => limit,
@@ -182,6 +184,14 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     }
     let template_labels = np["spec"]["template"]["metadata"]["labels"].as_object().cloned().unwrap_or_default();
     lines.extend(sharing(&template_labels, &mut used, &from));
+    if let Some(replicas) = ctx.class_time_slicing.filter(|_| sharing_of(np).is_none()) {
+        // gpuplan writes the same settings into the class (plus fail-requests-greater-than-one), and a NodeOverlay
+        // with the sliced capacity for the pool's types, as the hand-written ones do.
+        lines.push(Line::new(format!("time-slicing replicas={replicas}"), "the EC2NodeClass's spec.userData: Bottlerocket settings.kubelet-device-plugins.nvidia time-slicing"));
+    }
+    if !reserved {
+        lines.extend(resource_limits(np, &mut used, &from));
+    }
     lines.push(disruption(np, &mut used, &from));
     for (k, v) in &template_labels {
         let field = format!("spec.template.metadata.labels.{k}");
@@ -320,7 +330,11 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
             continue;
         }
         if r.min_values.is_some() {
-            continue; // minValues has no profile equivalent: the whole requirement is kept for the warning
+            // Only `require` says minValues (a derived key's is kept for the warning).
+            if let Some(line) = require_line(r, &field, used) {
+                lines.push(Line::new(line, from(&field)));
+            }
+            continue;
         }
         let line = match (r.key.as_str(), r.operator.as_str()) {
             ("node.kubernetes.io/instance-type", "In") => Some(format!("types {}", values())),
@@ -340,7 +354,7 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
                 used.take(field);
                 continue;
             }
-            _ => None,
+            _ => require_line(r, &field, used),
         };
         if let Some(line) = line {
             lines.push(Line::new(line, from(&field)));
@@ -354,6 +368,19 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
         lines.push(Line::new("arch \"amd64\" \"arm64\"", from("spec.template.spec.requirements (no kubernetes.io/arch: either architecture)")));
     }
     lines
+}
+
+/// `require "<key>" "<operator>" "<value>"… [min-values=n]` for a requirement no dedicated setting says and the
+/// `gpu`/`neuron` block did not take; None when the profile cannot say it (kept for the warning).
+fn require_line(r: &Requirement, field: &str, used: &mut Consumed) -> Option<String> {
+    if used.covers(field) || !crate::profile::requirement_expressible(&r.key, &r.operator, &r.values, r.min_values) {
+        return None;
+    }
+    used.take(field);
+    let mut words = vec!["require".to_string(), q(&r.key), q(&r.operator)];
+    words.extend(r.values.iter().map(|v| q(v)));
+    words.extend(r.min_values.map(|m| format!("min-values={m}")));
+    Some(words.join(" "))
 }
 
 /// gpuplan never emits a GPU NodePool without a limit (E0141): an unbounded original gets
@@ -426,6 +453,22 @@ fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resour
     }
 }
 
+/// `limits cpu=… memory=…` from `spec.limits` (a shared pool's cpu limit is gpuplan's backstop, taken before).
+fn resource_limits(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Option<Line> {
+    let mut props = Vec::new();
+    let mut fields = Vec::new();
+    for (key, least) in [("cpu", 1000), ("memory", 1024 * 1024 * 1000)] {
+        let field = format!("spec.limits.{key}");
+        let Some(value) = limit(np, key).filter(|_| !used.covers(&field)) else { continue };
+        if crate::simulate::yaml::milli(&value).is_some_and(|m| m >= least) {
+            props.push(format!("{key}={}", if value.parse::<u32>().is_ok() { value.clone() } else { q(&value) }));
+            used.take(field.clone());
+            fields.push(field);
+        }
+    }
+    (!props.is_empty()).then(|| Line::new(format!("limits {}", props.join(" ")), from(&fields.join(", "))))
+}
+
 /// Time-slicing and MIG: the GPU Operator labels gpuplan sets for them.
 fn sharing(labels: &serde_json::Map<String, Value>, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
     let mut lines = Vec::new();
@@ -481,9 +524,15 @@ fn disruption(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) ->
     Line::block("disruption", from("spec.disruption"), children)
 }
 
-/// User taints; the accelerator's NoSchedule taint and gpuplan's pool taint are derived (gpuplan adds them).
+/// User taints; the accelerator's NoSchedule taint and gpuplan's pool taint are derived (gpuplan adds them). An
+/// original without the accelerator's NoSchedule taint gets `accelerator-taint #false`, so that pods that do not
+/// tolerate it keep scheduling (lint GP007 then says why the taint is worth adding).
 fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
     let mut lines = Vec::new();
+    let all = np["spec"]["template"]["spec"]["taints"].as_array().cloned().unwrap_or_default();
+    if !all.iter().any(|t| t["key"] == resource && t["effect"].as_str().unwrap_or("NoSchedule") == "NoSchedule") {
+        lines.push(Line::new("accelerator-taint #false", from(&format!("spec.template.spec.taints: no {resource}:NoSchedule"))));
+    }
     for (i, t) in np["spec"]["template"]["spec"]["taints"].as_array().into_iter().flatten().enumerate() {
         let field = format!("spec.template.spec.taints[{i}]");
         let key = t["key"].as_str().unwrap_or("");
@@ -509,6 +558,10 @@ pub struct ClassFacts {
     pub reservation: Vec<Line>,
     /// `instanceStorePolicy: RAID0`: the class's pools use local NVMe as scratch.
     pub instance_store_raid0: bool,
+    /// Bottlerocket user data that only time-slices the GPUs: the replicas (the class's pools say `time-slicing`).
+    pub time_slicing: Option<u32>,
+    /// Any other userData, verbatim: the profile's cluster `user-data` (for the profile's primary class).
+    pub user_data: Option<String>,
     pub comments: Vec<String>,
 }
 
@@ -577,6 +630,11 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
             used.take(format!("{field}.tags.{k}"));
         }
     }
+    let time_slicing = c["spec"]["userData"].as_str().filter(|_| ami.as_deref().is_some_and(crate::solve::host_device_plugin)).and_then(super::bottlerocket::time_slicing);
+    let user_data = c["spec"]["userData"].as_str().filter(|_| time_slicing.is_none()).map(str::to_string);
+    if c["spec"]["userData"].is_string() {
+        used.take("spec.userData");
+    }
     let comments = used.leftovers(doc, warnings);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, comments }
+    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, comments }
 }

@@ -9,6 +9,7 @@
 //! ConfigMaps and ClusterPolicy → the cluster's `monitoring` block) → [`write`] (KDL with provenance comments)
 //! → [`report`] (compile the result; compare with the originals: types, limits, weights, $/h, lint findings).
 
+pub mod bottlerocket;
 pub mod cli_docs;
 pub mod map;
 pub mod model;
@@ -295,7 +296,8 @@ fn adopt_profile(
         let class = class_of(np, classes);
         let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
         let instance_store_raid0 = class.and_then(|c| facts.get(&c.name)).is_some_and(|f| f.instance_store_raid0);
-        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0 };
+        let class_time_slicing = class.and_then(|c| facts.get(&c.name)).and_then(|f| f.time_slicing);
+        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0, class_time_slicing };
         let (pool, pool_zones) = map::map_pool(&ctx, warnings);
         for z in pool_zones {
             if !zones.contains(&z) {
@@ -334,13 +336,23 @@ fn adopt_profile(
         cluster.from.insert("discovery-tag", format!("{at} spec.subnetSelectorTerms / securityGroupSelectorTerms karpenter.sh/discovery"));
         cluster.from.insert("node-role", format!("{at} spec.role"));
         cluster.from.insert("ami", format!("{at} spec.amiSelectorTerms[0].alias"));
+        if let Some(user_data) = &f.user_data {
+            cluster.user_data = Some(user_data.clone());
+            cluster.from.insert("user-data", format!("{at} spec.userData, verbatim"));
+        }
         if f.cluster_tag.is_some() && options.cluster.is_none() {
             cluster.from.insert("name", format!("{at} spec.tags.gpuplan.dev/cluster"));
         }
     }
     for (class_name, f) in facts.iter().filter(|(n, _)| pools.iter().any(|np| class_of(np, classes).is_some_and(|c| &c.name == *n)) && primary.is_none_or(|p| &p.name != *n)) {
-        let _ = class_name;
         comments.extend(f.comments.iter().cloned());
+        if let Some(user_data) = &f.user_data {
+            // A profile has one cluster block, hence one `user-data`: a second class's is kept, not merged.
+            let file = classes.iter().find(|c| &c.name == class_name).map(|c| c.file.clone()).unwrap_or_default();
+            let message = format!("not expressible in a profile (the profile's cluster carries its primary class's userData only; value {:?}); kept as a comment", user_data);
+            warnings.push(Warning { file: file.clone(), object: format!("EC2NodeClass/{class_name}"), field: "spec.userData".into(), message });
+            comments.push(format!("not adopted: spec.userData = {:?} ({file} EC2NodeClass/{class_name})", user_data));
+        }
     }
     if zones.is_empty() {
         zones = catalog.zones.clone();

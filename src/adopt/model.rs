@@ -61,6 +61,8 @@ pub struct ClusterBlock {
     pub ami: String,
     /// `gitops repo=… revision=… path=… argocd=… flux=…`, from gpuplan's own GitOps apps.
     pub gitops: Option<String>,
+    /// `user-data`: the primary EC2NodeClass's userData, verbatim.
+    pub user_data: Option<String>,
     /// Provenance per cluster field.
     pub from: BTreeMap<&'static str, String>,
 }
@@ -82,6 +84,12 @@ pub struct AdoptedProfile {
 }
 
 /// KDL string literal: quoted, with `"` and `\` escaped.
+/// A KDL string for any text: [`q`] with newlines, carriage returns and tabs escaped (a KDL v2 single-line string
+/// holds none of them literally).
+pub fn q_text(s: &str) -> String {
+    q(s).replace('\n', "\\n").replace('\r', "\\r").replace('\t', "\\t")
+}
+
 pub fn q(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }

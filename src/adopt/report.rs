@@ -154,7 +154,8 @@ fn costs(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: Accelerat
         return (None, None);
     }
     let cpu = limit(np, "cpu").and_then(|c| c.parse().ok());
-    let limits = Limits { accelerators, cpu };
+    let memory_mib = limit(np, "memory").and_then(|m| crate::simulate::yaml::milli(&m)).map(|m| u64::try_from((m / 1000 / (1024 * 1024)).max(0)).unwrap_or(u64::MAX));
+    let limits = Limits { accelerators, cpu, memory_mib };
     (Some(cost::round_cents(cost::worst_case(&shapes, limits))), Some(cost::round_cents(cost::expected(&shapes, limits))))
 }
 

@@ -20,6 +20,9 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
     out.push_str(&format!("    discovery-tag {}{}\n", q(&c.discovery_tag), from("discovery-tag")));
     out.push_str(&format!("    node-role {}{}\n", q(&c.node_role), from("node-role")));
     out.push_str(&format!("    ami {}{}\n", q(&c.ami), from("ami")));
+    if let Some(user_data) = &c.user_data {
+        out.push_str(&format!("    user-data {}{}\n", super::model::q_text(user_data), from("user-data")));
+    }
     if let Some(gitops) = &c.gitops {
         out.push_str(&format!("    {gitops}{}\n", from("gitops")));
     }

@@ -127,6 +127,9 @@ pub struct NodeShape {
     /// MIG devices this type's GPU model becomes (the same MIG config gives an A100-80GB 7, an A100-40GB 4).
     pub units: u32,
     pub vcpu: u32,
+    /// Memory as Karpenter counts it against a memory limit: the type's capacity after VM overhead
+    /// (`simulate::instances::memory_mib`, karpenter-provider-aws types.go `memory`).
+    pub memory_mib: u64,
     pub expected: f64,
     pub ceiling: f64,
 }
@@ -136,7 +139,8 @@ impl NodeShape {
     /// `units_per_accelerator` schedulable units.
     pub fn of(t: &InstanceType, kind: crate::catalog::AcceleratorKind, units_per_accelerator: u32, quote: &Quote) -> NodeShape {
         let accelerators = t.accelerators(kind).max(1);
-        NodeShape { accelerators, units: accelerators * units_per_accelerator, vcpu: t.vcpu, expected: quote.expected, ceiling: quote.ceiling }
+        let memory_mib = crate::simulate::instances::memory_mib(t).max(1) as u64;
+        NodeShape { accelerators, units: accelerators * units_per_accelerator, vcpu: t.vcpu, memory_mib, expected: quote.expected, ceiling: quote.ceiling }
     }
 
     /// The node's devices are shared: it offers more schedulable units than physical accelerators.
@@ -150,8 +154,10 @@ impl NodeShape {
 pub struct Limits {
     /// In schedulable units (each type's [`NodeShape::units`]).
     pub accelerators: u32,
-    /// vCPU limit (shared pools only).
+    /// vCPU limit: the backstop of shared pools, or the profile's `limits cpu=` when lower.
     pub cpu: Option<u32>,
+    /// MiB limit: the profile's `limits memory=`.
+    pub memory_mib: Option<u64>,
 }
 
 /// The cpu limit of a shared pool: enough vCPU for any fleet that fills `accelerator_limit` units on these types
@@ -178,17 +184,26 @@ fn max_by(shapes: &[NodeShape], f: impl Fn(&NodeShape) -> f64) -> f64 {
 /// * Karpenter counting physical GPUs against the limit (NodeOverlay gate off, nodes still launching): up to
 ///   `limit` physical accelerators, but never more vCPU than the cpu limit: `min(limit × max(ceiling / acc),
 ///   cpu × max(ceiling / vcpu))`.
+///
+/// Every limit caps the active nodes in every phase (Karpenter launches no type whose capacity exceeds what is
+/// left of any limit: kubernetes-sigs/karpenter v1.14.1 `scheduler.go` `filterByRemainingResources`), so the bound
+/// is also at most `cpu × max(ceiling / vcpu)` and `memory × max(ceiling / memory)`: a cpu or memory limit can only
+/// lower it. (The backstop of a shared pool never does: it admits the units' bound by construction.)
 pub fn worst_case(shapes: &[NodeShape], limits: Limits) -> f64 {
     let counted_as_units = f64::from(limits.accelerators) * max_by(shapes, |s| s.ceiling / f64::from(s.units.max(1)));
-    if !shapes.iter().any(NodeShape::shared) {
-        return counted_as_units;
-    }
-    let mut counted_as_physical = f64::from(limits.accelerators) * max_by(shapes, |s| s.ceiling / f64::from(s.accelerators.max(1)));
-    if let Some(cpu) = limits.cpu {
-        let per_vcpu = max_by(shapes, |s| s.ceiling / f64::from(s.vcpu.max(1)));
-        counted_as_physical = counted_as_physical.min(f64::from(cpu) * per_vcpu);
-    }
-    counted_as_units.max(counted_as_physical)
+    let per_vcpu = max_by(shapes, |s| s.ceiling / f64::from(s.vcpu.max(1)));
+    let bound = if shapes.iter().any(NodeShape::shared) {
+        let mut counted_as_physical = f64::from(limits.accelerators) * max_by(shapes, |s| s.ceiling / f64::from(s.accelerators.max(1)));
+        if let Some(cpu) = limits.cpu {
+            counted_as_physical = counted_as_physical.min(f64::from(cpu) * per_vcpu);
+        }
+        counted_as_units.max(counted_as_physical)
+    } else {
+        counted_as_units
+    };
+    let by_cpu = limits.cpu.map_or(f64::INFINITY, |cpu| f64::from(cpu) * per_vcpu);
+    let by_memory = limits.memory_mib.map_or(f64::INFINITY, |mib| mib as f64 * max_by(shapes, |s| s.ceiling / s.memory_mib.max(1) as f64));
+    bound.min(by_cpu).min(by_memory)
 }
 
 /// What a NodePool can cost while nodes drain: the steady-state bound plus the nodes being deleted.
@@ -249,7 +264,8 @@ pub fn expected(shapes: &[NodeShape], limits: Limits) -> f64 {
         .iter()
         .map(|s| s.expected / f64::from(s.units.max(1)))
         .fold(f64::INFINITY, f64::min);
-    if cheapest.is_finite() { cheapest * f64::from(limits.accelerators) } else { 0.0 }
+    // Never above the worst case: a cpu or memory limit may stop the pool before its accelerator limit.
+    if cheapest.is_finite() { (cheapest * f64::from(limits.accelerators)).min(worst_case(shapes, limits)) } else { 0.0 }
 }
 
 /// Costs are rounded to cents for the annotations and for comparisons across runs.
@@ -262,13 +278,13 @@ mod tests {
     use super::*;
 
     fn shape(accelerators: u32, units: u32, vcpu: u32, expected: f64, ceiling: f64) -> NodeShape {
-        NodeShape { accelerators, units, vcpu, expected, ceiling }
+        NodeShape { accelerators, units, vcpu, memory_mib: u64::from(vcpu) * 4096, expected, ceiling }
     }
 
     #[test]
     fn unshared_worst_case_is_limit_times_priciest_accelerator() {
         let shapes = [shape(1, 1, 4, 0.4, 1.0), shape(4, 4, 48, 2.0, 5.6)];
-        let limits = Limits { accelerators: 8, cpu: None };
+        let limits = Limits { accelerators: 8, cpu: None, memory_mib: None };
         assert!((worst_case(&shapes, limits) - 8.0 * 1.4).abs() < 1e-9);
         assert!((expected(&shapes, limits) - 8.0 * 0.4).abs() < 1e-9);
     }
@@ -279,12 +295,29 @@ mod tests {
         let shapes = [shape(1, 4, 4, 0.5, 1.0), shape(1, 4, 8, 0.6, 1.2)];
         let cpu = cpu_backstop(&shapes, 32);
         assert_eq!(cpu, 64, "8 physical GPUs on the most vCPU per GPU (8)");
-        let limits = Limits { accelerators: 32, cpu: Some(cpu) };
+        let limits = Limits { accelerators: 32, cpu: Some(cpu), memory_mib: None };
         // Gate off: the cpu limit admits 64 vCPU: 16 × 4-vCPU nodes at $1.0 = $16 > 8 × $1.2.
         assert!((worst_case(&shapes, limits) - 16.0).abs() < 1e-9);
         // Without the cpu backstop a burst could launch 32 physical GPUs.
         let uncapped = Limits { cpu: None, ..limits };
         assert!((worst_case(&shapes, uncapped) - 32.0 * 1.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_cpu_or_memory_limit_only_ever_lowers_the_worst_case() {
+        // 4-vCPU 1-GPU nodes at $1.0 and 48-vCPU 4-GPU nodes at $5.6; 8 GPUs: 8 × $1.4 without other limits.
+        let shapes = [shape(1, 1, 4, 0.4, 1.0), shape(4, 4, 48, 2.0, 5.6)];
+        let gpus = Limits { accelerators: 8, cpu: None, memory_mib: None };
+        // 16 vCPU: at most $0.25/vCPU × 16 = $4 (4 small nodes), whatever the GPU limit allows.
+        let cpu = Limits { cpu: Some(16), ..gpus };
+        assert!((worst_case(&shapes, cpu) - 16.0 * 0.25).abs() < 1e-9);
+        // 32 GiB at 16 GiB per $1.0 node (the priciest per MiB) is $2.
+        let memory = Limits { memory_mib: Some(32 * 1024), ..gpus };
+        assert!((worst_case(&shapes, memory) - 2.0).abs() < 1e-9);
+        // A generous limit changes nothing; the expected figure never exceeds the bound.
+        let generous = Limits { cpu: Some(10_000), memory_mib: Some(1 << 30), ..gpus };
+        assert!((worst_case(&shapes, generous) - worst_case(&shapes, gpus)).abs() < 1e-9);
+        assert!(expected(&shapes, cpu) <= worst_case(&shapes, cpu));
     }
 
     #[test]

@@ -34,6 +34,12 @@ use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned}
 mod ops_intent;
 /// `queue` nodes (Kueue queues), parsed with this module's helpers.
 mod queue;
+/// `require` nodes (NodePool requirements on any well-known or user label), parsed with this module's helpers.
+mod requirements;
+/// `limits` nodes (NodePool cpu and memory limits).
+mod limits;
+pub use limits::ResourceLimits;
+pub use requirements::{expressible as requirement_expressible, is_well_known as requirements_is_well_known, NodeRequirement};
 pub(crate) use ops_intent::is_training_pool;
 
 /// Lint/solver price-quality knob default: admit a type only if its $/accelerator-hour is at most this
@@ -83,6 +89,8 @@ pub struct Cluster {
     /// `image-cache snapshot="snap-…"`: an EBS snapshot with the ML images pre-pulled, restored as the
     /// Bottlerocket data volume so new GPU nodes start without pulling multi-GB images.
     pub image_cache_snapshot: Option<Spanned<String>>,
+    /// `user-data "…"`: the EC2NodeClass's userData, carried verbatim (before gpuplan's own Bottlerocket settings).
+    pub user_data: Option<Spanned<String>>,
     pub span: Span,
 }
 
@@ -243,6 +251,12 @@ pub struct Settings {
     pub disruption: Disruption,
     pub labels: BTreeMap<String, Spanned<String>>,
     pub taints: Vec<Spanned<Taint>>,
+    /// `require`: NodePool requirements beyond the dedicated settings, one per key.
+    pub requires: Vec<Spanned<NodeRequirement>>,
+    /// `limits cpu=… memory=…`: the NodePool's cpu and memory limits.
+    pub resource_limits: Option<Spanned<ResourceLimits>>,
+    /// `accelerator-taint #false`: no `<resource>:NoSchedule` taint (lint GP007 says why it is worth keeping).
+    pub accelerator_taint: Spanned<bool>,
     pub allow: Vec<Spanned<String>>,
 }
 
@@ -664,6 +678,7 @@ impl Parser<'_> {
         let mut accelerated_ami = Spanned::new(true, node_span);
         let mut gitops = None;
         let mut image_cache_snapshot: Option<Spanned<String>> = None;
+        let mut user_data = None;
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             if child.name().value() != "gitops" {
                 self.no_children(child);
@@ -693,6 +708,7 @@ impl Parser<'_> {
                     }
                 }
                 "ami" => ami = self.single_string(child),
+                "user-data" => user_data = self.single_string(child),
                 "accelerated-ami" => {
                     self.check_entries(child, &[], 1);
                     if let Some(b) = args(child).next().and_then(|e| self.expect_bool(e, "accelerated-ami")) {
@@ -795,6 +811,7 @@ impl Parser<'_> {
         }
         Some(Cluster {
             image_cache_snapshot,
+            user_data,
             discovery_tag: discovery_tag.unwrap_or_else(|| name.clone()),
             node_role: node_role.unwrap_or_else(|| Spanned::new(format!("KarpenterNodeRole-{}", name.value), name.span)),
             name,
@@ -1202,6 +1219,16 @@ impl Parser<'_> {
                 }
             }
             "allow" => s.allow.extend(self.strings(node)),
+            "require" => self.apply_require(node, s),
+            "limits" => self.apply_limits(node, s),
+            "accelerator-taint" => {
+                self.check_entries(node, &[], 1);
+                match args(node).next().and_then(|e| self.expect_bool(e, "accelerator-taint")) {
+                    Some(v) => s.accelerator_taint = v,
+                    None if args(node).next().is_none() => self.error(node_span, "E0107", "`accelerator-taint` needs #true or #false", "write accelerator-taint #false"),
+                    None => {}
+                }
+            }
             _ => self.unknown_node(node, &schema::names("pool"), context),
         }
     }
@@ -1663,6 +1690,9 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         },
         labels: BTreeMap::new(),
         taints: Vec::new(),
+        requires: Vec::new(),
+        resource_limits: None,
+        accelerator_taint: Spanned::new(true, span),
         allow: Vec::new(),
     }
 }

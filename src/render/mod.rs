@@ -395,6 +395,7 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
             "resource": pool.resource(),
             "limit": pool.limit,
             "cpu_limit": pool.cpu_limit,
+            "memory_limit": pool.resource_limits.memory,
             "node_class": pool.node_class,
             "labels": pool.labels,
             "requirements": requirements,
@@ -475,10 +476,17 @@ pub fn worst_case_basis(pool: &PoolPlan) -> String {
             basis.push_str(&format!(" ({})", crate::catalog::cost::ESTIMATED_BASIS));
         }
     }
-    if let Some(cpu) = pool.cpu_limit {
+    if let Some(cpu) = pool.cpu_limit.filter(|_| pool.shared()) {
         basis.push_str(&format!(
             "; shared GPUs counted as Karpenter counts them at launch: physical GPUs until nodes register, capped by the cpu limit {cpu}"
         ));
+    }
+    let user: Vec<String> = [("cpu", pool.resource_limits.cpu.as_ref()), ("memory", pool.resource_limits.memory.as_ref())]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
+        .collect();
+    if !user.is_empty() {
+        basis.push_str(&format!("; at most what the limits {} allow at the priciest $/vCPU and $/GiB", user.join(", ")));
     }
     basis
 }
@@ -492,6 +500,15 @@ fn bottlerocket_time_slicing(replicas: u32) -> String {
     format!(
         "[settings.kubelet-device-plugins.nvidia]\ndevice-sharing-strategy = \"time-slicing\"\n\n[settings.kubelet-device-plugins.nvidia.time-slicing]\nreplicas = {replicas}\nrename-by-default = false\nfail-requests-greater-than-one = true\n"
     )
+}
+
+/// The class's userData: the profile's `user-data` verbatim, then gpuplan's Bottlerocket time-slicing settings
+/// (Bottlerocket merges TOML tables, so both hold).
+fn user_data(class: &NodeClassPlan) -> Option<String> {
+    match (class.user_data.as_deref(), class.time_slicing.map(bottlerocket_time_slicing)) {
+        (Some(user), Some(ours)) => Some(format!("{}\n{ours}", user.trim_end())),
+        (user, ours) => ours.or_else(|| user.map(str::to_string)),
+    }
 }
 
 fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
@@ -513,7 +530,7 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "root_device": root_device,
             "reserved": class.reserved.as_ref().map(|r| json!({ "ids": r.ids, "tags": r.tags })),
             "instance_store_raid0": class.instance_store_raid0,
-            "user_data": class.time_slicing.map(bottlerocket_time_slicing),
+            "user_data": user_data(class),
             "image_cache_snapshot": class.image_cache_snapshot,
         },
     })

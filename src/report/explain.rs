@@ -626,7 +626,8 @@ pub fn table(e: &Explanation) -> String {
                 let sharing = if pool.units_per_accelerator > 1 { format!(" ({} per physical accelerator)", pool.units_per_accelerator) } else { String::new() };
                 let _ = writeln!(out, "    limit      {} {}{sharing}: {}", pool.limit, pool.resource, pool.limit_reason);
                 if let Some(cpu) = pool.cpu_limit {
-                    let _ = writeln!(out, "    cpu limit  {cpu}: caps the physical nodes while Karpenter counts physical GPUs against a limit in slices");
+                    let why = if pool.units_per_accelerator > 1 { "caps the physical nodes while Karpenter counts physical GPUs against a limit in slices" } else { "the profile's `limits cpu`: caps the worst case" };
+                    let _ = writeln!(out, "    cpu limit  {cpu}: {why}");
                 }
                 let _ = writeln!(out, "    largest    {} {} per node", pool.largest_node, pool.resource);
                 let _ = writeln!(

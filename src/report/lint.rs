@@ -327,7 +327,8 @@ fn rendered_cost(ctx: &PoolCtx) -> Option<RenderedCost> {
         .collect();
     let accelerators = u32::try_from(ctx.np.limit(ctx.plan.resource())?).ok()?;
     let cpu = ctx.np.limit("cpu").and_then(|c| u32::try_from(c).ok());
-    let limits = Limits { accelerators, cpu };
+    let memory_mib = ctx.np.limit_value("memory").and_then(|m| m.as_str()).and_then(crate::simulate::yaml::milli).map(|m| u64::try_from((m / 1000 / (1024 * 1024)).max(0)).unwrap_or(u64::MAX));
+    let limits = Limits { accelerators, cpu, memory_mib };
     (!shapes.is_empty()).then(|| RenderedCost {
         expected: cost::expected(&shapes, limits),
         worst_case: cost::worst_case(&shapes, limits),
@@ -780,7 +781,16 @@ impl<'c> Lint<'c> {
             [AcceleratorKind::Nvidia, AcceleratorKind::Amd, AcceleratorKind::Neuron].iter().any(|k| k.resource() == *key)
                 && matches!(*effect, "NoSchedule" | "NoExecute")
         });
-        if !tainted {
+        let switched_off = !ctx.tier.settings.accelerator_taint.value;
+        if !tainted && switched_off {
+            self.pool(
+                ctx,
+                "GP007",
+                ctx.tier.settings.accelerator_taint.span,
+                format!("NodePool `{}` has no `{resource}` NoSchedule taint (`accelerator-taint #false`): pods that need no accelerator can land on (and keep alive) its nodes", ctx.plan.name),
+                format!("remove `accelerator-taint #false` once the pods meant for these nodes tolerate `{resource}:NoSchedule` (EKS adds the toleration to pods that request {resource}); until then `allow \"GP007\"` says the choice is deliberate"),
+            );
+        } else if !tainted {
             self.pool(
                 ctx,
                 "GP007",

@@ -76,6 +76,8 @@ pub struct NodeClassPlan {
     /// Bottlerocket NVIDIA variants run the device plugin on the host: time-slicing is a setting in their user data
     /// (`settings.kubelet-device-plugins.nvidia`), so each replicas count gets its own class.
     pub time_slicing: Option<u32>,
+    /// The profile's `user-data`, verbatim.
+    pub user_data: Option<String>,
 }
 
 /// Whether nodes of this AMI alias run the NVIDIA device plugin themselves: the Bottlerocket NVIDIA variants do
@@ -112,6 +114,8 @@ pub struct Candidate {
     pub accelerator_name: String,
     pub memory_mib_per_accelerator: u64,
     pub vcpu: u32,
+    /// Memory as Karpenter counts it against a memory limit (capacity after VM overhead), MiB.
+    pub memory_mib: u64,
     /// Expected price per hour (see `cost::quote`): spot when the pool allows spot (worst zone), else on-demand.
     pub usd_per_hour: f64,
     /// Expected price per schedulable accelerator-hour (time-slicing divides it): what candidates rank by.
@@ -128,7 +132,7 @@ pub struct Candidate {
 
 impl Candidate {
     pub fn shape(&self) -> NodeShape {
-        NodeShape { accelerators: self.accelerators, units: self.units, vcpu: self.vcpu, expected: self.usd_per_hour, ceiling: self.ceiling_usd_per_hour }
+        NodeShape { accelerators: self.accelerators, units: self.units, vcpu: self.vcpu, memory_mib: self.memory_mib, expected: self.usd_per_hour, ceiling: self.ceiling_usd_per_hour }
     }
 
     /// Schedulable units per physical accelerator on this type.
@@ -187,6 +191,9 @@ pub struct PoolPlan {
     /// Limit on `cpu` for shared pools: caps the physical nodes while Karpenter counts physical GPUs against a
     /// limit written in slices (see `cost`).
     pub cpu_limit: Option<u32>,
+    /// `limits cpu=… memory=…` as the profile says them: the emitted cpu limit is the lower of this and the
+    /// backstop, the memory limit is emitted as written; both cap the worst case, neither sizes the accelerator limit.
+    pub resource_limits: crate::profile::ResourceLimits,
     /// A capacity reservation's fixed cost ($/h), billed whether used or not.
     pub fixed_usd_per_hour: Option<f64>,
     pub spot_ceiling: SpotCeiling,
@@ -292,7 +299,24 @@ impl PoolPlan {
     /// The NodePool's limits for an accelerator limit `accelerators` on these shapes (the cpu backstop follows it).
     fn limits_for(&self, shapes: &[NodeShape], accelerators: u32) -> Limits {
         let shared = shapes.iter().any(|s| s.units > s.accelerators);
-        Limits { accelerators, cpu: shared.then(|| cost::cpu_backstop(shapes, accelerators)) }
+        Limits { accelerators, cpu: shared.then(|| cost::cpu_backstop(shapes, accelerators)), memory_mib: None }
+    }
+
+    /// The limits the NodePool carries: [`Self::limits_for`] with the profile's `limits cpu=… memory=…` (a cpu
+    /// limit below the backstop replaces it). The budget sizes the accelerator limit without them, so that a cpu cap
+    /// never buys an accelerator limit it would make meaningless; the worst case is figured with them.
+    fn carried_limits(&self, shapes: &[NodeShape], accelerators: u32) -> Limits {
+        let mut limits = self.limits_for(shapes, accelerators);
+        if let Some(cpu) = self.resource_limits.cpu_vcpu() {
+            limits.cpu = Some(limits.cpu.map_or(cpu, |backstop| backstop.min(cpu)));
+        }
+        limits.memory_mib = self.resource_limits.memory_mib();
+        limits
+    }
+
+    /// Whether some type offers more schedulable units than accelerators (time-slicing, MIG).
+    pub fn shared(&self) -> bool {
+        self.candidates.iter().any(|c| c.units > c.accelerators)
     }
 
     /// Worst-case $/h at an accelerator limit: the reservation's fixed cost, or the bound of `cost::worst_case`.
@@ -485,6 +509,7 @@ fn solve_cluster(
             instance_store_raid0: false,
             image_cache_snapshot: profile.cluster.image_cache_snapshot.as_ref().map(|s| s.value.clone()),
             time_slicing: None,
+            user_data: profile.cluster.user_data.as_ref().map(|u| u.value.clone()),
         };
         let host_plugin = host_device_plugin(&profile.cluster.ami.value);
         let mut profile_pools = Vec::new();
@@ -492,6 +517,10 @@ fn solve_cluster(
         for pool in &profile.pools {
             for (tier_index, tier) in pool.tiers.iter().enumerate() {
                 if let Some(d) = mig_on_host_plugin(tier, host_plugin, sources) {
+                    diagnostics.push(d);
+                    continue;
+                }
+                if let Some(d) = time_slicing_in_user_data(profile, tier, host_plugin, sources) {
                     diagnostics.push(d);
                     continue;
                 }
@@ -523,10 +552,11 @@ fn solve_cluster(
                             .chain(&tier.settings.allow)
                             .map(|a| a.value.clone())
                             .collect();
-                        profile_pools.push((
-                            pool_plan(tier, tier_index, pool, profile, &source, node_class, &zones, candidates, removed, allow),
-                            tier,
-                        ));
+                        let mut plan = pool_plan(tier, tier_index, pool, profile, &source, node_class, &zones, candidates, removed, allow);
+                        for key in unchecked_requires(&tier.settings, catalog) {
+                            plan.notes.push(format!("require {key}: the catalog has no such label, so Karpenter alone applies it (it may launch fewer of the listed types, never others; the cost bound stays an upper bound)"));
+                        }
+                        profile_pools.push((plan, tier));
                     }
                     Err(d) => diagnostics.push(d),
                 }
@@ -881,6 +911,7 @@ fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources:
         let types = list(&s.exclude_types);
         out.push(Constraint::new(format!("type not in [{}]", types.join(", ")), s.exclude_types[0].span, move |t| !types.contains(&t.name)));
     }
+    out.extend(require_constraints(tier, catalog));
     if let Some(efa) = &s.efa {
         let v = efa.value;
         out.push(Constraint::new(format!("EFA {}", if v { "supported" } else { "not required" }), efa.span, move |t| !v || t.efa));
@@ -913,8 +944,36 @@ fn cpu_pool_defaults<'a>(s: &'a Settings) -> Vec<Constraint<'a>> {
     out
 }
 
+/// `require` lines on a key the catalog's types are labelled with (`simulate::instances::requirements`, the labels
+/// Karpenter's provider computes): a type stays when its label and the requirement intersect as Karpenter's
+/// `Requirements.Intersects` has it (an absent label satisfies NotIn and DoesNotExist). Keys the catalog has no
+/// label for (hypervisor, bandwidths, …) filter nothing here: [`unchecked_requires`] notes them.
+fn require_constraints<'a>(tier: &'a Tier, catalog: &Catalog) -> Vec<Constraint<'a>> {
+    use crate::simulate::requirements::{Requirement as Wanted, Requirements};
+    let probe = catalog.instance_types.first().map(|t| crate::simulate::instances::requirements(t, &catalog.region));
+    let labelled = |key: &str| probe.as_ref().is_some_and(|p| p.get(key).is_some());
+    let mut out = Vec::new();
+    for r in tier.settings.requires.iter().filter(|r| labelled(&r.key)) {
+        let Some(wanted) = Wanted::new(&r.operator, &r.values) else { continue };
+        let mut incoming = Requirements::default();
+        incoming.add(&r.key, wanted);
+        let region = catalog.region.clone();
+        out.push(Constraint::new(r.describe(), r.span, move |t| crate::simulate::instances::requirements(t, &region).intersects(&incoming).is_ok()));
+    }
+    out
+}
+
 /// The least memory per vCPU a CPU pool admits by default (see [`cpu_pool_defaults`]).
 pub const CPU_POOL_MEMORY_MIB_PER_VCPU: u64 = 2048;
+
+/// The `require` keys no catalog label lets gpuplan check: Karpenter applies them, so the NodePool may launch fewer
+/// of the listed types (never others: the instance-type requirement still names them), and the cost bound, a
+/// maximum over the listed types, stays an upper bound.
+fn unchecked_requires(s: &Settings, catalog: &Catalog) -> Vec<String> {
+    let Some(first) = catalog.instance_types.first() else { return Vec::new() };
+    let labels = crate::simulate::instances::requirements(first, &catalog.region);
+    s.requires.iter().filter(|r| crate::profile::requirements_is_well_known(&r.key) && labels.get(&r.key).is_none()).map(|r| r.key.clone()).collect()
+}
 
 /// The pool's capacity types must be offered, in its zones, with prices to bound them.
 fn capacity_and_zone_constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String]) -> Vec<Constraint<'a>> {
@@ -1004,6 +1063,7 @@ fn rank(remaining: &[&InstanceType], tier: &Tier, catalog: &Catalog, zones: &[St
                 },
                 memory_mib_per_accelerator: memory,
                 vcpu: t.vcpu,
+                memory_mib: crate::simulate::instances::memory_mib(t).max(1) as u64,
                 usd_per_hour: quote.expected,
                 usd_per_accelerator_hour: per_unit,
                 usd_per_accelerator_gib_hour: if memory > 0 { per_unit / (memory as f64 / 1024.0) } else { 0.0 },
@@ -1106,8 +1166,12 @@ fn pool_plan(
         }
         _ => {}
     }
-    // A CPU pool has no accelerator taint: it is where the cluster's ordinary pods (which tolerate nothing) run.
-    let mut taints: Vec<Taint> = s.accelerator.value.is_accelerator().then(|| Taint { key: s.accelerator.value.resource().to_string(), value: None, effect: "NoSchedule".into() }).into_iter().collect();
+    // A CPU pool has no accelerator taint: it is where the cluster's ordinary pods (which tolerate nothing) run; nor
+    // does a pool written with `accelerator-taint #false` (lint GP007 says why the taint is worth keeping).
+    let mut taints: Vec<Taint> = Vec::new();
+    if s.accelerator.value.is_accelerator() && s.accelerator_taint.value {
+        taints.push(Taint { key: s.accelerator.value.resource().to_string(), value: None, effect: "NoSchedule".into() });
+    }
     // Isolation: without a pool taint, any pod that tolerates the accelerator taint lands on the
     // highest-weight pool that fits it (an 8-GPU trainer on the inference pool). Only `general` pools take
     // such pods; every other pool admits only pods that tolerate its own taint.
@@ -1146,6 +1210,7 @@ fn pool_plan(
         labels,
         limit: 0,
         cpu_limit: None,
+        resource_limits: s.resource_limits.as_ref().map(|l| l.value.clone()).unwrap_or_default(),
         fixed_usd_per_hour: None,
         spot_ceiling: s.spot_ceiling.value,
         limit_reason: String::new(),
@@ -1161,6 +1226,19 @@ fn pool_plan(
         allow,
         notes: Vec::new(),
     }
+}
+
+/// E0287: on Bottlerocket, a time-sliced pool's class gets gpuplan's `settings.kubelet-device-plugins.nvidia` after
+/// the cluster's `user-data`; user data that sets that table too would declare it twice (invalid TOML, or two
+/// sharing settings of which the node applies one).
+fn time_slicing_in_user_data(profile: &Profile, tier: &Tier, host_plugin: bool, sources: &Sources) -> Option<ProfileDiagnostic> {
+    class_time_slicing(tier, host_plugin)?;
+    let user_data = profile.cluster.user_data.as_ref().filter(|u| u.contains("kubelet-device-plugins"))?;
+    Some(
+        sources
+            .error(user_data.span, "E0287", format!("the cluster's `user-data` sets Bottlerocket's kubelet-device-plugins, and pool `{}` asks for time-slicing, which gpuplan writes there too", tier.name.value))
+            .help("remove the device-plugin settings from `user-data` (the pool's `time-slicing replicas=N` writes them), or remove `time-slicing` from the pool"),
+    )
 }
 
 /// E0185: MIG on a Bottlerocket NVIDIA variant is a host setting keyed by GPU model
@@ -1221,6 +1299,7 @@ fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate]) -> Vec
         z.sort();
         reqs.push(Requirement { key: "topology.kubernetes.io/zone".into(), operator: "In".into(), values: z, min_values: None });
     }
+    reqs.extend(s.requires.iter().map(|r| Requirement { key: r.key.clone(), operator: r.operator.clone(), values: r.values.clone(), min_values: r.min_values }));
     reqs.sort_by(|a, b| a.key.cmp(&b.key));
     reqs
 }
@@ -1394,10 +1473,10 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
             ));
         }
         let shapes = plan.shapes();
-        let limits = plan.limits_for(&shapes, plan.limit);
+        let limits = plan.carried_limits(&shapes, plan.limit);
         plan.cpu_limit = limits.cpu;
         plan.expected_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::expected(&shapes, limits)));
-        plan.worst_case_usd_per_hour = round_cents(plan.worst_case_at(plan.limit));
+        plan.worst_case_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::worst_case(&shapes, limits)));
         plan.draining_nodes = draining_nodes(plan);
         plan.drain_peak_usd_per_hour =
             round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::drain_peak(&shapes, limits, plan.draining_nodes)));
