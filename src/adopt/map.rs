@@ -476,6 +476,8 @@ pub struct ClassFacts {
     pub reservation: Vec<Line>,
     /// `instanceStorePolicy: RAID0`: the class's pools use local NVMe as scratch.
     pub instance_store_raid0: bool,
+    /// An EKS Auto Mode NodeClass's `ephemeralStorage.size` (`ephemeral-storage` in the cluster block).
+    pub ephemeral_storage: Option<String>,
     pub comments: Vec<String>,
 }
 
@@ -505,7 +507,8 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     if c["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
         used.take("metadata.labels.app.kubernetes.io/managed-by");
     }
-    let at = format!("{} EC2NodeClass/{}", doc.file, doc.name);
+    let at = format!("{} {}/{}", doc.file, doc.kind, doc.name);
+    let ephemeral_storage = auto_mode_storage(c, &mut used);
     let role = c["spec"]["role"].as_str().map(str::to_string);
     if role.is_some() {
         used.take("spec.role");
@@ -545,5 +548,19 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
         }
     }
     let comments = used.leftovers(doc, warnings);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, comments }
+    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, ephemeral_storage, comments }
+}
+
+/// An Auto Mode NodeClass's `ephemeralStorage`: the size becomes `ephemeral-storage`; IOPS and throughput are consumed
+/// only when they are gpuplan's own (10000, 500: the NodeClass template's), any other value stays a warning.
+fn auto_mode_storage(c: &Value, used: &mut Consumed) -> Option<String> {
+    let storage = &c["spec"]["ephemeralStorage"];
+    for (field, ours) in [("iops", 10000), ("throughput", 500)] {
+        if storage[field].as_u64() == Some(ours) {
+            used.take(format!("spec.ephemeralStorage.{field}"));
+        }
+    }
+    let size = storage["size"].as_str()?;
+    used.take("spec.ephemeralStorage.size");
+    Some(size.to_string())
 }

@@ -83,7 +83,13 @@ fn profile_of(np: &Doc) -> String {
 
 fn class_of<'d>(np: &Doc, classes: &'d [Doc]) -> Option<&'d Doc> {
     let name = np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str()?;
-    classes.iter().find(|c| c.name == name)
+    let kind = if auto_mode(np) { "NodeClass" } else { "EC2NodeClass" };
+    classes.iter().find(|c| c.name == name && c.kind == kind)
+}
+
+/// Whether a NodePool's nodeClassRef names an EKS Auto Mode NodeClass (group `eks.amazonaws.com`).
+fn auto_mode(np: &Doc) -> bool {
+    np.object["spec"]["template"]["spec"]["nodeClassRef"]["group"] == crate::catalog::auto_mode::GROUP
 }
 
 /// The region: the flag, else the catalog gpuplan annotated, else the zones' region, else us-east-1.
@@ -315,12 +321,18 @@ fn adopt_profile(
     }
     let primary = ordered.iter().find_map(|np| class_of(np, classes));
     let f = primary.and_then(|c| facts.get(&c.name));
-    let at = primary.map(|c| format!("{} EC2NodeClass/{}", c.file, c.name)).unwrap_or_default();
+    let at = primary.map(|c| format!("{} {}/{}", c.file, c.kind, c.name)).unwrap_or_default();
     cluster.name = options.cluster.clone().or_else(|| f.and_then(|f| f.cluster_tag.clone())).or_else(|| f.and_then(|f| f.discovery_tag.clone())).unwrap_or_else(|| "adopted".into());
     cluster.discovery_tag = f.and_then(|f| f.discovery_tag.clone()).unwrap_or_else(|| cluster.name.clone());
     cluster.node_role = f.and_then(|f| f.role.clone()).unwrap_or_else(|| format!("KarpenterNodeRole-{}", cluster.name));
     cluster.ami = f.and_then(|f| f.ami.clone()).unwrap_or_else(|| "al2023@latest".into());
-    if f.and_then(|f| f.ami.as_ref()).is_none() {
+    cluster.auto_mode = pools.iter().any(|np| auto_mode(np));
+    cluster.ephemeral_storage = f.and_then(|f| f.ephemeral_storage.clone());
+    if cluster.auto_mode {
+        let np = pools.iter().find(|np| auto_mode(np)).expect("one is");
+        cluster.from.insert("auto-mode", format!("{} NodePool/{} spec.template.spec.nodeClassRef.group {}", np.file, np.name, crate::catalog::auto_mode::GROUP));
+    }
+    if f.and_then(|f| f.ami.as_ref()).is_none() && !cluster.auto_mode {
         // Named by the EC2NodeClass that has no alias, else (no EC2NodeClass among the inputs) by the first NodePool.
         let (file, object) = match primary {
             Some(c) => (c.file.clone(), format!("EC2NodeClass/{}", c.name)),
@@ -334,6 +346,7 @@ fn adopt_profile(
         cluster.from.insert("discovery-tag", format!("{at} spec.subnetSelectorTerms / securityGroupSelectorTerms karpenter.sh/discovery"));
         cluster.from.insert("node-role", format!("{at} spec.role"));
         cluster.from.insert("ami", format!("{at} spec.amiSelectorTerms[0].alias"));
+        cluster.from.insert("ephemeral-storage", format!("{at} spec.ephemeralStorage.size"));
         if f.cluster_tag.is_some() && options.cluster.is_none() {
             cluster.from.insert("name", format!("{at} spec.tags.gpuplan.dev/cluster"));
         }

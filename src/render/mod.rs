@@ -77,6 +77,7 @@ pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
     ("flux-gitrepository.yaml.j2", include_str!("../../templates/flux-gitrepository.yaml.j2")),
     ("nodeoverlay.yaml.j2", include_str!("../../templates/nodeoverlay.yaml.j2")),
     ("ec2nodeclass.yaml.j2", include_str!("../../templates/ec2nodeclass.yaml.j2")),
+    ("nodeclass.yaml.j2", include_str!("../../templates/nodeclass.yaml.j2")),
     ("argocd-application.yaml.j2", include_str!("../../templates/argocd-application.yaml.j2")),
     ("flux-kustomization.yaml.j2", include_str!("../../templates/flux-kustomization.yaml.j2")),
 ];
@@ -170,10 +171,11 @@ impl Renderer {
     fn render_cluster_objects(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
         let mut manifests = Vec::new();
         for class in &cluster.node_classes {
+            let (kind, template) = if class.auto_mode { ("nodeclass", "nodeclass.yaml.j2") } else { ("ec2nodeclass", "ec2nodeclass.yaml.j2") };
             manifests.push(Manifest {
-                path: object_path(&cluster.name, "ec2nodeclass", &class.name),
+                path: object_path(&cluster.name, kind, &class.name),
                 source: class.source.clone(),
-                object: self.render("ec2nodeclass.yaml.j2", &class.name, node_class_context(cluster, class))?,
+                object: self.render(template, &class.name, node_class_context(cluster, class))?,
             });
         }
         for pool in &cluster.pools {
@@ -396,6 +398,8 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
             "limit": pool.limit,
             "cpu_limit": pool.cpu_limit,
             "node_class": pool.node_class,
+            "node_class_group": if pool.auto_mode { crate::catalog::auto_mode::GROUP } else { "karpenter.k8s.aws" },
+            "node_class_kind": if pool.auto_mode { "NodeClass" } else { "EC2NodeClass" },
             "labels": pool.labels,
             "requirements": requirements,
             "taints": taints,
@@ -515,6 +519,7 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "instance_store_raid0": class.instance_store_raid0,
             "user_data": class.time_slicing.map(bottlerocket_time_slicing),
             "image_cache_snapshot": class.image_cache_snapshot,
+            "ephemeral_storage": class.ephemeral_storage,
         },
     })
 }
