@@ -54,8 +54,8 @@ const ADOPTED: [(&str, Option<&str>, u64); 10] = [
     ("blueprints-node-overlay", Some("blueprints-node-overlay-pods"), 1),
     ("data-on-eks-gpu", None, 1),
     ("provider-general-purpose", None, 1),
-    ("blueprints-nvidia-automode", None, 1),
-    ("blueprints-neuron-automode", None, 1),
+    ("blueprints-nvidia-automode", None, 0),
+    ("blueprints-neuron-automode", None, 0),
 ];
 
 #[test]
@@ -102,14 +102,33 @@ fn a_cpu_pool_adopts_as_a_gpu_pool_and_the_verification_names_the_types_it_lost(
     assert!(reasons(&report).iter().any(|r| r.starts_with("the adopted NodePool general-purpose names 3 instance type(s) (") && r.ends_with("), not c6a.large")), "{:#?}", reasons(&report));
 }
 
+/// EKS Auto Mode (issue 19 item 4): the original NodePools reference an `eks.amazonaws.com` NodeClass and select on
+/// `eks.amazonaws.com/instance-*` labels; both sides launch the same type, and the adopted profile says `auto-mode`.
 #[test]
-fn auto_mode_nodepools_launch_nothing_as_karpenter_on_ec2_reads_them_so_the_adopted_pool_is_a_change() {
-    for entry in ["blueprints-nvidia-automode", "blueprints-neuron-automode"] {
+fn auto_mode_blueprints_adopt_into_auto_mode_profiles_that_place_their_probe_as_before() {
+    for (entry, placed) in [("blueprints-nvidia-automode", "gpu/g5g.xlarge"), ("blueprints-neuron-automode", "neuron/inf1.xlarge")] {
         let (_, report) = adopt(entry, None);
         let p = &report["verification"]["placements"][0];
-        assert_eq!(p["change"], "schedules", "{entry}: {p:#}");
-        assert!(reasons(&report).iter().any(|r| r.contains("launched nothing (EC2NodeClass") && r.ends_with("the adopted one does")), "{entry}: {:#?}", reasons(&report));
+        assert_eq!(p["change"], "same", "{entry}: {p:#}");
+        let landed = format!("{}/{}", p["after"]["nodepool"].as_str().unwrap_or_default(), p["after"]["instance_type"].as_str().unwrap_or_default());
+        assert_eq!(landed, placed, "{entry}: {p:#}");
     }
+}
+
+#[test]
+fn an_auto_mode_blueprint_adopts_into_a_profile_that_says_auto_mode_and_compiles_back_to_a_nodeclass() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let input = corpus("blueprints-nvidia-automode");
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(args).output().unwrap();
+    let out = run(&["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--accept-changes", "--set", "CLUSTER_NAME=demo"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu.kdl")).unwrap();
+    assert!(profile.contains("    auto-mode #true //") && profile.contains("    ephemeral-storage \"100Gi\" //") && !profile.contains("    ami "), "{profile}");
+    let out = run(&["compile", "profiles", "--out", "out", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let files: Vec<String> = std::fs::read_dir(dir.path().join("out/demo")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(files.contains(&"nodeclass-gpu.yaml".to_string()) && !files.iter().any(|f| f.starts_with("ec2nodeclass") || f.starts_with("clusterpolicy") || f.starts_with("configmap")), "{files:?}");
 }
 
 #[test]
