@@ -2,7 +2,7 @@
 //! `eks.amazonaws.com/v1` NodeClass and whose requirements use `eks.amazonaws.com/instance-*` labels, plus that
 //! NodeClass (validated against src/crds/eks, written from the EKS User Guide), and nothing Auto Mode installs itself
 //! (no GPU Operator, device-plugin values, Karpenter ServiceMonitor). Settings Auto Mode cannot honour are located
-//! errors E0270–E0277. simulate reads the NodeClass and the labels; adopt reads them back into the same profile.
+//! errors E0270–E0278. simulate reads the NodeClass and the labels; adopt reads them back into the same profile.
 //! The Auto Mode facts and their pages: src/catalog/auto_mode.rs.
 
 use std::path::{Path, PathBuf};
@@ -158,6 +158,11 @@ fn profiles_of_one_cluster_that_disagree_on_auto_mode_are_e0277() {
     let out = gpuplan(dir.path(), &["compile", "--catalogs", &catalogs()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("E0277") && text(&out).contains("profiles/auto-mode.kdl:11:"), "{}", text(&out));
+}
+
+#[test]
+fn an_auto_mode_profile_named_default_is_e0278() {
+    assert_error("profile \"auto-mode\" priority=20", "profile \"default\" priority=20", "E0278", 4);
 }
 
 // --- simulate ---

@@ -315,7 +315,7 @@ fn adopt_profile(
                 file: np.file.clone(),
                 object: format!("NodePool/{}", np.name),
                 field: "spec.template.spec.nodeClassRef.name".into(),
-                message: format!("EC2NodeClass `{ref_name}` is not among the inputs: the cluster block uses placeholders (edit them)"),
+                message: format!("{} `{ref_name}` is not among the inputs: the cluster block uses placeholders (edit them)", if auto_mode(np) { "NodeClass" } else { "EC2NodeClass" }),
             });
         }
     }

@@ -504,6 +504,17 @@ fn solve_cluster(
             ephemeral_storage: profile.cluster.ephemeral_storage.as_ref().map_or(AUTO_MODE_EPHEMERAL_STORAGE, |s| s.value.as_str()).to_string(),
         };
         let auto_mode = profile.cluster.auto_mode.value.then_some(profile.cluster.auto_mode.span);
+        if auto_mode.is_some() && default_class.name == "default" {
+            // E0278: the NodeClass is named after the profile, and `default` is the built-in NodeClass of Auto Mode's
+            // `system` and `general-purpose` NodePools (EKS User Guide, create-node-class: "Do not name your custom
+            // node class `default`").
+            diagnostics.push(
+                sources
+                    .error(profile.name.span, "E0278", "an EKS Auto Mode profile named `default` would replace Auto Mode's built-in NodeClass `default`")
+                    .label("the NodeClass's name")
+                    .help("rename the profile: its NodeClass takes its name"),
+            );
+        }
         let host_plugin = host_device_plugin(&profile.cluster.ami.value);
         let mut profile_pools = Vec::new();
         let mut used_default_classes = BTreeSet::new();
