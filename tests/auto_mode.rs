@@ -99,6 +99,17 @@ fn the_add_on_daemonsets_model_sees_nothing_installed_in_an_auto_mode_cluster() 
     assert!(!gpuplan::ops::addon_daemonsets::daemon_set_objects(&values.iter().collect::<Vec<_>>()).is_empty());
 }
 
+#[test]
+fn explain_names_the_types_auto_mode_does_not_launch() {
+    let dir = compiled_example();
+    let out = gpuplan(dir.path(), &["explain", "auto-mode", "--catalogs", &catalogs()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // g7 is not in the EKS User Guide's supported instance reference.
+    let line = stdout.lines().find(|l| l.contains("EKS Auto Mode launches the type")).unwrap_or_default();
+    assert!(line.contains("g7.2xlarge"), "{stdout}");
+}
+
 // --- located errors: settings Auto Mode cannot honour ---
 
 /// Compiles the example with `from` replaced by `to`; asserts exit 2, nothing written, and the code at `line`.
@@ -213,4 +224,22 @@ fn adopting_an_auto_mode_clusters_out_reproduces_it_byte_for_byte() {
     for f in files(&a) {
         assert_eq!(std::fs::read_to_string(b.join(&f)).unwrap(), std::fs::read_to_string(a.join(&f)).unwrap(), "{f} differs after adopt → compile");
     }
+}
+
+/// A NodePool written for Auto Mode's built-in NodeClass `default` (the EKS User Guide's GPU example): simulate assumes
+/// that class (it exists whenever a built-in NodePool is enabled), so the original launches; adopt writes a profile
+/// `auto-mode` (a profile named `default` is E0278). The one change is the known one of untainted GPU pools (gpuplan
+/// adds the nvidia.com/gpu taint; item 2 of issue 19), and it is explained.
+#[test]
+fn a_nodepool_on_auto_modes_built_in_default_nodeclass_adopts_and_its_original_launches() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = repo().join("tests/fixtures/auto-mode/gpu-nodepool-default-class.yaml");
+    let out = gpuplan(dir.path(), &["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", &catalogs(), "--format", "json", "--accept-changes"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &report["verification"]["placements"][0];
+    assert_eq!((p["before"]["nodepool"].as_str(), p["before"]["instance_type"].as_str()), (Some("gpu"), Some("g6.xlarge")), "{p:#}");
+    assert_eq!(report["verification"]["unexplained"], 0, "{:#}", report["verification"]);
+    assert!(p["reasons"].as_array().unwrap().iter().any(|r| r == "the adopted NodePool gpu adds taint nvidia.com/gpu:NoSchedule"), "{p:#}");
+    assert!(dir.path().join("profiles/auto-mode.kdl").exists());
 }

@@ -74,9 +74,12 @@ pub enum AdoptError {
 /// The profile a NodePool belongs to: gpuplan's own annotation, else its EC2NodeClass's name (profiles are
 /// grouped by node class: gpuplan gives every profile one EC2NodeClass of the profile's name).
 fn profile_of(np: &Doc) -> String {
+    // Auto Mode's built-in NodeClass `default` cannot be a profile's own (E0278): such pools go to a profile named
+    // `auto-mode`, whose NodeClass is then gpuplan's.
+    let class = np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().map(|c| if c == "default" && auto_mode(np) { "auto-mode" } else { c });
     np.object["metadata"]["annotations"]["gpuplan.dev/profile"]
         .as_str()
-        .or_else(|| np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str())
+        .or(class)
         .map(str::to_string)
         .unwrap_or_else(|| std::path::Path::new(&np.file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
 }

@@ -106,7 +106,26 @@ pub fn manifests(docs: &[Doc]) -> Result<Manifests, InputError> {
         }
     }
     m.daemon_sets = super::pods::daemon_sets(docs)?;
+    add_auto_mode_default_class(&mut m);
     Ok(m)
+}
+
+/// EKS Auto Mode's built-in NodeClass `default`, which the cluster holds whenever one of its built-in NodePools
+/// (`system`, `general-purpose`) is enabled (EKS User Guide, "Deploy an accelerated workload", prerequisites; "Enable
+/// or Disable Built-in NodePools"): NodePools written for Auto Mode reference it without defining it. It is assumed
+/// present when an Auto Mode NodePool names it and the manifests do not define it (defaults: 80Gi ephemeral storage,
+/// no reservations).
+fn add_auto_mode_default_class(m: &mut Manifests) {
+    let wanted = m.node_pools.iter().any(|p| p.auto_mode && p.node_class == "default");
+    if wanted && !m.node_classes.iter().any(|c| c.auto_mode && c.name == "default") {
+        m.node_classes.push(NodeClass {
+            name: "default".into(),
+            eni_limited_pods: true,
+            root_volume: super::yaml::milli("80Gi"),
+            auto_mode: true,
+            ..NodeClass::default()
+        });
+    }
 }
 
 fn name(doc: &Doc) -> Result<String, InputError> {
