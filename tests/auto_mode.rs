@@ -110,6 +110,18 @@ fn explain_names_the_types_auto_mode_does_not_launch() {
     assert!(line.contains("g7.2xlarge"), "{stdout}");
 }
 
+#[test]
+fn a_reserved_pool_in_auto_mode_gets_a_nodeclass_with_its_reservation_and_no_gp010() {
+    let profile = format!("{}\npool \"reserved-l4\" preset=\"inference-on-demand\" {{\n    gpu {{\n        name \"L4\"\n    }}\n    reserved {{ id \"cr-0123456789abcdef0\"; instance-type \"g6.xlarge\"; instances 2; }}\n    max-accelerators 4\n}}\n", example());
+    let (dir, out) = project(&profile);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("GP010"), "{}", text(&out));
+    let class = std::fs::read_to_string(dir.path().join("out/ml-auto/nodeclass-reserved-l4-reserved.yaml")).unwrap();
+    assert!(class.contains("kind: NodeClass") && class.contains("capacityReservationSelectorTerms:\n  - id: cr-0123456789abcdef0"), "{class}");
+    let pool = std::fs::read_to_string(dir.path().join("out/ml-auto/nodepool-reserved-l4-reserved.yaml")).unwrap();
+    assert!(pool.contains("kind: NodeClass\n        name: reserved-l4-reserved"), "{pool}");
+}
+
 // --- located errors: settings Auto Mode cannot honour ---
 
 /// Compiles the example with `from` replaced by `to`; asserts exit 2, nothing written, and the code at `line`.

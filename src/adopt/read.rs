@@ -74,7 +74,7 @@ pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, R
         // Read as simulate reads manifests: each document with the line it starts on, so that a bad one is located.
         let docs = crate::simulate::yaml::parse_docs(&file, &text).map_err(ReadError::Input)?;
         let mut names = Vec::new();
-        docs.iter().filter(|d| matches!(d.kind(), "NodePool" | "EC2NodeClass" | "NodeOverlay")).for_each(|d| super::placeholders::names_in(&d.value, &mut names));
+        docs.iter().filter(|d| matches!(d.kind(), "NodePool" | "EC2NodeClass" | "NodeClass" | "NodeOverlay")).for_each(|d| super::placeholders::names_in(&d.value, &mut names));
         names.sort();
         names.dedup();
         for name in names {

@@ -269,11 +269,11 @@ pub fn flux_ref_kind(revision: &str) -> &'static str {
 
 /// Objects a GitOps prune must never delete: deleting a NodePool deletes its NodeClaims at once, without its
 /// disruption budgets (karpenter.sh docs, concepts/disruption "Manual" and concepts/nodeclaims), and deleting its
-/// EC2NodeClass blocks every node of the pools that name it; without the ClusterPolicy or the device-plugin config the
+/// EC2NodeClass (or EKS Auto Mode NodeClass) blocks every node of the pools that name it; without the ClusterPolicy or the device-plugin config the
 /// GPU Operator tears its operands down. Renaming a pool (or changing a preset, which renames its NodePools) would
 /// otherwise prune the old fleet on the next sync; `gpuplan commit` names such removals and wants `--allow-removal`.
 pub fn prune_protected(kind: &str, name: &str) -> bool {
-    matches!(kind, "NodePool" | "EC2NodeClass" | "ClusterPolicy") || (kind == "ConfigMap" && name == crate::ops::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP)
+    matches!(kind, "NodePool" | "EC2NodeClass" | "NodeClass" | "ClusterPolicy") || (kind == "ConfigMap" && name == crate::ops::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP)
 }
 
 /// The GitOps annotations of one object: prune protection for Argo CD (`argocd.argoproj.io/sync-options:
@@ -308,12 +308,12 @@ fn gitops_annotations(kind: &str, name: &str, argocd: bool) -> Vec<(&'static str
 /// `SkipDryRunOnMissingResource`). Inert for Flux, which orders by kind itself.
 pub fn argocd_sync_annotations(kind: &str) -> Vec<(&'static str, &'static str)> {
     let wave = match kind {
-        "EC2NodeClass" => "-1",
+        "EC2NodeClass" | "NodeClass" => "-1",
         "NodePool" | "NodeOverlay" => "0",
         _ => "1",
     };
     let mut annotations = vec![("argocd.argoproj.io/sync-wave", wave)];
-    if matches!(kind, "EC2NodeClass" | "NodePool" | "NodeOverlay" | "ClusterPolicy" | "PrometheusRule" | "ServiceMonitor") {
+    if matches!(kind, "EC2NodeClass" | "NodeClass" | "NodePool" | "NodeOverlay" | "ClusterPolicy" | "PrometheusRule" | "ServiceMonitor") {
         annotations.push(("argocd.argoproj.io/sync-options", "SkipDryRunOnMissingResource=true"));
     }
     annotations
