@@ -369,6 +369,7 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
         let api_version = g.api_version.as_str();
         let from = match api_version.split('/').next().unwrap_or("") {
             "karpenter.sh" | "karpenter.k8s.aws" => Some("Karpenter"),
+            "eks.amazonaws.com" => Some("EKS Auto Mode, which installs it when the cluster has Auto Mode enabled"),
             "nvidia.com" => Some("the NVIDIA GPU Operator"),
             "monitoring.coreos.com" => Some("kube-prometheus-stack (prometheus-operator)"),
             "kueue.x-k8s.io" => Some("Kueue ≥ v0.19"),

@@ -587,7 +587,7 @@ fn nothing_is_dropped_silently() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["skipped"],
-        serde_json::json!(["karpenter/gpu-nodepool.yaml ConfigMap/unrelated (not a kind adopt reads: NodePools, EC2NodeClasses and gpuplan's own workload, queue, monitoring and GitOps objects)"])
+        serde_json::json!(["karpenter/gpu-nodepool.yaml ConfigMap/unrelated (not a kind adopt reads: NodePools, EC2NodeClasses, EKS Auto Mode NodeClasses and gpuplan's own workload, queue, monitoring and GitOps objects)"])
     );
 }
 

@@ -35,14 +35,6 @@ fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-/// The reasons of every changed pod and run, one list.
-fn reasons(report: &Value) -> Vec<String> {
-    let v = &report["verification"];
-    let pods = v["placements"].as_array().unwrap().iter().filter(|p| p["change"] != "same");
-    let runs = v["runs"].as_array().unwrap().iter().filter(|r| r["reasons"].as_array().is_some_and(|r| !r.is_empty()));
-    pods.chain(runs).flat_map(|p| p["reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string())).collect()
-}
-
 /// (entry, pods, placement changes): every entry that adopts and compiles, with the number of changes its README
 /// lists as explained.
 const ADOPTED: [(&str, Option<&str>, u64); 10] = [
@@ -54,8 +46,8 @@ const ADOPTED: [(&str, Option<&str>, u64); 10] = [
     ("blueprints-node-overlay", Some("blueprints-node-overlay-pods"), 0),
     ("data-on-eks-gpu", None, 0),
     ("provider-general-purpose", None, 0),
-    ("blueprints-nvidia-automode", None, 1),
-    ("blueprints-neuron-automode", None, 1),
+    ("blueprints-nvidia-automode", None, 0),
+    ("blueprints-neuron-automode", None, 0),
 ];
 
 #[test]
@@ -111,16 +103,23 @@ fn a_cpu_pool_adopts_as_a_cpu_pool_and_its_probe_keeps_its_type() {
     // instance-category [c, m, r] as a `require` line: c6a.large is the cheapest either way.
     assert_eq!((p["change"].as_str(), p["before"]["instance_type"].as_str(), p["after"]["instance_type"].as_str()), (Some("same"), Some("c6a.large"), Some("c6a.large")), "{p:#}");
     assert!(text(&out).contains("max-cpu 768"), "{}", text(&out));
-    assert!(text(&out).contains("require \"karpenter.k8s.aws/instance-category\" \"In\" \"c\" \"m\" \"r\""), "{}", text(&out));
+    // Compiled: the category requirement is carried, and the general CPU pool has no taint at all.
+    let read = adopt_and_compile("provider-general-purpose", "demo");
+    let nodepool = read("nodepool-general-purpose");
+    assert!(nodepool.contains("key: karpenter.k8s.aws/instance-category"), "{nodepool}");
+    assert!(!nodepool.contains("taints:"), "{nodepool}");
 }
 
+/// EKS Auto Mode (issue 19 item 4): the original NodePools reference an `eks.amazonaws.com` NodeClass and select on
+/// `eks.amazonaws.com/instance-*` labels; both sides launch the same type, and the adopted profile says `auto-mode`.
 #[test]
-fn auto_mode_nodepools_launch_nothing_as_karpenter_on_ec2_reads_them_so_the_adopted_pool_is_a_change() {
-    for entry in ["blueprints-nvidia-automode", "blueprints-neuron-automode"] {
+fn auto_mode_blueprints_adopt_into_auto_mode_profiles_that_place_their_probe_as_before() {
+    for (entry, placed) in [("blueprints-nvidia-automode", "gpu/g5g.xlarge"), ("blueprints-neuron-automode", "neuron/inf1.xlarge")] {
         let (_, report) = adopt(entry, None);
         let p = &report["verification"]["placements"][0];
-        assert_eq!(p["change"], "schedules", "{entry}: {p:#}");
-        assert!(reasons(&report).iter().any(|r| r.contains("launched nothing (EC2NodeClass") && r.ends_with("the adopted one does")), "{entry}: {:#?}", reasons(&report));
+        assert_eq!(p["change"], "same", "{entry}: {p:#}");
+        let landed = format!("{}/{}", p["after"]["nodepool"].as_str().unwrap_or_default(), p["after"]["instance_type"].as_str().unwrap_or_default());
+        assert_eq!(landed, placed, "{entry}: {p:#}");
     }
 }
 
@@ -146,15 +145,28 @@ fn the_odcr_blueprint_with_its_cpu_limit_adopts_as_a_reserved_cpu_pool_with_no_p
 }
 
 #[test]
+fn an_auto_mode_blueprint_adopts_into_a_profile_that_says_auto_mode_and_compiles_back_to_a_nodeclass() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let input = corpus("blueprints-nvidia-automode");
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(args).output().unwrap();
+    let out = run(&["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--accept-changes", "--set", "CLUSTER_NAME=demo"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu.kdl")).unwrap();
+    assert!(profile.contains("    auto-mode #true //") && profile.contains("    ephemeral-storage \"100Gi\" //") && !profile.contains("    ami "), "{profile}");
+    let out = run(&["compile", "profiles", "--out", "out", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let files: Vec<String> = std::fs::read_dir(dir.path().join("out/demo")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(files.contains(&"nodeclass-gpu.yaml".to_string()) && !files.iter().any(|f| f.starts_with("ec2nodeclass") || f.starts_with("clusterpolicy") || f.starts_with("configmap")), "{files:?}");
+}
+
+#[test]
 fn the_odcr_blueprint_stops_at_adopt_asking_for_the_reservations_size() {
     let (out, _) = adopt("blueprints-reserved-capacity", None);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("NodePool/odcr-priority: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add spec.limits.cpu = 2 × the instances the reservation holds (t3.small has 2 vCPUs), then adopt again"), "{}", text(&out));
 }
 
-/// Compiled, the adopted blueprint keeps Bottlerocket's own device plugin the only one (the GPU Operator's stays off
-/// its nodes), carries the time-slicing settings in the class's user data, and the NodePool's limits: cpu at most
-/// the blueprint's 100 (gpuplan's backstop when lower), memory as written.
 /// Adopts `entry` and compiles the profiles in a fresh directory; returns a reader of out/<cluster>/<prefix>*.
 fn adopt_and_compile(entry: &str, cluster: &str) -> impl Fn(&str) -> String {
     let dir = tempfile::tempdir().unwrap();
@@ -175,6 +187,9 @@ fn adopt_and_compile(entry: &str, cluster: &str) -> impl Fn(&str) -> String {
     }
 }
 
+/// Compiled, the adopted blueprint keeps Bottlerocket's own device plugin the only one (the GPU Operator's stays off
+/// its nodes), carries the time-slicing settings in the class's user data, and the NodePool's limits: cpu at most
+/// the blueprint's 100 (gpuplan's backstop when lower), memory as written.
 #[test]
 fn the_adopted_bottlerocket_pool_compiles_to_the_hosts_device_plugin_its_settings_and_its_limits() {
     let read = adopt_and_compile("blueprints-node-overlay", "demo");

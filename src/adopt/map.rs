@@ -530,7 +530,8 @@ fn disruption(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) ->
 fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
     let mut lines = Vec::new();
     let all = np["spec"]["template"]["spec"]["taints"].as_array().cloned().unwrap_or_default();
-    if !all.iter().any(|t| t["key"] == resource && t["effect"].as_str().unwrap_or("NoSchedule") == "NoSchedule") {
+    // A CPU pool (`resource` is `cpu`) never has an accelerator taint to leave out.
+    if resource != "cpu" && !all.iter().any(|t| t["key"] == resource && t["effect"].as_str().unwrap_or("NoSchedule") == "NoSchedule") {
         lines.push(Line::new("accelerator-taint #false", from(&format!("spec.template.spec.taints: no {resource}:NoSchedule"))));
     }
     for (i, t) in np["spec"]["template"]["spec"]["taints"].as_array().into_iter().flatten().enumerate() {
@@ -562,6 +563,8 @@ pub struct ClassFacts {
     pub time_slicing: Option<u32>,
     /// Any other userData, verbatim: the profile's cluster `user-data` (for the profile's primary class).
     pub user_data: Option<String>,
+    /// An EKS Auto Mode NodeClass's `ephemeralStorage.size` (`ephemeral-storage` in the cluster block).
+    pub ephemeral_storage: Option<String>,
     pub comments: Vec<String>,
 }
 
@@ -591,7 +594,8 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     if c["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
         used.take("metadata.labels.app.kubernetes.io/managed-by");
     }
-    let at = format!("{} EC2NodeClass/{}", doc.file, doc.name);
+    let at = format!("{} {}/{}", doc.file, doc.kind, doc.name);
+    let ephemeral_storage = auto_mode_storage(c, &mut used);
     let role = c["spec"]["role"].as_str().map(str::to_string);
     if role.is_some() {
         used.take("spec.role");
@@ -636,5 +640,19 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
         used.take("spec.userData");
     }
     let comments = used.leftovers(doc, warnings);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, comments }
+    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, comments }
+}
+
+/// An Auto Mode NodeClass's `ephemeralStorage`: the size becomes `ephemeral-storage`; IOPS and throughput are consumed
+/// only when they are gpuplan's own (10000, 500: the NodeClass template's), any other value stays a warning.
+fn auto_mode_storage(c: &Value, used: &mut Consumed) -> Option<String> {
+    let storage = &c["spec"]["ephemeralStorage"];
+    for (field, ours) in [("iops", 10000), ("throughput", 500)] {
+        if storage[field].as_u64() == Some(ours) {
+            used.take(format!("spec.ephemeralStorage.{field}"));
+        }
+    }
+    let size = storage["size"].as_str()?;
+    used.take("spec.ephemeralStorage.size");
+    Some(size.to_string())
 }

@@ -75,16 +75,25 @@ pub enum AdoptError {
 /// The profile a NodePool belongs to: gpuplan's own annotation, else its EC2NodeClass's name (profiles are
 /// grouped by node class: gpuplan gives every profile one EC2NodeClass of the profile's name).
 fn profile_of(np: &Doc) -> String {
+    // Auto Mode's built-in NodeClass `default` cannot be a profile's own (E0278): such pools go to a profile named
+    // `auto-mode`, whose NodeClass is then gpuplan's.
+    let class = np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().map(|c| if c == "default" && auto_mode(np) { "auto-mode" } else { c });
     np.object["metadata"]["annotations"]["gpuplan.dev/profile"]
         .as_str()
-        .or_else(|| np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str())
+        .or(class)
         .map(str::to_string)
         .unwrap_or_else(|| std::path::Path::new(&np.file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
 }
 
 fn class_of<'d>(np: &Doc, classes: &'d [Doc]) -> Option<&'d Doc> {
     let name = np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str()?;
-    classes.iter().find(|c| c.name == name)
+    let kind = if auto_mode(np) { "NodeClass" } else { "EC2NodeClass" };
+    classes.iter().find(|c| c.name == name && c.kind == kind)
+}
+
+/// Whether a NodePool's nodeClassRef names an EKS Auto Mode NodeClass (group `eks.amazonaws.com`).
+fn auto_mode(np: &Doc) -> bool {
+    np.object["spec"]["template"]["spec"]["nodeClassRef"]["group"] == crate::catalog::auto_mode::GROUP
 }
 
 /// The region: the flag, else the catalog gpuplan annotated, else the zones' region, else us-east-1.
@@ -311,18 +320,24 @@ fn adopt_profile(
                 file: np.file.clone(),
                 object: format!("NodePool/{}", np.name),
                 field: "spec.template.spec.nodeClassRef.name".into(),
-                message: format!("EC2NodeClass `{ref_name}` is not among the inputs: the cluster block uses placeholders (edit them)"),
+                message: format!("{} `{ref_name}` is not among the inputs: the cluster block uses placeholders (edit them)", if auto_mode(np) { "NodeClass" } else { "EC2NodeClass" }),
             });
         }
     }
     let primary = ordered.iter().find_map(|np| class_of(np, classes));
     let f = primary.and_then(|c| facts.get(&c.name));
-    let at = primary.map(|c| format!("{} EC2NodeClass/{}", c.file, c.name)).unwrap_or_default();
+    let at = primary.map(|c| format!("{} {}/{}", c.file, c.kind, c.name)).unwrap_or_default();
     cluster.name = options.cluster.clone().or_else(|| f.and_then(|f| f.cluster_tag.clone())).or_else(|| f.and_then(|f| f.discovery_tag.clone())).unwrap_or_else(|| "adopted".into());
     cluster.discovery_tag = f.and_then(|f| f.discovery_tag.clone()).unwrap_or_else(|| cluster.name.clone());
     cluster.node_role = f.and_then(|f| f.role.clone()).unwrap_or_else(|| format!("KarpenterNodeRole-{}", cluster.name));
     cluster.ami = f.and_then(|f| f.ami.clone()).unwrap_or_else(|| "al2023@latest".into());
-    if f.and_then(|f| f.ami.as_ref()).is_none() {
+    cluster.auto_mode = pools.iter().any(|np| auto_mode(np));
+    cluster.ephemeral_storage = f.and_then(|f| f.ephemeral_storage.clone());
+    if cluster.auto_mode {
+        let np = pools.iter().find(|np| auto_mode(np)).expect("one is");
+        cluster.from.insert("auto-mode", format!("{} NodePool/{} spec.template.spec.nodeClassRef.group {}", np.file, np.name, crate::catalog::auto_mode::GROUP));
+    }
+    if f.and_then(|f| f.ami.as_ref()).is_none() && !cluster.auto_mode {
         // Named by the EC2NodeClass that has no alias, else (no EC2NodeClass among the inputs) by the first NodePool.
         let (file, object) = match primary {
             Some(c) => (c.file.clone(), format!("EC2NodeClass/{}", c.name)),
@@ -340,6 +355,7 @@ fn adopt_profile(
             cluster.user_data = Some(user_data.clone());
             cluster.from.insert("user-data", format!("{at} spec.userData, verbatim"));
         }
+        cluster.from.insert("ephemeral-storage", format!("{at} spec.ephemeralStorage.size"));
         if f.cluster_tag.is_some() && options.cluster.is_none() {
             cluster.from.insert("name", format!("{at} spec.tags.gpuplan.dev/cluster"));
         }

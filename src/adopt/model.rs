@@ -59,6 +59,10 @@ pub struct ClusterBlock {
     pub discovery_tag: String,
     pub node_role: String,
     pub ami: String,
+    /// `auto-mode #true`: the NodePools reference EKS Auto Mode NodeClasses (then `ami` is not written).
+    pub auto_mode: bool,
+    /// `ephemeral-storage "…"`: the Auto Mode NodeClass's `ephemeralStorage.size`.
+    pub ephemeral_storage: Option<String>,
     /// `gitops repo=… revision=… path=… argocd=… flux=…`, from gpuplan's own GitOps apps.
     pub gitops: Option<String>,
     /// `user-data`: the primary EC2NodeClass's userData, verbatim.

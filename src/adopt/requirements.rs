@@ -24,7 +24,9 @@ pub fn requirements(node_pool: &Value) -> Vec<Requirement> {
         .map(|rs| {
             rs.iter()
                 .map(|r| Requirement {
-                    key: r["key"].as_str().unwrap_or("").to_string(),
+                    // An EKS Auto Mode label reads as its self-managed Karpenter twin (same values:
+                    // `catalog::auto_mode`); the profile's `auto-mode` says which domain to compile back to.
+                    key: r["key"].as_str().map(|k| crate::catalog::auto_mode::karpenter_label(k).unwrap_or_else(|| k.to_string())).unwrap_or_default(),
                     operator: r["operator"].as_str().unwrap_or("").to_string(),
                     values: r["values"].as_array().map(|v| v.iter().map(scalar).collect()).unwrap_or_default(),
                     min_values: r["minValues"].as_u64(),

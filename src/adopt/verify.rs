@@ -223,8 +223,10 @@ pub(crate) fn accelerator(np: &Value) -> Option<&'static str> {
     let spec = &np["spec"]["template"]["spec"];
     let limited = ACCELERATORS.into_iter().find(|r| !np["spec"]["limits"][*r].is_null());
     let tainted = || ACCELERATORS.into_iter().find(|r| spec["taints"].as_array().into_iter().flatten().any(|t| t["key"] == *r));
-    let keys: Vec<&str> = spec["requirements"].as_array().into_iter().flatten().filter_map(|r| r["key"].as_str()).collect();
-    let values = |key: &str| spec["requirements"].as_array().into_iter().flatten().filter(|r| r["key"] == key).flat_map(|r| r["values"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_lowercase)).collect::<Vec<_>>();
+    // EKS Auto Mode's `eks.amazonaws.com/instance-*` labels read as their `karpenter.k8s.aws/` twins.
+    let key_of = |r: &Value| r["key"].as_str().map(|k| crate::catalog::auto_mode::karpenter_label(k).unwrap_or_else(|| k.to_string()));
+    let keys: Vec<String> = spec["requirements"].as_array().into_iter().flatten().filter_map(key_of).collect();
+    let values = |key: &str| spec["requirements"].as_array().into_iter().flatten().filter(|r| key_of(r).as_deref() == Some(key)).flat_map(|r| r["values"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_lowercase)).collect::<Vec<_>>();
     let required = || {
         if values("karpenter.k8s.aws/instance-gpu-manufacturer").iter().any(|v| v == "amd") {
             Some("amd.com/gpu")

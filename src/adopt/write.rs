@@ -19,7 +19,14 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
     out.push_str(&format!("    zones {}{}\n", c.zones.iter().map(|z| q(z)).collect::<Vec<_>>().join(" "), from("zones")));
     out.push_str(&format!("    discovery-tag {}{}\n", q(&c.discovery_tag), from("discovery-tag")));
     out.push_str(&format!("    node-role {}{}\n", q(&c.node_role), from("node-role")));
-    out.push_str(&format!("    ami {}{}\n", q(&c.ami), from("ami")));
+    if c.auto_mode {
+        out.push_str(&format!("    auto-mode #true{}\n", from("auto-mode")));
+        if let Some(size) = &c.ephemeral_storage {
+            out.push_str(&format!("    ephemeral-storage {}{}\n", q(size), from("ephemeral-storage")));
+        }
+    } else {
+        out.push_str(&format!("    ami {}{}\n", q(&c.ami), from("ami")));
+    }
     if let Some(user_data) = &c.user_data {
         out.push_str(&format!("    user-data {}{}\n", super::model::q_text(user_data), from("user-data")));
     }

@@ -7,6 +7,7 @@
 //! without credentials. The format is the same whichever way it was made; `format` is bumped on any
 //! incompatible change.
 
+pub mod auto_mode;
 pub mod aws;
 pub mod cost;
 pub mod efa;

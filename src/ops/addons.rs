@@ -177,6 +177,11 @@ fn toleration(key: &str, operator: &str, effect: &str) -> Toleration {
 /// What a pool's node needs: the add-ons for its devices.
 pub fn devices(pool: &PoolPlan) -> BTreeSet<Device> {
     let mut out = BTreeSet::new();
+    // EKS Auto Mode ships the NVIDIA and Neuron drivers and device plugins and supports EFA itself ("not visible as
+    // a daemon set within your cluster": EKS User Guide, "Deploy an accelerated workload"): no add-on is installed.
+    if pool.auto_mode {
+        return out;
+    }
     match pool.accelerator {
         AcceleratorKind::Nvidia => {
             out.insert(Device::Nvidia);

@@ -150,7 +150,8 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
 
     // GPU Operator.
     let nvidia = cluster.pools.iter().any(|p| p.accelerator == AcceleratorKind::Nvidia);
-    let gpu_operator = (nvidia && monitoring.manage_gpu_operator).then(|| {
+    // EKS Auto Mode runs the NVIDIA driver and device plugin itself: no GPU Operator (`ops::addons::devices`).
+    let gpu_operator = (nvidia && monitoring.manage_gpu_operator && !cluster.auto_mode).then(|| {
         let mut time_slicing = BTreeSet::new();
         let mut mig = BTreeSet::new();
         // Bottlerocket pools time-slice through their node class's user data, not the device-plugin ConfigMap.

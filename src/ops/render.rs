@@ -132,13 +132,17 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         )?,
     });
 
-    let mut monitors = vec![json!({
-        "name": "karpenter",
-        "namespace": ops.monitoring.karpenter_namespace,
-        "match_labels": { "app.kubernetes.io/name": "karpenter" },
-        "port": "http-metrics",
-        "honor_labels": false,
-    })];
+    // EKS Auto Mode runs Karpenter in the AWS-managed control plane: there is no Karpenter pod to scrape.
+    let mut monitors = Vec::new();
+    if !cluster.auto_mode {
+        monitors.push(json!({
+            "name": "karpenter",
+            "namespace": ops.monitoring.karpenter_namespace,
+            "match_labels": { "app.kubernetes.io/name": "karpenter" },
+            "port": "http-metrics",
+            "honor_labels": false,
+        }));
+    }
     if ops.dcgm_service_monitor {
         monitors.push(json!({
             "name": "nvidia-dcgm-exporter",

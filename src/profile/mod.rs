@@ -91,6 +91,13 @@ pub struct Cluster {
     pub image_cache_snapshot: Option<Spanned<String>>,
     /// `user-data "…"`: the EC2NodeClass's userData, carried verbatim (before gpuplan's own Bottlerocket settings).
     pub user_data: Option<Spanned<String>>,
+    /// `auto-mode #true`: the cluster runs EKS Auto Mode. Its NodePools reference an `eks.amazonaws.com/v1`
+    /// NodeClass (emitted instead of an EC2NodeClass), select on `eks.amazonaws.com/instance-*` labels, and no GPU
+    /// Operator or device-plugin add-on is installed (Auto Mode ships the NVIDIA and Neuron drivers and plugins).
+    /// The span is the `auto-mode` line's (the cluster's name when absent).
+    pub auto_mode: Spanned<bool>,
+    /// `ephemeral-storage "200Gi"` (Auto Mode only): the NodeClass's `ephemeralStorage.size`.
+    pub ephemeral_storage: Option<Spanned<String>>,
     pub span: Span,
 }
 
@@ -320,6 +327,11 @@ pub mod schema;
 impl Parser<'_> {
     fn span(&self, span: miette::SourceSpan) -> Span {
         Span::new(self.file, span)
+    }
+
+    fn error_labelled(&mut self, span: Span, code: &'static str, message: impl Into<String>, label: &str, help: &str) {
+        let d = self.sources.error(span, code, message).label(label).help(help);
+        self.diagnostics.push(d);
     }
 
     fn error(&mut self, span: Span, code: &'static str, message: impl Into<String>, help: impl Into<String>) {
@@ -661,6 +673,39 @@ impl Parser<'_> {
         }
     }
 
+    /// E0270–E0272: cluster settings EKS Auto Mode cannot honour (it picks and manages the node image itself: EKS User
+    /// Guide, "Learn about Amazon EKS Auto Mode managed instances", AMI support; a NodeClass has no AMI, user-data or
+    /// block-device fields: "Create a Node Class for Amazon EKS").
+    fn check_auto_mode_cluster(&mut self, written: AutoModeWritten) {
+        if !written.ami.is_empty() {
+            self.error_labelled(
+                written.ami.span,
+                "E0270",
+                format!("EKS Auto Mode chooses the node image itself: the cluster cannot pin AMI `{}`", written.ami.value),
+                "an AMI alias",
+                "leave out `ami` (Auto Mode updates its Bottlerocket-based image weekly and replaces nodes within 21 days), or leave out `auto-mode #true` to emit an EC2NodeClass for self-managed Karpenter",
+            );
+        }
+        if let Some(snap) = written.image_cache {
+            self.error_labelled(
+                snap.span,
+                "E0271",
+                "EKS Auto Mode cannot restore an image cache: its NodeClass has no block device mappings or snapshots",
+                "an EBS snapshot",
+                "leave out `image-cache` (size the node's disk with `ephemeral-storage \"…Gi\"`), or leave out `auto-mode #true`",
+            );
+        }
+        if let Some(span) = written.accelerated_ami {
+            self.error_labelled(
+                span,
+                "E0272",
+                "`accelerated-ami` has no meaning in EKS Auto Mode: Auto Mode ships and manages the NVIDIA and Neuron drivers",
+                "a driver setting",
+                "leave out `accelerated-ami` (no GPU Operator is installed in an Auto Mode cluster)",
+            );
+        }
+    }
+
     fn parse_cluster(&mut self, node: &KdlNode) -> Option<Cluster> {
         self.check_entries(node, &[], 1);
         let name = args(node).next().and_then(|e| self.expect_string(e, "the cluster name"));
@@ -676,6 +721,9 @@ impl Parser<'_> {
         let mut node_role = None;
         let mut ami = None;
         let mut accelerated_ami = Spanned::new(true, node_span);
+        let mut accelerated_ami_written = false;
+        let mut auto_mode = Spanned::new(false, node_span);
+        let mut ephemeral_storage = None;
         let mut gitops = None;
         let mut image_cache_snapshot: Option<Spanned<String>> = None;
         let mut user_data = None;
@@ -713,6 +761,19 @@ impl Parser<'_> {
                     self.check_entries(child, &[], 1);
                     if let Some(b) = args(child).next().and_then(|e| self.expect_bool(e, "accelerated-ami")) {
                         accelerated_ami = b;
+                        accelerated_ami_written = true;
+                    }
+                }
+                "auto-mode" => {
+                    self.check_entries(child, &[], 1);
+                    if let Some(b) = args(child).next().and_then(|e| self.expect_bool(e, "auto-mode")) {
+                        auto_mode = Spanned::new(b.value, self.span(child.span()));
+                    }
+                }
+                "ephemeral-storage" => {
+                    ephemeral_storage = self.single_string(child);
+                    if let Some(size) = &ephemeral_storage {
+                        self.check_value(size, check_ephemeral_storage, "E0275", "ephemeral storage size", "write a size in Auto Mode's ranges: 1-59000Gi, 1-64000G, 1-58Ti or 1-64T, e.g. ephemeral-storage \"200Gi\"");
                     }
                 }
                 "gitops" => {
@@ -784,7 +845,12 @@ impl Parser<'_> {
             }
         }
         let ami = ami.unwrap_or_else(|| Spanned::new(String::new(), node_span));
-        if ami.is_empty() {
+        if auto_mode.value {
+            let written = AutoModeWritten { ami: &ami, image_cache: image_cache_snapshot.as_ref(), accelerated_ami: accelerated_ami_written.then_some(accelerated_ami.span) };
+            self.check_auto_mode_cluster(written);
+        } else if let Some(size) = &ephemeral_storage {
+            self.error(size.span, "E0276", "`ephemeral-storage` is an EKS Auto Mode NodeClass setting, and the cluster is not in Auto Mode", "add `auto-mode #true` to the cluster block, or leave the line out (EC2NodeClasses get a 200Gi gp3 volume)");
+        } else if ami.is_empty() {
             self.error(
                 node_span,
                 "E0115",
@@ -800,6 +866,7 @@ impl Parser<'_> {
             );
         }
         if let Some(snap) = &image_cache_snapshot
+            && !auto_mode.value
             && !ami.value.starts_with("bottlerocket@")
         {
             self.error(
@@ -812,6 +879,8 @@ impl Parser<'_> {
         Some(Cluster {
             image_cache_snapshot,
             user_data,
+            auto_mode,
+            ephemeral_storage,
             discovery_tag: discovery_tag.unwrap_or_else(|| name.clone()),
             node_role: node_role.unwrap_or_else(|| Spanned::new(format!("KarpenterNodeRole-{}", name.value), name.span)),
             name,
@@ -1598,6 +1667,26 @@ fn total_seconds(s: &str) -> Option<u64> {
 fn valid_budget_nodes(nodes: &str) -> bool {
     let digits = nodes.strip_suffix('%').unwrap_or(nodes);
     !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) && (!nodes.ends_with('%') || digits.parse::<u32>().is_ok_and(|p| p <= 100))
+}
+
+/// The cluster settings an Auto Mode cluster must not write, where they are written.
+struct AutoModeWritten<'a> {
+    ami: &'a Spanned<String>,
+    image_cache: Option<&'a Spanned<String>>,
+    accelerated_ami: Option<Span>,
+}
+
+/// Auto Mode's `ephemeralStorage.size` ranges (EKS User Guide, "Create a Node Class for Amazon EKS", Node Class
+/// Specification: "Range: 1-59000Gi or 1-64000G or 1-58Ti or 1-64T").
+pub fn check_ephemeral_storage(size: &str) -> Result<(), String> {
+    let (number, max) = [("Gi", 59000), ("G", 64000), ("Ti", 58), ("T", 64)]
+        .into_iter()
+        .find_map(|(unit, max)| size.strip_suffix(unit).filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).map(|n| (n, max)))
+        .ok_or_else(|| "not a whole number of Gi, G, Ti or T".to_string())?;
+    match number.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(()),
+        _ => Err(format!("out of range (1 to {max} in this unit)")),
+    }
 }
 
 fn valid_ami_alias(alias: &str) -> bool {

@@ -77,6 +77,7 @@ pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
     ("flux-gitrepository.yaml.j2", include_str!("../../templates/flux-gitrepository.yaml.j2")),
     ("nodeoverlay.yaml.j2", include_str!("../../templates/nodeoverlay.yaml.j2")),
     ("ec2nodeclass.yaml.j2", include_str!("../../templates/ec2nodeclass.yaml.j2")),
+    ("nodeclass.yaml.j2", include_str!("../../templates/nodeclass.yaml.j2")),
     ("argocd-application.yaml.j2", include_str!("../../templates/argocd-application.yaml.j2")),
     ("flux-kustomization.yaml.j2", include_str!("../../templates/flux-kustomization.yaml.j2")),
 ];
@@ -170,10 +171,11 @@ impl Renderer {
     fn render_cluster_objects(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
         let mut manifests = Vec::new();
         for class in &cluster.node_classes {
+            let (kind, template) = if class.auto_mode { ("nodeclass", "nodeclass.yaml.j2") } else { ("ec2nodeclass", "ec2nodeclass.yaml.j2") };
             manifests.push(Manifest {
-                path: object_path(&cluster.name, "ec2nodeclass", &class.name),
+                path: object_path(&cluster.name, kind, &class.name),
                 source: class.source.clone(),
-                object: self.render("ec2nodeclass.yaml.j2", &class.name, node_class_context(cluster, class))?,
+                object: self.render(template, &class.name, node_class_context(cluster, class))?,
             });
         }
         for pool in &cluster.pools {
@@ -267,11 +269,11 @@ pub fn flux_ref_kind(revision: &str) -> &'static str {
 
 /// Objects a GitOps prune must never delete: deleting a NodePool deletes its NodeClaims at once, without its
 /// disruption budgets (karpenter.sh docs, concepts/disruption "Manual" and concepts/nodeclaims), and deleting its
-/// EC2NodeClass blocks every node of the pools that name it; without the ClusterPolicy or the device-plugin config the
+/// EC2NodeClass (or EKS Auto Mode NodeClass) blocks every node of the pools that name it; without the ClusterPolicy or the device-plugin config the
 /// GPU Operator tears its operands down. Renaming a pool (or changing a preset, which renames its NodePools) would
 /// otherwise prune the old fleet on the next sync; `gpuplan commit` names such removals and wants `--allow-removal`.
 pub fn prune_protected(kind: &str, name: &str) -> bool {
-    matches!(kind, "NodePool" | "EC2NodeClass" | "ClusterPolicy") || (kind == "ConfigMap" && name == crate::ops::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP)
+    matches!(kind, "NodePool" | "EC2NodeClass" | "NodeClass" | "ClusterPolicy") || (kind == "ConfigMap" && name == crate::ops::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP)
 }
 
 /// The GitOps annotations of one object: prune protection for Argo CD (`argocd.argoproj.io/sync-options:
@@ -306,12 +308,12 @@ fn gitops_annotations(kind: &str, name: &str, argocd: bool) -> Vec<(&'static str
 /// `SkipDryRunOnMissingResource`). Inert for Flux, which orders by kind itself.
 pub fn argocd_sync_annotations(kind: &str) -> Vec<(&'static str, &'static str)> {
     let wave = match kind {
-        "EC2NodeClass" => "-1",
+        "EC2NodeClass" | "NodeClass" => "-1",
         "NodePool" | "NodeOverlay" => "0",
         _ => "1",
     };
     let mut annotations = vec![("argocd.argoproj.io/sync-wave", wave)];
-    if matches!(kind, "EC2NodeClass" | "NodePool" | "NodeOverlay" | "ClusterPolicy" | "PrometheusRule" | "ServiceMonitor") {
+    if matches!(kind, "EC2NodeClass" | "NodeClass" | "NodePool" | "NodeOverlay" | "ClusterPolicy" | "PrometheusRule" | "ServiceMonitor") {
         annotations.push(("argocd.argoproj.io/sync-options", "SkipDryRunOnMissingResource=true"));
     }
     annotations
@@ -397,6 +399,8 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
             "cpu_limit": pool.cpu_limit,
             "memory_limit": pool.resource_limits.memory,
             "node_class": pool.node_class,
+            "node_class_group": if pool.auto_mode { crate::catalog::auto_mode::GROUP } else { "karpenter.k8s.aws" },
+            "node_class_kind": if pool.auto_mode { "NodeClass" } else { "EC2NodeClass" },
             "labels": pool.labels,
             "requirements": requirements,
             "taints": taints,
@@ -532,6 +536,7 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "instance_store_raid0": class.instance_store_raid0,
             "user_data": user_data(class),
             "image_cache_snapshot": class.image_cache_snapshot,
+            "ephemeral_storage": class.ephemeral_storage,
         },
     })
 }

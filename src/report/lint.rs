@@ -860,7 +860,7 @@ impl<'c> Lint<'c> {
             return;
         }
         let class = ctx.np.spec()["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap_or("");
-        let terms = self.rendered.get("EC2NodeClass", class)
+        let terms = self.rendered.get("EC2NodeClass", class).or_else(|| self.rendered.get("NodeClass", class))
             .and_then(|o| o["spec"]["capacityReservationSelectorTerms"].as_array())
             .is_some_and(|t| !t.is_empty());
         if !terms {

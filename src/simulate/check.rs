@@ -29,7 +29,7 @@ use super::Report;
 pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
     let docs: Vec<Doc> = manifests
         .iter()
-        .filter(|m| matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeOverlay"))
+        .filter(|m| matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeClass" | "NodeOverlay"))
         // The text only locates input errors, which generated (schema-validated) objects do not have.
         .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: String::new(), value: Cow::Borrowed(&m.object) })
         .collect();
@@ -117,7 +117,7 @@ pub fn replica_fits(cluster: &ClusterPlan, simulated: &Manifests, catalog: &crat
     let Some(pod) = replicas(cluster, w, 1).pop().filter(|_| !w.requests.is_empty()) else { return Vec::new() };
     let mut out = Vec::new();
     for pool in workload_pools(cluster, &w.nodepools) {
-        let Some(class) = simulated.node_classes.iter().find(|c| c.name == pool.node_class) else { continue };
+        let Some(class) = simulated.node_classes.iter().find(|c| c.name == pool.node_class && c.auto_mode == pool.auto_mode) else { continue };
         for c in pool.candidates.iter() {
             let Some(it) = catalog.get(&c.name) else { continue };
             let capacity = super::instances::capacity(it, class);

@@ -166,6 +166,7 @@ mod tests {
                 .collect(),
             limits: Resources::new(),
             node_class: "c".into(),
+            auto_mode: false,
             static_replicas: None,
             catalog_region: None,
             location: String::new(),

@@ -181,10 +181,12 @@ fn max_pods(it: &InstanceType, class: &NodeClass) -> i64 {
         (None, true) => eni_limited_pods(&it.name).unwrap_or(110),
         (None, false) => 110,
     };
-    match class.pods_per_core.filter(|p| *p > 0 && class.pods_per_core_enabled) {
+    let count = match class.pods_per_core.filter(|p| *p > 0 && class.pods_per_core_enabled) {
         Some(ppc) => count.min(ppc * it.vcpu as i64),
         None => count,
-    }
+    };
+    // EKS Auto Mode caps every node at 110 pods, after the usual count (EKS User Guide, create-node-class).
+    if class.auto_mode { count.min(110) } else { count }
 }
 
 /// types.go `memory`: MiB after VM overhead.
@@ -278,7 +280,11 @@ fn lower_kebab(s: &str) -> String {
 /// A cheap necessary condition for `requirements(it).intersects(reqs)`: the name, family and category labels.
 pub fn may_match(it: &InstanceType, reqs: &Requirements) -> bool {
     let ok = |key: &str, value: &str| reqs.get(key).is_none_or(|r| r.has(value));
-    ok("node.kubernetes.io/instance-type", &it.name) && ok("karpenter.k8s.aws/instance-family", &it.family) && ok("karpenter.k8s.aws/instance-category", &it.category)
+    ok("node.kubernetes.io/instance-type", &it.name)
+        && ok("karpenter.k8s.aws/instance-family", &it.family)
+        && ok("karpenter.k8s.aws/instance-category", &it.category)
+        && ok("eks.amazonaws.com/instance-family", &it.family)
+        && ok("eks.amazonaws.com/instance-category", &it.category)
 }
 
 /// Every type's labels ([`requirements`]) of one catalog, each built on first use and then shared by every NodePool,
@@ -302,7 +308,14 @@ impl TypeLabels {
 /// types.go `computeRequirements` for the labels the catalog knows.
 pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
     let mut r = Requirements::default();
-    let mut set = |k: &str, v: Vec<String>| r.add(k, Requirement::is_in(v));
+    // EKS Auto Mode gives a node the same instance labels under its own domain (`catalog::auto_mode`, the EKS User
+    // Guide's "EKS Auto Mode Supported" labels): a NodePool or pod may use either.
+    let mut set = |k: &str, v: Vec<String>| {
+        if let Some(twin) = crate::catalog::auto_mode::auto_label(k) {
+            r.add(&twin, Requirement::is_in(v.clone()));
+        }
+        r.add(k, Requirement::is_in(v));
+    };
     set("node.kubernetes.io/instance-type", vec![it.name.clone()]);
     set("kubernetes.io/arch", it.arch.iter().map(|a| a.as_str().to_string()).collect());
     set("kubernetes.io/os", vec!["linux".into()]);
@@ -333,7 +346,7 @@ pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
         ("karpenter.k8s.aws/instance-accelerator-count", neuron.map(|n| n.count.to_string())),
     ];
     for (k, v) in gpu_labels.into_iter().chain(accel_labels) {
-        r.add(k, Requirement::is_in(v));
+        set(k, v.into_iter().collect());
     }
     r
 }

@@ -147,7 +147,7 @@ pub struct Prepared<'c> {
 pub fn prepare<'c, 'm>(catalog: &'c Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pools: impl IntoIterator<Item = &'m manifests::NodePool>) -> Prepared<'c> {
     let mut templates: Vec<Template> = pools.into_iter().map(|p| template(catalog, labels, m, p)).collect();
     scheduler::order_by_weight(&mut templates);
-    let class = |t: &Template| m.node_classes.iter().find(|c| c.name == t.pool.node_class && t.pool.static_replicas.is_none());
+    let class = |t: &Template| m.node_classes.iter().find(|c| c.serves(&t.pool) && t.pool.static_replicas.is_none());
     let domain_pools = templates.iter().map(|t| class(t).map(|c| c.capacity_reservations)).collect();
     Prepared { catalog, templates, domain_pools }
 }
@@ -203,14 +203,17 @@ fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Ma
         let why = format!("a static NodePool (replicas {n}): the provisioner plans no NodeClaims for it");
         return Template { pool, types: Vec::new(), dropped: Some(why) };
     }
-    let Some(class) = m.node_classes.iter().find(|c| c.name == pool.node_class) else {
-        let why = format!("EC2NodeClass {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
+    let Some(class) = m.node_classes.iter().find(|c| c.serves(&pool)) else {
+        let kind = manifests::NodeClass::kind(pool.auto_mode);
+        let why = format!("{kind} {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
         return Template { pool, types: Vec::new(), dropped: Some(why) };
     };
     // Labels are looked up only for types that pass the cheap name/family/category check: most types fail a
     // NodePool's requirements there (gpuplan's pools name their types).
     let types: Vec<Arc<instances::SimType>> = candidate_indices(catalog, &pool.requirements)
         .filter(|&i| instances::may_match(&catalog.instance_types[i], &pool.requirements))
+        // EKS Auto Mode launches only the types it supports, whatever the requirements admit.
+        .filter(|&i| !class.auto_mode || crate::catalog::auto_mode::supports(&catalog.instance_types[i]))
         .map(|i| (&catalog.instance_types[i], labels.get(catalog, i)))
         .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
         .map(|(it, reqs)| instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays))

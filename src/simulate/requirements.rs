@@ -209,8 +209,12 @@ impl Requirements {
 
     /// requirements.go `Compatible` with `AllowUndefinedWellKnownLabels`: Err names the first offending key.
     pub fn compatible(&self, incoming: &Requirements) -> Result<(), String> {
+        // EKS Auto Mode's Karpenter knows its `eks.amazonaws.com/instance-*` twins of the well-known labels (EKS User
+        // Guide, "EKS Auto Mode Supported" labels); its NodePools carry `eks.amazonaws.com/compute-type`.
+        let auto_mode = self.0.contains_key(crate::catalog::auto_mode::COMPUTE_TYPE_LABEL);
+        let auto_mode_well_known = |key: &str| auto_mode && crate::catalog::auto_mode::karpenter_label(key).is_some_and(|k| WELL_KNOWN.contains(&k.as_str()));
         for (key, req) in &incoming.0 {
-            if WELL_KNOWN.contains(&key.as_str()) || self.0.contains_key(key) || matches!(req.operator(), "NotIn" | "DoesNotExist") {
+            if WELL_KNOWN.contains(&key.as_str()) || self.0.contains_key(key) || auto_mode_well_known(key) || matches!(req.operator(), "NotIn" | "DoesNotExist") {
                 continue;
             }
             return Err(format!("label {key:?} does not have known values"));

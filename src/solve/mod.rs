@@ -32,6 +32,9 @@ pub struct ClusterPlan {
     pub region: String,
     pub catalog_digest: String,
     pub accelerated_ami: bool,
+    /// EKS Auto Mode (`auto-mode #true`): NodeClasses instead of EC2NodeClasses, and no GPU Operator or device-plugin
+    /// add-ons (`ops`): Auto Mode ships them.
+    pub auto_mode: bool,
     /// Argo CD / Flux objects to generate for out/<cluster> (the first profile of the cluster that asks).
     pub gitops: Option<crate::profile::Gitops>,
     pub node_classes: Vec<NodeClassPlan>,
@@ -78,7 +81,16 @@ pub struct NodeClassPlan {
     pub time_slicing: Option<u32>,
     /// The profile's `user-data`, verbatim.
     pub user_data: Option<String>,
+    /// An EKS Auto Mode `eks.amazonaws.com/v1` NodeClass (no AMI, user data or volumes: `ephemeral_storage` sizes the
+    /// node's disk) rather than an EC2NodeClass.
+    pub auto_mode: bool,
+    /// Auto Mode: `ephemeralStorage.size`.
+    pub ephemeral_storage: String,
 }
+
+/// The Auto Mode NodeClass's disk when the cluster names none: the size of the EC2NodeClass's gp3 volume, so that
+/// multi-GB ML images fit either way (Auto Mode's own default is 80Gi).
+pub const AUTO_MODE_EPHEMERAL_STORAGE: &str = "200Gi";
 
 /// Whether nodes of this AMI alias run the NVIDIA device plugin themselves: the Bottlerocket NVIDIA variants do
 /// (bottlerocket-os/bottlerocket QUICKSTART-EKS.md, "aws-k8s-*-nvidia" variants: no device-plugin DaemonSet needed).
@@ -174,6 +186,8 @@ pub struct PoolPlan {
     pub pool: String,
     pub tier_index: usize,
     pub node_class: String,
+    /// The node class is an EKS Auto Mode NodeClass: requirements use `eks.amazonaws.com/instance-*` labels.
+    pub auto_mode: bool,
     pub accelerator: AcceleratorKind,
     pub capacity_types: Vec<CapacityType>,
     /// Zones the pool may launch in (empty: any zone of the region).
@@ -485,6 +499,7 @@ fn solve_cluster(
     let mut node_classes = Vec::new();
     let mut summaries = Vec::new();
     let mut selections = Selections::default();
+    diagnostics.extend(mixed_auto_mode(name, profiles, sources));
 
     for profile in profiles {
         let source = sources.source_name(profile.file).to_string();
@@ -510,13 +525,27 @@ fn solve_cluster(
             image_cache_snapshot: profile.cluster.image_cache_snapshot.as_ref().map(|s| s.value.clone()),
             time_slicing: None,
             user_data: profile.cluster.user_data.as_ref().map(|u| u.value.clone()),
+            auto_mode: profile.cluster.auto_mode.value,
+            ephemeral_storage: profile.cluster.ephemeral_storage.as_ref().map_or(AUTO_MODE_EPHEMERAL_STORAGE, |s| s.value.as_str()).to_string(),
         };
+        let auto_mode = profile.cluster.auto_mode.value.then_some(profile.cluster.auto_mode.span);
+        if auto_mode.is_some() && default_class.name == "default" {
+            // E0278: the NodeClass is named after the profile, and `default` is the built-in NodeClass of Auto Mode's
+            // `system` and `general-purpose` NodePools (EKS User Guide, create-node-class: "Do not name your custom
+            // node class `default`").
+            diagnostics.push(
+                sources
+                    .error(profile.name.span, "E0278", "an EKS Auto Mode profile named `default` would replace Auto Mode's built-in NodeClass `default`")
+                    .label("the NodeClass's name")
+                    .help("rename the profile: its NodeClass takes its name"),
+            );
+        }
         let host_plugin = host_device_plugin(&profile.cluster.ami.value);
         let mut profile_pools = Vec::new();
         let mut used_default_classes = BTreeSet::new();
         for pool in &profile.pools {
             for (tier_index, tier) in pool.tiers.iter().enumerate() {
-                if let Some(d) = mig_on_host_plugin(tier, host_plugin, sources) {
+                if let Some(d) = mig_on_host_plugin(tier, host_plugin, sources).or_else(|| sharing_in_auto_mode(tier, auto_mode, sources)) {
                     diagnostics.push(d);
                     continue;
                 }
@@ -524,10 +553,12 @@ fn solve_cluster(
                     diagnostics.push(d);
                     continue;
                 }
-                match selections.select(tier, catalog, index, &zones, sources) {
+                match selections.select(tier, catalog, index, &zones, auto_mode, sources) {
                     Ok((candidates, removed)) => {
-                        // Local NVMe as scratch (RAID0) only where the pool asks and its types have any.
-                        let raid0 = tier.settings.instance_store_scratch.value
+                        // Local NVMe as scratch (RAID0) only where the pool asks and its types have any. Auto Mode
+                        // formats and stripes local NVMe itself (EKS User Guide, Auto Mode managed instances).
+                        let raid0 = auto_mode.is_none()
+                            && tier.settings.instance_store_scratch.value
                             && candidates.iter().any(|c| catalog.get(&c.name).is_some_and(|t| t.local_nvme_gb.is_some()));
                         let time_slicing = class_time_slicing(tier, host_plugin);
                         let node_class = match &tier.settings.reserved {
@@ -637,6 +668,7 @@ fn solve_cluster(
         region: catalog.region.clone(),
         catalog_digest,
         accelerated_ami: profiles.iter().all(|p| p.cluster.accelerated_ami.value),
+        auto_mode: profiles.iter().any(|p| p.cluster.auto_mode.value),
         gitops: profiles.iter().find_map(|p| p.cluster.gitops.as_ref().map(|g| g.value.clone())),
         node_classes,
         pools,
@@ -814,9 +846,13 @@ struct Selections {
 
 impl Selections {
     /// Filters and ranks the catalog for one tier. On failure, names the constraint that removed the last types.
-    fn select(&mut self, tier: &Tier, catalog: &Catalog, index: &AcceleratorIndex, zones: &[String], sources: &Sources) -> Result<Selected, ProfileDiagnostic> {
+    fn select(&mut self, tier: &Tier, catalog: &Catalog, index: &AcceleratorIndex, zones: &[String], auto_mode: Option<Span>, sources: &Sources) -> Result<Selected, ProfileDiagnostic> {
         let s = &tier.settings;
-        let constraints = constraints(tier, catalog, zones, sources)?;
+        let mut constraints = constraints(tier, catalog, zones, sources)?;
+        if let Some(span) = auto_mode {
+            // Applied last, so that what it removes is reported as Auto Mode's doing.
+            constraints.push(Constraint::new("EKS Auto Mode launches the type (a supported family, > 1 vCPU, not nano/micro/small)", span, crate::catalog::auto_mode::supports));
+        }
         let mut key: String = constraints.iter().map(|c| c.label.as_str()).collect::<Vec<_>>().join("\n");
         key.push_str(&format!("\n{:?} {:?} {:?} {} {:?} {zones:?}", s.accelerator.value, s.sharing.as_ref().map(|x| &x.value), s.spot_ceiling.value, s.price_ratio_max.value, s.capacity.value));
         if let Some(selected) = self.memo.get(&key) {
@@ -1199,6 +1235,7 @@ fn pool_plan(
         pool: pool.to_string(),
         tier_index,
         node_class,
+        auto_mode: profile.cluster.auto_mode.value,
         accelerator: s.accelerator.value,
         capacity_types: s.capacity.value.clone(),
         zones: zones.to_vec(),
@@ -1254,6 +1291,39 @@ fn mig_on_host_plugin(tier: &Tier, host_plugin: bool, sources: &Sources) -> Opti
     )
 }
 
+/// E0277: the profiles of one cluster disagree on `auto-mode`. One cluster's output is one kustomization; a mixed
+/// cluster (Auto Mode beside self-managed Karpenter) is possible on EKS but AWS advises against it, and gpuplan would
+/// have to emit the GPU Operator for some nodes and keep it off the others.
+fn mixed_auto_mode(cluster: &str, profiles: &[&Profile], sources: &Sources) -> Option<ProfileDiagnostic> {
+    let auto = profiles.iter().find(|p| p.cluster.auto_mode.value)?;
+    let other = profiles.iter().find(|p| !p.cluster.auto_mode.value)?;
+    Some(
+        sources
+            .error(auto.cluster.auto_mode.span, "E0277", format!("cluster `{cluster}` is in EKS Auto Mode for profile `{}` but not for profile `{}`", auto.name.value, other.name.value))
+            .label("auto-mode here")
+            .help(format!("write `auto-mode #true` in the cluster block of profile `{}` too ({}), or remove it here", other.name.value, sources.location(other.cluster.span))),
+    )
+}
+
+/// E0273 (time-slicing) and E0274 (MIG): device-plugin sharing in an EKS Auto Mode cluster. Auto Mode runs its own
+/// NVIDIA device plugin, "not visible as a daemon set within your cluster" (EKS User Guide, "Deploy an accelerated
+/// workload"), and its NodeClass has no user data: neither the GPU Operator's ConfigMap nor Bottlerocket settings
+/// reach it, so a pool's slices would never be advertised.
+fn sharing_in_auto_mode(tier: &Tier, auto_mode: Option<Span>, sources: &Sources) -> Option<ProfileDiagnostic> {
+    auto_mode?;
+    let sharing = tier.settings.sharing.as_ref()?;
+    let (code, what, label) = match sharing.value {
+        Sharing::TimeSlicing { .. } => ("E0273", "time-slicing", "time-slicing here"),
+        Sharing::Mig { .. } => ("E0274", "MIG", "a mig-parted config"),
+    };
+    Some(
+        sources
+            .error(sharing.span, code, format!("EKS Auto Mode cannot configure {what}: pool `{}` is in an Auto Mode cluster, whose NVIDIA device plugin is managed by AWS and takes no GPU Operator or user-data settings", tier.name.value))
+            .label(label)
+            .help("give each pod whole GPUs in Auto Mode (remove this line), or run this pool on self-managed Karpenter: a cluster without `auto-mode #true` gets an EC2NodeClass and the GPU Operator"),
+    )
+}
+
 /// GPU Operator operand labels a node may carry to keep that operand off it.
 pub const DEPLOY_DEVICE_PLUGIN_LABEL: &str = "nvidia.com/gpu.deploy.device-plugin";
 pub const DEPLOY_MIG_MANAGER_LABEL: &str = "nvidia.com/gpu.deploy.mig-manager";
@@ -1268,7 +1338,9 @@ pub const SPOT_MIN_TYPES: usize = 15;
 /// How far above the cheapest $/accelerator-hour a spot pool may reach to get SPOT_MIN_TYPES types.
 pub const SPOT_DIVERSITY_RATIO_MAX: f64 = 3.0;
 
-fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate]) -> Vec<Requirement> {
+/// The NodePool's requirements. In EKS Auto Mode the family label is `eks.amazonaws.com/instance-family` and
+/// `kubernetes.io/os` is left out: the EKS User Guide lists it as not supported (Auto Mode is Linux only).
+fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate], auto_mode: bool) -> Vec<Requirement> {
     let mut types: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
     types.sort();
     let families: BTreeSet<String> = candidates.iter().map(|c| c.family.clone()).collect();
@@ -1280,7 +1352,7 @@ fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate]) -> Vec
             min_values: None,
         },
         Requirement {
-            key: "karpenter.k8s.aws/instance-family".into(),
+            key: if auto_mode { "eks.amazonaws.com/instance-family" } else { "karpenter.k8s.aws/instance-family" }.into(),
             operator: "In".into(),
             min_values: (s.capacity.contains(&CapacityType::Spot) && families.len() >= 2).then_some(2),
             values: families.into_iter().collect(),
@@ -1293,7 +1365,9 @@ fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate]) -> Vec
         s.arch.iter().map(|a| a.value.as_str()).collect()
     };
     reqs.push(Requirement { key: "kubernetes.io/arch".into(), operator: "In".into(), values: arch.into_iter().map(String::from).collect(), min_values: None });
-    reqs.push(Requirement { key: "kubernetes.io/os".into(), operator: "In".into(), values: vec!["linux".into()], min_values: None });
+    if !auto_mode {
+        reqs.push(Requirement { key: "kubernetes.io/os".into(), operator: "In".into(), values: vec!["linux".into()], min_values: None });
+    }
     if !zones.is_empty() {
         let mut z = zones.to_vec();
         z.sort();
@@ -1464,7 +1538,7 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
             diagnostics.push(too_small(profile, plan, tier, sources));
             continue;
         }
-        plan.requirements = requirements(&tier.settings, &plan.zones, &plan.candidates);
+        plan.requirements = requirements(&tier.settings, &plan.zones, &plan.candidates, plan.auto_mode);
         let unverified = plan.unverified_prices().len();
         if unverified > 0 && plan.fixed_usd_per_hour.is_none() && budget.is_some() {
             plan.limit_reason.push_str(&format!(

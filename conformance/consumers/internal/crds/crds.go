@@ -46,8 +46,9 @@ var Sources = []Source{
 
 // Fallbacks are CRDs no module on the proxy serves; they are read from gpuplan's own copy (src/crds/<path>).
 // NVIDIA/gpu-operator: proxy.golang.org answers 403 Forbidden "This module version is not available." for
-// v26.7.0 (and every version but v1.11.1); see README.md.
-var Fallbacks = []string{"gpu-operator/nvidia.com_clusterpolicies.yaml"}
+// v26.7.0 (and every version but v1.11.1); see README.md. EKS Auto Mode's NodeClass has no published CRD at all:
+// gpuplan's schema is written from the EKS User Guide (src/crds/README.md).
+var Fallbacks = []string{"eks/eks.amazonaws.com_nodeclasses.yaml", "gpu-operator/nvidia.com_clusterpolicies.yaml"}
 
 // File is one CRD file found upstream.
 type File struct {

@@ -1,0 +1,257 @@
+//! EKS Auto Mode (issue 19 item 4): `cluster { auto-mode #true }` compiles to NodePools whose nodeClassRef is an
+//! `eks.amazonaws.com/v1` NodeClass and whose requirements use `eks.amazonaws.com/instance-*` labels, plus that
+//! NodeClass (validated against src/crds/eks, written from the EKS User Guide), and nothing Auto Mode installs itself
+//! (no GPU Operator, device-plugin values, Karpenter ServiceMonitor). Settings Auto Mode cannot honour are located
+//! errors E0270–E0278. simulate reads the NodeClass and the labels; adopt reads them back into the same profile.
+//! The Auto Mode facts and their pages: src/catalog/auto_mode.rs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gpuplan(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn catalogs() -> String {
+    repo().join("catalogs").to_string_lossy().into_owned()
+}
+
+/// A tempdir holding profiles/<name> with `profile`; compiled into out/ when `compile`.
+fn project(profile: &str) -> (tempfile::TempDir, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("profiles")).unwrap();
+    std::fs::write(dir.path().join("profiles/auto-mode.kdl"), profile).unwrap();
+    let out = gpuplan(dir.path(), &["compile", "--catalogs", &catalogs()]);
+    (dir, out)
+}
+
+fn example() -> String {
+    std::fs::read_to_string(repo().join("tests/fixtures/auto-mode/auto-mode.kdl")).unwrap()
+}
+
+fn compiled_example() -> tempfile::TempDir {
+    let (dir, out) = project(&example());
+    assert!(out.status.success(), "{}", text(&out));
+    dir
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut f: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    f.sort();
+    f
+}
+
+/// The file without the lines that follow the catalog's prices and digest (expected/ pins the rest, exactly).
+fn without_prices(text: &str) -> String {
+    text.lines()
+        .filter(|l| !["gpuplan-digest", "gpuplan.dev/catalog", "usd-per-hour", "drain-peak-basis"].iter().any(|k| l.contains(k)))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+// --- emission ---
+
+#[test]
+fn an_auto_mode_nodeclass_is_emitted_exactly() {
+    let dir = compiled_example();
+    let got = std::fs::read_to_string(dir.path().join("out/ml-auto/nodeclass-auto-mode.yaml")).unwrap();
+    assert_eq!(without_prices(&got), std::fs::read_to_string(repo().join("tests/fixtures/auto-mode/expected/nodeclass-auto-mode.yaml")).unwrap());
+}
+
+#[test]
+fn an_auto_mode_nodepool_is_emitted_exactly_with_eks_labels_and_no_os_requirement() {
+    let dir = compiled_example();
+    let got = std::fs::read_to_string(dir.path().join("out/ml-auto/nodepool-neuron.yaml")).unwrap();
+    assert_eq!(without_prices(&got), std::fs::read_to_string(repo().join("tests/fixtures/auto-mode/expected/nodepool-neuron.yaml")).unwrap());
+    let spot = std::fs::read_to_string(dir.path().join("out/ml-auto/nodepool-inference-spot.yaml")).unwrap();
+    assert!(spot.contains("- key: eks.amazonaws.com/instance-family") && !spot.contains("karpenter.k8s.aws") && !spot.contains("kubernetes.io/os"), "{spot}");
+}
+
+#[test]
+fn an_auto_mode_cluster_gets_no_ec2nodeclass_gpu_operator_device_plugin_values_or_karpenter_service_monitor() {
+    let dir = compiled_example();
+    let f = files(&dir.path().join("out/ml-auto"));
+    assert_eq!(f, ["kustomization.yaml", "nodeclass-auto-mode.yaml", "nodepool-inference-on-demand.yaml", "nodepool-inference-spot.yaml", "nodepool-neuron.yaml", "prometheusrule-gpuplan-ml-auto.yaml"]);
+    let kustomization = std::fs::read_to_string(dir.path().join("out/ml-auto/kustomization.yaml")).unwrap();
+    assert!(kustomization.contains("CRD: NodeClass eks.amazonaws.com/v1 (from EKS Auto Mode"), "{kustomization}");
+}
+
+#[test]
+fn the_add_on_daemonsets_model_sees_nothing_installed_in_an_auto_mode_cluster() {
+    let objects = |dir: &Path| -> Vec<serde_json::Value> {
+        files(dir).iter().map(|f| serde_saphyr::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()).collect()
+    };
+    let auto = compiled_example();
+    let values = objects(&auto.path().join("out/ml-auto"));
+    assert!(gpuplan::ops::addon_daemonsets::daemon_set_objects(&values.iter().collect::<Vec<_>>()).is_empty());
+    // The same pools on self-managed Karpenter: the GPU Operator (NFD, operands) and the Neuron device plugin.
+    let (karpenter, out) = project(&example().replace("    auto-mode #true\n    ephemeral-storage \"250Gi\"\n", "    ami \"al2023@v20251023\"\n"));
+    assert!(out.status.success(), "{}", text(&out));
+    let values = objects(&karpenter.path().join("out/ml-auto"));
+    assert!(!gpuplan::ops::addon_daemonsets::daemon_set_objects(&values.iter().collect::<Vec<_>>()).is_empty());
+}
+
+#[test]
+fn explain_names_the_types_auto_mode_does_not_launch() {
+    let dir = compiled_example();
+    let out = gpuplan(dir.path(), &["explain", "auto-mode", "--catalogs", &catalogs()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // g7 is not in the EKS User Guide's supported instance reference.
+    let line = stdout.lines().find(|l| l.contains("EKS Auto Mode launches the type")).unwrap_or_default();
+    assert!(line.contains("g7.2xlarge"), "{stdout}");
+}
+
+#[test]
+fn a_reserved_pool_in_auto_mode_gets_a_nodeclass_with_its_reservation_and_no_gp010() {
+    let profile = format!("{}\npool \"reserved-l4\" preset=\"inference-on-demand\" {{\n    gpu {{\n        name \"L4\"\n    }}\n    reserved {{ id \"cr-0123456789abcdef0\"; instance-type \"g6.xlarge\"; instances 2; }}\n    max-accelerators 4\n}}\n", example());
+    let (dir, out) = project(&profile);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("GP010"), "{}", text(&out));
+    let class = std::fs::read_to_string(dir.path().join("out/ml-auto/nodeclass-reserved-l4-reserved.yaml")).unwrap();
+    assert!(class.contains("kind: NodeClass") && class.contains("capacityReservationSelectorTerms:\n  - id: cr-0123456789abcdef0"), "{class}");
+    let pool = std::fs::read_to_string(dir.path().join("out/ml-auto/nodepool-reserved-l4-reserved.yaml")).unwrap();
+    assert!(pool.contains("kind: NodeClass\n        name: reserved-l4-reserved"), "{pool}");
+}
+
+// --- located errors: settings Auto Mode cannot honour ---
+
+/// Compiles the example with `from` replaced by `to`; asserts exit 2, nothing written, and the code at `line`.
+fn assert_error(from: &str, to: &str, code: &str, line: usize) -> String {
+    let profile = example();
+    assert!(profile.contains(from), "{from}");
+    let (dir, out) = project(&profile.replacen(from, to, 1));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(!dir.path().join("out").exists(), "nothing is written on error");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(stderr.contains(code) && stderr.contains(&format!("profiles/auto-mode.kdl:{line}:")), "{code} at line {line}: {stderr}");
+    stderr
+}
+
+#[test]
+fn an_ami_in_an_auto_mode_cluster_is_e0270() {
+    let e = assert_error("    auto-mode #true\n", "    auto-mode #true\n    ami \"al2023@v20251023\"\n", "E0270", 12);
+    assert!(e.contains("chooses the node image itself"), "{e}");
+}
+
+#[test]
+fn an_image_cache_in_an_auto_mode_cluster_is_e0271() {
+    assert_error("    auto-mode #true\n", "    auto-mode #true\n    image-cache snapshot=\"snap-0123456789abcdef0\"\n", "E0271", 12);
+}
+
+#[test]
+fn accelerated_ami_in_an_auto_mode_cluster_is_e0272() {
+    assert_error("    auto-mode #true\n", "    auto-mode #true\n    accelerated-ami #false\n", "E0272", 12);
+}
+
+#[test]
+fn time_slicing_in_an_auto_mode_cluster_is_e0273() {
+    let e = assert_error("    max-accelerators 8\n", "    max-accelerators 8\n    time-slicing replicas=4\n", "E0273", 21);
+    assert!(e.contains("managed by AWS"), "{e}");
+}
+
+#[test]
+fn mig_in_an_auto_mode_cluster_is_e0274() {
+    assert_error("    max-accelerators 8\n", "    max-accelerators 8\n    mig \"all-1g.10gb\"\n", "E0274", 21);
+}
+
+#[test]
+fn an_ephemeral_storage_size_outside_the_guides_ranges_is_e0275() {
+    assert_error("\"250Gi\"", "\"60000Gi\"", "E0275", 12);
+}
+
+#[test]
+fn ephemeral_storage_without_auto_mode_is_e0276() {
+    assert_error("    auto-mode #true\n", "    ami \"al2023@v20251023\"\n", "E0276", 12);
+}
+
+#[test]
+fn profiles_of_one_cluster_that_disagree_on_auto_mode_are_e0277() {
+    let dir = compiled_example();
+    let other = example().replace("profile \"auto-mode\" priority=20", "profile \"classic\" priority=10").replace("    auto-mode #true\n    ephemeral-storage \"250Gi\"\n", "    ami \"al2023@v20251023\"\n").replace("pool \"inference\"", "pool \"inference2\"").replace("pool \"neuron\"", "pool \"neuron2\"");
+    std::fs::write(dir.path().join("profiles/classic.kdl"), other).unwrap();
+    let out = gpuplan(dir.path(), &["compile", "--catalogs", &catalogs()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("E0277") && text(&out).contains("profiles/auto-mode.kdl:11:"), "{}", text(&out));
+}
+
+#[test]
+fn an_auto_mode_profile_named_default_is_e0278() {
+    assert_error("profile \"auto-mode\" priority=20", "profile \"default\" priority=20", "E0278", 4);
+}
+
+// --- simulate ---
+
+#[test]
+fn simulate_places_a_gpu_pod_on_an_auto_mode_gpu_pool_by_its_eks_gpu_label() {
+    let dir = compiled_example();
+    // The EKS User Guide's accelerated-workload pod: an Auto Mode node with an NVIDIA GPU of a given name.
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nvidia-smi\nspec:\n  nodeSelector:\n    eks.amazonaws.com/compute-type: auto\n    eks.amazonaws.com/instance-gpu-name: l4\n    gpuplan.dev/pool: inference\n  tolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n  - key: gpuplan.dev/pool\n    operator: Exists\n  containers:\n  - name: c\n    image: nvidia/cuda\n    resources:\n      requests:\n        nvidia.com/gpu: 1\n      limits:\n        nvidia.com/gpu: 1\n";
+    std::fs::write(dir.path().join("pod.yaml"), pod).unwrap();
+    let out = gpuplan(dir.path(), &["simulate", "--pods", "pod.yaml", "--catalogs", &catalogs(), "--format", "json", "--exit-code"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let claim = &report["nodeclaims"][0];
+    assert_eq!(claim["nodepool"], "inference-spot", "{report:#}");
+    assert!(claim["instance_type"].as_str().is_some_and(|t| t.starts_with("g6.")), "an L4 type: {report:#}");
+}
+
+#[test]
+fn an_ec2nodeclass_of_the_same_name_does_not_serve_an_auto_mode_nodepool() {
+    let dir = compiled_example();
+    let nodeclass = dir.path().join("out/ml-auto/nodeclass-auto-mode.yaml");
+    std::fs::remove_file(&nodeclass).unwrap();
+    std::fs::write(dir.path().join("out/ml-auto/ec2nodeclass-auto-mode.yaml"), "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: auto-mode\nspec:\n  amiSelectorTerms:\n  - alias: al2023@latest\n").unwrap();
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  tolerations:\n  - operator: Exists\n  containers:\n  - name: c\n    image: x\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+    std::fs::write(dir.path().join("pod.yaml"), pod).unwrap();
+    let out = gpuplan(dir.path(), &["simulate", "--pods", "pod.yaml", "--catalogs", &catalogs(), "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert!(report["nodeclaims"].as_array().is_some_and(|c| c.is_empty()), "{}", text(&out));
+}
+
+// --- adopt round trip ---
+
+/// Adopting an Auto Mode cluster's out/ and compiling the result reproduces it byte for byte (provenance included).
+#[test]
+fn adopting_an_auto_mode_clusters_out_reproduces_it_byte_for_byte() {
+    let dir = compiled_example();
+    std::fs::rename(dir.path().join("out"), dir.path().join("original")).unwrap();
+    std::fs::rename(dir.path().join("profiles"), dir.path().join("written")).unwrap();
+    let out = gpuplan(dir.path(), &["adopt", "original", "--into", "profiles", "--catalogs", &catalogs()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let profile = std::fs::read_to_string(dir.path().join("profiles/auto-mode.kdl")).unwrap();
+    assert!(profile.contains("    auto-mode #true //") && profile.contains("    ephemeral-storage \"250Gi\" //") && !profile.contains("    ami "), "{profile}");
+    let again = gpuplan(dir.path(), &["compile", "--catalogs", &catalogs()]);
+    assert!(again.status.success(), "{}", text(&again));
+    let (a, b) = (dir.path().join("original/ml-auto"), dir.path().join("out/ml-auto"));
+    assert_eq!(files(&a), files(&b));
+    for f in files(&a) {
+        assert_eq!(std::fs::read_to_string(b.join(&f)).unwrap(), std::fs::read_to_string(a.join(&f)).unwrap(), "{f} differs after adopt → compile");
+    }
+}
+
+/// A NodePool written for Auto Mode's built-in NodeClass `default` (the EKS User Guide's GPU example): simulate assumes
+/// that class (it exists whenever a built-in NodePool is enabled), so the original launches; adopt writes a profile
+/// `auto-mode` (a profile named `default` is E0278). The original is an untainted GPU pool: it adopts with
+/// `accelerator-taint #false` (issue 19 item 2), so the probe lands as before.
+#[test]
+fn a_nodepool_on_auto_modes_built_in_default_nodeclass_adopts_and_its_original_launches() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = repo().join("tests/fixtures/auto-mode/gpu-nodepool-default-class.yaml");
+    let out = gpuplan(dir.path(), &["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", &catalogs(), "--format", "json", "--accept-changes"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &report["verification"]["placements"][0];
+    assert_eq!((p["before"]["nodepool"].as_str(), p["before"]["instance_type"].as_str()), (Some("gpu"), Some("g6.xlarge")), "{p:#}");
+    assert_eq!(report["verification"]["unexplained"], 0, "{:#}", report["verification"]);
+    assert_eq!(p["change"], "same", "{p:#}");
+    assert!(std::fs::read_to_string(dir.path().join("profiles/auto-mode.kdl")).unwrap().contains("accelerator-taint #false"));
+}
