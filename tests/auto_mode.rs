@@ -255,3 +255,22 @@ fn a_nodepool_on_auto_modes_built_in_default_nodeclass_adopts_and_its_original_l
     assert_eq!(p["change"], "same", "{p:#}");
     assert!(std::fs::read_to_string(dir.path().join("profiles/auto-mode.kdl")).unwrap().contains("accelerator-taint #false"));
 }
+
+/// A NodeClass has no userData field: `user-data` in an Auto Mode cluster would vanish, so it is refused at its line.
+#[test]
+fn user_data_in_an_auto_mode_cluster_is_e0279() {
+    let e = assert_error("    auto-mode #true\n", "    auto-mode #true\n    user-data \"[settings]\"\n", "E0279", 12);
+    assert!(e.contains("take no user data"), "{e}");
+}
+
+/// A `require` on an instance label is written in Auto Mode's domain (`eks.amazonaws.com/instance-*`, the labels the
+/// EKS User Guide's "Create a Node Pool" lists), as adopt reads Auto Mode's twins back into the profile's words.
+#[test]
+fn a_require_on_an_instance_label_is_written_in_auto_modes_domain() {
+    let profile = example().replacen("    max-accelerators 8\n", "    max-accelerators 8\n    require \"karpenter.k8s.aws/instance-generation\" \"Gt\" \"4\"\n", 1);
+    let (dir, out) = project(&profile);
+    assert!(out.status.success(), "{}", text(&out));
+    let pool = std::fs::read_to_string(dir.path().join("out/ml-auto/nodepool-inference-spot.yaml")).unwrap();
+    assert!(pool.contains("- key: eks.amazonaws.com/instance-generation\n        operator: Gt\n        values:\n        - \"4\""), "{pool}");
+    assert!(!pool.contains("key: karpenter.k8s.aws/"), "no self-managed Karpenter label in an Auto Mode NodePool's requirements: {pool}");
+}

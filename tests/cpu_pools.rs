@@ -46,6 +46,10 @@ fn cpu_pool_errors_are_located_and_say_what_to_write() {
             "a pool's tiers run on one kind of node",
         ),
         ("pool \"web\" {\n    cpu { }\n    max-cpu 64\n}\nqueue \"q\" namespace=\"ns\" pool=\"web\" { gpus nominal=4 }\n", "E0265", "11:26", "a CPU pool: gpuplan's queues hold accelerator quotas"),
+        // The cpu limit of a CPU pool is its max-cpu: a second `cpu` key in the NodePool's limits would not render.
+        ("pool \"web\" {\n    cpu { }\n    max-cpu 64\n    limits cpu=32\n}\n", "E0266", "", "a `cpu` pool's cpu limit is its `max-cpu`"),
+        // DCGM reports nothing on a CPU node: the default GPU-utilization HPA would never see data.
+        ("pool \"web\" {\n    cpu { }\n    max-cpu 64\n}\nworkload \"api\" namespace=\"ns\" pool=\"web\" {\n    selector \"app\" \"api\"\n    replicas min=1 max=4\n    autoscale gpu-utilization=70\n}\n", "E0267", "", "autoscales on GPU utilization, but pool `web` is a CPU pool"),
     ];
     for (body, code, at, message) in cases {
         let text = errors_of(body);

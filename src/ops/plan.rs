@@ -69,7 +69,20 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                             w.name.value, w.replicas_max.value, w.gpus_per_replica.value, w.pool.value
                         ))
                         .label(format!("{need} {resource}"))
-                        .help(format!("lower replicas max to {} or raise the pool's max-accelerators/budget", capacity / w.gpus_per_replica.value.max(1))),
+                        .help(format!(
+                            "lower replicas max to {} or raise the pool's {}/budget",
+                            capacity / w.gpus_per_replica.value.max(1),
+                            if resource == "cpu" { "max-cpu" } else { "max-accelerators" }
+                        )),
+                );
+            }
+            // A CPU pool's nodes have no GPU: the default metric (DCGM's GPU utilisation) never has data there.
+            let cpu_pool = nodepools.iter().any(|p| p.accelerator == crate::catalog::AcceleratorKind::Cpu);
+            if let Some(a) = w.autoscale.as_ref().filter(|a| cpu_pool && a.value.metric.is_none()) {
+                diagnostics.push(
+                    sources
+                        .error(a.span, "E0267", format!("workload `{}` autoscales on GPU utilization, but pool `{}` is a CPU pool: DCGM reports nothing there", w.name.value, w.pool.value))
+                        .help("name the metric to scale on (`autoscale metric=\"…\"`), or leave out `autoscale`"),
                 );
             }
             if w.gpus_per_replica.value > 1 && nodepools.iter().any(|p| matches!(p.sharing, Some(Sharing::TimeSlicing { .. }))) {

@@ -704,6 +704,15 @@ impl Parser<'_> {
                 "leave out `accelerated-ami` (no GPU Operator is installed in an Auto Mode cluster)",
             );
         }
+        if let Some(user_data) = written.user_data {
+            self.error_labelled(
+                user_data.span,
+                "E0279",
+                "EKS Auto Mode nodes take no user data: its NodeClass has no userData field, so this would be dropped",
+                "user data",
+                "leave out `user-data` (Auto Mode configures its nodes itself), or leave out `auto-mode #true` to emit an EC2NodeClass that carries it",
+            );
+        }
     }
 
     fn parse_cluster(&mut self, node: &KdlNode) -> Option<Cluster> {
@@ -846,7 +855,7 @@ impl Parser<'_> {
         }
         let ami = ami.unwrap_or_else(|| Spanned::new(String::new(), node_span));
         if auto_mode.value {
-            let written = AutoModeWritten { ami: &ami, image_cache: image_cache_snapshot.as_ref(), accelerated_ami: accelerated_ami_written.then_some(accelerated_ami.span) };
+            let written = AutoModeWritten { ami: &ami, image_cache: image_cache_snapshot.as_ref(), accelerated_ami: accelerated_ami_written.then_some(accelerated_ami.span), user_data: user_data.as_ref() };
             self.check_auto_mode_cluster(written);
         } else if let Some(size) = &ephemeral_storage {
             self.error(size.span, "E0276", "`ephemeral-storage` is an EKS Auto Mode NodeClass setting, and the cluster is not in Auto Mode", "add `auto-mode #true` to the cluster block, or leave the line out (EC2NodeClasses get a 200Gi gp3 volume)");
@@ -1577,6 +1586,12 @@ impl Parser<'_> {
         if let (true, Some(m)) = (cpu, &s.max_accelerators) {
             self.error(m.span, "E0262", "a `cpu` pool has no accelerators to limit", format!("write max-cpu {} for a limit of {} vCPUs", m.value, m.value));
         }
+        // A CPU pool's cpu limit is its `max-cpu` (the NodePool's `limits.cpu`): a second one would be a second `cpu`
+        // key in that map.
+        if let (true, Some(l)) = (cpu, s.resource_limits.as_ref().filter(|l| l.value.cpu.is_some())) {
+            let cpu_limit = l.value.cpu.clone().unwrap_or_default();
+            self.error(l.span, "E0266", "a `cpu` pool's cpu limit is its `max-cpu`, not `limits cpu=`", format!("write max-cpu {cpu_limit} (keep `limits memory=` if you need it)"));
+        }
         if let (false, Some(m)) = (cpu, &s.max_cpu) {
             self.error(m.span, "E0263", "`max-cpu` limits a CPU pool (one with a `cpu { … }` block)", format!("an accelerated pool's limit is max-accelerators; or add `cpu {{ }}` to make this a CPU pool of {} vCPUs", m.value));
         }
@@ -1674,6 +1689,7 @@ struct AutoModeWritten<'a> {
     ami: &'a Spanned<String>,
     image_cache: Option<&'a Spanned<String>>,
     accelerated_ami: Option<Span>,
+    user_data: Option<&'a Spanned<String>>,
 }
 
 /// Auto Mode's `ephemeralStorage.size` ranges (EKS User Guide, "Create a Node Class for Amazon EKS", Node Class

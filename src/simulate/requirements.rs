@@ -209,12 +209,25 @@ impl Requirements {
 
     /// requirements.go `Compatible` with `AllowUndefinedWellKnownLabels`: Err names the first offending key.
     pub fn compatible(&self, incoming: &Requirements) -> Result<(), String> {
+        self.compatible_with(incoming, true)
+    }
+
+    /// `Compatible` without `AllowUndefinedWellKnownLabels`: a well-known label these requirements leave undefined is
+    /// an error too. What topologynodefilter.go `Matches` does: it calls `matchesRequirements(requirements)` without
+    /// the options its caller passed (sigs.k8s.io/karpenter v1.14.1 topologynodefilter.go:71), so a spread
+    /// constraint whose pod selects `kubernetes.io/arch` counts no pod on a NodeClaim that leaves arch open.
+    pub fn compatible_strict(&self, incoming: &Requirements) -> Result<(), String> {
+        self.compatible_with(incoming, false)
+    }
+
+    fn compatible_with(&self, incoming: &Requirements, allow_undefined_well_known: bool) -> Result<(), String> {
         // EKS Auto Mode's Karpenter knows its `eks.amazonaws.com/instance-*` twins of the well-known labels (EKS User
         // Guide, "EKS Auto Mode Supported" labels); its NodePools carry `eks.amazonaws.com/compute-type`.
         let auto_mode = self.0.contains_key(crate::catalog::auto_mode::COMPUTE_TYPE_LABEL);
         let auto_mode_well_known = |key: &str| auto_mode && crate::catalog::auto_mode::karpenter_label(key).is_some_and(|k| WELL_KNOWN.contains(&k.as_str()));
         for (key, req) in &incoming.0 {
-            if WELL_KNOWN.contains(&key.as_str()) || self.0.contains_key(key) || auto_mode_well_known(key) || matches!(req.operator(), "NotIn" | "DoesNotExist") {
+            let well_known = WELL_KNOWN.contains(&key.as_str()) || auto_mode_well_known(key);
+            if (allow_undefined_well_known && well_known) || self.0.contains_key(key) || matches!(req.operator(), "NotIn" | "DoesNotExist") {
                 continue;
             }
             return Err(format!("label {key:?} does not have known values"));

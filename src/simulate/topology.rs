@@ -139,9 +139,10 @@ pub struct NodeFilter {
 }
 
 impl NodeFilter {
-    /// topologynodefilter.go `Matches`.
+    /// topologynodefilter.go `Matches`: `Compatible` without the caller's options, so a well-known label the
+    /// NodeClaim leaves undefined does not match ([`Requirements::compatible_strict`]).
     fn matches(&self, taints: &[Taint], reqs: &Requirements) -> bool {
-        let affinity = !self.honor_affinity || self.requirements.is_empty() || self.requirements.iter().any(|r| reqs.compatible(r).is_ok());
+        let affinity = !self.honor_affinity || self.requirements.is_empty() || self.requirements.iter().any(|r| reqs.compatible_strict(r).is_ok());
         affinity && (!self.honor_taints || untolerated(taints, &self.tolerations).is_none())
     }
 }

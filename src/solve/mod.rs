@@ -1373,7 +1373,10 @@ fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate], auto_m
         z.sort();
         reqs.push(Requirement { key: "topology.kubernetes.io/zone".into(), operator: "In".into(), values: z, min_values: None });
     }
-    reqs.extend(s.requires.iter().map(|r| Requirement { key: r.key.clone(), operator: r.operator.clone(), values: r.values.clone(), min_values: r.min_values }));
+    // In Auto Mode the instance labels are `eks.amazonaws.com/instance-*` (the profile says `karpenter.k8s.aws/…`, as
+    // adopt reads Auto Mode's twins): each `require` on one is written in Auto Mode's domain.
+    let key = |k: &str| if auto_mode { crate::catalog::auto_mode::auto_label(k).unwrap_or_else(|| k.to_string()) } else { k.to_string() };
+    reqs.extend(s.requires.iter().map(|r| Requirement { key: key(&r.key), operator: r.operator.clone(), values: r.values.clone(), min_values: r.min_values }));
     reqs.sort_by(|a, b| a.key.cmp(&b.key));
     reqs
 }

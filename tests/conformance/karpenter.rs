@@ -962,6 +962,21 @@ fn spread_whose_selector_does_not_match_the_pod_does_not_separate_the_replicas()
     assert_agree_but_zones("spread-foreign-selector", &o);
 }
 
+// topologynodefilter.go `Matches` (sigs.k8s.io/karpenter v1.14.1, line 71) checks the spreading pod's nodeSelector
+// against a NodeClaim's requirements without the `AllowUndefinedWellKnownLabels` option its caller passes: a
+// NodeClaim that leaves `kubernetes.io/arch` open does not match `nodeSelector: {kubernetes.io/arch: amd64}`, so the
+// pods on it are not counted, and a pod spreading over other pods by hostname joins their NodeClaim. (Found by
+// `conformance/run --seed 61 --cases 5000`, case 4987.)
+#[test]
+fn a_spread_whose_node_filter_names_an_undefined_well_known_label_counts_no_pod_on_the_nodeclaim() {
+    let others = replicas(3, "").replace("name: web", "name: others").replace("app: web", "app: others");
+    let constraint = format!("      nodeSelector: {{kubernetes.io/arch: amd64}}\n{}", spread("kubernetes.io/hostname", 1, "DoNotSchedule", "others"));
+    let spreading = replicas(1, &constraint).replace("name: web", "name: spreading").replace("app: web", "app: spreading");
+    let Some(o) = run_one("spread-node-filter-undefined-arch", ONE_POOL, &format!("{others}---\n{spreading}")) else { return };
+    assert_eq!(pods_per_claim(&o.gpuplan), [4], "the spreading pod joins the three others: none of them is counted");
+    assert_agree("spread-node-filter-undefined-arch", &o);
+}
+
 // KNOWN_DIFFERENCES.md "NodeOverlay feature gate": gpuplan always applies NodeOverlays; in Karpenter v1.14.1 they
 // apply only with the NodeOverlay feature gate on (off by default: pkg/operator/options/options.go FEATURE_GATES;
 // pkg/cloudprovider/overlay). The harness runs Karpenter with the gate on when the manifests have overlays; with the
