@@ -6,19 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::{repo, gpuplan, text};
+
 use gpuplan::adopt::requirements::operator;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn gpuplan(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
 
 /// Adopts `input` (relative to the repo) into <tmp>/profiles; returns the tempdir and the command's output.
 fn adopt(input: &Path, extra: &[&str]) -> (tempfile::TempDir, Output) {

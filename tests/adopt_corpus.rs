@@ -6,6 +6,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod common;
+use common::{text};
+
 use serde_json::Value;
 
 fn corpus(entry: &str) -> PathBuf {
@@ -29,10 +32,6 @@ fn adopt(entry: &str, pods: Option<&str>) -> (Output, Value) {
     let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(&args).output().unwrap();
     let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (out, report)
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
 /// (entry, pods, placement changes): every entry that adopts and compiles, with the number of changes its README

@@ -8,11 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+mod common;
+use common::{repo, text};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
     repo().join("tests/fixtures/adopt-verify").join(name)
@@ -33,10 +32,6 @@ fn adopt(input: &Path, extra: &[&str]) -> (tempfile::TempDir, Output, Value) {
     let (dir, out) = run(input, &[&["--format", "json"], extra].concat());
     let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (dir, out, report)
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
 fn placements(report: &Value) -> &Vec<Value> {

@@ -5,20 +5,11 @@
 //! errors E0270–E0278. simulate reads the NodeClass and the labels; adopt reads them back into the same profile.
 //! The Auto Mode facts and their pages: src/catalog/auto_mode.rs.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn gpuplan(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
+mod common;
+use common::{repo, gpuplan, text};
 
 fn catalogs() -> String {
     repo().join("catalogs").to_string_lossy().into_owned()

@@ -8,6 +8,16 @@ use gpuplan::diagnostic::ProfileDiagnostic;
 use serde_json::Value;
 use tempfile::TempDir;
 
+/// Runs the `gpuplan` binary in `dir`, without colour (the adopt, adopt_corpus, adopt_verify and auto_mode tests).
+pub fn gpuplan(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap()
+}
+
+/// A command's stdout then stderr, for assertion messages.
+pub fn text(o: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
