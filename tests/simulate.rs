@@ -472,6 +472,28 @@ fn command_exit_codes_and_bad_input() {
     assert!(out.stdout.is_empty());
 }
 
+// A topology or host-port field of the wrong type, or an enumeration the API server refuses, is an error at its line
+// (core/v1 validation `validateTopologySpreadConstraints`, `validateContainerPorts`); before, `whenUnsatisfiable:
+// ScheduleAnyways` read as DoNotSchedule and `hostPort: "80"` as no host port, and the placement was silently wrong.
+#[test]
+fn a_misspelt_or_mistyped_topology_or_host_port_field_is_an_error_at_its_line() {
+    let spread = |field: &str| pod("p", "1", &format!("  topologySpreadConstraints:\n  - maxSkew: 1\n    topologyKey: topology.kubernetes.io/zone\n{field}    labelSelector:\n      matchLabels: {{app: a}}\n"));
+    let cases = [
+        (spread("    whenUnsatisfiable: ScheduleAnyways\n"), 14, "whenUnsatisfiable must be one of DoNotSchedule, ScheduleAnyway, not \"ScheduleAnyways\""),
+        (spread(""), 11, "whenUnsatisfiable must be one of DoNotSchedule, ScheduleAnyway, not missing"),
+        (spread("    whenUnsatisfiable: DoNotSchedule\n    nodeTaintsPolicy: honour\n"), 15, "nodeTaintsPolicy must be one of Honor, Ignore"),
+        (spread("    whenUnsatisfiable: DoNotSchedule\n    minDomains: \"2\"\n"), 15, "minDomains must be an integer from 1"),
+        (pod("p", "1", "").replace("  - name: c\n", "  - name: c\n    ports:\n    - containerPort: 80\n      hostPort: \"80\"\n"), 10, "hostPort must be an integer from 0 to 65535"),
+        (pod("p", "1", "  affinity:\n    podAntiAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n      - podAffinityTerm:\n          topologyKey: kubernetes.io/hostname\n"), 13, "needs a weight from 1 to 100"),
+        (pod("p", "1", "").replace("  name: p\n", "  name: p\n  labels:\n    tier: 1\n"), 6, "metadata.labels.tier must be a string, not 1"),
+    ];
+    for (doc, line, message) in cases {
+        let docs = yaml::parse_docs(Path::new("pods.yaml"), &doc).unwrap();
+        let e = pods::pods(&docs).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains(&format!("pods.yaml:{line}")) && e.contains(message), "{e}\n{doc}");
+    }
+}
+
 // --- compile, lint, explain ------------------------------------------------------------------------------------------
 
 mod common;

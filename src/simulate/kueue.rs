@@ -196,7 +196,7 @@ fn cluster_queue(doc: &Doc) -> Result<ClusterQueue, InputError> {
         stopped: string(doc, get("stopPolicy"), "spec.stopPolicy")?.is_some_and(|p| p != "None"),
         can_always_reclaim: string(doc, field(&doc.value, &["spec", "preemption", "reclaimWithinCohort"]), "spec.preemption.reclaimWithinCohort")? == Some("Any"),
         preempt_while_borrowing: string(doc, field(&doc.value, &["spec", "preemption", "borrowWithinCohort", "policy"]), "spec.preemption.borrowWithinCohort.policy")?.is_some_and(|p| p != "Never"),
-        namespace_selector: map(doc, get("namespaceSelector"), "spec.namespaceSelector")?.and(super::pods::selector(get("namespaceSelector"))),
+        namespace_selector: super::pods::selector(doc, get("namespaceSelector"), "spec.namespaceSelector")?,
         groups,
         location: doc.at(""),
     })

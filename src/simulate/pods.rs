@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::requirements::{normalize, Requirement, Requirements, Toleration};
-use super::yaml::{err, list, map, resources, string, Doc, InputError, Resources};
+use super::yaml::{err, integer, list, map, resources, string, Doc, InputError, Resources};
 
 /// The default cap on pods per simulation: far above a cluster's GPU pods, far below what would exhaust a CI
 /// runner (a Deployment with `replicas: 2000000000` allocated 6 GiB before it was capped).
@@ -269,29 +269,27 @@ fn pod_from_spec(doc: &Doc, spec: &Value, prefix: &str) -> Result<Pod, InputErro
         required_terms: required_terms(doc, spec)?,
         preferred_terms: preferred_terms(doc, spec)?,
         tolerations: tolerations(doc, spec, prefix)?,
-        host_ports: host_ports(spec),
+        host_ports: host_ports(doc, spec, prefix)?,
         topology: None,
         queued: None,
     })
 }
 
-/// The items of an optional list, for the fields read leniently (host ports, topology): anything but a list reads as
-/// none.
-fn array(v: Option<&Value>) -> impl Iterator<Item = &Value> {
-    v.and_then(Value::as_array).into_iter().flatten()
-}
-
 /// hostportusage.go `GetHostPorts`: the regular containers' ports with a hostPort (init containers' are not counted).
-fn host_ports(spec: &Value) -> Vec<HostPort> {
-    array(spec.get("containers"))
-        .flat_map(|c| array(c.get("ports")))
-        .filter_map(|p| {
-            let port = p.get("hostPort").and_then(Value::as_i64).filter(|port| *port != 0)?;
-            let ip = p.get("hostIP").and_then(Value::as_str).filter(|ip| !ip.is_empty()).unwrap_or("0.0.0.0");
-            let protocol = p.get("protocol").and_then(Value::as_str).unwrap_or("").to_string();
-            Some(HostPort { ip: ip.parse().ok(), port, protocol })
-        })
-        .collect()
+/// Each field has the type the API gives it (`hostPort: "80"` is an error at its line, not a port left out).
+fn host_ports(doc: &Doc, spec: &Value, prefix: &str) -> Result<Vec<HostPort>, InputError> {
+    let path = format!("{prefix}.containers[].ports");
+    let mut out = Vec::new();
+    for c in containers(doc, spec, prefix, "containers")? {
+        for p in list(doc, c.get("ports"), &path)? {
+            map(doc, Some(p), &format!("{path}[]"))?;
+            let Some(port) = integer(doc, p.get("hostPort"), &format!("{path}[].hostPort"), 0..=65535)?.filter(|port| *port != 0) else { continue };
+            let ip = string(doc, p.get("hostIP"), &format!("{path}[].hostIP"))?.filter(|ip| !ip.is_empty()).unwrap_or("0.0.0.0");
+            let protocol = string(doc, p.get("protocol"), &format!("{path}[].protocol"))?.unwrap_or("").to_string();
+            out.push(HostPort { ip: ip.parse().ok(), port, protocol });
+        }
+    }
+    Ok(out)
 }
 
 /// The pod each DaemonSet runs on a node, as Karpenter builds it for its overhead (sigs.k8s.io/karpenter
@@ -314,72 +312,115 @@ pub fn daemon_sets(docs: &[Doc]) -> Result<Vec<Pod>, InputError> {
 }
 
 /// The pod's topology, or `None` when it has no labels, no spread constraint and no pod (anti-)affinity term (its
-/// namespace is then its key's).
+/// namespace is then its key's). Every field has the type the API gives it: a wrong one is an error at its line
+/// (`topologyKey: 5` used to read as a constraint on no key).
 fn topology(doc: &Doc, spec: &Value, namespace: &str, labels: Option<&Value>) -> Result<Option<Box<PodTopology>>, InputError> {
-    let labels: BTreeMap<String, String> = labels.and_then(Value::as_object).into_iter().flatten().map(|(k, v)| (k.clone(), scalar(v))).collect();
-    let terms = |path: &str| array(spec.pointer(path)).map(|t| pod_term(doc, t, namespace)).collect::<Result<Vec<_>, _>>();
-    let weighted = |path: &str| -> Result<Vec<PodTerm>, InputError> {
-        let mut ts: Vec<(i64, PodTerm)> = array(spec.pointer(path)).map(|t| Ok((t.get("weight").and_then(Value::as_i64).unwrap_or(0), pod_term(doc, t.get("podAffinityTerm").unwrap_or(&Value::Null), namespace)?))).collect::<Result<_, InputError>>()?;
-        ts.sort_by_key(|t| std::cmp::Reverse(t.0));
-        Ok(ts.into_iter().map(|t| t.1).collect())
-    };
+    let labels = string_map(doc, labels, "metadata.labels")?;
+    let terms = |path: &str| list(doc, spec.pointer(path), leaf(path))?.iter().map(|t| pod_term(doc, t, namespace)).collect::<Result<Vec<_>, _>>();
     let t = PodTopology {
         namespace: namespace.to_string(),
-        spread: array(spec.get("topologySpreadConstraints")).map(|c| spread(doc, c, &labels)).collect::<Result<_, _>>()?,
+        spread: list(doc, spec.get("topologySpreadConstraints"), "topologySpreadConstraints")?.iter().map(|c| spread(doc, c, &labels)).collect::<Result<_, _>>()?,
         affinity: terms("/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution")?,
         anti_affinity: terms("/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution")?,
-        preferred_affinity: weighted("/affinity/podAffinity/preferredDuringSchedulingIgnoredDuringExecution")?,
-        preferred_anti_affinity: weighted("/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution")?,
+        preferred_affinity: weighted_terms(doc, spec, "/affinity/podAffinity/preferredDuringSchedulingIgnoredDuringExecution", namespace)?,
+        preferred_anti_affinity: weighted_terms(doc, spec, "/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution", namespace)?,
         labels,
     };
     Ok((t.constrains() || !t.labels.is_empty()).then(|| Box::new(t)))
 }
 
-fn scalar(v: &Value) -> String {
-    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+/// The last key of a JSON pointer, as messages name a field.
+fn leaf(pointer: &str) -> &str {
+    pointer.rsplit('/').next().unwrap_or(pointer)
 }
 
-/// A metav1 LabelSelector read leniently (`None` for an absent or null one).
-pub fn selector(v: Option<&Value>) -> Option<Selector> {
-    let v = v.filter(|v| !v.is_null())?;
-    let match_labels = v.get("matchLabels").and_then(Value::as_object).into_iter().flatten().map(|(k, v)| (k.clone(), scalar(v))).collect();
-    let expressions = array(v.get("matchExpressions"))
-        .map(|e| {
-            let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-            (s("key"), s("operator"), array(e.get("values")).map(scalar).collect())
-        })
-        .collect();
-    Some(Selector { match_labels, expressions })
+/// Preferred pod (anti-)affinity terms, heaviest first (preferences.go sorts them stably by weight). The API requires
+/// a weight from 1 to 100.
+fn weighted_terms(doc: &Doc, spec: &Value, pointer: &str, namespace: &str) -> Result<Vec<PodTerm>, InputError> {
+    let path = leaf(pointer);
+    let mut ts = Vec::new();
+    for t in list(doc, spec.pointer(pointer), path)? {
+        map(doc, Some(t), &format!("{path}[]"))?;
+        let weight = integer(doc, t.get("weight"), &format!("{path}[].weight"), 1..=100)?.ok_or_else(|| err(doc.at(&format!("{path}:")), format!("{path}[] needs a weight from 1 to 100")))?;
+        ts.push((weight, pod_term(doc, t.get("podAffinityTerm").unwrap_or(&Value::Null), namespace)?));
+    }
+    ts.sort_by_key(|t| std::cmp::Reverse(t.0));
+    Ok(ts.into_iter().map(|t| t.1).collect())
 }
 
-/// topology.go `newForTopologies`: `matchLabelKeys` adds `key In [the pod's value]` for each key the pod has.
+/// A map of strings (labels, matchLabels): `tier: 1` is an error, as the API server's decoding makes it.
+fn string_map(doc: &Doc, v: Option<&Value>, path: &str) -> Result<BTreeMap<String, String>, InputError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in map(doc, v, path)?.into_iter().flatten() {
+        out.insert(k.clone(), string(doc, Some(v), &format!("{path}.{k}"))?.unwrap_or("").to_string());
+    }
+    Ok(out)
+}
+
+/// A metav1 LabelSelector (`None` for an absent or null one). Operators are kept as written: an unknown one matches
+/// nothing ([`Selector::matches`]), as in Karpenter.
+pub fn selector(doc: &Doc, v: Option<&Value>, path: &str) -> Result<Option<Selector>, InputError> {
+    let Some(v) = map(doc, v, path)? else { return Ok(None) };
+    let match_labels = string_map(doc, v.get("matchLabels"), &format!("{path}.matchLabels"))?;
+    let exprs = format!("{path}.matchExpressions");
+    let mut expressions = Vec::new();
+    for e in list(doc, v.get("matchExpressions"), &exprs)? {
+        map(doc, Some(e), &format!("{exprs}[]"))?;
+        let s = |k: &str| string(doc, e.get(k), &format!("{exprs}[].{k}")).map(|v| v.unwrap_or("").to_string());
+        let values = list(doc, e.get("values"), &format!("{exprs}[].values"))?.iter().map(|v| string(doc, Some(v), &format!("{exprs}[].values[]")).map(|v| v.unwrap_or("").to_string())).collect::<Result<_, _>>()?;
+        expressions.push((s("key")?, s("operator")?, values));
+    }
+    Ok(Some(Selector { match_labels, expressions }))
+}
+
+/// topology.go `newForTopologies`: `matchLabelKeys` adds `key In [the pod's value]` for each key the pod has. The
+/// enumerations are checked as the API server checks them (core/v1 validation `validateTopologySpreadConstraints`):
+/// a misspelt `whenUnsatisfiable` used to read as DoNotSchedule.
 fn spread(doc: &Doc, c: &Value, labels: &BTreeMap<String, String>) -> Result<Spread, InputError> {
-    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
-    let mut selector = selector(c.get("labelSelector"));
-    for key in array(c.get("matchLabelKeys")).filter_map(Value::as_str) {
+    const PATH: &str = "topologySpreadConstraints[]";
+    map(doc, Some(c), PATH)?;
+    let field = |k: &str| string(doc, c.get(k), &format!("{PATH}.{k}"));
+    let one_of = |k: &str, allowed: &[&str], default: Option<&str>| -> Result<String, InputError> {
+        match field(k)?.or(default) {
+            Some(v) if allowed.contains(&v) => Ok(v.to_string()),
+            v => Err(err(doc.at(&if v.is_some() { format!("{k}:") } else { "topologySpreadConstraints:".to_string() }), format!("{PATH}.{k} must be one of {}, not {}", allowed.join(", "), v.map_or("missing".to_string(), |v| format!("{v:?}"))))),
+        }
+    };
+    let key = field("topologyKey")?.filter(|k| !k.is_empty()).ok_or_else(|| err(doc.at("topologySpreadConstraints:"), format!("{PATH} needs a topologyKey")))?;
+    let mut selector = selector(doc, c.get("labelSelector"), &format!("{PATH}.labelSelector"))?;
+    for key in list(doc, c.get("matchLabelKeys"), &format!("{PATH}.matchLabelKeys"))? {
+        let key = string(doc, Some(key), &format!("{PATH}.matchLabelKeys[]"))?.unwrap_or("");
         if let (Some(sel), Some(v)) = (selector.as_mut(), labels.get(key)) {
             sel.expressions.push((key.to_string(), "In".into(), vec![v.clone()]));
         }
     }
-    let max_skew = c.get("maxSkew").and_then(Value::as_i64).ok_or_else(|| err(doc.at("maxSkew"), "topologySpreadConstraint without an integer maxSkew".to_string()))?;
+    let max_skew = integer(doc, c.get("maxSkew"), &format!("{PATH}.maxSkew"), 1..=i64::from(i32::MAX))?.ok_or_else(|| err(doc.at("topologySpreadConstraints:"), "topologySpreadConstraint without an integer maxSkew".to_string()))?;
     Ok(Spread {
-        key: s("topologyKey").to_string(),
+        key: key.to_string(),
         max_skew: max_skew as i32,
-        schedule_anyway: s("whenUnsatisfiable") == "ScheduleAnyway",
+        schedule_anyway: one_of("whenUnsatisfiable", &["DoNotSchedule", "ScheduleAnyway"], None)? == "ScheduleAnyway",
         selector,
-        min_domains: c.get("minDomains").and_then(Value::as_i64).map(|n| n as i32),
-        honor_taints: s("nodeTaintsPolicy") == "Honor",
-        honor_affinity: s("nodeAffinityPolicy") != "Ignore",
+        min_domains: integer(doc, c.get("minDomains"), &format!("{PATH}.minDomains"), 1..=i64::from(i32::MAX))?.map(|n| n as i32),
+        honor_taints: one_of("nodeTaintsPolicy", &["Honor", "Ignore"], Some("Ignore"))? == "Honor",
+        honor_affinity: one_of("nodeAffinityPolicy", &["Honor", "Ignore"], Some("Honor"))? == "Honor",
     })
 }
 
-fn pod_term(_doc: &Doc, t: &Value, namespace: &str) -> Result<PodTerm, InputError> {
-    let mut namespaces: BTreeSet<String> = array(t.get("namespaces")).filter_map(Value::as_str).map(str::to_string).collect();
-    let has_selector = t.get("namespaceSelector").is_some_and(|v| !v.is_null());
+/// A pod (anti-)affinity term; its namespaces are the pod's own when it names none and has no namespaceSelector
+/// (topology.go `buildNamespaceList`).
+fn pod_term(doc: &Doc, t: &Value, namespace: &str) -> Result<PodTerm, InputError> {
+    const PATH: &str = "podAffinityTerm";
+    map(doc, Some(t), PATH)?;
+    let mut namespaces = BTreeSet::new();
+    for n in list(doc, t.get("namespaces"), &format!("{PATH}.namespaces"))? {
+        namespaces.insert(string(doc, Some(n), &format!("{PATH}.namespaces[]"))?.unwrap_or("").to_string());
+    }
+    let has_selector = map(doc, t.get("namespaceSelector"), &format!("{PATH}.namespaceSelector"))?.is_some();
     if namespaces.is_empty() && !has_selector {
         namespaces.insert(namespace.to_string());
     }
-    Ok(PodTerm { key: t.get("topologyKey").and_then(Value::as_str).unwrap_or("").to_string(), selector: selector(t.get("labelSelector")), namespaces })
+    let key = string(doc, t.get("topologyKey"), &format!("{PATH}.topologyKey"))?.filter(|k| !k.is_empty()).ok_or_else(|| err(doc.at("labelSelector:"), "a pod (anti-)affinity term needs a topologyKey".to_string()))?;
+    Ok(PodTerm { key: key.to_string(), selector: selector(doc, t.get("labelSelector"), &format!("{PATH}.labelSelector"))?, namespaces })
 }
 
 /// The pod's effective requests (component-helpers `PodRequests`).
