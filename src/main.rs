@@ -330,6 +330,10 @@ enum CatalogCommand {
         price_region: Option<String>,
         #[arg(long, default_value = "catalogs")]
         out: PathBuf,
+        /// Replace the snapshot even when the input has far fewer types than it, or lacks accelerator families it has
+        /// (the same checks as `catalog refresh`; an input with no type at all is refused anyway).
+        #[arg(long)]
+        accept_shrink: bool,
     },
     /// Refresh catalogs/<region>.json from the EC2 API (DescribeInstanceTypes, offerings, spot price history) and the
     /// AWS Price List, with the standard AWS credential chain; then show which manifests the new prices change.
@@ -356,6 +360,30 @@ enum CatalogCommand {
         #[arg(long)]
         accept_shrink: bool,
     },
+}
+
+/// `catalog import` refuses what `catalog refresh` refuses ([`gpuplan::catalog::plausible::shrink_problems`]): an input
+/// that lost most of the snapshot's types or whole accelerator families is more likely a truncated export than a
+/// region that changed, and replacing the snapshot would silently narrow every pool. The snapshot on disk is the
+/// previous one (an unreadable one is replaced: import is how a snapshot is repaired).
+fn check_import_shrink(region: &str, path: &Path, new: &gpuplan::catalog::Catalog, accept_shrink: bool) -> Result<(), String> {
+    use gpuplan::catalog::plausible::{shrink_problems, Problem};
+    let previous = std::fs::read_to_string(path).ok().and_then(|text| gpuplan::catalog::Catalog::from_json(&text, path).ok());
+    let problems = shrink_problems(previous.as_ref(), new);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let listed: String = problems.iter().map(|p| format!("\n  - {p}")).collect();
+    if accept_shrink && problems.iter().all(Problem::acceptable) {
+        eprintln!("warning: {region}: accepted with --accept-shrink:{listed}");
+        return Ok(());
+    }
+    let what_to_do = if problems.iter().all(Problem::acceptable) {
+        "Check that the input files are complete exports of the region; if the region really lost these types, run the import again with --accept-shrink"
+    } else {
+        "Check the --instance-types file (--accept-shrink does not accept an input with no instance type)"
+    };
+    Err(format!("error: import of {region} refused, {} is unchanged: the input does not look like the region:{listed}\n{what_to_do}", path.display()))
 }
 
 fn main() -> ExitCode {
@@ -590,7 +618,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Catalog(CatalogCommand::Import { region, instance_types, offerings, prices, price_region, out }) => {
+        Command::Catalog(CatalogCommand::Import { region, instance_types, offerings, prices, price_region, out, accept_shrink }) => {
             let catalog = gpuplan::catalog::import::import(&gpuplan::catalog::import::ImportInputs {
                 region: region.clone(),
                 instance_types,
@@ -600,6 +628,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             })
             .map_err(|e| format!("error: {e}"))?;
             let path = out.join(format!("{region}.json"));
+            check_import_shrink(&region, &path, &catalog, accept_shrink)?;
             gpuplan::catalog::write_atomically(&path, &catalog.to_json()).map_err(io_error("write", &path))?;
             let accelerated = catalog.instance_types.iter().filter(|t| !t.gpus.is_empty() || t.neuron.is_some()).count();
             eprintln!(

@@ -139,3 +139,37 @@ fn digest_of_a_loaded_snapshot_is_the_catalog_digest() {
     let (catalog, digest) = Catalog::load_with_digest(Path::new("/nonexistent"), "us-east-1").unwrap();
     assert_eq!(digest, catalog.digest());
 }
+
+/// `catalog import` applies `catalog refresh`'s shrink checks (src/catalog/plausible.rs): a truncated
+/// DescribeInstanceTypes export (two types) would replace the 1,395-type snapshot and silently narrow every pool.
+/// It is refused with exit 2 and the snapshot unchanged; `--accept-shrink` accepts it and says so.
+#[test]
+fn a_truncated_import_is_refused_and_leaves_the_snapshot_unchanged_unless_the_shrink_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join("us-east-1.json");
+    let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs/us-east-1.json")).unwrap();
+    std::fs::write(&snapshot, &committed).unwrap();
+    let all: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(shared("ec2-instance-types.json")).unwrap()).unwrap();
+    let types: Vec<serde_json::Value> = all.as_array().cloned().or_else(|| all["InstanceTypes"].as_array().cloned()).unwrap_or_else(|| all.as_object().unwrap().values().cloned().collect());
+    let two: Vec<&serde_json::Value> = types.iter().filter(|t| ["m5.large", "g5.xlarge"].contains(&t["InstanceType"].as_str().unwrap_or(""))).collect();
+    assert_eq!(two.len(), 2);
+    let truncated = dir.path().join("types.json");
+    std::fs::write(&truncated, serde_json::to_string(&two).unwrap()).unwrap();
+    let (offerings, prices) = (shared("offerings/availability-zone/us-east-1.json"), shared("ec2-ondemand-prices.json"));
+    let import = |extra: &[&str]| {
+        let mut args = vec!["catalog", "import", "--region", "us-east-1", "--out", dir.path().to_str().unwrap()];
+        args.extend(["--instance-types", truncated.to_str().unwrap(), "--offerings", offerings.to_str().unwrap(), "--prices", prices.to_str().unwrap()]);
+        args.extend(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan")).args(&args).output().unwrap()
+    };
+    let refused = import(&[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("import of us-east-1 refused") && stderr.contains("the answer has 2 instance types") && stderr.contains("--accept-shrink"), "{stderr}");
+    assert!(stderr.contains("accelerator families of the previous snapshot are missing"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&snapshot).unwrap(), committed, "the snapshot is unchanged");
+    let accepted = import(&["--accept-shrink"]);
+    assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
+    assert!(String::from_utf8_lossy(&accepted.stderr).contains("accepted with --accept-shrink"));
+    assert_eq!(Catalog::load(dir.path(), "us-east-1").unwrap().instance_types.len(), 2);
+}
