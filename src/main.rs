@@ -294,6 +294,10 @@ enum Command {
         /// stops, writing nothing, while a placeholder has no value.
         #[arg(long, value_name = "NAME=VALUE")]
         set: Vec<String>,
+        /// How many instances the capacity reservation of a reserved NodePool holds, when its EC2NodeClass selects the
+        /// reservation by id or tags and no limit says (adopt asks for it by name); repeat for each.
+        #[arg(long = "reservation", value_name = "NODEPOOL=INSTANCES")]
+        reservations: Vec<String>,
     },
 }
 
@@ -438,9 +442,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             std::io::Write::write_all(&mut std::io::stdout(), &script).map_err(|e| format!("error: {e}"))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Adopt { paths, into, cluster, region, catalogs, format, verify, accept_changes, set } => {
+        Command::Adopt { paths, into, cluster, region, catalogs, format, verify, accept_changes, set, reservations } => {
             let set = set.iter().map(|s| gpuplan::adopt::placeholders::parse_set(s)).collect::<Result<_, _>>().map_err(|e| format!("error: --set {e}"))?;
-            let options = gpuplan::adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone(), set };
+            let reservations = reservations.iter().map(|s| gpuplan::adopt::parse_reservation(s)).collect::<Result<_, _>>().map_err(|e| format!("error: --reservation {e}"))?;
+            let options = gpuplan::adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone(), set, reservations };
             let adoption = gpuplan::adopt::adopt(&options).map_err(|e| format!("error: {e}"))?;
             // Read before anything is written: a bad pod file stops adopt with nothing written.
             let originals = gpuplan::adopt::verify::read(&adoption.texts, &verify).map_err(|e| format!("error: {e}"))?;

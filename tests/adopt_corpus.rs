@@ -20,11 +20,17 @@ const SET: [&str; 6] = ["--set", "CLUSTER_NAME=demo", "--set", "KARPENTER_NODE_I
 
 /// `gpuplan adopt <entry> --accept-changes --format json [--verify <pods>]`: the output and the report.
 fn adopt(entry: &str, pods: Option<&str>) -> (Output, Value) {
+    adopt_with(entry, pods, &[])
+}
+
+/// [`adopt`] with more arguments.
+fn adopt_with(entry: &str, pods: Option<&str>, extra: &[&str]) -> (Output, Value) {
     let dir = tempfile::tempdir().unwrap();
     let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
     let input = corpus(entry);
     let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json", "--accept-changes"];
     args.extend(SET);
+    args.extend(extra);
     let pods = pods.map(corpus);
     if let Some(p) = &pods {
         args.extend(["--verify", p.to_str().unwrap()]);
@@ -163,7 +169,21 @@ fn an_auto_mode_blueprint_adopts_into_a_profile_that_says_auto_mode_and_compiles
 fn the_odcr_blueprint_stops_at_adopt_asking_for_the_reservations_size() {
     let (out, _) = adopt("blueprints-reserved-capacity", None);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("NodePool/odcr-priority: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add spec.limits.cpu = 2 × the instances the reservation holds (t3.small has 2 vCPUs), then adopt again"), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NodePool/odcr-priority: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: pass --reservation odcr-priority=INSTANCES (how many t3.small it holds), or add spec.limits.cpu = 2 × those instances (t3.small has 2 vCPUs), then adopt again"), "{}", text(&out));
+    let (out, _) = adopt_with("blueprints-reserved-capacity", None, &["--reservation", "odcr=2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--reservation odcr=…: no NodePool odcr in the inputs (their NodePools: odcr-priority)"), "{}", text(&out));
+}
+
+/// The same blueprint unchanged, its size given as the error asks (`--reservation odcr-priority=2`): the reserved
+/// tier holds 2 × t3.small and the probe keeps its placement.
+#[test]
+fn the_odcr_blueprint_adopts_unchanged_with_its_size_given_on_the_command_line() {
+    let (out, report) = adopt_with("blueprints-reserved-capacity", None, &["--reservation", "odcr-priority=2"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let v = &report["verification"];
+    assert_eq!((v["changed"].as_u64(), v["unexplained"].as_u64()), (Some(0), Some(0)), "{v:#}");
+    assert_eq!(v["placements"][0]["after"]["instance_type"], "t3.small", "{v:#}");
 }
 
 /// Adopts `entry` and compiles the profiles in a fresh directory; returns a reader of out/<cluster>/<prefix>*.

@@ -104,6 +104,8 @@ pub struct PoolContext<'a> {
     pub catalog: &'a Catalog,
     /// The EC2NodeClass's capacity reservation terms, for reserved pools.
     pub reservation: Option<(&'a Doc, Vec<Line>)>,
+    /// `--reservation NODEPOOL=INSTANCES`: the reservation's size when the user gave it.
+    pub reservation_instances: Option<u32>,
     /// The EC2NodeClass stripes local NVMe (`instanceStorePolicy: RAID0`): the pool asks for `scratch`.
     pub instance_store_raid0: bool,
     /// The EC2NodeClass's Bottlerocket user data time-slices the GPUs this many times (`bottlerocket::time_slicing`).
@@ -150,9 +152,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     }
     if reserved {
         if let Some((_, reserved_lines)) = &ctx.reservation {
-            let (block, needed) = reserved_block(reserved_lines.clone(), &reqs, np, &resource, ctx.catalog);
+            let (block, needed) = reserved_block(reserved_lines.clone(), &reqs, np, &resource, ctx);
             lines.push(Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), block));
-            missing.extend(needed.map(|field| format!("{}: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add {field}, then adopt again", from("").trim_end())));
+            missing.extend(needed.map(|field| format!("{}: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: {field}, then adopt again", from("").trim_end())));
         }
     }
     // A reserved pool that falls back to other capacity types: the original limit bounds the whole NodePool, so the
@@ -433,14 +435,20 @@ fn limit(np: &Value, resource: &str) -> Option<String> {
 /// gpuplan sizes the limit to): the accelerator limit ÷ accelerators per instance, or for a type without
 /// accelerators the cpu limit ÷ its vCPUs. The catalog holds no reservations, so when the NodePool does not say
 /// them, the second value is what to add, named (adopt stops there rather than let compile fail with E0132).
-fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resource: &str, catalog: &Catalog) -> (Vec<Line>, Option<String>) {
+/// The `reserved` block's instance type (the NodePool's one type) and count: `--reservation`, else the NodePool's
+/// limit divided by what one instance holds. The `Option` is what to add when neither says.
+fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resource: &str, ctx: &PoolContext) -> (Vec<Line>, Option<String>) {
     let types: Vec<&String> = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| &r.values).collect();
     let [only] = types.as_slice() else {
         let found = if types.is_empty() { "none".to_string() } else { types.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ") };
-        return (lines, Some(format!("spec.template.spec.requirements: the reservation's instance type (node.kubernetes.io/instance-type In [one type]; found {found})")));
+        return (lines, Some(format!("add spec.template.spec.requirements: the reservation's instance type (node.kubernetes.io/instance-type In [one type]; found {found})")));
     };
     lines.push(Line::new(format!("instance-type {}", q(only)), "requirements node.kubernetes.io/instance-type"));
-    let t = catalog.get(only);
+    if let Some(n) = ctx.reservation_instances {
+        lines.push(Line::new(format!("instances {n}"), format!("--reservation {}={n}", ctx.doc.name)));
+        return (lines, None);
+    }
+    let t = ctx.catalog.get(only);
     let accelerators = t.map_or(0, |t| if resource == "aws.amazon.com/neuron" { t.neuron.as_ref().map_or(0, |n| n.count) } else { t.gpus.iter().map(|g| g.count).sum() });
     let (limited, per_node) = if accelerators > 0 { (resource, accelerators) } else { ("cpu", t.map_or(0, |t| t.vcpu)) };
     match limit(np, limited).and_then(|l| l.parse::<u32>().ok()) {
@@ -448,8 +456,8 @@ fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resour
             lines.push(Line::new(format!("instances {}", l / per_node), format!("spec.limits.{limited} ÷ {per_node} per {only}")));
             (lines, None)
         }
-        _ if per_node == 0 => (lines, Some(format!("spec.template.spec.requirements: {only} is not in the catalog, so the reservation's instance count cannot be derived from a limit"))),
-        _ => (lines, Some(format!("spec.limits.{limited} = {per_node} × the instances the reservation holds ({only} has {per_node} {})", if limited == "cpu" { "vCPUs" } else { limited }))),
+        _ if per_node == 0 => (lines, Some(format!("pass --reservation {}=INSTANCES ({only} is not in the catalog, so the count cannot be derived from a limit)", ctx.doc.name))),
+        _ => (lines, Some(format!("pass --reservation {}=INSTANCES (how many {only} it holds), or add spec.limits.{limited} = {per_node} × those instances ({only} has {per_node} {})", ctx.doc.name, if limited == "cpu" { "vCPUs" } else { limited }))),
     }
 }
 

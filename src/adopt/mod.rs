@@ -40,6 +40,9 @@ pub struct AdoptOptions {
     pub catalogs_dir: PathBuf,
     /// `--set NAME=value`: placeholders filled before the YAML is parsed.
     pub set: BTreeMap<String, String>,
+    /// `--reservation NODEPOOL=INSTANCES`: how many instances the capacity reservation of a reserved NodePool holds,
+    /// for reservations selected by id or tags (neither the YAML nor the catalog says).
+    pub reservations: BTreeMap<String, u32>,
 }
 
 #[derive(Debug)]
@@ -66,10 +69,12 @@ pub enum AdoptError {
     Catalog(#[from] crate::catalog::CatalogError),
     #[error("no NodePool found in {0}")]
     Nothing(String),
-    /// Facts a profile needs that the inputs do not hold (a reservation's type and count): named, so that the user
-    /// adds them to the YAML before anything is written.
+    /// Facts a profile needs that the inputs do not hold (a reservation's type and count): named, with the flag or
+    /// field that gives them, before anything is written.
     #[error("the inputs do not say what the profiles need (nothing was written):\n  {}", .0.join("\n  "))]
     Missing(Vec<String>),
+    #[error("--reservation {0}=…: no NodePool {0} in the inputs (their NodePools: {1}); nothing was written")]
+    UnknownReservation(String, String),
 }
 
 /// The profile a NodePool belongs to: gpuplan's own annotation, else its EC2NodeClass's name (profiles are
@@ -154,10 +159,20 @@ fn gitops(cluster: &str, docs: &[Doc]) -> Option<(String, String)> {
     Some((line, origin))
 }
 
+/// `--reservation NODEPOOL=INSTANCES`.
+pub fn parse_reservation(arg: &str) -> Result<(String, u32), String> {
+    let (pool, count) = arg.split_once('=').ok_or_else(|| format!("`{arg}` is not NODEPOOL=INSTANCES (e.g. odcr-priority=2)"))?;
+    let count = count.trim().parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| format!("`{count}` in `{arg}` is not a number of instances (1 or more)"))?;
+    Ok((pool.trim().to_string(), count))
+}
+
 pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     let read = read::read(&options.paths, &options.set)?;
     if read.node_pools.is_empty() {
         return Err(AdoptError::Nothing(options.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+    }
+    if let Some(unknown) = options.reservations.keys().find(|name| !read.node_pools.iter().any(|np| &np.name == *name)) {
+        return Err(AdoptError::UnknownReservation(unknown.clone(), read.node_pools.iter().map(|np| np.name.as_str()).collect::<Vec<_>>().join(", ")));
     }
     let mut catalogs = BTreeMap::new();
     let mut warnings = Vec::new();
@@ -306,7 +321,8 @@ fn adopt_profile(
         let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
         let instance_store_raid0 = class.and_then(|c| facts.get(&c.name)).is_some_and(|f| f.instance_store_raid0);
         let class_time_slicing = class.and_then(|c| facts.get(&c.name)).and_then(|f| f.time_slicing);
-        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0, class_time_slicing };
+        let reservation_instances = options.reservations.get(&np.name).copied();
+        let ctx = map::PoolContext { doc: np, catalog, reservation, reservation_instances, instance_store_raid0, class_time_slicing };
         let (pool, pool_zones) = map::map_pool(&ctx, warnings);
         for z in pool_zones {
             if !zones.contains(&z) {
