@@ -16,6 +16,7 @@ pub mod model;
 pub mod monitoring;
 pub mod placeholders;
 pub mod queues;
+pub mod raw;
 pub mod read;
 pub mod report;
 pub mod requirements;
@@ -306,7 +307,11 @@ fn adopt_profile(
         let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
         let instance_store_raid0 = class.and_then(|c| facts.get(&c.name)).is_some_and(|f| f.instance_store_raid0);
         let class_time_slicing = class.and_then(|c| facts.get(&c.name)).and_then(|f| f.time_slicing);
-        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0, class_time_slicing };
+        let class_kubelet = class.and_then(|c| facts.get(&c.name).and_then(|f| f.kubelet.clone()).map(|k| (k, format!("{} {}/{}", c.file, c.kind, c.name))));
+        // The primary class's raw fields go to the cluster block (every class of the profile), another class's to its pools.
+        let primary_class = ordered.iter().find_map(|np| class_of(np, classes)).map(|c| c.name.clone());
+        let class_raw = class.filter(|c| Some(&c.name) != primary_class.as_ref()).and_then(|c| facts.get(&c.name)).and_then(|f| f.raw.clone());
+        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0, class_time_slicing, class_kubelet, class_raw };
         let (pool, pool_zones) = map::map_pool(&ctx, warnings);
         for z in pool_zones {
             if !zones.contains(&z) {
@@ -351,6 +356,7 @@ fn adopt_profile(
         cluster.from.insert("discovery-tag", format!("{at} spec.subnetSelectorTerms / securityGroupSelectorTerms karpenter.sh/discovery"));
         cluster.from.insert("node-role", format!("{at} spec.role"));
         cluster.from.insert("ami", format!("{at} spec.amiSelectorTerms[0].alias"));
+        cluster.raw = f.raw.clone();
         if let Some(user_data) = &f.user_data {
             cluster.user_data = Some(user_data.clone());
             cluster.from.insert("user-data", format!("{at} spec.userData, verbatim"));

@@ -43,6 +43,7 @@ const OWNED: &[(&str, &str, &str)] = &[
     ("NodePool", "spec.weight", "`weight`: gpuplan keeps the cluster's weights distinct"),
     ("NodePool", "spec.disruption", "`disruption { }`"),
     ("NodePool", "spec.template.spec.expireAfter", "`disruption { expire-after }`"),
+    ("NodePool", "spec.template.spec.kubelet", "`kubelet { }`: karpenter.sh/v1 NodePools have no kubelet field (the API server drops it); Karpenter v1 reads kubelet settings from the EC2NodeClass, where `kubelet` renders them"),
     ("NodePool", "spec.template.spec.terminationGracePeriod", "`disruption { termination-grace-period }` (it sizes the drain peak)"),
     ("EC2NodeClass", "spec.role", "`node-role`"),
     ("EC2NodeClass", "spec.kubelet", "`kubelet { }` (its settings change allocatable, which compile checks workloads against)"),

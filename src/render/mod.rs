@@ -277,7 +277,7 @@ pub fn prune_protected(kind: &str, name: &str) -> bool {
 /// (`kustomize.toolkit.fluxcd.io/prune: disabled`, fluxcd/kustomize-controller docs/spec/v1/kustomizations.md
 /// "Prune"), whoever syncs the cluster; plus, for clusters gpuplan's own Argo CD Application syncs, its sync waves and
 /// options. Argo CD reads several sync options from one annotation, comma-separated.
-fn gitops_annotations(kind: &str, name: &str, argocd: bool) -> Vec<(&'static str, String)> {
+pub fn gitops_annotations(kind: &str, name: &str, argocd: bool) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let mut sync_options = Vec::new();
     if prune_protected(kind, name) {
