@@ -268,7 +268,8 @@ fn at<'v>(value: &'v Value, path: &[String]) -> &'v Value {
 
 /// Adopts and compiles `entry`; returns every field of an original NodePool or of the EC2NodeClass it names that is
 /// neither in the compiled counterpart (same path, same value: the NodePool of the same name, the class its
-/// nodeClassRef names) nor named by the adopted profiles (a setting's provenance comment) or the report (a warning).
+/// nodeClassRef names) nor named by the adopted profiles (a setting's provenance comment) or the report (a warning
+/// that says why it is not carried).
 fn lost_fields(entry: &str) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
@@ -280,9 +281,12 @@ fn lost_fields(entry: &str) -> Vec<String> {
     assert!(adopted.status.success(), "{}", text(&adopted));
     let compiled = run(&["compile", "--catalogs", catalogs.to_str().unwrap()]);
     assert!(compiled.status.success(), "{}", text(&compiled));
-    let mut named = String::from_utf8_lossy(&adopted.stdout).into_owned();
+    // Named: by a profile line's provenance comment, or by a warning that keeps the field out of the output. A field a
+    // warning says is carried in a `raw` block must be in the output.
+    let report: Value = serde_json::from_slice(&adopted.stdout).unwrap();
+    let mut named: Vec<String> = report["warnings"].as_array().unwrap().iter().filter(|w| !w["message"].as_str().unwrap().contains("carried verbatim")).map(|w| format!("{} {}", w["object"].as_str().unwrap(), w["field"].as_str().unwrap())).collect();
     for e in std::fs::read_dir(dir.path().join("profiles")).unwrap() {
-        named.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
+        named.extend(std::fs::read_to_string(e.unwrap().path()).unwrap().lines().filter(|l| !l.contains("carried verbatim")).map(str::to_string));
     }
     let docs = |dir: &std::path::Path, fill: bool| -> Vec<Value> {
         let mut files: Vec<PathBuf> = walk(dir);
@@ -313,14 +317,27 @@ fn lost_fields(entry: &str) -> Vec<String> {
                 // The names gpuplan gives classes (`<profile>[-nvme]`) are its own; the NodePool's names it.
                 let renamed = field == "spec.template.spec.nodeClassRef.name" || (original["kind"] == "EC2NodeClass" && field == "metadata.name");
                 let prefixes = (1..=path.len()).map(|n| dotted(&path[..n])).filter(|p| p.contains('.'));
-                let said = prefixes.into_iter().any(|p| named.contains(&format!(" {p}")) || named.contains(&format!("\"{p}")));
-                if at(compiled, &path) != &value && !renamed && !said {
+                let object = format!("{}/{}", original["kind"].as_str().unwrap_or(""), original["metadata"]["name"].as_str().unwrap_or(""));
+                let said = prefixes.into_iter().any(|p| named.iter().any(|line| line.contains(&object) && names(line, &p)));
+                // A list item (a requirement, a volume) may be at another index: lists are compared as sets of items.
+                let first_index = path.iter().position(|s| s.starts_with('['));
+                let listed = first_index.is_some_and(|k| at(compiled, &path[..k]).as_array().is_some_and(|items| items.contains(at(original, &path[..=k]))));
+                if at(compiled, &path) != &value && !listed && !renamed && !said {
                     lost.push(format!("{} {}/{} {field} = {value}", entry, original["kind"].as_str().unwrap_or(""), original["metadata"]["name"].as_str().unwrap_or("")));
                 }
             }
         }
     }
     lost
+}
+
+/// Whether a provenance comment or warning names `field` as a whole (not a longer field it is a prefix of).
+fn names(line: &str, field: &str) -> bool {
+    line.match_indices(field).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + field.len()..].chars().next();
+        matches!(before, Some(' ' | '"')) && !after.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '[' | '/' | '-' | '_'))
+    })
 }
 
 fn walk(dir: &std::path::Path) -> Vec<PathBuf> {

@@ -104,8 +104,10 @@ pub struct PoolContext<'a> {
     pub catalog: &'a Catalog,
     /// The EC2NodeClass's capacity reservation terms, for reserved pools.
     pub reservation: Option<(&'a Doc, Vec<Line>)>,
-    /// The EC2NodeClass stripes local NVMe (`instanceStorePolicy: RAID0`): the pool asks for `scratch`.
+    /// The EC2NodeClass stripes local NVMe (`instanceStorePolicy: RAID0`): the pool asks for `scratch`. The class
+    /// (`file EC2NodeClass/name`), for provenance.
     pub instance_store_raid0: bool,
+    pub class_at: Option<String>,
     /// The EC2NodeClass's Bottlerocket user data time-slices the GPUs this many times (`bottlerocket::time_slicing`).
     pub class_time_slicing: Option<u32>,
     /// The class's `spec.kubelet` (`kubelet` is a pool setting), with where it came from.
@@ -115,8 +117,9 @@ pub struct PoolContext<'a> {
     pub class_raw: Option<Line>,
 }
 
-/// Maps one NodePool. Returns the pool and the zones its requirements name.
-pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool, Vec<String>) {
+/// Maps one NodePool. Returns the pool, the zones its requirements name, and those requirements (`file NodePool/x
+/// spec.template.spec.requirements[i]`: the cluster's `zones` line says them).
+pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool, Vec<String>, Vec<String>) {
     let doc = ctx.doc;
     let np = &doc.object;
     let from = |field: &str| format!("{} {}/{} {field}", doc.file, doc.kind, doc.name);
@@ -145,13 +148,17 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let capacity_values: Vec<&str> = capacity.iter().filter(|c| **c != CapacityType::Reserved || reserved_only).map(|c| c.as_str()).collect();
     // A reserved pool's capacity type follows from its `reserved` block.
     if !capacity_values.is_empty() {
-        lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from("requirements karpenter.sh/capacity-type")));
+        // Named by each requirement it reads (a provenance comment names whole fields).
+        let fields: Vec<String> = reqs.iter().enumerate().filter(|(_, r)| r.key == "karpenter.sh/capacity-type").map(|(i, _)| format!("spec.template.spec.requirements[{i}]")).collect();
+        let field = if fields.is_empty() { "requirements karpenter.sh/capacity-type".to_string() } else { fields.join(", ") };
+        lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from(&field)));
     }
     if np["metadata"]["annotations"][crate::render::EFA_ANNOTATION].as_str().is_some_and(|v| v.starts_with("required")) {
         lines.push(Line::new("efa #true", from(&format!("metadata.annotations.{}", crate::render::EFA_ANNOTATION))));
     }
     if ctx.instance_store_raid0 {
-        lines.push(Line::new("scratch \"instance-store\"", from("EC2NodeClass spec.instanceStorePolicy RAID0")));
+        let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
+        lines.push(Line::new("scratch \"instance-store\"", format!("{class} spec.instanceStorePolicy: RAID0")));
     }
     if reserved {
         if let Some((_, reserved_lines)) = &ctx.reservation {
@@ -221,7 +228,8 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         .and_then(Value::as_str)
         .filter(|pool| doc.name.strip_prefix(*pool).is_some_and(|rest| rest.len() > 1 && rest.starts_with('-')))
         .map(str::to_string);
-    (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments, missing }, zones)
+    let zone_fields = reqs.iter().enumerate().filter(|(_, r)| r.key == "topology.kubernetes.io/zone").map(|(i, _)| from(&format!("spec.template.spec.requirements[{i}]"))).collect();
+    (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments, missing }, zones, zone_fields)
 }
 
 /// `kubelet { … }`: the class's `spec.kubelet` over a v1beta1-style NodePool `spec.template.spec.kubelet` (Karpenter v1

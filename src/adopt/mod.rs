@@ -298,6 +298,7 @@ fn adopt_profile(
     let mut adopted = Vec::new();
     let mut zones: Vec<String> = Vec::new();
     let mut comments = Vec::new();
+    let mut zone_fields: Vec<String> = Vec::new();
     // The cluster block comes from the node class of the profile's name if there is one (gpuplan's default
     // class; reserved pools have their own), else from the first pool's.
     let mut ordered: Vec<&Doc> = pools.to_vec();
@@ -311,8 +312,10 @@ fn adopt_profile(
         // The primary class's raw fields go to the cluster block (every class of the profile), another class's to its pools.
         let primary_class = ordered.iter().find_map(|np| class_of(np, classes)).map(|c| c.name.clone());
         let class_raw = class.filter(|c| Some(&c.name) != primary_class.as_ref()).and_then(|c| facts.get(&c.name)).and_then(|f| f.raw.clone());
-        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0, class_time_slicing, class_kubelet, class_raw };
-        let (pool, pool_zones) = map::map_pool(&ctx, warnings);
+        let class_at = class.map(|c| format!("{} {}/{}", c.file, c.kind, c.name));
+        let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw };
+        let (pool, pool_zones, fields) = map::map_pool(&ctx, warnings);
+        zone_fields.extend(fields);
         for z in pool_zones {
             if !zones.contains(&z) {
                 zones.push(z);
@@ -376,11 +379,13 @@ fn adopt_profile(
             comments.push(format!("not adopted: spec.userData = {:?} ({file} EC2NodeClass/{class_name})", user_data));
         }
     }
+    // Zone requirements are the cluster's `zones` (`Exists` and `NotIn`-free ones: every zone of the catalog).
+    let named = if zone_fields.is_empty() { String::new() } else { format!(" ({})", zone_fields.join(", ")) };
     if zones.is_empty() {
         zones = catalog.zones.clone();
-        cluster.from.insert("zones", "no topology.kubernetes.io/zone requirement: every zone of the catalog".into());
+        cluster.from.insert("zones", format!("no topology.kubernetes.io/zone In requirement: every zone of the catalog{named}"));
     } else {
-        cluster.from.insert("zones", "requirements topology.kubernetes.io/zone".into());
+        cluster.from.insert("zones", format!("requirements topology.kubernetes.io/zone{named}"));
     }
     cluster.zones = zones;
     if let Some((line, origin)) = gitops(&cluster.name, gitops_docs) {
