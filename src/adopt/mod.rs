@@ -227,6 +227,15 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     }
     let mut profiles = Vec::new();
     let mut files = BTreeMap::new();
+    // Hand-written classes of one cluster (none records gpuplan's cluster tag) name one cluster: the first discovery
+    // tag among the referenced classes, else `adopted`. Otherwise each profile would take its own class's tag, and
+    // a class selecting subnets by id would put its pools in another cluster.
+    let shared_cluster = options.cluster.clone().or_else(|| {
+        let referenced: Vec<&map::ClassFacts> = read.node_classes.iter().filter(|c| read.node_pools.iter().any(|np| class_of(np, &read.node_classes).is_some_and(|r| r.name == c.name))).filter_map(|c| class_facts.get(&c.name)).collect();
+        let tagged = referenced.iter().any(|f| f.cluster_tag.is_some());
+        (!tagged).then(|| referenced.iter().find_map(|f| f.discovery_tag.clone()).unwrap_or_else(|| "adopted".into()))
+    });
+    let options = &AdoptOptions { cluster: shared_cluster, ..options.clone() };
     for (name, pools) in groups {
         let region = region(options, &pools);
         if !catalogs.contains_key(&region) {
