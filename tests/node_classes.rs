@@ -183,3 +183,28 @@ mod adopt {
         assert!(text(&out).contains("karpenter.sh/v1 NodePools have no kubelet field"), "{}", text(&out));
     }
 }
+
+mod verification {
+    use super::*;
+
+    const CPU_POOL: &str = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: web\nspec:\n  limits:\n    cpu: \"64\"\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: small-disk}\n      requirements:\n        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6a]}\n---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: small-disk\nspec:\n  role: KarpenterNodeRole-ml\n  amiSelectorTerms: [{alias: al2023@v20251023}]\n  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: ml}}]\n  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: ml}}]\n  blockDeviceMappings:\n    - {deviceName: /dev/xvda, ebs: {volumeSize: 20Gi, volumeType: gp3}}\n";
+    const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: scratch\nspec:\n  containers:\n  - name: c\n    image: x\n    resources:\n      requests:\n        cpu: \"1\"\n        ephemeral-storage: 50Gi\n";
+
+    /// The class's own 20Gi root volume is carried in its `raw` block (before, adopt dropped a hand-written class's
+    /// volumes for gpuplan's 200Gi one): a pod asking 50Gi of ephemeral storage pends on both sides, as the
+    /// verification simulates the compiled output with the raw fragment merged (types.go `ephemeralStorage`: the
+    /// root volume less the 10% eviction threshold and 1Gi kube-reserved).
+    #[test]
+    fn the_verification_simulates_a_class_field_carried_in_raw() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("in.yaml"), CPU_POOL).unwrap();
+        std::fs::write(dir.path().join("pods.yaml"), POD).unwrap();
+        let out = gpuplan(dir.path(), &["adopt", "in.yaml", "--into", "profiles", "--catalogs", repo().join("catalogs").to_str().unwrap(), "--format", "json", "--verify", "pods.yaml"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let p = &report["verification"]["placements"][0];
+        assert_eq!((p["change"].as_str(), p["before"].is_null(), p["after"].is_null()), (Some("same"), true, true), "{p:#}");
+        let profile = std::fs::read_to_string(dir.path().join("profiles/small-disk.kdl")).unwrap();
+        assert!(profile.contains("raw \"EC2NodeClass\"") && profile.contains("volumeSize: 20Gi"), "{profile}");
+    }
+}

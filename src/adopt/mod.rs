@@ -360,7 +360,12 @@ fn adopt_profile(
             Some(c) => (c.file.clone(), format!("EC2NodeClass/{}", c.name)),
             None => (ordered[0].file.clone(), format!("NodePool/{}", ordered[0].name)),
         };
-        let message = format!("no AMI alias: profile `{name}` says `al2023@latest`; pin a version");
+        let carried = f.and_then(|f| f.raw.as_ref()).is_some_and(|raw| raw.kdl.contains("amiSelectorTerms:"));
+        let message = if carried {
+            format!("no AMI alias: the class's amiSelectorTerms are carried in its `raw` block and replace the alias in the output; profile `{name}` says `al2023@latest` for what gpuplan derives from the AMI family (root volume, Bottlerocket settings): write the AMIs' family")
+        } else {
+            format!("no AMI alias: profile `{name}` says `al2023@latest`; pin a version")
+        };
         warnings.push(Warning { file, object, field: "spec.amiSelectorTerms".into(), message });
     }
     if let Some(f) = f {
