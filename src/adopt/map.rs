@@ -611,6 +611,8 @@ pub struct ClassFacts {
     pub kubelet: Option<Value>,
     /// The fields no setting says: a `raw` block (the cluster block's for the profile's primary class, else each pool's).
     pub raw: Option<Line>,
+    /// The fragment `raw` carries (to leave out of another class's what the primary class's already says).
+    pub raw_fragment: Option<Value>,
     pub comments: Vec<String>,
 }
 
@@ -697,7 +699,8 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     super::raw::take_gitops_annotations(doc, &mut used);
     let (raw, owned) = super::raw::carry(doc, &used, &doc.kind, warnings);
     let comments = used.leftovers(doc, &owned, warnings);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, comments }
+    let raw_fragment = super::raw::unconsumed(doc, &used);
+    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
 }
 
 /// An Auto Mode NodeClass's `ephemeralStorage`: the size becomes `ephemeral-storage`; IOPS and throughput are consumed

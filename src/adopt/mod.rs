@@ -320,7 +320,16 @@ fn adopt_profile(
         let class_kubelet = class.and_then(|c| facts.get(&c.name).and_then(|f| f.kubelet.clone()).map(|k| (k, format!("{} {}/{}", c.file, c.kind, c.name))));
         // The primary class's raw fields go to the cluster block (every class of the profile), another class's to its pools.
         let primary_class = ordered.iter().find_map(|np| class_of(np, classes)).map(|c| c.name.clone());
-        let class_raw = class.filter(|c| Some(&c.name) != primary_class.as_ref()).and_then(|c| facts.get(&c.name)).and_then(|f| f.raw.clone());
+        let primary_fragment = primary_class.as_ref().and_then(|p| facts.get(p)).and_then(|f| f.raw_fragment.as_ref());
+        let class_raw = class.filter(|c| Some(&c.name) != primary_class.as_ref()).and_then(|c| {
+            let f = facts.get(&c.name)?;
+            let mut rest = f.raw_fragment.as_ref().and_then(|v| raw::without(v, primary_fragment)).unwrap_or(serde_json::Value::Null);
+            if let Some(d) = primary_fragment.and_then(|p| raw::deletions(p, &c.object)) {
+                rest = merge_keep_nulls(rest, d);
+            }
+            let from = f.raw.as_ref().map_or_else(|| format!("{} {}/{}: the profile's cluster raw sets fields this class does not have", c.file, c.kind, c.name), |r| r.from.clone());
+            (!rest.is_null()).then(|| raw::raw_line(&c.kind, &rest, from))
+        });
         let class_at = class.map(|c| format!("{} {}/{}", c.file, c.kind, c.name));
         let ctx = map::PoolContext { doc: np, catalog, reservation, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw };
         let (pool, pool_zones, fields) = map::map_pool(&ctx, warnings);
@@ -360,7 +369,7 @@ fn adopt_profile(
             Some(c) => (c.file.clone(), format!("EC2NodeClass/{}", c.name)),
             None => (ordered[0].file.clone(), format!("NodePool/{}", ordered[0].name)),
         };
-        let carried = f.and_then(|f| f.raw.as_ref()).is_some_and(|raw| raw.kdl.contains("amiSelectorTerms:"));
+        let carried = f.and_then(|f| f.raw_fragment.as_ref()).is_some_and(|raw| !raw["spec"]["amiSelectorTerms"].is_null());
         let message = if carried {
             format!("no AMI alias: the class's amiSelectorTerms are carried in its `raw` block and replace the alias in the output; profile `{name}` says `al2023@latest` for what gpuplan derives from the AMI family (root volume, Bottlerocket settings): write the AMIs' family")
         } else {
@@ -416,6 +425,24 @@ fn adopt_profile(
     // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
     let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
     AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring: None, workloads: Vec::new(), queues: Vec::new(), comments }
+}
+
+/// `a` with `b`'s fields added, `null`s kept (a merge patch would drop them: here they are the patch).
+fn merge_keep_nulls(a: serde_json::Value, b: serde_json::Value) -> serde_json::Value {
+    match (a, b) {
+        (serde_json::Value::Object(mut a), serde_json::Value::Object(b)) => {
+            for (k, v) in b {
+                let merged = match a.remove(&k) {
+                    Some(x) => merge_keep_nulls(x, v),
+                    None => v,
+                };
+                a.insert(k, merged);
+            }
+            serde_json::Value::Object(a)
+        }
+        (serde_json::Value::Null, b) => b,
+        (a, _) => a,
+    }
 }
 
 /// A workload's HPA scales like a training pool's only when its pool's preset is `training-on-demand` or

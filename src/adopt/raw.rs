@@ -64,6 +64,35 @@ pub fn carry(doc: &Doc, used: &Consumed, kind: &str, warnings: &mut Vec<Warning>
     (Some(raw_line(kind, &fragment, from)), owned)
 }
 
+/// The fragment [`carry`] writes for `doc` (None when everything was consumed).
+pub fn unconsumed(doc: &Doc, used: &Consumed) -> Option<Value> {
+    split(&doc.object, "", used, &doc.kind, &mut Vec::new())
+}
+
+/// `fragment` without what `base` already says with the same value (a class's `raw` beside the cluster block's,
+/// which compile merges into every class of the profile first).
+pub fn without(fragment: &Value, base: Option<&Value>) -> Option<Value> {
+    match (fragment, base) {
+        (_, Some(b)) if b == fragment => None,
+        (Value::Object(map), Some(Value::Object(b))) => {
+            let rest: Map<String, Value> = map.iter().filter_map(|(k, v)| without(v, b.get(k)).map(|v| (k.clone(), v))).collect();
+            (!rest.is_empty()).then_some(Value::Object(rest))
+        }
+        _ => Some(fragment.clone()),
+    }
+}
+
+/// `null` for each field of `base` (the cluster block's fragment, merged into every class) that `object` (another
+/// class) does not have, so that its pools' `raw` removes it again.
+pub fn deletions(base: &Value, object: &Value) -> Option<Value> {
+    let (Value::Object(b), Value::Object(o)) = (base, object) else { return None };
+    let out: Map<String, Value> = b.iter().filter_map(|(k, v)| match o.get(k) {
+        None => Some((k.clone(), Value::Null)),
+        Some(x) => deletions(v, x).map(|d| (k.clone(), d)),
+    }).collect();
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
 /// gpuplan's own GitOps annotations on its own objects (prune protection, Argo CD sync waves and options:
 /// `render::gitops_annotations`) are derived from the cluster's `gitops` line, not the object's fields.
 pub fn take_gitops_annotations(doc: &Doc, used: &mut Consumed) {
@@ -119,4 +148,22 @@ fn scalar(v: &Value) -> String {
 fn prop_key(key: &str) -> String {
     let bare = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')) && !key.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
     if bare { key.to_string() } else { q(key) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A second class's pools carry only what differs from the cluster block's fragment (compile merges that one into
+    /// every class first), and delete what the cluster's adds but the class lacks.
+    #[test]
+    fn another_classs_raw_is_what_differs_from_the_cluster_blocks() {
+        let cluster = json!({"spec": {"tags": {"team": "ml", "cost": "a"}, "metadataOptions": {"httpTokens": "optional"}}});
+        let other = json!({"spec": {"tags": {"team": "ml", "cost": "b"}, "metadataOptions": {"httpTokens": "optional"}}});
+        assert_eq!(without(&other, Some(&cluster)), Some(json!({"spec": {"tags": {"cost": "b"}}})));
+        assert_eq!(without(&cluster, Some(&cluster)), None);
+        let object = json!({"spec": {"tags": {"team": "ml"}}});
+        assert_eq!(deletions(&cluster, &object), Some(json!({"spec": {"tags": {"cost": null}, "metadataOptions": null}})));
+    }
 }
