@@ -629,8 +629,10 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     if ours && !snapshot {
         used.take("spec.blockDeviceMappings");
     }
-    if ours {
-        // metadataOptions (IMDSv2 only) is gpuplan's fixed hardening.
+    // metadataOptions (IMDSv2 only, hop limit 1) is gpuplan's fixed hardening (the template's): another value is the
+    // class's own.
+    let hardening = serde_json::json!({"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"});
+    if ours || c["spec"]["metadataOptions"] == hardening {
         used.take("spec.metadataOptions");
     }
     let instance_store_raid0 = c["spec"]["instanceStorePolicy"] == "RAID0";
