@@ -209,6 +209,11 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
         .par_iter()
         .flat_map_iter(|m| validator.validate(&m.object).into_iter().map(|v| (m.path.clone(), v)))
         .collect();
+    // A violation inside a `raw` fragment is the fragment's: reported at its line in the profile (E0315).
+    let (in_raw, schema): (Vec<_>, Vec<_>) = schema.into_iter().partition(|(path, v)| raw_at(cluster, &manifests, path, v).is_some());
+    if !in_raw.is_empty() {
+        return ClusterOutcome::Unschedulable(in_raw.iter().map(|(path, v)| raw_violation(c, cluster, &manifests, path, v)).collect());
+    }
     // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
     let checks = crate::ops::check::rendered(&manifests);
     if !schema.is_empty() || !checks.is_empty() {
@@ -228,6 +233,29 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     let findings = crate::report::lint::cluster_findings(c, cluster, &manifests, &simulated);
     let generated = manifests.par_iter().map(Generated::new).collect();
     ClusterOutcome::Compiled { generated, findings }
+}
+
+/// The `raw` fragment of the rendered object at `path` whose fields the violation is at (or under, or above: a CEL
+/// rule on `spec.kubelet` fails at `/spec/kubelet` for a fragment's `imageGCLowThresholdPercent`).
+fn raw_at<'p>(cluster: &'p solve::ClusterPlan, manifests: &[Manifest], path: &Path, v: &crate::validate::Violation) -> Option<&'p crate::diagnostic::Spanned<profile::Raw>> {
+    let m = manifests.iter().find(|m| m.path == path)?;
+    let name = m.object["metadata"]["name"].as_str()?;
+    let raws = match m.kind() {
+        "NodePool" => &cluster.pools.iter().find(|p| p.name == name)?.raws,
+        "EC2NodeClass" | "NodeClass" => &cluster.node_classes.iter().find(|n| n.name == name)?.raws,
+        _ => return None,
+    };
+    let related = |leaf: &str| leaf.starts_with(&v.pointer) || v.pointer.starts_with(leaf);
+    raws.iter().rev().find(|r| !v.pointer.is_empty() && profile::raw::leaf_pointers(&r.patch).iter().any(|l| related(l)))
+}
+
+/// E0315: the merged object is invalid where a `raw` fragment wrote it.
+fn raw_violation(c: &Compilation, cluster: &solve::ClusterPlan, manifests: &[Manifest], path: &Path, v: &crate::validate::Violation) -> ProfileDiagnostic {
+    let raw = raw_at(cluster, manifests, path, v).expect("partitioned on raw_at");
+    c.sources
+        .error(raw.span, "E0315", format!("the raw {} fragment makes {} invalid at {}: {}", raw.kind, path.display(), v.pointer, v.message))
+        .label("raw fragment")
+        .help("fix the fragment's field (it is merged into gpuplan's object and validated against the CRD with it)")
 }
 
 /// E0184, at the NodePool's name in its profile: an add-on DaemonSet its nodes need would never run there (see

@@ -67,7 +67,7 @@ fn every_corpus_entry_adopts_compiles_and_verifies_with_every_change_explained()
     // Every entry of the corpus is pinned here or below (a file added without an expectation fails).
     let mut entries: Vec<String> = std::fs::read_dir(corpus("")).unwrap().map(|e| e.unwrap()).filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     entries.sort();
-    let mut pinned: Vec<&str> = ADOPTED.iter().flat_map(|(e, p, _)| [Some(*e), *p]).flatten().chain(["blueprints-reserved-capacity", "provider-general-purpose"]).collect();
+    let mut pinned: Vec<&str> = ADOPTED.iter().flat_map(|(e, p, _)| [Some(*e), *p]).flatten().chain(["blueprints-reserved-capacity", "provider-general-purpose"]).chain(CLASS_ENTRIES).collect();
     pinned.sort();
     pinned.dedup();
     assert_eq!(entries, pinned);
@@ -230,4 +230,147 @@ fn a_classs_user_data_is_carried_verbatim_through_adopt_and_compile() {
     let original = originals.iter().find(|c| c["metadata"]["name"] == "gpu").unwrap();
     assert!(original["spec"]["userData"].as_str().is_some_and(|u| u.contains("#!/bin/bash") || u.contains("NodeConfig")));
     assert_eq!(compiled["spec"]["userData"], original["spec"]["userData"]);
+}
+
+/// Entries that exercise node classes: several EC2NodeClasses in one cluster (data-on-eks: 9 NodePools on 6 classes
+/// with name-tag subnet and security-group selectors, RAID0, their own volumes, tags and userData), and the provider's
+/// examples of what a class can say beyond gpuplan's settings (Bottlerocket volumes, several EBS volumes, a Custom
+/// AMI family with AMI ids, instance-store ephemeral storage, AL2 user data, a node lifetime). Each adopts, compiles
+/// and verifies with 0 placement changes; what no setting says is carried in `raw` blocks.
+const CLASS_ENTRIES: [&str; 7] = [
+    "data-on-eks-cluster",
+    "provider-bottlerocket",
+    "provider-multiple-ebs",
+    "provider-custom-family",
+    "provider-max-node-lifetime",
+    "provider-instance-store-ephemeral-storage",
+    "provider-al2-custom-userdata",
+];
+
+#[test]
+fn class_entries_adopt_compile_and_verify_with_no_placement_change() {
+    for entry in CLASS_ENTRIES {
+        let (out, report) = adopt(entry, None);
+        assert!(out.status.success(), "{entry}: {}", text(&out));
+        let v = &report["verification"];
+        assert_eq!((v["unexplained"].as_u64(), v["changed"].as_u64()), (Some(0), Some(0)), "{entry}: {v:#}");
+    }
+}
+
+/// A leaf of an object: its path as keys and indexes, printed dotted (`spec.template.spec.requirements[2].key`, the
+/// form adopt's provenance comments and warnings use).
+fn leaf_fields(value: &Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, Value)>) {
+    match value {
+        Value::Object(m) if !m.is_empty() => m.iter().for_each(|(k, v)| {
+            path.push(k.clone());
+            leaf_fields(v, path, out);
+            path.pop();
+        }),
+        Value::Array(a) if !a.is_empty() => a.iter().enumerate().for_each(|(i, v)| {
+            path.push(format!("[{i}]"));
+            leaf_fields(v, path, out);
+            path.pop();
+        }),
+        _ => out.push((path.clone(), value.clone())),
+    }
+}
+
+fn dotted(path: &[String]) -> String {
+    path.iter().fold(String::new(), |acc, s| if s.starts_with('[') || acc.is_empty() { acc + s } else { acc + "." + s })
+}
+
+fn at<'v>(value: &'v Value, path: &[String]) -> &'v Value {
+    path.iter().fold(value, |v, s| match s.strip_prefix('[').and_then(|i| i.strip_suffix(']')).and_then(|i| i.parse::<usize>().ok()) {
+        Some(i) => &v[i],
+        None => &v[s.as_str()],
+    })
+}
+
+/// Adopts and compiles `entry`; returns every field of an original NodePool or of the EC2NodeClass it names that is
+/// neither in the compiled counterpart (same path, same value: the NodePool of the same name, the class its
+/// nodeClassRef names) nor named by the adopted profiles (a setting's provenance comment) or the report (a warning
+/// that says why it is not carried).
+fn lost_fields(entry: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(args).output().unwrap();
+    let input = corpus(entry);
+    let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--accept-changes", "--format", "json"];
+    args.extend(SET);
+    let adopted = run(&args);
+    assert!(adopted.status.success(), "{}", text(&adopted));
+    let compiled = run(&["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    // Named: by a profile line's provenance comment, or by a warning that keeps the field out of the output. A field a
+    // warning says is carried in a `raw` block must be in the output.
+    let report: Value = serde_json::from_slice(&adopted.stdout).unwrap();
+    let mut named: Vec<String> = report["warnings"].as_array().unwrap().iter().filter(|w| !w["message"].as_str().unwrap().contains("carried verbatim")).map(|w| format!("{} {}", w["object"].as_str().unwrap(), w["field"].as_str().unwrap())).collect();
+    for e in std::fs::read_dir(dir.path().join("profiles")).unwrap() {
+        named.extend(std::fs::read_to_string(e.unwrap().path()).unwrap().lines().filter(|l| !l.contains("carried verbatim")).map(str::to_string));
+    }
+    let docs = |dir: &std::path::Path, fill: bool| -> Vec<Value> {
+        let mut files: Vec<PathBuf> = walk(dir);
+        files.sort();
+        files.iter().filter(|p| p.extension().is_some_and(|e| e == "yaml")).flat_map(|p| {
+            let mut t = std::fs::read_to_string(p).unwrap();
+            if fill {
+                for (k, v) in [("CLUSTER_NAME", "demo"), ("KARPENTER_NODE_IAM_ROLE_NAME", "KarpenterNodeRole-demo"), ("AZ", "us-east-1a")] {
+                    t = t.replace(&format!("${{{k}}}"), v).replace(&format!("${k}"), v);
+                }
+            }
+            serde_saphyr::from_multiple::<Value>(&t).unwrap()
+        }).filter(|d| !d.is_null()).collect()
+    };
+    let originals = docs(&input, true);
+    let out = docs(&dir.path().join("out"), false);
+    let find = |set: &[Value], kind: &str, name: &Value| set.iter().find(|d| d["kind"] == kind && &d["metadata"]["name"] == name).cloned().unwrap_or(Value::Null);
+    let mut lost = Vec::new();
+    for np in originals.iter().filter(|d| d["kind"] == "NodePool") {
+        let twin = find(&out, "NodePool", &np["metadata"]["name"]);
+        let class_ref = &np["spec"]["template"]["spec"]["nodeClassRef"]["name"];
+        let pairs = [(np.clone(), twin.clone()), (find(&originals, "EC2NodeClass", class_ref), find(&out, "EC2NodeClass", &twin["spec"]["template"]["spec"]["nodeClassRef"]["name"]))];
+        for (original, compiled) in pairs.iter().filter(|(o, _)| !o.is_null()) {
+            let mut fields = Vec::new();
+            leaf_fields(original, &mut Vec::new(), &mut fields);
+            for (path, value) in fields {
+                let field = dotted(&path);
+                // The names gpuplan gives classes (`<profile>[-nvme]`) are its own; the NodePool's names it.
+                let renamed = field == "spec.template.spec.nodeClassRef.name" || (original["kind"] == "EC2NodeClass" && field == "metadata.name");
+                let prefixes = (1..=path.len()).map(|n| dotted(&path[..n])).filter(|p| p.contains('.'));
+                let object = format!("{}/{}", original["kind"].as_str().unwrap_or(""), original["metadata"]["name"].as_str().unwrap_or(""));
+                let said = prefixes.into_iter().any(|p| named.iter().any(|line| line.contains(&object) && names(line, &p)));
+                // A list item (a requirement, a volume) may be at another index: lists are compared as sets of items.
+                let first_index = path.iter().position(|s| s.starts_with('['));
+                let listed = first_index.is_some_and(|k| at(compiled, &path[..k]).as_array().is_some_and(|items| items.contains(at(original, &path[..=k]))));
+                if at(compiled, &path) != &value && !listed && !renamed && !said {
+                    lost.push(format!("{} {}/{} {field} = {value}", entry, original["kind"].as_str().unwrap_or(""), original["metadata"]["name"].as_str().unwrap_or("")));
+                }
+            }
+        }
+    }
+    lost
+}
+
+/// Whether a provenance comment or warning names `field` as a whole (not a longer field it is a prefix of).
+fn names(line: &str, field: &str) -> bool {
+    line.match_indices(field).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + field.len()..].chars().next();
+        matches!(before, Some(' ' | '"')) && !after.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '[' | '/' | '-' | '_'))
+    })
+}
+
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).unwrap().flat_map(|e| {
+        let p = e.unwrap().path();
+        if p.is_dir() { walk(&p) } else { vec![p] }
+    }).collect()
+}
+
+/// Issue 19 item 2, "never silently dropped": on the class entries, every original field is in the compiled output or
+/// named (by the profile line that says it, or by a warning).
+#[test]
+fn no_field_of_a_class_entry_is_lost_between_the_original_and_the_compiled_output() {
+    let lost: Vec<String> = CLASS_ENTRIES.iter().flat_map(|e| lost_fields(e)).collect();
+    assert!(lost.is_empty(), "{} field(s) lost:\n{}", lost.len(), lost.join("\n"));
 }

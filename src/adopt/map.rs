@@ -63,18 +63,17 @@ impl Consumed {
     /// Whether `path` or a prefix of it that ends before a `.` or `[` was taken. Each such prefix is looked up in
     /// the set, rather than every taken prefix tried against the path: that made a NodePool with n requirements
     /// cost n² (10,000 requirements: 14 s).
-    fn covers(&self, path: &str) -> bool {
+    pub(super) fn covers(&self, path: &str) -> bool {
         let boundaries = path.match_indices(['.', '[']).map(|(i, _)| i).chain([path.len()]);
         boundaries.into_iter().any(|end| self.0.contains(&path[..end]))
     }
 
-    /// Warnings (and profile comments) for every leaf not consumed.
-    pub fn leftovers(&self, doc: &Doc, warnings: &mut Vec<Warning>) -> Vec<String> {
-        let mut all = Vec::new();
-        leaves(&doc.object, "", &mut all);
+    /// Warnings (and profile comments) for the leaves not consumed that no `raw` block may carry (`owned`, from
+    /// `raw::carry`: fields gpuplan writes itself).
+    pub fn leftovers(&self, doc: &Doc, owned: &[String], warnings: &mut Vec<Warning>) -> Vec<String> {
         let mut comments = Vec::new();
         let mut reported = BTreeSet::new();
-        for (path, _) in all.into_iter().filter(|(p, _)| !self.covers(p)) {
+        for path in owned.iter().cloned() {
             // One warning per list item (a whole requirement, budget, taint), not per leaf.
             let path = match path.find(']') {
                 Some(end) => path[..=end].to_string(),
@@ -84,11 +83,12 @@ impl Consumed {
                 continue;
             }
             let shown = lookup(&doc.object, &path).to_string();
+            let instead = crate::profile::raw::owner(&doc.kind, &path).map_or("", |o| o.1);
             warnings.push(Warning {
                 file: doc.file.clone(),
                 object: format!("{}/{}", doc.kind, doc.name),
                 field: path.clone(),
-                message: format!("not expressible in a profile (value {shown}); kept as a comment"),
+                message: format!("not expressible in a profile, and not as raw either: gpuplan writes this field from {instead} (value {shown}); kept as a comment"),
             });
             comments.push(format!("not adopted: {path} = {shown} ({} {}/{})", doc.file, doc.kind, doc.name));
         }
@@ -106,14 +106,22 @@ pub struct PoolContext<'a> {
     pub reservation: Option<(&'a Doc, Vec<Line>)>,
     /// `--reservation NODEPOOL=INSTANCES`: the reservation's size when the user gave it.
     pub reservation_instances: Option<u32>,
-    /// The EC2NodeClass stripes local NVMe (`instanceStorePolicy: RAID0`): the pool asks for `scratch`.
+    /// The EC2NodeClass stripes local NVMe (`instanceStorePolicy: RAID0`): the pool asks for `scratch`. The class
+    /// (`file EC2NodeClass/name`), for provenance.
     pub instance_store_raid0: bool,
+    pub class_at: Option<String>,
     /// The EC2NodeClass's Bottlerocket user data time-slices the GPUs this many times (`bottlerocket::time_slicing`).
     pub class_time_slicing: Option<u32>,
+    /// The class's `spec.kubelet` (`kubelet` is a pool setting), with where it came from.
+    pub class_kubelet: Option<(Value, String)>,
+    /// The class's fields no setting says, when the class is not the profile's primary one (whose go to the cluster
+    /// block): the pool's `raw "EC2NodeClass"`.
+    pub class_raw: Option<Line>,
 }
 
-/// Maps one NodePool. Returns the pool and the zones its requirements name.
-pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool, Vec<String>) {
+/// Maps one NodePool. Returns the pool, the zones its requirements name, and those requirements (`file NodePool/x
+/// spec.template.spec.requirements[i]`: the cluster's `zones` line says them).
+pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool, Vec<String>, Vec<String>) {
     let doc = ctx.doc;
     let np = &doc.object;
     let from = |field: &str| format!("{} {}/{} {field}", doc.file, doc.kind, doc.name);
@@ -142,13 +150,17 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let capacity_values: Vec<&str> = capacity.iter().filter(|c| **c != CapacityType::Reserved || reserved_only).map(|c| c.as_str()).collect();
     // A reserved pool's capacity type follows from its `reserved` block.
     if !capacity_values.is_empty() {
-        lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from("requirements karpenter.sh/capacity-type")));
+        // Named by each requirement it reads (a provenance comment names whole fields).
+        let fields: Vec<String> = reqs.iter().enumerate().filter(|(_, r)| r.key == "karpenter.sh/capacity-type").map(|(i, _)| format!("spec.template.spec.requirements[{i}]")).collect();
+        let field = if fields.is_empty() { "requirements karpenter.sh/capacity-type".to_string() } else { fields.join(", ") };
+        lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from(&field)));
     }
     if np["metadata"]["annotations"][crate::render::EFA_ANNOTATION].as_str().is_some_and(|v| v.starts_with("required")) {
         lines.push(Line::new("efa #true", from(&format!("metadata.annotations.{}", crate::render::EFA_ANNOTATION))));
     }
     if ctx.instance_store_raid0 {
-        lines.push(Line::new("scratch \"instance-store\"", from("EC2NodeClass spec.instanceStorePolicy RAID0")));
+        let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
+        lines.push(Line::new("scratch \"instance-store\"", format!("{class} spec.instanceStorePolicy: RAID0")));
     }
     if reserved {
         if let Some((_, reserved_lines)) = &ctx.reservation {
@@ -206,14 +218,44 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         }
     }
     lines.extend(taints(np, &resource, &mut used, &from));
+    lines.extend(kubelet(ctx, &mut used));
+    super::raw::take_gitops_annotations(doc, &mut used);
     let zones = super::requirements::zones(&reqs);
-    let comments = used.leftovers(doc, warnings);
+    let (raw, owned) = super::raw::carry(doc, &used, "NodePool", warnings);
+    let comments = used.leftovers(doc, &owned, warnings);
+    lines.extend(raw);
+    lines.extend(ctx.class_raw.clone());
     let tier_of = template_labels
         .get("gpuplan.dev/pool")
         .and_then(Value::as_str)
         .filter(|pool| doc.name.strip_prefix(*pool).is_some_and(|rest| rest.len() > 1 && rest.starts_with('-')))
         .map(str::to_string);
-    (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments, missing }, zones)
+    let zone_fields = reqs.iter().enumerate().filter(|(_, r)| r.key == "topology.kubernetes.io/zone").map(|(i, _)| from(&format!("spec.template.spec.requirements[{i}]"))).collect();
+    (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments, missing }, zones, zone_fields)
+}
+
+/// `kubelet { … }`: the class's `spec.kubelet` over a v1beta1-style NodePool `spec.template.spec.kubelet` (Karpenter v1
+/// reads kubelet settings from the EC2NodeClass; gpuplan renders the block there).
+fn kubelet(ctx: &PoolContext, used: &mut Consumed) -> Option<Line> {
+    let field = "spec.template.spec.kubelet";
+    // Only a v1beta1 NodePool has kubelet settings; a karpenter.sh/v1 NodePool's are dropped by the API server, so
+    // carrying them would change the nodes (they stay a warning and a comment, `raw::owner`).
+    let v1beta1 = ctx.doc.object["apiVersion"] == "karpenter.sh/v1beta1";
+    let mut merged = if v1beta1 { ctx.doc.object["spec"]["template"]["spec"]["kubelet"].clone() } else { Value::Null };
+    let mut at = format!("{} {}/{}", ctx.doc.file, ctx.doc.kind, ctx.doc.name);
+    if let Some((class, from)) = &ctx.class_kubelet {
+        crate::profile::raw::merge_patch(&mut merged, class);
+        at = from.clone();
+    }
+    let line = super::raw::kubelet_block(&merged, field, &at, used);
+    line.map(|mut l| {
+        // The children's fields are the class's when it says them.
+        if ctx.class_kubelet.is_some() {
+            l.from = format!("{at} spec.kubelet");
+            l.children.iter_mut().for_each(|c| c.from = c.from.replace(field, "spec.kubelet"));
+        }
+        l
+    })
 }
 
 /// Presets only supply defaults, and adopt writes every setting out, so the preset is chosen for the two things
@@ -573,22 +615,33 @@ pub struct ClassFacts {
     pub user_data: Option<String>,
     /// An EKS Auto Mode NodeClass's `ephemeralStorage.size` (`ephemeral-storage` in the cluster block).
     pub ephemeral_storage: Option<String>,
+    /// `spec.kubelet`'s fields a `kubelet` block says (the class's pools write it).
+    pub kubelet: Option<Value>,
+    /// The fields no setting says: a `raw` block (the cluster block's for the profile's primary class, else each pool's).
+    pub raw: Option<Line>,
+    /// The fragment `raw` carries (to leave out of another class's what the primary class's already says).
+    pub raw_fragment: Option<Value>,
     pub comments: Vec<String>,
 }
 
 pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     let c = &doc.object;
     let mut used = Consumed::default();
-    for f in ["apiVersion", "kind", "metadata.name", "spec.metadataOptions"] {
-        // metadataOptions (IMDSv2 only) is gpuplan's fixed hardening: the report shows its difference, it is no
-        // per-profile choice.
+    for f in ["apiVersion", "kind", "metadata.name"] {
         used.take(f);
     }
-    // So are the volumes (size, gp3 IOPS and throughput) — unless one is restored from a snapshot (an image
-    // cache): that is a choice, kept as a warning and a comment rather than dropped.
+    // So are gpuplan's own volumes (size, gp3 IOPS and throughput; image-cache snapshots aside). A hand-written
+    // class's volumes and metadata options are its own: they go to its `raw` block, so the pools keep them.
+    let ours = c["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
     let snapshot = c["spec"]["blockDeviceMappings"].as_array().into_iter().flatten().any(|m| m["ebs"].get("snapshotID").is_some());
-    if !snapshot {
+    if ours && !snapshot {
         used.take("spec.blockDeviceMappings");
+    }
+    // metadataOptions (IMDSv2 only, hop limit 1) is gpuplan's fixed hardening (the template's): another value is the
+    // class's own.
+    let hardening = serde_json::json!({"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"});
+    if ours || c["spec"]["metadataOptions"] == hardening {
+        used.take("spec.metadataOptions");
     }
     let instance_store_raid0 = c["spec"]["instanceStorePolicy"] == "RAID0";
     if instance_store_raid0 {
@@ -647,8 +700,17 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     if c["spec"]["userData"].is_string() {
         used.take("spec.userData");
     }
-    let comments = used.leftovers(doc, warnings);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, comments }
+    let mut kubelet_fields = Consumed::default();
+    let kubelet = super::raw::kubelet_block(&c["spec"]["kubelet"], "spec.kubelet", &at, &mut kubelet_fields).map(|_| {
+        let known: serde_json::Map<String, Value> = c["spec"]["kubelet"].as_object().into_iter().flatten().filter(|(k, _)| kubelet_fields.covers(&format!("spec.kubelet.{k}"))).map(|(k, v)| (k.clone(), v.clone())).collect();
+        known.keys().for_each(|k| used.take(format!("spec.kubelet.{k}")));
+        Value::Object(known)
+    });
+    super::raw::take_gitops_annotations(doc, &mut used);
+    let (raw, owned) = super::raw::carry(doc, &used, &doc.kind, warnings);
+    let comments = used.leftovers(doc, &owned, warnings);
+    let raw_fragment = super::raw::unconsumed(doc, &used);
+    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
 }
 
 /// An Auto Mode NodeClass's `ephemeralStorage`: the size becomes `ephemeral-storage`; IOPS and throughput are consumed

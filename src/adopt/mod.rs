@@ -16,6 +16,7 @@ pub mod model;
 pub mod monitoring;
 pub mod placeholders;
 pub mod queues;
+pub mod raw;
 pub mod read;
 pub mod report;
 pub mod requirements;
@@ -241,6 +242,15 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     }
     let mut profiles = Vec::new();
     let mut files = BTreeMap::new();
+    // Hand-written classes of one cluster (none records gpuplan's cluster tag) name one cluster: the first discovery
+    // tag among the referenced classes, else `adopted`. Otherwise each profile would take its own class's tag, and
+    // a class selecting subnets by id would put its pools in another cluster.
+    let shared_cluster = options.cluster.clone().or_else(|| {
+        let referenced: Vec<&map::ClassFacts> = read.node_classes.iter().filter(|c| read.node_pools.iter().any(|np| class_of(np, &read.node_classes).is_some_and(|r| r.name == c.name))).filter_map(|c| class_facts.get(&c.name)).collect();
+        let tagged = referenced.iter().any(|f| f.cluster_tag.is_some());
+        (!tagged).then(|| referenced.iter().find_map(|f| f.discovery_tag.clone()).unwrap_or_else(|| "adopted".into()))
+    });
+    let options = &AdoptOptions { cluster: shared_cluster, ..options.clone() };
     for (name, pools) in groups {
         let region = region(options, &pools);
         if !catalogs.contains_key(&region) {
@@ -312,6 +322,7 @@ fn adopt_profile(
     let mut adopted = Vec::new();
     let mut zones: Vec<String> = Vec::new();
     let mut comments = Vec::new();
+    let mut zone_fields: Vec<String> = Vec::new();
     // The cluster block comes from the node class of the profile's name if there is one (gpuplan's default
     // class; reserved pools have their own), else from the first pool's.
     let mut ordered: Vec<&Doc> = pools.to_vec();
@@ -321,9 +332,24 @@ fn adopt_profile(
         let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
         let instance_store_raid0 = class.and_then(|c| facts.get(&c.name)).is_some_and(|f| f.instance_store_raid0);
         let class_time_slicing = class.and_then(|c| facts.get(&c.name)).and_then(|f| f.time_slicing);
+        let class_kubelet = class.and_then(|c| facts.get(&c.name).and_then(|f| f.kubelet.clone()).map(|k| (k, format!("{} {}/{}", c.file, c.kind, c.name))));
+        // The primary class's raw fields go to the cluster block (every class of the profile), another class's to its pools.
+        let primary_class = ordered.iter().find_map(|np| class_of(np, classes)).map(|c| c.name.clone());
+        let primary_fragment = primary_class.as_ref().and_then(|p| facts.get(p)).and_then(|f| f.raw_fragment.as_ref());
+        let class_raw = class.filter(|c| Some(&c.name) != primary_class.as_ref()).and_then(|c| {
+            let f = facts.get(&c.name)?;
+            let mut rest = f.raw_fragment.as_ref().and_then(|v| raw::without(v, primary_fragment)).unwrap_or(serde_json::Value::Null);
+            if let Some(d) = primary_fragment.and_then(|p| raw::deletions(p, &c.object)) {
+                rest = merge_keep_nulls(rest, d);
+            }
+            let from = f.raw.as_ref().map_or_else(|| format!("{} {}/{}: the profile's cluster raw sets fields this class does not have", c.file, c.kind, c.name), |r| r.from.clone());
+            (!rest.is_null()).then(|| raw::raw_line(&c.kind, &rest, from))
+        });
+        let class_at = class.map(|c| format!("{} {}/{}", c.file, c.kind, c.name));
         let reservation_instances = options.reservations.get(&np.name).copied();
-        let ctx = map::PoolContext { doc: np, catalog, reservation, reservation_instances, instance_store_raid0, class_time_slicing };
-        let (pool, pool_zones) = map::map_pool(&ctx, warnings);
+        let ctx = map::PoolContext { doc: np, catalog, reservation, reservation_instances, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw };
+        let (pool, pool_zones, fields) = map::map_pool(&ctx, warnings);
+        zone_fields.extend(fields);
         for z in pool_zones {
             if !zones.contains(&z) {
                 zones.push(z);
@@ -359,7 +385,12 @@ fn adopt_profile(
             Some(c) => (c.file.clone(), format!("EC2NodeClass/{}", c.name)),
             None => (ordered[0].file.clone(), format!("NodePool/{}", ordered[0].name)),
         };
-        let message = format!("no AMI alias: profile `{name}` says `al2023@latest`; pin a version");
+        let carried = f.and_then(|f| f.raw_fragment.as_ref()).is_some_and(|raw| !raw["spec"]["amiSelectorTerms"].is_null());
+        let message = if carried {
+            format!("no AMI alias: the class's amiSelectorTerms are carried in its `raw` block and replace the alias in the output; profile `{name}` says `al2023@latest` for what gpuplan derives from the AMI family (root volume, Bottlerocket settings): write the AMIs' family")
+        } else {
+            format!("no AMI alias: profile `{name}` says `al2023@latest`; pin a version")
+        };
         warnings.push(Warning { file, object, field: "spec.amiSelectorTerms".into(), message });
     }
     if let Some(f) = f {
@@ -367,6 +398,7 @@ fn adopt_profile(
         cluster.from.insert("discovery-tag", format!("{at} spec.subnetSelectorTerms / securityGroupSelectorTerms karpenter.sh/discovery"));
         cluster.from.insert("node-role", format!("{at} spec.role"));
         cluster.from.insert("ami", format!("{at} spec.amiSelectorTerms[0].alias"));
+        cluster.raw = f.raw.clone();
         if let Some(user_data) = &f.user_data {
             cluster.user_data = Some(user_data.clone());
             cluster.from.insert("user-data", format!("{at} spec.userData, verbatim"));
@@ -386,11 +418,13 @@ fn adopt_profile(
             comments.push(format!("not adopted: spec.userData = {:?} ({file} EC2NodeClass/{class_name})", user_data));
         }
     }
+    // Zone requirements are the cluster's `zones` (`Exists` and `NotIn`-free ones: every zone of the catalog).
+    let named = if zone_fields.is_empty() { String::new() } else { format!(" ({})", zone_fields.join(", ")) };
     if zones.is_empty() {
         zones = catalog.zones.clone();
-        cluster.from.insert("zones", "no topology.kubernetes.io/zone requirement: every zone of the catalog".into());
+        cluster.from.insert("zones", format!("no topology.kubernetes.io/zone In requirement: every zone of the catalog{named}"));
     } else {
-        cluster.from.insert("zones", "requirements topology.kubernetes.io/zone".into());
+        cluster.from.insert("zones", format!("requirements topology.kubernetes.io/zone{named}"));
     }
     cluster.zones = zones;
     if let Some((line, origin)) = gitops(&cluster.name, gitops_docs) {
@@ -407,6 +441,24 @@ fn adopt_profile(
     // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
     let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
     AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring: None, workloads: Vec::new(), queues: Vec::new(), comments }
+}
+
+/// `a` with `b`'s fields added, `null`s kept (a merge patch would drop them: here they are the patch).
+fn merge_keep_nulls(a: serde_json::Value, b: serde_json::Value) -> serde_json::Value {
+    match (a, b) {
+        (serde_json::Value::Object(mut a), serde_json::Value::Object(b)) => {
+            for (k, v) in b {
+                let merged = match a.remove(&k) {
+                    Some(x) => merge_keep_nulls(x, v),
+                    None => v,
+                };
+                a.insert(k, merged);
+            }
+            serde_json::Value::Object(a)
+        }
+        (serde_json::Value::Null, b) => b,
+        (a, _) => a,
+    }
 }
 
 /// A workload's HPA scales like a training pool's only when its pool's preset is `training-on-demand` or

@@ -67,6 +67,8 @@ pub struct ClusterBlock {
     pub gitops: Option<String>,
     /// `user-data`: the primary EC2NodeClass's userData, verbatim.
     pub user_data: Option<String>,
+    /// `raw "EC2NodeClass"` (or `"NodeClass"`): the primary class's fields no setting says.
+    pub raw: Option<Line>,
     /// Provenance per cluster field.
     pub from: BTreeMap<&'static str, String>,
 }

@@ -320,7 +320,7 @@ fn details(report: &Report, md: bool) -> String {
         out.push_str(&super::verify::render(v, md));
     }
     if !report.warnings.is_empty() {
-        out.push_str(&format!("\n{} field(s) not adopted (kept as comments in the profiles):\n", report.warnings.len()));
+        out.push_str(&format!("\n{} field(s) no profile setting says (carried verbatim in `raw` blocks; fields gpuplan writes itself kept as comments):\n", report.warnings.len()));
         for w in &report.warnings {
             out.push_str(&format!("{bullet}{}: {} {}: {}\n", w.file, w.object, w.field, w.message));
         }

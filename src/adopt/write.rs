@@ -5,8 +5,8 @@ use super::model::{q, AdoptedPool, AdoptedProfile, Line};
 pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
     let mut out = String::new();
     out.push_str(&format!("// Adopted by `gpuplan adopt` from {}.\n", sources.join(", ")));
-    out.push_str("// Each line's comment names the original file, object and field it came from; `not adopted` comments are\n");
-    out.push_str("// fields the profile language cannot express (also printed as warnings): decide what to do with them.\n");
+    out.push_str("// Each line's comment names the original file, object and field it came from; `raw` blocks carry\n");
+    out.push_str("// verbatim what no setting says; `not adopted` comments are fields gpuplan writes itself (also printed as warnings).\n");
     out.push_str(&format!("profile {} priority={}\n", q(&p.name), p.priority));
     for c in &p.comments {
         out.push_str(&format!("// {c}\n"));
@@ -32,6 +32,9 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
     }
     if let Some(gitops) = &c.gitops {
         out.push_str(&format!("    {gitops}{}\n", from("gitops")));
+    }
+    if let Some(raw) = &c.raw {
+        write_line(&mut out, raw, 1);
     }
     out.push_str("}\n");
     if let Some((budget, origin)) = &p.budget {
@@ -89,7 +92,9 @@ fn write_body(out: &mut String, pool: &AdoptedPool, depth: usize) {
 fn write_line(out: &mut String, line: &Line, depth: usize) {
     let indent = "    ".repeat(depth);
     if line.children.is_empty() && !matches!(line.kdl.as_str(), "gpu" | "neuron" | "disruption" | "reserved") {
-        out.push_str(&format!("{indent}{} // {}\n", line.kdl, line.from));
+        // A multi-line string (a `raw` block's YAML) is indented with its node: KDL dedents it by its closing line.
+        let kdl = line.kdl.replace('\n', &format!("\n{indent}")).replace(&format!("\n{indent}\n"), "\n\n");
+        out.push_str(&format!("{indent}{kdl} // {}\n", line.from));
         return;
     }
     out.push_str(&format!("{indent}{} {{ // {}\n", line.kdl, line.from));

@@ -98,6 +98,8 @@ pub struct Cluster {
     pub auto_mode: Spanned<bool>,
     /// `ephemeral-storage "200Gi"` (Auto Mode only): the NodeClass's `ephemeralStorage.size`.
     pub ephemeral_storage: Option<Spanned<String>>,
+    /// `raw "EC2NodeClass" "<YAML>"` (or `"NodeClass"`): fragments merged into every node class of the profile.
+    pub raws: Vec<Spanned<Raw>>,
     pub span: Span,
 }
 
@@ -265,6 +267,10 @@ pub struct Settings {
     /// `accelerator-taint #false`: no `<resource>:NoSchedule` taint (lint GP007 says why it is worth keeping).
     pub accelerator_taint: Spanned<bool>,
     pub allow: Vec<Spanned<String>>,
+    /// `kubelet { … }`: the pool's class's `spec.kubelet`, CRD field names (see `raw`).
+    pub kubelet: Option<Spanned<serde_json::Map<String, serde_json::Value>>>,
+    /// `raw "<Kind>" "<YAML>"`: fragments merged into the pool's NodePool or class, the pool's then the tier's.
+    pub raws: Vec<Spanned<Raw>>,
 }
 
 impl Settings {
@@ -320,6 +326,9 @@ struct Parser<'s> {
 }
 
 mod fast_kdl;
+/// `kubelet { … }` and `raw "<Kind>" "<YAML>"`.
+pub mod raw;
+pub use raw::Raw;
 /// The language's nodes: names valid at each level (for unknown-name errors and their "did you mean") come
 /// from one table, which `gpuplan schema` prints.
 pub mod schema;
@@ -736,6 +745,7 @@ impl Parser<'_> {
         let mut gitops = None;
         let mut image_cache_snapshot: Option<Spanned<String>> = None;
         let mut user_data = None;
+        let mut raws = Vec::new();
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             if child.name().value() != "gitops" {
                 self.no_children(child);
@@ -766,6 +776,7 @@ impl Parser<'_> {
                 }
                 "ami" => ami = self.single_string(child),
                 "user-data" => user_data = self.single_string(child),
+                "raw" => raws.extend(self.parse_raw(child, &["EC2NodeClass", "NodeClass"])),
                 "accelerated-ami" => {
                     self.check_entries(child, &[], 1);
                     if let Some(b) = args(child).next().and_then(|e| self.expect_bool(e, "accelerated-ami")) {
@@ -888,6 +899,7 @@ impl Parser<'_> {
         Some(Cluster {
             image_cache_snapshot,
             user_data,
+            raws,
             auto_mode,
             ephemeral_storage,
             discovery_tag: discovery_tag.unwrap_or_else(|| name.clone()),
@@ -1031,7 +1043,7 @@ impl Parser<'_> {
     fn apply_setting(&mut self, node: &KdlNode, s: &mut Settings, context: &str) {
         let name = node.name().value();
         let node_span = self.span(node.span());
-        if !matches!(name, "gpu" | "neuron" | "cpu" | "disruption" | "reserved") {
+        if !matches!(name, "gpu" | "neuron" | "cpu" | "disruption" | "reserved" | "kubelet") {
             self.no_children(node);
         }
         match name {
@@ -1299,6 +1311,8 @@ impl Parser<'_> {
             "allow" => s.allow.extend(self.strings(node)),
             "require" => self.apply_require(node, s),
             "limits" => self.apply_limits(node, s),
+            "kubelet" => self.apply_kubelet(node, s),
+            "raw" => s.raws.extend(self.parse_raw(node, &raw::RAW_KINDS)),
             "accelerator-taint" => {
                 self.check_entries(node, &[], 1);
                 match args(node).next().and_then(|e| self.expect_bool(e, "accelerator-taint")) {
@@ -1799,6 +1813,8 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         resource_limits: None,
         accelerator_taint: Spanned::new(true, span),
         allow: Vec::new(),
+        kubelet: None,
+        raws: Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct NodeSpec {
     /// Where it may appear: `profile` (top level), `cluster`, `pool` (also valid in a `tier`), `gpu` (also in
-    /// `neuron`), `cpu`, `disruption`, `reserved`, `workload`, `queue`, `monitoring`.
+    /// `neuron`), `cpu`, `disruption`, `reserved`, `kubelet`, `workload`, `queue`, `monitoring`.
     pub parent: &'static str,
     pub name: &'static str,
     /// Arguments, e.g. `<string>…`; empty: none.
@@ -53,6 +53,7 @@ pub const NODES: &[NodeSpec] = &[
     n("cluster", "ephemeral-storage", "<size>", &[], "200Gi", "Auto Mode only: the NodeClass's ephemeralStorage.size (1-59000Gi, 1-64000G, 1-58Ti or 1-64T).", "ephemeral-storage \"200Gi\""),
     n("cluster", "image-cache", "", &["snapshot=<snap-id>"], "none", "Bottlerocket only: restore the data volume from a snapshot with the ML images pre-pulled.", "image-cache snapshot=\"snap-0123456789abcdef0\""),
     n("cluster", "user-data", "<string>", &[], "none", "The EC2NodeClass userData, carried verbatim (AL2023 MIME/NodeConfig, Bottlerocket TOML): what the language does not say (kubelet settings, scripts). On Bottlerocket, gpuplan's time-slicing settings follow it.", "user-data \"[settings.kubernetes]\\nmax-pods = 110\\n\""),
+    n("cluster", "raw", "<EC2NodeClass|NodeClass> <yaml>", &[], "none", "A YAML fragment merged (RFC 7386 merge patch: maps merge, lists and scalars replace, null deletes) into every node class of the profile, then validated with it: what the language cannot say (subnet or security-group selectors, block devices, tags, metadata options, a custom AMI). Fields gpuplan writes from a setting are refused (E0312).", "raw \"EC2NodeClass\" \"spec: {tags: {team: ml}}\""),
     n("gitops", "depends-on", "<string>…", &[], "none", "Flux: Kustomizations (in flux-system) that must be ready first, e.g. those installing Karpenter and the GPU Operator.", "depends-on \"karpenter\" \"gpu-operator\""),
     n("pool", "gpu", "", &[], "any NVIDIA GPU", "NVIDIA (or manufacturer \"amd\") GPU constraints.", "gpu { name \"A10G\" }"),
     n("pool", "neuron", "", &[], "none", "AWS Inferentia / Trainium instead of GPUs (aws.amazon.com/neuron).", "neuron { name \"Inferentia2\" }"),
@@ -79,9 +80,23 @@ pub const NODES: &[NodeSpec] = &[
     n("pool", "taint", "<key>", &["value=<string>", "effect=<NoSchedule|PreferNoSchedule|NoExecute>"], "none", "A node taint besides the accelerator's and the pool's.", "taint \"workload\" value=\"x\" effect=\"NoSchedule\""),
     n("pool", "require", "<key> <In|NotIn|Exists|DoesNotExist|Gt|Lt|Gte|Lte> <value>…", &["min-values=<integer 1–50>"], "none", "A NodePool requirement on a well-known Karpenter/AWS label (instance category, size, cpu, memory, local NVMe, network bandwidth, …) or a label of yours: the solver keeps only the catalog types whose labels satisfy it (keys the catalog has no label for are passed to Karpenter unchecked), and the NodePool carries it. One per key; a tier's replaces its pool's.", "require \"karpenter.k8s.aws/instance-category\" \"In\" \"g\" \"p\""),
     n("pool", "limits", "", &["cpu=<quantity>", "memory=<quantity>"], "none", "The NodePool's cpu and memory limits, beside the accelerator limit: Karpenter launches no node that would exceed any of them, so the worst case is the least each allows (the accelerator limit is sized without them).", "limits cpu=100 memory=\"200Gi\""),
+    n("pool", "kubelet", "", &[], "the AMI's defaults", "The pool's class's kubelet settings (EC2NodeClass spec.kubelet); they change allocatable, which compile checks workloads against. Pools with different settings get different classes; not in EKS Auto Mode (E0313). A tier's replaces its pool's.", "kubelet { max-pods 110 }"),
+    n("pool", "raw", "<NodePool|EC2NodeClass|NodeClass> <yaml>", &[], "none", "A YAML fragment merged (RFC 7386 merge patch) into the pool's NodePool or its class, then validated with it: what the language cannot say. Fields gpuplan writes from a setting or computes (requirements, limits, taints, labels, nodeClassRef, weight, disruption, role, kubelet, userData, reservations) are refused (E0312). A pool with a class fragment gets a class of its own.", "raw \"NodePool\" \"spec: {template: {spec: {startupTaints: [{key: example.com/init, effect: NoSchedule}]}}}\""),
     n("pool", "accelerator-taint", "<bool>", &[], "#true", "Whether the NodePool carries the `<accelerator resource>:NoSchedule` taint. #false keeps pods that need no accelerator able to land on (and keep alive) the nodes: lint GP007 warns; adopt writes it for an untainted original so that its pods keep scheduling.", "accelerator-taint #false"),
     n("pool", "allow", "<string>…", &[], "none", "Lint codes silenced for this pool.", "allow \"GP006\""),
     n("pool", "tier", "<string>", &["capacity=<spot|on-demand|reserved>"], "none", "In a tiered pool: one NodePool <pool>-<tier>, in fallback order; takes every pool setting.", "tier \"a\" capacity=\"spot\" { weight 50 }"),
+    n("kubelet", "max-pods", "<integer>", &[], "ENI-limited (110 without ENI data)", "maxPods: pods per node.", "max-pods 110"),
+    n("kubelet", "pods-per-core", "<integer>", &[], "none", "podsPerCore: pods per vCPU (the lower of this and max-pods; ignored on Bottlerocket).", "pods-per-core 10"),
+    n("kubelet", "system-reserved", "", &["<resource>=<quantity>"], "none", "systemReserved: resources kept for the OS (cpu, memory, ephemeral-storage, pid).", "system-reserved cpu=\"100m\" memory=\"100Mi\""),
+    n("kubelet", "kube-reserved", "", &["<resource>=<quantity>"], "Karpenter's: cpu by vCPUs, memory 11Mi × pods + 255Mi", "kubeReserved: resources kept for the kubelet and runtime (replaces Karpenter's default per resource).", "kube-reserved cpu=\"200m\" memory=\"1Gi\""),
+    n("kubelet", "eviction-hard", "", &["<signal>=<quantity|percent>"], "memory.available=100Mi, nodefs.available=10%", "evictionHard thresholds (memory.available, nodefs.available, nodefs.inodesFree, imagefs.*, pid.available).", "eviction-hard memory.available=\"5%\""),
+    n("kubelet", "eviction-soft", "", &["<signal>=<quantity|percent>"], "none", "evictionSoft thresholds; each needs its grace period.", "eviction-soft memory.available=\"500Mi\""),
+    n("kubelet", "eviction-soft-grace-period", "", &["<signal>=<duration>"], "none", "evictionSoftGracePeriod per evictionSoft signal.", "eviction-soft-grace-period memory.available=\"1m\""),
+    n("kubelet", "eviction-max-pod-grace-period", "<integer>", &[], "none", "evictionMaxPodGracePeriod (seconds) on soft eviction.", "eviction-max-pod-grace-period 60"),
+    n("kubelet", "image-gc-high-threshold-percent", "<integer>", &[], "85", "imageGCHighThresholdPercent (above the low threshold).", "image-gc-high-threshold-percent 85"),
+    n("kubelet", "image-gc-low-threshold-percent", "<integer>", &[], "80", "imageGCLowThresholdPercent.", "image-gc-low-threshold-percent 80"),
+    n("kubelet", "cpu-cfs-quota", "<bool>", &[], "#true", "cpuCFSQuota: enforce CPU limits.", "cpu-cfs-quota #false"),
+    n("kubelet", "cluster-dns", "<string>…", &[], "the cluster's DNS service", "clusterDNS: nameserver IPs for pods.", "cluster-dns \"10.100.0.10\""),
     n("gpu", "name", "<string>…", &[], "any", "GPU or Neuron device names, case-insensitive.", "name \"L4\""),
     n("gpu", "manufacturer", "<nvidia|amd>", &[], "nvidia", "GPU manufacturer (in `gpu` only).", "manufacturer \"nvidia\""),
     n("gpu", "memory-min", "<size GiB|MiB>", &[], "none", "Least memory per GPU.", "memory-min \"16GiB\""),

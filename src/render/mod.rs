@@ -172,18 +172,14 @@ impl Renderer {
         let mut manifests = Vec::new();
         for class in &cluster.node_classes {
             let (kind, template) = if class.auto_mode { ("nodeclass", "nodeclass.yaml.j2") } else { ("ec2nodeclass", "ec2nodeclass.yaml.j2") };
-            manifests.push(Manifest {
-                path: object_path(&cluster.name, kind, &class.name),
-                source: class.source.clone(),
-                object: self.render(template, &class.name, node_class_context(cluster, class))?,
-            });
+            let mut object = self.render(template, &class.name, node_class_context(cluster, class))?;
+            class.raws.iter().for_each(|raw| crate::profile::raw::merge_patch(&mut object, &raw.patch));
+            manifests.push(Manifest { path: object_path(&cluster.name, kind, &class.name), source: class.source.clone(), object });
         }
         for pool in &cluster.pools {
-            manifests.push(Manifest {
-                path: object_path(&cluster.name, "nodepool", &pool.name),
-                source: pool.source.clone(),
-                object: self.render("nodepool.yaml.j2", &pool.name, node_pool_context(cluster, pool))?,
-            });
+            let mut object = self.render("nodepool.yaml.j2", &pool.name, node_pool_context(cluster, pool))?;
+            pool.raws.iter().for_each(|raw| crate::profile::raw::merge_patch(&mut object, &raw.patch));
+            manifests.push(Manifest { path: object_path(&cluster.name, "nodepool", &pool.name), source: pool.source.clone(), object });
             for (name, context) in node_overlay_contexts(cluster, pool) {
                 manifests.push(Manifest {
                     path: object_path(&cluster.name, "nodeoverlay", &name),
@@ -281,7 +277,7 @@ pub fn prune_protected(kind: &str, name: &str) -> bool {
 /// (`kustomize.toolkit.fluxcd.io/prune: disabled`, fluxcd/kustomize-controller docs/spec/v1/kustomizations.md
 /// "Prune"), whoever syncs the cluster; plus, for clusters gpuplan's own Argo CD Application syncs, its sync waves and
 /// options. Argo CD reads several sync options from one annotation, comma-separated.
-fn gitops_annotations(kind: &str, name: &str, argocd: bool) -> Vec<(&'static str, String)> {
+pub fn gitops_annotations(kind: &str, name: &str, argocd: bool) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let mut sync_options = Vec::new();
     if prune_protected(kind, name) {
@@ -537,6 +533,7 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "user_data": user_data(class),
             "image_cache_snapshot": class.image_cache_snapshot,
             "ephemeral_storage": class.ephemeral_storage,
+            "kubelet": class.kubelet,
         },
     })
 }

@@ -86,6 +86,10 @@ pub struct NodeClassPlan {
     pub auto_mode: bool,
     /// Auto Mode: `ephemeralStorage.size`.
     pub ephemeral_storage: String,
+    /// `kubelet { … }` of the pools that use this class: `spec.kubelet`.
+    pub kubelet: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `raw` class fragments, merged in order after rendering: the cluster block's, then the pool's.
+    pub raws: Vec<Spanned<crate::profile::Raw>>,
 }
 
 /// The Auto Mode NodeClass's disk when the cluster names none: the size of the EC2NodeClass's gp3 volume, so that
@@ -97,6 +101,8 @@ pub const AUTO_MODE_EPHEMERAL_STORAGE: &str = "200Gi";
 pub fn host_device_plugin(ami_alias: &str) -> bool {
     ami_alias.starts_with("bottlerocket@")
 }
+
+mod node_class_settings;
 
 /// A profile's node class: `<profile>`, or `<profile>-nvme` for its pools that use local NVMe as scratch (the
 /// instance-store policy is per EC2NodeClass).
@@ -228,6 +234,8 @@ pub struct PoolPlan {
     /// Lint codes the profile silenced for this pool.
     pub allow: BTreeSet<String>,
     pub notes: Vec<String>,
+    /// `raw "NodePool"` fragments, merged after rendering (the pool's, then the tier's).
+    pub raws: Vec<Spanned<crate::profile::Raw>>,
 }
 
 impl PoolPlan {
@@ -527,6 +535,8 @@ fn solve_cluster(
             user_data: profile.cluster.user_data.as_ref().map(|u| u.value.clone()),
             auto_mode: profile.cluster.auto_mode.value,
             ephemeral_storage: profile.cluster.ephemeral_storage.as_ref().map_or(AUTO_MODE_EPHEMERAL_STORAGE, |s| s.value.as_str()).to_string(),
+            kubelet: None,
+            raws: profile.cluster.raws.clone(),
         };
         let auto_mode = profile.cluster.auto_mode.value.then_some(profile.cluster.auto_mode.span);
         if auto_mode.is_some() && default_class.name == "default" {
@@ -542,7 +552,9 @@ fn solve_cluster(
         }
         let host_plugin = host_device_plugin(&profile.cluster.ami.value);
         let mut profile_pools = Vec::new();
-        let mut used_default_classes = BTreeSet::new();
+        let mut used_default_classes = BTreeMap::new();
+        let mut own_classes = node_class_settings::OwnClasses::default();
+        diagnostics.extend(node_class_settings::auto_mode_refusals(profile, auto_mode, sources));
         for pool in &profile.pools {
             for (tier_index, tier) in pool.tiers.iter().enumerate() {
                 if let Some(d) = mig_on_host_plugin(tier, host_plugin, sources).or_else(|| sharing_in_auto_mode(tier, auto_mode, sources)) {
@@ -561,20 +573,23 @@ fn solve_cluster(
                             && tier.settings.instance_store_scratch.value
                             && candidates.iter().any(|c| catalog.get(&c.name).is_some_and(|t| t.local_nvme_gb.is_some()));
                         let time_slicing = class_time_slicing(tier, host_plugin);
+                        let own = node_class_settings::Own::of(&tier.settings);
                         let node_class = match &tier.settings.reserved {
                             Some(reserved) => {
-                                node_classes.push(NodeClassPlan {
+                                node_classes.push(own.apply(NodeClassPlan {
                                     name: tier.name.value.clone(),
                                     reserved: Some(reserved.value.clone()),
                                     instance_store_raid0: raid0,
                                     time_slicing,
                                     ..default_class.clone()
-                                });
+                                }));
                                 tier.name.value.clone()
                             }
                             None => {
-                                used_default_classes.insert((raid0, time_slicing));
-                                default_class_name(&default_class.name, raid0, time_slicing)
+                                let base = own_classes.base(&default_class.name, &tier.name.value, &own);
+                                let name = default_class_name(&base, raid0, time_slicing);
+                                used_default_classes.insert((raid0, time_slicing, base), own);
+                                name
                             }
                         };
                         let allow: BTreeSet<String> = profile
@@ -594,13 +609,13 @@ fn solve_cluster(
             }
         }
         diagnostics.extend(pin_efa_zones(&mut profile_pools, catalog, &zones, sources));
-        for (raid0, time_slicing) in used_default_classes {
-            node_classes.push(NodeClassPlan {
-                name: default_class_name(&default_class.name, raid0, time_slicing),
+        for ((raid0, time_slicing, base), own) in used_default_classes {
+            node_classes.push(own.apply(NodeClassPlan {
+                name: default_class_name(&base, raid0, time_slicing),
                 instance_store_raid0: raid0,
                 time_slicing,
                 ..default_class.clone()
-            });
+            }));
         }
         if let Err(d) = size_limits(profile, &mut profile_pools, sources) {
             diagnostics.extend(d);
@@ -1250,6 +1265,7 @@ fn pool_plan(
         resource_limits: s.resource_limits.as_ref().map(|l| l.value.clone()).unwrap_or_default(),
         fixed_usd_per_hour: None,
         spot_ceiling: s.spot_ceiling.value,
+        raws: s.raws.iter().filter(|r| r.kind == "NodePool").cloned().collect(),
         limit_reason: String::new(),
         weight: 0,
         disruption,

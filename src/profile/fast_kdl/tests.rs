@@ -220,6 +220,11 @@ const REJECTED_OR_BAIL: &[&str] = &[
     "a \"\u{7f}\"",
     "a \"\\x\"",
     "a \"\u{202a}\"",
+    // `raw` blocks (multi-line raw strings) and `kubelet` signals (dotted property keys): the fast path may bail,
+    // and whatever it accepts must equal kdl-rs's document.
+    "raw \"NodePool\" #\"\"\"\n    spec:\n      x: 1\n    \"\"\"#",
+    "raw \"NodePool\" #\"spec: {x: \"y\"}\"#",
+    "eviction-hard memory.available=\"5%\" nodefs.available=\"10%\"",
 ];
 
 #[test]

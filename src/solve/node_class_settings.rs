@@ -1,0 +1,97 @@
+//! What a pool says about its node class beyond the cluster block: `kubelet { … }` and `raw "EC2NodeClass"`
+//! fragments. Pools that say the same share a class; each distinct set gets its own, named deterministically: the
+//! set of the profile's first pool keeps the profile's name, each other set takes `<profile>-<first NodePool with
+//! it>` (then the usual `-nvme` / `-ts<N>` suffixes).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::NodeClassPlan;
+use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
+use crate::profile::{Profile, Raw, Settings};
+
+/// One pool's class settings (spans dropped from the comparison: two pools saying the same share a class).
+#[derive(Debug, Clone, Default)]
+pub struct Own {
+    kubelet: Option<Map<String, Value>>,
+    raws: Vec<Spanned<Raw>>,
+}
+
+impl Own {
+    pub fn of(s: &Settings) -> Own {
+        Own {
+            kubelet: s.kubelet.as_ref().map(|k| k.value.clone()),
+            raws: s.raws.iter().filter(|r| r.kind != "NodePool").cloned().collect(),
+        }
+    }
+
+    /// The key two pools share a class by: the kubelet fields and the fragments' values, not where they were written.
+    fn key(&self) -> String {
+        let raws: Vec<&Value> = self.raws.iter().map(|r| &r.patch).collect();
+        serde_json::json!([self.kubelet, raws]).to_string()
+    }
+
+    /// The class with this pool's settings: the cluster block's fragments first, then the pool's.
+    pub fn apply(self, mut class: NodeClassPlan) -> NodeClassPlan {
+        class.kubelet = self.kubelet;
+        class.raws.extend(self.raws);
+        class
+    }
+}
+
+/// The base names given so far in one profile, by settings.
+#[derive(Default)]
+pub struct OwnClasses {
+    bases: BTreeMap<String, String>,
+}
+
+impl OwnClasses {
+    /// The profile's name for the first settings seen (every profile without kubelet or class fragments keeps its one
+    /// class's name), `<profile>-<tier>` for each other.
+    pub fn base(&mut self, profile: &str, tier: &str, own: &Own) -> String {
+        let first = self.bases.is_empty();
+        self.bases.entry(own.key()).or_insert_with(|| if first { profile.to_string() } else { format!("{profile}-{tier}") }).clone()
+    }
+}
+
+/// E0313: an EKS Auto Mode NodeClass has no kubelet settings; E0314: a `raw` fragment for the other kind of class
+/// than the cluster has (EC2NodeClass outside Auto Mode, NodeClass in it).
+pub fn auto_mode_refusals(profile: &Profile, auto_mode: Option<Span>, sources: &Sources) -> Vec<ProfileDiagnostic> {
+    let mut out = Vec::new();
+    let (class_kind, other) = if auto_mode.is_some() { ("NodeClass", "EC2NodeClass") } else { ("EC2NodeClass", "NodeClass") };
+    let tiers = profile.pools.iter().flat_map(|p| &p.tiers).map(|t| &t.settings);
+    let mut raws: Vec<&Spanned<Raw>> = profile.cluster.raws.iter().collect();
+    let mut kubelets = Vec::new();
+    for s in tiers {
+        raws.extend(&s.raws);
+        kubelets.extend(s.kubelet.as_ref().map(|k| k.span));
+    }
+    kubelets.sort_by_key(|s| (s.offset, s.len));
+    kubelets.dedup();
+    if auto_mode.is_some() {
+        for span in kubelets {
+            out.push(
+                sources
+                    .error(span, "E0313", "an EKS Auto Mode NodeClass has no kubelet settings: this `kubelet` block would be dropped")
+                    .label("kubelet settings")
+                    .help("leave out `kubelet` (Auto Mode configures the kubelet itself), or leave out `auto-mode #true` to emit an EC2NodeClass that carries it"),
+            );
+        }
+    }
+    let mut seen = Vec::new();
+    for raw in raws.into_iter().filter(|r| r.kind == other) {
+        if seen.contains(&raw.span) {
+            continue;
+        }
+        seen.push(raw.span);
+        let mode = if auto_mode.is_some() { "an EKS Auto Mode cluster" } else { "a cluster outside EKS Auto Mode" };
+        out.push(
+            sources
+                .error(raw.span, "E0314", format!("the pools of {mode} launch with a {class_kind}, so a raw {other} fragment patches nothing"))
+                .label("raw fragment")
+                .help(format!("write raw \"{class_kind}\" with that kind's fields")),
+        );
+    }
+    out
+}
