@@ -193,8 +193,13 @@ fn a_reservation_whose_size_the_inputs_do_not_say_stops_adopt_naming_the_field_t
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the inputs do not say what the profiles need (nothing was written)"), "{stderr}");
-    assert!(stderr.contains("NodePool/training: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: add spec.limits.nvidia.com/gpu = 8 × the instances the reservation holds (p5.48xlarge has 8 nvidia.com/gpu), then adopt again"), "{stderr}");
+    assert!(stderr.contains("NodePool/training: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: pass --reservation training=INSTANCES (how many p5.48xlarge it holds), or add spec.limits.nvidia.com/gpu = 8 × those instances (p5.48xlarge has 8 nvidia.com/gpu), then adopt again"), "{stderr}");
     assert!(!dir.path().join("profiles").exists());
+    // Given as it asks, the reservation adopts with that size (and its provenance says where it came from).
+    let (dir, out) = run(&fixture("reserved-by-id-no-limit.yaml"), &["--reservation", "training=3", "--accept-changes"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let profile = std::fs::read_dir(dir.path().join("profiles")).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect::<String>();
+    assert!(profile.contains("instances 3 // --reservation training=3"), "{profile}");
 }
 
 /// kubernetes-sigs/karpenter pkg/utils/nodepool/nodepool.go `OrderByWeight`: weight descending (absent = 0), ties by
