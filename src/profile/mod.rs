@@ -39,6 +39,9 @@ mod requirements;
 /// `limits` nodes (NodePool cpu and memory limits).
 mod limits;
 pub use limits::ResourceLimits;
+/// `overlay` blocks (NodeOverlays: price and capacity), parsed with this module's helpers.
+mod overlay;
+pub use overlay::{Overlay, OverlayPrice};
 pub use requirements::{expressible as requirement_expressible, is_well_known as requirements_is_well_known, NodeRequirement};
 pub(crate) use ops_intent::is_training_pool;
 
@@ -265,6 +268,8 @@ pub struct Settings {
     /// `accelerator-taint #false`: no `<resource>:NoSchedule` taint (lint GP007 says why it is worth keeping).
     pub accelerator_taint: Spanned<bool>,
     pub allow: Vec<Spanned<String>>,
+    /// `overlay` blocks: NodeOverlays scoped to the NodePools that carry them (a pool's are inherited by its tiers).
+    pub overlays: Vec<Spanned<Overlay>>,
 }
 
 impl Settings {
@@ -642,6 +647,7 @@ impl Parser<'_> {
                 );
             }
         }
+        self.check_overlays(&pools);
         let ops = self.parse_ops(&workload_nodes, &monitoring_nodes, &pools);
         let queues = self.parse_queues(&queue_nodes, &pools);
         Some(Profile { name, file: self.file, priority, cluster, budget_usd_per_hour: budget, pools, allow, ops, queues })
@@ -1031,7 +1037,7 @@ impl Parser<'_> {
     fn apply_setting(&mut self, node: &KdlNode, s: &mut Settings, context: &str) {
         let name = node.name().value();
         let node_span = self.span(node.span());
-        if !matches!(name, "gpu" | "neuron" | "cpu" | "disruption" | "reserved") {
+        if !matches!(name, "gpu" | "neuron" | "cpu" | "disruption" | "reserved" | "overlay") {
             self.no_children(node);
         }
         match name {
@@ -1299,6 +1305,7 @@ impl Parser<'_> {
             "allow" => s.allow.extend(self.strings(node)),
             "require" => self.apply_require(node, s),
             "limits" => self.apply_limits(node, s),
+            "overlay" => self.apply_overlay(node, s),
             "accelerator-taint" => {
                 self.check_entries(node, &[], 1);
                 match args(node).next().and_then(|e| self.expect_bool(e, "accelerator-taint")) {
@@ -1799,6 +1806,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         resource_limits: None,
         accelerator_taint: Spanned::new(true, span),
         allow: Vec::new(),
+        overlays: Vec::new(),
     }
 }
 
