@@ -1,0 +1,180 @@
+//! `overlay` blocks (issue 19 item 2: NodeOverlays as profile input): what Karpenter does with a NodeOverlay, as the
+//! solver, the rendered output, `simulate` and the errors see it. Karpenter semantics cited per test
+//! (kubernetes-sigs/karpenter v1.14.1).
+
+use std::path::Path;
+use std::process::Command;
+
+use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
+use gpuplan::solve::PoolPlan;
+
+const CLUSTER: &str = "cluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\n";
+
+/// An on-demand pool of single-GPU A10G/L4 types: g6.xlarge ($0.8048/h) is the cheapest at list price, g5.xlarge
+/// ($1.006/h) second.
+fn pool_with(overlay: &str) -> String {
+    format!("{CLUSTER}pool \"infer\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"A10G\" \"L4\"; per-node max=1; }}\n    max-accelerators 4\n{overlay}}}\n")
+}
+
+const G5_DISCOUNT: &str = "    overlay \"g5-discount\" {\n        price-adjustment \"-40%\"\n        require \"karpenter.k8s.aws/instance-family\" \"In\" \"g5\"\n    }\n";
+
+fn compile_dir(dir: &Path, profile: &str) -> Result<Compilation, CompileError> {
+    std::fs::write(dir.join("p.kdl"), profile).unwrap();
+    compile(&CompileOptions { profiles: vec![dir.to_path_buf()], catalogs_dir: dir.join("none"), templates_dir: None })
+}
+
+fn solve(profile: &str) -> Compilation {
+    let dir = tempfile::tempdir().unwrap();
+    match compile_dir(dir.path(), profile) {
+        Ok(c) => c,
+        Err(CompileError::Profiles { diagnostics }) => panic!("{}", gpuplan::diagnostic::render_plain(&diagnostics)),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// (code, location, message, help) of a profile that must not compile.
+fn rejected(profile: &str) -> Vec<(String, String, String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    match compile_dir(dir.path(), profile) {
+        Err(CompileError::Profiles { diagnostics }) => diagnostics.iter().map(|d| (d.code.to_string(), d.location.clone(), d.message.clone(), d.help.clone().unwrap_or_default())).collect(),
+        Ok(_) => panic!("compiled: {profile}"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn pool<'a>(c: &'a Compilation, name: &str) -> &'a PoolPlan {
+    c.plan.clusters.iter().flat_map(|c| &c.pools).find(|p| p.name == name).unwrap_or_else(|| panic!("no pool {name}"))
+}
+
+fn generated<'a>(c: &'a Compilation, file: &str) -> &'a str {
+    c.generated.iter().find(|g| g.path.to_string_lossy().ends_with(file)).map(|g| g.text.as_str()).unwrap_or_else(|| panic!("no {file}"))
+}
+
+/// Karpenter orders a NodePool's types by their cheapest offering after overlays (pkg/cloudprovider/types.go
+/// `OrderByPrice` over `InstanceTypeStore.ApplyAll`; `AdjustedPrice`: -40% scales by 0.6), so g5.xlarge at
+/// $1.006 × 0.6 = $0.6036 now ranks before g6.xlarge at $0.8048. The bill is EC2's: every worst-case price stays the
+/// list (on-demand) price, and the bound is the limit at the priciest admitted type's list price.
+#[test]
+fn a_price_overlay_makes_the_pool_launch_the_discounted_type_and_keeps_the_bound_at_list_price() {
+    let plain = solve(&pool_with(""));
+    assert_eq!(pool(&plain, "infer").candidates[0].name, "g6.xlarge");
+    let c = solve(&pool_with(G5_DISCOUNT));
+    let p = pool(&c, "infer");
+    let first = &p.candidates[0];
+    assert_eq!((first.name.as_str(), first.overlay.as_deref()), ("g5.xlarge", Some("overlay g5-discount (price-adjustment -40%)")));
+    assert!((first.usd_per_accelerator_hour - 0.6036).abs() < 1e-9, "{first:?}");
+    let catalog = gpuplan::catalog::Catalog::load(Path::new("none"), "us-east-1").unwrap();
+    for cand in p.candidates.iter() {
+        let list = catalog.get(&cand.name).and_then(|t| t.on_demand.as_ref()).unwrap().usd_per_hour;
+        assert_eq!((cand.usd_per_hour, cand.ceiling_usd_per_hour), (list, list), "{} keeps its list price in the cost figures", cand.name);
+    }
+    let priciest = p.candidates.iter().map(|c| c.ceiling_usd_per_hour).fold(0.0, f64::max);
+    assert!((p.worst_case_usd_per_hour - 4.0 * priciest).abs() < 0.005, "{} vs 4 × {priciest} (to the cent)", p.worst_case_usd_per_hour);
+    assert!(p.candidates.iter().any(|c| c.name == "g5.2xlarge" && c.ceiling_usd_per_hour > 1.2), "the discounted g5.2xlarge is admitted and bounded at its list $1.212");
+}
+
+/// The NodeOverlay is scoped to the pool's NodePools (an unscoped overlay applies to every compatible NodePool:
+/// pkg/controllers/nodeoverlay/controller.go `getOverlaidOfferings`), and the kustomization's prerequisites name the
+/// feature gate without which Karpenter ignores it.
+#[test]
+fn a_pool_overlay_renders_one_nodeoverlay_scoped_to_every_nodepool_of_the_pool_and_names_the_gate() {
+    let profile = format!("{CLUSTER}pool \"llm\" preset=\"inference-spot\" {{\n    gpu {{ name \"A10G\" \"L4\"; per-node max=1; }}\n    max-accelerators 4\n{G5_DISCOUNT}}}\npool \"other\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 2\n}}\n");
+    let c = solve(&profile);
+    let overlay = generated(&c, "nodeoverlay-g5-discount.yaml");
+    assert!(overlay.contains("  - key: karpenter.sh/nodepool\n    operator: In\n    values:\n    - llm-on-demand\n    - llm-spot\n"), "{overlay}");
+    assert!(overlay.contains("priceAdjustment: -40%") && overlay.contains("- g5\n"), "{overlay}");
+    assert_eq!(c.generated.iter().filter(|g| g.kind == "NodeOverlay").count(), 1);
+    let kustomization = &c.output_tree().files[Path::new("c/kustomization.yaml")];
+    assert!(kustomization.contains("Karpenter feature gates: NodeOverlay=true (overlay blocks: g5-discount)"), "{kustomization}");
+    // The other pool's ranking is untouched.
+    assert!(pool(&c, "other").candidates.iter().all(|c| c.overlay.is_none()));
+}
+
+/// A block inside a `tier` applies to that tier's NodePool only.
+#[test]
+fn a_tier_overlay_is_scoped_to_that_tier_alone() {
+    let profile = format!("{CLUSTER}pool \"x\" preset=\"tiered\" {{\n    gpu {{ name \"A10G\" \"L4\"; per-node max=1; }}\n    max-accelerators 4\n    tier \"a\" capacity=\"on-demand\" {{\n{G5_DISCOUNT}    }}\n    tier \"b\" capacity=\"spot\" {{ }}\n}}\n");
+    let c = solve(&profile);
+    assert!(generated(&c, "nodeoverlay-g5-discount.yaml").contains("    values:\n    - x-a\n  - key"));
+    assert_eq!(pool(&c, "x-a").candidates[0].name, "g5.xlarge");
+    assert!(pool(&c, "x-b").candidates.iter().all(|c| c.overlay.is_none()));
+}
+
+/// A capacity overlay on the pool's GPU resource tells Karpenter each node offers that many (as the blueprints'
+/// time-slicing overlays do): gpuplan counts them as the type's units, so the limit is in those units, a cpu limit
+/// caps the physical nodes, and gpuplan writes no sharing overlay of its own beside the user's.
+#[test]
+fn a_capacity_overlay_on_the_gpu_resource_counts_as_units_like_time_slicing() {
+    let overlay = "    overlay \"slices\" {\n        weight 10\n        capacity \"nvidia.com/gpu\" \"4\"\n        require \"karpenter.k8s.aws/instance-gpu-count\" \"In\" \"1\"\n    }\n";
+    let c = solve(&pool_with(overlay));
+    let p = pool(&c, "infer");
+    assert!(p.candidates.iter().all(|c| c.units == 4 && c.accelerators == 1), "{:?}", p.candidates.iter().map(|c| (&c.name, c.units)).collect::<Vec<_>>());
+    assert_eq!(p.limit, 16, "max-accelerators 4 × 4 units");
+    assert!(p.cpu_limit.is_some(), "the cpu backstop bounds the physical nodes while Karpenter counts physical GPUs");
+    let overlays: Vec<&str> = c.generated.iter().filter(|g| g.kind == "NodeOverlay").map(|g| g.path.to_str().unwrap()).collect();
+    assert_eq!(overlays, vec!["c/nodeoverlay-slices.yaml"]);
+    assert!(generated(&c, "nodeoverlay-slices.yaml").contains("nvidia.com/gpu: \"4\""));
+}
+
+/// The NodeOverlay CRD's rules (x-kubernetes-validations: price vs priceAdjustment, the patterns, restricted keys and
+/// resources) and v1alpha1 `RuntimeValidate` (`WellKnownResources`), each a located error at the profile.
+#[test]
+fn overlay_blocks_refuse_what_karpenter_refuses_with_located_errors() {
+    let cases: [(&str, &str, &str); 10] = [
+        ("overlay \"o\" { weight 5; }", "E0290", "add price"),
+        ("overlay \"o\" { price \"1.0\"; price-adjustment \"-10%\"; }", "E0291", "keep one line"),
+        ("overlay \"o\" { price \"-1\"; }", "E0292", "price-adjustment"),
+        ("overlay \"o\" { price-adjustment \"-150%\"; }", "E0292", "-30%"),
+        ("overlay \"o\" { price-adjustment \"10%\"; }", "E0292", "+10%"),
+        ("overlay \"o\" { capacity \"memory\" \"1Gi\"; }", "E0293", "limits"),
+        ("overlay \"o\" { price \"1\"; require \"karpenter.sh/nodepool\" \"In\" \"x\"; }", "E0294", "move the block"),
+        ("overlay \"o\" { price \"1\"; require \"karpenter.k8s.aws/instance-famly\" \"In\" \"g5\"; }", "E0294", "karpenter.k8s.aws/instance-family"),
+        ("overlay \"o\" { price \"1\"; require \"kubernetes.io/hostname\" \"In\" \"n\"; }", "E0294", ""),
+        ("overlay \"o\" { price \"1\"; require \"karpenter.k8s.aws/instance-cpu\" \"Gt\" \"eight\"; }", "E0283", ""),
+    ];
+    for (line, code, help) in cases {
+        let found = rejected(&pool_with(&format!("    {line}\n")));
+        let d = found.iter().find(|d| d.0 == code).unwrap_or_else(|| panic!("{line}: no {code} in {found:?}"));
+        assert!(d.1.contains(":9:"), "{line}: located on its line: {d:?}");
+        assert!(d.3.contains(help), "{line}: {d:?}");
+    }
+}
+
+#[test]
+fn two_overlays_of_one_name_are_e0295_and_gpu_capacity_on_a_time_sliced_pool_is_e0296() {
+    let twice = format!("{CLUSTER}pool \"a\" {{\n    max-accelerators 4\n    overlay \"o\" {{ price \"1\"; }}\n}}\npool \"b\" {{\n    max-accelerators 4\n    overlay \"o\" {{ price \"1\"; }}\n}}\n");
+    assert!(rejected(&twice).iter().any(|d| d.0 == "E0295" && d.1.contains(":12:") && d.2.contains("first at")), "{:?}", rejected(&twice));
+    let sliced = pool_with("    time-slicing replicas=4\n    overlay \"o\" { capacity \"nvidia.com/gpu\" \"4\"; }\n");
+    assert!(rejected(&sliced).iter().any(|d| d.0 == "E0296" && d.1.contains(":10:")), "{:?}", rejected(&sliced));
+}
+
+/// Two overlays at the same weight that both price a type of one NodePool: Karpenter applies the first by name
+/// (descending) and marks the other conflicting, applying it nowhere (controller.go
+/// `validateAndUpdateInstanceTypeOverrides`, store.go `isOfferingUpdateConflicting`).
+#[test]
+fn two_overlays_pricing_one_type_at_the_same_weight_are_e0297() {
+    let both = "    overlay \"a\" { price-adjustment \"-10%\"; }\n    overlay \"b\" { weight 1; price-adjustment \"-20%\"; }\n";
+    assert!(solve(&pool_with(both)).plan.clusters[0].overlays.len() == 2, "different weights do not conflict");
+    let tie = "    overlay \"a\" { weight 1; price-adjustment \"-10%\"; }\n    overlay \"b\" { weight 1; price-adjustment \"-20%\"; }\n";
+    let found = rejected(&pool_with(tie));
+    assert!(found.iter().any(|d| d.0 == "E0297" && d.2.contains("Karpenter applies `b` and ignores `a`")), "{found:?}");
+}
+
+/// The rendered output, read by `gpuplan simulate` as Karpenter's manifests, launches the discounted type: the
+/// simulator applies the NodeOverlay the compile wrote (simulate/instances.rs `sim_type`).
+#[test]
+fn simulate_launches_the_type_the_overlay_discounts_from_the_compiled_output() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("profiles")).unwrap();
+    std::fs::write(dir.path().join("profiles/p.kdl"), pool_with(G5_DISCOUNT)).unwrap();
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\nspec:\n  nodeSelector: {gpuplan.dev/pool: infer}\n  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n  - {key: gpuplan.dev/pool, operator: Equal, value: infer, effect: NoSchedule}\n  containers:\n  - {name: c, image: x, resources: {requests: {nvidia.com/gpu: 1, cpu: \"1\"}, limits: {nvidia.com/gpu: 1}}}\n";
+    std::fs::write(dir.path().join("pod.yaml"), pod).unwrap();
+    let catalogs = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).args(args).output().unwrap();
+    let out = run(&["compile", "profiles", "--out", "out", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&["simulate", "--manifests", "out", "--pods", "pod.yaml", "--catalogs", catalogs.to_str().unwrap(), "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let claim = &report["nodeclaims"][0];
+    assert_eq!((claim["instance_type"].as_str(), claim["nodepool"].as_str()), (Some("g5.xlarge"), Some("infer")), "{report:#}");
+}
