@@ -177,4 +177,38 @@ fn simulate_launches_the_type_the_overlay_discounts_from_the_compiled_output() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
     let claim = &report["nodeclaims"][0];
     assert_eq!((claim["instance_type"].as_str(), claim["nodepool"].as_str()), (Some("g5.xlarge"), Some("infer")), "{report:#}");
+    // explain says why the order differs from list prices.
+    let out = run(&["explain", "--catalogs", catalogs.to_str().unwrap()]);
+    let explained = String::from_utf8_lossy(&out.stdout);
+    assert!(explained.contains("overlay    g5.xlarge, g5.2xlarge ranked at the price of overlay g5-discount (price-adjustment -40%)"), "{explained}");
+}
+
+/// Round trip (issue 19 item 5): an output with overlay blocks (one over both NodePools of an inference-spot pool, one
+/// in a tier of a tiered pool), adopted and compiled again, is the same tree byte for byte: each NodeOverlay adopts
+/// into the pool or tiers it was scoped to, under its own name.
+#[test]
+fn adopting_an_output_with_overlay_blocks_and_compiling_reproduces_it_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("original/profiles")).unwrap();
+    let profile = format!("profile \"ov\" priority=10\n{CLUSTER}pool \"llm\" preset=\"inference-spot\" {{\n    gpu {{ name \"A10G\" \"L4\"; per-node max=1; }}\n    max-accelerators 4\n    overlay \"g5-edp\" {{\n        weight 20\n        price-adjustment \"-30%\"\n        capacity \"example.com/fpga\" \"2\"\n        require \"karpenter.k8s.aws/instance-family\" \"In\" \"g5\"\n    }}\n}}\npool \"x\" preset=\"tiered\" {{\n    gpu {{ name \"A10G\" \"L4\"; per-node max=1; }}\n    max-accelerators 4\n    tier \"a\" capacity=\"on-demand\" {{\n        overlay \"g6-list\" {{ price \"0.50\"; require \"node.kubernetes.io/instance-type\" \"In\" \"g6.xlarge\"; }}\n    }}\n    tier \"b\" capacity=\"spot\" {{ }}\n}}\n");
+    std::fs::write(root.join("original/profiles/ov.kdl"), profile).unwrap();
+    let catalogs = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let run = |cwd: &Path, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(cwd).env("NO_COLOR", "1").args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&root.join("original"), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    run(root, &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    let adopted = std::fs::read_to_string(root.join("profiles/ov.kdl")).unwrap();
+    assert_eq!(adopted.matches("overlay \"g5-edp\" {").count(), 2, "one block per tier of llm, same name: {adopted}");
+    run(root, &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    let original = gpuplan::emit::read_tree(&root.join("original/out")).unwrap();
+    let again = gpuplan::emit::read_tree(&root.join("out")).unwrap();
+    assert!(original.files.keys().any(|p| p.ends_with("nodeoverlay-g5-edp.yaml")) && original.files.keys().any(|p| p.ends_with("nodeoverlay-g6-list.yaml")));
+    for (path, text) in &original.files {
+        assert_eq!(again.files.get(path), Some(text), "{} differs after adopt → compile", path.display());
+    }
+    assert_eq!(original.files.len(), again.files.len());
 }

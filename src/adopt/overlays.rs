@@ -4,8 +4,9 @@
 //! the overlay's requirements (kubernetes-sigs/karpenter v1.14.1 `pkg/controllers/nodeoverlay/controller.go`,
 //! `getOverlaidOfferings`: the NodePool's `karpenter.sh/nodepool` and labels, then the type's labels). A profile's
 //! `overlay` block is scoped to the NodePool it is written in, so an overlay that applies to several NodePools
-//! becomes one block per NodePool: named as the original when it applies to one, `<name>-<nodepool>` otherwise
-//! (NodeOverlay names are cluster-wide). The block carries every requirement but `karpenter.sh/nodepool` (gpuplan
+//! becomes one block per NodePool: named as the original when it applies to one (or to tiers of one gpuplan pool, whose
+//! tiers then repeat the same block: one NodeOverlay), `<name>-<nodepool>` otherwise (NodeOverlay names are
+//! cluster-wide). The block carries every requirement but `karpenter.sh/nodepool` (gpuplan
 //! writes that one from where the block is), so the types it selects within the pool are the same.
 //!
 //! Capacity on a time-sliced or MIG pool's GPU resource is dropped: the pool's `time-slicing`/`mig` compiles to
@@ -121,8 +122,12 @@ pub fn attach(overlays: &[Doc], node_pools: &[Doc], profiles: &mut [(AdoptedProf
         let targets: Vec<&str> = node_pools.iter().filter(|np| applies(&reqs, np)).map(|np| np.name.as_str()).collect();
         let mut placed = 0;
         let mut emptied = Vec::new();
+        // Tiers of one gpuplan pool take the block as it is (the profile reads it as one NodeOverlay over them).
+        let parents: std::collections::BTreeSet<Option<String>> =
+            profiles.iter().flat_map(|(p, _)| &p.pools).filter(|p| targets.contains(&p.name.as_str())).map(|p| p.tier_of.clone()).collect();
+        let one_pool = targets.len() == 1 || (parents.len() == 1 && parents.iter().all(Option::is_some));
         for pool in profiles.iter_mut().flat_map(|(p, _)| p.pools.iter_mut()).filter(|p| targets.contains(&p.name.as_str())) {
-            let name = if targets.len() == 1 { doc.name.clone() } else { format!("{}-{}", doc.name, pool.name) };
+            let name = if one_pool { doc.name.clone() } else { format!("{}-{}", doc.name, pool.name) };
             match block(doc, &name, &reqs, shared_resource(&pool.lines)) {
                 Some(line) => {
                     pool.lines.push(line);

@@ -71,6 +71,13 @@ pub struct Overlay {
     pub requires: Vec<NodeRequirement>,
 }
 
+impl Overlay {
+    /// Everything but where it was written.
+    pub fn same_settings(&self, other: &Overlay) -> bool {
+        self.name.value == other.name.value && self.weight == other.weight && self.price == other.price && self.capacity == other.capacity && self.requires == other.requires
+    }
+}
+
 /// Requirement keys a NodeOverlay may use in the `karpenter.k8s.aws` domain (the NodeOverlay CRD's rule "label
 /// domain \"karpenter.k8s.aws\" is restricted", aws/karpenter-provider-aws v1.14.1).
 const AWS_KEYS: [&str; 22] = [
@@ -273,19 +280,63 @@ impl Parser<'_> {
                 self.error(o.span, "E0296", message, "remove the capacity line (time-slicing replicas or the MIG config already set it), or remove the sharing");
             }
         }
-        let mut seen: std::collections::BTreeMap<String, Span> = std::collections::BTreeMap::new();
-        for o in pools.iter().flat_map(|p| &p.tiers).flat_map(|t| &t.settings.overlays) {
+        // The same block (same settings) written in several tiers of one pool is one NodeOverlay over those tiers
+        // (what adopt writes for an overlay scoped to a tiered pool's NodePools).
+        let mut seen: std::collections::BTreeMap<String, (usize, Span, &Overlay)> = std::collections::BTreeMap::new();
+        for (pool, o) in pools.iter().enumerate().flat_map(|(i, p)| p.tiers.iter().flat_map(move |t| t.settings.overlays.iter().map(move |o| (i, o)))) {
             match seen.get(&o.name.value) {
-                Some(first) if *first != o.name.span => {
+                Some((first_pool, first, first_o)) if *first != o.name.span && (*first_pool != pool || !o.same_settings(first_o)) => {
                     let at = self.sources.location(*first);
                     let message = format!("overlay name `{}` is used twice in this profile (first at {at}): each block is one NodeOverlay, named cluster-wide", o.name.value);
-                    self.error(o.name.span, "E0295", message, "give each overlay block a distinct name");
+                    self.error(o.name.span, "E0295", message, "give each overlay block a distinct name (a pool's tiers may repeat one block as written)");
                 }
                 Some(_) => {}
                 None => {
-                    seen.insert(o.name.value.clone(), o.name.span);
+                    seen.insert(o.name.value.clone(), (pool, o.name.span, &o.value));
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The NodeOverlay CRD's patterns (karpenter.sh_nodeoverlays.yaml, v1.14.1): price `^\d+(\.\d+)?$`; priceAdjustment
+    /// `^(([+-]{1}(\d*\.?\d+))|(\+{1}\d*\.?\d+%)|(^(-\d{1,2}(\.\d+)?%)$)|(-100%))$`.
+    #[test]
+    fn prices_and_adjustments_match_the_crds_patterns() {
+        for ok in ["0", "5.00", "0.52", "12"] {
+            assert!(valid_price(ok), "{ok}");
+        }
+        for bad in ["-1", "1.", ".5", "1e3", "$1", ""] {
+            assert!(!valid_price(bad), "{bad}");
+        }
+        for ok in ["+10%", "-15%", "-0.5", "+1.2", "-.5", "+.5%", "-99.5%", "-100%", "-5"] {
+            assert!(valid_price_adjustment(ok), "{ok}");
+        }
+        for bad in ["10%", "0.5", "-101%", "-100.5%", "-150%", "+", "-", "+1.%", "--1"] {
+            assert!(!valid_price_adjustment(bad), "{bad}");
+        }
+    }
+
+    /// cloudprovider/types.go `AdjustedPrice`: a percentage scales, a signed number adds, never below 0; a price replaces.
+    #[test]
+    fn an_adjustment_applies_as_karpenters_adjusted_price() {
+        let adj = |a: &str| OverlayPrice::Adjustment(a.into()).apply(2.0);
+        assert_eq!((adj("-25%"), adj("+10%"), adj("-0.5"), adj("-3"), adj("-100%")), (1.5, 2.2, 1.5, 0.0, 0.0));
+        assert_eq!(OverlayPrice::Price("0.7".into()).apply(2.0), 0.7);
+    }
+
+    #[test]
+    fn overlay_keys_follow_the_crds_domain_rules() {
+        assert!(restricted_key("karpenter.sh/capacity-type").is_none());
+        assert!(restricted_key("karpenter.k8s.aws/instance-gpu-count").is_none());
+        assert!(restricted_key("node.kubernetes.io/instance-type").is_none());
+        assert!(restricted_key("example.com/team").is_none());
+        assert!(restricted_key("karpenter.sh/registered").is_some());
+        assert!(restricted_key("karpenter.k8s.aws/instance-pods").is_some());
+        assert!(restricted_key("kubernetes.io/hostname").is_some());
     }
 }
