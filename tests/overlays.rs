@@ -212,3 +212,19 @@ fn adopting_an_output_with_overlay_blocks_and_compiling_reproduces_it_byte_for_b
     }
     assert_eq!(original.files.len(), again.files.len());
 }
+
+/// GP026: an overlay whose `require` lines select none of its NodePool's types (here a family the A10G/L4 pool does
+/// not admit, and a capacity type it does not launch) changes nothing: a warning at the block, silenced by `allow`.
+#[test]
+fn gp026_warns_at_an_overlay_that_selects_none_of_its_nodepools_types() {
+    for require in ["require \"karpenter.k8s.aws/instance-family\" \"In\" \"p5\"", "require \"karpenter.sh/capacity-type\" \"In\" \"spot\""] {
+        let c = solve(&pool_with(&format!("    overlay \"idle\" {{\n        price \"0.10\"\n        {require}\n    }}\n")));
+        let found: Vec<_> = c.findings.iter().filter(|f| f.code == "GP026").collect();
+        assert_eq!(found.len(), 1, "{require}: {:?}", c.findings.iter().map(|f| f.code).collect::<Vec<_>>());
+        assert!(found[0].diagnostic.message.starts_with("overlay `idle` selects none of NodePool `infer`'s 4 instance types"), "{}", found[0].diagnostic.message);
+        assert!(found[0].diagnostic.location.contains(":9:"), "{}", found[0].diagnostic.location);
+    }
+    let quiet = solve(&pool_with("    allow \"GP026\"\n    overlay \"idle\" { price \"0.10\"; require \"karpenter.k8s.aws/instance-family\" \"In\" \"p5\"; }\n"));
+    assert!(quiet.findings.iter().all(|f| f.code != "GP026"));
+    assert!(solve(&pool_with(G5_DISCOUNT)).findings.iter().all(|f| f.code != "GP026"), "an overlay that selects g5 types is not idle");
+}

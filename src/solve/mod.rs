@@ -22,7 +22,7 @@ use crate::profile::{DisruptionBudget, MaintenanceWindow, Profile, Reserved, Set
 
 /// `overlay` blocks: ranking by the overlaid price, units from capacity overlays, the NodeOverlays to render.
 mod overlays;
-pub use overlays::OverlayPlan;
+pub use overlays::{idle as idle_overlays, OverlayPlan};
 
 /// The solver's decisions for every cluster of one compile.
 #[derive(Debug, Clone, PartialEq)]

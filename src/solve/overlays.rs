@@ -67,6 +67,19 @@ fn wanted(o: &Overlay) -> Requirements {
     r
 }
 
+/// The tier's overlays that select none of `types` (the NodePool's instance types) for any capacity type the tier
+/// launches: they change nothing on this NodePool (lint GP026).
+pub fn idle<'s>(s: &'s Settings, types: &[&InstanceType], region: &str) -> Vec<&'s crate::diagnostic::Spanned<Overlay>> {
+    s.overlays
+        .iter()
+        .filter(|o| {
+            !types.iter().any(|t| {
+                s.capacity.value.iter().any(|ct| selecting(s, t, region, *ct).iter().any(|x| x.name.value == o.name.value))
+            })
+        })
+        .collect()
+}
+
 /// The capacity type a pool's expected price is for (`cost::quote`): spot when the pool allows spot.
 fn expected_capacity(s: &Settings) -> CapacityType {
     if s.capacity.value.contains(&CapacityType::Spot) { CapacityType::Spot } else { s.capacity.value.first().copied().unwrap_or(CapacityType::OnDemand) }
