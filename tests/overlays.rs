@@ -228,3 +228,32 @@ fn gp026_warns_at_an_overlay_that_selects_none_of_its_nodepools_types() {
     assert!(quiet.findings.iter().all(|f| f.code != "GP026"));
     assert!(solve(&pool_with(G5_DISCOUNT)).findings.iter().all(|f| f.code != "GP026"), "an overlay that selects g5 types is not idle");
 }
+
+/// Hand-written NodeOverlays, as Karpenter applies them (controller.go `getOverlaidOfferings`: the overlay's
+/// `karpenter.sh/nodepool` and label requirements against each NodePool): one without a NodePool requirement applies to
+/// both NodePools and adopts as a block in each, `<name>-<nodepool>` (names are cluster-wide); one scoped to NodePool
+/// `a` adopts into `a` only, under its own name. Verified by simulation: no placement changes.
+#[test]
+fn a_hand_written_overlay_adopts_into_every_pool_it_applies_to_and_only_those() {
+    let dir = tempfile::tempdir().unwrap();
+    let class = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: gpu\nspec:\n  amiSelectorTerms:\n  - alias: al2023@v20251023\n  role: KarpenterNodeRole-demo\n  subnetSelectorTerms:\n  - tags: {karpenter.sh/discovery: demo}\n  securityGroupSelectorTerms:\n  - tags: {karpenter.sh/discovery: demo}\n";
+    let pool = |name: &str, weight: u32| format!("---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {name}\nspec:\n  weight: {weight}\n  limits:\n    nvidia.com/gpu: \"4\"\n  template:\n    metadata:\n      labels: {{team: {name}}}\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}\n      taints:\n      - {{key: nvidia.com/gpu, effect: NoSchedule}}\n      requirements:\n      - {{key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6]}}\n      - {{key: karpenter.k8s.aws/instance-gpu-count, operator: In, values: [\"1\"]}}\n      - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}\n      - {{key: kubernetes.io/arch, operator: In, values: [amd64]}}\n");
+    let overlays = "---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata:\n  name: g5-edp\nspec:\n  weight: 10\n  requirements:\n  - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}\n  priceAdjustment: \"-40%\"\n---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata:\n  name: team-a-fpga\nspec:\n  requirements:\n  - {key: karpenter.sh/nodepool, operator: In, values: [a]}\n  capacity:\n    example.com/fpga: 1\n";
+    std::fs::create_dir_all(dir.path().join("karpenter")).unwrap();
+    std::fs::write(dir.path().join("karpenter/cluster.yaml"), format!("{class}{}{}{overlays}", pool("a", 20), pool("b", 10))).unwrap();
+    let catalogs = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1")
+        .args(["adopt", "karpenter", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json", "--set", "CLUSTER_NAME=demo"]).output().unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((report["verification"]["changed"].as_u64(), report["verification"]["unexplained"].as_u64()), (Some(0), Some(0)), "{:#}", report["verification"]);
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu.kdl")).unwrap();
+    let block = |pool: &str| {
+        let start = profile.find(&format!("pool \"{pool}\"")).unwrap();
+        let end = profile[start + 1..].find("\npool ").map_or(profile.len(), |e| start + 1 + e);
+        profile[start..end].to_string()
+    };
+    assert!(block("a").contains("overlay \"g5-edp-a\" {") && block("a").contains("overlay \"team-a-fpga\" {"), "{}", block("a"));
+    assert!(block("b").contains("overlay \"g5-edp-b\" {") && !block("b").contains("team-a-fpga"), "{}", block("b"));
+    assert!(!profile.contains("require \"karpenter.sh/nodepool\""), "gpuplan writes the NodePool scope itself: {profile}");
+}

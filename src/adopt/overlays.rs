@@ -126,14 +126,21 @@ pub fn attach(overlays: &[Doc], node_pools: &[Doc], profiles: &mut [(AdoptedProf
         let parents: std::collections::BTreeSet<Option<String>> =
             profiles.iter().flat_map(|(p, _)| &p.pools).filter(|p| targets.contains(&p.name.as_str())).map(|p| p.tier_of.clone()).collect();
         let one_pool = targets.len() == 1 || (parents.len() == 1 && parents.iter().all(Option::is_some));
-        for pool in profiles.iter_mut().flat_map(|(p, _)| p.pools.iter_mut()).filter(|p| targets.contains(&p.name.as_str())) {
-            let name = if one_pool { doc.name.clone() } else { format!("{}-{}", doc.name, pool.name) };
-            match block(doc, &name, &reqs, shared_resource(&pool.lines)) {
-                Some(line) => {
-                    pool.lines.push(line);
-                    placed += 1;
+        for (profile, sources) in profiles.iter_mut() {
+            for pool in profile.pools.iter_mut().filter(|p| targets.contains(&p.name.as_str())) {
+                let name = if one_pool { doc.name.clone() } else { format!("{}-{}", doc.name, pool.name) };
+                match block(doc, &name, &reqs, shared_resource(&pool.lines)) {
+                    Some(line) => {
+                        pool.lines.push(line);
+                        placed += 1;
+                        // The profile's header names the files it was adopted from.
+                        if !sources.contains(&doc.file) {
+                            sources.push(doc.file.clone());
+                            sources.sort();
+                        }
+                    }
+                    None => emptied.push(pool.name.clone()),
                 }
-                None => emptied.push(pool.name.clone()),
             }
         }
         if placed == 0 {
