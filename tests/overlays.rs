@@ -144,6 +144,8 @@ fn overlay_blocks_refuse_what_karpenter_refuses_with_located_errors() {
 fn two_overlays_of_one_name_are_e0295_and_gpu_capacity_on_a_time_sliced_pool_is_e0296() {
     let twice = format!("{CLUSTER}pool \"a\" {{\n    max-accelerators 4\n    overlay \"o\" {{ price \"1\"; }}\n}}\npool \"b\" {{\n    max-accelerators 4\n    overlay \"o\" {{ price \"1\"; }}\n}}\n");
     assert!(rejected(&twice).iter().any(|d| d.0 == "E0295" && d.1.contains(":12:") && d.2.contains("first at")), "{:?}", rejected(&twice));
+    let own = pool_with("    time-slicing replicas=4\n    overlay \"infer-1gpu\" { price-adjustment \"-10%\"; }\n");
+    assert!(rejected(&own).iter().any(|d| d.0 == "E0295" && d.2.contains("gpuplan's own NodeOverlay for the shared GPUs of NodePool `infer`")), "{:?}", rejected(&own));
     let sliced = pool_with("    time-slicing replicas=4\n    overlay \"o\" { capacity \"nvidia.com/gpu\" \"4\"; }\n");
     assert!(rejected(&sliced).iter().any(|d| d.0 == "E0296" && d.1.contains(":10:")), "{:?}", rejected(&sliced));
 }

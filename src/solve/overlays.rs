@@ -124,6 +124,11 @@ pub fn plan_overlays(cluster: &ClusterPlan, profiles: &[&crate::profile::Profile
     for profile in profiles {
         for tier in profile.pools.iter().flat_map(|p| &p.tiers).filter(|t| planned.contains(t.name.value.as_str())) {
             for o in &tier.settings.overlays {
+                if let Some(shared) = cluster.pools.iter().find(|p| p.sharing.is_some() && sharing_overlay_name(&p.name, &o.name.value)) {
+                    let message = format!("overlay name `{}` is the name of gpuplan's own NodeOverlay for the shared GPUs of NodePool `{}`", o.name.value, shared.name);
+                    diagnostics.push(sources.error(o.name.span, "E0295", message).help("rename the overlay (gpuplan names its own `<nodepool>-<n>gpu`)"));
+                    continue;
+                }
                 if let Some(other) = by_name.get(&o.name.value).filter(|p| p.profile != profile.name.value) {
                     let message = format!("overlay `{}` is also defined by profile `{}` in cluster `{}`", o.name.value, other.profile, cluster.name);
                     diagnostics.push(sources.error(o.name.span, "E0295", message).help("NodeOverlay names are cluster-wide: rename the overlay"));
@@ -150,6 +155,15 @@ pub fn plan_overlays(cluster: &ClusterPlan, profiles: &[&crate::profile::Profile
         o.requirements.insert(0, Requirement { key: "karpenter.sh/nodepool".into(), operator: "In".into(), values: o.nodepools.clone(), min_values: None });
     }
     if diagnostics.is_empty() { Ok(out) } else { Err(diagnostics) }
+}
+
+/// Whether `name` has the form of gpuplan's own overlay for a shared NodePool (`render::node_overlay_contexts`):
+/// `<nodepool>-<n>gpu` or `<nodepool>-<n>gpu-x<k>`.
+fn sharing_overlay_name(nodepool: &str, name: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let Some(rest) = name.strip_prefix(nodepool).and_then(|r| r.strip_prefix('-')) else { return false };
+    let (gpus, split) = rest.split_once("gpu").unwrap_or(("", "-"));
+    digits(gpus) && (split.is_empty() || split.strip_prefix("-x").is_some_and(digits))
 }
 
 /// E0297: two overlays of one NodePool at the same weight that both set a price, or the same capacity resource, for
