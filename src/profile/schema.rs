@@ -7,7 +7,7 @@
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct NodeSpec {
     /// Where it may appear: `profile` (top level), `cluster`, `pool` (also valid in a `tier`), `gpu` (also in
-    /// `neuron`), `cpu`, `disruption`, `reserved`, `workload`, `queue`, `monitoring`.
+    /// `neuron`), `cpu`, `disruption`, `reserved`, `overlay`, `workload`, `queue`, `monitoring`.
     pub parent: &'static str,
     pub name: &'static str,
     /// Arguments, e.g. `<string>…`; empty: none.
