@@ -1116,3 +1116,14 @@ fn a_compiled_price_overlay_launches_the_discounted_type_in_karpenter_as_in_simu
     let launched = claims(&o.oracle);
     assert_eq!((launched[0]["instance_type"].as_str(), launched[0]["nodepool"].as_str()), (Some("g5.xlarge"), Some("infer")), "{launched:?}");
 }
+
+/// Two overlays at the same weight price m5.large: Karpenter orders overlays by weight, then name *descending*
+/// (pkg/apis/v1alpha1/nodeoverlay.go `OrderByWeight`), so `b` (-50%, $0.048) sets the price and `a` (-10%) is the
+/// conflicting one; m5.large then beats c5.large ($0.085). gpuplan simulate took `a` first before (c5.large).
+#[test]
+fn equal_weight_overlays_apply_in_karpenters_order_name_descending() {
+    let manifests = ONE_POOL.replace("values: [m5.large, m5.xlarge, m5.2xlarge]", "values: [m5.large, c5.large]")
+        + "---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: a}\nspec:\n  weight: 1\n  requirements:\n  - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n  priceAdjustment: \"-10%\"\n---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: b}\nspec:\n  weight: 1\n  requirements:\n  - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n  priceAdjustment: \"-50%\"\n";
+    let Some(o) = agreeing("equal-weight-overlays", &manifests, &replicas(1, "")) else { return };
+    assert_eq!(claims(&o.gpuplan)[0]["instance_type"], "m5.large", "{:?}", claims(&o.gpuplan));
+}
