@@ -418,8 +418,18 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
         lines.extend(crds.iter().map(|c| format!("  CRD: {c}")));
         lines.extend(helm.iter().map(|h| format!("  {h}")));
         let mut gates = Vec::new();
-        if cluster.pools.iter().any(|p| p.replicas() > 1) {
-            gates.push("NodeOverlay=true (time-sliced/MIG pools)");
+        // Without the gate Karpenter ignores every NodeOverlay: shared pools then count physical GPUs, and an
+        // overlay block's price no longer ranks the types (its capacity is not offered either).
+        let shared = cluster.pools.iter().any(|p| p.sharing.is_some() && p.replicas() > 1);
+        let overlays: Vec<&str> = cluster.overlays.iter().map(|o| o.name.as_str()).collect();
+        let gate = match (shared, overlays.is_empty()) {
+            (true, true) => "NodeOverlay=true (time-sliced/MIG pools)".to_string(),
+            (false, false) => format!("NodeOverlay=true (overlay blocks: {})", overlays.join(", ")),
+            (true, false) => format!("NodeOverlay=true (time-sliced/MIG pools; overlay blocks: {})", overlays.join(", ")),
+            (false, true) => String::new(),
+        };
+        if !gate.is_empty() {
+            gates.push(gate);
         }
         if !gates.is_empty() {
             lines.push(format!("  Karpenter feature gates: {}", gates.join(", ")));

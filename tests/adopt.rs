@@ -736,6 +736,7 @@ fn every_schema_example_parses() {
             "pool" if node.name == "tier" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" preset=\"tiered\" {{\n    {}\n}}\n", node.example),
             "pool" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {}\n}}\n", node.example),
             "gpu" | "cpu" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {} {{\n        {}\n    }}\n}}\n", node.parent, node.example),
+            "overlay" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    overlay \"o\" {{\n        {}\n    }}\n}}\n", node.example),
             "disruption" | "reserved" | "kubelet" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{\n    {} {{\n        {}\n    }}\n}}\n", node.parent, node.example),
             "workload" => format!("profile \"p\" priority=1\n{cluster}pool \"x\" {{ }}\nworkload \"w\" namespace=\"ns\" pool=\"x\" {{\n    selector \"app\" \"w\"\n    {}\n}}\n", if node.name == "selector" { "" } else { node.example }),
             "monitoring" => format!("profile \"p\" priority=1\n{cluster}monitoring {{\n    {}\n}}\n", node.example),

@@ -42,7 +42,7 @@ fn adopt_with(entry: &str, pods: Option<&str>, extra: &[&str]) -> (Output, Value
 
 /// (entry, pods, placement changes): every entry that adopts and compiles, with the number of changes its README
 /// lists as explained.
-const ADOPTED: [(&str, Option<&str>, u64); 10] = [
+const ADOPTED: [(&str, Option<&str>, u64); 11] = [
     ("blueprints-nvidia", None, 0),
     ("blueprints-nvidia", Some("blueprints-nvidia-pods"), 0),
     ("blueprints-neuron", None, 0),
@@ -53,6 +53,7 @@ const ADOPTED: [(&str, Option<&str>, u64); 10] = [
     ("provider-general-purpose", None, 0),
     ("blueprints-nvidia-automode", None, 0),
     ("blueprints-neuron-automode", None, 0),
+    ("provider-docs-node-overlay", None, 0),
 ];
 
 #[test]
@@ -84,7 +85,8 @@ fn the_time_sliced_blueprint_runs_its_four_pods_on_one_node_as_the_original_does
     assert_eq!((run["nodes_before"].as_u64(), run["nodes_after"].as_u64()), (Some(1), Some(1)), "{run:#}");
     assert_eq!(run["usd_per_hour_before"], run["usd_per_hour_after"], "{run:#}");
     assert!(!text(&out).contains("EC2NodeClass/gpu-bottlerocket spec.userData"), "the userData is adopted, not warned: {}", text(&out));
-    assert!(text(&out).contains("a hand-written NodeOverlay is not adopted as such"), "{}", text(&out));
+    // The blueprint's gpu-slices-* overlays only declare what `time-slicing replicas=4` compiles to: skipped, saying so.
+    assert!(text(&out).contains("NodeOverlay/gpu-slices-1gpu (it only declares the GPU capacity that the `time-slicing`/`mig` of gpu-slices compiles to in gpuplan's own NodeOverlay"), "{}", text(&out));
 }
 
 /// data-on-eks's GPU pool has no `nvidia.com/gpu` taint, so pods that do not tolerate it land there. Adopted, the
@@ -373,4 +375,27 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
 fn no_field_of_a_class_entry_is_lost_between_the_original_and_the_compiled_output() {
     let lost: Vec<String> = CLASS_ENTRIES.iter().flat_map(|e| lost_fields(e)).collect();
     assert!(lost.is_empty(), "{} field(s) lost:\n{}", lost.len(), lost.join("\n"));
+/// The Karpenter docs' NodeOverlay example (v1.14 concepts/nodeoverlays.md, "Example Conflict Resolution": overlay-a
+/// -10% at weight 5, overlay-b -20% at weight 10, both on m5.large, no NodePool named) next to the provider's
+/// general-purpose NodePool. Karpenter applies both to every compatible NodePool
+/// (v1.14.1 pkg/controllers/nodeoverlay/controller.go `getOverlaidOfferings`) and ranks by the overlaid price
+/// (pkg/cloudprovider/types.go `OrderByPrice`, `AdjustedPrice`): m5.large at $0.096 × 0.8 = $0.0768 beats m5a.large at
+/// $0.086. Adopted, each becomes an `overlay` block of the pool, and a pod that may take either type lands on m5.large
+/// on both sides (without the overlays the adopted side would launch m5a.large).
+#[test]
+fn a_published_price_overlay_adopts_into_overlay_blocks_and_its_discounted_type_still_launches() {
+    let dir = tempfile::tempdir().unwrap();
+    let pod = dir.path().join("m5-or-m5a.yaml");
+    std::fs::write(&pod, "apiVersion: v1\nkind: Pod\nmetadata: {name: m5-or-m5a, namespace: default}\nspec:\n  nodeSelector: {karpenter.k8s.aws/instance-size: large}\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions:\n          - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5, m5a]}\n  containers:\n  - {name: c, image: x, resources: {requests: {cpu: \"1\"}}}\n").unwrap();
+    let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let input = corpus("provider-docs-node-overlay");
+    let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json", "--accept-changes", "--verify", pod.to_str().unwrap()];
+    args.extend(SET);
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(&args).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &report["verification"]["placements"][0];
+    assert_eq!((p["before"]["instance_type"].as_str(), p["after"]["instance_type"].as_str(), p["change"].as_str()), (Some("m5.large"), Some("m5.large"), Some("same")), "{p:#}");
+    assert_eq!(p["after"]["usd_per_hour"], 0.0768, "{p:#}");
+    let profile = std::fs::read_to_string(dir.path().join("profiles/default.kdl")).unwrap();
+    assert!(profile.contains("overlay \"overlay-b\" {") && profile.contains("price-adjustment \"-20%\"") && profile.contains("capacity \"custom-device/gpu\" \"1\""), "{profile}");
 }

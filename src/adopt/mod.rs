@@ -14,6 +14,7 @@ pub mod cli_docs;
 pub mod map;
 pub mod model;
 pub mod monitoring;
+pub mod overlays;
 pub mod placeholders;
 pub mod queues;
 pub mod raw;
@@ -268,6 +269,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         profiles.push((profile, sources));
     }
     resolve_weights(&mut profiles, &read.node_pools);
+    skipped.extend(overlays::attach(&read.overlays, &read.node_pools, &mut profiles));
     let profiles: Vec<AdoptedProfile> = profiles
         .into_iter()
         .map(|(profile, sources)| {

@@ -306,11 +306,14 @@ impl Context<'_> {
         if moved > 0 {
             s.reasons.push(format!("{moved} pod(s) changed placement (above)"));
         }
+        // An original overlay adopts as `overlay` blocks named as it is, or `<name>-<nodepool>` when it applied to
+        // several NodePools (`overlays::attach`); one with no block was skipped (the adopt report says why).
         let kept: BTreeSet<&str> = after_m.overlays.iter().map(|o| o.name.as_str()).collect();
-        for o in before_m.overlays.iter().filter(|o| !kept.contains(o.name.as_str())) {
+        let adopted = |name: &str| kept.contains(name) || kept.iter().any(|k| k.strip_prefix(name).is_some_and(|rest| rest.starts_with('-')));
+        for o in before_m.overlays.iter().filter(|o| !adopted(&o.name)) {
             let capacity: Vec<String> = o.capacity.iter().map(|(k, v)| format!("{k}={}", v / 1000)).collect();
             let what = if capacity.is_empty() { "price".to_string() } else { format!("capacity {}", capacity.join(", ")) };
-            s.reasons.push(format!("the original NodeOverlay {} ({what}) has no counterpart in the adopted output (adopt does not read hand-written NodeOverlays)", o.name));
+            s.reasons.push(format!("the original NodeOverlay {} ({what}) has no counterpart in the adopted output (adopt skipped it: see the skipped objects)", o.name));
         }
         for w in self.adoption.warnings.iter().filter(|w| w.field == "spec.userData") {
             s.reasons.push(format!("adopt did not carry {} {} {} (settings there, such as Bottlerocket's time-slicing, are lost)", w.file, w.object, w.field));

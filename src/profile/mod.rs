@@ -39,6 +39,9 @@ mod requirements;
 /// `limits` nodes (NodePool cpu and memory limits).
 mod limits;
 pub use limits::ResourceLimits;
+/// `overlay` blocks (NodeOverlays: price and capacity), parsed with this module's helpers.
+mod overlay;
+pub use overlay::{Overlay, OverlayPrice};
 pub use requirements::{expressible as requirement_expressible, is_well_known as requirements_is_well_known, NodeRequirement};
 pub(crate) use ops_intent::is_training_pool;
 
@@ -271,6 +274,8 @@ pub struct Settings {
     pub kubelet: Option<Spanned<serde_json::Map<String, serde_json::Value>>>,
     /// `raw "<Kind>" "<YAML>"`: fragments merged into the pool's NodePool or class, the pool's then the tier's.
     pub raws: Vec<Spanned<Raw>>,
+    /// `overlay` blocks: NodeOverlays scoped to the NodePools that carry them (a pool's are inherited by its tiers).
+    pub overlays: Vec<Spanned<Overlay>>,
 }
 
 impl Settings {
@@ -651,6 +656,7 @@ impl Parser<'_> {
                 );
             }
         }
+        self.check_overlays(&pools);
         let ops = self.parse_ops(&workload_nodes, &monitoring_nodes, &pools);
         let queues = self.parse_queues(&queue_nodes, &pools);
         Some(Profile { name, file: self.file, priority, cluster, budget_usd_per_hour: budget, pools, allow, ops, queues })
@@ -1043,7 +1049,7 @@ impl Parser<'_> {
     fn apply_setting(&mut self, node: &KdlNode, s: &mut Settings, context: &str) {
         let name = node.name().value();
         let node_span = self.span(node.span());
-        if !matches!(name, "gpu" | "neuron" | "cpu" | "disruption" | "reserved" | "kubelet") {
+        if !matches!(name, "gpu" | "neuron" | "cpu" | "disruption" | "reserved" | "kubelet" | "overlay") {
             self.no_children(node);
         }
         match name {
@@ -1313,6 +1319,7 @@ impl Parser<'_> {
             "limits" => self.apply_limits(node, s),
             "kubelet" => self.apply_kubelet(node, s),
             "raw" => s.raws.extend(self.parse_raw(node, &raw::RAW_KINDS)),
+            "overlay" => self.apply_overlay(node, s),
             "accelerator-taint" => {
                 self.check_entries(node, &[], 1);
                 match args(node).next().and_then(|e| self.expect_bool(e, "accelerator-taint")) {
@@ -1815,6 +1822,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         allow: Vec::new(),
         kubelet: None,
         raws: Vec::new(),
+        overlays: Vec::new(),
     }
 }
 

@@ -91,7 +91,7 @@ impl Parser<'_> {
     }
 
     /// A value: a string, or an integer (`"8"` and `8` say the same to Karpenter, whose values are strings).
-    fn requirement_value(&mut self, entry: &kdl::KdlEntry) -> Option<Spanned<String>> {
+    pub(super) fn requirement_value(&mut self, entry: &kdl::KdlEntry) -> Option<Spanned<String>> {
         match entry.value() {
             KdlValue::Integer(i) => Some(Spanned::new(i.to_string(), self.span(entry.span()))),
             _ => self.expect_string(entry, "requirement value"),
@@ -123,7 +123,7 @@ impl Parser<'_> {
     }
 
     /// E0282: an operator Karpenter does not know (the spelling is case-sensitive).
-    fn check_operator(&mut self, operator: &Spanned<String>) -> bool {
+    pub(super) fn check_operator(&mut self, operator: &Spanned<String>) -> bool {
         if OPERATORS.contains(&operator.as_str()) {
             return true;
         }
@@ -138,7 +138,7 @@ impl Parser<'_> {
     }
 
     /// E0283: the values the operator takes; E0284: minValues beyond an In list.
-    fn check_requirement_values(&mut self, operator: &Spanned<String>, values: &[Spanned<String>], min_values: Option<u32>, span: crate::diagnostic::Span) -> bool {
+    pub(super) fn check_requirement_values(&mut self, operator: &Spanned<String>, values: &[Spanned<String>], min_values: Option<u32>, span: crate::diagnostic::Span) -> bool {
         let problem = match operator.as_str() {
             "In" | "NotIn" if values.is_empty() => Some(format!("`{}` needs at least one value", operator.value)),
             "Exists" | "DoesNotExist" if !values.is_empty() => Some(format!("`{}` takes no values", operator.value)),

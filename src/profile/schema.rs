@@ -7,7 +7,7 @@
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct NodeSpec {
     /// Where it may appear: `profile` (top level), `cluster`, `pool` (also valid in a `tier`), `gpu` (also in
-    /// `neuron`), `cpu`, `disruption`, `reserved`, `kubelet`, `workload`, `queue`, `monitoring`.
+    /// `neuron`), `cpu`, `disruption`, `reserved`, `kubelet`, `overlay`, `workload`, `queue`, `monitoring`.
     pub parent: &'static str,
     pub name: &'static str,
     /// Arguments, e.g. `<string>…`; empty: none.
@@ -85,6 +85,7 @@ pub const NODES: &[NodeSpec] = &[
     n("pool", "accelerator-taint", "<bool>", &[], "#true", "Whether the NodePool carries the `<accelerator resource>:NoSchedule` taint. #false keeps pods that need no accelerator able to land on (and keep alive) the nodes: lint GP007 warns; adopt writes it for an untainted original so that its pods keep scheduling.", "accelerator-taint #false"),
     n("pool", "allow", "<string>…", &[], "none", "Lint codes silenced for this pool.", "allow \"GP006\""),
     n("pool", "tier", "<string>", &["capacity=<spot|on-demand|reserved>"], "none", "In a tiered pool: one NodePool <pool>-<tier>, in fallback order; takes every pool setting.", "tier \"a\" capacity=\"spot\" { weight 50 }"),
+    n("pool", "overlay", "<string>", &[], "none", "A Karpenter NodeOverlay (karpenter.sh/v1alpha1, feature gate NodeOverlay=true) on the pool's NodePools (in a tier: that tier's): a price (`price` or `price-adjustment`) Karpenter ranks the types by, and/or extended-resource `capacity`; gpuplan scopes it with karpenter.sh/nodepool. The worst case stays at list prices (see README \"Overlays\").", "overlay \"discount\" { price-adjustment \"-30%\" }"),
     n("kubelet", "max-pods", "<integer>", &[], "ENI-limited (110 without ENI data)", "maxPods: pods per node.", "max-pods 110"),
     n("kubelet", "pods-per-core", "<integer>", &[], "none", "podsPerCore: pods per vCPU (the lower of this and max-pods; ignored on Bottlerocket).", "pods-per-core 10"),
     n("kubelet", "system-reserved", "", &["<resource>=<quantity>"], "none", "systemReserved: resources kept for the OS (cpu, memory, ephemeral-storage, pid).", "system-reserved cpu=\"100m\" memory=\"100Mi\""),
@@ -103,6 +104,11 @@ pub const NODES: &[NodeSpec] = &[
     n("gpu", "per-node", "", &["min=<integer>", "max=<integer>"], "any", "Accelerators per node.", "per-node min=1 max=8"),
     n("cpu", "per-node", "", &["min=<integer>", "max=<integer>"], "any", "vCPUs per node.", "per-node min=2 max=16"),
     n("cpu", "memory-min", "<size GiB|MiB>", &[], "none", "Least memory per vCPU (2GiB: c, 4GiB: m, 8GiB: r types).", "memory-min \"4GiB\""),
+    n("overlay", "price", "<$ per hour>", &[], "none", "The price Karpenter sees for the selected types' offerings (NodeOverlay spec.price); not with price-adjustment.", "price \"0.50\""),
+    n("overlay", "price-adjustment", "<+N%|-N%|+$|-$>", &[], "none", "A change to the selected offerings' price (spec.priceAdjustment): -30%, +10%, -0.25; not with price.", "price-adjustment \"-30%\""),
+    n("overlay", "capacity", "<resource> <quantity>", &[], "none", "An extended resource each selected node offers (spec.capacity; never cpu, memory, ephemeral-storage, pods). On the pool's accelerator resource it counts as the type's schedulable units, like time-slicing.", "capacity \"example.com/fpga\" \"2\""),
+    n("overlay", "weight", "<integer 1–10000>", &[], "none (0)", "Which overlay wins where several select the same type (higher first).", "weight 20"),
+    n("overlay", "require", "<key> <In|NotIn|Exists|DoesNotExist|Gt|Lt|Gte|Lte> <value>…", &[], "every type of the NodePools", "Which types (and offerings: karpenter.sh/capacity-type, zone) the overlay applies to, under the NodeOverlay CRD's key rules; karpenter.sh/nodepool is gpuplan's.", "require \"node.kubernetes.io/instance-type\" \"In\" \"g5.xlarge\""),
     n("disruption", "consolidation", "<WhenEmpty|WhenEmptyOrUnderutilized>", &[], "WhenEmpty", "Karpenter consolidationPolicy.", "consolidation \"WhenEmpty\""),
     n("disruption", "consolidate-after", "<duration>", &[], "from the preset", "Karpenter consolidateAfter.", "consolidate-after \"5m\""),
     n("disruption", "expire-after", "<duration|Never>", &[], "from the preset", "Karpenter expireAfter.", "expire-after \"720h\""),

@@ -188,6 +188,13 @@ impl Renderer {
                 });
             }
         }
+        for o in &cluster.overlays {
+            manifests.push(Manifest {
+                path: object_path(&cluster.name, "nodeoverlay", &o.name),
+                source: o.source.clone(),
+                object: self.render("nodeoverlay.yaml.j2", &o.name, profile_overlay_context(cluster, o))?,
+            });
+        }
         manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
         manifests.extend(crate::queue::render::render_cluster(self, cluster)?);
         let argocd = cluster.gitops.as_ref().is_some_and(|g| g.argocd);
@@ -419,7 +426,8 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
 /// A100-80GB), each units value gets its own overlay, `<pool>-<gpus>gpu-x<units per GPU>`, naming its types.
 fn node_overlay_contexts(cluster: &ClusterPlan, pool: &PoolPlan) -> Vec<(String, Value)> {
     let mut groups: BTreeMap<u32, BTreeMap<u32, Vec<&str>>> = BTreeMap::new();
-    for c in pool.candidates.iter().filter(|c| c.units > c.accelerators) {
+    // Only sharing makes gpuplan declare capacity itself: units a profile's capacity overlay set are its own NodeOverlay.
+    for c in pool.candidates.iter().filter(|c| pool.sharing.is_some() && c.units > c.accelerators) {
         groups.entry(c.accelerators).or_default().entry(c.units).or_default().push(&c.name);
     }
     let mut contexts = Vec::new();
@@ -428,15 +436,37 @@ fn node_overlay_contexts(cluster: &ClusterPlan, pool: &PoolPlan) -> Vec<(String,
         for (units, mut types) in by_units {
             types.sort();
             let name = if split { format!("{}-{gpus}gpu-x{}", pool.name, units / gpus) } else { format!("{}-{gpus}gpu", pool.name) };
+            let mut requirements = vec![
+                json!({ "key": "karpenter.sh/nodepool", "operator": "In", "values": [pool.name] }),
+                json!({ "key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": [gpus.to_string()] }),
+            ];
+            if split {
+                requirements.push(json!({ "key": "node.kubernetes.io/instance-type", "operator": "In", "values": types }));
+            }
             let context = json!({
                 "labels": common_labels(),
                 "annotations": provenance(&pool.profile, &pool.source, cluster),
-                "overlay": { "name": name, "nodepool": pool.name, "gpus": gpus, "units": units, "resource": pool.resource(), "types": split.then_some(types) },
+                "overlay": { "name": name, "weight": 10, "requirements": requirements, "price": null, "price_adjustment": null, "capacity": [[pool.resource(), units.to_string()]] },
             });
             contexts.push((name, context));
         }
     }
     contexts
+}
+
+/// A profile's `overlay` block (`solve::OverlayPlan`) as the NodeOverlay template's context.
+fn profile_overlay_context(cluster: &ClusterPlan, o: &crate::solve::OverlayPlan) -> Value {
+    let requirements: Vec<Value> = o.requirements.iter().map(|r| json!({ "key": r.key, "operator": r.operator, "values": r.values })).collect();
+    let (price, adjustment) = match &o.price {
+        Some(crate::profile::OverlayPrice::Price(p)) => (Some(p), None),
+        Some(crate::profile::OverlayPrice::Adjustment(a)) => (None, Some(a)),
+        None => (None, None),
+    };
+    json!({
+        "labels": common_labels(),
+        "annotations": provenance(&o.profile, &o.source, cluster),
+        "overlay": { "name": o.name, "weight": o.weight, "requirements": requirements, "price": price, "price_adjustment": adjustment, "capacity": o.capacity },
+    })
 }
 
 /// What a NodePool can cost while nodes drain beside their replacements (`cost::drain_peak`).

@@ -41,7 +41,7 @@
 //!   "estimate_sources": [ { "id", "description", "fetched_at" } ] }  // every estimate source used above
 //! ```
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -270,6 +270,10 @@ pub struct CandidateExplanation {
     pub ceiling_estimate: bool,
     /// The catalog source id of the estimated price.
     pub estimate_source: Option<String>,
+    /// The profile's overlay whose price ranks this type (its $/accelerator-hour is then the overlaid price; $/h and
+    /// the worst case stay at list price): "overlay g5-edp (price-adjustment -30%)".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -435,6 +439,7 @@ fn explain_pool(
                 ceiling_usd_per_accelerator_hour: r4(cand.ceiling_usd_per_accelerator_hour),
                 ceiling_estimate: cand.ceiling_estimate,
                 estimate_source: source,
+                overlay: cand.overlay.clone(),
             }
         })
         .collect();
@@ -680,6 +685,15 @@ pub fn table(e: &Explanation) -> String {
                     &[true, false, true, false, true, true, true, true, true],
                     &rows,
                 );
+                let mut by_overlay: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+                for c in &pool.candidates {
+                    if let Some(o) = &c.overlay {
+                        by_overlay.entry(o).or_default().push(&c.name);
+                    }
+                }
+                for (overlay, types) in by_overlay {
+                    let _ = writeln!(out, "    overlay    {} ranked at the price of {overlay}, as Karpenter ranks them ($/h and worst case at list price)", types.join(", "));
+                }
                 if !pool.removed.is_empty() {
                     let _ = writeln!(out, "    removed    by constraint, in the order applied:");
                     let rows: Vec<Vec<String>> = pool

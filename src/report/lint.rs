@@ -64,6 +64,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP021", name: "queue-quota-above-limit", summary: "the Kueue ClusterQueues' nominal quotas in a flavor add up to more than its NodePool's limit (admitted jobs wait for nodes Karpenter will not launch)", checks_output: true },
     Rule { code: "GP024", name: "scaledobject-and-hpa-on-one-target", summary: "a workload scaled by a KEDA ScaledObject and by an HPA (or a second ScaledObject): KEDA's webhook refuses the ScaledObject, and two HPAs fight over the replica count", checks_output: true },
     Rule { code: "GP025", name: "scale-to-zero-with-min-available", summary: "a workload that scales to zero with a PodDisruptionBudget minAvailable ≥ 1: at one replica it allows no eviction, so every node drain blocks", checks_output: true },
+    Rule { code: "GP026", name: "overlay-selects-no-type", summary: "an `overlay` block selects none of its NodePool's instance types (for the capacity types it launches): the NodeOverlay changes nothing there", checks_output: false },
 ];
 
 /// The rule for a code, if any.
@@ -408,6 +409,7 @@ impl<'c> Lint<'c> {
             self.cost_annotations(ctx);
             self.named_gpu_priced_out(ctx);
             self.efa_mixed_models(ctx);
+            self.idle_overlays(ctx);
         }
         self.equal_weights(&views);
         self.monitoring_labels(cluster, profiles);
@@ -436,6 +438,21 @@ impl<'c> Lint<'c> {
                 .help(format!("its tolerations come from {}: add {{key: {}, operator: Exists, effect: {}}} there", u.from, u.taint.key, u.taint.effect))
                 .warning();
             self.out.push(Finding { code: "GP017", cluster: cluster.name.clone(), profile: profile.name.value.clone(), pool: Some(plan.name.clone()), span: tier.name.span, diagnostic });
+        }
+    }
+
+    /// GP026: an `overlay` block whose `require` lines select none of the NodePool's types (a family the pool does not
+    /// admit, a capacity type it does not launch): Karpenter applies it nowhere on this NodePool.
+    fn idle_overlays(&mut self, ctx: &PoolCtx) {
+        let types: Vec<&crate::catalog::InstanceType> = ctx.plan.candidates.iter().filter_map(|c| ctx.catalog.get(&c.name)).collect();
+        for o in crate::solve::idle_overlays(&ctx.tier.settings, &types, &ctx.catalog.region) {
+            self.pool(
+                ctx,
+                "GP026",
+                o.name.span,
+                format!("overlay `{}` selects none of NodePool `{}`'s {} instance types: its NodeOverlay changes nothing there", o.name.value, ctx.plan.name, types.len()),
+                "check its `require` lines against the pool's types (`gpuplan explain` lists them) and capacity types, or remove the block".into(),
+            );
         }
     }
 

@@ -390,7 +390,11 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Require
         Some(labels) => overlays.iter().filter(|o| labels.intersects(&o.requirements).is_ok()).collect(),
         None => Vec::new(),
     };
-    matching.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.name.cmp(&b.name)));
+    // Karpenter's order (v1.14.1 pkg/apis/v1alpha1/nodeoverlay.go `OrderByWeight`): weight descending, then name
+    // descending; the first to set a price or a resource keeps it. (Two equal-weight overlays that both set one are a
+    // conflict there, and Karpenter then drops the later one everywhere, which this does not model: compile refuses
+    // such blocks, E0297.)
+    matching.sort_by(|a, b| b.weight.cmp(&a.weight).then(b.name.cmp(&a.name)));
     let mut set: Vec<&str> = Vec::new();
     for o in &matching {
         for (k, v) in &o.capacity {

@@ -20,6 +20,10 @@ use crate::catalog::cost::{self, Bound, Limits, NodeShape, SpotCeiling};
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
 use crate::profile::{DisruptionBudget, MaintenanceWindow, Profile, Reserved, Settings, Sharing, Taint, Tier};
 
+/// `overlay` blocks: ranking by the overlaid price, units from capacity overlays, the NodeOverlays to render.
+mod overlays;
+pub use overlays::{idle as idle_overlays, OverlayPlan};
+
 /// The solver's decisions for every cluster of one compile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -45,6 +49,8 @@ pub struct ClusterPlan {
     pub ops: crate::ops::OpsPlan,
     /// Kueue flavors and queues: see `queue`.
     pub queues: crate::queue::plan::KueuePlan,
+    /// The profiles' `overlay` blocks, one NodeOverlay each, sorted by name (see `overlays`).
+    pub overlays: Vec<OverlayPlan>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +152,9 @@ pub struct Candidate {
     pub ceiling_usd_per_accelerator_hour: f64,
     pub ceiling_estimate: bool,
     pub bound: Bound,
+    /// The overlay whose price Karpenter ranks this type by (`usd_per_accelerator_hour` is then the overlaid price
+    /// per unit; `usd_per_hour` and the ceiling stay list prices): "overlay discount (price-adjustment -30%)".
+    pub overlay: Option<String>,
 }
 
 impl Candidate {
@@ -567,6 +576,10 @@ fn solve_cluster(
                 }
                 match selections.select(tier, catalog, index, &zones, auto_mode, sources) {
                     Ok((candidates, removed)) => {
+                        if let Some(d) = overlays::conflict(tier, &candidates, catalog, sources) {
+                            diagnostics.push(d);
+                            continue;
+                        }
                         // Local NVMe as scratch (RAID0) only where the pool asks and its types have any. Auto Mode
                         // formats and stripes local NVMe itself (EKS User Guide, Auto Mode managed instances).
                         let raid0 = auto_mode.is_none()
@@ -690,7 +703,9 @@ fn solve_cluster(
         profiles: summaries,
         ops: Default::default(),
         queues: Default::default(),
+        overlays: Vec::new(),
     };
+    cluster.overlays = overlays::plan_overlays(&cluster, profiles, sources)?;
     cluster.ops = crate::ops::plan_cluster(&cluster, profiles, sources)?;
     cluster.queues = crate::queue::plan_cluster(&cluster, profiles, sources, catalog)?;
     Ok(cluster)
@@ -870,6 +885,7 @@ impl Selections {
         }
         let mut key: String = constraints.iter().map(|c| c.label.as_str()).collect::<Vec<_>>().join("\n");
         key.push_str(&format!("\n{:?} {:?} {:?} {} {:?} {zones:?}", s.accelerator.value, s.sharing.as_ref().map(|x| &x.value), s.spot_ceiling.value, s.price_ratio_max.value, s.capacity.value));
+        key.push_str(&overlays::memo_key(s));
         if let Some(selected) = self.memo.get(&key) {
             return Ok(selected.clone());
         }
@@ -1100,9 +1116,11 @@ fn rank(remaining: &[&InstanceType], tier: &Tier, catalog: &Catalog, zones: &[St
             let accelerators = t.accelerators(kind).max(1);
             let quote = cost::quote(t, catalog, &s.capacity.value, zones, s.spot_ceiling.value).expect("filtered on having prices");
             let memory = accelerator_memory_mib(t, kind);
-            let node_units = accelerators * units_per_gpu(sharing, t);
+            let node_units = overlays::overlaid_units(s, t, &catalog.region).filter(|u| *u > 0).unwrap_or_else(|| accelerators * units_per_gpu(sharing, t));
             let units = f64::from(node_units);
-            let per_unit = quote.expected / units;
+            // Karpenter ranks by the overlaid price; the expected and worst-case figures stay at list price.
+            let (ranked, overlay) = overlays::ranked_price(s, t, &catalog.region, quote.expected);
+            let per_unit = ranked / units;
             Candidate {
                 name: t.name.clone(),
                 family: t.family.clone(),
@@ -1123,6 +1141,7 @@ fn rank(remaining: &[&InstanceType], tier: &Tier, catalog: &Catalog, zones: &[St
                 ceiling_usd_per_accelerator_hour: quote.ceiling / units,
                 ceiling_estimate: quote.ceiling_is_estimate,
                 bound: quote.bound,
+                overlay,
             }
         })
         .collect();

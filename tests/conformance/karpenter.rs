@@ -1094,3 +1094,36 @@ fn known_difference_equal_prices_at_the_60_type_cut() {
     assert_eq!(only, ["c5d.18xlarge", "r5d.12xlarge"], "the tie at the cut");
     assert!(g.contains("c5d.18xlarge") && k.contains("r5d.12xlarge"));
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// A profile's `overlay` block (issue 19): the compiled output, read by Karpenter's own nodeoverlay controller and
+// store (sigs.k8s.io/karpenter v1.14.1 pkg/controllers/nodeoverlay) and its scheduler, which orders types by the
+// overlaid price (pkg/cloudprovider/types.go `OrderByPrice`, `AdjustedPrice`).
+
+/// An on-demand A10G/L4 pool whose overlay takes 40% off the g5 family: g5.xlarge ($1.006 × 0.6 = $0.6036) ranks
+/// before g6.xlarge ($0.8048), in Karpenter as in gpuplan simulate, and the NodeOverlay stays on its pool.
+#[test]
+fn a_compiled_price_overlay_launches_the_discounted_type_in_karpenter_as_in_simulate() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = "cluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\npool \"infer\" preset=\"inference-on-demand\" {\n    gpu { name \"A10G\" \"L4\"; per-node max=1; }\n    max-accelerators 4\n    overlay \"g5-discount\" {\n        price-adjustment \"-40%\"\n        require \"karpenter.k8s.aws/instance-family\" \"In\" \"g5\"\n    }\n}\n";
+    std::fs::write(dir.path().join("p.kdl"), profile).unwrap();
+    let options = gpuplan::compile::CompileOptions { profiles: vec![dir.path().to_path_buf()], catalogs_dir: go::root().join("catalogs"), templates_dir: None };
+    let compiled = gpuplan::compile::compile(&options).unwrap_or_else(|e| panic!("{e}"));
+    let manifests: String = compiled.generated.iter().filter(|g| matches!(g.kind.as_str(), "NodePool" | "EC2NodeClass" | "NodeOverlay")).map(|g| format!("---\n{}", g.text)).collect();
+    assert!(manifests.contains("kind: NodeOverlay"), "{manifests}");
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: default}\nspec:\n  nodeSelector: {gpuplan.dev/pool: infer}\n  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n  - {key: gpuplan.dev/pool, operator: Equal, value: infer, effect: NoSchedule}\n  containers:\n  - {name: c, image: x, resources: {requests: {nvidia.com/gpu: 1, cpu: \"1\"}, limits: {nvidia.com/gpu: 1}}}\n";
+    let Some(o) = agreeing("compiled-price-overlay", &manifests, pod) else { return };
+    let launched = claims(&o.oracle);
+    assert_eq!((launched[0]["instance_type"].as_str(), launched[0]["nodepool"].as_str()), (Some("g5.xlarge"), Some("infer")), "{launched:?}");
+}
+
+/// Two overlays at the same weight price m5.large: Karpenter orders overlays by weight, then name *descending*
+/// (pkg/apis/v1alpha1/nodeoverlay.go `OrderByWeight`), so `b` (-50%, $0.048) sets the price and `a` (-10%) is the
+/// conflicting one; m5.large then beats c5.large ($0.085). gpuplan simulate took `a` first before (c5.large).
+#[test]
+fn equal_weight_overlays_apply_in_karpenters_order_name_descending() {
+    let manifests = ONE_POOL.replace("values: [m5.large, m5.xlarge, m5.2xlarge]", "values: [m5.large, c5.large]")
+        + "---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: a}\nspec:\n  weight: 1\n  requirements:\n  - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n  priceAdjustment: \"-10%\"\n---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: b}\nspec:\n  weight: 1\n  requirements:\n  - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n  priceAdjustment: \"-50%\"\n";
+    let Some(o) = agreeing("equal-weight-overlays", &manifests, &replicas(1, "")) else { return };
+    assert_eq!(claims(&o.gpuplan)[0]["instance_type"], "m5.large", "{:?}", claims(&o.gpuplan));
+}

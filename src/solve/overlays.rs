@@ -1,0 +1,197 @@
+//! The profile's `overlay` blocks in the solver: what they change in a pool's ranking and units, and the
+//! NodeOverlays they become.
+//!
+//! **Ranking.** Karpenter orders a NodePool's types by the price of their cheapest compatible offering *after*
+//! NodeOverlays (kubernetes-sigs/karpenter v1.14.1 `pkg/cloudprovider/types.go` `OrderByPrice`, over the types the
+//! `nodeoverlay` store returns: `InstanceTypeStore.ApplyAll`). So a candidate's $/accelerator-hour, which ranks it,
+//! price ratio included, is the overlaid price: the heaviest overlay of the tier that selects the type (its labels,
+//! the tier's node labels, and the capacity type the expected price is for) and sets a price wins.
+//!
+//! **Cost bound.** The worst case stays at *list* prices (on-demand from the catalog): an overlay changes what
+//! Karpenter prefers, not what EC2 bills. A price overlay often encodes a discount the bill really has (a savings
+//! plan, an EDP rate), but gpuplan cannot know that, and an upper bound must hold under every condition we can name.
+//! The expected $/h stays at list price too, for the same reason. What the bound does not cover is unchanged: EBS,
+//! data transfer and other charges outside the instance-hour price.
+//!
+//! **Capacity.** A capacity overlay on the pool's accelerator resource sets the type's schedulable units (what
+//! time-slicing does with its replicas), so limits, per-unit prices and the cpu backstop count them; other
+//! resources are carried to the NodeOverlay only.
+
+use std::collections::BTreeMap;
+
+use crate::catalog::{CapacityType, Catalog, InstanceType};
+use crate::diagnostic::{ProfileDiagnostic, Sources};
+use crate::profile::{Overlay, OverlayPrice, Settings, Tier};
+use crate::simulate::requirements::{Requirement as Wanted, Requirements};
+
+use super::{ClusterPlan, Requirement};
+
+/// One `overlay` block as rendered: a NodeOverlay scoped to the NodePools that carry the block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverlayPlan {
+    pub name: String,
+    pub profile: String,
+    pub source: String,
+    /// The NodePools (tiers) whose settings carry the block: the `karpenter.sh/nodepool In` requirement.
+    pub nodepools: Vec<String>,
+    pub weight: Option<u32>,
+    /// `karpenter.sh/nodepool In [nodepools]` first, then the block's `require` lines as written.
+    pub requirements: Vec<Requirement>,
+    pub price: Option<OverlayPrice>,
+    pub capacity: Vec<(String, String)>,
+}
+
+/// The tier's overlays that select `t` for an offering of capacity type `capacity`, heaviest first (Karpenter's
+/// `NodeOverlayList.OrderByWeight`: weight descending, then name descending).
+fn selecting<'s>(s: &'s Settings, t: &InstanceType, region: &str, capacity: CapacityType) -> Vec<&'s Overlay> {
+    if s.overlays.is_empty() {
+        return Vec::new();
+    }
+    let mut labels = crate::simulate::instances::requirements(t, region);
+    labels.add("karpenter.sh/capacity-type", Wanted::is_in([capacity.as_str().to_string()]));
+    for (k, v) in &s.labels {
+        labels.add(k, Wanted::is_in([v.value.clone()]));
+    }
+    let mut out: Vec<&Overlay> = s.overlays.iter().map(|o| &o.value).filter(|o| labels.intersects(&wanted(o)).is_ok()).collect();
+    out.sort_by(|a, b| b.weight.unwrap_or(0).cmp(&a.weight.unwrap_or(0)).then(b.name.value.cmp(&a.name.value)));
+    out
+}
+
+fn wanted(o: &Overlay) -> Requirements {
+    let mut r = Requirements::default();
+    for req in &o.requires {
+        if let Some(w) = Wanted::new(&req.operator, &req.values) {
+            r.add(&req.key, w);
+        }
+    }
+    r
+}
+
+/// The tier's overlays that select none of `types` (the NodePool's instance types) for any capacity type the tier
+/// launches: they change nothing on this NodePool (lint GP026).
+pub fn idle<'s>(s: &'s Settings, types: &[&InstanceType], region: &str) -> Vec<&'s crate::diagnostic::Spanned<Overlay>> {
+    s.overlays
+        .iter()
+        .filter(|o| {
+            !types.iter().any(|t| {
+                s.capacity.value.iter().any(|ct| selecting(s, t, region, *ct).iter().any(|x| x.name.value == o.name.value))
+            })
+        })
+        .collect()
+}
+
+/// The capacity type a pool's expected price is for (`cost::quote`): spot when the pool allows spot.
+fn expected_capacity(s: &Settings) -> CapacityType {
+    if s.capacity.value.contains(&CapacityType::Spot) { CapacityType::Spot } else { s.capacity.value.first().copied().unwrap_or(CapacityType::OnDemand) }
+}
+
+/// The price Karpenter ranks `t` by in this tier, and the overlay that set it (None: the list price).
+pub fn ranked_price(s: &Settings, t: &InstanceType, region: &str, list: f64) -> (f64, Option<String>) {
+    let chosen = selecting(s, t, region, expected_capacity(s)).into_iter().find(|o| o.price.is_some());
+    match chosen.and_then(|o| o.price.as_ref().map(|p| (o, p))) {
+        Some((o, p)) => (p.apply(list), Some(format!("overlay {} ({})", o.name.value, p.describe()))),
+        None => (list, None),
+    }
+}
+
+/// Schedulable units a capacity overlay declares for `t` on the pool's accelerator resource, if one does (the
+/// heaviest that names it; a fractional quantity counts its whole units).
+pub fn overlaid_units(s: &Settings, t: &InstanceType, region: &str) -> Option<u32> {
+    let resource = s.accelerator.value.resource();
+    let quantity = selecting(s, t, region, expected_capacity(s)).into_iter().find_map(|o| o.capacity.iter().find(|(r, _)| r == resource).map(|(_, q)| q.clone()))?;
+    let milli = crate::simulate::yaml::milli(&quantity)?;
+    Some(u32::try_from(milli / 1000).unwrap_or(u32::MAX))
+}
+
+/// What the memo of selections must tell apart: two tiers with the same constraints rank alike only if their
+/// overlays (and the labels overlays may select on) are the same.
+pub fn memo_key(s: &Settings) -> String {
+    if s.overlays.is_empty() {
+        return String::new();
+    }
+    let overlays: Vec<&Overlay> = s.overlays.iter().map(|o| &o.value).collect();
+    let labels: BTreeMap<&String, &String> = s.labels.iter().map(|(k, v)| (k, &v.value)).collect();
+    format!("\n{overlays:?} {labels:?}")
+}
+
+/// The NodeOverlays of a cluster's profiles: one per block, scoped to the NodePools (tiers) that carry it and were
+/// planned, sorted by name. E0295 when two profiles of the cluster name an overlay alike (NodeOverlays are
+/// cluster-scoped).
+pub fn plan_overlays(cluster: &ClusterPlan, profiles: &[&crate::profile::Profile], sources: &Sources) -> Result<Vec<OverlayPlan>, Vec<ProfileDiagnostic>> {
+    let planned: std::collections::BTreeSet<&str> = cluster.pools.iter().map(|p| p.name.as_str()).collect();
+    let mut by_name: BTreeMap<String, OverlayPlan> = BTreeMap::new();
+    let mut diagnostics = Vec::new();
+    for profile in profiles {
+        for tier in profile.pools.iter().flat_map(|p| &p.tiers).filter(|t| planned.contains(t.name.value.as_str())) {
+            for o in &tier.settings.overlays {
+                if let Some(shared) = cluster.pools.iter().find(|p| p.sharing.is_some() && sharing_overlay_name(&p.name, &o.name.value)) {
+                    let message = format!("overlay name `{}` is the name of gpuplan's own NodeOverlay for the shared GPUs of NodePool `{}`", o.name.value, shared.name);
+                    diagnostics.push(sources.error(o.name.span, "E0295", message).help("rename the overlay (gpuplan names its own `<nodepool>-<n>gpu`)"));
+                    continue;
+                }
+                if let Some(other) = by_name.get(&o.name.value).filter(|p| p.profile != profile.name.value) {
+                    let message = format!("overlay `{}` is also defined by profile `{}` in cluster `{}`", o.name.value, other.profile, cluster.name);
+                    diagnostics.push(sources.error(o.name.span, "E0295", message).help("NodeOverlay names are cluster-wide: rename the overlay"));
+                    continue;
+                }
+                let plan = by_name.entry(o.name.value.clone()).or_insert_with(|| OverlayPlan {
+                    name: o.name.value.clone(),
+                    profile: profile.name.value.clone(),
+                    source: sources.source_name(profile.file).to_string(),
+                    nodepools: Vec::new(),
+                    weight: o.weight,
+                    requirements: o.requires.iter().map(|r| Requirement { key: r.key.clone(), operator: r.operator.clone(), values: r.values.clone(), min_values: None }).collect(),
+                    price: o.price.clone(),
+                    capacity: o.capacity.clone(),
+                });
+                plan.nodepools.push(tier.name.value.clone());
+            }
+        }
+    }
+    let mut out: Vec<OverlayPlan> = by_name.into_values().collect();
+    for o in &mut out {
+        o.nodepools.sort();
+        o.nodepools.dedup();
+        o.requirements.insert(0, Requirement { key: "karpenter.sh/nodepool".into(), operator: "In".into(), values: o.nodepools.clone(), min_values: None });
+    }
+    if diagnostics.is_empty() { Ok(out) } else { Err(diagnostics) }
+}
+
+/// Whether `name` has the form of gpuplan's own overlay for a shared NodePool (`render::node_overlay_contexts`):
+/// `<nodepool>-<n>gpu` or `<nodepool>-<n>gpu-x<k>`.
+fn sharing_overlay_name(nodepool: &str, name: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let Some(rest) = name.strip_prefix(nodepool).and_then(|r| r.strip_prefix('-')) else { return false };
+    let (gpus, split) = rest.split_once("gpu").unwrap_or(("", "-"));
+    digits(gpus) && (split.is_empty() || split.strip_prefix("-x").is_some_and(digits))
+}
+
+/// E0297: two overlays of one NodePool at the same weight that both set a price, or the same capacity resource, for
+/// one of its types. Karpenter takes the first by name (descending) and marks the other `ValidationSucceeded=False`
+/// ("conflict with another overlay"), applying it nowhere, not even to the NodePools where it was alone
+/// (v1.14.1 `pkg/controllers/nodeoverlay/controller.go` `validateAndUpdateInstanceTypeOverrides`, `store.go`
+/// `isOfferingUpdateConflicting`, `isCapacityUpdateConflicting`).
+pub fn conflict(tier: &Tier, candidates: &[super::Candidate], catalog: &Catalog, sources: &Sources) -> Option<ProfileDiagnostic> {
+    let s = &tier.settings;
+    if s.overlays.len() < 2 {
+        return None;
+    }
+    for c in candidates {
+        let Some(t) = catalog.get(&c.name) else { continue };
+        let selecting = selecting(s, t, &catalog.region, expected_capacity(s));
+        for (i, a) in selecting.iter().enumerate() {
+            for b in selecting.iter().skip(i + 1).filter(|b| b.weight.unwrap_or(0) == a.weight.unwrap_or(0)) {
+                let both_price = a.price.is_some() && b.price.is_some();
+                let shared = a.capacity.iter().find(|(r, _)| b.capacity.iter().any(|(x, _)| x == r)).map(|(r, _)| r.clone());
+                if !both_price && shared.is_none() {
+                    continue;
+                }
+                let what = if both_price { "a price".to_string() } else { format!("{} capacity", shared.unwrap_or_default()) };
+                let span = s.overlays.iter().find(|o| o.name.value == b.name.value).map_or(b.name.span, |o| o.name.span);
+                let message = format!("overlays `{}` and `{}` both set {what} for {} in NodePool `{}` at weight {}: Karpenter applies `{}` and ignores `{}` everywhere", a.name.value, b.name.value, c.name, tier.name.value, a.weight.unwrap_or(0), a.name.value, b.name.value);
+                return Some(sources.error(span, "E0297", message).help("give one of them a higher weight, or narrow their `require` lines so that they select different types"));
+            }
+        }
+    }
+    None
+}
