@@ -375,6 +375,8 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
 fn no_field_of_a_class_entry_is_lost_between_the_original_and_the_compiled_output() {
     let lost: Vec<String> = CLASS_ENTRIES.iter().flat_map(|e| lost_fields(e)).collect();
     assert!(lost.is_empty(), "{} field(s) lost:\n{}", lost.len(), lost.join("\n"));
+}
+
 /// The Karpenter docs' NodeOverlay example (v1.14 concepts/nodeoverlays.md, "Example Conflict Resolution": overlay-a
 /// -10% at weight 5, overlay-b -20% at weight 10, both on m5.large, no NodePool named) next to the provider's
 /// general-purpose NodePool. Karpenter applies both to every compatible NodePool
