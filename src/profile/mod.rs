@@ -39,6 +39,9 @@ mod requirements;
 /// `limits` nodes (NodePool cpu and memory limits).
 mod limits;
 pub use limits::ResourceLimits;
+/// `static replicas=… max-nodes=…` (static NodePools) and what a static pool refuses.
+mod static_pool;
+pub use static_pool::StaticPool;
 pub use requirements::{expressible as requirement_expressible, is_well_known as requirements_is_well_known, NodeRequirement};
 pub(crate) use ops_intent::is_training_pool;
 
@@ -262,6 +265,8 @@ pub struct Settings {
     pub requires: Vec<Spanned<NodeRequirement>>,
     /// `limits cpu=… memory=…`: the NodePool's cpu and memory limits.
     pub resource_limits: Option<Spanned<ResourceLimits>>,
+    /// `static replicas=…`: the NodePool keeps this many nodes whatever the pods (see `static_pool`).
+    pub static_pool: Option<Spanned<StaticPool>>,
     /// `accelerator-taint #false`: no `<resource>:NoSchedule` taint (lint GP007 says why it is worth keeping).
     pub accelerator_taint: Spanned<bool>,
     pub allow: Vec<Spanned<String>>,
@@ -1010,6 +1015,7 @@ impl Parser<'_> {
             self.check_settings(&tier.settings);
         }
         self.one_kind_of_tiers(&tiers);
+        self.check_static(&preset, &tiers);
         Some(Pool { name, preset, tiers, span: self.span(node.name().span()) })
     }
 
@@ -1299,6 +1305,7 @@ impl Parser<'_> {
             "allow" => s.allow.extend(self.strings(node)),
             "require" => self.apply_require(node, s),
             "limits" => self.apply_limits(node, s),
+            "static" => self.apply_static(node, s),
             "accelerator-taint" => {
                 self.check_entries(node, &[], 1);
                 match args(node).next().and_then(|e| self.expect_bool(e, "accelerator-taint")) {
@@ -1797,6 +1804,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         taints: Vec::new(),
         requires: Vec::new(),
         resource_limits: None,
+        static_pool: None,
         accelerator_taint: Spanned::new(true, span),
         allow: Vec::new(),
     }

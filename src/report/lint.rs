@@ -393,11 +393,16 @@ impl<'c> Lint<'c> {
             // GP001 and GP007 are about accelerator nodes: a CPU pool's nodes are meant for ordinary pods (no
             // accelerator taint) and run work that consolidation may move like any other.
             let accelerated = ctx.plan.accelerator.is_accelerator();
-            if accelerated {
+            // A static NodePool is not consolidated (Karpenter ignores the policy) and carries no resource limit
+            // (the CRD allows only `nodes`): its size is its replicas.
+            let fixed_size = ctx.plan.static_pool.is_some();
+            if accelerated && !fixed_size {
                 self.consolidation(ctx);
             }
             self.scheduled_budgets(ctx);
-            self.limit(ctx);
+            if !fixed_size {
+                self.limit(ctx);
+            }
             self.narrow_spot(ctx);
             if accelerated {
                 self.gpu_taint(ctx);
