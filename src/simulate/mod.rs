@@ -220,7 +220,7 @@ fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Ma
         .collect();
     let dropped = types.is_empty().then(|| "no instance type in the catalog meets its requirements with an offering".to_string());
     // A static NodePool keeps its types (its replicas launch on one of them) but takes no pod through provisioning.
-    let dropped = pool.static_replicas.map(static_nodes::reason).or(dropped);
+    let dropped = dropped.or(pool.static_replicas.map(static_nodes::reason));
     Template { pool, types, dropped }
 }
 
@@ -244,7 +244,7 @@ fn candidate_indices<'a>(catalog: &'a Catalog, reqs: &'a requirements::Requireme
 /// The template with the run's unavailable offerings marked: types left without an available compatible offering
 /// drop out, and minValues (Strict) is checked on what remains.
 fn with_availability(t: &Template, touched: &instances::UnavailableTypes) -> Template {
-    if t.dropped.is_some() && t.pool.static_replicas.is_none() {
+    if t.dropped.is_some() && (t.pool.static_replicas.is_none() || t.types.is_empty()) {
         return t.clone();
     }
     let pool = &t.pool;
@@ -268,7 +268,7 @@ fn with_availability(t: &Template, touched: &instances::UnavailableTypes) -> Tem
             Some(Arc::new(copy))
         })
         .collect();
-    let dropped = if let Some(n) = pool.static_replicas {
+    let dropped = if let Some(n) = pool.static_replicas.filter(|_| !types.is_empty()) {
         Some(static_nodes::reason(n))
     } else if types.is_empty() {
         Some(format!("all offerings of its {before} instance type(s) are unavailable (--unavailable)"))

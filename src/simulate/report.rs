@@ -125,7 +125,7 @@ fn pool_report(t: &Template, count: usize, usage: &BTreeMap<String, i128>) -> No
         used.insert("nodes".into(), count.to_string());
     }
     // A static NodePool is left out of provisioning by design, not dropped: pods land on its replicas.
-    let dropped = t.dropped.clone().filter(|_| t.pool.static_replicas.is_none());
+    let dropped = t.dropped.clone().filter(|d| t.pool.static_replicas.is_none_or(|n| *d != super::static_nodes::reason(n)));
     NodePoolReport { name: t.pool.name.clone(), weight: t.pool.weight, nodeclaims: count, usage: used, limits, replicas: t.pool.static_replicas, dropped }
 }
 
