@@ -232,3 +232,15 @@ fn lint_asks_no_accelerator_limit_or_consolidation_policy_of_a_static_pool() {
     assert!(out.status.success(), "{t}");
     assert!(!t.contains("GP013") && !t.contains("GP001"), "{t}");
 }
+
+/// Every launch of a replica picks anew among the admitted types: a static pool admitting 1- to 8-GPU L4 nodes
+/// costs anything from one g6.xlarge to one g6.48xlarge per replica, and lint says to pin the node.
+#[test]
+fn gp028_warns_when_a_static_pool_admits_nodes_of_very_different_price() {
+    let (_, out) = compile("pool \"any-l4\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; }\n    static replicas=2\n}\n");
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("GP028") && t.contains("static NodePool `any-l4` keeps 2 replicas that can each launch on any of its") && t.contains("pin the node"), "{t}");
+    let (_, out) = compile(WARM);
+    assert!(!text(&out).contains("GP028"), "g6.xlarge to g5.2xlarge is within 2×: {}", text(&out));
+}

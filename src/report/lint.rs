@@ -25,6 +25,8 @@ use crate::solve::{round_cents, ClusterPlan, PoolPlan, SPOT_MIN_TYPES};
 
 /// GP020, GP021: the Kueue queue rules.
 mod queues;
+/// GP028: a static pool's replicas on types of very different price.
+mod static_pools;
 
 /// One lint rule, for `--help`, the README and `explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +66,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP021", name: "queue-quota-above-limit", summary: "the Kueue ClusterQueues' nominal quotas in a flavor add up to more than its NodePool's limit (admitted jobs wait for nodes Karpenter will not launch)", checks_output: true },
     Rule { code: "GP024", name: "scaledobject-and-hpa-on-one-target", summary: "a workload scaled by a KEDA ScaledObject and by an HPA (or a second ScaledObject): KEDA's webhook refuses the ScaledObject, and two HPAs fight over the replica count", checks_output: true },
     Rule { code: "GP025", name: "scale-to-zero-with-min-available", summary: "a workload that scales to zero with a PodDisruptionBudget minAvailable ≥ 1: at one replica it allows no eviction, so every node drain blocks", checks_output: true },
+    Rule { code: "GP028", name: "static-pool-price-spread", summary: "a static pool whose replicas can each launch on admitted types of very different price (each launch picks anew; the worst case counts the dearest)", checks_output: false },
 ];
 
 /// The rule for a code, if any.
@@ -403,6 +406,7 @@ impl<'c> Lint<'c> {
             if !fixed_size {
                 self.limit(ctx);
             }
+            self.static_price_spread(ctx);
             self.narrow_spot(ctx);
             if accelerated {
                 self.gpu_taint(ctx);
