@@ -451,6 +451,9 @@ pub const DRAIN_PEAK_BASIS_ANNOTATION: &str = "gpuplan.dev/drain-peak-basis";
 
 /// The `gpuplan.dev/drain-peak-basis` annotation, explain's words for the drain peak.
 pub fn drain_peak_basis(pool: &PoolPlan) -> String {
+    if let Some(s) = pool.static_pool {
+        return crate::solve::static_pool::drain_peak_basis(pool, s);
+    }
     let n = pool.draining_nodes;
     let nodes = if n == 1 { "1 node draining beside its replacement".to_string() } else { format!("{n} nodes draining beside their replacements") };
     let grace = match &pool.disruption.termination_grace_period {

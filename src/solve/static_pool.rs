@@ -31,15 +31,16 @@ pub fn cheapest(plan: &PoolPlan) -> Option<&Candidate> {
     plan.candidates.iter().min_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour).then(a.name.cmp(&b.name)))
 }
 
-/// Static pools of a profile: the limit gpuplan reports (the accelerators of `replicas` of the largest admitted
-/// type; the NodePool itself carries none), the reason, and the fixed cost. Returns the pools' total fixed $/h.
+/// Static pools of a profile: the limit gpuplan reports (the units the replicas hold at least: `replicas` of the
+/// smallest admitted type, what a Kueue quota may count on; the NodePool itself carries no such limit), the reason,
+/// and the fixed cost. Returns the pools' total fixed $/h.
 pub(super) fn size(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
     let mut total = 0.0;
     for (plan, _) in pools.iter_mut() {
         let Some(s) = plan.static_pool else { continue };
         let Some(top) = dearest(plan).cloned() else { continue };
         let fixed = f64::from(s.replicas) * top.ceiling_usd_per_hour;
-        plan.limit = s.replicas * plan.largest_node();
+        plan.limit = s.replicas * plan.candidates.iter().map(|c| c.units).min().unwrap_or(0);
         plan.limit_reason = format!(
             "static: {} replicas kept whatever the pods, billed always; at most ${fixed:.2}/h ({} × the dearest admitted type, {} at ${:.2}/h){}",
             s.replicas,
@@ -65,6 +66,18 @@ pub(super) fn finish(plan: &mut PoolPlan, s: StaticPool) {
         None => cost::draining_nodes(s.replicas, plan.disruption.expire_after != "Never", &plan.disruption.budgets),
     };
     plan.drain_peak_usd_per_hour = super::round_cents(worst + f64::from(plan.draining_nodes) * top);
+}
+
+/// The `gpuplan.dev/drain-peak-basis` of a static NodePool: the replacements beside the replicas.
+pub fn drain_peak_basis(plan: &PoolPlan, s: StaticPool) -> String {
+    let n = plan.draining_nodes;
+    let why = match s.max_nodes {
+        Some(m) => format!("limits.nodes {m} − {} replicas", s.replicas),
+        None if plan.disruption.expire_after != "Never" => format!("no limits.nodes, and expireAfter {} lets every replica expire at once", plan.disruption.expire_after),
+        None => "no limits.nodes: as many as the always-on disruption budgets let drift at once".to_string(),
+    };
+    let grace = plan.disruption.termination_grace_period.as_deref().map_or("with no terminationGracePeriod".to_string(), |g| format!("for up to terminationGracePeriod {g}"));
+    format!("{n} replacement node(s) launched beside the replicas they replace ({why}), {grace}")
 }
 
 /// The `gpuplan.dev/worst-case-basis` of a static NodePool.
