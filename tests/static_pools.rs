@@ -244,3 +244,20 @@ fn gp028_warns_when_a_static_pool_admits_nodes_of_very_different_price() {
     let (_, out) = compile(WARM);
     assert!(!text(&out).contains("GP028"), "g6.xlarge to g5.2xlarge is within 2×: {}", text(&out));
 }
+
+/// Adopt reads `spec.replicas` and `limits.nodes` back into `static replicas=2 max-nodes=3`: adopting the compiled
+/// NodePool and compiling again gives the same NodePool (provenance aside), with no warning about the consolidation
+/// fields gpuplan writes itself.
+#[test]
+fn a_compiled_static_pool_adopts_back_into_the_same_nodepool() {
+    let (dir, out) = compile(WARM);
+    assert!(out.status.success(), "{}", text(&out));
+    let cat = catalogs();
+    let adopted = run(dir.path(), &["adopt", "out/ml-prod", "--into", "again", "--catalogs", cat.to_str().unwrap()]);
+    assert!(adopted.status.success() && !text(&adopted).contains("ignored by Karpenter"), "{}", text(&adopted));
+    assert!(std::fs::read_to_string(dir.path().join("again/p.kdl")).unwrap().contains("    static replicas=2 max-nodes=3 //"));
+    let again = run(dir.path(), &["compile", "again", "--out", "out2", "--catalogs", cat.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    let strip = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap().lines().filter(|l| !l.contains("gpuplan.dev/source") && !l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    assert_eq!(strip("out/ml-prod/nodepool-warm.yaml"), strip("out2/ml-prod/nodepool-warm.yaml"));
+}

@@ -32,11 +32,17 @@ fn node_limit(np: &Value) -> Option<u64> {
     }
 }
 
-/// Consolidation settings of a static NodePool: ignored by Karpenter, so consumed with a warning rather than written.
+/// Consolidation settings of a static NodePool: ignored by Karpenter, so consumed with a warning (none for gpuplan's
+/// own output) rather than written.
 pub fn drop_consolidation(doc: &Doc, used: &mut Consumed, warnings: &mut Vec<Warning>) {
+    // gpuplan writes them itself on a static NodePool (the CRD requires consolidateAfter): nothing is lost.
+    let own = doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
     for (key, field) in [("consolidationPolicy", "spec.disruption.consolidationPolicy"), ("consolidateAfter", "spec.disruption.consolidateAfter")] {
         let Some(v) = doc.object["spec"]["disruption"][key].as_str() else { continue };
         used.take(field);
+        if own {
+            continue;
+        }
         warnings.push(Warning {
             file: doc.file.clone(),
             object: format!("NodePool/{}", doc.name),
