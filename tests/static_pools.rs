@@ -261,3 +261,20 @@ fn a_compiled_static_pool_adopts_back_into_the_same_nodepool() {
     let strip = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap().lines().filter(|l| !l.contains("gpuplan.dev/source") && !l.starts_with('#')).collect::<Vec<_>>().join("\n");
     assert_eq!(strip("out/ml-prod/nodepool-warm.yaml"), strip("out2/ml-prod/nodepool-warm.yaml"));
 }
+
+/// A workload's max replicas are checked against what the replicas hold at least (2 single-GPU nodes), and the help
+/// says to raise the replicas, not a limit the pool cannot carry.
+#[test]
+fn a_workload_larger_than_the_static_replicas_is_refused_with_the_replicas_to_raise() {
+    let workload = "workload \"llm\" namespace=\"inference\" pool=\"warm\" {\n    selector \"app\" \"llm\"\n    replicas min=1 max=4\n}\n";
+    let stderr = refused(&format!("{WARM}{workload}"), "E0176", "p.kdl:15:20");
+    assert!(stderr.contains("can provision at most 2") && stderr.contains("lower replicas max to 2 or raise the static pool's replicas"), "{stderr}");
+}
+
+/// Scaling to zero exists to let nodes go; a static pool keeps them.
+#[test]
+fn scale_to_zero_on_a_static_pool_is_refused() {
+    let workload = "workload \"llm\" namespace=\"inference\" pool=\"warm\" {\n    selector \"app\" \"llm\"\n    replicas min=0 max=2\n    scale-to-zero\n    trigger \"prometheus\" query=\"sum(rate(x[1m]))\" threshold=1\n}\n";
+    let stderr = refused(&format!("{WARM}{workload}"), "E0307", "p.kdl:16:5");
+    assert!(stderr.contains("frees nothing"), "{stderr}");
+}
