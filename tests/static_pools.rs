@@ -278,3 +278,11 @@ fn scale_to_zero_on_a_static_pool_is_refused() {
     let stderr = refused(&format!("{WARM}{workload}"), "E0307", "p.kdl:16:5");
     assert!(stderr.contains("frees nothing"), "{stderr}");
 }
+
+/// A reservation is sized and billed by its instances, a static pool by its replicas: one NodePool cannot be both.
+#[test]
+fn a_static_pool_that_is_also_a_capacity_reservation_is_refused() {
+    let reserved = WARM.replace("    static replicas=2", "    capacity \"reserved\"\n    reserved { id \"cr-0123456789abcdef0\"; instance-type \"g6.xlarge\"; instances 2; }\n    static replicas=2");
+    let stderr = refused(&reserved, "E0302", "p.kdl:12:5");
+    assert!(stderr.contains("cannot also be a capacity reservation"), "{stderr}");
+}

@@ -11,7 +11,7 @@
 //! What the rest of the language means on a static pool, and what is refused (the CRD's rules in
 //! `karpenter.sh_nodepools.yaml`, and provisioner.go `NewScheduler`, which leaves static NodePools out of dynamic
 //! provisioning):
-//! - one NodePool only (E0302): a preset or `tier`s that add a fallback NodePool order it by weight, and a static
+//! - one NodePool only, and no `reserved` block (E0302): a preset or `tier`s that add a fallback NodePool order it by weight, and a static
 //!   NodePool has no weight and takes no part in dynamic provisioning, so the fallback would be an ordinary pool
 //!   that the pods reach whether the static nodes are full or not;
 //! - no `weight` (E0303: "'weight' is not supported on static NodePools");
@@ -78,6 +78,12 @@ impl Parser<'_> {
     }
 
     fn check_static_settings(&mut self, s: &Settings, preset_span: Span) {
+        // A reservation is billed whole and sized by its instances; a static pool by its replicas. Two sizes for one
+        // NodePool (and two fixed costs) would be counted twice or contradict each other.
+        if let (Some(r), Some(st)) = (&s.reserved, &s.static_pool) {
+            let message = format!("a static pool of {} replicas cannot also be a capacity reservation: the reservation is sized and billed by its instances", st.value.replicas);
+            self.error(r.span, "E0302", message, "keep the reservation in a pool of its own (its reserved tier is kept up to its instances anyway), or drop `reserved` from the static pool");
+        }
         if let Some(w) = &s.weight {
             self.error(w.span, "E0303", "a static NodePool takes no weight (the CRD refuses it: 'weight' is not supported on static NodePools)", "remove `weight`: the static nodes exist whatever the weights, and pods land on them before Karpenter launches anything");
         }
