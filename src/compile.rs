@@ -431,6 +431,12 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
         if !gate.is_empty() {
             gates.push(gate);
         }
+        // Alpha and off by default (kubernetes-sigs/karpenter v1.14.1 `pkg/operator/options/options.go`, FEATURE_GATES default
+        // `StaticCapacity=false`):
+        // without it the NodePool is accepted and no node is ever launched for it.
+        if cluster.pools.iter().any(|p| p.static_pool.is_some()) {
+            gates.push("StaticCapacity=true (static pools)".to_string());
+        }
         if !gates.is_empty() {
             lines.push(format!("  Karpenter feature gates: {}", gates.join(", ")));
         }

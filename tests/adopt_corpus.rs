@@ -42,7 +42,7 @@ fn adopt_with(entry: &str, pods: Option<&str>, extra: &[&str]) -> (Output, Value
 
 /// (entry, pods, placement changes): every entry that adopts and compiles, with the number of changes its README
 /// lists as explained.
-const ADOPTED: [(&str, Option<&str>, u64); 11] = [
+const ADOPTED: [(&str, Option<&str>, u64); 12] = [
     ("blueprints-nvidia", None, 0),
     ("blueprints-nvidia", Some("blueprints-nvidia-pods"), 0),
     ("blueprints-neuron", None, 0),
@@ -54,6 +54,9 @@ const ADOPTED: [(&str, Option<&str>, u64); 11] = [
     ("blueprints-nvidia-automode", None, 0),
     ("blueprints-neuron-automode", None, 0),
     ("provider-docs-node-overlay", None, 0),
+    // The docs' static NodePool names no NodeClass (a fragment: the API server would refuse it), so the original
+    // launches nothing and the adopted pool, given the profile's EC2NodeClass, places the probe: explained.
+    ("provider-docs-static", None, 1),
 ];
 
 #[test]
@@ -165,6 +168,41 @@ fn an_auto_mode_blueprint_adopts_into_a_profile_that_says_auto_mode_and_compiles
     assert!(out.status.success(), "{}", text(&out));
     let files: Vec<String> = std::fs::read_dir(dir.path().join("out/demo")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert!(files.contains(&"nodeclass-gpu.yaml".to_string()) && !files.iter().any(|f| f.starts_with("ec2nodeclass") || f.starts_with("clusterpolicy") || f.starts_with("configmap")), "{files:?}");
+}
+
+/// The static NodePool of the Karpenter docs (concepts/nodepools.md, "Static NodePool"): `spec.replicas: 10` and
+/// `limits.nodes: 15` adopt as `static replicas=10 max-nodes=15`, which compiles back to replicas and the node limit,
+/// with no weight and no other limit (the CRD's static rules). Its one placement change is the missing NodeClass.
+#[test]
+fn the_docs_static_nodepool_adopts_into_a_static_pool_that_compiles_back_to_replicas() {
+    let (_, report) = adopt("provider-docs-static", None);
+    let p = &report["verification"]["placements"][0];
+    assert!(p["reasons"].to_string().contains("the original NodePool static-capacity launched nothing (EC2NodeClass"), "{p:#}");
+    let read = adopt_and_compile("provider-docs-static", "adopted");
+    let nodepool = read("nodepool-static-capacity");
+    assert!(nodepool.contains("replicas: 10") && nodepool.contains("nodes: \"15\"") && !nodepool.contains("weight:"), "{nodepool}");
+}
+
+/// The same NodePool with a nodeClassRef and an EC2NodeClass written into a copy: both sides launch the ten replicas
+/// up front (the original has no capacity-type requirement, so the provider takes spot; adopt writes spot and
+/// on-demand), and the probe lands on a static replica (its NodePool takes no pod through provisioning) of the same
+/// type, capacity type and price.
+#[test]
+fn the_docs_static_nodepool_with_a_nodeclass_keeps_its_probe_on_a_static_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = dir.path().join("static");
+    std::fs::create_dir(&entry).unwrap();
+    let original = std::fs::read_to_string(corpus("provider-docs-static/static-capacity.yaml")).unwrap();
+    let class_ref = "  template:\n    spec:\n      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: default\n";
+    let class = "---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n  role: KarpenterNodeRole-demo\n  amiSelectorTerms:\n  - alias: al2023@v20251023\n  subnetSelectorTerms:\n  - tags: {karpenter.sh/discovery: demo}\n  securityGroupSelectorTerms:\n  - tags: {karpenter.sh/discovery: demo}\n";
+    std::fs::write(entry.join("static.yaml"), original.replacen("  template:\n    spec:\n", class_ref, 1) + class).unwrap();
+    let (out, report) = adopt(entry.to_str().unwrap(), None);
+    assert!(out.status.success(), "{}", text(&out));
+    let v = &report["verification"];
+    assert_eq!((v["changed"].as_u64(), v["unexplained"].as_u64()), (Some(0), Some(0)), "{v:#}");
+    let p = &v["placements"][0];
+    assert_eq!((p["before"]["instance_type"].as_str(), p["after"]["capacity_type"].as_str()), (Some("m5.large"), Some("spot")), "{p:#}");
+    assert_eq!((p["before"]["nodepool"].as_str(), p["after"]["nodepool"].as_str()), (Some("static-capacity"), Some("static-capacity")), "{p:#}");
 }
 
 #[test]

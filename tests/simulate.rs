@@ -573,12 +573,22 @@ fn diff_shows_placement_changes() {
 }
 
 // provisioning/suite_test.go "should not create NodeClaims for StaticNodePool": a NodePool with spec.replicas is
-// skipped, and the next pool by weight takes the pod.
+// skipped by provisioning, and the next pool by weight takes the pod (here with replicas 0: no static node exists).
 #[test]
-fn static_node_pools_are_skipped() {
-    let fixed = pool("fixed", 100, &types(GENERAL)).replace("spec:\n  weight: 100\n", "spec:\n  weight: 100\n  replicas: 2\n");
+fn a_static_node_pool_is_skipped_by_provisioning_whatever_its_weight() {
+    let fixed = pool("fixed", 100, &types(GENERAL)).replace("spec:\n  weight: 100\n", "spec:\n  weight: 100\n  replicas: 0\n");
     let r = run(&[fixed, pool("dynamic", 1, &types(GENERAL))], &[pod("a", "1", "")]);
     assert_eq!(placed(&r, "default/a").0, "dynamic");
+}
+
+// static/provisioning/controller.go Reconcile: the static NodePool's replicas are launched whatever the pods, and a
+// pod that fits one lands there rather than on a new NodeClaim of a dynamic pool.
+#[test]
+fn a_pod_lands_on_a_static_replica_before_a_dynamic_pool_launches_anything() {
+    let fixed = pool("fixed", 100, &types(GENERAL)).replace("spec:\n  weight: 100\n", "spec:\n  weight: 100\n  replicas: 2\n");
+    let r = run(&[fixed, pool("dynamic", 1, &types(GENERAL))], &[pod("a", "1", "")]);
+    assert_eq!(placed(&r, "default/a").0, "fixed");
+    assert_eq!((r.nodeclaims.len(), r.nodeclaims.iter().all(|c| c.static_node && c.nodepool == "fixed")), (2, true), "{:?}", r.nodeclaims);
 }
 
 // provisioning/scheduling/nodeclaimtemplate.go NewNodeClaimTemplate: the NodeClaim carries its NodeClass label, so a

@@ -142,6 +142,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let (kind_line, resource) = accelerator(np, &reqs, ctx.catalog, &mut used, &from);
     let mut lines = vec![kind_line];
     let mut missing = Vec::new();
+    // A static NodePool's size is its replicas: no accelerator or cpu limit to adopt (the CRD allows only `nodes`).
+    let static_line = super::static_pool::line(doc, &mut used, &from);
+    let is_static = static_line.is_some();
     lines.extend(requirement_lines(&reqs, ctx.catalog, &mut used, &from));
     let capacity = capacity_types(&reqs);
     let reserved = capacity.contains(&CapacityType::Reserved);
@@ -171,7 +174,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     }
     // A reserved pool that falls back to other capacity types: the original limit bounds the whole NodePool, so the
     // fallback tier (the reservation's tier is bounded by the reservation) keeps it.
-    let limited = if reserved_only { None } else { limit(np, &resource) };
+    let limited = if reserved_only || is_static { None } else { limit(np, &resource) };
     if let Some(limit) = limited {
         // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
         let units = ctx.class_time_slicing.unwrap_or_else(|| units(np));
@@ -183,9 +186,10 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         let keyword = if resource == "cpu" { "max-cpu" } else { "max-accelerators" };
         lines.push(Line::new(format!("{keyword} {value}"), from(&format!("spec.limits.{resource}{why}"))));
     }
-    if !reserved_only && limit(np, &resource).is_none() {
+    if !reserved_only && !is_static && limit(np, &resource).is_none() {
         lines.push(unbounded(ctx, &resource, warnings));
     }
+    lines.extend(static_line);
     if reserved {
         used.take(format!("spec.limits.{resource}"));
     }
@@ -203,10 +207,17 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         // with the sliced capacity for the pool's types, as the hand-written ones do.
         lines.push(Line::new(format!("time-slicing replicas={replicas}"), "the EC2NodeClass's spec.userData: Bottlerocket settings.kubelet-device-plugins.nvidia time-slicing"));
     }
-    if !reserved {
+    if !reserved && !is_static {
         lines.extend(resource_limits(np, &mut used, &from));
     }
-    lines.push(disruption(np, &mut used, &from));
+    if is_static {
+        super::static_pool::drop_consolidation(doc, &mut used, warnings);
+    }
+    let mut disruption = disruption(np, &mut used, &from);
+    if is_static {
+        disruption.children.retain(|l| !l.kdl.starts_with("consolidat"));
+    }
+    lines.push(disruption);
     for (k, v) in &template_labels {
         let field = format!("spec.template.metadata.labels.{k}");
         if used.covers(&field) {

@@ -21,6 +21,7 @@ pub mod raw;
 pub mod read;
 pub mod report;
 pub mod requirements;
+pub mod static_pool;
 pub mod term;
 pub mod verify;
 pub mod weights;
@@ -293,6 +294,8 @@ fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[
             .filter(|(p, _)| p.cluster.name == cluster)
             .flat_map(|(p, _)| &p.pools)
             .filter_map(|pool| originals.iter().find(|np| np.name == pool.name))
+            // A static NodePool has no weight and takes no part in the order (static_pool.rs).
+            .filter(|np| np.object["spec"]["replicas"].is_null())
             .map(|np| weights::Entry { name: np.name.clone(), weight: np.object["spec"]["weight"].as_u64() })
             .collect();
         let resolved = weights::resolve(&entries);

@@ -104,7 +104,10 @@ pub fn operator(op: &str, value: Option<&str>, values: &[String]) -> bool {
     }
 }
 
-/// The capacity types the requirements admit (Karpenter's default when unconstrained is on-demand).
+/// The capacity types the requirements admit. Unconstrained, Karpenter v1 adds no default: the provider takes spot
+/// when an available offering allows it, else on-demand (aws/karpenter-provider-aws v1.14.1
+/// `pkg/providers/instance/instance.go` `getCapacityType`: a missing requirement `Has` every value; reserved needs
+/// a reservation the NodeClass selects, and adopt writes `reserved` only from a requirement that names it).
 pub fn capacity_types(reqs: &[Requirement]) -> Vec<CapacityType> {
     let all = [CapacityType::Spot, CapacityType::OnDemand, CapacityType::Reserved];
     let mut admitted: Vec<CapacityType> = all.to_vec();
@@ -113,7 +116,7 @@ pub fn capacity_types(reqs: &[Requirement]) -> Vec<CapacityType> {
         constrained = true;
         admitted.retain(|c| operator(&r.operator, Some(c.as_str()), &r.values));
     }
-    if constrained { admitted } else { vec![CapacityType::OnDemand] }
+    if constrained { admitted } else { vec![CapacityType::Spot, CapacityType::OnDemand] }
 }
 
 /// Zones the requirements name with `In` (empty: any zone).

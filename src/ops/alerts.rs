@@ -126,8 +126,10 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
     // Every NodePool, by its real name.
     let mut pools: Vec<&PoolPlan> = cluster.pools.iter().collect();
     pools.sort_by(|a, b| a.name.cmp(&b.name));
-    let pool_rules = pools
+    // A static NodePool has no limit but `nodes` (and its size is its replicas): there is no usage ratio to watch.
+    let pool_rules: Vec<AlertRule> = pools
         .iter()
+        .filter(|p| p.static_pool.is_none())
         .map(|p| {
             let sel = usage_selector(p);
             let near = near_limit_threshold(p, near);
@@ -152,7 +154,10 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
             }
         })
         .collect();
-    groups.push(RuleGroup { name: format!("gpuplan.{}.nodepools", cluster.name), rules: pool_rules });
+    // A group needs a rule (a cluster of static pools only has none here).
+    if !pool_rules.is_empty() {
+        groups.push(RuleGroup { name: format!("gpuplan.{}.nodepools", cluster.name), rules: pool_rules });
+    }
 
     // Spend per budgeted profile: Karpenter's own cost of the NodeClaims it launched, plus reservations.
     let mut budget_rules = Vec::new();

@@ -69,11 +69,23 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                             w.name.value, w.replicas_max.value, w.gpus_per_replica.value, w.pool.value
                         ))
                         .label(format!("{need} {resource}"))
-                        .help(format!(
-                            "lower replicas max to {} or raise the pool's {}/budget",
-                            capacity / w.gpus_per_replica.value.max(1),
-                            if resource == "cpu" { "max-cpu" } else { "max-accelerators" }
-                        )),
+                        .help(match nodepools.iter().any(|p| p.static_pool.is_some()) {
+                            // A static pool's capacity is what its replicas hold at least (any admitted type can hold one).
+                            true => format!("lower replicas max to {} or raise the static pool's replicas", capacity / w.gpus_per_replica.value.max(1)),
+                            false => format!(
+                                "lower replicas max to {} or raise the pool's {}/budget",
+                                capacity / w.gpus_per_replica.value.max(1),
+                                if resource == "cpu" { "max-cpu" } else { "max-accelerators" }
+                            ),
+                        }),
+                );
+            }
+            // Scaling to zero exists to let the nodes go; a static pool keeps and bills them whatever the replicas.
+            if let Some(z) = w.scale_to_zero.as_ref().filter(|_| nodepools.iter().any(|p| p.static_pool.is_some())) {
+                diagnostics.push(
+                    sources
+                        .error(z.span, "E0307", format!("workload `{}` scales to zero on static pool `{}`: its nodes are kept and billed whatever the replicas, so scaling to zero frees nothing", w.name.value, w.pool.value))
+                        .help("leave out scale-to-zero (replicas min=1 with `autoscale` still scales within the replicas), or run the workload on a dynamic pool, whose nodes go when it scales down"),
                 );
             }
             // A CPU pool's nodes have no GPU: the default metric (DCGM's GPU utilisation) never has data there.

@@ -42,6 +42,9 @@ pub use limits::ResourceLimits;
 /// `overlay` blocks (NodeOverlays: price and capacity), parsed with this module's helpers.
 mod overlay;
 pub use overlay::{Overlay, OverlayPrice};
+/// `static replicas=… max-nodes=…` (static NodePools) and what a static pool refuses.
+mod static_pool;
+pub use static_pool::StaticPool;
 pub use requirements::{expressible as requirement_expressible, is_well_known as requirements_is_well_known, NodeRequirement};
 pub(crate) use ops_intent::is_training_pool;
 
@@ -267,6 +270,8 @@ pub struct Settings {
     pub requires: Vec<Spanned<NodeRequirement>>,
     /// `limits cpu=… memory=…`: the NodePool's cpu and memory limits.
     pub resource_limits: Option<Spanned<ResourceLimits>>,
+    /// `static replicas=…`: the NodePool keeps this many nodes whatever the pods (see `static_pool`).
+    pub static_pool: Option<Spanned<StaticPool>>,
     /// `accelerator-taint #false`: no `<resource>:NoSchedule` taint (lint GP007 says why it is worth keeping).
     pub accelerator_taint: Spanned<bool>,
     pub allow: Vec<Spanned<String>>,
@@ -1028,6 +1033,7 @@ impl Parser<'_> {
             self.check_settings(&tier.settings);
         }
         self.one_kind_of_tiers(&tiers);
+        self.check_static(&preset, &tiers);
         Some(Pool { name, preset, tiers, span: self.span(node.name().span()) })
     }
 
@@ -1320,6 +1326,7 @@ impl Parser<'_> {
             "kubelet" => self.apply_kubelet(node, s),
             "raw" => s.raws.extend(self.parse_raw(node, &raw::RAW_KINDS)),
             "overlay" => self.apply_overlay(node, s),
+            "static" => self.apply_static(node, s),
             "accelerator-taint" => {
                 self.check_entries(node, &[], 1);
                 match args(node).next().and_then(|e| self.expect_bool(e, "accelerator-taint")) {
@@ -1818,6 +1825,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         taints: Vec::new(),
         requires: Vec::new(),
         resource_limits: None,
+        static_pool: None,
         accelerator_taint: Spanned::new(true, span),
         allow: Vec::new(),
         kubelet: None,

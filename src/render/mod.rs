@@ -401,6 +401,7 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
             "limit": pool.limit,
             "cpu_limit": pool.cpu_limit,
             "memory_limit": pool.resource_limits.memory,
+            "static": pool.static_pool.map(|s| json!({ "replicas": s.replicas, "max_nodes": s.max_nodes })),
             "node_class": pool.node_class,
             "node_class_group": if pool.auto_mode { crate::catalog::auto_mode::GROUP } else { "karpenter.k8s.aws" },
             "node_class_kind": if pool.auto_mode { "NodeClass" } else { "EC2NodeClass" },
@@ -476,6 +477,9 @@ pub const DRAIN_PEAK_BASIS_ANNOTATION: &str = "gpuplan.dev/drain-peak-basis";
 
 /// The `gpuplan.dev/drain-peak-basis` annotation, explain's words for the drain peak.
 pub fn drain_peak_basis(pool: &PoolPlan) -> String {
+    if let Some(s) = pool.static_pool {
+        return crate::solve::static_pool::drain_peak_basis(pool, s);
+    }
     let n = pool.draining_nodes;
     let nodes = if n == 1 { "1 node draining beside its replacement".to_string() } else { format!("{n} nodes draining beside their replacements") };
     let grace = match &pool.disruption.termination_grace_period {
@@ -500,6 +504,9 @@ pub fn worst_case_basis(pool: &PoolPlan) -> String {
         "guaranteed: on-demand prices".to_string()
     };
     let mut basis = format!("steady state, {prices}");
+    if let Some(s) = pool.static_pool {
+        return crate::solve::static_pool::worst_case_basis(pool, s);
+    }
     if let Some(fixed) = pool.fixed_usd_per_hour {
         basis = format!("fixed: a capacity reservation billed ${fixed:.2}/h whether used or not");
         if bound == crate::catalog::cost::Bound::Estimated {

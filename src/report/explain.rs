@@ -218,6 +218,9 @@ pub struct PoolExplanation {
     pub capacity_types: Vec<String>,
     pub zones: Vec<String>,
     pub weight: u32,
+    /// A static NodePool's `spec.replicas` (it then has no weight).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<u32>,
     pub weight_explicit: bool,
     pub weight_reason: String,
     pub limit: u32,
@@ -449,6 +452,7 @@ fn explain_pool(
     let tiers = intent.pools.iter().find(|p| p.name.value == plan.pool).map_or(1, |p| p.tiers.len());
     let explicit = tier.and_then(|(_, t)| t.settings.weight.as_ref());
     let weight_reason = match explicit {
+        _ if plan.static_pool.is_some() => "none: a static NodePool has no weight and takes no part in dynamic provisioning; its nodes exist whatever the pods".to_string(),
         Some(w) => format!("explicit `weight {}` at {}", w.value, c.sources.location(w.span)),
         None => {
             let mut ranked: Vec<&Profile> = c.profiles.iter().filter(|p| p.cluster.name.value == cluster.name).collect();
@@ -472,6 +476,7 @@ fn explain_pool(
         capacity_types: plan.capacity_types.iter().map(|c| c.as_str().to_string()).collect(),
         zones: plan.zones.clone(),
         weight: plan.weight,
+        replicas: plan.static_pool.map(|s| s.replicas),
         weight_explicit: explicit.is_some(),
         weight_reason,
         limit: plan.limit,
@@ -619,15 +624,22 @@ pub fn table(e: &Explanation) -> String {
             for pool in &p.pools {
                 let _ = writeln!(
                     out,
-                    "\n  NodePool {} (pool {}, tier {} of {}; {}; weight {})",
+                    "\n  NodePool {} (pool {}, tier {} of {}; {}; {})",
                     pool.name,
                     pool.pool,
                     pool.tier,
                     pool.tiers,
                     pool.capacity_types.join(", "),
-                    pool.weight
+                    pool.replicas.map_or(format!("weight {}", pool.weight), |r| format!("static, {r} replicas"))
                 );
-                let _ = writeln!(out, "    weight     {}: {}", pool.weight, pool.weight_reason);
+                match pool.replicas {
+                    Some(r) => {
+                        let _ = writeln!(out, "    static     {r} replicas (spec.replicas); weight {}", pool.weight_reason);
+                    }
+                    None => {
+                        let _ = writeln!(out, "    weight     {}: {}", pool.weight, pool.weight_reason);
+                    }
+                }
                 let sharing = if pool.units_per_accelerator > 1 { format!(" ({} per physical accelerator)", pool.units_per_accelerator) } else { String::new() };
                 let _ = writeln!(out, "    limit      {} {}{sharing}: {}", pool.limit, pool.resource, pool.limit_reason);
                 if let Some(cpu) = pool.cpu_limit {

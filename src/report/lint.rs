@@ -25,6 +25,8 @@ use crate::solve::{round_cents, ClusterPlan, PoolPlan, SPOT_MIN_TYPES};
 
 /// GP020, GP021: the Kueue queue rules.
 mod queues;
+/// GP028: a static pool's replicas on types of very different price.
+mod static_pools;
 
 /// One lint rule, for `--help`, the README and `explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +67,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP024", name: "scaledobject-and-hpa-on-one-target", summary: "a workload scaled by a KEDA ScaledObject and by an HPA (or a second ScaledObject): KEDA's webhook refuses the ScaledObject, and two HPAs fight over the replica count", checks_output: true },
     Rule { code: "GP025", name: "scale-to-zero-with-min-available", summary: "a workload that scales to zero with a PodDisruptionBudget minAvailable ≥ 1: at one replica it allows no eviction, so every node drain blocks", checks_output: true },
     Rule { code: "GP026", name: "overlay-selects-no-type", summary: "an `overlay` block selects none of its NodePool's instance types (for the capacity types it launches): the NodeOverlay changes nothing there", checks_output: false },
+    Rule { code: "GP028", name: "static-pool-price-spread", summary: "a static pool whose replicas can each launch on admitted types of very different price (each launch picks anew; the worst case counts the dearest)", checks_output: false },
 ];
 
 /// The rule for a code, if any.
@@ -394,11 +397,17 @@ impl<'c> Lint<'c> {
             // GP001 and GP007 are about accelerator nodes: a CPU pool's nodes are meant for ordinary pods (no
             // accelerator taint) and run work that consolidation may move like any other.
             let accelerated = ctx.plan.accelerator.is_accelerator();
-            if accelerated {
+            // A static NodePool is not consolidated (Karpenter ignores the policy) and carries no resource limit
+            // (the CRD allows only `nodes`): its size is its replicas.
+            let fixed_size = ctx.plan.static_pool.is_some();
+            if accelerated && !fixed_size {
                 self.consolidation(ctx);
             }
             self.scheduled_budgets(ctx);
-            self.limit(ctx);
+            if !fixed_size {
+                self.limit(ctx);
+            }
+            self.static_price_spread(ctx);
             self.narrow_spot(ctx);
             if accelerated {
                 self.gpu_taint(ctx);

@@ -35,6 +35,7 @@ pub mod pods;
 pub mod report;
 pub mod requirements;
 pub mod scheduler;
+pub mod static_nodes;
 pub mod topology;
 pub mod yaml;
 
@@ -171,7 +172,8 @@ pub struct FirstPlacement {
 /// requests with an available compatible offering, so `launch` always finds one. Pending pods are in key order.
 pub fn first_placement(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable]) -> FirstPlacement {
     let (templates, outcome) = solve(p, pods, unavailable);
-    let first_claim = outcome.claims.iter().map(|c| c.template).min();
+    // A static replica with no pod is not a placement (it exists whatever the pods).
+    let first_claim = outcome.claims.iter().filter(|c| !c.pods.is_empty()).map(|c| c.template).min();
     let first_pending = outcome.pending.iter().min_by(|a, b| pods[a.0].key.cmp(&pods[b.0].key));
     FirstPlacement { nodepool: first_claim.map(|t| templates[t].pool.name.clone()), pending: first_pending.map(|(_, reason)| reason.clone()) }
 }
@@ -180,7 +182,7 @@ pub fn first_placement(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavaila
 fn solve(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable]) -> (Vec<Template>, scheduler::Outcome) {
     let touched = instances::UnavailableTypes::new(unavailable);
     let templates: Vec<Template> = p.templates.iter().map(|t| with_availability(t, &touched)).collect();
-    let outcome = Scheduler::new(&templates, pods).with_topology(|| topology_domains(p, pods)).solve();
+    let outcome = Scheduler::new(&templates, pods).with_static_nodes(static_nodes::claims(&templates)).with_topology(|| topology_domains(p, pods)).solve();
     (templates, outcome)
 }
 
@@ -199,10 +201,6 @@ fn topology_domains(p: &Prepared, pods: &[pods::Pod]) -> topology::Domains {
 /// compatible offering (scheduler.go `NewScheduler` pre-filter), or why there are none.
 fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pool: &manifests::NodePool) -> Template {
     let pool = Arc::new(pool.clone());
-    if let Some(n) = pool.static_replicas {
-        let why = format!("a static NodePool (replicas {n}): the provisioner plans no NodeClaims for it");
-        return Template { pool, types: Vec::new(), dropped: Some(why) };
-    }
     let Some(class) = m.node_classes.iter().find(|c| c.serves(&pool)) else {
         let kind = manifests::NodeClass::kind(pool.auto_mode);
         let why = format!("{kind} {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
@@ -221,6 +219,8 @@ fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Ma
         .map(|t| Arc::new(with_daemons(t, &pool, &m.daemon_sets)))
         .collect();
     let dropped = types.is_empty().then(|| "no instance type in the catalog meets its requirements with an offering".to_string());
+    // A static NodePool keeps its types (its replicas launch on one of them) but takes no pod through provisioning.
+    let dropped = dropped.or(pool.static_replicas.map(static_nodes::reason));
     Template { pool, types, dropped }
 }
 
@@ -244,7 +244,7 @@ fn candidate_indices<'a>(catalog: &'a Catalog, reqs: &'a requirements::Requireme
 /// The template with the run's unavailable offerings marked: types left without an available compatible offering
 /// drop out, and minValues (Strict) is checked on what remains.
 fn with_availability(t: &Template, touched: &instances::UnavailableTypes) -> Template {
-    if t.dropped.is_some() {
+    if t.dropped.is_some() && (t.pool.static_replicas.is_none() || t.types.is_empty()) {
         return t.clone();
     }
     let pool = &t.pool;
@@ -268,7 +268,9 @@ fn with_availability(t: &Template, touched: &instances::UnavailableTypes) -> Tem
             Some(Arc::new(copy))
         })
         .collect();
-    let dropped = if types.is_empty() {
+    let dropped = if let Some(n) = pool.static_replicas.filter(|_| !types.is_empty()) {
+        Some(static_nodes::reason(n))
+    } else if types.is_empty() {
         Some(format!("all offerings of its {before} instance type(s) are unavailable (--unavailable)"))
     } else {
         scheduler::min_values(&pool.requirements, types.iter().map(|t| &**t)).err().map(|e| format!("{e} (minValuesPolicy Strict)"))

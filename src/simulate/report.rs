@@ -48,6 +48,9 @@ pub struct NodeClaimReport {
     /// The instance types the NodeClaim could launch (EC2 Fleet picks among them).
     pub candidates: Vec<String>,
     pub pods: Vec<String>,
+    /// A static NodePool's replica: launched up front and billed whether pods run on it or not.
+    #[serde(rename = "static", skip_serializing_if = "std::ops::Not::not")]
+    pub static_node: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -64,6 +67,9 @@ pub struct NodePoolReport {
     /// Capacity of the launched NodeClaims, for the resources the pool limits (and nodes).
     pub usage: BTreeMap<String, String>,
     pub limits: BTreeMap<String, String>,
+    /// A static NodePool's `spec.replicas`: its nodes are launched up front (its `nodeclaims`), not by pods.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dropped: Option<String>,
 }
@@ -95,6 +101,7 @@ pub fn build(catalog: &Catalog, templates: &[Template], pods: &[Pod], outcome: &
             price_estimate: l.offering.estimate,
             candidates: l.candidates,
             pods: keys,
+            static_node: claim.fixed,
         });
     }
     let mut pending: Vec<PendingPod> = outcome.pending.iter().map(|(p, r)| PendingPod { pod: pods[*p].key.clone(), reason: r.clone() }).collect();
@@ -117,7 +124,9 @@ fn pool_report(t: &Template, count: usize, usage: &BTreeMap<String, i128>) -> No
     if t.pool.limits.contains_key("nodes") {
         used.insert("nodes".into(), count.to_string());
     }
-    NodePoolReport { name: t.pool.name.clone(), weight: t.pool.weight, nodeclaims: count, usage: used, limits, dropped: t.dropped.clone() }
+    // A static NodePool is left out of provisioning by design, not dropped: pods land on its replicas.
+    let dropped = t.dropped.clone().filter(|d| t.pool.static_replicas.is_none_or(|n| *d != super::static_nodes::reason(n)));
+    NodePoolReport { name: t.pool.name.clone(), weight: t.pool.weight, nodeclaims: count, usage: used, limits, replicas: t.pool.static_replicas, dropped }
 }
 
 /// To 4 decimals; never -0 (an empty f64 sum is -0.0, which printed `$-0.00/h` when every pod was pending).
@@ -149,7 +158,7 @@ fn table(r: &Report) -> String {
     let rows: Vec<[String; 6]> = r
         .nodeclaims
         .iter()
-        .map(|c| [c.name.clone(), c.instance_type.clone(), c.capacity_type.clone(), c.zone.clone(), price(c.usd_per_hour, c.price_estimate), c.pods.join(" ")])
+        .map(|c| [c.name.clone(), c.instance_type.clone(), c.capacity_type.clone(), c.zone.clone(), price(c.usd_per_hour, c.price_estimate), pods_text(c, " ")])
         .collect();
     let header = ["NODECLAIM", "TYPE", "CAPACITY", "ZONE", "$/H", "PODS"];
     let widths: Vec<usize> = (0..5).map(|i| rows.iter().map(|row| row[i].len()).chain([header[i].len()]).max().unwrap_or(0)).collect();
@@ -175,17 +184,32 @@ fn table(r: &Report) -> String {
     }
     out.push_str("\nnodepools (weight order):\n");
     for p in &r.nodepools {
-        let _ = writeln!(out, "  {} (weight {}): {} nodeclaims; {}{}", p.name, p.weight, p.nodeclaims, usage_text(p), p.dropped.as_ref().map(|d| format!("; takes no pods: {d}")).unwrap_or_default());
+        let _ = writeln!(out, "  {} ({}): {} nodeclaims; {}{}", p.name, pool_rank(p), p.nodeclaims, usage_text(p), p.dropped.as_ref().map(|d| format!("; takes no pods: {d}")).unwrap_or_default());
     }
     let _ = writeln!(out, "\ntotal: {}/h{}", price(r.usd_per_hour, r.price_estimate), if r.price_estimate { " (~ = estimated spot price)" } else { "" });
     out
+}
+
+/// A NodePool's place: its weight, or that it is static (no weight; its replicas are launched up front).
+fn pool_rank(p: &NodePoolReport) -> String {
+    p.replicas.map_or(format!("weight {}", p.weight), |r| format!("static, {r} replicas launched up front"))
+}
+
+/// A NodeClaim's pods; a static replica says so (it runs, and is billed, with none).
+fn pods_text(c: &NodeClaimReport, sep: &str) -> String {
+    let pods = c.pods.join(sep);
+    match (c.static_node, pods.is_empty()) {
+        (false, _) => pods,
+        (true, true) => "(static replica, no pods)".to_string(),
+        (true, false) => format!("{pods} (static replica)"),
+    }
 }
 
 fn markdown(r: &Report) -> String {
     let mut out = format!("### Simulated provisioning ({})\n\n", r.region);
     out.push_str("| NodeClaim | NodePool | Type | Capacity | Zone | $/h | Pods |\n|--|--|--|--|--|--:|--|\n");
     for c in &r.nodeclaims {
-        let _ = writeln!(out, "| {} | {} | `{}` | {} | {} | {} | {} |", c.name, c.nodepool, c.instance_type, c.capacity_type, c.zone, price(c.usd_per_hour, c.price_estimate), c.pods.join(", "));
+        let _ = writeln!(out, "| {} | {} | `{}` | {} | {} | {} | {} |", c.name, c.nodepool, c.instance_type, c.capacity_type, c.zone, price(c.usd_per_hour, c.price_estimate), pods_text(c, ", "));
     }
     if !r.pending.is_empty() {
         let _ = writeln!(out, "\n**{} pending pod(s)**\n\n| Pod | Reason |\n|--|--|", r.pending.len());
@@ -198,7 +222,8 @@ fn markdown(r: &Report) -> String {
     }
     out.push_str("\n| NodePool | Weight | NodeClaims | Usage / limits |\n|--|--:|--:|--|\n");
     for p in &r.nodepools {
-        let _ = writeln!(out, "| {} | {} | {} | {}{} |", p.name, p.weight, p.nodeclaims, usage_text(p), p.dropped.as_ref().map(|d| format!(" (takes no pods: {d})")).unwrap_or_default());
+        let rank = p.replicas.map_or(p.weight.to_string(), |r| format!("static ({r} replicas)"));
+        let _ = writeln!(out, "| {} | {} | {} | {}{} |", p.name, rank, p.nodeclaims, usage_text(p), p.dropped.as_ref().map(|d| format!(" (takes no pods: {d})")).unwrap_or_default());
     }
     let _ = writeln!(out, "\n**Total: {}/h**{}", price(r.usd_per_hour, r.price_estimate), if r.price_estimate { " (~ = estimated spot price)" } else { "" });
     out

@@ -45,6 +45,8 @@ pub struct Claim {
     pub host_ports: Vec<super::pods::HostPort>,
     /// The placeholder hostname topology counts pods by (nodeclaim.go `NewNodeClaim`).
     pub hostname: String,
+    /// A static NodePool's node ([`super::static_nodes`]): launched up front, whatever the pods.
+    pub fixed: bool,
 }
 
 pub struct Outcome {
@@ -184,6 +186,12 @@ impl<'a> Scheduler<'a> {
         Scheduler { templates, pods, claims: Vec::new(), remaining, prefer_no_schedule, topology: None }
     }
 
+    /// Starts with these nodes (static NodePools' replicas) in flight: pods are tried on them first.
+    pub fn with_static_nodes(mut self, nodes: Vec<Claim>) -> Scheduler<'a> {
+        self.claims.extend(nodes);
+        self
+    }
+
     /// Models topology with these domains when some pod has a spread constraint or pod (anti-)affinity.
     pub fn with_topology(mut self, domains: impl FnOnce() -> Domains) -> Scheduler<'a> {
         if self.pods.iter().any(|p| p.topology.as_ref().is_some_and(|t| t.constrains())) {
@@ -302,7 +310,7 @@ impl<'a> Scheduler<'a> {
                 }
             };
             let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
-            let claim = Claim { template: t, pods: Vec::new(), requests: Resources::new(), requirements: template.pool.requirements.clone(), types, hostname, host_ports: Vec::new() };
+            let claim = Claim { template: t, pods: Vec::new(), requests: Resources::new(), requirements: template.pool.requirements.clone(), types, hostname, host_ports: Vec::new(), fixed: false };
             match self.can_add(&claim, pod, reqs, tolerations, topo) {
                 Ok((r, types)) => {
                     // subtractMax charges the largest capacity among the candidates. Instance types have no `nodes`

@@ -23,6 +23,8 @@ use crate::profile::{DisruptionBudget, MaintenanceWindow, Profile, Reserved, Set
 /// `overlay` blocks: ranking by the overlaid price, units from capacity overlays, the NodeOverlays to render.
 mod overlays;
 pub use overlays::{idle as idle_overlays, OverlayPlan};
+/// Static pools' fixed cost (`static replicas=…`).
+pub mod static_pool;
 
 /// The solver's decisions for every cluster of one compile.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,8 +225,10 @@ pub struct PoolPlan {
     /// `limits cpu=… memory=…` as the profile says them: the emitted cpu limit is the lower of this and the
     /// backstop, the memory limit is emitted as written; both cap the worst case, neither sizes the accelerator limit.
     pub resource_limits: crate::profile::ResourceLimits,
-    /// A capacity reservation's fixed cost ($/h), billed whether used or not.
+    /// A capacity reservation's or a static pool's fixed cost ($/h), billed whether used or not.
     pub fixed_usd_per_hour: Option<f64>,
+    /// `static replicas=…`: a static NodePool (`spec.replicas`, no weight, no limits but `nodes`).
+    pub static_pool: Option<crate::profile::StaticPool>,
     pub spot_ceiling: SpotCeiling,
     pub limit_reason: String,
     pub weight: u32,
@@ -658,6 +662,8 @@ fn solve_cluster(
 
     // Weights: pools arrive in (profile priority, tier order); explicit weights win, the rest are spread
     // evenly, highest first, in the room between the explicit ones.
+    // A static NodePool has no weight (the CRD refuses one) and takes no part in the order of dynamic provisioning.
+    let (statics, mut pools): (Vec<_>, Vec<_>) = pools.into_iter().partition(|(p, _, _)| p.static_pool.is_some());
     if let Err(d) = assign_weights(&mut pools, name, sources) {
         diagnostics.extend(d);
         return Err(diagnostics);
@@ -673,6 +679,7 @@ fn solve_cluster(
             );
         }
     }
+    pools.extend(statics);
     let mut names: BTreeMap<&str, &str> = BTreeMap::new();
     for (plan, _, span) in &pools {
         if let Some(other_profile) = names.insert(&plan.name, &plan.profile) {
@@ -1283,6 +1290,7 @@ fn pool_plan(
         cpu_limit: None,
         resource_limits: s.resource_limits.as_ref().map(|l| l.value.clone()).unwrap_or_default(),
         fixed_usd_per_hour: None,
+        static_pool: s.static_pool.as_ref().map(|x| x.value),
         spot_ceiling: s.spot_ceiling.value,
         raws: s.raws.iter().filter(|r| r.kind == "NodePool").cloned().collect(),
         limit_reason: String::new(),
@@ -1508,7 +1516,7 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
     let budget = profile.budget_usd_per_hour.as_ref();
     let mut diagnostics = Vec::new();
     for (plan, tier) in pools.iter() {
-        if budget.is_none() && tier.settings.max_units().is_none() && tier.settings.reserved.is_none() {
+        if budget.is_none() && tier.settings.max_units().is_none() && tier.settings.reserved.is_none() && tier.settings.static_pool.is_none() {
             let (keyword, example) = limit_keyword(plan.accelerator);
             diagnostics.push(
                 sources
@@ -1520,8 +1528,18 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
     if !diagnostics.is_empty() {
         return Err(diagnostics);
     }
-    let fixed = size_reservations(pools);
+    let reserved = size_reservations(pools);
+    let statics = static_pool::size(pools);
+    let fixed = reserved + statics;
     let usage_budget = match budget {
+        Some(b) if statics > 0.0 && fixed > b.value + 1e-9 => {
+            let span = pools.iter().find_map(|(p, t)| p.static_pool.and(t.settings.static_pool.as_ref()).map(|s| s.span)).unwrap_or(b.span);
+            let with = if reserved > 0.0 { format!(" (with ${reserved:.2}/h of reservations)") } else { String::new() };
+            return Err(vec![sources
+                .error(span, "E0306", format!("the static pools of profile `{}` cost up to ${statics:.2}/h{with}, more than its budget of ${:.2}/h", profile.name.value, b.value))
+                .label("billed whether pods run or not")
+                .help(format!("a static pool's nodes are billed always, each at most the dearest type it admits: keep fewer replicas, admit cheaper types (`types`, `exclude-types`), or raise the budget to at least ${fixed:.2}/h"))]);
+        }
         Some(b) if fixed > b.value + 1e-9 => {
             return Err(vec![sources
                 .error(b.span, "E0143", format!("the capacity reservations of profile `{}` cost ${fixed:.2}/h, more than its budget of ${:.2}/h", profile.name.value, b.value))
@@ -1557,7 +1575,12 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
                     format!(
                         "budget ${:.2}/h{} split evenly across the profile's {usage_pools} usage-based pool(s): Σ worst case ≤ budget{}",
                         budget.map_or(0.0, |b| b.value),
-                        if fixed > 0.0 { format!(" minus ${fixed:.2}/h of reservations") } else { String::new() },
+                        match (reserved > 0.0, statics > 0.0) {
+                            (false, false) => String::new(),
+                            (true, false) => format!(" minus ${fixed:.2}/h of reservations"),
+                            (false, true) => format!(" minus ${fixed:.2}/h of static pools"),
+                            (true, true) => format!(" minus ${fixed:.2}/h of reservations and static pools"),
+                        },
                         if unit > 1 { format!(" ({unit} vCPUs for each accelerator of the GPU/Neuron pools beside it)") } else { String::new() },
                     ),
                 ),
@@ -1583,6 +1606,11 @@ fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sou
                 " (unverified: the on-demand prices of {unverified} of its {} types are catalog estimates)",
                 plan.candidates.len()
             ));
+        }
+        if let Some(s) = plan.static_pool {
+            static_pool::finish(plan, s);
+            plan.budget_usd_per_hour = profile.budget_usd_per_hour.as_ref().map(|b| b.value);
+            continue;
         }
         let shapes = plan.shapes();
         let limits = plan.carried_limits(&shapes, plan.limit);

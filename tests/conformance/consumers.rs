@@ -759,3 +759,29 @@ fn mutation_corpus_verdicts_agree_with_the_api_server() {
     assert!(rejected > cases.len() / 4 && accepted > cases.len() / 20, "a corpus that does not exercise both verdicts: {accepted} accepted, {rejected} rejected");
     assert!(total == 0, "{total} verdict difference(s) between gpuplan's validator and the API server:\n{report}");
 }
+
+/// Static pools (`static replicas=…`): their NodePools pass the API server's code with the CRD's CEL rules for static
+/// NodePools (kubernetes-sigs/karpenter v1.14.1 `karpenter.sh_nodepools.yaml`: only `limits.nodes`, no `weight`), and
+/// the same NodePool with a weight added is rejected, so those rules do run on it.
+#[test]
+fn a_static_pool_s_nodepool_is_accepted_by_the_api_server_and_one_with_a_weight_is_not() {
+    if go::program("consumers", "validate").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let profiles_dir = dir.path().join("profiles");
+    std::fs::create_dir_all(&profiles_dir).unwrap();
+    let profile = "profile \"warm\"\ncluster \"ml\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\npool \"warm\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    static replicas=2 max-nodes=3\n}\npool \"web\" preset=\"general\" {\n    cpu { }\n    capacity \"on-demand\"\n    static replicas=3\n}\n";
+    std::fs::write(profiles_dir.join("warm.kdl"), profile).unwrap();
+    let root = go::root();
+    let out = compile(&profiles_dir, &root.join("catalogs"), dir.path());
+    let verdicts = api_server(&[&out]).unwrap();
+    assert_eq!(verdicts.iter().filter(|v| v.kind == "NodePool").count(), 2, "{:?}", verdicts.iter().map(|v| &v.name).collect::<Vec<_>>());
+    assert_all_accepted(&verdicts);
+    let file = out.join("ml/nodepool-warm.yaml");
+    let weighted = std::fs::read_to_string(&file).unwrap().replacen("spec:\n", "spec:\n  weight: 10\n", 1);
+    let bad = dir.path().join("weighted.yaml");
+    std::fs::write(&bad, weighted).unwrap();
+    let verdicts = api_server(&[&bad]).unwrap();
+    assert!(!verdicts[0].ok && verdicts[0].errors.iter().any(|e| e.contains("'weight' is not supported on static NodePools")), "{:?}", verdicts[0].errors);
+}

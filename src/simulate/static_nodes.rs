@@ -1,0 +1,62 @@
+//! Static NodePools (`spec.replicas`): their nodes exist before any pod asks, and pods land on them.
+//!
+//! The provisioner leaves static NodePools out of dynamic provisioning (kubernetes-sigs/karpenter v1.14.1
+//! `pkg/controllers/provisioning/provisioner.go` `NewScheduler`: `if nodepoolutils.IsStatic(np) { return false }`),
+//! so no pod ever makes Karpenter launch one of their nodes. Their nodes come from the static provisioning controller
+//! (`pkg/controllers/static/provisioning/controller.go` `Reconcile`): `replicas` NodeClaims (at most `limits.nodes`),
+//! each built from the NodePool's template alone (`scheduling.NewNodeClaimTemplate`; `ToNodeClaim` adds no
+//! instance-type list for a static NodeClaim), with no pod requests, launched by the provider as any NodeClaim is
+//! (aws/karpenter-provider-aws v1.14.1 `pkg/providers/instance/instance.go` `Create`): [`launch::launch`] over every
+//! type the NodePool admits. Every replica launches the same choice: the cheapest available offering.
+//!
+//! The scheduler then sees them as in-flight NodeClaims pinned to that type, zone and capacity type, tried before any
+//! new NodeClaim (scheduler.go `add` tries existing and in-flight capacity first): a pod that fits there lands there,
+//! one that does not pends or goes to a dynamic NodePool. They count against no NodePool's limits.
+
+use super::launch::launch;
+use super::requirements::Requirement;
+use super::scheduler::{Claim, Template};
+use super::yaml::Resources;
+
+/// Why a static NodePool takes no part in dynamic provisioning (the report's `dropped`).
+pub fn reason(replicas: i64) -> String {
+    format!("a static NodePool (replicas {replicas}): the provisioner plans no NodeClaims for it; its replicas are launched up front")
+}
+
+/// The replicas to launch: `spec.replicas`, capped by `limits.nodes` (controller.go `ReserveNodeCount`).
+pub fn count(t: &Template) -> usize {
+    let Some(replicas) = t.pool.static_replicas else { return 0 };
+    let cap = t.pool.limits.get("nodes").map_or(i128::MAX, |n| *n / 1000);
+    usize::try_from(i128::from(replicas).min(cap).max(0)).unwrap_or(0)
+}
+
+/// The static nodes of every static template, as claims with no pods, pinned to the launched type and offering.
+pub fn claims(templates: &[Template]) -> Vec<Claim> {
+    let mut out = Vec::new();
+    for (t, template) in templates.iter().enumerate() {
+        let n = count(template);
+        if n == 0 {
+            continue;
+        }
+        let all: Vec<usize> = (0..template.types.len()).collect();
+        let Some(l) = launch(&template.types, &all, &template.pool.requirements, &Resources::new()) else { continue };
+        let ty = &template.types[l.instance_type];
+        let mut requirements = template.pool.requirements.merged(&ty.requirements);
+        requirements.add("node.kubernetes.io/instance-type", Requirement::is_in([ty.name.clone()]));
+        requirements.add("topology.kubernetes.io/zone", Requirement::is_in([l.offering.zone.clone()]));
+        requirements.add("karpenter.sh/capacity-type", Requirement::is_in([l.offering.capacity_type.as_str().to_string()]));
+        for k in 1..=n {
+            out.push(Claim {
+                template: t,
+                pods: Vec::new(),
+                requests: Resources::new(),
+                requirements: requirements.clone(),
+                types: vec![l.instance_type],
+                host_ports: Vec::new(),
+                hostname: format!("{}-static-{k:04}", template.pool.name),
+                fixed: true,
+            });
+        }
+    }
+    out
+}

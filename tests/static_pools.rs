@@ -1,0 +1,288 @@
+//! Static pools (`static replicas=… max-nodes=…`, Karpenter's StaticCapacity NodePools, `spec.replicas`): what the
+//! line compiles to, what it costs, what it refuses, and how simulate places pods on the replicas.
+//!
+//! Upstream (kubernetes-sigs/karpenter v1.14.1): `designs/static-capacity.md`; the NodePool CRD's rules
+//! (`pkg/apis/crds/karpenter.sh_nodepools.yaml`: "only 'limits.nodes' is supported on static NodePools", "'weight' is
+//! not supported on static NodePools"); `pkg/controllers/provisioning/provisioner.go` `NewScheduler` (static NodePools
+//! are left out of dynamic provisioning); `pkg/controllers/static/provisioning/controller.go` `Reconcile` (the
+//! replicas, capped by `limits.nodes`, created from the template alone).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const CLUSTER: &str = r#"
+cluster "ml-prod" {
+    region "us-east-1"
+    zones "us-east-1a" "us-east-1b"
+    ami "al2023@v20251023"
+}
+"#;
+
+fn catalogs() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs")
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// Writes profiles/p.kdl (the cluster block, then `pools`) in a fresh directory and compiles it into out/.
+fn compile(pools: &str) -> (tempfile::TempDir, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("profiles")).unwrap();
+    std::fs::write(dir.path().join("profiles/p.kdl"), format!("profile \"p\"\n{CLUSTER}\n{pools}")).unwrap();
+    let out = run(dir.path(), &["compile", "profiles", "--out", "out", "--catalogs", catalogs().to_str().unwrap()]);
+    (dir, out)
+}
+
+fn read(dir: &Path, file: &str) -> String {
+    std::fs::read_to_string(dir.join("out/ml-prod").join(file)).unwrap()
+}
+
+/// The value of a `key: value` line of a YAML file (first match), quotes removed.
+fn field<'a>(yaml: &'a str, key: &str) -> Option<&'a str> {
+    yaml.lines().find_map(|l| l.trim().strip_prefix(key).and_then(|v| v.strip_prefix(": "))).map(|v| v.trim_matches('"'))
+}
+
+/// Asserts a compile failed with exit 2 on `code` at `location`, nothing written.
+fn refused(pools: &str, code: &str, location: &str) -> String {
+    let (dir, out) = compile(pools);
+    let stderr = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(code) && stderr.contains(location), "expected {code} at {location}:\n{stderr}");
+    assert!(!dir.path().join("out").exists(), "nothing is written on error");
+    stderr
+}
+
+/// Two L4/A10G single-GPU replicas, on-demand, up to 3 nodes during replacements.
+const WARM: &str = r#"pool "warm" preset="inference-on-demand" {
+    gpu { name "L4" "A10G"; per-node max=1; }
+    static replicas=2 max-nodes=3
+}
+"#;
+
+#[test]
+fn a_static_pool_compiles_to_a_nodepool_with_replicas_no_weight_and_only_a_node_limit() {
+    let (dir, out) = compile(WARM);
+    assert!(out.status.success(), "{}", text(&out));
+    let np = read(dir.path(), "nodepool-warm.yaml");
+    assert_eq!(field(&np, "replicas"), Some("2"), "{np}");
+    assert_eq!(field(&np, "nodes"), Some("3"), "limits.nodes from max-nodes: {np}");
+    assert!(!np.contains("weight:") && !np.contains("nvidia.com/gpu: "), "no weight, no accelerator limit: {np}");
+    // The CRD requires consolidateAfter even where Karpenter ignores it: Never says what happens.
+    assert_eq!(field(&np, "consolidateAfter"), Some("Never"), "{np}");
+    let kustomization = read(dir.path(), "kustomization.yaml");
+    assert!(kustomization.contains("StaticCapacity=true"), "the feature gate is a prerequisite: {kustomization}");
+}
+
+/// The replicas run whatever the pods, and any admitted type can hold one (a spot interruption or a replacement
+/// launches again): the bound is replicas × the dearest admitted type (g5.2xlarge, $1.212/h on-demand here), the
+/// expected cost replicas × the cheapest (g6.xlarge, $0.8048/h).
+#[test]
+fn a_static_pool_costs_its_replicas_at_the_dearest_admitted_type_even_with_no_pods() {
+    let (dir, out) = compile(WARM);
+    assert!(out.status.success(), "{}", text(&out));
+    let np = read(dir.path(), "nodepool-warm.yaml");
+    assert_eq!(field(&np, "gpuplan.dev/worst-case-usd-per-hour"), Some("2.42"), "{np}");
+    assert_eq!(field(&np, "gpuplan.dev/fixed-usd-per-hour"), Some("2.42"), "{np}");
+    assert_eq!(field(&np, "gpuplan.dev/expected-usd-per-hour"), Some("1.61"), "{np}");
+    assert!(field(&np, "gpuplan.dev/worst-case-basis").is_some_and(|b| b.contains("2 nodes billed whether pods run or not") && b.contains("g5.2xlarge")), "{np}");
+    // With no pod at all, simulate launches (and bills) both replicas.
+    let pods = dir.path().join("none.yaml");
+    std::fs::write(&pods, "").unwrap();
+    let sim = run(dir.path(), &["simulate", "--manifests", "out/ml-prod", "--pods", pods.to_str().unwrap(), "--catalogs", catalogs().to_str().unwrap(), "--format", "json"]);
+    let report: Value = serde_json::from_slice(&sim.stdout).unwrap_or_else(|_| panic!("{}", text(&sim)));
+    let claims = report["nodeclaims"].as_array().unwrap();
+    assert_eq!(claims.len(), 2, "{report:#}");
+    assert!(claims.iter().all(|c| c["static"] == true && c["instance_type"] == "g6.xlarge" && c["pods"].as_array().unwrap().is_empty()), "{report:#}");
+    assert_eq!(report["usd_per_hour"], 1.6096, "{report:#}");
+}
+
+#[test]
+fn explain_says_a_static_pool_has_replicas_and_no_weight() {
+    let (dir, out) = compile(WARM);
+    assert!(out.status.success(), "{}", text(&out));
+    let explained = run(dir.path(), &["explain", "--profiles", "profiles", "--catalogs", catalogs().to_str().unwrap()]);
+    let t = text(&explained);
+    assert!(t.contains("NodePool warm (pool warm, tier 1 of 1; on-demand; static, 2 replicas)"), "{t}");
+    assert!(t.contains("static     2 replicas (spec.replicas); weight none"), "{t}");
+    assert!(t.contains("at most $2.42/h (2 × the dearest admitted type, g5.2xlarge at $1.21/h)"), "{t}");
+}
+
+#[test]
+fn a_static_pool_counts_its_replicas_against_the_budget_before_the_other_pools() {
+    let pools = format!("budget usd-per-hour=20\n{WARM}pool \"burst\" preset=\"inference-spot\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n}}\n");
+    let (dir, out) = compile(&pools);
+    assert!(out.status.success(), "{}", text(&out));
+    let spot = read(dir.path(), "nodepool-burst-spot.yaml");
+    let worst: f64 = field(&spot, "gpuplan.dev/worst-case-usd-per-hour").unwrap().parse().unwrap();
+    let on_demand: f64 = field(&read(dir.path(), "nodepool-burst-on-demand.yaml"), "gpuplan.dev/worst-case-usd-per-hour").unwrap().parse().unwrap();
+    assert!(2.42 + worst + on_demand <= 20.0 + 1e-9, "the static pool's $2.42/h leaves {} for the rest: {worst} + {on_demand}", 20.0 - 2.42);
+}
+
+#[test]
+fn static_pools_that_cost_more_than_the_budget_are_refused_at_the_static_line() {
+    let stderr = refused(&format!("budget usd-per-hour=2\n{WARM}"), "E0306", "p.kdl:12:5");
+    assert!(stderr.contains("cost up to $2.42/h") && stderr.contains("billed whether pods run or not"), "{stderr}");
+}
+
+#[test]
+fn a_static_pool_with_a_weight_is_refused_where_it_is_written() {
+    let stderr = refused(&WARM.replace("    static replicas=2", "    weight 50\n    static replicas=2"), "E0303", "p.kdl:11:12");
+    assert!(stderr.contains("'weight' is not supported on static NodePools"), "{stderr}");
+}
+
+#[test]
+fn a_static_pool_with_an_accelerator_or_resource_limit_is_refused() {
+    refused(&WARM.replace("    static replicas=2", "    max-accelerators 4\n    static replicas=2"), "E0304", "p.kdl:11:22");
+    refused(&WARM.replace("    static replicas=2", "    limits cpu=64\n    static replicas=2"), "E0304", "p.kdl:11:5");
+}
+
+/// inference-spot falls back to an on-demand NodePool by weight; a static NodePool has none.
+#[test]
+fn a_static_pool_whose_preset_adds_a_fallback_nodepool_is_refused() {
+    let stderr = refused(&WARM.replace("inference-on-demand", "inference-spot"), "E0302", "p.kdl:11:5");
+    assert!(stderr.contains("preset \"inference-spot\" adds an on-demand NodePool"), "{stderr}");
+}
+
+#[test]
+fn consolidation_written_in_a_static_pool_is_refused_as_ignored_by_karpenter() {
+    refused(&WARM.replace("    static replicas=2", "    disruption { consolidate-after \"1h\"; }\n    static replicas=2"), "E0305", "p.kdl:11:36");
+}
+
+#[test]
+fn a_node_limit_below_the_replicas_is_refused() {
+    refused(&WARM.replace("max-nodes=3", "max-nodes=1"), "E0301", "p.kdl:11:23");
+}
+
+#[test]
+fn static_without_replicas_is_refused() {
+    refused(&WARM.replace("static replicas=2 max-nodes=3", "static max-nodes=3"), "E0300", "p.kdl:11:5");
+}
+
+/// A Deployment of `n` one-GPU pods that tolerate the GPU taint; with `pool`, they select that pool and tolerate its
+/// taint, as `explain` tells a workload to.
+fn gpu_pods(dir: &Path, n: u32, pool: Option<&str>) -> PathBuf {
+    let path = dir.join("pods.yaml");
+    let (selector, toleration) = match pool {
+        Some(p) => (format!("      nodeSelector: {{gpuplan.dev/pool: {p}}}\n"), format!("      - {{key: gpuplan.dev/pool, operator: Equal, value: {p}, effect: NoSchedule}}\n")),
+        None => (String::new(), String::new()),
+    };
+    let yaml = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: llm, namespace: default}}\nspec:\n  replicas: {n}\n  selector: {{matchLabels: {{app: llm}}}}\n  template:\n    metadata: {{labels: {{app: llm}}}}\n    spec:\n{selector}      tolerations:\n{toleration}      - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}\n      containers:\n      - name: c\n        image: x\n        resources: {{requests: {{cpu: \"1\", nvidia.com/gpu: \"1\"}}, limits: {{nvidia.com/gpu: \"1\"}}}}\n"
+    );
+    std::fs::write(&path, yaml).unwrap();
+    path
+}
+
+fn simulate(dir: &Path, pods: &Path) -> Value {
+    let sim = run(dir, &["simulate", "--manifests", "out/ml-prod", "--pods", pods.to_str().unwrap(), "--catalogs", catalogs().to_str().unwrap(), "--format", "json"]);
+    serde_json::from_slice(&sim.stdout).unwrap_or_else(|_| panic!("{}", text(&sim)))
+}
+
+/// provisioner.go leaves the static NodePool out: once its replicas are full, a pod that selects only it pends.
+#[test]
+fn pods_fill_the_static_replicas_and_the_rest_pend_when_no_dynamic_pool_takes_them() {
+    let (dir, out) = compile(WARM);
+    assert!(out.status.success(), "{}", text(&out));
+    let pods = gpu_pods(dir.path(), 3, Some("warm"));
+    let report = simulate(dir.path(), &pods);
+    let placed: usize = report["nodeclaims"].as_array().unwrap().iter().filter(|c| c["static"] == true).map(|c| c["pods"].as_array().unwrap().len()).sum();
+    assert_eq!(placed, 2, "{report:#}");
+    let pending = report["pending"].as_array().unwrap();
+    assert_eq!(pending.len(), 1, "{report:#}");
+    assert!(pending[0]["reason"].as_str().unwrap().contains("NodePool warm: a static NodePool (replicas 2): the provisioner plans no NodeClaims for it"), "{report:#}");
+    let pool = report["nodepools"].as_array().unwrap().iter().find(|p| p["name"] == "warm").unwrap();
+    assert_eq!((pool["replicas"].as_i64(), pool.get("dropped")), (Some(2), None), "{pool:#}");
+}
+
+/// Two untainted-by-pool (general) pools: the static replica takes the first pod, a dynamic NodeClaim the second.
+#[test]
+fn a_pod_that_does_not_fit_the_static_replicas_goes_to_a_dynamic_pool() {
+    let pools = r#"pool "warm" preset="general" {
+    gpu { name "L4"; per-node max=1; }
+    capacity "on-demand"
+    static replicas=1
+}
+pool "more" preset="general" {
+    gpu { name "L4"; per-node max=1; }
+    capacity "on-demand"
+    max-accelerators 4
+}
+"#;
+    let (dir, out) = compile(pools);
+    assert!(out.status.success(), "{}", text(&out));
+    let report = simulate(dir.path(), &gpu_pods(dir.path(), 2, None));
+    let claims = report["nodeclaims"].as_array().unwrap();
+    let by_pool = |pool: &str| claims.iter().filter(|c| c["nodepool"] == pool).map(|c| c["pods"].as_array().unwrap().len()).sum::<usize>();
+    assert_eq!((by_pool("warm"), by_pool("more")), (1, 1), "{report:#}");
+    assert!(report["pending"].as_array().unwrap().is_empty(), "{report:#}");
+}
+
+#[test]
+fn lint_asks_no_accelerator_limit_or_consolidation_policy_of_a_static_pool() {
+    let (_, out) = compile(WARM);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(!t.contains("GP013") && !t.contains("GP001"), "{t}");
+}
+
+/// Every launch of a replica picks anew among the admitted types: a static pool admitting 1- to 8-GPU L4 nodes
+/// costs anything from one g6.xlarge to one g6.48xlarge per replica, and lint says to pin the node.
+#[test]
+fn gp028_warns_when_a_static_pool_admits_nodes_of_very_different_price() {
+    let (_, out) = compile("pool \"any-l4\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; }\n    static replicas=2\n}\n");
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("GP028") && t.contains("static NodePool `any-l4` keeps 2 replicas that can each launch on any of its") && t.contains("pin the node"), "{t}");
+    let (_, out) = compile(WARM);
+    assert!(!text(&out).contains("GP028"), "g6.xlarge to g5.2xlarge is within 2×: {}", text(&out));
+}
+
+/// Adopt reads `spec.replicas` and `limits.nodes` back into `static replicas=2 max-nodes=3`: adopting the compiled
+/// NodePool and compiling again gives the same NodePool (provenance aside), with no warning about the consolidation
+/// fields gpuplan writes itself.
+#[test]
+fn a_compiled_static_pool_adopts_back_into_the_same_nodepool() {
+    let (dir, out) = compile(WARM);
+    assert!(out.status.success(), "{}", text(&out));
+    let cat = catalogs();
+    let adopted = run(dir.path(), &["adopt", "out/ml-prod", "--into", "again", "--catalogs", cat.to_str().unwrap()]);
+    assert!(adopted.status.success() && !text(&adopted).contains("ignored by Karpenter"), "{}", text(&adopted));
+    assert!(std::fs::read_to_string(dir.path().join("again/p.kdl")).unwrap().contains("    static replicas=2 max-nodes=3 //"));
+    let again = run(dir.path(), &["compile", "again", "--out", "out2", "--catalogs", cat.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    let strip = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap().lines().filter(|l| !l.contains("gpuplan.dev/source") && !l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    assert_eq!(strip("out/ml-prod/nodepool-warm.yaml"), strip("out2/ml-prod/nodepool-warm.yaml"));
+}
+
+/// A workload's max replicas are checked against what the replicas hold at least (2 single-GPU nodes), and the help
+/// says to raise the replicas, not a limit the pool cannot carry.
+#[test]
+fn a_workload_larger_than_the_static_replicas_is_refused_with_the_replicas_to_raise() {
+    let workload = "workload \"llm\" namespace=\"inference\" pool=\"warm\" {\n    selector \"app\" \"llm\"\n    replicas min=1 max=4\n}\n";
+    let stderr = refused(&format!("{WARM}{workload}"), "E0176", "p.kdl:15:20");
+    assert!(stderr.contains("can provision at most 2") && stderr.contains("lower replicas max to 2 or raise the static pool's replicas"), "{stderr}");
+}
+
+/// Scaling to zero exists to let nodes go; a static pool keeps them.
+#[test]
+fn scale_to_zero_on_a_static_pool_is_refused() {
+    let workload = "workload \"llm\" namespace=\"inference\" pool=\"warm\" {\n    selector \"app\" \"llm\"\n    replicas min=0 max=2\n    scale-to-zero\n    trigger \"prometheus\" query=\"sum(rate(x[1m]))\" threshold=1\n}\n";
+    let stderr = refused(&format!("{WARM}{workload}"), "E0307", "p.kdl:16:5");
+    assert!(stderr.contains("frees nothing"), "{stderr}");
+}
+
+/// A reservation is sized and billed by its instances, a static pool by its replicas: one NodePool cannot be both.
+#[test]
+fn a_static_pool_that_is_also_a_capacity_reservation_is_refused() {
+    let reserved = WARM.replace("    static replicas=2", "    capacity \"reserved\"\n    reserved { id \"cr-0123456789abcdef0\"; instance-type \"g6.xlarge\"; instances 2; }\n    static replicas=2");
+    let stderr = refused(&reserved, "E0302", "p.kdl:12:5");
+    assert!(stderr.contains("cannot also be a capacity reservation"), "{stderr}");
+}
