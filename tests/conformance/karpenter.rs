@@ -1126,6 +1126,8 @@ fn equal_weight_overlays_apply_in_karpenters_order_name_descending() {
         + "---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: a}\nspec:\n  weight: 1\n  requirements:\n  - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n  priceAdjustment: \"-10%\"\n---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: b}\nspec:\n  weight: 1\n  requirements:\n  - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n  priceAdjustment: \"-50%\"\n";
     let Some(o) = agreeing("equal-weight-overlays", &manifests, &replicas(1, "")) else { return };
     assert_eq!(claims(&o.gpuplan)[0]["instance_type"], "m5.large", "{:?}", claims(&o.gpuplan));
+}
+
 // Static NodePools (`spec.replicas`; sigs.k8s.io/karpenter v1.14.1). provisioner.go `NewScheduler` leaves them out of
 // dynamic provisioning (`if nodepoolutils.IsStatic(np) { return false }`), which the oracle runs; their replicas come
 // from another controller, static/provisioning/controller.go `Reconcile`, which the oracle does not run.
