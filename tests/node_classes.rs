@@ -105,6 +105,15 @@ mod raw {
         assert!(e.message.contains("`spec.limits.cpu`") && e.help.as_deref().is_some_and(|h| h.contains("max-accelerators")), "{e:?}");
     }
 
+    /// A raw `spec.replicas` would make the pool static behind the cost bound's back (its nodes are billed whatever
+    /// the pods): the `static` line says it.
+    #[test]
+    fn a_raw_fragment_that_makes_a_pool_static_is_e0312_pointing_at_the_static_line() {
+        let d = errors(profile("", &format!("{L4}    raw \"NodePool\" \"spec: {{replicas: 3}}\"\n}}\n")));
+        let e = d.iter().find(|d| d.code == "E0312").unwrap_or_else(|| panic!("{d:?}"));
+        assert!(e.message.contains("`spec.replicas`") && e.help.as_deref().is_some_and(|h| h.contains("static replicas=")), "{e:?}");
+    }
+
     #[test]
     fn a_raw_fragment_that_breaks_the_crd_is_e0315_at_the_raw_line() {
         let text = profile("", &format!("{L4}    raw \"EC2NodeClass\" \"spec: {{blockDeviceMappings: [{{deviceName: /dev/xvda, ebs: {{volumeSize: 5}}}}]}}\"\n}}\n"));

@@ -41,6 +41,7 @@ const OWNED: &[(&str, &str, &str)] = &[
     ("NodePool", "spec.template.metadata.labels", "`label`: the gpuplan.dev/pool label is how workloads select the pool"),
     ("NodePool", "spec.limits", "`max-accelerators`, `max-cpu`, `limits`: the limits are the cost bound"),
     ("NodePool", "spec.weight", "`weight`: gpuplan keeps the cluster's weights distinct"),
+    ("NodePool", "spec.replicas", "`static replicas=`: a static pool's nodes are billed whatever the pods, and the cost bound counts them"),
     ("NodePool", "spec.disruption", "`disruption { }`"),
     ("NodePool", "spec.template.spec.expireAfter", "`disruption { expire-after }`"),
     ("NodePool", "spec.template.spec.kubelet", "`kubelet { }`: karpenter.sh/v1 NodePools have no kubelet field (the API server drops it); Karpenter v1 reads kubelet settings from the EC2NodeClass, where `kubelet` renders them"),
