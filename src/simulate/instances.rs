@@ -37,7 +37,12 @@ const VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
 pub struct Offering {
     pub zone: String,
     pub capacity_type: CapacityType,
+    /// The price Karpenter orders offerings by (NodeOverlays applied). A reserved offering's is the on-demand price
+    /// / 10,000,000 ([`RESERVED_PRICE_DIVISOR`]), so a reservation always ranks as nearly free.
     pub usd_per_hour: f64,
+    /// What the node costs, as reports show it: the ordering price, except for a reservation, which is billed at
+    /// the on-demand price whatever an overlay makes Karpenter think of it.
+    pub billed_usd_per_hour: f64,
     pub estimate: bool,
     pub available: bool,
 }
@@ -351,6 +356,12 @@ pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
     r
 }
 
+/// aws/karpenter-provider-aws v1.14.1 `pkg/providers/instancetype/offering/reserved_capacity_resolver.go`: a reserved
+/// offering's price is the on-demand price divided by this ("free", the relative order kept). NodeOverlays then apply
+/// to that price like any other (kubernetes-sigs/karpenter v1.14.1 `pkg/controllers/nodeoverlay/controller.go`
+/// `getOverlaidOfferings` selects reserved offerings too; `pkg/cloudprovider/types.go` `ApplyPriceOverlay`).
+pub const RESERVED_PRICE_DIVISOR: f64 = 10_000_000.0;
+
 /// Offerings of a type: catalog zones × usage classes, all available (a run's `--unavailable` offerings are marked
 /// per run, by `simulate::with_availability`, on types shared between runs).
 pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass) -> Vec<Offering> {
@@ -367,7 +378,8 @@ pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass) -> Vec
                 _ => it.on_demand.as_ref(),
             };
             let Some(price) = price else { continue };
-            out.push(Offering { zone: zone.clone(), capacity_type: ct, usd_per_hour: price.usd_per_hour, estimate: catalog.is_estimate(price), available: true });
+            let ranked = if ct == CapacityType::Reserved { price.usd_per_hour / RESERVED_PRICE_DIVISOR } else { price.usd_per_hour };
+            out.push(Offering { zone: zone.clone(), capacity_type: ct, usd_per_hour: ranked, billed_usd_per_hour: price.usd_per_hour, estimate: catalog.is_estimate(price), available: true });
         }
     }
     out
@@ -406,6 +418,10 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Require
         let admits = |o: &&&NodeOverlay| super::scheduler::offering_compatible(&o.requirements, &of.zone, of.capacity_type.as_str());
         if let Some(o) = matching.iter().filter(|o| o.price.is_some() || o.price_adjustment.is_some()).find(admits) {
             of.usd_per_hour = adjusted(of.usd_per_hour, o);
+            // A reservation's bill does not change with what Karpenter is told it costs.
+            if of.capacity_type != CapacityType::Reserved {
+                of.billed_usd_per_hour = of.usd_per_hour;
+            }
         }
     }
     let exotic = it.size.contains("metal") || ["nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"].iter().any(|r| capacity.get(*r).is_some_and(|v| *v > 0));
