@@ -25,6 +25,8 @@ use crate::solve::{round_cents, ClusterPlan, PoolPlan, SPOT_MIN_TYPES};
 
 /// GP020, GP021: the Kueue queue rules.
 mod queues;
+/// GP032: the EKS Auto Mode rule.
+mod auto_mode;
 
 /// One lint rule, for `--help`, the README and `explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +66,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP021", name: "queue-quota-above-limit", summary: "the Kueue ClusterQueues' nominal quotas in a flavor add up to more than its NodePool's limit (admitted jobs wait for nodes Karpenter will not launch)", checks_output: true },
     Rule { code: "GP024", name: "scaledobject-and-hpa-on-one-target", summary: "a workload scaled by a KEDA ScaledObject and by an HPA (or a second ScaledObject): KEDA's webhook refuses the ScaledObject, and two HPAs fight over the replica count", checks_output: true },
     Rule { code: "GP025", name: "scale-to-zero-with-min-available", summary: "a workload that scales to zero with a PodDisruptionBudget minAvailable ≥ 1: at one replica it allows no eviction, so every node drain blocks", checks_output: true },
+    Rule { code: "GP032", name: "budget-alert-in-auto-mode", summary: "a `budget` in an EKS Auto Mode cluster: it bounds the NodePool limits, but no spend alert can be emitted (Auto Mode exposes no Karpenter metrics)", checks_output: false },
 ];
 
 /// The rule for a code, if any.
@@ -416,6 +419,7 @@ impl<'c> Lint<'c> {
             self.ami_latest(cluster, profile);
             let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();
             self.budget(cluster, profile, &pools);
+            self.auto_mode_budget(cluster, profile);
             self.unknown_allow(cluster, profile);
         }
     }
