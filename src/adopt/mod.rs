@@ -70,6 +70,10 @@ pub enum AdoptError {
     /// adds them to the YAML before anything is written.
     #[error("the inputs do not say what the profiles need (nothing was written):\n  {}", .0.join("\n  "))]
     Missing(Vec<String>),
+    /// More NodePools in one cluster than Karpenter has weights (1 to 100): gpuplan gives each its own (E0153), so the
+    /// profiles could not compile.
+    #[error("cluster `{cluster}` has {count} NodePools, but Karpenter's weights run from 1 to 100 and gpuplan gives every NodePool of a cluster its own (equal weights are E0153), so at most {max} fit (nothing was written)\n  help: adopt the cluster's NodePools in parts of at most {max} (as separate clusters, e.g. by passing fewer files), or merge NodePools that differ only in what their pods could share", max = weights::MAX_NODEPOOLS)]
+    TooManyNodePools { cluster: String, count: usize },
 }
 
 /// The profile a NodePool belongs to: gpuplan's own annotation, else its EC2NodeClass's name (profiles are
@@ -242,7 +246,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         sources.dedup();
         profiles.push((profile, sources));
     }
-    resolve_weights(&mut profiles, &read.node_pools);
+    resolve_weights(&mut profiles, &read.node_pools)?;
     let profiles: Vec<AdoptedProfile> = profiles
         .into_iter()
         .map(|(profile, sources)| {
@@ -258,7 +262,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
 }
 
 /// Every adopted pool's weight, per cluster ([`weights`]): a `weight` line kept, written or replaced.
-fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[Doc]) {
+fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[Doc]) -> Result<(), AdoptError> {
     let clusters: std::collections::BTreeSet<String> = profiles.iter().map(|(p, _)| p.cluster.name.clone()).collect();
     for cluster in clusters {
         let entries: Vec<weights::Entry> = profiles
@@ -268,7 +272,7 @@ fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[
             .filter_map(|pool| originals.iter().find(|np| np.name == pool.name))
             .map(|np| weights::Entry { name: np.name.clone(), weight: np.object["spec"]["weight"].as_u64() })
             .collect();
-        let resolved = weights::resolve(&entries);
+        let resolved = weights::resolve(&entries).map_err(|t| AdoptError::TooManyNodePools { cluster: cluster.clone(), count: t.count })?;
         for pool in profiles.iter_mut().filter(|(p, _)| p.cluster.name == cluster).flat_map(|(p, _)| p.pools.iter_mut()) {
             let Some(r) = resolved.get(&pool.name) else { continue };
             let line = model::Line::new(format!("weight {}", r.weight), format!("{} {}", pool.from.trim_end(), r.why));
@@ -281,6 +285,7 @@ fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[
             }
         }
     }
+    Ok(())
 }
 
 fn adopt_profile(
