@@ -19,6 +19,7 @@ pub mod queues;
 pub mod read;
 pub mod report;
 pub mod requirements;
+pub mod shared_limits;
 pub mod term;
 pub mod verify;
 pub mod weights;
