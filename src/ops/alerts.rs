@@ -228,10 +228,14 @@ fn launch_failures_rule(cluster: &ClusterPlan) -> AlertRule {
         annotations: labels(&[
             ("summary", &format!("Karpenter in cluster {} keeps failing to launch nodes ({{{{ $labels.error }}}})", cluster.name)),
             ("description", &format!(
-                "Instance launches (CloudProvider Create) have failed for 15 minutes in cluster {}. GPU capacity is scarce: InsufficientCapacity on every allowed type means the pools are too narrow.",
-                cluster.name
+                "Instance launches (CloudProvider Create) have failed for 15 minutes in cluster {}. {}InsufficientCapacity on every allowed type means the pools are too narrow.",
+                cluster.name,
+                if cluster.pools.iter().any(|p| p.accelerator.is_accelerator()) { "GPU capacity is scarce: " } else { "" }
             )),
-            ("runbook", "kubectl logs -n <karpenter namespace> deploy/karpenter | grep -i 'launching nodeclaim\\|insufficient'; kubectl get nodeclaims; widen the pool's GPU list or zones, or add an on-demand fallback tier."),
+            ("runbook", &format!(
+                "kubectl logs -n <karpenter namespace> deploy/karpenter | grep -i 'launching nodeclaim\\|insufficient'; kubectl get nodeclaims; widen the pool's {} or zones, or add an on-demand fallback tier.",
+                if cluster.pools.iter().any(|p| p.accelerator.is_accelerator()) { "GPU list" } else { "instance types" }
+            )),
         ]),
     }
 }

@@ -44,7 +44,7 @@ pub struct Rule {
 pub const RULES: &[Rule] = &[
     Rule { code: "GP000", name: "unknown-allow", summary: "`allow` names a code that is no lint rule (it silences nothing)", checks_output: false },
     Rule { code: "GP001", name: "gpu-underutilized-consolidation", summary: "GPU NodePool consolidates WhenEmptyOrUnderutilized (moves running GPU work — a model reload, a lost training step — for a small saving)", checks_output: true },
-    Rule { code: "GP002", name: "ami-latest", summary: "EC2NodeClass AMI alias `@latest` (the whole GPU fleet drifts on every AMI release)", checks_output: true },
+    Rule { code: "GP002", name: "ami-latest", summary: "EC2NodeClass AMI alias `@latest` (every node of its NodePools drifts on every AMI release)", checks_output: true },
     Rule { code: "GP003", name: "scheduled-budget-without-always-on", summary: "scheduled disruption budgets without an always-on budget (inactive schedule = unbounded disruption)", checks_output: true },
     Rule { code: "GP004", name: "limit-below-largest-node", summary: "NodePool accelerator limit below the accelerators of its largest instance type (that node never launches)", checks_output: true },
     Rule { code: "GP005", name: "equal-weights", summary: "overlapping NodePools of one cluster with equal weights (Karpenter breaks the tie by name, silently)", checks_output: true },
@@ -482,7 +482,7 @@ impl<'c> Lint<'c> {
                 continue;
             }
             let span = spec.requests.values().next().map_or(spec.name.span, |r| r.span);
-            let message = format!("one replica of workload `{}/{}` does not fit on {} of pool `{}`: {}", w.namespace, w.name, fit.too_small_text(), w.pool, fit.price_text());
+            let message = format!("one replica of workload `{}/{}` does not fit on {} of pool `{}`: {}", w.namespace, w.name, fit.too_small_text(), w.pool, fit.price_text_per(unit_of(cluster, w)));
             let help = "lower the replica's requests to fit the small types, or exclude them from the pool (`exclude-types`) so its cost figures count what it launches (the add-on DaemonSets the cluster configures are counted; leave room for DaemonSets of your own)";
             self.profile(cluster, profile, "GP018", span, message, help.into());
         }
@@ -607,9 +607,10 @@ impl<'c> Lint<'c> {
             "GP002",
             profile.cluster.ami.span,
             format!(
-                "AMI alias `{}` (EC2NodeClass {}) follows every AMI release: each release drifts and replaces the whole GPU fleet",
+                "AMI alias `{}` (EC2NodeClass {}) follows every AMI release: each release drifts and replaces every node of {}",
                 aliases.into_iter().collect::<Vec<_>>().join("`, `"),
-                classes.join(", ")
+                classes.join(", "),
+                fleet(cluster, profile)
             ),
             format!("pin a release, e.g. ami \"{family}@v20251023\", and bump it deliberately"),
         );
@@ -774,7 +775,7 @@ impl<'c> Lint<'c> {
                 types.len(),
                 if types.len() == 1 { "" } else { "s" }
             ),
-            "relax that constraint (more GPU names, a lower memory-min, a wider per-node range, a higher price-ratio-max) so the pool can find spot capacity; spot pools this narrow are interrupted and not replaced".into(),
+            format!("relax that constraint ({}) so the pool can find spot capacity; spot pools this narrow are interrupted and not replaced", relaxations(ctx)),
         );
     }
 
@@ -850,8 +851,9 @@ impl<'c> Lint<'c> {
                 "GP009",
                 ctx.tier.settings.disruption.expire_after.span,
                 format!(
-                    "NodePool `{}` never expires its nodes (expireAfter: Never) but no disruption budget names `Drifted`: drift (a new AMI, a NodeClass change) is their only replacement path, and it then rolls at the general budget's pace, at any hour, restarting the GPU work on each node",
-                    ctx.plan.name
+                    "NodePool `{}` never expires its nodes (expireAfter: Never) but no disruption budget names `Drifted`: drift (a new AMI, a NodeClass change) is their only replacement path, and it then rolls at the general budget's pace, at any hour, restarting the {} on each node",
+                    ctx.plan.name,
+                    if ctx.plan.accelerator.is_accelerator() { "GPU work" } else { "work" }
                 ),
                 "add budget nodes=\"1\" reasons=\"Drifted\" (one at a time), or a maintenance-window (drift held back outside it) to the pool's disruption block".into(),
             );
@@ -1073,4 +1075,26 @@ pub fn by_pool(findings: &[Finding]) -> BTreeMap<(String, String, String), Vec<&
         map.entry((f.cluster.clone(), f.profile.clone(), f.pool.clone().unwrap_or_default())).or_default().push(f);
     }
     map
+}
+
+/// What GP002 says an AMI release replaces: the profile's GPU (or Neuron) fleet when its pools are accelerated, its
+/// nodes otherwise (a CPU pool's nodes are no GPU fleet).
+fn fleet(cluster: &ClusterPlan, profile: &Profile) -> String {
+    let accelerated = cluster.pools.iter().filter(|p| p.profile == profile.name.value).any(|p| p.accelerator.is_accelerator());
+    if accelerated { format!("profile `{}`'s NodePools (its whole accelerator fleet)", profile.name.value) } else { format!("profile `{}`'s NodePools", profile.name.value) }
+}
+
+/// GP006's help: the settings that narrow this kind of pool.
+fn relaxations(ctx: &PoolCtx) -> &'static str {
+    if ctx.plan.accelerator.is_accelerator() {
+        "more GPU names, a lower memory-min, a wider per-node range, a higher price-ratio-max"
+    } else {
+        "more `types`, a wider `require` range, a higher price-ratio-max"
+    }
+}
+
+/// The unit a workload's pool is priced in: accelerator-hours, or vCPU-hours on a CPU pool.
+fn unit_of(cluster: &ClusterPlan, w: &crate::ops::workload::WorkloadPlan) -> &'static str {
+    let cpu = cluster.pools.iter().any(|p| w.nodepools.contains(&p.name) && !p.accelerator.is_accelerator());
+    if cpu { "vCPU" } else { "accelerator" }
 }
