@@ -308,6 +308,17 @@ impl TypeLabels {
         debug_assert_eq!(self.0.len(), catalog.instance_types.len(), "labels of another catalog");
         self.0[i].get_or_init(|| Arc::new(requirements(&catalog.instance_types[i], &catalog.region)))
     }
+
+    /// The labels of `it`, a type of `catalog` (found by its place in the catalog's list, not by name: a lookup, no
+    /// search); a type from elsewhere gets its labels built.
+    pub fn of(&self, catalog: &Catalog, it: &InstanceType) -> std::borrow::Cow<'_, Requirements> {
+        let base = catalog.instance_types.as_ptr() as usize;
+        let at = (it as *const InstanceType as usize).wrapping_sub(base) / std::mem::size_of::<InstanceType>().max(1);
+        match catalog.instance_types.get(at) {
+            Some(t) if std::ptr::eq(t, it) => std::borrow::Cow::Borrowed(self.get(catalog, at).as_ref()),
+            _ => std::borrow::Cow::Owned(requirements(it, &catalog.region)),
+        }
+    }
 }
 
 /// types.go `computeRequirements` for the labels the catalog knows.
@@ -448,6 +459,23 @@ mod tests {
             let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
             proptest::prop_assert_eq!(glob(&pattern, &text), glob_units(&p, &t, '*', '?'));
         }
+    }
+
+    /// `require` lines read a type's labels through [`TypeLabels::of`] (review fix, stop 20: they used to build the whole
+    /// label set per type and per line): a catalog type's come from the cache, the very set `get` returns; a type that
+    /// is not the catalog's (a copy) gets the same labels built.
+    #[test]
+    fn a_catalog_types_labels_are_looked_up_in_the_cache_and_a_copys_are_built_alike() {
+        let catalog = Catalog::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs"), "us-east-1").unwrap();
+        let labels = TypeLabels::new(&catalog);
+        let i = catalog.instance_types.len() / 2;
+        let cached = labels.of(&catalog, &catalog.instance_types[i]);
+        assert!(matches!(cached, std::borrow::Cow::Borrowed(_)));
+        assert!(std::ptr::eq(cached.as_ref(), labels.get(&catalog, i).as_ref()));
+        let copy = catalog.instance_types[i].clone();
+        let built = labels.of(&catalog, &copy);
+        assert!(matches!(built, std::borrow::Cow::Owned(_)));
+        assert_eq!(format!("{:?}", built.as_ref()), format!("{:?}", cached.as_ref()));
     }
 
     #[test]
