@@ -150,14 +150,13 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
             validator
         },
     );
-    let (catalogs, plan) = planned?;
+    let (catalogs, type_labels, plan) = planned?;
     let renderer = renderer?;
     let profile_index = profiles.iter().enumerate().map(|(i, p)| ((p.cluster.name.value.clone(), p.name.value.clone()), i)).collect();
     let mut cluster_profiles: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, p) in profiles.iter().enumerate() {
         cluster_profiles.entry(p.cluster.name.value.clone()).or_default().push(i);
     }
-    let type_labels = catalogs.iter().map(|(region, catalog)| (region.clone(), crate::simulate::instances::TypeLabels::new(catalog))).collect();
     let mut compilation =
         Compilation { sources, profiles, catalogs, plan, generated: Vec::new(), findings: Vec::new(), warnings, profile_index, cluster_profiles, type_labels };
     // Clusters are independent: each is rendered, validated, checked and linted on its own core, and keeps only
@@ -174,7 +173,10 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
 }
 
 /// One catalog per region the profiles use (each region on its own core), and the plan solved against them.
-fn load_catalogs_and_solve(profiles: &[Profile], sources: &Sources, catalogs_dir: &Path) -> Result<(BTreeMap<String, Catalog>, Plan), CompileError> {
+/// Each catalog's type labels are built (lazily, per type) before the solve, which reads them for `require` lines, and
+/// kept for the simulations after it.
+#[allow(clippy::type_complexity)]
+fn load_catalogs_and_solve(profiles: &[Profile], sources: &Sources, catalogs_dir: &Path) -> Result<(BTreeMap<String, Catalog>, BTreeMap<String, crate::simulate::instances::TypeLabels>, Plan), CompileError> {
     let regions: std::collections::BTreeSet<&String> = profiles.iter().map(|p| &p.cluster.region.value).collect();
     let loaded: Vec<_> = regions.into_par_iter().map(|region| (region, Catalog::load_with_digest(catalogs_dir, region))).collect();
     let mut catalogs = BTreeMap::new();
@@ -185,8 +187,9 @@ fn load_catalogs_and_solve(profiles: &[Profile], sources: &Sources, catalogs_dir
         catalogs.insert(region.clone(), catalog);
         digests.insert(region.clone(), digest);
     }
-    let plan = solve::solve(profiles, sources, &catalogs, &digests).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
-    Ok((catalogs, plan))
+    let type_labels = catalogs.iter().map(|(region, catalog)| (region.clone(), crate::simulate::instances::TypeLabels::new(catalog))).collect();
+    let plan = solve::solve(profiles, sources, &catalogs, &digests, &type_labels).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
+    Ok((catalogs, type_labels, plan))
 }
 
 /// What compiling one cluster gave: its files and lint findings, or why it failed, by stage.

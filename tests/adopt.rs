@@ -853,3 +853,20 @@ workload "etl" namespace="ml" pool="train" {
     assert!(again.status.success(), "{}", text(&again));
     assert_same_tree(&src.path().join("out"), &dir.path().join("out"));
 }
+
+/// Karpenter's NodePool weights run from 1 to 100 (sigs.k8s.io/karpenter pkg/apis/v1/nodepool.go `Weight`, minimum 1,
+/// maximum 100) and gpuplan gives every NodePool of a cluster its own (E0153 for ties). 101 NodePools of one cluster have
+/// no distinct weights to keep Karpenter's order with: adopt refuses at once, saying so, and writes nothing (the
+/// renumbering used to give the last ones weight 1 each, and the compile then said E0153).
+#[test]
+fn adopting_more_nodepools_than_karpenter_has_weights_is_refused_before_anything_is_written() {
+    let fixture = std::fs::read_to_string(repo().join("tests/fixtures/adopt/gpu-nodepool.yaml")).unwrap();
+    let (pool, class) = fixture.split_once("\n---\n").unwrap();
+    let pools: Vec<String> = (0..101).map(|i| pool.replace("  name: gpu\nspec:", &format!("  name: gpu-{i:03}\nspec:\n  weight: 50"))).collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("many.yaml"), format!("{}\n---\n{class}", pools.join("\n---\n"))).unwrap();
+    let out = gpuplan(dir.path(), &["adopt", "many.yaml", "--into", "profiles", "--catalogs", repo().join("catalogs").to_str().unwrap()]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("has 101 NodePools") && text(&out).contains("at most 100"), "{}", text(&out));
+    assert!(!dir.path().join("profiles").exists(), "nothing is written");
+}

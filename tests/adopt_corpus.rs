@@ -439,3 +439,30 @@ fn a_published_price_overlay_adopts_into_overlay_blocks_and_its_discounted_type_
     let profile = std::fs::read_to_string(dir.path().join("profiles/default.kdl")).unwrap();
     assert!(profile.contains("overlay \"overlay-b\" {") && profile.contains("price-adjustment \"-20%\"") && profile.contains("capacity \"custom-device/gpu\" \"1\""), "{profile}");
 }
+
+/// Round trip of a Bottlerocket time-sliced pool: gpuplan writes the shared pool's `spec.limits.cpu` itself (its backstop,
+/// 80 here, below the profile's `limits cpu=100`), so adopting gpuplan's output must not read that number back as the
+/// user's cap: the profile's own `limits cpu=100 memory="200Gi"` comes back (from the worst-case-basis annotation), and
+/// compiling it again reproduces the NodePool byte for byte.
+#[test]
+fn adopting_gpuplans_bottlerocket_time_sliced_pool_gives_back_the_profiles_cpu_limit_not_the_backstop() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(args).output().unwrap();
+    let input = corpus("blueprints-node-overlay");
+    let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "first", "--catalogs", catalogs.to_str().unwrap(), "--accept-changes"];
+    args.extend(SET);
+    assert!(run(&args).status.success());
+    std::fs::rename(dir.path().join("first"), dir.path().join("profiles")).unwrap();
+    assert!(run(&["compile", "--catalogs", catalogs.to_str().unwrap()]).status.success());
+    let first = std::fs::read_to_string(dir.path().join("out/demo/nodepool-gpu-slices.yaml")).unwrap();
+    assert!(first.contains("cpu: \"80\""), "the backstop is below the profile's 100: {first}");
+    std::fs::rename(dir.path().join("out"), dir.path().join("original")).unwrap();
+    std::fs::rename(dir.path().join("profiles"), dir.path().join("written")).unwrap();
+    let adopted = run(&["adopt", "original", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--accept-changes"]);
+    assert!(adopted.status.success(), "{}", text(&adopted));
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu-bottlerocket.kdl")).unwrap();
+    assert!(profile.contains("    limits cpu=100 memory=\"200Gi\" //") && !profile.contains("cpu=80"), "{profile}");
+    assert!(run(&["compile", "--catalogs", catalogs.to_str().unwrap()]).status.success());
+    assert_eq!(std::fs::read_to_string(dir.path().join("out/demo/nodepool-gpu-slices.yaml")).unwrap(), first);
+}

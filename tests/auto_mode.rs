@@ -265,3 +265,87 @@ fn a_require_on_an_instance_label_is_written_in_auto_modes_domain() {
     assert!(pool.contains("- key: eks.amazonaws.com/instance-generation\n        operator: Gt\n        values:\n        - \"4\""), "{pool}");
     assert!(!pool.contains("key: karpenter.k8s.aws/"), "no self-managed Karpenter label in an Auto Mode NodePool's requirements: {pool}");
 }
+
+// --- review fixes (stop 20) ---
+
+/// An EFA pool in Auto Mode: Auto Mode runs the EFA device plugin itself (the chart's DaemonSet skips Auto Mode nodes),
+/// so gpuplan writes no values ConfigMap, and the NodePool's EFA annotation must not name one. It still starts with
+/// `required`, which adopt reads back as `efa #true`.
+#[test]
+fn an_auto_mode_efa_nodepool_names_no_configmap_that_is_not_emitted() {
+    let profile = format!("{}\npool \"train\" preset=\"training-on-demand\" {{\n    gpu {{\n        name \"H100\"\n        per-node min=8\n    }}\n    efa #true\n    max-accelerators 16\n}}\n", example());
+    let (dir, out) = project(&profile);
+    assert!(out.status.success(), "{}", text(&out));
+    let out_dir = dir.path().join("out/ml-auto");
+    let pool = std::fs::read_to_string(out_dir.join("nodepool-train.yaml")).unwrap();
+    let annotation = pool.lines().find(|l| l.contains("gpuplan.dev/efa:")).unwrap_or_default();
+    assert!(annotation.contains("required: every type has EFA; EKS Auto Mode runs the EFA device plugin"), "{pool}");
+    let emitted = files(&out_dir);
+    assert!(!emitted.iter().any(|f| f.starts_with("configmap")), "{emitted:?}");
+    for file in &emitted {
+        let text = std::fs::read_to_string(out_dir.join(file)).unwrap();
+        assert!(!text.contains("ConfigMap kube-system/"), "{file} names a ConfigMap that is not emitted:\n{text}");
+    }
+}
+
+/// The example with a workload on its GPU pool (`body` inside the block) and `extra` appended.
+fn with_workload(body: &str, extra: &str) -> String {
+    format!("{}\nworkload \"chat\" namespace=\"serving\" pool=\"inference\" {{\n    selector \"app\" \"chat\"\n    replicas min=1 max=4\n{body}}}\n{extra}", example())
+}
+
+fn alert_names(dir: &Path) -> Vec<String> {
+    let rule = std::fs::read_to_string(dir.join("out/ml-auto/prometheusrule-gpuplan-ml-auto.yaml")).unwrap();
+    rule.lines().filter_map(|l| l.trim().strip_prefix("- alert: ")).map(String::from).collect()
+}
+
+/// Auto Mode exposes no Karpenter metrics and, without a GPU Operator, no DCGM metrics: the PrometheusRule keeps only
+/// the kube-state-metrics alerts, and no expression reads a metric nothing scrapes.
+#[test]
+fn an_auto_mode_prometheusrule_has_no_rule_on_karpenter_or_dcgm_metrics() {
+    let (dir, out) = project(&with_workload("", "budget usd-per-hour=40\n"));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(alert_names(dir.path()), ["GpuplanAcceleratorPodsPending", "GpuplanWorkloadPodsUnschedulable"]);
+    let rule = std::fs::read_to_string(dir.path().join("out/ml-auto/prometheusrule-gpuplan-ml-auto.yaml")).unwrap();
+    assert!(!rule.contains("karpenter_") && !rule.contains("DCGM_"), "{rule}");
+    assert!(rule.contains("AUTO_MODE_COMPUTE_LOGS"), "the runbooks say where launch errors are: {rule}");
+}
+
+/// `gpu-operator manage=#false` says a dcgm-exporter runs anyway: its ServiceMonitor and the GPU-utilization alerts
+/// come back (still no Karpenter ones), and `autoscale` compiles.
+#[test]
+fn an_auto_mode_cluster_with_its_own_dcgm_exporter_gets_the_gpu_utilization_alerts_and_may_autoscale() {
+    let (dir, out) = project(&with_workload("    autoscale gpu-utilization=70\n", "monitoring {\n    gpu-operator manage=#false\n}\n"));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(alert_names(dir.path()), ["GpuplanGPUUtilizationLow", "GpuplanAcceleratorPodsPending", "GpuplanWorkloadPodsUnschedulable", "GpuplanWorkloadGPUUtilizationLow"]);
+    assert!(dir.path().join("out/ml-auto/servicemonitor-nvidia-dcgm-exporter.yaml").exists());
+}
+
+#[test]
+fn autoscale_on_gpu_utilization_in_auto_mode_without_a_dcgm_exporter_is_e0330() {
+    let (dir, out) = project(&with_workload("    autoscale gpu-utilization=70\n", ""));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(!dir.path().join("out").exists(), "nothing is written on error");
+    let e = text(&out);
+    assert!(e.contains("E0330") && e.contains("profiles/auto-mode.kdl:33:") && e.contains("gpu-operator manage=#false"), "{e}");
+}
+
+#[test]
+fn autoscale_on_a_metric_of_the_users_own_in_auto_mode_compiles() {
+    let (_dir, out) = project(&with_workload("    autoscale gpu-utilization=70 metric=\"vllm_gpu_cache_usage_perc\"\n", ""));
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn a_keda_trigger_on_a_dcgm_metric_in_auto_mode_without_a_dcgm_exporter_is_e0331() {
+    let (_dir, out) = project(&with_workload("    trigger \"prometheus\" query=\"avg(DCGM_FI_DEV_GPU_UTIL)\" threshold=50\n", ""));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("E0331") && text(&out).contains("profiles/auto-mode.kdl:33:"), "{}", text(&out));
+}
+
+#[test]
+fn a_budget_in_auto_mode_is_lint_gp032_on_its_line() {
+    let (_dir, out) = project(&format!("{}budget usd-per-hour=40\n", example()));
+    assert!(out.status.success(), "{}", text(&out));
+    let e = text(&out);
+    assert!(e.contains("GP032") && e.contains("profiles/auto-mode.kdl:29:") && e.contains("no spend alert"), "{e}");
+}

@@ -143,3 +143,21 @@ fn simulate_puts_a_cpu_pod_on_the_cpu_pool_and_a_gpu_pod_never_there() {
     assert_eq!(pool_of("default/web-1").as_deref(), Some("web"), "{report:#}");
     assert_eq!(pool_of("default/gpu-1").as_deref(), Some("llm"), "{report:#}");
 }
+
+/// Review fix (stop 20): the findings a CPU pool can get speak of its nodes and vCPUs, not of GPUs. GP002 (an `@latest`
+/// AMI) names the profile's NodePools, not a "GPU fleet"; GP006 (a narrow spot pool) suggests more types, not more GPU
+/// names; GP018 prices the types per vCPU-hour.
+#[test]
+fn findings_on_cpu_pools_speak_of_nodes_and_vcpus_not_gpus() {
+    let body = "pool \"web\" preset=\"general\" {\n    cpu { }\n    capacity \"spot\"\n    types \"m5.xlarge\" \"m5.2xlarge\" \"m5.4xlarge\"\n    max-cpu 64\n}\nworkload \"api\" namespace=\"ns\" pool=\"web\" {\n    selector \"app\" \"api\"\n    replicas min=1 max=2\n    gpus-per-replica 4\n    requests cpu=\"6\"\n}\n";
+    let c = compile_one(profile("p", 10, "al2023@latest", body));
+    let findings = c.lint();
+    let text = |code: &str| with_code(&findings, code).iter().map(|d| gpuplan::diagnostic::render_plain(&[(*d).clone()])).collect::<String>();
+    for code in ["GP002", "GP006", "GP018"] {
+        assert!(!text(code).is_empty(), "{code} fires: {}", gpuplan::diagnostic::render_plain(&findings));
+        assert!(!text(code).contains("GPU"), "{code} speaks of GPUs on a CPU pool: {}", text(code));
+    }
+    assert!(text("GP002").contains("replaces every node of profile `p`'s NodePools"), "{}", text("GP002"));
+    assert!(text("GP006").contains("more `types`"), "{}", text("GP006"));
+    assert!(text("GP018").contains("/vCPU-hour"), "{}", text("GP018"));
+}

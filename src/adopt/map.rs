@@ -520,11 +520,17 @@ fn resource_limits(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> Strin
     let mut fields = Vec::new();
     for (key, least) in [("cpu", 1000), ("memory", 1024 * 1024 * 1000)] {
         let field = format!("spec.limits.{key}");
-        let Some(value) = limit(np, key).filter(|_| !used.covers(&field)) else { continue };
+        // A shared pool's cpu limit in gpuplan's output is its backstop: the profile's own is the recorded one.
+        let backstop = key == "cpu" && super::shared_limits::cpu_is_backstop(np);
+        let value = if backstop { super::shared_limits::recorded(np, key) } else { limit(np, key).filter(|_| !used.covers(&field)) };
+        if backstop {
+            used.take(field.clone());
+        }
+        let Some(value) = value else { continue };
         if crate::simulate::yaml::milli(&value).is_some_and(|m| m >= least) {
             props.push(format!("{key}={}", if value.parse::<u32>().is_ok() { value.clone() } else { q(&value) }));
             used.take(field.clone());
-            fields.push(field);
+            fields.push(if backstop { "metadata.annotations.gpuplan.dev/worst-case-basis (spec.limits.cpu is gpuplan's backstop)".to_string() } else { field });
         }
     }
     (!props.is_empty()).then(|| Line::new(format!("limits {}", props.join(" ")), from(&fields.join(", "))))

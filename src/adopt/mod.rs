@@ -22,6 +22,7 @@ pub mod read;
 pub mod report;
 pub mod requirements;
 pub mod static_pool;
+pub mod shared_limits;
 pub mod term;
 pub mod verify;
 pub mod weights;
@@ -78,6 +79,10 @@ pub enum AdoptError {
     Missing(Vec<String>),
     #[error("--reservation {0}=…: no NodePool {0} in the inputs (their NodePools: {1}); nothing was written")]
     UnknownReservation(String, String),
+    /// More NodePools in one cluster than Karpenter has weights (1 to 100): gpuplan gives each its own (E0153), so the
+    /// profiles could not compile.
+    #[error("cluster `{cluster}` has {count} NodePools, but Karpenter's weights run from 1 to 100 and gpuplan gives every NodePool of a cluster its own (equal weights are E0153), so at most {max} fit (nothing was written)\n  help: adopt the cluster's NodePools in parts of at most {max} (as separate clusters, e.g. by passing fewer files), or merge NodePools that differ only in what their pods could share", max = weights::MAX_NODEPOOLS)]
+    TooManyNodePools { cluster: String, count: usize },
 }
 
 /// The profile a NodePool belongs to: gpuplan's own annotation, else its EC2NodeClass's name (profiles are
@@ -269,7 +274,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         sources.dedup();
         profiles.push((profile, sources));
     }
-    resolve_weights(&mut profiles, &read.node_pools);
+    resolve_weights(&mut profiles, &read.node_pools)?;
     skipped.extend(overlays::attach(&read.overlays, &read.node_pools, &mut profiles));
     let profiles: Vec<AdoptedProfile> = profiles
         .into_iter()
@@ -286,7 +291,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
 }
 
 /// Every adopted pool's weight, per cluster ([`weights`]): a `weight` line kept, written or replaced.
-fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[Doc]) {
+fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[Doc]) -> Result<(), AdoptError> {
     let clusters: std::collections::BTreeSet<String> = profiles.iter().map(|(p, _)| p.cluster.name.clone()).collect();
     for cluster in clusters {
         let entries: Vec<weights::Entry> = profiles
@@ -298,7 +303,7 @@ fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[
             .filter(|np| np.object["spec"]["replicas"].is_null())
             .map(|np| weights::Entry { name: np.name.clone(), weight: np.object["spec"]["weight"].as_u64() })
             .collect();
-        let resolved = weights::resolve(&entries);
+        let resolved = weights::resolve(&entries).map_err(|t| AdoptError::TooManyNodePools { cluster: cluster.clone(), count: t.count })?;
         for pool in profiles.iter_mut().filter(|(p, _)| p.cluster.name == cluster).flat_map(|(p, _)| p.pools.iter_mut()) {
             let Some(r) = resolved.get(&pool.name) else { continue };
             let line = model::Line::new(format!("weight {}", r.weight), format!("{} {}", pool.from.trim_end(), r.why));
@@ -311,6 +316,7 @@ fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[
             }
         }
     }
+    Ok(())
 }
 
 fn adopt_profile(

@@ -7,7 +7,9 @@
 //! - a weight no other NodePool of the cluster has is kept as written;
 //! - the others (shared weights, absent ones) get distinct weights strictly between the kept weights around them, in
 //!   Karpenter's order: each keeps its own weight when it still fits, else takes the next free one below;
-//! - when the kept weights leave no room for them, every weight of the cluster is renumbered, 100 down, in that order.
+//! - when the kept weights leave no room for them, every weight of the cluster is renumbered, 100 down, in that order;
+//! - a cluster of more than 100 NodePools has no distinct weights to give: adopt refuses it ([`TooMany`]), since the
+//!   ties Karpenter would break by name are E0153 in a profile (each would compile to nothing).
 
 use std::collections::BTreeMap;
 
@@ -32,12 +34,25 @@ fn karpenter_order(entries: &[Entry]) -> Vec<&Entry> {
     order
 }
 
+/// The most NodePools one cluster can hold: Karpenter's weights are 1 to 100 (the NodePool CRD's `spec.weight`
+/// minimum and maximum) and gpuplan gives each NodePool of a cluster its own.
+pub const MAX_NODEPOOLS: usize = 100;
+
+/// A cluster with more NodePools than distinct weights.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooMany {
+    pub count: usize,
+}
+
 /// The weights to write differently, by NodePool name (the rest are kept as written).
-pub fn resolve(entries: &[Entry]) -> BTreeMap<String, Resolved> {
+pub fn resolve(entries: &[Entry]) -> Result<BTreeMap<String, Resolved>, TooMany> {
+    if entries.len() > MAX_NODEPOOLS {
+        return Err(TooMany { count: entries.len() });
+    }
     let order = karpenter_order(entries);
     let shared = |w: u64| entries.iter().filter(|e| e.weight == Some(w)).count() > 1;
     let kept: Vec<bool> = order.iter().map(|e| e.weight.is_some_and(|w| (1..=100).contains(&w) && !shared(w))).collect();
-    match fill(&order, &kept) {
+    Ok(match fill(&order, &kept) {
         Some(weights) => order
             .iter()
             .zip(weights)
@@ -45,7 +60,7 @@ pub fn resolve(entries: &[Entry]) -> BTreeMap<String, Resolved> {
             .map(|(e, w)| (e.name.clone(), Resolved { weight: w, why: why(e, entries) }))
             .collect(),
         None => renumber(&order),
-    }
+    })
 }
 
 /// Weights for the pools not kept, between the kept ones, in order; None when they do not fit.
@@ -91,12 +106,13 @@ fn why(e: &Entry, entries: &[Entry]) -> String {
     }
 }
 
-/// Every weight of the cluster, 100 down in Karpenter's order (the kept weights left no room).
+/// Every weight of the cluster, 100 down in Karpenter's order (the kept weights left no room). At most
+/// [`MAX_NODEPOOLS`] entries, so the last is at least 1.
 fn renumber(order: &[&Entry]) -> BTreeMap<String, Resolved> {
     order
         .iter()
         .enumerate()
-        .map(|(i, e)| (100u32.saturating_sub(i as u32).max(1), e))
+        .map(|(i, e)| (100 - i as u32, e))
         .filter(|(w, e)| e.weight != Some(u64::from(*w)))
         .map(|(w, e)| {
             let was = e.weight.map_or("no spec.weight".to_string(), |w| format!("spec.weight {w}"));
@@ -114,7 +130,7 @@ mod tests {
     }
 
     fn weights(list: &[(&str, Option<u64>)]) -> Vec<(String, u32)> {
-        resolve(&entries(list)).into_iter().map(|(n, r)| (n, r.weight)).collect()
+        resolve(&entries(list)).unwrap().into_iter().map(|(n, r)| (n, r.weight)).collect()
     }
 
     #[test]
@@ -137,5 +153,15 @@ mod tests {
     fn no_room_renumbers_the_cluster_in_karpenters_order() {
         let w = weights(&[("a", Some(2)), ("b", Some(1)), ("c", Some(1)), ("d", None)]);
         assert_eq!(w, [("a".to_string(), 100), ("b".to_string(), 98), ("c".to_string(), 99), ("d".to_string(), 97)]);
+    }
+
+    #[test]
+    fn a_hundred_nodepools_get_a_hundred_distinct_weights_and_a_hundred_and_one_are_refused() {
+        let list: Vec<Entry> = (0..100).map(|i| Entry { name: format!("pool-{i:03}"), weight: Some(50) }).collect();
+        let resolved = resolve(&list).unwrap();
+        let distinct: std::collections::BTreeSet<u32> = list.iter().map(|e| resolved.get(&e.name).map_or(50, |r| r.weight)).collect();
+        assert_eq!((distinct.len(), distinct.first(), distinct.last()), (100, Some(&1), Some(&100)));
+        let more: Vec<Entry> = (0..101).map(|i| Entry { name: format!("pool-{i:03}"), weight: None }).collect();
+        assert_eq!(resolve(&more), Err(TooMany { count: 101 }));
     }
 }

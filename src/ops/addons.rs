@@ -177,8 +177,10 @@ fn toleration(key: &str, operator: &str, effect: &str) -> Toleration {
 /// What a pool's node needs: the add-ons for its devices.
 pub fn devices(pool: &PoolPlan) -> BTreeSet<Device> {
     let mut out = BTreeSet::new();
-    // EKS Auto Mode ships the NVIDIA and Neuron drivers and device plugins and supports EFA itself ("not visible as
-    // a daemon set within your cluster": EKS User Guide, "Deploy an accelerated workload"): no add-on is installed.
+    // EKS Auto Mode ships the NVIDIA and Neuron drivers and device plugins ("not visible as a daemon set within your
+    // cluster": EKS User Guide, "Deploy an accelerated workload") and runs the EFA device plugin itself: the EFA chart
+    // keeps its DaemonSet off Auto Mode nodes (aws/eks-charts `stable/aws-efa-k8s-device-plugin/templates/daemonset.yaml`,
+    // `eks.amazonaws.com/compute-type NotIn [auto]`, since 2ce9790). So no add-on is installed and no values written.
     if pool.auto_mode {
         return out;
     }

@@ -26,7 +26,7 @@ use crate::catalog::{AcceleratorKind, CapacityType};
 use crate::profile::Sharing;
 
 use crate::ops::workload::{WorkloadPlan, REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
-use crate::ops::{threshold, Monitoring, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
+use crate::ops::{threshold, MetricSources, Monitoring, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
 use crate::solve::{round_cents, ClusterPlan, PoolPlan};
 
 /// A cluster's alert rules, derived from its plan when the PrometheusRule renders.
@@ -119,13 +119,31 @@ fn units_per_node(pool: &PoolPlan) -> String {
     format!(" ({})", types.iter().map(|(u, t)| format!("{u} per GPU on {t}")).collect::<Vec<_>>().join(", "))
 }
 
+/// The cluster's alert rules, on the metrics its Prometheus can scrape ([`MetricSources`]): in EKS Auto Mode no
+/// Karpenter metric (no NodePool-limit, budget or launch-failure alert) and, unless a dcgm-exporter runs elsewhere, no
+/// DCGM metric (no GPU-utilization alert). The kube-state-metrics ones (pending pods) are always there.
 pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[WorkloadPlan]) -> AlertsPlan {
+    let sources = MetricSources::of(cluster.auto_mode, monitoring);
+    let mut groups = Vec::new();
+    let mut pools: Vec<&PoolPlan> = cluster.pools.iter().collect();
+    pools.sort_by(|a, b| a.name.cmp(&b.name));
+    if sources.karpenter {
+        groups.extend(karpenter_groups(cluster, monitoring, &pools));
+    }
+    groups.push(cluster_group(cluster, monitoring, sources, &pools, workloads));
+    let workload_rules: Vec<AlertRule> = workloads.iter().flat_map(|w| workload_rules(cluster, monitoring, sources, w)).collect();
+    if !workload_rules.is_empty() {
+        groups.push(RuleGroup { name: format!("gpuplan.{}.workloads", cluster.name), rules: workload_rules });
+    }
+    AlertsPlan { groups }
+}
+
+/// The rules on Karpenter's own metrics: every NodePool near its limit, and spend per budgeted profile.
+fn karpenter_groups(cluster: &ClusterPlan, monitoring: &Monitoring, pools: &[&PoolPlan]) -> Vec<RuleGroup> {
     let mut groups = Vec::new();
     let near = f64::from(monitoring.near_limit_percent) / 100.0;
 
     // Every NodePool, by its real name.
-    let mut pools: Vec<&PoolPlan> = cluster.pools.iter().collect();
-    pools.sort_by(|a, b| a.name.cmp(&b.name));
     // A static NodePool has no limit but `nodes` (and its size is its replicas): there is no usage ratio to watch.
     let pool_rules: Vec<AlertRule> = pools
         .iter()
@@ -172,20 +190,42 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
     if !budget_rules.is_empty() {
         groups.push(RuleGroup { name: format!("gpuplan.{}.budgets", cluster.name), rules: budget_rules });
     }
+    groups
+}
 
-    // Cluster-wide.
+/// The cluster-wide rules: GPU utilization (on DCGM's metrics), launch failures (on Karpenter's), pending pods.
+fn cluster_group(cluster: &ClusterPlan, monitoring: &Monitoring, sources: MetricSources, pools: &[&PoolPlan], workloads: &[WorkloadPlan]) -> RuleGroup {
     let mut cluster_rules = Vec::new();
     let mut resources: Vec<String> = cluster.pools.iter().filter(|p| p.accelerator.is_accelerator()).flat_map(|p| p.accelerator.pod_resources()).map(|r| ksm_resource(r)).collect();
     resources.sort();
     resources.dedup();
-    let nvidia: Vec<&&PoolPlan> = pools.iter().filter(|p| p.accelerator == AcceleratorKind::Nvidia).collect();
+    let nvidia: Vec<&&PoolPlan> = pools.iter().filter(|p| sources.dcgm && p.accelerator == AcceleratorKind::Nvidia).collect();
     for mig in [false, true] {
         let members: Vec<&str> = nvidia.iter().filter(|p| is_mig(p) == mig).map(|p| p.name.as_str()).collect();
         if !members.is_empty() {
             cluster_rules.push(low_utilization_rule(cluster, monitoring, mig, &members));
         }
     }
-    cluster_rules.push(AlertRule {
+    if sources.karpenter {
+        cluster_rules.push(launch_failures_rule(cluster));
+    }
+    cluster_rules.push(pods_pending_rule(cluster, monitoring, sources, &resources, workloads));
+    RuleGroup { name: format!("gpuplan.{}.cluster", cluster.name), rules: cluster_rules }
+}
+
+/// Where a runbook finds Karpenter's launch errors: its alert and logs, or in EKS Auto Mode (no Karpenter pod) the
+/// compute logs Auto Mode delivers once configured.
+fn launch_errors(sources: MetricSources, karpenter: &'static str) -> &'static str {
+    if sources.karpenter {
+        karpenter
+    } else {
+        "EKS Auto Mode's launch errors (its AUTO_MODE_COMPUTE_LOGS log delivery; Auto Mode exposes no Karpenter metrics)"
+    }
+}
+
+/// `GpuplanKarpenterLaunchFailures`: CloudProvider Create errors for 15 minutes.
+fn launch_failures_rule(cluster: &ClusterPlan) -> AlertRule {
+    AlertRule {
         alert: LAUNCH_FAILURES.into(),
         expr: "sum by (controller, method, error) (increase(karpenter_cloudprovider_errors_total{method=\"Create\"}[10m])) > 0\n".into(),
         for_: "15m".into(),
@@ -193,20 +233,16 @@ pub fn plan(cluster: &ClusterPlan, monitoring: &Monitoring, workloads: &[Workloa
         annotations: labels(&[
             ("summary", &format!("Karpenter in cluster {} keeps failing to launch nodes ({{{{ $labels.error }}}})", cluster.name)),
             ("description", &format!(
-                "Instance launches (CloudProvider Create) have failed for 15 minutes in cluster {}. GPU capacity is scarce: InsufficientCapacity on every allowed type means the pools are too narrow.",
-                cluster.name
+                "Instance launches (CloudProvider Create) have failed for 15 minutes in cluster {}. {}InsufficientCapacity on every allowed type means the pools are too narrow.",
+                cluster.name,
+                if cluster.pools.iter().any(|p| p.accelerator.is_accelerator()) { "GPU capacity is scarce: " } else { "" }
             )),
-            ("runbook", "kubectl logs -n <karpenter namespace> deploy/karpenter | grep -i 'launching nodeclaim\\|insufficient'; kubectl get nodeclaims; widen the pool's GPU list or zones, or add an on-demand fallback tier."),
+            ("runbook", &format!(
+                "kubectl logs -n <karpenter namespace> deploy/karpenter | grep -i 'launching nodeclaim\\|insufficient'; kubectl get nodeclaims; widen the pool's {} or zones, or add an on-demand fallback tier.",
+                if cluster.pools.iter().any(|p| p.accelerator.is_accelerator()) { "GPU list" } else { "instance types" }
+            )),
         ]),
-    });
-    cluster_rules.push(pods_pending_rule(cluster, monitoring, &resources, workloads));
-    groups.push(RuleGroup { name: format!("gpuplan.{}.cluster", cluster.name), rules: cluster_rules });
-
-    let workload_rules: Vec<AlertRule> = workloads.iter().flat_map(|w| workload_rules(cluster, monitoring, w)).collect();
-    if !workload_rules.is_empty() {
-        groups.push(RuleGroup { name: format!("gpuplan.{}.workloads", cluster.name), rules: workload_rules });
     }
-    AlertsPlan { groups }
 }
 
 /// `GpuplanProfileOverBudget`: Σ `karpenter_nodepools_cost_total` of the profile's NodePools (+ reservations)
@@ -279,7 +315,7 @@ fn low_utilization_rule(cluster: &ClusterPlan, monitoring: &Monitoring, mig: boo
 
 /// `GpuplanAcceleratorPodsPending`: unschedulable pods that request an accelerator, other than the pods of
 /// declared workloads (their own alert names their pool).
-fn pods_pending_rule(cluster: &ClusterPlan, monitoring: &Monitoring, resources: &[String], workloads: &[WorkloadPlan]) -> AlertRule {
+fn pods_pending_rule(cluster: &ClusterPlan, monitoring: &Monitoring, sources: MetricSources, resources: &[String], workloads: &[WorkloadPlan]) -> AlertRule {
     let mut expr = format!(
         "max by (namespace, pod) (kube_pod_status_unschedulable) == 1\nand on (namespace, pod)\nmax by (namespace, pod) (kube_pod_container_resource_requests{{resource=~\"{}\"}}) > 0\n",
         resources.join("|")
@@ -298,7 +334,7 @@ fn pods_pending_rule(cluster: &ClusterPlan, monitoring: &Monitoring, resources: 
                 "A pod requesting {} in cluster {} has been unschedulable for {}: no node fits it and no NodePool could launch one (limit reached, no capacity, or a toleration/nodeSelector no pool matches).",
                 resources.join(" or "), cluster.name, monitoring.pending_for
             )),
-            ("runbook", "kubectl describe pod -n {{ $labels.namespace }} {{ $labels.pod }} (look for Karpenter's 'incompatible with nodepool' events); check the NodePool limits (GpuplanNodePoolNearLimit) and launch failures."),
+            ("runbook", &format!("kubectl describe pod -n {{{{ $labels.namespace }}}} {{{{ $labels.pod }}}} (look for Karpenter's 'incompatible with nodepool' events); check the NodePool limits{} and {}.", if sources.karpenter { " (GpuplanNodePoolNearLimit)" } else { "" }, launch_errors(sources, "launch failures"))),
         ]),
     }
 }
@@ -306,7 +342,7 @@ fn pods_pending_rule(cluster: &ClusterPlan, monitoring: &Monitoring, resources: 
 /// A workload's own alerts, scoped to its pods (namespace + pod-name pattern) and naming its pool's NodePools.
 /// The unschedulable one, which every workload has, also records its replica count and selector for adopt
 /// (`gpuplan_replicas`, `gpuplan_selector`: see `workload::REPLICAS_ANNOTATION`).
-fn workload_rules(cluster: &ClusterPlan, monitoring: &Monitoring, w: &WorkloadPlan) -> Vec<AlertRule> {
+fn workload_rules(cluster: &ClusterPlan, monitoring: &Monitoring, sources: MetricSources, w: &WorkloadPlan) -> Vec<AlertRule> {
     let nodepools = w.nodepools.join(", ");
     let common = |severity: &str| {
         labels(&[
@@ -329,16 +365,18 @@ fn workload_rules(cluster: &ClusterPlan, monitoring: &Monitoring, w: &WorkloadPl
                 w.kind, w.namespace, w.name, monitoring.pending_for, w.placement.pool, w.placement.describe(), w.gpus_per_replica, cluster.pools.iter().find(|p| w.nodepools.contains(&p.name)).map_or("nvidia.com/gpu", |p| p.resource())
             )),
             ("runbook", &format!(
-                "kubectl describe pod -n {{{{ $labels.namespace }}}} {{{{ $labels.pod }}}}; check that the pod spec has the pool's nodeSelector/toleration, then the limits of NodePools {} (kubectl get nodepool {} -o jsonpath='{{.status.resources}}') and Karpenter's launch errors.",
+                "kubectl describe pod -n {{{{ $labels.namespace }}}} {{{{ $labels.pod }}}}; check that the pod spec has the pool's nodeSelector/toleration, then the limits of NodePools {} (kubectl get nodepool {} -o jsonpath='{{.status.resources}}') and {}.",
                 nodepools,
-                w.nodepools.join(" ")
+                w.nodepools.join(" "),
+                launch_errors(sources, "Karpenter's launch errors")
             )),
             (REPLICAS_ANNOTATION, &w.replicas_record()),
             (SELECTOR_ANNOTATION, &w.selector_record()),
         ]),
     }];
     let nvidia = cluster.pools.iter().any(|p| w.nodepools.contains(&p.name) && p.accelerator == AcceleratorKind::Nvidia);
-    if nvidia {
+    // A metric named in `autoscale metric=…` that is not dcgm-exporter's is the user's to provide.
+    if nvidia && (sources.dcgm || !crate::ops::is_dcgm_metric(&w.metric)) {
         let low = monitoring.low_utilization_percent;
         let value = if crate::ops::metric_is_ratio(&w.metric) { "{{ $value | humanizePercentage }}" } else { "{{ $value | printf \"%.0f\" }}%" };
         let mut l = common("warning");

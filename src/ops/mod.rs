@@ -185,6 +185,32 @@ pub fn quantity(metric: &str, percent: u32) -> String {
     }
 }
 
+/// Which metric sources a cluster's Prometheus can scrape, so that alerts and autoscaling use only metrics that exist.
+///
+/// - Karpenter's: on self-managed Karpenter only. EKS Auto Mode runs Karpenter in the AWS-managed control plane, with
+///   no metrics endpoint in the cluster; its compute autoscaling is observable only through the AUTO_MODE_COMPUTE_LOGS
+///   vended logs (EKS User Guide, "Access AWS-Managed Component Logs For EKS Auto", auto-managed-component-logs.adoc).
+/// - dcgm-exporter's: from the GPU Operator gpuplan manages, or from an exporter run elsewhere (`gpu-operator
+///   manage=#false`, scraped by gpuplan's own ServiceMonitor). Auto Mode installs no GPU Operator and its NVIDIA device
+///   plugin runs outside the cluster (EKS User Guide, "Deploy an accelerated workload"), so with `manage=#true`
+///   nothing there exports DCGM metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricSources {
+    pub karpenter: bool,
+    pub dcgm: bool,
+}
+
+impl MetricSources {
+    pub fn of(auto_mode: bool, monitoring: &Monitoring) -> MetricSources {
+        MetricSources { karpenter: !auto_mode, dcgm: !auto_mode || !monitoring.manage_gpu_operator }
+    }
+}
+
+/// Whether a metric is one of dcgm-exporter's.
+pub fn is_dcgm_metric(metric: &str) -> bool {
+    metric.starts_with("DCGM_")
+}
+
 /// The label kube-prometheus-stack's Prometheus selects PrometheusRules and ServiceMonitors by when installed as
 /// release `kube-prometheus-stack` (`ruleSelectorNilUsesHelmValues: true` → `matchLabels: {release: <release>}`,
 /// charts/kube-prometheus-stack/templates/prometheus/prometheus.yaml).

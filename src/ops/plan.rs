@@ -97,6 +97,8 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
                         .help("name the metric to scale on (`autoscale metric=\"…\"`), or leave out `autoscale`"),
                 );
             }
+            // On a CPU pool E0267 already refuses the GPU-utilization autoscale.
+            diagnostics.extend(dcgm_in_auto_mode(cluster, &monitoring, w, cpu_pool, sources));
             if w.gpus_per_replica.value > 1 && nodepools.iter().any(|p| matches!(p.sharing, Some(Sharing::TimeSlicing { .. }))) {
                 diagnostics.push(
                     sources
@@ -204,6 +206,36 @@ pub fn plan_cluster(cluster: &ClusterPlan, profiles: &[&Profile], sources: &Sour
         workloads,
         gpu_operator,
     })
+}
+
+/// E0330, E0331: a workload scaled on dcgm-exporter's metrics in an EKS Auto Mode cluster where none runs
+/// ([`crate::ops::MetricSources`]): the HPA or KEDA trigger would read no data and never scale.
+fn dcgm_in_auto_mode(cluster: &ClusterPlan, monitoring: &crate::ops::Monitoring, w: &crate::ops::Workload, cpu_pool: bool, sources: &Sources) -> Vec<ProfileDiagnostic> {
+    if crate::ops::MetricSources::of(cluster.auto_mode, monitoring).dcgm {
+        return Vec::new();
+    }
+    let help = "Auto Mode installs no GPU Operator, so no dcgm-exporter runs: install one yourself and say so with `monitoring { gpu-operator manage=#false }` (gpuplan then writes its ServiceMonitor), or scale on a metric that exists (`autoscale metric=\"…\"`, or a KEDA `trigger`)";
+    let mut out = Vec::new();
+    if let Some(a) = w.autoscale.as_ref().filter(|a| !(cpu_pool && a.value.metric.is_none()) && a.value.metric.as_deref().is_none_or(crate::ops::is_dcgm_metric)) {
+        let metric = a.value.metric.as_deref().unwrap_or(crate::ops::DEFAULT_GPU_METRIC);
+        out.push(
+            sources
+                .error(a.span, "E0330", format!("workload `{}` autoscales on {metric}, but cluster `{}` is in EKS Auto Mode, where nothing exports DCGM metrics", w.name.value, cluster.name))
+                .help(help),
+        );
+    }
+    for t in &w.triggers {
+        if let crate::ops::Trigger::Prometheus { query, .. } = &t.value {
+            if query.contains("DCGM_") {
+                out.push(
+                    sources
+                        .error(t.span, "E0331", format!("workload `{}`'s prometheus trigger queries a DCGM metric, but cluster `{}` is in EKS Auto Mode, where nothing exports DCGM metrics", w.name.value, cluster.name))
+                        .help(help),
+                );
+            }
+        }
+    }
+    out
 }
 
 /// E0186: a reserved NodePool that none of the cluster's declared workloads runs on. A reservation is billed whether

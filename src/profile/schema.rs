@@ -122,7 +122,7 @@ pub const NODES: &[NodeSpec] = &[
     n("reserved", "instances", "<integer>", &[], "none", "How many instances the reservation holds (billed whether used or not).", "instances 1"),
     n("workload", "selector", "<key> <value>", &[], "required", "Pod label selector (the PDB's matchLabels): a Kubernetes label key and value, each key once (E0182, E0183).", "selector \"app\" \"w\""),
     n("workload", "replicas", "<integer>", &["min=<integer>", "max=<integer>"], "1", "Replica count or autoscaling range (min=0 only with `scale-to-zero`).", "replicas min=1 max=4"),
-    n("workload", "gpus-per-replica", "<integer>", &[], "1", "GPUs each replica requests.", "gpus-per-replica 1"),
+    n("workload", "gpus-per-replica", "<integer>", &[], "1", "The accelerators each replica requests: GPUs, Neuron devices, or vCPUs on a CPU pool (the pool's limited resource).", "gpus-per-replica 1"),
     n("workload", "requests", "", &["cpu=<quantity>", "memory=<quantity>"], "none", "CPU and memory each replica requests (as in its pod spec): explain and lint GP018 say which of the pool's types hold one replica.", "requests cpu=\"4\" memory=\"16Gi\""),
     n("workload", "disruption-budget", "", &["min-available=<count|percent>", "max-unavailable=<count|percent>"], "none", "The workload's PodDisruptionBudget.", "disruption-budget max-unavailable=1"),
     n("workload", "autoscale", "", &["gpu-utilization=<percent>", "metric=<string>"], "none", "A HorizontalPodAutoscaler on GPU utilization (with `scale-to-zero` or a `trigger`: a KEDA prometheus trigger on the same query).", "autoscale gpu-utilization=70"),

@@ -349,6 +349,17 @@ pub fn provenance(profile: &str, source: &str, cluster: &ClusterPlan) -> BTreeMa
 /// On NodePools of `efa #true` pools.
 pub const EFA_ANNOTATION: &str = "gpuplan.dev/efa";
 
+/// The EFA annotation's text: where the EFA device plugin comes from. Self-managed Karpenter: the chart, with the
+/// tolerations gpuplan writes into its values ConfigMap (`ops::addons::values`). EKS Auto Mode: Auto Mode itself, which
+/// is why gpuplan emits no values there (`ops::addons::devices`), and so names no ConfigMap.
+fn efa_annotation(pool: &PoolPlan) -> String {
+    if pool.auto_mode {
+        "required: every type has EFA; EKS Auto Mode runs the EFA device plugin on these nodes itself (the aws-efa-k8s-device-plugin chart's DaemonSet skips eks.amazonaws.com/compute-type=auto nodes)".to_string()
+    } else {
+        format!("required: every type has EFA; the EFA device plugin runs here with ConfigMap {}/{}", crate::ops::addons::DEVICE_PLUGIN_NAMESPACE, crate::ops::addons::EFA_VALUES)
+    }
+}
+
 fn usd(v: f64) -> String {
     format!("{v:.2}")
 }
@@ -370,8 +381,8 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
         annotations.insert(DRAIN_PEAK_BASIS_ANNOTATION.into(), drain_peak_basis(pool));
     }
     if pool.efa {
-        // Read back by adopt (`efa #true`): the EFA device plugin must reach these nodes (`ops::addons`).
-        annotations.insert(EFA_ANNOTATION.into(), format!("required: every type has EFA; the EFA device plugin runs here with ConfigMap kube-system/{}", crate::ops::addons::EFA_VALUES));
+        // Read back by adopt (`efa #true`, from the `required` prefix): the EFA device plugin must reach these nodes.
+        annotations.insert(EFA_ANNOTATION.into(), efa_annotation(pool));
     }
     if pool.uses_estimates() {
         annotations.insert(

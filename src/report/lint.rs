@@ -27,6 +27,8 @@ use crate::solve::{round_cents, ClusterPlan, PoolPlan, SPOT_MIN_TYPES};
 mod queues;
 /// GP028: a static pool's replicas on types of very different price.
 mod static_pools;
+/// GP032: the EKS Auto Mode rule.
+mod auto_mode;
 
 /// One lint rule, for `--help`, the README and `explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +46,7 @@ pub struct Rule {
 pub const RULES: &[Rule] = &[
     Rule { code: "GP000", name: "unknown-allow", summary: "`allow` names a code that is no lint rule (it silences nothing)", checks_output: false },
     Rule { code: "GP001", name: "gpu-underutilized-consolidation", summary: "GPU NodePool consolidates WhenEmptyOrUnderutilized (moves running GPU work — a model reload, a lost training step — for a small saving)", checks_output: true },
-    Rule { code: "GP002", name: "ami-latest", summary: "EC2NodeClass AMI alias `@latest` (the whole GPU fleet drifts on every AMI release)", checks_output: true },
+    Rule { code: "GP002", name: "ami-latest", summary: "EC2NodeClass AMI alias `@latest` (every node of its NodePools drifts on every AMI release)", checks_output: true },
     Rule { code: "GP003", name: "scheduled-budget-without-always-on", summary: "scheduled disruption budgets without an always-on budget (inactive schedule = unbounded disruption)", checks_output: true },
     Rule { code: "GP004", name: "limit-below-largest-node", summary: "NodePool accelerator limit below the accelerators of its largest instance type (that node never launches)", checks_output: true },
     Rule { code: "GP005", name: "equal-weights", summary: "overlapping NodePools of one cluster with equal weights (Karpenter breaks the tie by name, silently)", checks_output: true },
@@ -68,6 +70,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP025", name: "scale-to-zero-with-min-available", summary: "a workload that scales to zero with a PodDisruptionBudget minAvailable ≥ 1: at one replica it allows no eviction, so every node drain blocks", checks_output: true },
     Rule { code: "GP026", name: "overlay-selects-no-type", summary: "an `overlay` block selects none of its NodePool's instance types (for the capacity types it launches): the NodeOverlay changes nothing there", checks_output: false },
     Rule { code: "GP028", name: "static-pool-price-spread", summary: "a static pool whose replicas can each launch on admitted types of very different price (each launch picks anew; the worst case counts the dearest)", checks_output: false },
+    Rule { code: "GP032", name: "budget-alert-in-auto-mode", summary: "a `budget` in an EKS Auto Mode cluster: it bounds the NodePool limits, but no spend alert can be emitted (Auto Mode exposes no Karpenter metrics)", checks_output: false },
 ];
 
 /// The rule for a code, if any.
@@ -427,6 +430,7 @@ impl<'c> Lint<'c> {
             self.ami_latest(cluster, profile);
             let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();
             self.budget(cluster, profile, &pools);
+            self.auto_mode_budget(cluster, profile);
             self.unknown_allow(cluster, profile);
         }
     }
@@ -504,7 +508,7 @@ impl<'c> Lint<'c> {
                 continue;
             }
             let span = spec.requests.values().next().map_or(spec.name.span, |r| r.span);
-            let message = format!("one replica of workload `{}/{}` does not fit on {} of pool `{}`: {}", w.namespace, w.name, fit.too_small_text(), w.pool, fit.price_text());
+            let message = format!("one replica of workload `{}/{}` does not fit on {} of pool `{}`: {}", w.namespace, w.name, fit.too_small_text(), w.pool, fit.price_text_per(unit_of(cluster, w)));
             let help = "lower the replica's requests to fit the small types, or exclude them from the pool (`exclude-types`) so its cost figures count what it launches (the add-on DaemonSets the cluster configures are counted; leave room for DaemonSets of your own)";
             self.profile(cluster, profile, "GP018", span, message, help.into());
         }
@@ -629,9 +633,10 @@ impl<'c> Lint<'c> {
             "GP002",
             profile.cluster.ami.span,
             format!(
-                "AMI alias `{}` (EC2NodeClass {}) follows every AMI release: each release drifts and replaces the whole GPU fleet",
+                "AMI alias `{}` (EC2NodeClass {}) follows every AMI release: each release drifts and replaces every node of {}",
                 aliases.into_iter().collect::<Vec<_>>().join("`, `"),
-                classes.join(", ")
+                classes.join(", "),
+                fleet(cluster, profile)
             ),
             format!("pin a release, e.g. ami \"{family}@v20251023\", and bump it deliberately"),
         );
@@ -796,7 +801,7 @@ impl<'c> Lint<'c> {
                 types.len(),
                 if types.len() == 1 { "" } else { "s" }
             ),
-            "relax that constraint (more GPU names, a lower memory-min, a wider per-node range, a higher price-ratio-max) so the pool can find spot capacity; spot pools this narrow are interrupted and not replaced".into(),
+            format!("relax that constraint ({}) so the pool can find spot capacity; spot pools this narrow are interrupted and not replaced", relaxations(ctx)),
         );
     }
 
@@ -872,8 +877,9 @@ impl<'c> Lint<'c> {
                 "GP009",
                 ctx.tier.settings.disruption.expire_after.span,
                 format!(
-                    "NodePool `{}` never expires its nodes (expireAfter: Never) but no disruption budget names `Drifted`: drift (a new AMI, a NodeClass change) is their only replacement path, and it then rolls at the general budget's pace, at any hour, restarting the GPU work on each node",
-                    ctx.plan.name
+                    "NodePool `{}` never expires its nodes (expireAfter: Never) but no disruption budget names `Drifted`: drift (a new AMI, a NodeClass change) is their only replacement path, and it then rolls at the general budget's pace, at any hour, restarting the {} on each node",
+                    ctx.plan.name,
+                    if ctx.plan.accelerator.is_accelerator() { "GPU work" } else { "work" }
                 ),
                 "add budget nodes=\"1\" reasons=\"Drifted\" (one at a time), or a maintenance-window (drift held back outside it) to the pool's disruption block".into(),
             );
@@ -1095,4 +1101,26 @@ pub fn by_pool(findings: &[Finding]) -> BTreeMap<(String, String, String), Vec<&
         map.entry((f.cluster.clone(), f.profile.clone(), f.pool.clone().unwrap_or_default())).or_default().push(f);
     }
     map
+}
+
+/// What GP002 says an AMI release replaces: the profile's GPU (or Neuron) fleet when its pools are accelerated, its
+/// nodes otherwise (a CPU pool's nodes are no GPU fleet).
+fn fleet(cluster: &ClusterPlan, profile: &Profile) -> String {
+    let accelerated = cluster.pools.iter().filter(|p| p.profile == profile.name.value).any(|p| p.accelerator.is_accelerator());
+    if accelerated { format!("profile `{}`'s NodePools (its whole accelerator fleet)", profile.name.value) } else { format!("profile `{}`'s NodePools", profile.name.value) }
+}
+
+/// GP006's help: the settings that narrow this kind of pool.
+fn relaxations(ctx: &PoolCtx) -> &'static str {
+    if ctx.plan.accelerator.is_accelerator() {
+        "more GPU names, a lower memory-min, a wider per-node range, a higher price-ratio-max"
+    } else {
+        "more `types`, a wider `require` range, a higher price-ratio-max"
+    }
+}
+
+/// The unit a workload's pool is priced in: accelerator-hours, or vCPU-hours on a CPU pool.
+fn unit_of(cluster: &ClusterPlan, w: &crate::ops::workload::WorkloadPlan) -> &'static str {
+    let cpu = cluster.pools.iter().any(|p| w.nodepools.contains(&p.name) && !p.accelerator.is_accelerator());
+    if cpu { "vCPU" } else { "accelerator" }
 }

@@ -192,9 +192,14 @@ impl FitSummary {
 
     /// What the misfits cost: `the cheapest type it fits, g6.2xlarge, costs $0.3910/accelerator-hour, +21% over the pool's cheapest ($0.3219)`.
     pub fn price_text(&self) -> String {
+        self.price_text_per("accelerator")
+    }
+
+    /// [`FitSummary::price_text`] in the pool's unit: `accelerator`, or `vCPU` for a CPU pool.
+    pub fn price_text_per(&self, unit: &str) -> String {
         match (self.fits.first(), self.cheapest_fit_usd_per_accelerator_hour) {
             (Some(t), Some(fit)) => format!(
-                "the cheapest type it fits, {t}, costs ${fit:.4}/accelerator-hour, {:+.0}% over the pool's cheapest (${:.4})",
+                "the cheapest type it fits, {t}, costs ${fit:.4}/{unit}-hour, {:+.0}% over the pool's cheapest (${:.4})",
                 (fit / self.cheapest_usd_per_accelerator_hour - 1.0) * 100.0,
                 self.cheapest_usd_per_accelerator_hour
             ),
@@ -234,7 +239,12 @@ pub fn workload_diagnostics(c: &Compilation, cluster: &ClusterPlan, simulated: &
                         w.namespace, w.name, w.replicas_max, pending.len()
                     ))
                     .label(format!("{} pending", pending.len()))
-                    .help(format!("{}: {} — lower replicas max, or raise the pool's max-accelerators/budget (`gpuplan simulate` shows every pod)", first.pod, first.reason)),
+                    .help(format!(
+                        "{}: {} — lower replicas max, or raise the pool's {}/budget (`gpuplan simulate` shows every pod)",
+                        first.pod,
+                        first.reason,
+                        if workload_pools(cluster, &w.nodepools).iter().any(|p| !p.accelerator.is_accelerator()) { "max-cpu" } else { "max-accelerators" }
+                    )),
             );
         }
         let stray: Vec<(&String, &String)> = report

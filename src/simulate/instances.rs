@@ -37,7 +37,12 @@ const VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
 pub struct Offering {
     pub zone: String,
     pub capacity_type: CapacityType,
+    /// The price Karpenter orders offerings by (NodeOverlays applied). A reserved offering's is the on-demand price
+    /// / 10,000,000 ([`RESERVED_PRICE_DIVISOR`]), so a reservation always ranks as nearly free.
     pub usd_per_hour: f64,
+    /// What the node costs, as reports show it: the ordering price, except for a reservation, which is billed at
+    /// the on-demand price whatever an overlay makes Karpenter think of it.
+    pub billed_usd_per_hour: f64,
     pub estimate: bool,
     pub available: bool,
 }
@@ -303,6 +308,17 @@ impl TypeLabels {
         debug_assert_eq!(self.0.len(), catalog.instance_types.len(), "labels of another catalog");
         self.0[i].get_or_init(|| Arc::new(requirements(&catalog.instance_types[i], &catalog.region)))
     }
+
+    /// The labels of `it`, a type of `catalog` (found by its place in the catalog's list, not by name: a lookup, no
+    /// search); a type from elsewhere gets its labels built.
+    pub fn of(&self, catalog: &Catalog, it: &InstanceType) -> std::borrow::Cow<'_, Requirements> {
+        let base = catalog.instance_types.as_ptr() as usize;
+        let at = (it as *const InstanceType as usize).wrapping_sub(base) / std::mem::size_of::<InstanceType>().max(1);
+        match catalog.instance_types.get(at) {
+            Some(t) if std::ptr::eq(t, it) => std::borrow::Cow::Borrowed(self.get(catalog, at).as_ref()),
+            _ => std::borrow::Cow::Owned(requirements(it, &catalog.region)),
+        }
+    }
 }
 
 /// types.go `computeRequirements` for the labels the catalog knows.
@@ -351,6 +367,12 @@ pub fn requirements(it: &InstanceType, region: &str) -> Requirements {
     r
 }
 
+/// aws/karpenter-provider-aws v1.14.1 `pkg/providers/instancetype/offering/reserved_capacity_resolver.go`: a reserved
+/// offering's price is the on-demand price divided by this ("free", the relative order kept). NodeOverlays then apply
+/// to that price like any other (kubernetes-sigs/karpenter v1.14.1 `pkg/controllers/nodeoverlay/controller.go`
+/// `getOverlaidOfferings` selects reserved offerings too; `pkg/cloudprovider/types.go` `ApplyPriceOverlay`).
+pub const RESERVED_PRICE_DIVISOR: f64 = 10_000_000.0;
+
 /// Offerings of a type: catalog zones × usage classes, all available (a run's `--unavailable` offerings are marked
 /// per run, by `simulate::with_availability`, on types shared between runs).
 pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass) -> Vec<Offering> {
@@ -367,7 +389,8 @@ pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass) -> Vec
                 _ => it.on_demand.as_ref(),
             };
             let Some(price) = price else { continue };
-            out.push(Offering { zone: zone.clone(), capacity_type: ct, usd_per_hour: price.usd_per_hour, estimate: catalog.is_estimate(price), available: true });
+            let ranked = if ct == CapacityType::Reserved { price.usd_per_hour / RESERVED_PRICE_DIVISOR } else { price.usd_per_hour };
+            out.push(Offering { zone: zone.clone(), capacity_type: ct, usd_per_hour: ranked, billed_usd_per_hour: price.usd_per_hour, estimate: catalog.is_estimate(price), available: true });
         }
     }
     out
@@ -410,6 +433,10 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Require
         let admits = |o: &&&NodeOverlay| super::scheduler::offering_compatible(&o.requirements, &of.zone, of.capacity_type.as_str());
         if let Some(o) = matching.iter().filter(|o| o.price.is_some() || o.price_adjustment.is_some()).find(admits) {
             of.usd_per_hour = adjusted(of.usd_per_hour, o);
+            // A reservation's bill does not change with what Karpenter is told it costs.
+            if of.capacity_type != CapacityType::Reserved {
+                of.billed_usd_per_hour = of.usd_per_hour;
+            }
         }
     }
     let exotic = it.size.contains("metal") || ["nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"].iter().any(|r| capacity.get(*r).is_some_and(|v| *v > 0));
@@ -436,6 +463,23 @@ mod tests {
             let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
             proptest::prop_assert_eq!(glob(&pattern, &text), glob_units(&p, &t, '*', '?'));
         }
+    }
+
+    /// `require` lines read a type's labels through [`TypeLabels::of`] (review fix, stop 20: they used to build the whole
+    /// label set per type and per line): a catalog type's come from the cache, the very set `get` returns; a type that
+    /// is not the catalog's (a copy) gets the same labels built.
+    #[test]
+    fn a_catalog_types_labels_are_looked_up_in_the_cache_and_a_copys_are_built_alike() {
+        let catalog = Catalog::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs"), "us-east-1").unwrap();
+        let labels = TypeLabels::new(&catalog);
+        let i = catalog.instance_types.len() / 2;
+        let cached = labels.of(&catalog, &catalog.instance_types[i]);
+        assert!(matches!(cached, std::borrow::Cow::Borrowed(_)));
+        assert!(std::ptr::eq(cached.as_ref(), labels.get(&catalog, i).as_ref()));
+        let copy = catalog.instance_types[i].clone();
+        let built = labels.of(&catalog, &copy);
+        assert!(matches!(built, std::borrow::Cow::Owned(_)));
+        assert_eq!(format!("{:?}", built.as_ref()), format!("{:?}", cached.as_ref()));
     }
 
     #[test]

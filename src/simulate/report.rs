@@ -97,7 +97,7 @@ pub fn build(catalog: &Catalog, templates: &[Template], pods: &[Pod], outcome: &
             instance_type: t.types[l.instance_type].name.clone(),
             capacity_type: l.offering.capacity_type.as_str().to_string(),
             zone: l.offering.zone.clone(),
-            usd_per_hour: round(l.offering.usd_per_hour),
+            usd_per_hour: round(l.offering.billed_usd_per_hour),
             price_estimate: l.offering.estimate,
             candidates: l.candidates,
             pods: keys,

@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use crate::simulate::instances::TypeLabels;
 use crate::catalog::{AcceleratorKind, Arch, CapacityType, Catalog, InstanceType};
 use crate::catalog::cost::{self, Bound, Limits, NodeShape, SpotCeiling};
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
@@ -449,6 +450,8 @@ pub fn solve(
     catalogs: &BTreeMap<String, Catalog>,
     // The provenance digest of each catalog (`Catalog::load_with_digest`), by region.
     digests: &BTreeMap<String, String>,
+    // Each catalog's type labels, by region: `require` lines read them, and compile keeps them for its simulations.
+    labels: &BTreeMap<String, TypeLabels>,
 ) -> Result<Plan, Vec<ProfileDiagnostic>> {
     let mut diagnostics = Vec::new();
     let mut clusters: BTreeMap<String, Vec<&Profile>> = BTreeMap::new();
@@ -489,13 +492,14 @@ pub fn solve(
         };
         let digest = digests.get(&first.cluster.region.value).cloned().unwrap_or_else(|| catalog.digest());
         let index = &indexes[&first.cluster.region.value];
-        ready.push((cluster_name, members, catalog, index, digest));
+        let Some(type_labels) = labels.get(&first.cluster.region.value) else { continue };
+        ready.push((cluster_name, members, catalog, (index, type_labels), digest));
     }
     // Clusters are independent: solved on every core, collected in name order.
     use rayon::prelude::*;
     let solved: Vec<Result<ClusterPlan, Vec<ProfileDiagnostic>>> = ready
         .into_par_iter()
-        .map(|(name, members, catalog, index, digest)| solve_cluster(&name, &members, sources, catalog, index, digest))
+        .map(|(name, members, catalog, (index, type_labels), digest)| solve_cluster(&name, &members, sources, catalog, index, type_labels, digest))
         .collect();
     let mut plan = Plan { clusters: Vec::new() };
     for result in solved {
@@ -513,6 +517,7 @@ fn solve_cluster(
     sources: &Sources,
     catalog: &Catalog,
     index: &AcceleratorIndex,
+    labels: &TypeLabels,
     catalog_digest: String,
 ) -> Result<ClusterPlan, Vec<ProfileDiagnostic>> {
     let mut diagnostics = Vec::new();
@@ -578,7 +583,7 @@ fn solve_cluster(
                     diagnostics.push(d);
                     continue;
                 }
-                match selections.select(tier, catalog, index, &zones, auto_mode, sources) {
+                match selections.select(tier, catalog, index, labels, &zones, auto_mode, sources) {
                     Ok((candidates, removed)) => {
                         if let Some(d) = overlays::conflict(tier, &candidates, catalog, sources) {
                             diagnostics.push(d);
@@ -883,9 +888,10 @@ struct Selections {
 
 impl Selections {
     /// Filters and ranks the catalog for one tier. On failure, names the constraint that removed the last types.
-    fn select(&mut self, tier: &Tier, catalog: &Catalog, index: &AcceleratorIndex, zones: &[String], auto_mode: Option<Span>, sources: &Sources) -> Result<Selected, ProfileDiagnostic> {
+    #[allow(clippy::too_many_arguments)]
+    fn select(&mut self, tier: &Tier, catalog: &Catalog, index: &AcceleratorIndex, labels: &TypeLabels, zones: &[String], auto_mode: Option<Span>, sources: &Sources) -> Result<Selected, ProfileDiagnostic> {
         let s = &tier.settings;
-        let mut constraints = constraints(tier, catalog, zones, sources)?;
+        let mut constraints = constraints(tier, catalog, labels, zones, sources)?;
         if let Some(span) = auto_mode {
             // Applied last, so that what it removes is reported as Auto Mode's doing.
             constraints.push(Constraint::new("EKS Auto Mode launches the type (a supported family, > 1 vCPU, not nano/micro/small)", span, crate::catalog::auto_mode::supports));
@@ -912,7 +918,7 @@ impl Selections {
 }
 
 /// The tier's constraints, in the order they are applied (and reported).
-fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources: &Sources) -> Result<Vec<Constraint<'a>>, ProfileDiagnostic> {
+fn constraints<'a>(tier: &'a Tier, catalog: &'a Catalog, labels: &'a TypeLabels, zones: &[String], sources: &Sources) -> Result<Vec<Constraint<'a>>, ProfileDiagnostic> {
     let s = &tier.settings;
     let kind = s.accelerator.value;
     let named = move |t: &InstanceType| s.types.iter().any(|n| n.value == t.name);
@@ -985,7 +991,7 @@ fn constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &[String], sources:
         let types = list(&s.exclude_types);
         out.push(Constraint::new(format!("type not in [{}]", types.join(", ")), s.exclude_types[0].span, move |t| !types.contains(&t.name)));
     }
-    out.extend(require_constraints(tier, catalog));
+    out.extend(require_constraints(tier, catalog, labels));
     if let Some(efa) = &s.efa {
         let v = efa.value;
         out.push(Constraint::new(format!("EFA {}", if v { "supported" } else { "not required" }), efa.span, move |t| !v || t.efa));
@@ -1021,18 +1027,19 @@ fn cpu_pool_defaults<'a>(s: &'a Settings) -> Vec<Constraint<'a>> {
 /// `require` lines on a key the catalog's types are labelled with (`simulate::instances::requirements`, the labels
 /// Karpenter's provider computes): a type stays when its label and the requirement intersect as Karpenter's
 /// `Requirements.Intersects` has it (an absent label satisfies NotIn and DoesNotExist). Keys the catalog has no
-/// label for (hypervisor, bandwidths, …) filter nothing here: [`unchecked_requires`] notes them.
-fn require_constraints<'a>(tier: &'a Tier, catalog: &Catalog) -> Vec<Constraint<'a>> {
+/// label for (hypervisor, bandwidths, …) filter nothing here: [`unchecked_requires`] notes them. A type's labels are
+/// the catalog's cached ones (`labels`, built once per catalog and kept by compile for its simulations): one lookup
+/// per type and `require` line, instead of building the whole label set each time.
+fn require_constraints<'a>(tier: &'a Tier, catalog: &'a Catalog, labels: &'a TypeLabels) -> Vec<Constraint<'a>> {
     use crate::simulate::requirements::{Requirement as Wanted, Requirements};
-    let probe = catalog.instance_types.first().map(|t| crate::simulate::instances::requirements(t, &catalog.region));
-    let labelled = |key: &str| probe.as_ref().is_some_and(|p| p.get(key).is_some());
+    let probe = (!catalog.instance_types.is_empty()).then(|| labels.get(catalog, 0));
+    let labelled = |key: &str| probe.is_some_and(|p| p.get(key).is_some());
     let mut out = Vec::new();
     for r in tier.settings.requires.iter().filter(|r| labelled(&r.key)) {
         let Some(wanted) = Wanted::new(&r.operator, &r.values) else { continue };
         let mut incoming = Requirements::default();
         incoming.add(&r.key, wanted);
-        let region = catalog.region.clone();
-        out.push(Constraint::new(r.describe(), r.span, move |t| crate::simulate::instances::requirements(t, &region).intersects(&incoming).is_ok()));
+        out.push(Constraint::new(r.describe(), r.span, move |t| labels.of(catalog, t).intersects(&incoming).is_ok()));
     }
     out
 }

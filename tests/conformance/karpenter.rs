@@ -465,29 +465,36 @@ fn topology_draws_domains(case: &Case) -> bool {
     })
 }
 
+/// Reruns of a case that draws among tied domains before its disagreement is judged: a draw Karpenter makes once in
+/// eight runs is missed by all of them with probability 0.875^40 ≈ 0.5%.
+const RERUNS_FOR_A_RARE_DRAW: usize = 40;
+
 /// Generated cases whose Karpenter result varies with its map order (`topology_varies`) and that disagree: the oracle
-/// runs again, up to eight times. A case agrees when gpuplan's report equals one of Karpenter's; else, when Karpenter's
+/// runs again, up to eight times (up to [`RERUNS_FOR_A_RARE_DRAW`] for a case that draws among tied domains and whose
+/// runs all agreed). A case agrees when gpuplan's report equals one of Karpenter's; else, when Karpenter's
 /// own runs differed or only the domains of NodeClaims differ (`only_domains_differ`), and gpuplan's report keeps every
 /// DoNotSchedule zone and capacity-type spread within maxSkew, it counts as the known difference "topology domain
 /// choice"; else it is unexplained. Returns (agreed, known, unexplained as (case index, description)).
 fn judge_varying_topology(oracle: &Path, seed: u64, cases: &[Case], outcomes: &[Outcome], varying: &[usize], out_dir: &Path) -> (usize, usize, Vec<(usize, String)>) {
     let mut pending: Vec<usize> = varying.to_vec();
     let mut varied = vec![false; cases.len()];
-    for round in 0..8 {
-        if pending.is_empty() {
+    for round in 0..RERUNS_FOR_A_RARE_DRAW {
+        // Eight reruns for every case; past them only a case that draws among tied domains and never varied goes on:
+        // the domain Go's map order puts second comes first once in eight runs (`only_domains_differ`), and gpuplan may
+        // have taken that one. Seed 20296 case 582: 3 of 24 Karpenter runs put the pod where gpuplan does.
+        let rerun: Vec<usize> = pending.iter().copied().filter(|&i| round < 8 || (topology_draws_domains(&cases[i]) && !varied[i])).collect();
+        if rerun.is_empty() {
             break;
         }
-        let subset: Vec<Case> = pending.iter().map(|&i| cases[i].clone()).collect();
+        let subset: Vec<Case> = rerun.iter().map(|&i| cases[i].clone()).collect();
         let again = run(oracle, &go::root().join(format!("target/conformance/karpenter-seed-{seed}-rerun-{round}")), &subset);
-        let mut still = Vec::new();
-        for (&i, o) in pending.iter().zip(again) {
+        for (&i, o) in rerun.iter().zip(again) {
             let first = outcomes[i].oracle.as_ref().ok().map(comparable);
             varied[i] |= o.oracle.as_ref().ok().map(comparable) != first;
-            if !differences(&Outcome { gpuplan: outcomes[i].gpuplan.clone(), oracle: o.oracle }).is_empty() {
-                still.push(i);
+            if differences(&Outcome { gpuplan: outcomes[i].gpuplan.clone(), oracle: o.oracle }).is_empty() {
+                pending.retain(|&p| p != i);
             }
         }
-        pending = still;
     }
     let agreed = varying.len() - pending.len();
     let mut known = 0;
@@ -1024,6 +1031,45 @@ fn reserved_pool(types: &str, extra_requirement: &str) -> String {
         .replace("  securityGroupSelectorTerms:\n  - tags: {k: v}\n", "  securityGroupSelectorTerms:\n  - tags: {k: v}\n  capacityReservationSelectorTerms:\n  - id: cr-0123456789abcdef0\n")
         .replace("values: [m5.large, m5.xlarge, m5.2xlarge]}", &format!("values: [{types}]}}\n{extra_requirement}"))
         .replace("values: [on-demand]", "values: [reserved, on-demand]")
+}
+
+// topologygroup.go `nextDomainTopologySpread` (sigs.k8s.io/karpenter v1.14.1) narrows a spread over
+// `karpenter.sh/capacity-type` to the first tied domain in Go map order, which puts the value inserted first ahead seven
+// times in eight (`only_domains_differ`): a pod that may go spot or on-demand mostly draws spot and starts a NodeClaim
+// of its own, and once in eight runs draws on-demand and joins the on-demand NodeClaim already planned, which is what
+// gpuplan does. The harness's reruns (`RERUNS_FOR_A_RARE_DRAW`) find that run. (Found by `conformance/run --seed 20296
+// --cases 5000`, case 582: Karpenter put the pod on spot in 21 of 24 runs.)
+#[test]
+fn a_capacity_type_spread_draw_of_gpuplan_is_one_karpenter_makes() {
+    let Some(oracle) = oracle() else { return };
+    let pool = ONE_POOL
+        .replace("values: [m5.large, m5.xlarge, m5.2xlarge]}", "values: [g6.16xlarge, g6.48xlarge]}")
+        .replace("values: [on-demand]}", "values: [spot, on-demand]}\n      - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a]}");
+    let big = replicas(1, "      nodeSelector: {karpenter.sh/capacity-type: on-demand}\n").replace("cpu: \"1\", memory: 1Gi", "cpu: \"15\", memory: 120Gi, nvidia.com/gpu: 8");
+    let spreading = replicas(1, &spread("karpenter.sh/capacity-type", 2, "DoNotSchedule", "spreading")).replace("name: web", "name: spreading").replace("app: web", "app: spreading").replace("cpu: \"1\", memory: 1Gi", "cpu: \"63\", memory: 60Gi");
+    let case = Case::from_yaml("capacity-type-draw", &pool, &format!("{big}---\n{spreading}"), Vec::new(), &go::root().join("catalogs"));
+    let root = go::root().join("target/conformance/karpenter-known/capacity-type-draw");
+    let first = run(&oracle, &root, std::slice::from_ref(&case)).pop().unwrap();
+    assert_eq!(pods_per_claim(&first.gpuplan), [2], "gpuplan draws on-demand: the spreading pod joins the on-demand NodeClaim");
+    let agreeing = (0..100).find(|_| differences(&run(&oracle, &root, std::slice::from_ref(&case)).pop().unwrap()).is_empty());
+    assert!(agreeing.is_some(), "one of 100 Karpenter runs makes gpuplan's draw (each does with probability 1/8)");
+}
+
+// A reserved offering is priced at on-demand / 10,000,000 (aws/karpenter-provider-aws v1.14.1
+// pkg/providers/instancetype/offering/reserved_capacity_resolver.go), and a NodeOverlay's `price` replaces that price
+// too: sigs.k8s.io/karpenter v1.14.1 pkg/controllers/nodeoverlay/controller.go `getOverlaidOfferings` selects every
+// compatible offering, reserved ones included, and pkg/cloudprovider/types.go `ApplyPriceOverlay` sets it. An overlay
+// of $5.50 on p4d so makes its reservation dearer than p5's near-free one, and the launch takes the reserved p5.
+// (Found by `conformance/run --seed 20296 --cases 5000`, case 381.) The bill stays the on-demand price.
+#[test]
+fn an_overlay_price_on_a_reserved_offering_replaces_its_near_zero_price_and_the_other_reservation_launches() {
+    let overlay = "---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata:\n  name: cheaper\nspec:\n  weight: 10\n  requirements:\n  - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p4d]}\n  price: \"5.5\"\n";
+    let manifests = reserved_pool("p4d.24xlarge, p5.48xlarge", "").replace("values: [reserved, on-demand]", "values: [reserved]") + overlay;
+    let Some(o) = run_one("reserved-overlay-price", &manifests, &replicas(1, "")) else { return };
+    let g = claims(&o.gpuplan);
+    assert_eq!((g[0]["instance_type"].as_str(), g[0]["capacity_type"].as_str()), (Some("p5.48xlarge"), Some("reserved")), "{g:?}");
+    assert!(g[0]["usd_per_hour"].as_f64().unwrap() > 50.0, "a reservation is billed at the on-demand price: {g:?}");
+    assert_agree("reserved-overlay-price", &o);
 }
 
 // sigs.k8s.io/karpenter pkg/controllers/provisioning/scheduling/nodeclaim.go `offeringsToReserve` (strict mode, as the
