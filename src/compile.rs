@@ -437,7 +437,9 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
         // Alpha and off by default (kubernetes-sigs/karpenter v1.14.1 `pkg/operator/options/options.go`, FEATURE_GATES default
         // `StaticCapacity=false`):
         // without it the NodePool is accepted and no node is ever launched for it.
-        if cluster.pools.iter().any(|p| p.static_pool.is_some()) {
+        // EKS Auto Mode has no gates to set: it supports static NodePools itself (EKS User Guide, "Static-capacity node
+        // pools in EKS Auto Mode", since 2025-11-19).
+        if cluster.pools.iter().any(|p| p.static_pool.is_some()) && !cluster.auto_mode {
             gates.push("StaticCapacity=true (static pools)".to_string());
         }
         if !gates.is_empty() {

@@ -113,6 +113,20 @@ fn a_reserved_pool_in_auto_mode_gets_a_nodeclass_with_its_reservation_and_no_gp0
     assert!(pool.contains("kind: NodeClass\n        name: reserved-l4-reserved"), "{pool}");
 }
 
+/// EKS Auto Mode supports static NodePools itself (EKS User Guide, "Static-capacity node pools in EKS Auto Mode"):
+/// the NodePool carries `replicas` on the NodeClass, and the kustomization names no Karpenter feature gate to set,
+/// since Auto Mode has none a user can set.
+#[test]
+fn a_static_pool_in_auto_mode_compiles_and_asks_for_no_feature_gate() {
+    let profile = format!("{}\npool \"warm\" preset=\"inference-on-demand\" {{\n    gpu {{\n        name \"L4\"\n    }}\n    static replicas=2\n}}\n", example());
+    let (dir, out) = project(&profile);
+    assert!(out.status.success(), "{}", text(&out));
+    let pool = std::fs::read_to_string(dir.path().join("out/ml-auto/nodepool-warm.yaml")).unwrap();
+    assert!(pool.contains("  replicas: 2\n") && pool.contains("kind: NodeClass"), "{pool}");
+    let kustomization = std::fs::read_to_string(dir.path().join("out/ml-auto/kustomization.yaml")).unwrap();
+    assert!(!kustomization.contains("StaticCapacity"), "{kustomization}");
+}
+
 // --- located errors: settings Auto Mode cannot honour ---
 
 /// Compiles the example with `from` replaced by `to`; asserts exit 2, nothing written, and the code at `line`.
@@ -152,6 +166,14 @@ fn time_slicing_in_an_auto_mode_cluster_is_e0273() {
 #[test]
 fn mig_in_an_auto_mode_cluster_is_e0274() {
     assert_error("    max-accelerators 8\n", "    max-accelerators 8\n    mig \"all-1g.10gb\"\n", "E0274", 21);
+}
+
+/// Auto Mode documents no NodeOverlay (its CRDs are NodePool, NodeClaim and NodeClass): an overlay's price would not
+/// rank the types there, while gpuplan's ranking would say it does.
+#[test]
+fn an_overlay_block_in_an_auto_mode_cluster_is_e0332() {
+    let e = assert_error("    max-accelerators 8\n", "    max-accelerators 8\n    overlay \"discount\" { price-adjustment \"-20%\"; }\n", "E0332", 21);
+    assert!(e.contains("overlay `discount` is in an EKS Auto Mode cluster"), "{e}");
 }
 
 #[test]

@@ -573,6 +573,7 @@ fn solve_cluster(
         let mut used_default_classes = BTreeMap::new();
         let mut own_classes = node_class_settings::OwnClasses::default();
         diagnostics.extend(node_class_settings::auto_mode_refusals(profile, auto_mode, sources));
+        diagnostics.extend(overlays_in_auto_mode(profile, auto_mode, sources));
         for pool in &profile.pools {
             for (tier_index, tier) in pool.tiers.iter().enumerate() {
                 if let Some(d) = mig_on_host_plugin(tier, host_plugin, sources).or_else(|| sharing_in_auto_mode(tier, auto_mode, sources)) {
@@ -1372,6 +1373,27 @@ fn sharing_in_auto_mode(tier: &Tier, auto_mode: Option<Span>, sources: &Sources)
             .label(label)
             .help("give each pod whole GPUs in Auto Mode (remove this line), or run this pool on self-managed Karpenter: a cluster without `auto-mode #true` gets an EC2NodeClass and the GPU Operator"),
     )
+}
+
+/// E0332: an `overlay` block in an EKS Auto Mode cluster. Auto Mode runs Karpenter itself and installs the NodePool,
+/// NodeClaim and NodeClass CRDs (EKS User Guide, "Create a Node Pool for EKS Auto Mode", "Create a Node Class"); it
+/// documents no NodeOverlay and no feature gate a user can turn on, so the overlay's price would not rank the types
+/// and its capacity would not be offered, while gpuplan's ranking and explain would say they do. Each block is reported
+/// once (a pool's blocks are inherited by its tiers).
+fn overlays_in_auto_mode(profile: &Profile, auto_mode: Option<Span>, sources: &Sources) -> Vec<ProfileDiagnostic> {
+    if auto_mode.is_none() {
+        return Vec::new();
+    }
+    let mut seen = BTreeSet::new();
+    let overlays = profile.pools.iter().flat_map(|p| &p.tiers).flat_map(|t| &t.settings.overlays).filter(|o| seen.insert((o.span.file, o.span.offset)));
+    overlays
+        .map(|o| {
+            sources
+                .error(o.span, "E0332", format!("overlay `{}` is in an EKS Auto Mode cluster, which documents no NodeOverlay support: its price would not rank the types and its capacity would not be offered", o.value.name.value))
+                .label("a NodeOverlay here")
+                .help("remove the block (in Auto Mode, narrow the types with `types`, `families` or `require` instead), or run this pool on self-managed Karpenter: a cluster without `auto-mode #true`")
+        })
+        .collect()
 }
 
 /// GPU Operator operand labels a node may carry to keep that operand off it.
