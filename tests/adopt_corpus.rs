@@ -466,3 +466,21 @@ fn adopting_gpuplans_bottlerocket_time_sliced_pool_gives_back_the_profiles_cpu_l
     assert!(run(&["compile", "--catalogs", catalogs.to_str().unwrap()]).status.success());
     assert_eq!(std::fs::read_to_string(dir.path().join("out/demo/nodepool-gpu-slices.yaml")).unwrap(), first);
 }
+
+/// The provider's general-purpose EC2NodeClass sets no `blockDeviceMappings`, so Karpenter gives its nodes the AMI
+/// family's default root volume (AL2023: 20Gi; aws/karpenter-provider-aws v1.14.1 `pkg/providers/amifamily`
+/// `DefaultBlockDeviceMappings`). gpuplan's class template writes a 200Gi volume; adopted, the class's `raw` block
+/// carries `blockDeviceMappings: null`, so a pod asking for 30Gi of ephemeral storage pends on both sides (with
+/// the 200Gi volume it would have scheduled after adopting: a placement change and a bigger EBS bill).
+#[test]
+fn a_class_without_volumes_keeps_karpenters_default_disk_after_adopting() {
+    let dir = tempfile::tempdir().unwrap();
+    let pod = dir.path().join("scratch.yaml");
+    std::fs::write(&pod, "apiVersion: v1\nkind: Pod\nmetadata: {name: scratch, namespace: default}\nspec:\n  containers:\n  - {name: c, image: x, resources: {requests: {cpu: \"1\", ephemeral-storage: 30Gi}}}\n").unwrap();
+    let (out, report) = adopt_with("provider-general-purpose", None, &["--verify", pod.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let p = &report["verification"]["placements"][0];
+    assert_eq!(p["change"], "same", "{p:#}");
+    assert!(p["pending_before"].is_string() && p["pending_after"].is_string(), "pends on both sides: {p:#}");
+    assert!(text(&out).contains("spec.blockDeviceMappings: not in the original (Karpenter's default applies)"), "{}", text(&out));
+}

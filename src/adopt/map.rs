@@ -724,10 +724,27 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
         Value::Object(known)
     });
     super::raw::take_gitops_annotations(doc, &mut used);
+    let with_default_volumes = default_volumes(doc, ours);
+    let doc = with_default_volumes.as_ref().unwrap_or(doc);
     let (raw, owned) = super::raw::carry(doc, &used, &doc.kind, warnings);
     let comments = used.leftovers(doc, &owned, warnings);
     let raw_fragment = super::raw::unconsumed(doc, &used);
     ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
+}
+
+/// A hand-written EC2NodeClass without `blockDeviceMappings` launches with Karpenter's default volumes (AL2023: a 20Gi
+/// gp3 root volume; aws/karpenter-provider-aws v1.14.1 `pkg/providers/amifamily` `DefaultBlockDeviceMappings`), while
+/// gpuplan's class template adds its own 200Gi volume: a bigger disk, more ephemeral storage, another EBS bill. The
+/// class then carries `blockDeviceMappings: null` in its `raw` block, which deletes gpuplan's volume again when compile
+/// merges it: the adopted nodes get the disk the original's get.
+fn default_volumes(doc: &Doc, ours: bool) -> Option<Doc> {
+    let spec = doc.object.get("spec")?.as_object()?;
+    if ours || doc.kind != "EC2NodeClass" || spec.contains_key("blockDeviceMappings") {
+        return None;
+    }
+    let mut with_null = doc.clone();
+    with_null.object["spec"]["blockDeviceMappings"] = Value::Null;
+    Some(with_null)
 }
 
 /// An Auto Mode NodeClass's `ephemeralStorage`: the size becomes `ephemeral-storage`; IOPS and throughput are consumed

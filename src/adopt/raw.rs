@@ -52,16 +52,27 @@ pub fn carry(doc: &Doc, used: &Consumed, kind: &str, warnings: &mut Vec<Warning>
     let Some(fragment) = fragment else { return (None, owned) };
     let mut fields = Vec::new();
     crate::profile::raw::leaf_paths(&fragment, "", &mut fields);
+    let mut deleted = Vec::new();
+    null_paths(&fragment, "", &mut deleted);
     for field in &fields {
-        warnings.push(Warning {
-            file: doc.file.clone(),
-            object: format!("{}/{}", doc.kind, doc.name),
-            field: field.clone(),
-            message: format!("no profile setting says it; carried verbatim in a `raw {}` block", q(kind)),
-        });
+        let message = if deleted.contains(field) {
+            format!("not in the original (Karpenter's default applies): `{field}: null` in a `raw {}` block keeps out what gpuplan's template writes there (delete that line to take gpuplan's)", q(kind))
+        } else {
+            format!("no profile setting says it; carried verbatim in a `raw {}` block", q(kind))
+        };
+        warnings.push(Warning { file: doc.file.clone(), object: format!("{}/{}", doc.kind, doc.name), field: field.clone(), message });
     }
     let from = format!("{} {}/{}: no profile setting for {}: carried verbatim", doc.file, doc.kind, doc.name, fields.join(", "));
     (Some(raw_line(kind, &fragment, from)), owned)
+}
+
+/// The paths of the `null` leaves of a fragment, as [`crate::profile::raw::leaf_paths`] writes them: the deletions.
+fn null_paths(value: &Value, prefix: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => map.iter().for_each(|(k, v)| null_paths(v, &if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, out)),
+        Value::Null => out.push(prefix.to_string()),
+        _ => {}
+    }
 }
 
 /// The fragment [`carry`] writes for `doc` (None when everything was consumed).
