@@ -52,6 +52,28 @@ mod kubelet {
         assert_eq!(object(&c, "EC2NodeClass", "p-b")["spec"]["kubelet"]["maxPods"], 58);
     }
 
+    /// Class names are derived (`<profile>`, `<profile>-<pool>` for a pool's own kubelet, `-nvme`): profile `p`'s pool
+    /// `x` with its own kubelet and a profile named `p-x` both make class `p-x`. One file would be written and one
+    /// profile's pools would launch with the other's settings (its role lost): E0158, naming both pools.
+    #[test]
+    fn two_classes_that_derive_one_name_with_different_settings_are_e0158() {
+        let first = profile("", &format!("{L4}}}\npool \"x\" preset=\"general\" {{\n    gpu {{ name \"A10G\"; per-node max=1; }}\n    max-accelerators 8\n    kubelet {{ max-pods 50; }}\n}}\n"));
+        let second = format!("profile \"p-x\" priority=2\n{CLUSTER}    node-role \"OtherRole\"\n}}\npool \"y\" preset=\"general\" {{\n    gpu {{ name \"T4\"; per-node max=1; }}\n    max-accelerators 8\n}}\n");
+        let c = common::compile_profiles(&[("p.kdl", first), ("p-x.kdl", second)], &[]);
+        let Err(CompileError::Profiles { diagnostics }) = &c.result else { panic!("compiled: the classes were merged") };
+        let e = diagnostics.iter().find(|d| d.code == "E0158").unwrap_or_else(|| panic!("{diagnostics:?}"));
+        assert!(e.message.contains("node class `p-x` would be written twice with different settings") && e.message.contains("pool x") && e.message.contains("pool y"), "{e:?}");
+    }
+
+    /// The same within one profile: pool `s`'s NVMe class `p-nvme` and pool `nvme`'s own kubelet class `p-nvme`.
+    #[test]
+    fn a_pools_own_class_named_like_the_nvme_class_is_e0158() {
+        let a = "pool \"s\" preset=\"general\" {\n    gpu { name \"A10G\"; per-node max=1; }\n    max-accelerators 8\n    scratch \"instance-store\"\n}\n";
+        let nvme = "pool \"nvme\" preset=\"general\" {\n    gpu { name \"T4\"; per-node max=1; }\n    max-accelerators 8\n    kubelet { max-pods 50; }\n}\n";
+        let d = errors(profile("", &format!("{L4}}}\n{a}{nvme}")));
+        assert!(d.iter().any(|e| e.code == "E0158" && e.message.contains("node class `p-nvme`")), "{d:?}");
+    }
+
     /// kube-reserved replaces Karpenter's memory reservation (aws/karpenter-provider-aws v1.14.1
     /// pkg/providers/instancetype/types.go `kubeReservedResources`: the class's values override the computed ones), so
     /// compile's fit check (`simulate::instances::allocatable`, read from the rendered class) sees less memory:

@@ -696,12 +696,13 @@ fn solve_cluster(
             );
         }
     }
+    node_classes.sort_by(|a, b| a.name.cmp(&b.name));
+    diagnostics.extend(class_name_collisions(&node_classes, &pools, sources));
     if !diagnostics.is_empty() {
         return Err(diagnostics);
     }
     let mut pools: Vec<PoolPlan> = pools.into_iter().map(|(p, _, _)| p).collect();
     pools.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.name.cmp(&b.name)));
-    node_classes.sort_by(|a, b| a.name.cmp(&b.name));
     node_classes.dedup_by(|a, b| a.name == b.name);
     summaries.sort_by(|a, b| a.name.cmp(&b.name));
     let mut cluster = ClusterPlan {
@@ -1340,6 +1341,36 @@ fn mig_on_host_plugin(tier: &Tier, host_plugin: bool, sources: &Sources) -> Opti
             .label("a mig-parted config")
             .help("use an AL2023 AMI (`ami \"al2023@v…\"`) for MIG pools, or time-slicing on Bottlerocket (written into the EC2NodeClass user data)"),
     )
+}
+
+/// What a node class renders from, leaving out where it was written (the pools of one class each record it, with
+/// their own `raw` lines' spans).
+fn class_settings(c: &NodeClassPlan) -> impl PartialEq + '_ {
+    let raws: Vec<(&String, &serde_json::Value)> = c.raws.iter().map(|r| (&r.value.kind, &r.value.patch)).collect();
+    ((&c.profile, &c.role, &c.ami_alias, &c.discovery_tag, &c.reserved, c.instance_store_raid0), (&c.image_cache_snapshot, c.time_slicing, &c.user_data, c.auto_mode, &c.ephemeral_storage, &c.kubelet, raws))
+}
+
+/// E0158: two node classes of one cluster with one name and different settings (class names are derived: `<profile>`,
+/// `-nvme`, `-ts<N>`, `-<tier>` for a pool's own kubelet or raw settings, so profile `ml`'s pool `x` and a profile
+/// named `ml-x` can meet). One file would be written and the other pools would launch with its settings: the
+/// reported pool is one that uses each.
+fn class_name_collisions(sorted: &[NodeClassPlan], pools: &[(PoolPlan, Option<Spanned<u32>>, Span)], sources: &Sources) -> Vec<ProfileDiagnostic> {
+    let mut out = Vec::new();
+    for pair in sorted.windows(2) {
+        let [a, b] = pair else { continue };
+        if a.name != b.name || class_settings(a) == class_settings(b) || out.iter().any(|d: &(String, ProfileDiagnostic)| d.0 == a.name) {
+            continue;
+        }
+        let pool_of = |c: &NodeClassPlan| pools.iter().find(|(p, _, _)| p.node_class == c.name && p.profile == c.profile).map(|(p, _, span)| (p.name.clone(), *span));
+        let (Some((first, _)), Some((second, span))) = (pool_of(a), pool_of(b)) else { continue };
+        let (first, second) = if first == second { (format!("{first} (profile {})", a.profile), format!("{second} (profile {})", b.profile)) } else { (first, second) };
+        let d = sources
+            .error(span, "E0158", format!("node class `{}` would be written twice with different settings: for pool {first} and for pool {second}", a.name))
+            .label("this pool's class")
+            .help("rename a pool or a profile (class names are `<profile>`, `<profile>-<pool>` for a pool's own kubelet or raw settings, `-nvme`, `-ts<N>`)");
+        out.push((a.name.clone(), d));
+    }
+    out.into_iter().map(|(_, d)| d).collect()
 }
 
 /// E0277: the profiles of one cluster disagree on `auto-mode`. One cluster's output is one kustomization; a mixed
