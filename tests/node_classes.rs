@@ -136,6 +136,22 @@ mod raw {
         assert!(e.message.contains("`spec.replicas`") && e.help.as_deref().is_some_and(|h| h.contains("static replicas=")), "{e:?}");
     }
 
+    /// gpuplan picks the device plugin, the volume's device and the time-slicing settings from the `ami` line: a
+    /// fragment switching an AL2023 class to Bottlerocket would keep the GPU Operator's plugin and its 4-slice
+    /// overlay while Bottlerocket's host plugin advertises whole GPUs. Refused at the raw line; `Custom` is allowed.
+    #[test]
+    fn a_raw_fragment_that_changes_the_ami_family_is_e0159_and_custom_is_allowed() {
+        let raw = "    raw \"EC2NodeClass\" \"spec: {amiSelectorTerms: [{alias: bottlerocket@latest}]}\"";
+        let d = errors(profile(raw, &format!("{L4}    time-slicing replicas=4\n}}\n")));
+        let e = d.iter().find(|d| d.code == "E0159").unwrap_or_else(|| panic!("{d:?}"));
+        assert!(e.message.contains("AMI family `bottlerocket`") && e.help.as_deref().is_some_and(|h| h.contains("ami \"bottlerocket@<version>\"")), "{e:?}");
+        let family = "    raw \"EC2NodeClass\" \"spec: {amiFamily: Bottlerocket, amiSelectorTerms: [{id: ami-0123456789abcdef0}]}\"";
+        assert!(errors(profile(family, &format!("{L4}}}\n"))).iter().any(|d| d.code == "E0159"));
+        let custom = "    raw \"EC2NodeClass\" \"spec: {amiFamily: Custom, amiSelectorTerms: [{id: ami-0123456789abcdef0}]}\"";
+        let c = compile_one(profile(custom, &format!("{L4}}}\n")));
+        assert_eq!(object(&c, "EC2NodeClass", "p")["spec"]["amiFamily"], "Custom");
+    }
+
     #[test]
     fn a_raw_fragment_that_breaks_the_crd_is_e0315_at_the_raw_line() {
         let text = profile("", &format!("{L4}    raw \"EC2NodeClass\" \"spec: {{blockDeviceMappings: [{{deviceName: /dev/xvda, ebs: {{volumeSize: 5}}}}]}}\"\n}}\n"));

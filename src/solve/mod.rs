@@ -574,6 +574,7 @@ fn solve_cluster(
         let mut own_classes = node_class_settings::OwnClasses::default();
         diagnostics.extend(node_class_settings::auto_mode_refusals(profile, auto_mode, sources));
         diagnostics.extend(overlays_in_auto_mode(profile, auto_mode, sources));
+        diagnostics.extend(node_class_settings::ami_family_refusals(profile, sources));
         for pool in &profile.pools {
             for (tier_index, tier) in pool.tiers.iter().enumerate() {
                 if let Some(d) = mig_on_host_plugin(tier, host_plugin, sources).or_else(|| sharing_in_auto_mode(tier, auto_mode, sources)) {

@@ -95,3 +95,38 @@ pub fn auto_mode_refusals(profile: &Profile, auto_mode: Option<Span>, sources: &
     }
     out
 }
+
+/// The AMI family an alias names (`al2023@v2025…` → `al2023`), as the EC2NodeClass's `amiFamily` spells it in lower case.
+fn alias_family(alias: &str) -> String {
+    alias.split('@').next().unwrap_or(alias).to_ascii_lowercase()
+}
+
+/// E0159: a `raw "EC2NodeClass"` fragment that moves the class to another AMI family than the cluster's `ami` (an
+/// alias of another family in `amiSelectorTerms`, or an `amiFamily` other than the alias's or `Custom`). gpuplan
+/// decides from the `ami` line which device plugin runs (Bottlerocket's NVIDIA variants run their own on the host,
+/// AL2023 gets the GPU Operator's), where the volume goes (`/dev/xvda` or Bottlerocket's `/dev/xvdb`) and how
+/// time-slicing is written: a fragment changing the family would leave all of them wrong. `Custom` (AMIs by id or
+/// tag, as adopted classes carry them) is the user's to vouch for.
+pub fn ami_family_refusals(profile: &Profile, sources: &Sources) -> Vec<ProfileDiagnostic> {
+    let cluster_family = alias_family(&profile.cluster.ami.value);
+    let tiers = profile.pools.iter().flat_map(|p| &p.tiers).flat_map(|t| &t.settings.raws);
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for raw in profile.cluster.raws.iter().chain(tiers).filter(|r| r.kind == "EC2NodeClass") {
+        if seen.contains(&raw.span) {
+            continue;
+        }
+        seen.push(raw.span);
+        let spec = &raw.patch["spec"];
+        let aliases = spec["amiSelectorTerms"].as_array().into_iter().flatten().filter_map(|t| t["alias"].as_str()).map(alias_family);
+        let family = spec["amiFamily"].as_str().map(str::to_ascii_lowercase).filter(|f| f != "custom");
+        let Some(other) = aliases.chain(family).find(|f| *f != cluster_family) else { continue };
+        out.push(
+            sources
+                .error(raw.span, "E0159", format!("this raw EC2NodeClass fragment moves the class to AMI family `{other}`, but the cluster's `ami` is `{}`: gpuplan chooses the device plugin, the volume and the time-slicing settings from `ami`", profile.cluster.ami.value))
+                .label("raw fragment")
+                .help(format!("say the image with the cluster's `ami` line (e.g. ami \"{other}@<version>\") and leave amiSelectorTerms and amiFamily out of the fragment")),
+        );
+    }
+    out
+}
