@@ -120,13 +120,16 @@ fn a_capacity_overlay_on_the_gpu_resource_counts_as_units_like_time_slicing() {
 /// resources) and v1alpha1 `RuntimeValidate` (`WellKnownResources`), each a located error at the profile.
 #[test]
 fn overlay_blocks_refuse_what_karpenter_refuses_with_located_errors() {
-    let cases: [(&str, &str, &str); 10] = [
+    let cases: [(&str, &str, &str); 12] = [
         ("overlay \"o\" { weight 5; }", "E0290", "add price"),
         ("overlay \"o\" { price \"1.0\"; price-adjustment \"-10%\"; }", "E0291", "keep one line"),
         ("overlay \"o\" { price \"-1\"; }", "E0292", "price-adjustment"),
         ("overlay \"o\" { price-adjustment \"-150%\"; }", "E0292", "-30%"),
         ("overlay \"o\" { price-adjustment \"10%\"; }", "E0292", "+10%"),
         ("overlay \"o\" { capacity \"memory\" \"1Gi\"; }", "E0293", "limits"),
+        // Below one accelerator the nodes would offer none and every GPU pod would pend (the pool is sized for them).
+        ("overlay \"o\" { capacity \"nvidia.com/gpu\" \"0\"; }", "E0293", "at least 1"),
+        ("overlay \"o\" { capacity \"nvidia.com/gpu\" \"500m\"; }", "E0293", "at least 1"),
         ("overlay \"o\" { price \"1\"; require \"karpenter.sh/nodepool\" \"In\" \"x\"; }", "E0294", "move the block"),
         ("overlay \"o\" { price \"1\"; require \"karpenter.k8s.aws/instance-famly\" \"In\" \"g5\"; }", "E0294", "karpenter.k8s.aws/instance-family"),
         ("overlay \"o\" { price \"1\"; require \"kubernetes.io/hostname\" \"In\" \"n\"; }", "E0294", ""),

@@ -105,6 +105,9 @@ const AWS_KEYS: [&str; 22] = [
     "karpenter.k8s.aws/instance-capability-flex",
 ];
 
+/// The accelerator resources gpuplan sizes pools by: a capacity overlay on one must give at least one whole unit.
+const ACCELERATOR_RESOURCES: [&str; 3] = ["nvidia.com/gpu", "aws.amazon.com/neuron", "amd.com/gpu"];
+
 /// Resources a capacity overlay may not name (v1.14.1 `pkg/apis/v1/labels.go` `WellKnownResources`; the CRD's rule
 /// "invalid resource restricted").
 pub const RESTRICTED_RESOURCES: [&str; 4] = ["cpu", "memory", "ephemeral-storage", "pods"];
@@ -225,10 +228,18 @@ impl Parser<'_> {
             let help = did_you_mean(&resource, ["nvidia.com/gpu", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa"]).unwrap_or_else(|| "an extended resource name is a qualified name: example.com/fpga".into());
             return self.error(resource.span, "E0293", format!("capacity resource `{}` is not valid: {reason}", crate::input::excerpt(&resource.value)), help);
         }
+        let quantity_span = self.span(quantity.span());
         let Some(quantity) = quantity_text else {
             let message = format!("capacity {} must be a non-negative Kubernetes quantity, found {}", resource.value, super::describe(quantity.value()));
-            return self.error(self.span(quantity.span()), "E0293", message, "write a whole number (\"4\") or a quantity (\"1Gi\")");
+            return self.error(quantity_span, "E0293", message, "write a whole number (\"4\") or a quantity (\"1Gi\")");
         };
+        // The accelerator resources count whole devices (or slices) per node: below one the overlay tells Karpenter the
+        // nodes have no accelerator at all, and every pod asking for one pends, while the pool is sized for them.
+        let whole = crate::simulate::yaml::milli(&quantity).is_some_and(|m| m >= 1000 && m % 1000 == 0);
+        if ACCELERATOR_RESOURCES.contains(&resource.value.as_str()) && !whole {
+            let message = format!("capacity {} {quantity} is not a whole number of accelerators: the nodes would offer no {} and every pod asking for one would pend", resource.value, resource.value);
+            return self.error(quantity_span, "E0293", message, "write a whole number of devices or slices per node, at least 1 (e.g. \"4\"), or leave the resource out");
+        }
         overlay.capacity.retain(|(r, _)| *r != resource.value);
         overlay.capacity.push((resource.value, quantity));
     }
