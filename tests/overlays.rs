@@ -114,6 +114,9 @@ fn a_capacity_overlay_on_the_gpu_resource_counts_as_units_like_time_slicing() {
     let overlays: Vec<&str> = c.generated.iter().filter(|g| g.kind == "NodeOverlay").map(|g| g.path.to_str().unwrap()).collect();
     assert_eq!(overlays, vec!["c/nodeoverlay-slices.yaml"]);
     assert!(generated(&c, "nodeoverlay-slices.yaml").contains("nvidia.com/gpu: \"4\""));
+    // Lint's cost check reads the same units: GP012 (cost annotation ≠ the rendered NodePool's cost) used to fire here.
+    let codes: Vec<&str> = c.findings.iter().map(|f| f.code).collect();
+    assert!(!codes.contains(&"GP012"), "{codes:?}");
 }
 
 /// The NodeOverlay CRD's rules (x-kubernetes-validations: price vs priceAdjustment, the patterns, restricted keys and

@@ -329,7 +329,12 @@ fn rendered_cost(ctx: &PoolCtx) -> Option<RenderedCost> {
         .filter_map(|name| {
             let t = ctx.catalog.get(name)?;
             let q = cost::quote(t, ctx.catalog, &capacity, &zones, ctx.plan.spot_ceiling)?;
-            Some(NodeShape::of(t, kind, crate::solve::units_per_gpu(ctx.plan.sharing.as_ref(), t), &q))
+            let mut shape = NodeShape::of(t, kind, crate::solve::units_per_gpu(ctx.plan.sharing.as_ref(), t), &q);
+            // A capacity overlay on the accelerator sets a candidate's units (solve's `overlaid_units`): the plan knows them.
+            if let Some(c) = ctx.plan.candidates.iter().find(|c| c.name == *name) {
+                shape.units = c.units;
+            }
+            Some(shape)
         })
         .collect();
     let accelerators = u32::try_from(ctx.np.limit(ctx.plan.resource())?).ok()?;
