@@ -228,8 +228,12 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
         return ClusterOutcome::Unschedulable(unreachable);
     }
     let simulated = crate::simulate::check::cluster_manifests(&manifests);
-    // Every workload at max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
-    let unschedulable = crate::simulate::check::workload_diagnostics(c, cluster, &simulated);
+    // A probe pod per pool with kubelet settings (E0160: they can leave no room for a pod), then every workload at
+    // max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
+    let mut unschedulable = crate::simulate::check::kubelet_diagnostics(c, cluster, &simulated);
+    if unschedulable.is_empty() {
+        unschedulable = crate::simulate::check::workload_diagnostics(c, cluster, &simulated);
+    }
     if !unschedulable.is_empty() {
         return ClusterOutcome::Unschedulable(unschedulable);
     }

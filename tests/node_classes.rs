@@ -74,6 +74,20 @@ mod kubelet {
         assert!(d.iter().any(|e| e.code == "E0158" && e.message.contains("node class `p-nvme`")), "{d:?}");
     }
 
+    /// `max-pods 0` (the CRD allows it) leaves no pod slot on any node, and a kube-reserved above every admitted
+    /// type's memory leaves no memory: the pool would launch nothing for its pods, with no workload to show it.
+    /// A probe pod simulated on the generated objects pends, and compile says so at the kubelet block (E0160).
+    #[test]
+    fn kubelet_settings_that_leave_no_room_for_a_pod_are_e0160_at_the_kubelet_block() {
+        for kubelet in ["max-pods 0", "kube-reserved memory=\"1000Gi\""] {
+            let d = errors(profile("", &format!("{L4}    kubelet {{ {kubelet}; }}\n}}\n")));
+            let e = d.iter().find(|d| d.code == "E0160").unwrap_or_else(|| panic!("{kubelet}: {d:?}"));
+            assert!(e.message.contains("no node of NodePool `a` takes a pod of one nvidia.com/gpu"), "{e:?}");
+        }
+        // Room for pods: compiles.
+        compile_one(profile("", &format!("{L4}    kubelet {{ max-pods 20; }}\n}}\n"))).ok();
+    }
+
     /// kube-reserved replaces Karpenter's memory reservation (aws/karpenter-provider-aws v1.14.1
     /// pkg/providers/instancetype/types.go `kubeReservedResources`: the class's values override the computed ones), so
     /// compile's fit check (`simulate::instances::allocatable`, read from the rendered class) sees less memory:
