@@ -484,3 +484,31 @@ fn a_class_without_volumes_keeps_karpenters_default_disk_after_adopting() {
     assert!(p["pending_before"].is_string() && p["pending_after"].is_string(), "pends on both sides: {p:#}");
     assert!(text(&out).contains("spec.blockDeviceMappings: not in the original (Karpenter's default applies)"), "{}", text(&out));
 }
+
+/// The time-slicing blueprint with a price added to its 1-GPU overlay (`priceAdjustment: "-10%"`): the overlay keeps
+/// its price as an `overlay` block, its GPU capacity is left to the pool's `time-slicing` (and the block's comment says
+/// so), and since `gpu-slices-1gpu` is the name gpuplan gives its own sharing overlay for NodePool `gpu-slices`, the
+/// block is renamed `gpu-slices-1gpu-adopted`: before, compile refused the adopted profile (E0295).
+#[test]
+fn a_priced_time_slicing_overlay_adopts_under_a_name_that_does_not_shadow_gpuplans_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = dir.path().join("priced");
+    std::fs::create_dir(&entry).unwrap();
+    for file in std::fs::read_dir(corpus("blueprints-node-overlay")).unwrap() {
+        let path = file.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.replacen("  name: gpu-slices-1gpu\nspec:\n  weight: 10\n", "  name: gpu-slices-1gpu\nspec:\n  weight: 10\n  priceAdjustment: \"-10%\"\n", 1);
+        std::fs::write(entry.join(path.file_name().unwrap()), text).unwrap();
+    }
+    let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let pods = corpus("blueprints-node-overlay-pods");
+    let mut args = vec!["adopt", entry.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json", "--verify", pods.to_str().unwrap()];
+    args.extend(SET);
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(&args).output().unwrap();
+    assert!(out.status.success(), "adopts, compiles and verifies: {}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((report["verification"]["changed"].as_u64(), report["verification"]["unexplained"].as_u64()), (Some(0), Some(0)), "{:#}", report["verification"]);
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu-bottlerocket.kdl")).unwrap();
+    assert!(profile.contains("overlay \"gpu-slices-1gpu-adopted\" {") && profile.contains("price-adjustment \"-10%\""), "{profile}");
+    assert!(profile.contains("(its capacity nvidia.com/gpu=4 is the pool's time-slicing/mig now: check they agree)"), "{profile}");
+}

@@ -91,8 +91,10 @@ fn block(doc: &Doc, name: &str, reqs: &[Req], shared_resource: Option<&str>) -> 
     }
     let priced = !children.iter().all(|l| l.kdl.starts_with("weight "));
     let mut capacity = 0;
+    let mut left_to_sharing = None;
     for (resource, value) in spec["capacity"].as_object().into_iter().flatten() {
         if Some(resource.as_str()) == shared_resource {
+            left_to_sharing = Some(format!("{resource}={}", quantity(value)));
             continue;
         }
         capacity += 1;
@@ -105,7 +107,20 @@ fn block(doc: &Doc, name: &str, reqs: &[Req], shared_resource: Option<&str>) -> 
         let values: String = r.values.iter().map(|v| format!(" {}", q(v))).collect();
         children.push(Line::new(format!("require {} {}{values}", q(&r.key), q(&r.operator)), from("requirements")));
     }
-    Some(Line::block(format!("overlay {}", q(name)), doc.at(), children))
+    // The dropped capacity is named where the block says where it came from: the pool's sharing line declares it now.
+    let from = match left_to_sharing {
+        Some(c) => format!("{} (its capacity {c} is the pool's time-slicing/mig now: check they agree)", doc.at()),
+        None => doc.at(),
+    };
+    Some(Line::block(format!("overlay {}", q(name)), from, children))
+}
+
+/// gpuplan names its own sharing overlays `<nodepool>-<n>gpu` (and `-x<units>`): a hand-written overlay of that name
+/// on a sharing pool (the blueprints' `gpu-slices-1gpu` with a price added) would collide with it (E0295), so the
+/// adopted block takes `<name>-adopted`.
+fn unshadowed(name: String, pool: &str, shares: bool) -> String {
+    let own = name.strip_prefix(&format!("{pool}-")).is_some_and(|rest| rest.split("-x").next().is_some_and(|n| n.strip_suffix("gpu").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))));
+    if shares && own { format!("{name}-adopted") } else { name }
 }
 
 /// The GPU resource a pool's sharing (`time-slicing`, `mig`) already declares capacity for, if it shares.
@@ -129,6 +144,7 @@ pub fn attach(overlays: &[Doc], node_pools: &[Doc], profiles: &mut [(AdoptedProf
         for (profile, sources) in profiles.iter_mut() {
             for pool in profile.pools.iter_mut().filter(|p| targets.contains(&p.name.as_str())) {
                 let name = if one_pool { doc.name.clone() } else { format!("{}-{}", doc.name, pool.name) };
+                let name = unshadowed(name, &pool.name, shared_resource(&pool.lines).is_some());
                 match block(doc, &name, &reqs, shared_resource(&pool.lines)) {
                     Some(line) => {
                         pool.lines.push(line);
