@@ -217,6 +217,11 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     if !in_raw.is_empty() {
         return ClusterOutcome::Unschedulable(in_raw.iter().map(|(path, v)| raw_violation(c, cluster, &manifests, path, v)).collect());
     }
+    // So is one inside the class's kubelet settings: the `kubelet` block's (E0161).
+    let in_kubelet: Vec<ProfileDiagnostic> = schema.iter().filter_map(|(path, v)| kubelet_violation(c, cluster, &manifests, path, v)).collect();
+    if !in_kubelet.is_empty() {
+        return ClusterOutcome::Unschedulable(in_kubelet);
+    }
     // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
     let checks = crate::ops::check::rendered(&manifests);
     if !schema.is_empty() || !checks.is_empty() {
@@ -263,6 +268,25 @@ fn raw_violation(c: &Compilation, cluster: &solve::ClusterPlan, manifests: &[Man
         .error(raw.span, "E0315", format!("the raw {} fragment makes {} invalid at {}: {}", raw.kind, path.display(), v.pointer, v.message))
         .label("raw fragment")
         .help("fix the fragment's field (it is merged into gpuplan's object and validated against the CRD with it)")
+}
+
+/// E0161: a node class invalid under `/spec/kubelet` (the CRD's rules: a soft eviction threshold without its grace
+/// period, an image GC low threshold above the high one), reported at the `kubelet` block of a pool using the class.
+fn kubelet_violation(c: &Compilation, cluster: &solve::ClusterPlan, manifests: &[Manifest], path: &Path, v: &crate::validate::Violation) -> Option<ProfileDiagnostic> {
+    let m = manifests.iter().find(|m| m.path == path && m.kind() == "EC2NodeClass")?;
+    if !v.pointer.starts_with("/spec/kubelet") {
+        return None;
+    }
+    let class = m.object["metadata"]["name"].as_str()?;
+    let pool = cluster.pools.iter().find(|p| p.node_class == class)?;
+    let tiers = c.profile(&cluster.name, &pool.profile).into_iter().flat_map(|p| &p.pools).flat_map(|p| &p.tiers);
+    let kubelet = tiers.filter(|t| cluster.pools.iter().any(|p| p.name == t.name.value && p.node_class == class)).find_map(|t| t.settings.kubelet.as_ref())?;
+    Some(
+        c.sources
+            .error(kubelet.span, "E0161", format!("these kubelet settings make {} invalid at {}: {}", path.display(), v.pointer, v.message))
+            .label("kubelet settings")
+            .help("each eviction-soft signal needs its eviction-soft-grace-period, and image-gc-low-threshold-percent must be below the high one (the EC2NodeClass CRD's rules)"),
+    )
 }
 
 /// E0184, at the NodePool's name in its profile: an add-on DaemonSet its nodes need would never run there (see

@@ -88,6 +88,18 @@ mod kubelet {
         compile_one(profile("", &format!("{L4}    kubelet {{ max-pods 20; }}\n}}\n"))).ok();
     }
 
+    /// The EC2NodeClass CRD's rule "evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod": a
+    /// kubelet block that breaks it is reported at the block (E0161), not only at the rendered file.
+    #[test]
+    fn a_kubelet_block_the_crd_refuses_is_e0161_at_the_block() {
+        let text = profile("", &format!("{L4}    kubelet {{ eviction-soft memory.available=\"500Mi\"; }}\n}}\n"));
+        let c = compile_one(text);
+        let Err(CompileError::Profiles { diagnostics }) = &c.result else { panic!("compiled") };
+        let e = diagnostics.iter().find(|d| d.code == "E0161").unwrap_or_else(|| panic!("{diagnostics:?}"));
+        assert!(e.message.contains("/spec/kubelet") && e.help.as_deref().is_some_and(|h| h.contains("eviction-soft-grace-period")), "{e:?}");
+        assert!(gpuplan::diagnostic::render_plain(diagnostics).contains(&c.loc("p.kdl", "kubelet {")), "{}", gpuplan::diagnostic::render_plain(diagnostics));
+    }
+
     /// kube-reserved replaces Karpenter's memory reservation (aws/karpenter-provider-aws v1.14.1
     /// pkg/providers/instancetype/types.go `kubeReservedResources`: the class's values override the computed ones), so
     /// compile's fit check (`simulate::instances::allocatable`, read from the rendered class) sees less memory:
