@@ -620,6 +620,8 @@ fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -
 /// The EC2NodeClass fields that become the cluster block (and reservation lines); the rest become warnings.
 pub struct ClassFacts {
     pub role: Option<String>,
+    /// `spec.instanceProfile`: the cluster's `instance-profile` (written instead of `node-role`).
+    pub instance_profile: Option<String>,
     pub ami: Option<String>,
     pub discovery_tag: Option<String>,
     pub cluster_tag: Option<String>,
@@ -678,6 +680,10 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     if role.is_some() {
         used.take("spec.role");
     }
+    let instance_profile = c["spec"]["instanceProfile"].as_str().map(str::to_string);
+    if instance_profile.is_some() {
+        used.take("spec.instanceProfile");
+    }
     let ami = c["spec"]["amiSelectorTerms"][0]["alias"].as_str().map(str::to_string);
     if ami.is_some() && c["spec"]["amiSelectorTerms"].as_array().is_some_and(|a| a.len() == 1) {
         used.take("spec.amiSelectorTerms");
@@ -729,7 +735,7 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     let (raw, owned) = super::raw::carry(doc, &used, &doc.kind, warnings);
     let comments = used.leftovers(doc, &owned, warnings);
     let raw_fragment = super::raw::unconsumed(doc, &used);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
+    ClassFacts { role, instance_profile, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
 }
 
 /// A hand-written EC2NodeClass without `blockDeviceMappings` launches with Karpenter's default volumes (AL2023: a 20Gi
