@@ -588,7 +588,14 @@ fn disruption(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) ->
         children.push(Line::new(format!("budget {}", props.join(" ")), from(&field)));
         used.take(field);
     }
-    Line::block("disruption", from("spec.disruption"), children)
+    let origin = if d.is_null() { absent(from, "spec.disruption", "gpuplan's disruption defaults") } else { from("spec.disruption") };
+    Line::block("disruption", origin, children)
+}
+
+/// The provenance of a line the original does not say: `absent from <file> <Kind>/<name> (no <field>): <what>`. A
+/// comment naming the field as the line's origin would send the reader to a field that is not there.
+fn absent(from: &dyn Fn(&str) -> String, field: &str, what: &str) -> String {
+    format!("absent from {} (no {field}): {what}", from("").trim_end())
 }
 
 /// User taints; the accelerator's NoSchedule taint and gpuplan's pool taint are derived (gpuplan adds them). An
@@ -599,7 +606,8 @@ fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -
     let all = np["spec"]["template"]["spec"]["taints"].as_array().cloned().unwrap_or_default();
     // A CPU pool (`resource` is `cpu`) never has an accelerator taint to leave out.
     if resource != "cpu" && !all.iter().any(|t| t["key"] == resource && t["effect"].as_str().unwrap_or("NoSchedule") == "NoSchedule") {
-        lines.push(Line::new("accelerator-taint #false", from(&format!("spec.template.spec.taints: no {resource}:NoSchedule"))));
+        let origin = if np["spec"]["template"]["spec"]["taints"].is_null() { absent(from, "spec.template.spec.taints", &format!("no {resource}:NoSchedule taint")) } else { from(&format!("spec.template.spec.taints: no {resource}:NoSchedule")) };
+        lines.push(Line::new("accelerator-taint #false", origin));
     }
     for (i, t) in np["spec"]["template"]["spec"]["taints"].as_array().into_iter().flatten().enumerate() {
         let field = format!("spec.template.spec.taints[{i}]");
