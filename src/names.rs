@@ -104,6 +104,20 @@ pub fn check_role_name(role: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// An IAM instance profile name (what EC2NodeClass `spec.instanceProfile` takes). The CRD refuses only the empty
+/// string (karpenter.k8s.aws_ec2nodeclasses.yaml v1.14.1, `instanceProfile cannot be empty`); IAM names an instance
+/// profile with 1–128 letters, digits and `+=,.@_-` (IAM API reference, CreateInstanceProfile, InstanceProfileName
+/// pattern `[\w+=,.@-]+`), so another name is refused when the node launches, not when the class is applied.
+pub fn check_instance_profile_name(profile: &str) -> Result<(), String> {
+    if profile.is_empty() {
+        return Err("the instance profile is empty, and Karpenter refuses an EC2NodeClass with an empty instanceProfile".into());
+    }
+    if profile.len() > 128 || !profile.chars().all(|c| c.is_ascii_alphanumeric() || "+=,.@_-".contains(c)) {
+        return Err("an IAM instance profile name is 1–128 letters, digits and + = , . @ _ - (a name, not an ARN)".into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

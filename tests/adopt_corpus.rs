@@ -512,3 +512,85 @@ fn a_priced_time_slicing_overlay_adopts_under_a_name_that_does_not_shadow_gpupla
     assert!(profile.contains("overlay \"gpu-slices-1gpu-adopted\" {") && profile.contains("price-adjustment \"-10%\""), "{profile}");
     assert!(profile.contains("(its capacity nvidia.com/gpu=4 is the pool's time-slicing/mig now: check they agree)"), "{profile}");
 }
+
+/// The fields a provenance comment of an adopted profile names (`<file> <Kind>/<name> spec.…`), each with the object it
+/// names: the first `Kind/name` of the comment (or of its `;`-separated part). Skipped: parts that say the field is
+/// absent (`absent from …`, `no spec.x`, `spec.x: absent`), which name a field to say the original lacks it.
+fn provenance_fields(comment: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for part in comment.split("; ").filter(|p| !p.starts_with("absent from")) {
+        let tokens: Vec<&str> = part.split_whitespace().collect();
+        let trim = |t: &str| t.trim_end_matches([',', ':', ';', ')']).trim_start_matches('(').to_string();
+        let object = tokens.iter().map(|t| trim(t)).find(|t| t.split_once('/').is_some_and(|(kind, name)| kind.chars().next().is_some_and(|c| c.is_ascii_uppercase()) && kind.chars().all(|c| c.is_ascii_alphanumeric()) && !name.is_empty()));
+        let Some(object) = object else { continue };
+        for (i, token) in tokens.iter().enumerate() {
+            let field = trim(token);
+            let negated = i > 0 && matches!(tokens[i - 1], "no" | "(no");
+            let said_absent = token.ends_with(':') && tokens.get(i + 1).is_some_and(|n| n.starts_with("absent"));
+            if (field.starts_with("spec.") || field.starts_with("metadata.")) && !negated && !said_absent {
+                out.push((object.clone(), field));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `path` (dotted, with `[i]` indexes; keys may hold dots, as `nvidia.com/gpu` does) is a field of `value`.
+fn has_field(value: &Value, path: &str) -> bool {
+    if path.is_empty() {
+        return true;
+    }
+    if let Some(rest) = path.strip_prefix('[') {
+        let (index, rest) = rest.split_once(']').unwrap_or((rest, ""));
+        return index.parse::<usize>().ok().and_then(|i| value.as_array()?.get(i)).is_some_and(|v| has_field(v, rest.strip_prefix('.').unwrap_or(rest)));
+    }
+    value.as_object().into_iter().flatten().any(|(k, v)| {
+        path.strip_prefix(k.as_str()).is_some_and(|rest| match rest.chars().next() {
+            None => true,
+            Some('.') => has_field(v, &rest[1..]),
+            Some('[') => has_field(v, rest),
+            _ => false,
+        })
+    })
+}
+
+/// The reviewer's defect: the adopted `ami` line of provider-custom-family (a class with AMI ids, no alias) named
+/// `spec.amiSelectorTerms[0].alias`, and a class without a role had its default `node-role` attributed to `spec.role`.
+/// On every corpus entry (and the instance-profile fixture), each field a provenance comment names is a field of the
+/// original object it names; a default says it is one ("absent from …: gpuplan's default").
+#[test]
+fn no_provenance_comment_names_a_field_its_original_lacks() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut entries: Vec<(PathBuf, Vec<&str>)> = ADOPTED.iter().map(|(e, _, _)| *e).chain(CLASS_ENTRIES).map(|e| (corpus(e), vec![])).collect();
+    entries.push((corpus("blueprints-reserved-capacity"), vec!["--reservation", "odcr-priority=2"]));
+    entries.push((fixtures.join("adopt-instance-profile"), vec![]));
+    entries.push((fixtures.join("adopt-classes"), vec![]));
+    entries.dedup();
+    let catalogs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for (input, extra) in &entries {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["adopt", input.to_str().unwrap(), "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--accept-changes"];
+        args.extend(SET);
+        args.extend(extra);
+        let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(&args).output().unwrap();
+        assert!(out.status.success(), "{}: {}", input.display(), text(&out));
+        let originals: Vec<Value> = walk(input).iter().filter(|p| p.extension().is_some_and(|e| e == "yaml")).flat_map(|p| serde_saphyr::from_multiple::<Value>(&std::fs::read_to_string(p).unwrap()).unwrap()).filter(|d| !d.is_null()).collect();
+        for file in walk(&dir.path().join("profiles")) {
+            let profile = std::fs::read_to_string(&file).unwrap();
+            for comment in profile.lines().filter_map(|l| l.split_once("// ").map(|(_, c)| c)) {
+                for (object, field) in provenance_fields(comment) {
+                    let (kind, name) = object.split_once('/').unwrap();
+                    let original = originals.iter().find(|d| d["kind"] == kind && d["metadata"]["name"].as_str().is_some_and(|n| n.replace("${CLUSTER_NAME}", "demo") == name));
+                    checked += 1;
+                    if !original.is_some_and(|o| has_field(o, &field)) {
+                        wrong.push(format!("{}: `{object} {field}` in: {comment}", input.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 200, "{checked} fields checked: the comments were not read");
+    assert!(wrong.is_empty(), "{} comment(s) name a field the original lacks:\n{}", wrong.len(), wrong.join("\n"));
+}

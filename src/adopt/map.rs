@@ -588,7 +588,14 @@ fn disruption(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) ->
         children.push(Line::new(format!("budget {}", props.join(" ")), from(&field)));
         used.take(field);
     }
-    Line::block("disruption", from("spec.disruption"), children)
+    let origin = if d.is_null() { absent(from, "spec.disruption", "gpuplan's disruption defaults") } else { from("spec.disruption") };
+    Line::block("disruption", origin, children)
+}
+
+/// The provenance of a line the original does not say: `absent from <file> <Kind>/<name> (no <field>): <what>`. A
+/// comment naming the field as the line's origin would send the reader to a field that is not there.
+fn absent(from: &dyn Fn(&str) -> String, field: &str, what: &str) -> String {
+    format!("absent from {} (no {field}): {what}", from("").trim_end())
 }
 
 /// User taints; the accelerator's NoSchedule taint and gpuplan's pool taint are derived (gpuplan adds them). An
@@ -599,7 +606,8 @@ fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -
     let all = np["spec"]["template"]["spec"]["taints"].as_array().cloned().unwrap_or_default();
     // A CPU pool (`resource` is `cpu`) never has an accelerator taint to leave out.
     if resource != "cpu" && !all.iter().any(|t| t["key"] == resource && t["effect"].as_str().unwrap_or("NoSchedule") == "NoSchedule") {
-        lines.push(Line::new("accelerator-taint #false", from(&format!("spec.template.spec.taints: no {resource}:NoSchedule"))));
+        let origin = if np["spec"]["template"]["spec"]["taints"].is_null() { absent(from, "spec.template.spec.taints", &format!("no {resource}:NoSchedule taint")) } else { from(&format!("spec.template.spec.taints: no {resource}:NoSchedule")) };
+        lines.push(Line::new("accelerator-taint #false", origin));
     }
     for (i, t) in np["spec"]["template"]["spec"]["taints"].as_array().into_iter().flatten().enumerate() {
         let field = format!("spec.template.spec.taints[{i}]");
@@ -620,6 +628,8 @@ fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -
 /// The EC2NodeClass fields that become the cluster block (and reservation lines); the rest become warnings.
 pub struct ClassFacts {
     pub role: Option<String>,
+    /// `spec.instanceProfile`: the cluster's `instance-profile` (written instead of `node-role`).
+    pub instance_profile: Option<String>,
     pub ami: Option<String>,
     pub discovery_tag: Option<String>,
     pub cluster_tag: Option<String>,
@@ -678,6 +688,10 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     if role.is_some() {
         used.take("spec.role");
     }
+    let instance_profile = c["spec"]["instanceProfile"].as_str().map(str::to_string);
+    if instance_profile.is_some() {
+        used.take("spec.instanceProfile");
+    }
     let ami = c["spec"]["amiSelectorTerms"][0]["alias"].as_str().map(str::to_string);
     if ami.is_some() && c["spec"]["amiSelectorTerms"].as_array().is_some_and(|a| a.len() == 1) {
         used.take("spec.amiSelectorTerms");
@@ -729,7 +743,7 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     let (raw, owned) = super::raw::carry(doc, &used, &doc.kind, warnings);
     let comments = used.leftovers(doc, &owned, warnings);
     let raw_fragment = super::raw::unconsumed(doc, &used);
-    ClassFacts { role, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
+    ClassFacts { role, instance_profile, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
 }
 
 /// A hand-written EC2NodeClass without `blockDeviceMappings` launches with Karpenter's default volumes (AL2023: a 20Gi

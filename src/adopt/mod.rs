@@ -383,6 +383,7 @@ fn adopt_profile(
     cluster.name = options.cluster.clone().or_else(|| f.and_then(|f| f.cluster_tag.clone())).or_else(|| f.and_then(|f| f.discovery_tag.clone())).unwrap_or_else(|| "adopted".into());
     cluster.discovery_tag = f.and_then(|f| f.discovery_tag.clone()).unwrap_or_else(|| cluster.name.clone());
     cluster.node_role = f.and_then(|f| f.role.clone()).unwrap_or_else(|| format!("KarpenterNodeRole-{}", cluster.name));
+    cluster.instance_profile = f.and_then(|f| f.instance_profile.clone());
     cluster.ami = f.and_then(|f| f.ami.clone()).unwrap_or_else(|| "al2023@latest".into());
     cluster.auto_mode = pools.iter().any(|np| auto_mode(np));
     cluster.ephemeral_storage = f.and_then(|f| f.ephemeral_storage.clone());
@@ -406,15 +407,15 @@ fn adopt_profile(
     }
     if let Some(f) = f {
         comments.extend(f.comments.iter().cloned());
-        cluster.from.insert("discovery-tag", format!("{at} spec.subnetSelectorTerms / securityGroupSelectorTerms karpenter.sh/discovery"));
-        cluster.from.insert("node-role", format!("{at} spec.role"));
-        cluster.from.insert("ami", format!("{at} spec.amiSelectorTerms[0].alias"));
+        class_provenance(&mut cluster, f, &at);
         cluster.raw = f.raw.clone();
         if let Some(user_data) = &f.user_data {
             cluster.user_data = Some(user_data.clone());
             cluster.from.insert("user-data", format!("{at} spec.userData, verbatim"));
         }
-        cluster.from.insert("ephemeral-storage", format!("{at} spec.ephemeralStorage.size"));
+        if f.ephemeral_storage.is_some() {
+            cluster.from.insert("ephemeral-storage", format!("{at} spec.ephemeralStorage.size"));
+        }
         if f.cluster_tag.is_some() && options.cluster.is_none() {
             cluster.from.insert("name", format!("{at} spec.tags.gpuplan.dev/cluster"));
         }
@@ -493,4 +494,29 @@ fn training_presets(profile: &mut AdoptedProfile, workloads: &[&workloads::Adopt
             pool.lines.push(model::Line::new("scratch \"ebs\"", from));
         }
     }
+}
+
+/// The provenance comments of the cluster lines the primary class says: the field each came from, and only a field the
+/// class has; a line the class does not say is gpuplan's default, and its comment says so (a comment naming
+/// `spec.role` for a class with none would send the reader to a field that is not there).
+fn class_provenance(cluster: &mut model::ClusterBlock, f: &map::ClassFacts, at: &str) {
+    let absent = |what: &str, default: &str| format!("absent from {at} (no {what}): gpuplan's default, {default}");
+    let discovery = match &f.discovery_tag {
+        Some(_) => format!("{at} spec.subnetSelectorTerms[0].tags.karpenter.sh/discovery"),
+        None => absent("karpenter.sh/discovery selector tag", "the cluster name"),
+    };
+    cluster.from.insert("discovery-tag", discovery);
+    if f.instance_profile.is_some() {
+        cluster.from.insert("instance-profile", format!("{at} spec.instanceProfile"));
+    }
+    let role = match &f.role {
+        Some(_) => format!("{at} spec.role"),
+        None => absent("spec.role", "KarpenterNodeRole-<cluster>"),
+    };
+    cluster.from.insert("node-role", role);
+    let ami = match &f.ami {
+        Some(_) => format!("{at} spec.amiSelectorTerms[0].alias"),
+        None => absent("AMI alias", "al2023@latest"),
+    };
+    cluster.from.insert("ami", ami);
 }

@@ -58,6 +58,8 @@ pub struct ClusterBlock {
     pub zones: Vec<String>,
     pub discovery_tag: String,
     pub node_role: String,
+    /// `instance-profile`: the primary class's `spec.instanceProfile`; then `node-role` is not written.
+    pub instance_profile: Option<String>,
     pub ami: String,
     /// `auto-mode #true`: the NodePools reference EKS Auto Mode NodeClasses (then `ami` is not written).
     pub auto_mode: bool,

@@ -62,7 +62,16 @@ pub fn carry(doc: &Doc, used: &Consumed, kind: &str, warnings: &mut Vec<Warning>
         };
         warnings.push(Warning { file: doc.file.clone(), object: format!("{}/{}", doc.kind, doc.name), field: field.clone(), message });
     }
-    let from = format!("{} {}/{}: no profile setting for {}: carried verbatim", doc.file, doc.kind, doc.name, fields.join(", "));
+    // The comment names only fields the original has: a deletion is of a field it lacks, said as such.
+    let (absent, carried): (Vec<String>, Vec<String>) = fields.into_iter().partition(|f| deleted.contains(f));
+    let mut from = Vec::new();
+    if !carried.is_empty() {
+        from.push(format!("{} {}/{}: no profile setting for {}: carried verbatim", doc.file, doc.kind, doc.name, carried.join(", ")));
+    }
+    if !absent.is_empty() {
+        from.push(format!("absent from {} {}/{}: {} (`null` keeps out what gpuplan's template writes: Karpenter's default applies)", doc.file, doc.kind, doc.name, absent.join(", ")));
+    }
+    let from = from.join("; ");
     (Some(raw_line(kind, &fragment, from)), owned)
 }
 

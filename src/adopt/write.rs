@@ -18,7 +18,10 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
     out.push_str(&format!("    region {}{}\n", q(&c.region), from("region")));
     out.push_str(&format!("    zones {}{}\n", c.zones.iter().map(|z| q(z)).collect::<Vec<_>>().join(" "), from("zones")));
     out.push_str(&format!("    discovery-tag {}{}\n", q(&c.discovery_tag), from("discovery-tag")));
-    out.push_str(&format!("    node-role {}{}\n", q(&c.node_role), from("node-role")));
+    match &c.instance_profile {
+        Some(profile) => out.push_str(&format!("    instance-profile {}{}\n", q(profile), from("instance-profile"))),
+        None => out.push_str(&format!("    node-role {}{}\n", q(&c.node_role), from("node-role"))),
+    }
     if c.auto_mode {
         out.push_str(&format!("    auto-mode #true{}\n", from("auto-mode")));
         if let Some(size) = &c.ephemeral_storage {

@@ -86,6 +86,9 @@ pub struct Cluster {
     /// Value of the `karpenter.sh/discovery` tag on subnets and security groups.
     pub discovery_tag: Spanned<String>,
     pub node_role: Spanned<String>,
+    /// `instance-profile "<name>"`: a pre-provisioned IAM instance profile, rendered as the EC2NodeClass's
+    /// `spec.instanceProfile` instead of `spec.role` (the CRD takes exactly one; `node-role` is then not written).
+    pub instance_profile: Option<Spanned<String>>,
     /// EC2NodeClass AMI alias, e.g. `al2023@v20251023`.
     pub ami: Spanned<String>,
     /// True for EKS accelerated AMIs (NVIDIA driver and toolkit preinstalled).
@@ -693,6 +696,26 @@ impl Parser<'_> {
         }
     }
 
+    /// E0316: `node-role` and `instance-profile` both written (the EC2NodeClass CRD takes exactly one of `role` and
+    /// `instanceProfile`: karpenter.k8s.aws_ec2nodeclasses.yaml v1.14.1, "must specify exactly one of ['role',
+    /// 'instanceProfile']"). E0317: `instance-profile` in EKS Auto Mode, whose NodeClass names its nodes' identity by
+    /// role: the EKS User Guide's Node Class Specification ("Create a Node Class for Amazon EKS") documents `role` as
+    /// required and no instance profile, and Auto Mode's access entries are per role.
+    fn check_node_identity(&mut self, node_role: Option<&Spanned<String>>, instance_profile: Option<&Spanned<String>>, auto_mode: bool) {
+        let Some(profile) = instance_profile else { return };
+        if let Some(role) = node_role {
+            let message = format!("`instance-profile` and `node-role` (at {}) are both written: a node class takes exactly one", self.sources.location(role.span));
+            self.error(profile.span, "E0316", message, "keep `instance-profile` for a pre-provisioned instance profile (Karpenter then manages none), or `node-role` for Karpenter to create one for the role; remove the other line");
+        } else if auto_mode {
+            self.error(
+                profile.span,
+                "E0317",
+                "an EKS Auto Mode NodeClass names its nodes' IAM identity by role, not by instance profile",
+                "write node-role \"<the role in the instance profile>\" (it needs an EKS access entry), or leave out `auto-mode #true` to emit an EC2NodeClass, which takes an instanceProfile",
+            );
+        }
+    }
+
     /// E0270–E0272: cluster settings EKS Auto Mode cannot honour (it picks and manages the node image itself: EKS User
     /// Guide, "Learn about Amazon EKS Auto Mode managed instances", AMI support; a NodeClass has no AMI, user-data or
     /// block-device fields: "Create a Node Class for Amazon EKS").
@@ -748,6 +771,7 @@ impl Parser<'_> {
         let mut zones = Vec::new();
         let mut discovery_tag = None;
         let mut node_role = None;
+        let mut instance_profile = None;
         let mut ami = None;
         let mut accelerated_ami = Spanned::new(true, node_span);
         let mut accelerated_ami_written = false;
@@ -783,6 +807,13 @@ impl Parser<'_> {
                     node_role = self.single_string(child);
                     if let Some(role) = &node_role {
                         self.check_value(role, crate::names::check_role_name, "E0191", "node role", "write the IAM role name of the nodes, or leave the line out (KarpenterNodeRole-<cluster>)");
+                    }
+                }
+                "instance-profile" => {
+                    // Spanned at the line's name: E0316 and E0317 are about the line, not its value.
+                    if let Some(profile) = self.single_string(child) {
+                        self.check_value(&profile, crate::names::check_instance_profile_name, "E0191", "instance profile", "write the name of the IAM instance profile the nodes launch with (already created, with the node role in it)");
+                        instance_profile = Some(Spanned::new(profile.value, self.span(child.name().span())));
                     }
                 }
                 "ami" => ami = self.single_string(child),
@@ -875,6 +906,7 @@ impl Parser<'_> {
                 );
             }
         }
+        self.check_node_identity(node_role.as_ref(), instance_profile.as_ref(), auto_mode.value);
         let ami = ami.unwrap_or_else(|| Spanned::new(String::new(), node_span));
         if auto_mode.value {
             let written = AutoModeWritten { ami: &ami, image_cache: image_cache_snapshot.as_ref(), accelerated_ami: accelerated_ami_written.then_some(accelerated_ami.span), user_data: user_data.as_ref() };
@@ -915,6 +947,7 @@ impl Parser<'_> {
             ephemeral_storage,
             discovery_tag: discovery_tag.unwrap_or_else(|| name.clone()),
             node_role: node_role.unwrap_or_else(|| Spanned::new(format!("KarpenterNodeRole-{}", name.value), name.span)),
+            instance_profile,
             name,
             region,
             zones,

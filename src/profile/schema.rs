@@ -46,6 +46,7 @@ pub const NODES: &[NodeSpec] = &[
     n("cluster", "zones", "<string>…", &[], "required", "Availability zones the NodePools may launch in.", "zones \"us-east-1a\" \"us-east-1b\""),
     n("cluster", "discovery-tag", "<string>", &[], "the cluster name", "Value of the karpenter.sh/discovery tag on subnets and security groups.", "discovery-tag \"c\""),
     n("cluster", "node-role", "<string>", &[], "KarpenterNodeRole-<cluster>", "IAM role of the nodes (EC2NodeClass spec.role).", "node-role \"KarpenterNodeRole-c\""),
+    n("cluster", "instance-profile", "<string>", &[], "none (node-role)", "A pre-provisioned IAM instance profile of the nodes (EC2NodeClass spec.instanceProfile, written instead of spec.role; Karpenter then manages no instance profile). Not with `node-role` (E0316), nor in EKS Auto Mode (E0317).", "instance-profile \"KarpenterNodeInstanceProfile-c\""),
     n("cluster", "ami", "<family@version>", &[], "required", "EC2NodeClass AMI alias, pinned (lint GP002 warns on @latest).", "ami \"al2023@v20251023\""),
     n("cluster", "accelerated-ami", "<bool>", &[], "#true", "Whether the AMI ships the NVIDIA driver and toolkit (EKS accelerated AMIs).", "accelerated-ami #true"),
     n("cluster", "gitops", "", &["repo=<string>", "revision=<string>", "path=<string>", "argocd=<bool>", "flux=<bool>"], "none", "An Argo CD Application, or a Flux GitRepository + Kustomization, for out/<cluster> (one of the two).", "gitops repo=\"https://example.com/r.git\" revision=\"main\" path=\"out\" argocd=#true flux=#false"),

@@ -573,6 +573,7 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
         "class": {
             "name": class.name,
             "role": class.role,
+            "instance_profile": class.instance_profile,
             "ami_alias": class.ami_alias,
             "discovery_tag": class.discovery_tag,
             "root_device": root_device,

@@ -77,7 +77,10 @@ pub struct NodeClassPlan {
     pub name: String,
     pub profile: String,
     pub source: String,
+    /// `spec.role`: the cluster's `node-role` (its default when the line is absent); not rendered with `instance_profile`.
     pub role: String,
+    /// The cluster's `instance-profile`: `spec.instanceProfile`, rendered instead of `spec.role`.
+    pub instance_profile: Option<String>,
     pub ami_alias: String,
     pub discovery_tag: String,
     pub reserved: Option<Reserved>,
@@ -544,6 +547,7 @@ fn solve_cluster(
             profile: profile.name.value.clone(),
             source: source.clone(),
             role: profile.cluster.node_role.value.clone(),
+            instance_profile: profile.cluster.instance_profile.as_ref().map(|p| p.value.clone()),
             ami_alias: profile.cluster.ami.value.clone(),
             discovery_tag: profile.cluster.discovery_tag.value.clone(),
             reserved: None,
