@@ -178,6 +178,20 @@ mod raw {
         assert_eq!(object(&c, "EC2NodeClass", "p")["spec"]["amiFamily"], "Custom");
     }
 
+    /// aws/karpenter-provider-aws v1.14.1 compatibility.go `IsCompatibleWithNodeClass`: with nested virtualization
+    /// enabled Karpenter launches only types whose processor supports it (no g5 at all), which the catalog cannot
+    /// tell: lint GP033 at the raw line; `allow "GP033"` silences it.
+    #[test]
+    fn a_raw_class_field_that_filters_instance_types_is_lint_gp033_and_allow_silences_it() {
+        let raw = "    raw \"EC2NodeClass\" \"spec: {cpuOptions: {nestedVirtualization: enabled}}\"\n";
+        let c = compile_one(profile("", &format!("{L4}{raw}}}\n")));
+        let found: Vec<_> = c.ok().findings.iter().filter(|f| f.code == "GP033").collect();
+        assert_eq!(found.len(), 1, "{:?}", c.ok().findings);
+        assert!(found[0].diagnostic.message.contains("cpuOptions (the processor's nested-virtualization support)"), "{:?}", found[0]);
+        let allowed = compile_one(profile("", &format!("{L4}{raw}    allow \"GP033\"\n}}\n")));
+        assert!(allowed.ok().findings.iter().all(|f| f.code != "GP033"), "{:?}", allowed.ok().findings);
+    }
+
     #[test]
     fn a_raw_fragment_that_breaks_the_crd_is_e0315_at_the_raw_line() {
         let text = profile("", &format!("{L4}    raw \"EC2NodeClass\" \"spec: {{blockDeviceMappings: [{{deviceName: /dev/xvda, ebs: {{volumeSize: 5}}}}]}}\"\n}}\n"));

@@ -29,6 +29,8 @@ mod queues;
 mod static_pools;
 /// GP032: the EKS Auto Mode rule.
 mod auto_mode;
+/// GP033: raw class fields the provider filters instance types by.
+mod raw_filters;
 
 /// One lint rule, for `--help`, the README and `explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +73,7 @@ pub const RULES: &[Rule] = &[
     Rule { code: "GP026", name: "overlay-selects-no-type", summary: "an `overlay` block selects none of its NodePool's instance types (for the capacity types it launches): the NodeOverlay changes nothing there", checks_output: false },
     Rule { code: "GP028", name: "static-pool-price-spread", summary: "a static pool whose replicas can each launch on admitted types of very different price (each launch picks anew; the worst case counts the dearest)", checks_output: false },
     Rule { code: "GP032", name: "budget-alert-in-auto-mode", summary: "a `budget` in an EKS Auto Mode cluster: it bounds the NodePool limits, but no spend alert can be emitted (Auto Mode exposes no Karpenter metrics)", checks_output: false },
+    Rule { code: "GP033", name: "raw-field-filters-types", summary: "a `raw \"EC2NodeClass\"` fragment sets cpuOptions, networkInterfaces, placementGroupSelector or connectionTracking: Karpenter drops the types the class cannot launch, which gpuplan's catalog cannot tell", checks_output: false },
 ];
 
 /// The rule for a code, if any.
@@ -436,6 +439,7 @@ impl<'c> Lint<'c> {
             let pools: Vec<&PoolCtx> = views.iter().filter(|v| v.profile.name.value == profile.name.value).collect();
             self.budget(cluster, profile, &pools);
             self.auto_mode_budget(cluster, profile);
+            self.raw_filters(cluster, profile);
             self.unknown_allow(cluster, profile);
         }
     }
