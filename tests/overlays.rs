@@ -279,6 +279,32 @@ fn a_hand_written_overlay_adopts_into_every_pool_it_applies_to_and_only_those() 
     assert!(!profile.contains("require \"karpenter.sh/nodepool\""), "gpuplan writes the NodePool scope itself: {profile}");
 }
 
+/// Two hand-written overlays of one weight that both price g5.xlarge: Karpenter applies `g5-list` (name descending)
+/// and marks `g5-edp` in conflict, applying it nowhere (v1.14.1 pkg/controllers/nodeoverlay/controller.go
+/// `validateAndUpdateInstanceTypeOverrides`). adopt skips `g5-edp` with that reason (a block would be E0297), keeps
+/// `g5-list`, and the verification finds no placement changed: simulate drops `g5-edp` from the originals too.
+#[test]
+fn a_hand_written_overlay_karpenter_drops_for_a_conflict_is_skipped_by_adopt_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let class = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: gpu\nspec:\n  amiSelectorTerms:\n  - alias: al2023@v20251023\n  role: KarpenterNodeRole-demo\n  subnetSelectorTerms:\n  - tags: {karpenter.sh/discovery: demo}\n  securityGroupSelectorTerms:\n  - tags: {karpenter.sh/discovery: demo}\n";
+    let pool = "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: a\nspec:\n  weight: 20\n  limits:\n    nvidia.com/gpu: \"4\"\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}\n      taints:\n      - {key: nvidia.com/gpu, effect: NoSchedule}\n      requirements:\n      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6]}\n      - {key: karpenter.k8s.aws/instance-gpu-count, operator: In, values: [\"1\"]}\n      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n      - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n";
+    let overlay = |name: &str, requirement: &str, price: &str| format!("---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata:\n  name: {name}\nspec:\n  weight: 10\n  requirements:\n  - {requirement}\n{price}");
+    let overlays = overlay("g5-edp", "{key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}", "  priceAdjustment: \"-40%\"\n")
+        + &overlay("g5-list", "{key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge]}", "  price: \"5\"\n");
+    std::fs::create_dir_all(dir.path().join("karpenter")).unwrap();
+    std::fs::write(dir.path().join("karpenter/cluster.yaml"), format!("{class}{pool}{overlays}")).unwrap();
+    let catalogs = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1")
+        .args(["adopt", "karpenter", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json", "--set", "CLUSTER_NAME=demo"]).output().unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped = report["skipped"].as_array().unwrap();
+    assert!(skipped.iter().any(|s| s.as_str().unwrap().starts_with("karpenter/cluster.yaml NodeOverlay/g5-edp (Karpenter's nodeoverlay controller finds it in conflict")), "{skipped:?}");
+    assert_eq!((report["verification"]["changed"].as_u64(), report["verification"]["unexplained"].as_u64()), (Some(0), Some(0)), "{:#}", report["verification"]);
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu.kdl")).unwrap();
+    assert!(profile.contains("overlay \"g5-list\" {") && !profile.contains("g5-edp"), "{profile}");
+}
+
 /// A spot pool (inference-spot: NodePools `infer-spot`, then `infer-on-demand`) over us-east-1a and us-east-1b, with
 /// `overlay` in it. At list price g6.xlarge ranks first in `infer-spot` (spot $0.32192), g5.xlarge second ($0.4024).
 fn spot_pool_over_two_zones(overlay: &str) -> String {
