@@ -399,7 +399,7 @@ pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass) -> Vec
 
 /// Builds a type as `pool` sees it, NodeOverlays applied (heaviest matching overlay wins, per resource and for price;
 /// `overlays` are those Karpenter accepts, [`super::overlays::accepted`]).
-pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Requirements>, pool: &str, class: &NodeClass, overlays: &[NodeOverlay]) -> SimType {
+pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Requirements>, pool: &super::manifests::NodePool, class: &NodeClass, overlays: &[NodeOverlay]) -> SimType {
     let requirements = Arc::clone(requirements);
     let mut capacity = capacity(it, class);
     let mut allocatable = allocatable(it, class, &capacity);

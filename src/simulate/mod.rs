@@ -218,7 +218,7 @@ fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Ma
         .filter(|&i| !class.auto_mode || crate::catalog::auto_mode::supports(&catalog.instance_types[i]))
         .map(|i| (&catalog.instance_types[i], labels.get(catalog, i)))
         .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
-        .map(|(it, reqs)| instances::sim_type(catalog, it, reqs, &pool.name, class, overlays))
+        .map(|(it, reqs)| instances::sim_type(catalog, it, reqs, &pool, class, overlays))
         .filter(|t| t.offerings.iter().any(|o| scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
         .map(|t| Arc::new(with_daemons(t, &pool, &m.daemon_sets)))
         .collect();

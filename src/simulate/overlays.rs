@@ -19,12 +19,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::catalog::Catalog;
 
 use super::instances::{self, TypeLabels};
-use super::manifests::{Manifests, NodeOverlay};
-use super::requirements::Requirements;
+use super::manifests::{Manifests, NodeOverlay, NodePool};
+use super::requirements::{Requirements, WELL_KNOWN};
 
-/// Whether `o` selects a type with `labels` in NodePool `pool` (the type's labels plus `karpenter.sh/nodepool`).
-pub fn selects(labels: &Requirements, pool: &str, o: &NodeOverlay) -> bool {
-    o.requirements.get("karpenter.sh/nodepool").is_none_or(|r| r.has(pool)) && labels.intersects(&o.requirements).is_ok()
+/// Whether `o` selects a type with `labels` in NodePool `pool`: controller.go `getOverlaidOfferings` checks the
+/// overlay's requirements against `karpenter.sh/nodepool`, the NodePool's template labels and the type's labels with
+/// `Compatible` (no `AllowUndefinedWellKnownLabels`), so a key none of them defines admits only NotIn and
+/// DoesNotExist. (A well-known key the type leaves undefined here is let through: gpuplan's label sets may lack one
+/// the provider defines, and the overlay would then be lost.)
+pub fn selects(labels: &Requirements, pool: &NodePool, o: &NodeOverlay) -> bool {
+    let defined = |key: &str, r: &super::requirements::Requirement| match (key, pool.labels.get(key)) {
+        ("karpenter.sh/nodepool", _) => r.has(&pool.name),
+        (_, Some(value)) => r.has(value),
+        _ => labels.get(key).is_some() || WELL_KNOWN.contains(&key) || matches!(r.operator(), "NotIn" | "DoesNotExist"),
+    };
+    o.requirements.0.iter().all(|(key, r)| defined(key, r)) && labels.intersects(&o.requirements).is_ok()
 }
 
 /// Whether `o` sets a price (`price` or `priceAdjustment`).
@@ -94,7 +103,7 @@ fn selected(catalog: &Catalog, labels: &TypeLabels, m: &Manifests, o: &NodeOverl
     for (p, pool) in m.node_pools.iter().enumerate() {
         let Some(class) = m.node_classes.iter().find(|c| c.serves(pool)) else { continue };
         for (i, it) in catalog.instance_types.iter().enumerate() {
-            if (class.auto_mode && !crate::catalog::auto_mode::supports(it)) || !selects(labels.get(catalog, i), &pool.name, o) {
+            if (class.auto_mode && !crate::catalog::auto_mode::supports(it)) || !selects(labels.get(catalog, i), pool, o) {
                 continue;
             }
             let offerings = instances::offerings(catalog, it, class);

@@ -1356,3 +1356,33 @@ fn a_spot_price_overlay_raising_one_zone_leaves_the_type_ranked_by_its_other_zon
     let want = ("c5.large".to_string(), "us-east-1b".to_string());
     assert_eq!((launched(&o.gpuplan), launched(&o.oracle)), (want.clone(), want), "{:?}\n{:?}", o.gpuplan, o.oracle);
 }
+
+// Which NodePools an overlay selects: controller.go `getOverlaidOfferings` checks its requirements with `Compatible`
+// against `karpenter.sh/nodepool`, the NodePool's template labels and the type's labels, so a requirement on a custom
+// label selects by the template's value, and one on a label the NodePool does not define selects nothing (an undefined
+// key admits only NotIn and DoesNotExist). gpuplan simulate: src/simulate/overlays.rs `selects`.
+
+/// `pool_of("m5.large, c5.large")` with template labels `labels` (flow mapping), and an overlay taking 50% off
+/// m5.large ($0.048, under c5.large's $0.085) for `team In [ml]`.
+fn team_overlay_on(labels: &str) -> String {
+    let pool = pool_of("m5.large, c5.large").replace("  template:\n    spec:\n", &format!("  template:\n    metadata:\n      labels: {labels}\n    spec:\n"));
+    pool + &node_overlay("ml", 1, &["{key: team, operator: In, values: [ml]}", &types_in("m5.large")], "  priceAdjustment: \"-50%\"\n")
+}
+
+#[test]
+fn an_overlay_on_a_template_label_applies_to_the_node_pool_carrying_that_value() {
+    let Some(o) = agreeing("overlay-template-label", &team_overlay_on("{team: ml}"), &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "m5.large", "{:?}", o.gpuplan);
+}
+
+#[test]
+fn an_overlay_on_a_template_label_skips_a_node_pool_with_another_value() {
+    let Some(o) = agreeing("overlay-template-label-other", &team_overlay_on("{team: web}"), &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "c5.large", "{:?}", o.gpuplan);
+}
+
+#[test]
+fn an_overlay_on_a_label_the_node_pool_does_not_define_selects_none_of_its_types() {
+    let Some(o) = agreeing("overlay-undefined-label", &team_overlay_on("{tier: gold}"), &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "c5.large", "{:?}", o.gpuplan);
+}
