@@ -168,6 +168,25 @@ fn two_overlays_pricing_one_type_at_the_same_weight_are_e0297() {
     assert!(found.iter().any(|d| d.0 == "E0297" && d.2.contains("Karpenter applies `b` and ignores `a`")), "{found:?}");
 }
 
+/// A price conflict is per offering (store.go keys price updates by the offering's requirements): two overlays of one
+/// weight that price other zones of the same types both apply, in Karpenter and in the compile.
+#[test]
+fn equal_weight_price_overlays_on_different_zones_are_not_e0297() {
+    let zone = |name: &str, adjustment: &str, z: &str| format!("    overlay \"{name}\" {{\n        weight 1\n        price-adjustment \"{adjustment}\"\n        require \"topology.kubernetes.io/zone\" \"In\" \"{z}\"\n    }}\n");
+    let profile = pool_with(&(zone("a", "-10%", "us-east-1a") + &zone("b", "-20%", "us-east-1b"))).replace("zones \"us-east-1a\"", "zones \"us-east-1a\" \"us-east-1b\"");
+    assert_eq!(solve(&profile).plan.clusters[0].overlays.len(), 2);
+}
+
+/// Karpenter checks conflicts on every instance type of the NodeClass (controller.go `Reconcile` over
+/// `GetInstanceTypes`), not only those the NodePool lists: `a` (g6) and `b` (g6.48xlarge, which a one-GPU pool never
+/// lists) both price g6.48xlarge, so Karpenter drops `a`, and with it the discount on g6.xlarge. E0297 names the type.
+#[test]
+fn equal_weight_overlays_in_conflict_on_a_type_the_pool_does_not_list_are_e0297() {
+    let overlays = "    overlay \"a\" {\n        weight 1\n        price-adjustment \"-10%\"\n        require \"karpenter.k8s.aws/instance-family\" \"In\" \"g6\"\n    }\n    overlay \"b\" {\n        weight 1\n        price-adjustment \"-20%\"\n        require \"node.kubernetes.io/instance-type\" \"In\" \"g6.48xlarge\"\n    }\n";
+    let found = rejected(&pool_with(overlays));
+    assert!(found.iter().any(|d| d.0 == "E0297" && d.2.contains("for g6.48xlarge (not one of the NodePool's types") && d.2.contains("Karpenter applies `b` and ignores `a`")), "{found:?}");
+}
+
 /// The rendered output, read by `gpuplan simulate` as Karpenter's manifests, launches the discounted type: the
 /// simulator applies the NodeOverlay the compile wrote (simulate/instances.rs `sim_type`).
 #[test]
@@ -264,4 +283,71 @@ fn a_hand_written_overlay_adopts_into_every_pool_it_applies_to_and_only_those() 
     assert!(block("a").contains("overlay \"g5-edp-a\" {") && block("a").contains("overlay \"team-a-fpga\" {"), "{}", block("a"));
     assert!(block("b").contains("overlay \"g5-edp-b\" {") && !block("b").contains("team-a-fpga"), "{}", block("b"));
     assert!(!profile.contains("require \"karpenter.sh/nodepool\""), "gpuplan writes the NodePool scope itself: {profile}");
+}
+
+/// Two hand-written overlays of one weight that both price g5.xlarge: Karpenter applies `g5-list` (name descending)
+/// and marks `g5-edp` in conflict, applying it nowhere (v1.14.1 pkg/controllers/nodeoverlay/controller.go
+/// `validateAndUpdateInstanceTypeOverrides`). adopt skips `g5-edp` with that reason (a block would be E0297), keeps
+/// `g5-list`, and the verification finds no placement changed: simulate drops `g5-edp` from the originals too.
+#[test]
+fn a_hand_written_overlay_karpenter_drops_for_a_conflict_is_skipped_by_adopt_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let class = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: gpu\nspec:\n  amiSelectorTerms:\n  - alias: al2023@v20251023\n  role: KarpenterNodeRole-demo\n  subnetSelectorTerms:\n  - tags: {karpenter.sh/discovery: demo}\n  securityGroupSelectorTerms:\n  - tags: {karpenter.sh/discovery: demo}\n";
+    let pool = "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: a\nspec:\n  weight: 20\n  limits:\n    nvidia.com/gpu: \"4\"\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}\n      taints:\n      - {key: nvidia.com/gpu, effect: NoSchedule}\n      requirements:\n      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6]}\n      - {key: karpenter.k8s.aws/instance-gpu-count, operator: In, values: [\"1\"]}\n      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n      - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n";
+    let overlay = |name: &str, requirement: &str, price: &str| format!("---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata:\n  name: {name}\nspec:\n  weight: 10\n  requirements:\n  - {requirement}\n{price}");
+    let overlays = overlay("g5-edp", "{key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}", "  priceAdjustment: \"-40%\"\n")
+        + &overlay("g5-list", "{key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge]}", "  price: \"5\"\n");
+    std::fs::create_dir_all(dir.path().join("karpenter")).unwrap();
+    std::fs::write(dir.path().join("karpenter/cluster.yaml"), format!("{class}{pool}{overlays}")).unwrap();
+    let catalogs = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs");
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1")
+        .args(["adopt", "karpenter", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json", "--set", "CLUSTER_NAME=demo"]).output().unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped = report["skipped"].as_array().unwrap();
+    assert!(skipped.iter().any(|s| s.as_str().unwrap().starts_with("karpenter/cluster.yaml NodeOverlay/g5-edp (Karpenter's nodeoverlay controller finds it in conflict")), "{skipped:?}");
+    assert_eq!((report["verification"]["changed"].as_u64(), report["verification"]["unexplained"].as_u64()), (Some(0), Some(0)), "{:#}", report["verification"]);
+    let profile = std::fs::read_to_string(dir.path().join("profiles/gpu.kdl")).unwrap();
+    assert!(profile.contains("overlay \"g5-list\" {") && !profile.contains("g5-edp"), "{profile}");
+}
+
+/// A spot pool (inference-spot: NodePools `infer-spot`, then `infer-on-demand`) over us-east-1a and us-east-1b, with
+/// `overlay` in it. At list price g6.xlarge ranks first in `infer-spot` (spot $0.32192), g5.xlarge second ($0.4024).
+fn spot_pool_over_two_zones(overlay: &str) -> String {
+    pool_with(overlay).replace("zones \"us-east-1a\"", "zones \"us-east-1a\" \"us-east-1b\"").replace("inference-on-demand", "inference-spot")
+}
+
+/// Karpenter prices each offering on its own (v1.14.1 pkg/controllers/nodeoverlay/store.go `applyPriceOverlays`) and
+/// ranks a type by its cheapest compatible offering (pkg/cloudprovider/types.go `OrderByPrice`): +100% on g6 in
+/// us-east-1a leaves its us-east-1b spot offering at $0.32192, so g6.xlarge still ranks first, by an offering no
+/// overlay priced. (Applied to the type's highest spot price, as the solver did, it ranked g6.xlarge at $0.64384,
+/// behind g5.xlarge.)
+#[test]
+fn a_spot_overlay_raising_one_zone_leaves_the_type_ranked_by_its_other_zone() {
+    let raise = "    overlay \"g6-a\" {\n        price-adjustment \"+100%\"\n        require \"karpenter.k8s.aws/instance-family\" \"In\" \"g6\"\n        require \"topology.kubernetes.io/zone\" \"In\" \"us-east-1a\"\n    }\n";
+    let c = solve(&spot_pool_over_two_zones(raise));
+    let first = &pool(&c, "infer-spot").candidates[0];
+    assert_eq!((first.name.as_str(), first.overlay.as_deref()), ("g6.xlarge", None), "{first:?}");
+    assert!((first.usd_per_accelerator_hour - 0.32192).abs() < 1e-9, "{first:?}");
+}
+
+/// -40% on g5 in us-east-1b only ranks g5.xlarge by that offering ($0.4024 × 0.6 = $0.24144), before g6.xlarge. The
+/// ranking decides which types the price ratio admits, never what they cost: every candidate's expected price stays
+/// its list spot price and its ceiling its on-demand price, and the bound is the accelerator budget at the priciest
+/// admitted candidate's list ceiling.
+#[test]
+fn a_spot_overlay_on_one_zone_ranks_by_that_offering_and_the_bound_stays_at_list_price() {
+    let discount = "    overlay \"g5-b\" {\n        price-adjustment \"-40%\"\n        require \"karpenter.k8s.aws/instance-family\" \"In\" \"g5\"\n        require \"topology.kubernetes.io/zone\" \"In\" \"us-east-1b\"\n    }\n";
+    let c = solve(&spot_pool_over_two_zones(discount));
+    let p = pool(&c, "infer-spot");
+    let first = &p.candidates[0];
+    assert_eq!((first.name.as_str(), first.overlay.as_deref()), ("g5.xlarge", Some("overlay g5-b (price-adjustment -40%)")), "{first:?}");
+    assert!((first.usd_per_accelerator_hour - 0.24144).abs() < 1e-9, "{first:?}");
+    let catalog = gpuplan::catalog::Catalog::load(Path::new("none"), "us-east-1").unwrap();
+    for cand in p.candidates.iter() {
+        let t = catalog.get(&cand.name).unwrap();
+        assert_eq!((cand.usd_per_hour, cand.ceiling_usd_per_hour), (t.spot["us-east-1b"].usd_per_hour, t.on_demand.as_ref().unwrap().usd_per_hour), "{} keeps its list prices", cand.name);
+    }
+    let priciest = p.candidates.iter().map(|c| c.ceiling_usd_per_hour).fold(0.0, f64::max);
+    assert!((p.worst_case_usd_per_hour - 4.0 * priciest).abs() < 0.005, "{} vs 4 × {priciest}", p.worst_case_usd_per_hour);
 }

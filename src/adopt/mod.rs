@@ -275,7 +275,9 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         profiles.push((profile, sources));
     }
     resolve_weights(&mut profiles, &read.node_pools)?;
-    skipped.extend(overlays::attach(&read.overlays, &read.node_pools, &mut profiles));
+    // NodeOverlays are cluster-wide; conflicts are checked on the first region's catalog (one cluster, one region).
+    let conflicting = catalogs.values().next().map(|c| overlays::in_conflict(&read.overlays, &read.node_pools, &read.node_classes, c)).unwrap_or_default();
+    skipped.extend(overlays::attach(&read.overlays, &read.node_pools, &conflicting, &mut profiles));
     let profiles: Vec<AdoptedProfile> = profiles
         .into_iter()
         .map(|(profile, sources)| {

@@ -19,6 +19,28 @@ use serde_json::Value;
 use super::model::{q, AdoptedProfile, Line};
 use super::read::Doc;
 
+/// The overlays Karpenter marks in conflict (`ValidationSucceeded=False`) and applies nowhere: of two at one weight
+/// that both set the price of one offering, or one capacity resource, of a type of some NodePool's NodeClass, the
+/// later by name descending (kubernetes-sigs/karpenter v1.14.1 `pkg/controllers/nodeoverlay/controller.go`
+/// `validateAndUpdateInstanceTypeOverrides`; the check is simulate's, [`crate::simulate::overlays::accepted`]).
+/// Adopting one would write a block the profile refuses (E0297) for a NodeOverlay that changes nothing: it is skipped.
+/// None of them when the objects do not read as simulate's input (their own errors are reported elsewhere).
+pub fn in_conflict(overlays: &[Doc], node_pools: &[Doc], node_classes: &[Doc], catalog: &crate::catalog::Catalog) -> Vec<String> {
+    if overlays.len() < 2 {
+        return Vec::new();
+    }
+    let docs: Vec<crate::simulate::yaml::Doc> = node_pools
+        .iter()
+        .chain(node_classes)
+        .chain(overlays)
+        .map(|d| crate::simulate::yaml::Doc { path: d.file.clone().into(), line: 1, text: String::new(), value: std::borrow::Cow::Borrowed(&d.object) })
+        .collect();
+    let Ok(m) = crate::simulate::manifests::manifests(&docs) else { return Vec::new() };
+    let labels = crate::simulate::instances::TypeLabels::new(catalog);
+    let kept: std::collections::BTreeSet<String> = crate::simulate::overlays::accepted(catalog, &labels, &m).into_iter().map(|o| o.name).collect();
+    m.overlays.into_iter().map(|o| o.name).filter(|name| !kept.contains(name)).collect()
+}
+
 /// One requirement as the overlay writes it.
 struct Req {
     key: String,
@@ -130,9 +152,14 @@ fn shared_resource(lines: &[Line]) -> Option<&'static str> {
 }
 
 /// Adds each overlay's blocks to the adopted pools it applies to; returns what was skipped, with why.
-pub fn attach(overlays: &[Doc], node_pools: &[Doc], profiles: &mut [(AdoptedProfile, Vec<String>)]) -> Vec<String> {
+pub fn attach(overlays: &[Doc], node_pools: &[Doc], conflicting: &[String], profiles: &mut [(AdoptedProfile, Vec<String>)]) -> Vec<String> {
     let mut skipped = Vec::new();
     for doc in overlays {
+        if conflicting.contains(&doc.name) {
+            let reason = "Karpenter's nodeoverlay controller finds it in conflict with an overlay of the same weight that sets the same price or capacity first (name descending), marks it ValidationSucceeded=False and applies it nowhere";
+            skipped.push(format!("{} ({reason})", doc.at()));
+            continue;
+        }
         let reqs = requirements(&doc.object);
         let targets: Vec<&str> = node_pools.iter().filter(|np| applies(&reqs, np)).map(|np| np.name.as_str()).collect();
         let mut placed = 0;

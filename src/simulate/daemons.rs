@@ -169,6 +169,7 @@ mod tests {
             auto_mode: false,
             static_replicas: None,
             catalog_region: None,
+            labels: Default::default(),
             location: String::new(),
         }
     }

@@ -11,8 +11,9 @@
 //!   overrides). ENI limits come from EC2 DescribeInstanceTypes (moto 5.2.5 data, `eni-limits.tsv`), because the
 //!   catalog does not carry them. Ephemeral storage is the AL2023 default 20Gi root volume. `vpc.amazonaws.com/efa`
 //!   is the type's maximum EFA interfaces (`types.go` `efas`, from `catalog::efa`).
-//! - NodeOverlay (karpenter.sh/v1alpha1): the heaviest matching overlay sets capacity and price
-//!   (kubernetes-sigs/karpenter `pkg/controllers/nodeoverlay`).
+//! - NodeOverlay (karpenter.sh/v1alpha1): the heaviest matching overlay sets capacity, and each offering's price
+//!   (kubernetes-sigs/karpenter `pkg/controllers/nodeoverlay`); overlays in conflict are dropped before
+//!   ([`super::overlays`]).
 //! - Offerings: every catalog zone × usage class, priced from the catalog (spot estimates labelled). Reserved
 //!   offerings only for a NodeClass with `capacityReservationSelectorTerms` (which reservation holds which type, and
 //!   how many, is account state: such a class is assumed to hold one for every type the catalog lists as reservable,
@@ -396,27 +397,17 @@ pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass) -> Vec
     out
 }
 
-/// Builds a type as `pool` sees it, NodeOverlays applied (heaviest matching overlay wins, per resource and for price).
-pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Requirements>, pool: &str, class: &NodeClass, overlays: &[NodeOverlay]) -> SimType {
+/// Builds a type as `pool` sees it, NodeOverlays applied (heaviest matching overlay wins, per resource and for price;
+/// `overlays` are those Karpenter accepts, [`super::overlays::accepted`]).
+pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Requirements>, pool: &super::manifests::NodePool, class: &NodeClass, overlays: &[NodeOverlay]) -> SimType {
     let requirements = Arc::clone(requirements);
     let mut capacity = capacity(it, class);
     let mut allocatable = allocatable(it, class, &capacity);
     let mut offerings = offerings(catalog, it, class);
-    // The type's labels plus the NodePool's name, which an overlay may select on (built only when there are overlays:
-    // copying every label set is most of resolving a NodePool's types).
-    let with_pool = (!overlays.is_empty()).then(|| {
-        let mut labels = (*requirements).clone();
-        labels.add("karpenter.sh/nodepool", Requirement::is_in([pool.to_string()]));
-        labels
-    });
-    let mut matching: Vec<&NodeOverlay> = match &with_pool {
-        Some(labels) => overlays.iter().filter(|o| labels.intersects(&o.requirements).is_ok()).collect(),
-        None => Vec::new(),
-    };
     // Karpenter's order (v1.14.1 pkg/apis/v1alpha1/nodeoverlay.go `OrderByWeight`): weight descending, then name
-    // descending; the first to set a price or a resource keeps it. (Two equal-weight overlays that both set one are a
-    // conflict there, and Karpenter then drops the later one everywhere, which this does not model: compile refuses
-    // such blocks, E0297.)
+    // descending; the first to set a price or a resource keeps it. `overlays` are those Karpenter accepted: of two
+    // equal-weight overlays that both set one, it drops the later one everywhere ([`super::overlays::accepted`]).
+    let mut matching: Vec<&NodeOverlay> = overlays.iter().filter(|o| super::overlays::selects(&requirements, pool, o)).collect();
     matching.sort_by(|a, b| b.weight.cmp(&a.weight).then(b.name.cmp(&a.name)));
     let mut set: Vec<&str> = Vec::new();
     for o in &matching {
@@ -431,7 +422,7 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Require
     // Price overlays apply per offering: the heaviest one whose capacity-type and zone requirements admit it.
     for of in &mut offerings {
         let admits = |o: &&&NodeOverlay| super::scheduler::offering_compatible(&o.requirements, &of.zone, of.capacity_type.as_str());
-        if let Some(o) = matching.iter().filter(|o| o.price.is_some() || o.price_adjustment.is_some()).find(admits) {
+        if let Some(o) = matching.iter().filter(|o| super::overlays::prices(o)).find(admits) {
             of.usd_per_hour = adjusted(of.usd_per_hour, o);
             // A reservation's bill does not change with what Karpenter is told it costs.
             if of.capacity_type != CapacityType::Reserved {

@@ -19,6 +19,8 @@ pub struct NodePool {
     pub weight: i64,
     /// Requirements with template labels and the nodepool label folded in.
     pub requirements: Requirements,
+    /// `spec.template.metadata.labels` alone: what a NodeOverlay may select on besides the types' labels.
+    pub labels: std::collections::BTreeMap<String, String>,
     pub taints: Vec<Taint>,
     pub limits: Resources,
     pub node_class: String,
@@ -138,8 +140,11 @@ fn node_pool(doc: &Doc) -> Result<NodePool, InputError> {
     let name = name(doc)?;
     let template = field(&doc.value, &["spec", "template", "spec"]);
     let mut requirements = expressions(doc, template.and_then(|t| t.get("requirements")))?;
+    let mut labels = std::collections::BTreeMap::new();
     for (k, v) in map(doc, field(&doc.value, &["spec", "template", "metadata", "labels"]), "spec.template.metadata.labels")?.into_iter().flatten() {
-        requirements.add(k, Requirement::is_in([v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())]));
+        let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+        requirements.add(k, Requirement::is_in([v.clone()]));
+        labels.insert(k.clone(), v);
     }
     requirements.add("karpenter.sh/nodepool", Requirement::is_in([name.clone()]));
     // nodeclaimtemplate.go also labels the NodeClaim with its NodeClass and (for daemonset scheduling) as registered
@@ -170,6 +175,7 @@ fn node_pool(doc: &Doc) -> Result<NodePool, InputError> {
         location: doc.at(""),
         name,
         requirements,
+        labels,
         taints,
         limits,
         catalog_region,

@@ -17,7 +17,8 @@
 //! `pkg/providers/instancetype/types.go`, `pkg/providers/instance/instance.go`,
 //! `pkg/providers/instance/filter/filter.go`.
 //!
-//! [`daemons`] is the DaemonSet overhead per NodePool and instance type.
+//! [`daemons`] is the DaemonSet overhead per NodePool and instance type; [`overlays`] the NodeOverlays Karpenter
+//! accepts (conflicts).
 //!
 //! Not modelled (no cluster state offline): existing nodes and the pods on them (so topology counts only the pods of
 //! this run), volumes and volume topology, namespaceSelector in pod (anti-)affinity terms (no Namespace objects), DRA,
@@ -30,6 +31,7 @@ pub mod instances;
 pub mod kueue;
 pub mod launch;
 pub mod manifests;
+pub mod overlays;
 pub mod placement_diff;
 pub mod pods;
 pub mod report;
@@ -146,7 +148,9 @@ pub struct Prepared<'c> {
 /// Resolves `pools` (of `m`, whose NodeClasses and NodeOverlays they use) against the catalog; `labels` are the
 /// catalog's, shared with other calls.
 pub fn prepare<'c, 'm>(catalog: &'c Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pools: impl IntoIterator<Item = &'m manifests::NodePool>) -> Prepared<'c> {
-    let mut templates: Vec<Template> = pools.into_iter().map(|p| template(catalog, labels, m, p)).collect();
+    // Karpenter settles NodeOverlay conflicts over every NodePool of the cluster before it schedules with any.
+    let overlays = overlays::accepted(catalog, labels, m);
+    let mut templates: Vec<Template> = pools.into_iter().map(|p| template(catalog, labels, m, &overlays, p)).collect();
     scheduler::order_by_weight(&mut templates);
     let class = |t: &Template| m.node_classes.iter().find(|c| c.serves(&t.pool) && t.pool.static_replicas.is_none());
     let domain_pools = templates.iter().map(|t| class(t).map(|c| c.capacity_reservations)).collect();
@@ -199,7 +203,7 @@ fn topology_domains(p: &Prepared, pods: &[pods::Pod]) -> topology::Domains {
 
 /// A NodePool's NodeClaimTemplate before availability: the catalog types compatible with its requirements that have a
 /// compatible offering (scheduler.go `NewScheduler` pre-filter), or why there are none.
-fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pool: &manifests::NodePool) -> Template {
+fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, overlays: &[manifests::NodeOverlay], pool: &manifests::NodePool) -> Template {
     let pool = Arc::new(pool.clone());
     let Some(class) = m.node_classes.iter().find(|c| c.serves(&pool)) else {
         let kind = manifests::NodeClass::kind(pool.auto_mode);
@@ -214,7 +218,7 @@ fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Ma
         .filter(|&i| !class.auto_mode || crate::catalog::auto_mode::supports(&catalog.instance_types[i]))
         .map(|i| (&catalog.instance_types[i], labels.get(catalog, i)))
         .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
-        .map(|(it, reqs)| instances::sim_type(catalog, it, reqs, &pool.name, class, &m.overlays))
+        .map(|(it, reqs)| instances::sim_type(catalog, it, reqs, &pool, class, overlays))
         .filter(|t| t.offerings.iter().any(|o| scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
         .map(|t| Arc::new(with_daemons(t, &pool, &m.daemon_sets)))
         .collect();

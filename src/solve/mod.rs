@@ -591,7 +591,7 @@ fn solve_cluster(
                 }
                 match selections.select(tier, catalog, index, labels, &zones, auto_mode, sources) {
                     Ok((candidates, removed)) => {
-                        if let Some(d) = overlays::conflict(tier, &candidates, catalog, sources) {
+                        if let Some(d) = overlays::conflict(tier, &candidates, catalog, &zones, auto_mode.is_some(), sources) {
                             diagnostics.push(d);
                             continue;
                         }
@@ -1140,7 +1140,7 @@ fn rank(remaining: &[&InstanceType], tier: &Tier, catalog: &Catalog, zones: &[St
             let node_units = overlays::overlaid_units(s, t, &catalog.region).filter(|u| *u > 0).unwrap_or_else(|| accelerators * units_per_gpu(sharing, t));
             let units = f64::from(node_units);
             // Karpenter ranks by the overlaid price; the expected and worst-case figures stay at list price.
-            let (ranked, overlay) = overlays::ranked_price(s, t, &catalog.region, quote.expected);
+            let (ranked, overlay) = overlays::ranked_price(s, t, &catalog.region, zones, quote.expected);
             let per_unit = ranked / units;
             Candidate {
                 name: t.name.clone(),

@@ -3,9 +3,11 @@
 //!
 //! **Ranking.** Karpenter orders a NodePool's types by the price of their cheapest compatible offering *after*
 //! NodeOverlays (kubernetes-sigs/karpenter v1.14.1 `pkg/cloudprovider/types.go` `OrderByPrice`, over the types the
-//! `nodeoverlay` store returns: `InstanceTypeStore.ApplyAll`). So a candidate's $/accelerator-hour, which ranks it,
-//! price ratio included, is the overlaid price: the heaviest overlay of the tier that selects the type (its labels,
-//! the tier's node labels, and the capacity type the expected price is for) and sets a price wins.
+//! `nodeoverlay` store returns: `InstanceTypeStore.ApplyAll`), and an overlay prices each offering it selects on its
+//! own (`store.go` `applyPriceOverlays`). So a candidate's $/accelerator-hour, which ranks it, price ratio included,
+//! is that figure ([`ranked_price`]): per offering of the tier (capacity type × zone) the heaviest overlay of the
+//! tier that selects it (the type's labels, the tier's node labels, the offering's zone and capacity type) and sets
+//! a price, then the cheapest offering — what `simulate` ranks by.
 //!
 //! **Cost bound.** The worst case stays at *list* prices (on-demand from the catalog): an overlay changes what
 //! Karpenter prefers, not what EC2 bills. A price overlay often encodes a discount the bill really has (a savings
@@ -85,11 +87,45 @@ fn expected_capacity(s: &Settings) -> CapacityType {
     if s.capacity.value.contains(&CapacityType::Spot) { CapacityType::Spot } else { s.capacity.value.first().copied().unwrap_or(CapacityType::OnDemand) }
 }
 
-/// The price Karpenter ranks `t` by in this tier, and the overlay that set it (None: the list price).
-pub fn ranked_price(s: &Settings, t: &InstanceType, region: &str, list: f64) -> (f64, Option<String>) {
-    let chosen = selecting(s, t, region, expected_capacity(s)).into_iter().find(|o| o.price.is_some());
-    match chosen.and_then(|o| o.price.as_ref().map(|p| (o, p))) {
-        Some((o, p)) => (p.apply(list), Some(format!("overlay {} ({})", o.name.value, p.describe()))),
+/// The price Karpenter ranks `t` by in this tier, and the overlay that set it (None: no overlay prices the type's
+/// cheapest offering).
+///
+/// Karpenter's figure: each offering the tier may launch (its capacity types × its zones the type is offered in)
+/// at its own price, the heaviest overlay that selects that offering (its zone and capacity type too) applied to it,
+/// and the cheapest of them (v1.14.1 `pkg/controllers/nodeoverlay/store.go` `applyPriceOverlays`, per offering;
+/// `pkg/cloudprovider/types.go` `OrderByPrice`, cheapest compatible offering) — what simulate ranks by. Without an
+/// overlay that prices one of those offerings it is `list`, the tier's expected price: the highest spot price among
+/// its zones, which is Karpenter's cheapest offering whenever a type's spot price is one across the zones (every
+/// offline catalog: spot estimates are per type). Two approximations stay, neither of which touches the cost bound
+/// (each candidate's ceiling is its list price, [`crate::catalog::cost::quote`], whatever it ranks at, and the bound
+/// is over the candidates the NodePool lists): a reserved offering ranks at the on-demand price, not Karpenter's
+/// near-zero one (the same order among reservations; only an overlay `price` on a reservation ranks differently), and
+/// with refreshed per-zone spot prices an overlaid type ranks by its cheapest offering and another by its dearest.
+pub fn ranked_price(s: &Settings, t: &InstanceType, region: &str, zones: &[String], list: f64) -> (f64, Option<String>) {
+    if !s.overlays.iter().any(|o| o.value.price.is_some()) {
+        return (list, None);
+    }
+    let mut best: Option<(f64, Option<&Overlay>)> = None;
+    let mut overlaid = false;
+    for &capacity in &s.capacity.value {
+        let selecting: Vec<&Overlay> = selecting(s, t, region, capacity).into_iter().filter(|o| o.price.is_some()).collect();
+        for zone in t.zones.iter().filter(|z| zones.is_empty() || zones.contains(z)) {
+            let base = match capacity {
+                CapacityType::Spot => t.spot.get(zone).or(t.on_demand.as_ref()),
+                _ => t.on_demand.as_ref(),
+            };
+            let Some(base) = base else { continue };
+            let applied = selecting.iter().copied().find(|o| crate::simulate::scheduler::offering_compatible(&wanted(o), zone, capacity.as_str()));
+            overlaid |= applied.is_some();
+            let price = applied.and_then(|o| o.price.as_ref()).map_or(base.usd_per_hour, |p| p.apply(base.usd_per_hour));
+            if best.is_none_or(|(b, _)| price < b) {
+                best = Some((price, applied));
+            }
+        }
+    }
+    match best.filter(|_| overlaid) {
+        Some((price, Some(o))) => (price, o.price.as_ref().map(|p| format!("overlay {} ({})", o.name.value, p.describe()))),
+        Some((price, None)) => (price, None),
         None => (list, None),
     }
 }
@@ -166,31 +202,51 @@ fn sharing_overlay_name(nodepool: &str, name: &str) -> bool {
     digits(gpus) && (split.is_empty() || split.strip_prefix("-x").is_some_and(digits))
 }
 
-/// E0297: two overlays of one NodePool at the same weight that both set a price, or the same capacity resource, for
-/// one of its types. Karpenter takes the first by name (descending) and marks the other `ValidationSucceeded=False`
-/// ("conflict with another overlay"), applying it nowhere, not even to the NodePools where it was alone
-/// (v1.14.1 `pkg/controllers/nodeoverlay/controller.go` `validateAndUpdateInstanceTypeOverrides`, `store.go`
-/// `isOfferingUpdateConflicting`, `isCapacityUpdateConflicting`).
-pub fn conflict(tier: &Tier, candidates: &[super::Candidate], catalog: &Catalog, sources: &Sources) -> Option<ProfileDiagnostic> {
+/// E0297: two overlays of one NodePool at the same weight that both set the price of one offering, or the same
+/// capacity resource, of one instance type. Karpenter takes the first by name (descending) and marks the other
+/// `ValidationSucceeded=False` ("conflict with another overlay"), applying it nowhere, not even to the NodePools where
+/// it was alone (v1.14.1 `pkg/controllers/nodeoverlay/controller.go` `validateAndUpdateInstanceTypeOverrides`,
+/// `store.go` `isOfferingUpdateConflicting`, `isCapacityUpdateConflicting`; simulate's `simulate::overlays`). As
+/// there, every instance type of the NodeClass counts, not only the pool's candidates (`GetInstanceTypes`), and a
+/// price conflicts per offering: overlays that price other zones or capacity types of a type do not. (Karpenter
+/// compares a capacity overlay with the last accepted one of its weight only; compile refuses every such pair.)
+pub fn conflict(tier: &Tier, candidates: &[super::Candidate], catalog: &Catalog, zones: &[String], auto_mode: bool, sources: &Sources) -> Option<ProfileDiagnostic> {
     let s = &tier.settings;
-    if s.overlays.len() < 2 {
+    let mut order: Vec<&Overlay> = s.overlays.iter().map(|o| &o.value).collect();
+    order.sort_by(|a, b| b.weight.unwrap_or(0).cmp(&a.weight.unwrap_or(0)).then(b.name.value.cmp(&a.name.value)));
+    let shared = |a: &Overlay, b: &Overlay| a.capacity.iter().find(|(r, _)| b.capacity.iter().any(|(x, _)| x == r)).map(|(r, _)| r.clone());
+    let pairs: Vec<(&Overlay, &Overlay)> = order
+        .iter()
+        .enumerate()
+        .flat_map(|(i, a)| order[i + 1..].iter().map(move |b| (*a, *b)))
+        .filter(|(a, b)| a.weight.unwrap_or(0) == b.weight.unwrap_or(0) && ((a.price.is_some() && b.price.is_some()) || shared(a, b).is_some()))
+        .collect();
+    if pairs.is_empty() {
         return None;
     }
-    for c in candidates {
-        let Some(t) = catalog.get(&c.name) else { continue };
-        let selecting = selecting(s, t, &catalog.region, expected_capacity(s));
-        for (i, a) in selecting.iter().enumerate() {
-            for b in selecting.iter().skip(i + 1).filter(|b| b.weight.unwrap_or(0) == a.weight.unwrap_or(0)) {
-                let both_price = a.price.is_some() && b.price.is_some();
-                let shared = a.capacity.iter().find(|(r, _)| b.capacity.iter().any(|(x, _)| x == r)).map(|(r, _)| r.clone());
-                if !both_price && shared.is_none() {
-                    continue;
-                }
-                let what = if both_price { "a price".to_string() } else { format!("{} capacity", shared.unwrap_or_default()) };
-                let span = s.overlays.iter().find(|o| o.name.value == b.name.value).map_or(b.name.span, |o| o.name.span);
-                let message = format!("overlays `{}` and `{}` both set {what} for {} in NodePool `{}` at weight {}: Karpenter applies `{}` and ignores `{}` everywhere", a.name.value, b.name.value, c.name, tier.name.value, a.weight.unwrap_or(0), a.name.value, b.name.value);
-                return Some(sources.error(span, "E0297", message).help("give one of them a higher weight, or narrow their `require` lines so that they select different types"));
+    // The NodeClass's offerings: spot and on-demand in the cluster's zones, reserved where the tier reserves.
+    let capacity_types: Vec<CapacityType> = [CapacityType::Spot, CapacityType::OnDemand, CapacityType::Reserved].into_iter().filter(|ct| *ct != CapacityType::Reserved || s.capacity.value.contains(ct)).collect();
+    // The pool's candidates first, so that the message names one of its types where it can.
+    let listed = |t: &InstanceType| candidates.iter().any(|c| c.name == t.name);
+    let others = catalog.instance_types.iter().filter(|t| !listed(t) && (!auto_mode || crate::catalog::auto_mode::supports(t)));
+    for t in candidates.iter().filter_map(|c| catalog.get(&c.name)).chain(others) {
+        let by_capacity: Vec<(CapacityType, Vec<&Overlay>)> = capacity_types.iter().map(|ct| (*ct, selecting(s, t, &catalog.region, *ct))).collect();
+        let offerings: Vec<(&String, CapacityType, &Vec<&Overlay>)> = by_capacity
+            .iter()
+            .flat_map(|(ct, sel)| t.zones.iter().filter(|z| zones.is_empty() || zones.contains(z)).map(move |z| (z, *ct, sel)))
+            .collect();
+        let prices = |o: &Overlay, z: &str, ct: CapacityType, sel: &[&Overlay]| sel.iter().any(|x| x.name.value == o.name.value) && crate::simulate::scheduler::offering_compatible(&wanted(o), z, ct.as_str());
+        for (a, b) in &pairs {
+            let both_price = a.price.is_some() && b.price.is_some() && offerings.iter().any(|(z, ct, sel)| prices(a, z, *ct, sel) && prices(b, z, *ct, sel));
+            let capacity = shared(a, b).filter(|_| offerings.iter().any(|(z, ct, sel)| prices(a, z, *ct, sel)) && offerings.iter().any(|(z, ct, sel)| prices(b, z, *ct, sel)));
+            if !both_price && capacity.is_none() {
+                continue;
             }
+            let what = if both_price { "a price".to_string() } else { format!("{} capacity", capacity.unwrap_or_default()) };
+            let span = s.overlays.iter().find(|o| o.name.value == b.name.value).map_or(b.name.span, |o| o.name.span);
+            let unlisted = if listed(t) { "" } else { " (not one of the NodePool's types, but Karpenter checks every type of its NodeClass)" };
+            let message = format!("overlays `{}` and `{}` both set {what} for {}{unlisted} in NodePool `{}` at weight {}: Karpenter applies `{}` and ignores `{}` everywhere", a.name.value, b.name.value, t.name, tier.name.value, a.weight.unwrap_or(0), a.name.value, b.name.value);
+            return Some(sources.error(span, "E0297", message).help("give one of them a higher weight, or narrow their `require` lines so that they select different types, zones or capacity types"));
         }
     }
     None

@@ -1208,3 +1208,181 @@ fn known_difference_static_replicas_exist_in_gpuplan_only() {
     assert_eq!(theirs.len(), 1, "{theirs:?}");
     assert_eq!(theirs[0]["nodepool"], "general", "{theirs:?}");
 }
+
+// NodeOverlay conflicts (sigs.k8s.io/karpenter v1.14.1 pkg/controllers/nodeoverlay/controller.go `Reconcile`,
+// `validateAndUpdateInstanceTypeOverrides`, `getOverlaidOfferings`; store.go `isOfferingUpdateConflicting`,
+// `isCapacityUpdateConflicting`): the controller takes the overlays by weight, then name descending, and checks each on
+// every NodePool and every instance type of its NodeClass. One that sets the price of an offering, or a capacity
+// resource of a type, that an accepted overlay of the same weight already set is marked `ValidationSucceeded=False`
+// ("conflict with another overlay") and applied nowhere. gpuplan simulate: src/simulate/overlays.rs `accepted`.
+
+/// A NodeOverlay `name` of `weight` with `requirements` (flow mappings) and `body` (spec lines, two spaces in).
+fn node_overlay(name: &str, weight: u32, requirements: &[&str], body: &str) -> String {
+    let reqs: String = requirements.iter().map(|r| format!("  - {r}\n")).collect();
+    format!("---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {{name: {name}}}\nspec:\n  weight: {weight}\n  requirements:\n{reqs}{body}")
+}
+
+fn types_in(types: &str) -> String {
+    format!("{{key: node.kubernetes.io/instance-type, operator: In, values: [{types}]}}")
+}
+
+/// ONE_POOL with `types` instead of its three m5 types.
+fn pool_of(types: &str) -> String {
+    ONE_POOL.replace("values: [m5.large, m5.xlarge, m5.2xlarge]", &format!("values: [{types}]"))
+}
+
+/// One pod asking for one `example.com/widget`, a resource only a capacity overlay gives a type.
+fn widget_pod() -> String {
+    replicas(1, "").replace("requests: {cpu: \"1\", memory: 1Gi}", "requests: {cpu: \"1\", memory: 1Gi, example.com/widget: \"1\"}\n          limits: {example.com/widget: \"1\"}")
+}
+
+fn launched(r: &Result<Value, String>) -> (String, String) {
+    let c = &claims(r)[0];
+    (c["instance_type"].as_str().unwrap().to_string(), c["zone"].as_str().unwrap().to_string())
+}
+
+/// `b` (-50% on m5.large) comes first; `a` ($0.01 on m5.large and c5.large) conflicts with it on m5.large and is
+/// dropped, also on c5.large where it was alone: m5.large ($0.048) launches, not c5.large at $0.01.
+#[test]
+fn a_price_overlay_in_conflict_is_dropped_even_on_the_types_where_it_is_alone() {
+    let manifests = pool_of("m5.large, c5.large") + &node_overlay("a", 1, &[&types_in("m5.large, c5.large")], "  price: \"0.01\"\n") + &node_overlay("b", 1, &[&types_in("m5.large")], "  priceAdjustment: \"-50%\"\n");
+    let Some(o) = agreeing("overlay-conflict-price", &manifests, &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "m5.large", "{:?}", o.gpuplan);
+}
+
+/// The conflict is on NodePool `batch` (where `b`, scoped to it, and `a` both price m5.large); `a` is dropped on
+/// `general` too, where it was alone: the pod, in the heavier `general`, gets c5.large ($0.085), not m5.large at -50%.
+#[test]
+fn a_conflict_on_one_node_pool_drops_the_overlay_on_every_node_pool() {
+    let general = pool_of("m5.large, c5.large").replace("  name: general\nspec:\n", "  name: general\nspec:\n  weight: 10\n");
+    let batch = "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: batch\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n      - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n";
+    let only_batch = "{key: karpenter.sh/nodepool, operator: In, values: [batch]}";
+    let manifests = general + batch + &node_overlay("a", 1, &[&types_in("m5.large")], "  priceAdjustment: \"-50%\"\n") + &node_overlay("b", 1, &[only_batch, &types_in("m5.large")], "  price: \"0.5\"\n");
+    let Some(o) = agreeing("overlay-conflict-other-pool", &manifests, &replicas(1, "")) else { return };
+    assert_eq!(claims(&o.gpuplan)[0]["nodepool"], "general", "{:?}", o.gpuplan);
+    assert_eq!(launched(&o.gpuplan).0, "c5.large", "{:?}", o.gpuplan);
+}
+
+/// The controller checks every type of the NodeClass (`GetInstanceTypes`), not only those the NodePool's requirements
+/// admit: `a` and `b` conflict on m5.large, which the pool leaves out, and `a`'s -60% on m5.xlarge ($0.0768, less than
+/// c5.large's $0.085) is gone with it.
+#[test]
+fn a_conflict_on_a_type_the_node_pool_does_not_admit_still_drops_the_overlay() {
+    let manifests = pool_of("c5.large, m5.xlarge") + &node_overlay("a", 1, &[&types_in("m5.large, m5.xlarge")], "  priceAdjustment: \"-60%\"\n") + &node_overlay("b", 1, &[&types_in("m5.large")], "  price: \"1\"\n");
+    let Some(o) = agreeing("overlay-conflict-unadmitted-type", &manifests, &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "c5.large", "{:?}", o.gpuplan);
+}
+
+/// A static NodePool (`spec.replicas`) takes no pod through provisioning, but the controller lists it like any other:
+/// the conflict of `a` and `b` (scoped to `fixed`) on its m5.large drops `a` on `general` as well.
+#[test]
+fn a_conflict_on_a_static_node_pool_drops_the_overlay_on_the_dynamic_ones() {
+    let only_fixed = "{key: karpenter.sh/nodepool, operator: In, values: [fixed]}";
+    let manifests = pool_of("m5.large, c5.large") + &static_pool(0) + &node_overlay("a", 1, &[&types_in("m5.large")], "  priceAdjustment: \"-50%\"\n") + &node_overlay("b", 1, &[only_fixed, &types_in("m5.large")], "  price: \"0.5\"\n");
+    let Some(o) = agreeing("overlay-conflict-static-pool", &manifests, &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "c5.large", "{:?}", o.gpuplan);
+}
+
+/// Capacity alike: `b` gives m5.large one widget, `a` (two, on m5.large and c5.large) conflicts on m5.large and
+/// gives c5.large none either, so the widget pod can only have m5.large.
+#[test]
+fn equal_weight_capacity_overlays_on_one_resource_conflict_and_the_later_one_sets_nothing() {
+    let manifests = pool_of("m5.large, c5.large") + &node_overlay("a", 1, &[&types_in("m5.large, c5.large")], "  capacity: {example.com/widget: \"2\"}\n") + &node_overlay("b", 1, &[&types_in("m5.large")], "  capacity: {example.com/widget: \"1\"}\n");
+    let Some(o) = agreeing("overlay-conflict-capacity", &manifests, &widget_pod()) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "m5.large", "{:?}", o.gpuplan);
+    assert_eq!(candidates(&o.gpuplan), [["m5.large"]], "{:?}", o.gpuplan);
+}
+
+/// store.go keeps, per type, only the resources of the *last* accepted capacity overlay of the lowest weight
+/// (`updateInstanceTypeCapacity` replaces `lowestWeightCapacityResources`): after `c` (widget) and `b` (gadget) on
+/// m5.large, `a` (two widgets, on m5.large and c5.large) is checked against the gadget only, is accepted, and gives
+/// c5.large its widgets (m5.large keeps `c`'s one): the widget pod launches c5.large.
+#[test]
+fn a_capacity_overlay_is_checked_against_the_last_accepted_capacity_overlay_of_its_weight_only() {
+    let manifests = pool_of("m5.large, c5.large")
+        + &node_overlay("a", 1, &[&types_in("m5.large, c5.large")], "  capacity: {example.com/widget: \"2\"}\n")
+        + &node_overlay("b", 1, &[&types_in("m5.large")], "  capacity: {example.com/gadget: \"1\"}\n")
+        + &node_overlay("c", 1, &[&types_in("m5.large")], "  capacity: {example.com/widget: \"1\"}\n");
+    let Some(o) = agreeing("overlay-capacity-last-accepted", &manifests, &widget_pod()) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "c5.large", "{:?}", o.gpuplan);
+}
+
+/// A price and a capacity are checked apart: `b` (widgets on both types) and `a` ($0.01 on m5.large) at one weight
+/// both apply, and the widget pod launches the discounted m5.large.
+#[test]
+fn a_price_overlay_and_a_capacity_overlay_of_one_weight_do_not_conflict() {
+    let manifests = pool_of("m5.large, c5.large") + &node_overlay("a", 1, &[&types_in("m5.large")], "  price: \"0.01\"\n") + &node_overlay("b", 1, &[&types_in("m5.large, c5.large")], "  capacity: {example.com/widget: \"1\"}\n");
+    let Some(o) = agreeing("overlay-no-conflict-price-capacity", &manifests, &widget_pod()) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "m5.large", "{:?}", o.gpuplan);
+}
+
+/// Price conflicts are per offering (store.go keys them by the offering's requirements): `b` prices m5.large in
+/// us-east-1a, `a` takes 90% off m5.large and c5.large in us-east-1b; no offering has both, so both apply and c5.large
+/// launches in us-east-1b ($0.0085).
+#[test]
+fn price_overlays_of_one_weight_on_different_zones_do_not_conflict() {
+    let zone = |z: &str| format!("{{key: topology.kubernetes.io/zone, operator: In, values: [{z}]}}");
+    let manifests = pool_of("m5.large, c5.large") + &node_overlay("a", 1, &[&types_in("m5.large, c5.large"), &zone("us-east-1b")], "  priceAdjustment: \"-90%\"\n") + &node_overlay("b", 1, &[&types_in("m5.large"), &zone("us-east-1a")], "  price: \"0.05\"\n");
+    let Some(o) = agreeing("overlay-no-conflict-zones", &manifests, &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan), ("c5.large".to_string(), "us-east-1b".to_string()), "{:?}", o.gpuplan);
+}
+
+// Spot offerings and price overlays: an overlay adjusts each offering it selects (controller.go
+// `getOverlaidOfferings`, store.go `applyPriceOverlays`, pkg/cloudprovider/types.go `ApplyPriceOverlay`), and the
+// scheduler orders types by their cheapest compatible available offering (types.go `OrderByPrice`). The harness's
+// spot launch takes the cheapest offering (EC2's price-capacity-optimized choice is live state), so these compare
+// the type and zone explicitly on top of the agreement (which, for spot, covers the candidate set).
+
+/// A spot pool over us-east-1a and us-east-1b (m5.large $0.0384, c5.large $0.034 in both).
+fn spot_pool_over_two_zones() -> String {
+    pool_of("m5.large, c5.large").replace("values: [on-demand]}", "values: [spot]}\n      - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b]}")
+}
+
+/// $0.02 on m5.large in us-east-1b only: m5.large ranks by that offering and launches there.
+#[test]
+fn a_spot_price_overlay_on_one_zone_makes_that_zones_offering_the_cheapest() {
+    let manifests = spot_pool_over_two_zones() + &node_overlay("m5-b", 1, &[&types_in("m5.large"), "{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1b]}"], "  price: \"0.02\"\n");
+    let Some(o) = agreeing("spot-overlay-one-zone", &manifests, &replicas(1, "")) else { return };
+    let want = ("m5.large".to_string(), "us-east-1b".to_string());
+    assert_eq!((launched(&o.gpuplan), launched(&o.oracle)), (want.clone(), want), "{:?}\n{:?}", o.gpuplan, o.oracle);
+}
+
+/// +100% on c5.large in us-east-1a only: its us-east-1b offering is still $0.034, so c5.large still ranks before
+/// m5.large and launches in us-east-1b (an overlay applied to the type's highest spot price would rank it at $0.068).
+#[test]
+fn a_spot_price_overlay_raising_one_zone_leaves_the_type_ranked_by_its_other_zone() {
+    let manifests = spot_pool_over_two_zones() + &node_overlay("c5-a", 1, &[&types_in("c5.large"), "{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a]}"], "  priceAdjustment: \"+100%\"\n");
+    let Some(o) = agreeing("spot-overlay-raise-one-zone", &manifests, &replicas(1, "")) else { return };
+    let want = ("c5.large".to_string(), "us-east-1b".to_string());
+    assert_eq!((launched(&o.gpuplan), launched(&o.oracle)), (want.clone(), want), "{:?}\n{:?}", o.gpuplan, o.oracle);
+}
+
+// Which NodePools an overlay selects: controller.go `getOverlaidOfferings` checks its requirements with `Compatible`
+// against `karpenter.sh/nodepool`, the NodePool's template labels and the type's labels, so a requirement on a custom
+// label selects by the template's value, and one on a label the NodePool does not define selects nothing (an undefined
+// key admits only NotIn and DoesNotExist). gpuplan simulate: src/simulate/overlays.rs `selects`.
+
+/// `pool_of("m5.large, c5.large")` with template labels `labels` (flow mapping), and an overlay taking 50% off
+/// m5.large ($0.048, under c5.large's $0.085) for `team In [ml]`.
+fn team_overlay_on(labels: &str) -> String {
+    let pool = pool_of("m5.large, c5.large").replace("  template:\n    spec:\n", &format!("  template:\n    metadata:\n      labels: {labels}\n    spec:\n"));
+    pool + &node_overlay("ml", 1, &["{key: team, operator: In, values: [ml]}", &types_in("m5.large")], "  priceAdjustment: \"-50%\"\n")
+}
+
+#[test]
+fn an_overlay_on_a_template_label_applies_to_the_node_pool_carrying_that_value() {
+    let Some(o) = agreeing("overlay-template-label", &team_overlay_on("{team: ml}"), &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "m5.large", "{:?}", o.gpuplan);
+}
+
+#[test]
+fn an_overlay_on_a_template_label_skips_a_node_pool_with_another_value() {
+    let Some(o) = agreeing("overlay-template-label-other", &team_overlay_on("{team: web}"), &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "c5.large", "{:?}", o.gpuplan);
+}
+
+#[test]
+fn an_overlay_on_a_label_the_node_pool_does_not_define_selects_none_of_its_types() {
+    let Some(o) = agreeing("overlay-undefined-label", &team_overlay_on("{tier: gold}"), &replicas(1, "")) else { return };
+    assert_eq!(launched(&o.gpuplan).0, "c5.large", "{:?}", o.gpuplan);
+}

@@ -2,7 +2,8 @@
 //! startupTaints, requirements with every operator over well-known and AWS labels, minValues, limits), pods
 //! (cpu/memory/GPU requests, init and sidecar containers, tolerations, nodeSelector, required and preferred node
 //! affinity with several terms; about 15% of workloads with a topology spread constraint on hostname, zone, capacity
-//! type or a NodePool's `capacity-spread` label, or pod (anti-)affinity, required or preferred), NodeOverlays and
+//! type or a NodePool's `capacity-spread` label, or pod (anti-)affinity, required or preferred), NodeOverlays (price;
+//! a rival of the same weight in most cases with one, to exercise conflicts) and
 //! unavailable offerings — the features `gpuplan simulate` models.
 //! Deterministic from a seed (splitmix64), so `conformance/run --seed S` reproduces any run.
 
@@ -294,6 +295,20 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         let fam = r.pick(GPU_FAMILIES);
         let body = if r.chance(50) { format!("  price: \"{}\"\n", r.pick(&["0.01", "5.5"])) } else { "  priceAdjustment: \"-50%\"\n".to_string() };
         let _ = write!(m, "---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata:\n  name: cheaper\nspec:\n  weight: 10\n  requirements:\n  - {{key: \"karpenter.k8s.aws/instance-family\", operator: In, values: [\"{fam}\"]}}\n{body}");
+        // A rival overlay, mostly at the same weight: `rival` orders before `cheaper` (name descending), so where both
+        // price one offering Karpenter's nodeoverlay controller drops `cheaper` everywhere (controller.go
+        // `validateAndUpdateInstanceTypeOverrides`); narrowed to a zone or to spot it overlaps on some offerings only.
+        if r.chance(60) {
+            let weight = if r.chance(70) { 10 } else { r.pick(&[5, 20]) };
+            let family = if r.chance(75) { fam } else { r.pick(GPU_FAMILIES) };
+            let narrower = match r.below(3) {
+                0 => String::new(),
+                1 => format!("  - {{key: \"topology.kubernetes.io/zone\", operator: In, values: [\"{}\"]}}\n", r.pick(&["us-east-1a", "us-east-1b"])),
+                _ => "  - {key: \"karpenter.sh/capacity-type\", operator: In, values: [\"spot\"]}\n".to_string(),
+            };
+            let body = r.pick(&["  price: \"0.02\"\n", "  priceAdjustment: \"+30%\"\n", "  priceAdjustment: \"-90%\"\n"]);
+            let _ = write!(m, "---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata:\n  name: rival\nspec:\n  weight: {weight}\n  requirements:\n  - {{key: \"karpenter.k8s.aws/instance-family\", operator: In, values: [\"{family}\"]}}\n{narrower}{body}");
+        }
     }
 
     let mut p = String::new();

@@ -334,13 +334,12 @@ func simulate(a args) (*report, error) {
 
 	// provisioner.go NewScheduler: static NodePools are skipped; a NodePool whose NodeClass cannot be resolved gets no
 	// instance types (aws cloudprovider.go GetInstanceTypes) and is skipped.
-	var nodePools []*karpv1.NodePool
+	// The nodeoverlay controller lists every NodePool, static ones too (controller.go Reconcile), so an overlay in
+	// conflict on a static NodePool's types only is dropped everywhere: those go to overlaid, not to the scheduler.
+	var nodePools, overlayPools []*karpv1.NodePool
 	its := map[string][]*cloudprovider.InstanceType{}
 	byClass := map[string][]*cloudprovider.InstanceType{}
 	for _, np := range in.nodePools {
-		if np.Spec.Replicas != nil {
-			continue
-		}
 		nc, ok := in.nodeClasses[np.Spec.Template.Spec.NodeClassRef.Name]
 		if !ok {
 			continue
@@ -351,13 +350,22 @@ func simulate(a args) (*report, error) {
 		list := byClass[nc.Name]
 		np = np.DeepCopy()
 		np.UID = types.UID("nodepool-" + np.Name)
-		nodePools = append(nodePools, np)
+		overlayPools = append(overlayPools, np)
 		its[np.Name] = list
+		if np.Spec.Replicas == nil {
+			nodePools = append(nodePools, np)
+		}
 	}
 	nodepoolutils.OrderByWeight(nodePools)
 	if gate && len(in.overlays) > 0 {
-		if its, err = overlaid(ctx, nodePools, its, in.overlays); err != nil {
+		if its, err = overlaid(ctx, overlayPools, its, in.overlays); err != nil {
 			return nil, err
+		}
+	}
+	// provisioner.go NewScheduler builds its instance types for the dynamic NodePools only.
+	for _, np := range overlayPools {
+		if np.Spec.Replicas != nil {
+			delete(its, np.Name)
 		}
 	}
 
