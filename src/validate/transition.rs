@@ -18,6 +18,14 @@ use super::schema::{self, Structural};
 use super::{Validator, Violation, cel, push_token};
 
 impl Validator {
+    /// Whether objects of this kind have transition rules to check (an unknown kind has none).
+    pub fn has_transition_rules(&self, api_version: &str, kind: &str) -> bool {
+        match self.kinds.get(&(api_version.to_owned(), kind.to_owned())) {
+            Some(entry) => entry.structural.as_ref().is_some_and(|st| st.count_transition_rules() > 0),
+            None => self.lazy_for(api_version, kind).is_some_and(|crd| crd.has_transition_rules(api_version, kind)),
+        }
+    }
+
     /// The violations of the transition rules of `new`'s kind when `old` is the stored object. Empty when the kind
     /// has no schema here, or the two are not the same apiVersion and kind.
     pub fn transition_violations(&self, old: &Value, new: &Value) -> Vec<Violation> {
@@ -135,6 +143,27 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].pointer, "/spec/template/spec/nodeClassRef");
         assert!(found[0].message.contains("self.kind == oldSelf.kind"), "{}", found[0].message);
+    }
+
+    /// kueue.x-k8s.io_localqueues.yaml: `spec.clusterQueue` is immutable (`self == oldSelf`, "field is immutable").
+    #[test]
+    fn a_local_queue_moved_to_another_cluster_queue_breaks_the_immutable_field_rule() {
+        let queue = |cq: &str| json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "q", "namespace": "t"}, "spec": {"clusterQueue": cq}});
+        let v = Validator::builtin();
+        let found = v.transition_violations(&queue("production"), &queue("research"));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].pointer, "/spec/clusterQueue");
+        assert!(found[0].message.starts_with("field is immutable (rule: self == oldSelf)"), "{}", found[0].message);
+        assert!(v.transition_violations(&queue("production"), &queue("production")).is_empty());
+    }
+
+    #[test]
+    fn only_kinds_with_oldself_rules_have_transition_rules() {
+        let v = Validator::builtin();
+        assert!(v.has_transition_rules("karpenter.sh/v1", "NodePool"));
+        assert!(v.has_transition_rules("kueue.x-k8s.io/v1beta2", "LocalQueue"));
+        assert!(!v.has_transition_rules("karpenter.k8s.aws/v1", "EC2NodeClass"));
+        assert!(!v.has_transition_rules("v1", "ConfigMap"));
     }
 
     #[test]
