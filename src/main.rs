@@ -505,7 +505,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let current = std::mem::ManuallyDrop::new(emit::read_tree(&out).map_err(io_error("read", &out))?);
             // Before anything is printed or written: an update the API server refuses is an error, not a diff.
-            emit::transition::refuse(&current, &tree, &compiled.profiles, &compiled.sources).map_err(compile_error)?;
+            emit::transition::refuse(&out, &current, &tree, &compiled.profiles, &compiled.sources).map_err(compile_error)?;
             if check {
                 print!("{}", gpuplan::emit::diff::render_unified(&current, &tree, &out.display().to_string()));
                 eprintln!("{} is stale: run `gpuplan compile` and commit the result", out.display());
@@ -534,7 +534,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let mut compiled = inputs.compile()?;
             let tree = compiled.take_output_tree();
             let current = emit::read_tree(&out).map_err(io_error("read", &out))?;
-            emit::transition::refuse(&current, &tree, &compiled.profiles, &compiled.sources).map_err(compile_error)?;
+            emit::transition::refuse(&out, &current, &tree, &compiled.profiles, &compiled.sources).map_err(compile_error)?;
             let placement = if pods.is_empty() {
                 None
             } else {
@@ -574,7 +574,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let tree = compiled.take_output_tree();
             // Against the out/ of the commit this one goes on: what the GitOps tool syncs from.
             let base = gpuplan::emit::gitops::base_out(&repo, &out, branch.as_deref()).map_err(|e| format!("error: {e}"))?;
-            emit::transition::refuse(&base, &tree, &compiled.profiles, &compiled.sources).map_err(compile_error)?;
+            emit::transition::refuse(&out, &base, &tree, &compiled.profiles, &compiled.sources).map_err(compile_error)?;
             let options = gpuplan::emit::gitops::CommitOptions { message, branch, force, allow_removal, extra_paths };
             match gpuplan::emit::gitops::commit(&repo, &out, &tree, &options).map_err(|e| format!("error: {e}"))? {
                 gpuplan::emit::gitops::CommitOutcome::NothingToCommit => eprintln!("nothing to commit: {} is up to date", out.display()),

@@ -27,7 +27,8 @@ use crate::validate::{Validator, Violation};
 
 /// Refuses the compile (every refused update, located in the profiles) when the API server would refuse to update
 /// an object of `old` (the previous out/) into its counterpart in `new`.
-pub fn refuse(old: &OutputTree, new: &OutputTree, profiles: &[Profile], sources: &Sources) -> Result<(), CompileError> {
+/// `out_dir` names out/ in the messages.
+pub fn refuse(out_dir: &Path, old: &OutputTree, new: &OutputTree, profiles: &[Profile], sources: &Sources) -> Result<(), CompileError> {
     let validator = Validator::builtin();
     let mut diagnostics = Vec::new();
     let mut has_rules = std::collections::BTreeMap::new();
@@ -39,8 +40,9 @@ pub fn refuse(old: &OutputTree, new: &OutputTree, profiles: &[Profile], sources:
             continue;
         }
         let (Some(before), Some((source, after))) = (object(old_text), parse_header(text).and_then(|h| Some((h.source, object(text)?)))) else { continue };
+        let at = Located { file: out_dir.join(path), cluster: cluster_of(path).unwrap_or_default(), source, profiles, sources };
         for violation in validator.transition_violations(&before, &after) {
-            diagnostics.push(diagnostic(path, source, &before, &after, &violation, profiles, sources));
+            diagnostics.push(diagnostic(&at, &before, &after, &violation));
         }
     }
     if diagnostics.is_empty() { Ok(()) } else { Err(CompileError::Profiles { diagnostics }) }
@@ -56,37 +58,49 @@ fn object(text: &str) -> Option<Value> {
     serde_saphyr::from_str(parse_header(text)?.body).ok()
 }
 
-fn diagnostic(path: &Path, source: &str, before: &Value, after: &Value, violation: &Violation, profiles: &[Profile], sources: &Sources) -> ProfileDiagnostic {
+fn diagnostic(at: &Located, before: &Value, after: &Value, violation: &Violation) -> ProfileDiagnostic {
     let kind = after["kind"].as_str().unwrap_or("object");
     let name = after["metadata"]["name"].as_str().unwrap_or("");
-    let cluster = cluster_of(path).unwrap_or_default();
-    let file = Path::new("out").join(path);
-    let (static_before, static_after) = (before["spec"].get("replicas"), after["spec"].get("replicas"));
-    let tier = (kind == "NodePool").then(|| node_pool_tier(profiles, &cluster, name)).flatten();
-    if kind == "NodePool" && violation.pointer == "/spec" && static_before.is_some() != static_after.is_some() {
-        let (span, change) = match (tier, static_after) {
-            (Some((_, Some(at))), Some(r)) => (at, format!("pool `{name}` turns NodePool {name} static (replicas={r}), but {} holds it dynamic (no spec.replicas)", file.display())),
-            (Some((at, _)), Some(r)) => (at, format!("NodePool {name} turns static (replicas={r}), but {} holds it dynamic", file.display())),
-            (Some((at, _)), None) => (at, format!("pool `{name}` is no longer static, but {} holds NodePool {name} static (spec.replicas={})", file.display(), static_before.unwrap_or(&Value::Null))),
-            (None, _) => (profile_span(profiles, sources, &cluster, source), format!("NodePool {name} changes between static and dynamic against {}", file.display())),
+    let tier = (kind == "NodePool").then(|| node_pool_tier(at.profiles, &at.cluster, name)).flatten();
+    let (replicas_before, replicas_after) = (before["spec"].get("replicas"), after["spec"].get("replicas"));
+    let file = at.file.display();
+    if kind == "NodePool" && violation.pointer == "/spec" && replicas_before.is_some() != replicas_after.is_some() {
+        // At the `static` line when there is one, else at the pool's name (the line was removed).
+        let span = tier.map_or_else(|| at.profile_span(), |(name_at, static_at)| static_at.unwrap_or(name_at));
+        let change = match (replicas_after, replicas_before) {
+            (Some(r), _) => format!("pool `{name}` turns NodePool {name} static (replicas={r}), but {file} holds it dynamic (no spec.replicas)"),
+            (None, r) => format!("pool `{name}` is no longer static, but {file} holds NodePool {name} static (spec.replicas={})", r.unwrap_or(&Value::Null)),
         };
-        let message = format!("{change}: the API server refuses the update (the CRD's rule `has(self.replicas) == has(oldSelf.replicas)`: Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes), so the GitOps sync would fail");
-        return sources.error(span, "E0308", message).help(format!("rename the pool (a new NodePool), or delete NodePool {name} first and let the GitOps tool recreate it"));
+        let message = format!("{change}: the API server refuses the update ({}), so the GitOps sync would fail", violation.message);
+        return at.sources.error(span, "E0308", message).help(format!("rename the pool (a new NodePool), or delete NodePool {name} first and let the GitOps tool recreate it"));
     }
-    let span = tier.map_or_else(|| profile_span(profiles, sources, &cluster, source), |(at, _)| at);
-    let message = format!("{kind} {name} at {}: the API server refuses this update of the object {} holds: {}", violation.pointer, file.display(), violation.message);
-    sources.error(span, "E0309", message).help(format!("keep the field as out/ has it, or rename the object, or delete {kind} {name} first and let the GitOps tool recreate it"))
+    let span = tier.map_or_else(|| at.profile_span(), |(name_at, _)| name_at);
+    let message = format!("{kind} {name} at {}: the API server refuses this update of the object {file} holds: {}", violation.pointer, violation.message);
+    at.sources.error(span, "E0309", message).help(format!("keep the field as {file} has it, or rename the object, or delete {kind} {name} first and let the GitOps tool recreate it"))
+}
+
+/// Where a refused update is reported: the generated file and the profiles that wrote it.
+struct Located<'a> {
+    /// The file under out/ (as the user names out/).
+    file: std::path::PathBuf,
+    cluster: String,
+    /// The profile source its header names.
+    source: &'a str,
+    profiles: &'a [Profile],
+    sources: &'a Sources,
+}
+
+impl Located<'_> {
+    /// The name of the profile that generated the file, else the cluster's first profile.
+    fn profile_span(&self) -> Span {
+        let of_cluster = || self.profiles.iter().filter(|p| p.cluster.name.value == self.cluster);
+        let profile = of_cluster().find(|p| self.sources.source_name(p.file) == self.source).or_else(|| of_cluster().next()).or(self.profiles.first());
+        profile.expect("a compile has at least one profile").name.span
+    }
 }
 
 /// The NodePool's tier in the profiles of its cluster: the span of its name, and of its `static` line if any.
 fn node_pool_tier(profiles: &[Profile], cluster: &str, name: &str) -> Option<(Span, Option<Span>)> {
     let tiers = profiles.iter().filter(|p| p.cluster.name.value == cluster).flat_map(|p| &p.pools).flat_map(|pool| &pool.tiers);
     tiers.into_iter().find(|t| t.name.value == name).map(|t| (t.name.span, t.settings.static_pool.as_ref().map(|s| s.span)))
-}
-
-/// The name of the profile that generated the file (its header's source), else the cluster's first profile.
-fn profile_span(profiles: &[Profile], sources: &Sources, cluster: &str, source: &str) -> Span {
-    let of_cluster = || profiles.iter().filter(|p| p.cluster.name.value == cluster);
-    let profile = of_cluster().find(|p| sources.source_name(p.file) == source).or_else(|| of_cluster().next()).or(profiles.first());
-    profile.expect("a compile has at least one profile").name.span
 }
