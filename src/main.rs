@@ -504,6 +504,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 return Ok(ExitCode::SUCCESS);
             }
             let current = std::mem::ManuallyDrop::new(emit::read_tree(&out).map_err(io_error("read", &out))?);
+            // Before anything is printed or written: an update the API server refuses is an error, not a diff.
+            emit::transition::refuse(&out, &current, &tree, &compiled.profiles, &compiled.sources).map_err(compile_error)?;
             if check {
                 print!("{}", gpuplan::emit::diff::render_unified(&current, &tree, &out.display().to_string()));
                 eprintln!("{} is stale: run `gpuplan compile` and commit the result", out.display());
@@ -529,8 +531,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Diff { inputs, out, format, exit_code, pods } => {
-            let tree = inputs.compile()?.take_output_tree();
+            let mut compiled = inputs.compile()?;
+            let tree = compiled.take_output_tree();
             let current = emit::read_tree(&out).map_err(io_error("read", &out))?;
+            emit::transition::refuse(&out, &current, &tree, &compiled.profiles, &compiled.sources).map_err(compile_error)?;
             let placement = if pods.is_empty() {
                 None
             } else {
@@ -568,6 +572,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let regions: Vec<&str> = compiled.catalogs.keys().map(String::as_str).collect();
             let extra_paths = gpuplan::emit::gitops::catalog_snapshots(&repo, &inputs.data.catalogs, &regions);
             let tree = compiled.take_output_tree();
+            // Against the out/ of the commit this one goes on: what the GitOps tool syncs from.
+            let base = gpuplan::emit::gitops::base_out(&repo, &out, branch.as_deref()).map_err(|e| format!("error: {e}"))?;
+            emit::transition::refuse(&out, &base, &tree, &compiled.profiles, &compiled.sources).map_err(compile_error)?;
             let options = gpuplan::emit::gitops::CommitOptions { message, branch, force, allow_removal, extra_paths };
             match gpuplan::emit::gitops::commit(&repo, &out, &tree, &options).map_err(|e| format!("error: {e}"))? {
                 gpuplan::emit::gitops::CommitOutcome::NothingToCommit => eprintln!("nothing to commit: {} is up to date", out.display()),

@@ -286,3 +286,150 @@ fn a_static_pool_that_is_also_a_capacity_reservation_is_refused() {
     let stderr = refused(&reserved, "E0302", "p.kdl:12:5");
     assert!(stderr.contains("cannot also be a capacity reservation"), "{stderr}");
 }
+
+/// WARM without its `static` line: a dynamic NodePool of the same name.
+const WARM_DYNAMIC: &str = r#"pool "warm" preset="inference-on-demand" {
+    gpu { name "L4" "A10G"; per-node max=1; }
+    max-accelerators 4
+}
+"#;
+
+/// Rewrites profiles/p.kdl with `pools` and runs gpuplan with `args` (then the profiles, out/ and catalogs).
+fn rerun(dir: &Path, pools: &str, args: &[&str]) -> Output {
+    std::fs::write(dir.join("profiles/p.kdl"), format!("profile \"p\"\n{CLUSTER}\n{pools}")).unwrap();
+    let cat = catalogs();
+    let mut all = args.to_vec();
+    all.extend(["profiles", "--out", "out", "--catalogs", cat.to_str().unwrap()]);
+    Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .args(&all)
+        .output()
+        .unwrap()
+}
+
+/// Every file of out/, to prove an error left it as it was.
+fn out_files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.join("out")];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// Compiles `before`, then each of compile, `compile --check` and `diff` with `after`: all exit 2 on E0308 at
+/// `location`, saying what changed, that the API server refuses it and what to do; out/ stays as `before` left it.
+fn transition_refused(before: &str, after: &str, location: &str, change: &str) {
+    let (dir, out) = compile(before);
+    assert!(out.status.success(), "{}", text(&out));
+    let files = out_files(dir.path());
+    for args in [&["compile"][..], &["compile", "--check"], &["diff"]] {
+        let out = rerun(dir.path(), after, args);
+        // The report wraps long messages (`│` continuation lines): compared as words.
+        let t = text(&out).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {t}");
+        assert!(t.contains("E0308") && t.contains(location), "{args:?}: E0308 at {location}: {t}");
+        assert!(t.contains(change), "{args:?}: says what changed ({change}): {t}");
+        // kubernetes-sigs/karpenter v1.14.1 pkg/apis/crds/karpenter.sh_nodepools.yaml, NodePool spec rule.
+        assert!(t.contains("has(self.replicas) == has(oldSelf.replicas)") && t.contains("Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes"), "{t}");
+        assert!(t.contains("the API server refuses the update") && t.contains("rename the pool (a new NodePool), or delete NodePool warm first and let the GitOps tool recreate it"), "{t}");
+        assert_eq!(out_files(dir.path()), files, "{args:?}: out/ untouched");
+    }
+}
+
+#[test]
+fn turning_a_compiled_pool_static_is_refused_because_the_api_server_refuses_the_transition() {
+    // Line 11 of p.kdl is the `static` line (profile, the cluster block between blank lines, blank line, pool, gpu, static).
+    transition_refused(WARM_DYNAMIC, WARM, "p.kdl:11:5", "pool `warm` turns NodePool warm static (replicas=2), but out/ml-prod/nodepool-warm.yaml holds it dynamic");
+}
+
+#[test]
+fn turning_a_compiled_static_pool_dynamic_is_refused_at_the_pools_line_because_the_api_server_refuses_the_transition() {
+    transition_refused(WARM, WARM_DYNAMIC, "p.kdl:9:6", "pool `warm` is no longer static, but out/ml-prod/nodepool-warm.yaml holds NodePool warm static (spec.replicas=2)");
+}
+
+/// The way out the error names: a new name is a new NodePool (the old one is removed, a change compile allows).
+#[test]
+fn a_renamed_pool_may_turn_static_because_it_is_a_new_nodepool() {
+    let (dir, out) = compile(WARM_DYNAMIC);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = rerun(dir.path(), &WARM.replace("pool \"warm\"", "pool \"warm-static\""), &["compile"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(field(&read(dir.path(), "nodepool-warm-static.yaml"), "replicas"), Some("2"));
+    assert!(!dir.path().join("out/ml-prod/nodepool-warm.yaml").exists());
+}
+
+/// commit compares with the out/ of the commit it goes on (what the GitOps tool syncs), and commits nothing.
+#[test]
+fn commit_refuses_turning_a_committed_pool_static() {
+    let (dir, out) = compile(WARM_DYNAMIC);
+    assert!(out.status.success(), "{}", text(&out));
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_all(["."], git2::IndexAddOption::DEFAULT, None).unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("Test", "test@example.com").unwrap();
+    let head = repo.commit(Some("HEAD"), &sig, &sig, "initial", &tree, &[]).unwrap();
+    let files = out_files(dir.path());
+    let out = rerun(dir.path(), WARM, &["commit"]);
+    let t = text(&out).split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(t.contains("E0308") && t.contains("p.kdl:11:5") && t.contains("turns NodePool warm static"), "{t}");
+    assert_eq!(repo.head().unwrap().target(), Some(head), "nothing committed");
+    assert_eq!(out_files(dir.path()), files, "out/ untouched");
+}
+
+/// `replicas=0` parks a static pool (the CRD's `replicas` has `minimum: 0`): it stays static (no transition), keeps
+/// no node and costs nothing; explain says parked, simulate launches nothing.
+const PARKED: &str = r#"pool "warm" preset="inference-on-demand" {
+    gpu { name "L4" "A10G"; per-node max=1; }
+    static replicas=0 max-nodes=3
+}
+"#;
+
+#[test]
+fn a_static_pool_parked_at_zero_replicas_compiles_costs_nothing_and_launches_no_node() {
+    let (dir, out) = compile(WARM);
+    assert!(out.status.success(), "{}", text(&out));
+    // From 2 replicas to 0: still static, so the API server accepts the update.
+    let out = rerun(dir.path(), PARKED, &["compile"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let np = read(dir.path(), "nodepool-warm.yaml");
+    assert_eq!(field(&np, "replicas"), Some("0"), "{np}");
+    for cost in ["gpuplan.dev/worst-case-usd-per-hour", "gpuplan.dev/fixed-usd-per-hour", "gpuplan.dev/expected-usd-per-hour"] {
+        assert_eq!(field(&np, cost).map(|v| v.parse::<f64>().unwrap()), Some(0.0), "{cost}: {np}");
+    }
+    let pods = dir.path().join("none.yaml");
+    std::fs::write(&pods, "").unwrap();
+    let report = simulate(dir.path(), &pods);
+    assert!(report["nodeclaims"].as_array().unwrap().is_empty(), "{report:#}");
+    assert_eq!(report["usd_per_hour"], 0.0, "{report:#}");
+    let explained = run(dir.path(), &["explain", "--profiles", "profiles", "--catalogs", catalogs().to_str().unwrap()]);
+    let t = text(&explained);
+    assert!(t.contains("static, parked (0 replicas)") && t.contains("parked: 0 replicas (spec.replicas 0), no node launched, no cost"), "{t}");
+}
+
+#[test]
+fn a_parked_static_nodepool_adopts_into_static_replicas_0_and_compiles() {
+    let (dir, out) = compile(PARKED);
+    assert!(out.status.success(), "{}", text(&out));
+    let cat = catalogs();
+    let adopted = run(dir.path(), &["adopt", "out/ml-prod", "--into", "again", "--catalogs", cat.to_str().unwrap()]);
+    assert!(adopted.status.success(), "{}", text(&adopted));
+    assert!(std::fs::read_to_string(dir.path().join("again/p.kdl")).unwrap().contains("    static replicas=0 max-nodes=3 //"));
+    let again = run(dir.path(), &["compile", "again", "--out", "out2", "--catalogs", cat.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(std::fs::read_to_string(dir.path().join("out2/ml-prod/nodepool-warm.yaml")).unwrap().lines().find(|l| l.trim() == "replicas: 0"), Some("  replicas: 0"));
+}

@@ -600,6 +600,16 @@ fn extra_paths(workdir: &Path, out_prefix: &str, paths: &[PathBuf]) -> Result<BT
     Ok(extras)
 }
 
+/// out/ as the commit `commit` would go on holds it (HEAD's, or the target branch's tip): what the GitOps tool
+/// applied, for the checks that compare the new objects with the ones they update (`emit::transition`).
+pub fn base_out(repo_dir: &Path, out_dir: &Path, branch: Option<&str>) -> Result<OutputTree, GitopsError> {
+    let (repo, workdir) = open_repository(repo_dir)?;
+    let out_rel = repo_relative(&workdir, out_dir)?;
+    let target = resolve_target(&repo, &workdir, branch)?;
+    let base_tree = parent_commit(&repo, &target)?.map(|c| c.tree()).transpose()?;
+    Ok(tree_from_git(&repo, base_tree.as_ref(), &out_rel)?)
+}
+
 /// The commit the new one goes on: HEAD's (none on an unborn branch), or the target branch's tip when it exists.
 fn parent_commit<'r>(repo: &'r Repository, target: &Target) -> Result<Option<git2::Commit<'r>>, GitopsError> {
     let head_commit = match repo.head() {

@@ -24,6 +24,7 @@ pub mod diff;
 pub mod gitops;
 pub mod lock;
 pub mod swap;
+pub mod transition;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -20,6 +20,10 @@
 //! - no `consolidation` / `consolidate-after` written in the pool (E0305: Karpenter ignores them on a static
 //!   NodePool; the preset's are simply not emitted);
 //! - `max-nodes` below `replicas` (E0301): Karpenter would stop at the limit and never reach the replicas.
+//!
+//! `replicas=0` is allowed, as the CRD allows it (`replicas` has `minimum: 0`): it parks the pool, a static
+//! NodePool with no nodes and no cost that keeps its place (and its static mode, which the API server will not let
+//! an existing NodePool leave: see `emit::transition`) until its replicas are raised again.
 
 use kdl::KdlNode;
 
@@ -41,7 +45,7 @@ impl Parser<'_> {
     pub(super) fn apply_static(&mut self, node: &KdlNode, s: &mut Settings) {
         self.check_entries(node, &["replicas", "max-nodes"], 0);
         let span = self.span(node.span());
-        let Some(replicas) = prop(node, "replicas").and_then(|e| self.expect_integer(e, "replicas", 1, MAX_REPLICAS)) else {
+        let Some(replicas) = prop(node, "replicas").and_then(|e| self.expect_integer(e, "replicas", 0, MAX_REPLICAS)) else {
             if prop(node, "replicas").is_none() {
                 self.error(span, "E0300", "`static` needs replicas=<nodes>", "write static replicas=2 (the nodes the NodePool keeps, whatever the pods)");
             }

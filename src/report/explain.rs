@@ -630,9 +630,12 @@ pub fn table(e: &Explanation) -> String {
                     pool.tier,
                     pool.tiers,
                     pool.capacity_types.join(", "),
-                    pool.replicas.map_or(format!("weight {}", pool.weight), |r| format!("static, {r} replicas"))
+                    pool.replicas.map_or(format!("weight {}", pool.weight), |r| if r == 0 { "static, parked (0 replicas)".to_string() } else { format!("static, {r} replicas") })
                 );
                 match pool.replicas {
+                    Some(0) => {
+                        let _ = writeln!(out, "    static     parked: 0 replicas (spec.replicas 0), no node launched, no cost; raise replicas to launch them; weight {}", pool.weight_reason);
+                    }
                     Some(r) => {
                         let _ = writeln!(out, "    static     {r} replicas (spec.replicas); weight {}", pool.weight_reason);
                     }

@@ -39,6 +39,12 @@ pub(super) fn size(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
     for (plan, _) in pools.iter_mut() {
         let Some(s) = plan.static_pool else { continue };
         let Some(top) = dearest(plan).cloned() else { continue };
+        if s.replicas == 0 {
+            plan.limit = 0;
+            plan.limit_reason = "static, parked: replicas=0 keeps no node and costs nothing (raise replicas to launch them again)".to_string();
+            plan.fixed_usd_per_hour = Some(0.0);
+            continue;
+        }
         let fixed = f64::from(s.replicas) * top.ceiling_usd_per_hour;
         plan.limit = s.replicas * plan.candidates.iter().map(|c| c.units).min().unwrap_or(0);
         plan.limit_reason = format!(
@@ -62,6 +68,8 @@ pub(super) fn finish(plan: &mut PoolPlan, s: StaticPool) {
     plan.expected_usd_per_hour = super::round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour));
     plan.worst_case_usd_per_hour = super::round_cents(worst);
     plan.draining_nodes = match s.max_nodes {
+        // A parked pool has no node to replace: max-nodes only caps a later raise.
+        _ if s.replicas == 0 => 0,
         Some(m) => m - s.replicas,
         None => cost::draining_nodes(s.replicas, plan.disruption.expire_after != "Never", &plan.disruption.budgets),
     };

@@ -169,6 +169,13 @@ impl<'v> Bound<'v> {
         ctx.add_variable_as_val("self", value.to_val());
         Bound(ctx)
     }
+
+    /// `self` and, for a transition rule, `oldSelf` (the stored object's value at the same place).
+    pub(crate) fn with_old(value: &'v serde_json::Value, old: &'v serde_json::Value) -> Bound<'v> {
+        let mut bound = Bound::new(&SelfValue::Whole(value));
+        bound.0.add_variable_as_val("oldSelf", to_val(old));
+        bound
+    }
 }
 
 /// What `self` is bound to at one place: the whole value, or, when the rules there observe only part of `self`

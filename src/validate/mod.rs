@@ -23,7 +23,9 @@
 //!   it. In generated output a null is a template bug (and a perpetual GitOps diff), so we say so.
 //! - Only the formats whose JSON Schema meaning matches Kubernetes' are checked (see
 //!   `schema::FORMATS`), and `int32`/`int64` as ranges; `byte`/`duration`... are ignored.
-//! - Transition rules (`oldSelf`) are skipped: there is no old object at create time.
+//! - Transition rules (`oldSelf`) are skipped here: there is no old object at create time. On an update the
+//!   caller that knows the previous object (out/) evaluates them with [`Validator::transition_violations`] (see
+//!   [`transition`]).
 //! - CEL cost budgets are not enforced, and `metadata.namespace` on a cluster-scoped kind is not
 //!   rejected.
 //! - The object is validated as the caller parsed it: YAML 1.1 scalars (`on`, `yes`, `0777`) are
@@ -32,6 +34,7 @@
 mod builtin;
 mod cel;
 mod schema;
+pub mod transition;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

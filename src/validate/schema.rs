@@ -80,8 +80,11 @@ pub(crate) struct CelRules {
     pub(crate) rules: Vec<Rule>,
     /// What the rules can observe of `self`, when it is less than all of it (see `cel::observed`).
     pub(crate) observed: Option<cel::Observed>,
-    /// Rules skipped because they are transition rules (they use `oldSelf`).
+    /// Rules skipped on create because they are transition rules (they use `oldSelf`).
     pub(crate) transition_rules: usize,
+    /// The transition rules this implementation evaluates on an update (`super::transition`): all of them but
+    /// `optionalOldSelf` ones, which bind `oldSelf` as a CEL optional the `cel` crate lacks.
+    pub(crate) transitions: Vec<Rule>,
 }
 
 impl Default for Structural {
@@ -353,12 +356,16 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
 }
 
 fn compile_rules(validations: &[Value]) -> CelRules {
-    let mut compiled = CelRules { rules: Vec::new(), observed: None, transition_rules: 0 };
-    for rule in validations.iter().filter_map(cel::compile_entry) {
+    let mut compiled = CelRules { rules: Vec::new(), observed: None, transition_rules: 0, transitions: Vec::new() };
+    for entry in validations {
+        let Some(rule) = cel::compile_entry(entry) else { continue };
         if rule.program.as_ref().is_ok_and(cel::is_transition_rule) {
             // A transition rule compares with the stored object (`oldSelf`). At create time
-            // there is no old object, and the API server does not evaluate them: skip.
+            // there is no old object, and the API server does not evaluate them: kept for updates.
             compiled.transition_rules += 1;
+            if entry.get("optionalOldSelf").and_then(Value::as_bool) != Some(true) {
+                compiled.transitions.push(rule);
+            }
             continue;
         }
         compiled.rules.push(rule);

@@ -18,6 +18,10 @@ impl Lint<'_> {
     /// GP028 (see the module doc).
     pub(super) fn static_price_spread(&mut self, ctx: &PoolCtx) {
         let (Some(s), Some(span)) = (ctx.plan.static_pool, ctx.tier.settings.static_pool.as_ref().map(|s| s.span)) else { return };
+        // A parked pool (replicas=0) launches nothing, at any price.
+        if s.replicas == 0 {
+            return;
+        }
         let (Some(top), Some(low)) = (dearest(ctx.plan), cheapest(ctx.plan)) else { return };
         if top.ceiling_usd_per_hour <= PRICE_SPREAD * low.usd_per_hour {
             return;
