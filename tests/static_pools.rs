@@ -344,7 +344,7 @@ fn transition_refused(before: &str, after: &str, location: &str, change: &str) {
         assert!(t.contains(change), "{args:?}: says what changed ({change}): {t}");
         // kubernetes-sigs/karpenter v1.14.1 pkg/apis/crds/karpenter.sh_nodepools.yaml, NodePool spec rule.
         assert!(t.contains("has(self.replicas) == has(oldSelf.replicas)") && t.contains("Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes"), "{t}");
-        assert!(t.contains("the API server refuses the update") && t.contains("rename the pool (a new NodePool), or delete NodePool warm first and let the GitOps tool recreate it"), "{t}");
+        assert!(t.contains("the API server refuses the update") && t.contains("rename the pool (a new NodePool), or delete NodePool warm from the cluster and"), "{t}");
         assert_eq!(out_files(dir.path()), files, "{args:?}: out/ untouched");
     }
 }
