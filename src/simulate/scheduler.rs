@@ -9,7 +9,8 @@
 //! requirements in `can_add` and count a pod once it lands ([`super::topology`]); runs where no pod has such a
 //! constraint skip that entirely.
 //!
-//! There is no cluster state: no existing nodes, so every pod goes to a NodeClaim planned in this run. DaemonSets
+//! The only cluster state is the static NodePools' replicas ([`super::static_nodes`]), existing nodes tried before
+//! anything planned in this run; every other pod goes to a NodeClaim planned in this run. DaemonSets
 //! count as overhead per instance type ([`super::daemons`]). Not modelled: volume topology, DRA.
 
 use std::collections::BTreeSet;
@@ -186,7 +187,7 @@ impl<'a> Scheduler<'a> {
         Scheduler { templates, pods, claims: Vec::new(), remaining, prefer_no_schedule, topology: None }
     }
 
-    /// Starts with these nodes (static NodePools' replicas) in flight: pods are tried on them first.
+    /// Starts with these nodes (static NodePools' replicas) existing: pods are tried on them first, in this order.
     pub fn with_static_nodes(mut self, nodes: Vec<Claim>) -> Scheduler<'a> {
         self.claims.extend(nodes);
         self
@@ -266,13 +267,16 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// scheduler.go `add`: an in-flight NodeClaim first (fewest pods first), then a new one by NodePool weight.
+    /// scheduler.go `add`: an existing node first (`addToExistingNode`: the static replicas, the first that takes the
+    /// pod in node-name order, which is their launch order here), then an in-flight NodeClaim (`addToInflightNode`:
+    /// fewest pods first), then a new one by NodePool weight.
     fn add(&mut self, p: usize, attempt: &Attempt) -> Result<(), String> {
         let pod = &self.pods[p];
         let reqs = attempt.requirements(pod);
         let tolerations = attempt.tolerations(pod);
         let topo = self.pod_topology(pod, attempt);
-        self.claims.sort_by_key(|c| c.pods.len());
+        // Stable: the static replicas keep their launch order, whatever pods they hold.
+        self.claims.sort_by_key(|c| if c.fixed { (0, 0) } else { (1, c.pods.len()) });
         for i in 0..self.claims.len() {
             if let Ok((r, types)) = self.can_add(&self.claims[i], pod, &reqs, &tolerations, topo.as_ref()) {
                 let claim = &mut self.claims[i];
