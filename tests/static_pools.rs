@@ -348,3 +348,14 @@ fn a_static_replica_reports_every_admitted_type_as_a_candidate() {
     let claim = &report["nodeclaims"][0];
     assert_eq!((claim["instance_type"].as_str(), claim["candidates"].clone()), (Some("c5.large"), serde_json::json!(["c5.large", "m5.large"])), "{report:#}");
 }
+
+/// A replica is launched requesting nothing, so the provider attaches no EFA interface to it (aws/karpenter-provider-aws
+/// v1.14.1 `pkg/providers/instance/instance.go` `getEFACountForInstance`): a pod asking for EFA gets a dynamic
+/// NodeClaim of the same type instead.
+#[test]
+fn a_pod_requesting_efa_does_not_land_on_a_static_replica() {
+    let manifests = format!("{NODE_CLASS}{}{}", node_pool("fixed", Some(1), "g6.8xlarge"), node_pool("general", None, "g6.8xlarge"));
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: efa, namespace: default}\nspec:\n  containers:\n  - {name: c, image: x, resources: {requests: {cpu: \"1\"}, limits: {nvidia.com/gpu: 1, vpc.amazonaws.com/efa: 1}}}\n";
+    let report = simulate_yaml(&manifests, pod);
+    assert_eq!((pods_of(&report, "fixed"), pods_of(&report, "general")), (vec![vec![]], vec![vec!["default/efa".to_string()]]), "{report:#}");
+}

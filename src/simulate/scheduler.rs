@@ -358,6 +358,13 @@ impl<'a> Scheduler<'a> {
     fn can_add(&self, claim: &Claim, pod: &Pod, reqs: &Requirements, tolerations: &[Toleration], topo: Option<&PodTopology>) -> Result<(Requirements, Vec<usize>), String> {
         let template = &self.templates[claim.template];
         admits(&template.pool.taints, &claim.requirements, reqs, tolerations)?;
+        // A static replica was launched requesting nothing, so without EFA interfaces: the provider attaches them only
+        // when the NodeClaim requests EFA or the NodeClass configures network interfaces (aws/karpenter-provider-aws
+        // v1.14.1 instance.go `getEFACountForInstance`; cloudprovider.go `instanceToNodeClaim` then advertises none).
+        // NodeClass networkInterfaces are not modelled (instances.rs).
+        if claim.fixed && pod.requests.get(crate::catalog::efa::EFA_RESOURCE).is_some_and(|v| *v > 0) {
+            return Err(format!("exceeds node resources: the static replica was launched without {} interfaces", crate::catalog::efa::EFA_RESOURCE));
+        }
         let merged = self.narrow_topology(claim, pod, topo, claim.requirements.merged(reqs))?;
         let requests = sum(&claim.requests, &pod.requests);
         let mut flags = FilterFlags::default();

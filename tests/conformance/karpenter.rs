@@ -1312,3 +1312,14 @@ fn a_static_replicas_taint_keeps_off_the_pods_that_do_not_tolerate_it_in_both() 
     assert_eq!(pods_by_claim(&o.oracle, "fixed"), [vec!["default/tolerant-0".to_string()]], "{:?}", o.oracle);
     assert_eq!(pods_by_claim(&o.oracle, "general"), [vec!["default/web-0".to_string()]], "{:?}", o.oracle);
 }
+
+/// A replica is launched requesting nothing, so without EFA interfaces (aws instance.go `getEFACountForInstance`;
+/// cloudprovider.go `instanceToNodeClaim` advertises `vpc.amazonaws.com/efa` only when some are attached): a pod asking
+/// for one gets a NodeClaim of `general`, of the very type the replica runs.
+#[test]
+fn a_pod_requesting_efa_does_not_land_on_a_static_replica_in_both() {
+    let manifests = format!("{}{}", ONE_POOL.replace("values: [m5.large, m5.xlarge, m5.2xlarge]", "values: [g6.8xlarge]"), static_pool_of(1, "g6.8xlarge", ""));
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: efa, namespace: default}\nspec:\n  containers:\n  - {name: c, image: x, resources: {requests: {cpu: \"1\"}, limits: {nvidia.com/gpu: 1, vpc.amazonaws.com/efa: 1}}}\n";
+    let Some(o) = agreeing("static-efa", &manifests, pod) else { return };
+    assert_eq!((pods_by_claim(&o.oracle, "fixed"), pods_by_claim(&o.oracle, "general")), (vec![vec![]], vec![vec!["default/efa".to_string()]]), "{:?}", o.oracle);
+}
