@@ -1323,3 +1323,15 @@ fn a_pod_requesting_efa_does_not_land_on_a_static_replica_in_both() {
     let Some(o) = agreeing("static-efa", &manifests, pod) else { return };
     assert_eq!((pods_by_claim(&o.oracle, "fixed"), pods_by_claim(&o.oracle, "general")), (vec![vec![]], vec![vec!["default/efa".to_string()]]), "{:?}", o.oracle);
 }
+
+/// A type whose allocatable memory is negative fits nothing, not even a replica that requests nothing
+/// (pkg/utils/resources `Fits`: "If any of the total resource values are negative then the resource will never
+/// fit"; aws filter.go `CompatibleAvailableFilter`): with 200Mi system-reserved and a 200Mi eviction threshold,
+/// t3.nano (0.5 GiB) is no candidate and the replica runs t3.micro (seed 4321 case 137).
+#[test]
+fn a_type_with_negative_allocatable_is_no_candidate_for_a_static_replica_in_both() {
+    let tuned = ONE_POOL.replace("  role: R\n", "  role: R\n  kubelet:\n    systemReserved: {memory: 200Mi}\n    evictionHard: {memory.available: \"200Mi\"}\n");
+    let Some(o) = agreeing("static-negative-allocatable", &format!("{tuned}{}", static_pool_of(1, "t3.nano, t3.micro", "")), "") else { return };
+    let launched = claims(&o.oracle);
+    assert_eq!((launched[0]["instance_type"].as_str(), launched[0]["candidates"].clone()), (Some("t3.micro"), serde_json::json!(["t3.micro"])), "{launched:?}");
+}
