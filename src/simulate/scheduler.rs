@@ -200,10 +200,17 @@ impl<'a> Scheduler<'a> {
         self
     }
 
-    /// Models topology with these domains when some pod has a spread constraint or pod (anti-)affinity.
+    /// Models topology with these domains when some pod has a spread constraint or pod (anti-)affinity; call after
+    /// [`Scheduler::with_static_nodes`], whose nodes' domains the groups learn (topology.go `countDomains`).
     pub fn with_topology(mut self, domains: impl FnOnce() -> Domains) -> Scheduler<'a> {
         if self.pods.iter().any(|p| p.topology.as_ref().is_some_and(|t| t.constrains())) {
-            self.topology = Some(Topology::new(domains(), self.pods, |pod| Attempt::new(pod).constraints(pod)));
+            let existing = self
+                .claims
+                .iter()
+                .filter(|c| c.fixed)
+                .map(|c| super::topology::Existing { taints: self.templates[c.template].pool.taints.clone(), requirements: c.requirements.clone(), hostname: c.hostname.clone() })
+                .collect();
+            self.topology = Some(Topology::new(domains(), self.pods, existing, |pod| Attempt::new(pod).constraints(pod)));
         }
         self
     }

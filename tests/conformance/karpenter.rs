@@ -1335,3 +1335,16 @@ fn a_type_with_negative_allocatable_is_no_candidate_for_a_static_replica_in_both
     let launched = claims(&o.oracle);
     assert_eq!((launched[0]["instance_type"].as_str(), launched[0]["candidates"].clone()), (Some("t3.micro"), serde_json::json!(["t3.micro"])), "{launched:?}");
 }
+
+/// An existing node's labels are domains of the topology groups whose node filter matches it (topology.go
+/// `countDomains`): a replica in us-east-1a, too small for the pods, makes 1a a zone domain with no pod, so with
+/// `general` limited to us-east-1b a zone spread of maxSkew 1 takes one pod there and leaves the second pending.
+#[test]
+fn a_static_replicas_zone_is_a_spread_domain_in_both() {
+    let zone = |z: &str| format!("      - {{key: topology.kubernetes.io/zone, operator: In, values: [{z}]}}\n");
+    let manifests = format!("{}{}{}", ONE_POOL, zone("us-east-1b"), static_pool(1) + &zone("us-east-1a"));
+    let pods = replicas(2, &spread("topology.kubernetes.io/zone", 1, "DoNotSchedule", "web")).replace("cpu: \"1\"", "cpu: \"3\"");
+    let Some(o) = agreeing("static-zone-domain", &manifests, &pods) else { return };
+    assert_eq!(o.oracle.as_ref().unwrap()["pending"].as_array().unwrap().len(), 1, "{:?}", o.oracle);
+    assert_eq!(pods_by_claim(&o.oracle, "general").len(), 1, "{:?}", o.oracle);
+}

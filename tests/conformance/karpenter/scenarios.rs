@@ -405,7 +405,8 @@ pub fn scenario(r: &mut Rng) -> Scenario {
     if r.chance(8) {
         let static_pool = if r.chance(50) {
             let i = r.below(pools);
-            static_copy(&m[pool_starts[i]..pool_starts[i + 1]], ["alpha", "bravo", "charlie", "delta"][i], 1 + r.below(3))
+            let floor = if r.chance(60) { Some(r.pick(&[7, 15, 31])) } else { None };
+            static_copy(&m[pool_starts[i]..pool_starts[i + 1]], ["alpha", "bravo", "charlie", "delta"][i], 1 + r.below(3), floor)
         } else {
             static_node_pool(r, kubelet_class)
         };
@@ -415,8 +416,9 @@ pub fn scenario(r: &mut Rng) -> Scenario {
 }
 
 /// A static NodePool `echo` of `replicas` that copies a generated NodePool's template (so the pods written for that
-/// pool, its taints and requirements, may land on the replicas), without its weight and limits.
-fn static_copy(pool: &str, name: &str, replicas: usize) -> String {
+/// pool, its taints and requirements, may land on the replicas), without its weight and limits, and with a cpu floor
+/// when `floor` is given (a replica runs the cheapest admitted type, often too small for the generated pods).
+fn static_copy(pool: &str, name: &str, replicas: usize, floor: Option<u32>) -> String {
     let mut out = String::new();
     let mut in_limits = false;
     for line in pool.lines() {
@@ -430,6 +432,9 @@ fn static_copy(pool: &str, name: &str, replicas: usize) -> String {
         let _ = writeln!(out, "{}", if line == format!("  name: {name}") { "  name: echo" } else { line });
         if line == "spec:" {
             let _ = writeln!(out, "  replicas: {replicas}");
+        }
+        if let (Some(cpu), "      requirements:") = (floor, line) {
+            let _ = writeln!(out, "      - {{key: \"karpenter.k8s.aws/instance-cpu\", operator: Gt, values: [\"{cpu}\"]}}");
         }
     }
     out
