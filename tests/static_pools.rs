@@ -359,3 +359,19 @@ fn a_pod_requesting_efa_does_not_land_on_a_static_replica() {
     let report = simulate_yaml(&manifests, pod);
     assert_eq!((pods_of(&report, "fixed"), pods_of(&report, "general")), (vec![vec![]], vec![vec!["default/efa".to_string()]]), "{report:#}");
 }
+
+/// A replica's launch sends at most 60 types, and with minValues (policy Strict) they must meet it, or the Create
+/// fails (sigs.k8s.io/karpenter v1.14.1 `pkg/cloudprovider/types.go` `Truncate`): three admitted families meet
+/// minValues 3 and the replica launches; minValues 4 cannot be met and no replica exists (as in seed 22 case 447 of
+/// tests/conformance/karpenter.rs, where p3 is not in the catalog and g5, g6e are left).
+#[test]
+fn a_static_replica_whose_launch_misses_min_values_is_not_launched() {
+    let pool = node_pool("fixed", Some(1), "g5.4xlarge, g6e.4xlarge, c5.4xlarge").replace(
+        "      - {key: node.kubernetes.io/instance-type",
+        "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6e, c5], minValues: 3}\n      - {key: node.kubernetes.io/instance-type",
+    );
+    let report = simulate_yaml(&format!("{NODE_CLASS}{pool}"), "");
+    assert_eq!(report["nodeclaims"].as_array().unwrap().len(), 1, "three families: launched {report:#}");
+    let report = simulate_yaml(&format!("{NODE_CLASS}{}", pool.replace("minValues: 3", "minValues: 4")), "");
+    assert!(report["nodeclaims"].as_array().unwrap().is_empty(), "{report:#}");
+}

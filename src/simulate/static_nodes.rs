@@ -17,7 +17,7 @@
 
 use super::launch::{launch, Launch};
 use super::requirements::Requirement;
-use super::scheduler::{Claim, Template};
+use super::scheduler::{min_values, Claim, Template};
 use super::yaml::Resources;
 
 /// Why a static NodePool takes no part in dynamic provisioning (the report's `dropped`).
@@ -34,9 +34,15 @@ pub fn count(t: &Template) -> usize {
 
 /// The launch of each of a static template's replicas: the provider's choice over every type it admits, with no
 /// requests. Its candidates are what the report shows (Create was given them all), not the one type the replica runs.
+/// None when nothing launches: no available offering, or (minValuesPolicy Strict) the 60 types sent to EC2 Fleet do
+/// not meet a minValues requirement (cloudprovider `types.go` `Truncate` fails the Create; the controller retries,
+/// and no replica exists).
 pub fn replica_launch(template: &Template) -> Option<Launch> {
     let all: Vec<usize> = (0..template.types.len()).collect();
-    launch(&template.types, &all, &template.pool.requirements, &Resources::new())
+    let l = launch(&template.types, &all, &template.pool.requirements, &Resources::new())?;
+    let sent = template.types.iter().filter(|t| l.candidates.contains(&t.name)).map(|t| &**t);
+    min_values(&template.pool.requirements, sent).ok()?;
+    Some(l)
 }
 
 /// The static nodes of every static template, as claims with no pods, pinned to the launched type and offering.

@@ -1348,3 +1348,17 @@ fn a_static_replicas_zone_is_a_spread_domain_in_both() {
     assert_eq!(o.oracle.as_ref().unwrap()["pending"].as_array().unwrap().len(), 1, "{:?}", o.oracle);
     assert_eq!(pods_by_claim(&o.oracle, "general").len(), 1, "{:?}", o.oracle);
 }
+
+/// With minValues (policy Strict), the types a replica's Create sends must meet it or the launch fails
+/// (pkg/cloudprovider/types.go `Truncate`): four families asked of three admitted types, so no replica exists on
+/// either side, and the pod gets a NodeClaim of `general` (seed 22 case 447).
+#[test]
+fn a_static_replica_whose_launch_misses_min_values_exists_in_neither() {
+    let pool = static_pool_of(1, "m5.large, c5.large, r5.large", "").replace(
+        "      - {key: node.kubernetes.io/instance-type",
+        "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5, c5, r5], minValues: 4}\n      - {key: node.kubernetes.io/instance-type",
+    );
+    let Some(o) = agreeing("static-min-values", &format!("{ONE_POOL}{pool}"), &replicas(1, "")) else { return };
+    assert!(pods_by_claim(&o.oracle, "fixed").is_empty(), "{:?}", o.oracle);
+    assert_eq!(pods_by_claim(&o.oracle, "general").len(), 1, "{:?}", o.oracle);
+}
