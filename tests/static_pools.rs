@@ -433,3 +433,92 @@ fn a_parked_static_nodepool_adopts_into_static_replicas_0_and_compiles() {
     assert!(again.status.success(), "{}", text(&again));
     assert_eq!(std::fs::read_to_string(dir.path().join("out2/ml-prod/nodepool-warm.yaml")).unwrap().lines().find(|l| l.trim() == "replicas: 0"), Some("  replicas: 0"));
 }
+
+// Static replicas are existing nodes to Karpenter's scheduler (sigs.k8s.io/karpenter v1.14.1
+// pkg/controllers/provisioning/scheduling/scheduler.go `add`: `addToExistingNode` before `addToInflightNode`, the
+// first existing node that takes the pod in `sortExistingNodes` order), not in-flight NodeClaims tried fewest pods
+// first. Both cases are checked against Karpenter itself in tests/conformance/karpenter.rs.
+
+const NODE_CLASS: &str = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n  amiSelectorTerms:\n  - alias: al2023@latest\n  role: R\n  subnetSelectorTerms:\n  - tags: {k: v}\n  securityGroupSelectorTerms:\n  - tags: {k: v}\n";
+
+/// A NodePool on the default class: static with `replicas`, else dynamic; on-demand, of `types`.
+fn node_pool(name: &str, replicas: Option<u32>, types: &str) -> String {
+    let replicas = replicas.map_or(String::new(), |n| format!("  replicas: {n}\n"));
+    format!("---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {name}\nspec:\n{replicas}  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements:\n      - {{key: node.kubernetes.io/instance-type, operator: In, values: [{types}]}}\n      - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}\n")
+}
+
+fn deployment(name: &str, n: u32, cpu: &str) -> String {
+    format!("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  replicas: {n}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers:\n      - {{name: c, image: x, resources: {{requests: {{cpu: \"{cpu}\", memory: 256Mi}}}}}}\n")
+}
+
+/// `gpuplan simulate` on hand-written manifests and pods, without the add-ons' DaemonSets.
+fn simulate_yaml(manifests: &str, pods: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.yaml"), manifests).unwrap();
+    std::fs::write(dir.path().join("p.yaml"), pods).unwrap();
+    let sim = run(dir.path(), &["simulate", "--manifests", "m.yaml", "--pods", "p.yaml", "--no-add-on-daemonsets", "--catalogs", catalogs().to_str().unwrap(), "--format", "json"]);
+    serde_json::from_slice(&sim.stdout).unwrap_or_else(|_| panic!("{}", text(&sim)))
+}
+
+/// The pods of each NodeClaim of `pool`, in report order.
+fn pods_of(report: &Value, pool: &str) -> Vec<Vec<String>> {
+    let claims = report["nodeclaims"].as_array().unwrap().iter().filter(|c| c["nodepool"] == pool);
+    claims.map(|c| c["pods"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect()).collect()
+}
+
+#[test]
+fn pods_fill_the_first_static_replica_before_the_next() {
+    let manifests = format!("{NODE_CLASS}{}", node_pool("fixed", Some(2), "m5.2xlarge"));
+    let report = simulate_yaml(&manifests, &deployment("web", 3, "1"));
+    let mut fixed = pods_of(&report, "fixed");
+    fixed.sort_by_key(Vec::len);
+    assert_eq!(fixed, [vec![], vec!["default/web-0".to_string(), "default/web-1".into(), "default/web-2".into()]], "{report:#}");
+}
+
+#[test]
+fn a_pod_that_fits_a_static_replica_lands_there_before_an_in_flight_nodeclaim_with_fewer_pods() {
+    // `big` (5 cpu) fits no m5.xlarge replica and gets a NodeClaim of `general`; the three 500m pods then all go to the
+    // replica, though after two of them it holds more pods than that NodeClaim.
+    let manifests = format!("{NODE_CLASS}{}{}", node_pool("fixed", Some(1), "m5.xlarge"), node_pool("general", None, "m5.2xlarge"));
+    let report = simulate_yaml(&manifests, &(deployment("big", 1, "5") + &deployment("small", 3, "500m")));
+    assert_eq!(pods_of(&report, "fixed"), [vec!["default/small-0".to_string(), "default/small-1".into(), "default/small-2".into()]], "{report:#}");
+    assert_eq!(pods_of(&report, "general"), [vec!["default/big-0".to_string()]], "{report:#}");
+}
+
+/// A replica is launched before any pod, over every type its NodePool admits (aws/karpenter-provider-aws v1.14.1
+/// `pkg/cloudprovider/cloudprovider.go` `Create` lists them all for a static NodeClaim): the report's candidates are
+/// those types, not only the one it runs.
+#[test]
+fn a_static_replica_reports_every_admitted_type_as_a_candidate() {
+    let manifests = format!("{NODE_CLASS}{}", node_pool("fixed", Some(1), "m5.large, c5.large"));
+    let report = simulate_yaml(&manifests, "");
+    let claim = &report["nodeclaims"][0];
+    assert_eq!((claim["instance_type"].as_str(), claim["candidates"].clone()), (Some("c5.large"), serde_json::json!(["c5.large", "m5.large"])), "{report:#}");
+}
+
+/// A replica is launched requesting nothing, so the provider attaches no EFA interface to it (aws/karpenter-provider-aws
+/// v1.14.1 `pkg/providers/instance/instance.go` `getEFACountForInstance`): a pod asking for EFA gets a dynamic
+/// NodeClaim of the same type instead.
+#[test]
+fn a_pod_requesting_efa_does_not_land_on_a_static_replica() {
+    let manifests = format!("{NODE_CLASS}{}{}", node_pool("fixed", Some(1), "g6.8xlarge"), node_pool("general", None, "g6.8xlarge"));
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: efa, namespace: default}\nspec:\n  containers:\n  - {name: c, image: x, resources: {requests: {cpu: \"1\"}, limits: {nvidia.com/gpu: 1, vpc.amazonaws.com/efa: 1}}}\n";
+    let report = simulate_yaml(&manifests, pod);
+    assert_eq!((pods_of(&report, "fixed"), pods_of(&report, "general")), (vec![vec![]], vec![vec!["default/efa".to_string()]]), "{report:#}");
+}
+
+/// A replica's launch sends at most 60 types, and with minValues (policy Strict) they must meet it, or the Create
+/// fails (sigs.k8s.io/karpenter v1.14.1 `pkg/cloudprovider/types.go` `Truncate`): three admitted families meet
+/// minValues 3 and the replica launches; minValues 4 cannot be met and no replica exists (as in seed 22 case 447 of
+/// tests/conformance/karpenter.rs, where p3 is not in the catalog and g5, g6e are left).
+#[test]
+fn a_static_replica_whose_launch_misses_min_values_is_not_launched() {
+    let pool = node_pool("fixed", Some(1), "g5.4xlarge, g6e.4xlarge, c5.4xlarge").replace(
+        "      - {key: node.kubernetes.io/instance-type",
+        "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6e, c5], minValues: 3}\n      - {key: node.kubernetes.io/instance-type",
+    );
+    let report = simulate_yaml(&format!("{NODE_CLASS}{pool}"), "");
+    assert_eq!(report["nodeclaims"].as_array().unwrap().len(), 1, "three families: launched {report:#}");
+    let report = simulate_yaml(&format!("{NODE_CLASS}{}", pool.replace("minValues: 3", "minValues: 4")), "");
+    assert!(report["nodeclaims"].as_array().unwrap().is_empty(), "{report:#}");
+}

@@ -45,8 +45,11 @@ impl DaemonOverhead {
     }
 
     /// resources.Fits of `requests` plus this overhead against `allocatable`, without building the sum: this runs for
-    /// every candidate type on every attempt to add a pod.
+    /// every candidate type on every attempt to add a pod. A type with a negative allocatable fits nothing.
     pub fn fits(&self, requests: &Resources, allocatable: &Resources) -> bool {
+        if !super::scheduler::allocatable_usable(allocatable) {
+            return false;
+        }
         let within = |k: &String, v: i128| v <= 0 || allocatable.get(k).is_some_and(|a| v <= *a);
         requests
             .iter()
@@ -281,6 +284,18 @@ mod tests {
         assert!(
             DaemonOverhead::default().fits(&Resources::from([("cpu".to_string(), 500)]), &alloc)
         );
+    }
+
+    // sigs.k8s.io/karpenter v1.14.1 pkg/utils/resources `Fits`: "If any of the total resource values are negative
+    // then the resource will never fit", whatever is requested.
+    #[test]
+    fn a_type_with_negative_allocatable_memory_fits_no_pod_even_one_asking_for_cpu_only() {
+        let alloc = Resources::from([("cpu".to_string(), 2000), ("memory".to_string(), -5)]);
+        let cpu = Resources::from([("cpu".to_string(), 500)]);
+        assert!(!DaemonOverhead::default().fits(&cpu, &alloc));
+        assert!(!super::super::scheduler::fits(&Resources::new(), &alloc), "nor a NodeClaim that requests nothing");
+        let zero = Resources::from([("cpu".to_string(), 2000), ("memory".to_string(), 0)]);
+        assert!(DaemonOverhead::default().fits(&cpu, &zero), "zero is not negative");
     }
 
     #[test]

@@ -83,7 +83,9 @@ pub fn build(catalog: &Catalog, templates: &[Template], pods: &[Pod], outcome: &
     for claim in claims {
         let t = &templates[claim.template];
         let requests = super::scheduler::sum(&claim.requests, &super::daemons::claim_requests(&t.types, &claim.types));
-        let Some(l) = launch(&t.types, &claim.types, &claim.requirements, &requests) else { continue };
+        // A static replica was launched before any pod, over every type its NodePool admits.
+        let l = if claim.fixed { super::static_nodes::replica_launch(t) } else { launch(&t.types, &claim.types, &claim.requirements, &requests) };
+        let Some(l) = l else { continue };
         let (count, usage) = &mut per_pool[claim.template];
         *count += 1;
         for (k, v) in &t.types[l.instance_type].capacity {

@@ -9,7 +9,8 @@
 //! requirements in `can_add` and count a pod once it lands ([`super::topology`]); runs where no pod has such a
 //! constraint skip that entirely.
 //!
-//! There is no cluster state: no existing nodes, so every pod goes to a NodeClaim planned in this run. DaemonSets
+//! The only cluster state is the static NodePools' replicas ([`super::static_nodes`]), existing nodes tried before
+//! anything planned in this run; every other pod goes to a NodeClaim planned in this run. DaemonSets
 //! count as overhead per instance type ([`super::daemons`]). Not modelled: volume topology, DRA.
 
 use std::collections::BTreeSet;
@@ -68,9 +69,16 @@ pub fn sum(a: &Resources, b: &Resources) -> Resources {
     out
 }
 
-/// resources.Fits: every request within allocatable (a missing resource is zero).
+/// resources.Fits: every request within allocatable (a missing resource is zero), and no allocatable value negative
+/// (such a type fits nothing, not even a NodeClaim that requests nothing, as a static replica's launch).
 pub fn fits(requests: &Resources, allocatable: &Resources) -> bool {
-    requests.iter().all(|(k, v)| *v <= 0 || allocatable.get(k).is_some_and(|a| v <= a))
+    allocatable_usable(allocatable) && requests.iter().all(|(k, v)| *v <= 0 || allocatable.get(k).is_some_and(|a| v <= a))
+}
+
+/// sigs.k8s.io/karpenter v1.14.1 pkg/utils/resources `Fits`: "If any of the total resource values are negative then
+/// the resource will never fit".
+pub fn allocatable_usable(allocatable: &Resources) -> bool {
+    allocatable.values().all(|v| *v >= 0)
 }
 
 /// A pod in the queue: the original, plus the relaxations applied in the current attempt.
@@ -186,16 +194,23 @@ impl<'a> Scheduler<'a> {
         Scheduler { templates, pods, claims: Vec::new(), remaining, prefer_no_schedule, topology: None }
     }
 
-    /// Starts with these nodes (static NodePools' replicas) in flight: pods are tried on them first.
+    /// Starts with these nodes (static NodePools' replicas) existing: pods are tried on them first, in this order.
     pub fn with_static_nodes(mut self, nodes: Vec<Claim>) -> Scheduler<'a> {
         self.claims.extend(nodes);
         self
     }
 
-    /// Models topology with these domains when some pod has a spread constraint or pod (anti-)affinity.
+    /// Models topology with these domains when some pod has a spread constraint or pod (anti-)affinity; call after
+    /// [`Scheduler::with_static_nodes`], whose nodes' domains the groups learn (topology.go `countDomains`).
     pub fn with_topology(mut self, domains: impl FnOnce() -> Domains) -> Scheduler<'a> {
         if self.pods.iter().any(|p| p.topology.as_ref().is_some_and(|t| t.constrains())) {
-            self.topology = Some(Topology::new(domains(), self.pods, |pod| Attempt::new(pod).constraints(pod)));
+            let existing = self
+                .claims
+                .iter()
+                .filter(|c| c.fixed)
+                .map(|c| super::topology::Existing { taints: self.templates[c.template].pool.taints.clone(), requirements: c.requirements.clone(), hostname: c.hostname.clone() })
+                .collect();
+            self.topology = Some(Topology::new(domains(), self.pods, existing, |pod| Attempt::new(pod).constraints(pod)));
         }
         self
     }
@@ -266,13 +281,16 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// scheduler.go `add`: an in-flight NodeClaim first (fewest pods first), then a new one by NodePool weight.
+    /// scheduler.go `add`: an existing node first (`addToExistingNode`: the static replicas, the first that takes the
+    /// pod in node-name order, which is their launch order here), then an in-flight NodeClaim (`addToInflightNode`:
+    /// fewest pods first), then a new one by NodePool weight.
     fn add(&mut self, p: usize, attempt: &Attempt) -> Result<(), String> {
         let pod = &self.pods[p];
         let reqs = attempt.requirements(pod);
         let tolerations = attempt.tolerations(pod);
         let topo = self.pod_topology(pod, attempt);
-        self.claims.sort_by_key(|c| c.pods.len());
+        // Stable: the static replicas keep their launch order, whatever pods they hold.
+        self.claims.sort_by_key(|c| if c.fixed { (0, 0) } else { (1, c.pods.len()) });
         for i in 0..self.claims.len() {
             if let Ok((r, types)) = self.can_add(&self.claims[i], pod, &reqs, &tolerations, topo.as_ref()) {
                 let claim = &mut self.claims[i];
@@ -354,6 +372,13 @@ impl<'a> Scheduler<'a> {
     fn can_add(&self, claim: &Claim, pod: &Pod, reqs: &Requirements, tolerations: &[Toleration], topo: Option<&PodTopology>) -> Result<(Requirements, Vec<usize>), String> {
         let template = &self.templates[claim.template];
         admits(&template.pool.taints, &claim.requirements, reqs, tolerations)?;
+        // A static replica was launched requesting nothing, so without EFA interfaces: the provider attaches them only
+        // when the NodeClaim requests EFA or the NodeClass configures network interfaces (aws/karpenter-provider-aws
+        // v1.14.1 instance.go `getEFACountForInstance`; cloudprovider.go `instanceToNodeClaim` then advertises none).
+        // NodeClass networkInterfaces are not modelled (instances.rs).
+        if claim.fixed && pod.requests.get(crate::catalog::efa::EFA_RESOURCE).is_some_and(|v| *v > 0) {
+            return Err(format!("exceeds node resources: the static replica was launched without {} interfaces", crate::catalog::efa::EFA_RESOURCE));
+        }
         let merged = self.narrow_topology(claim, pod, topo, claim.requirements.merged(reqs))?;
         let requests = sum(&claim.requests, &pod.requests);
         let mut flags = FilterFlags::default();

@@ -9,13 +9,15 @@
 //! (aws/karpenter-provider-aws v1.14.1 `pkg/providers/instance/instance.go` `Create`): [`launch::launch`] over every
 //! type the NodePool admits. Every replica launches the same choice: the cheapest available offering.
 //!
-//! The scheduler then sees them as in-flight NodeClaims pinned to that type, zone and capacity type, tried before any
-//! new NodeClaim (scheduler.go `add` tries existing and in-flight capacity first): a pod that fits there lands there,
-//! one that does not pends or goes to a dynamic NodePool. They count against no NodePool's limits.
+//! The scheduler then sees them as existing nodes pinned to that type, zone and capacity type (scheduler.go `add`:
+//! `addToExistingNode` before `addToInflightNode`; `sortExistingNodes`: by node name; existingnode.go `CanAdd`): a pod
+//! goes to the first replica that takes it, before any in-flight or new NodeClaim, so replicas fill in launch order
+//! (static NodePools in weight order, then replica number; real node names are EC2 DNS names, an order no offline tool
+//! knows); a pod that fits none pends or goes to a dynamic NodePool. They count against no NodePool's limits.
 
-use super::launch::launch;
+use super::launch::{launch, Launch};
 use super::requirements::Requirement;
-use super::scheduler::{Claim, Template};
+use super::scheduler::{min_values, Claim, Template};
 use super::yaml::Resources;
 
 /// Why a static NodePool takes no part in dynamic provisioning (the report's `dropped`).
@@ -30,6 +32,19 @@ pub fn count(t: &Template) -> usize {
     usize::try_from(i128::from(replicas).min(cap).max(0)).unwrap_or(0)
 }
 
+/// The launch of each of a static template's replicas: the provider's choice over every type it admits, with no
+/// requests. Its candidates are what the report shows (Create was given them all), not the one type the replica runs.
+/// None when nothing launches: no available offering, or (minValuesPolicy Strict) the 60 types sent to EC2 Fleet do
+/// not meet a minValues requirement (cloudprovider `types.go` `Truncate` fails the Create; the controller retries,
+/// and no replica exists).
+pub fn replica_launch(template: &Template) -> Option<Launch> {
+    let all: Vec<usize> = (0..template.types.len()).collect();
+    let l = launch(&template.types, &all, &template.pool.requirements, &Resources::new())?;
+    let sent = template.types.iter().filter(|t| l.candidates.contains(&t.name)).map(|t| &**t);
+    min_values(&template.pool.requirements, sent).ok()?;
+    Some(l)
+}
+
 /// The static nodes of every static template, as claims with no pods, pinned to the launched type and offering.
 pub fn claims(templates: &[Template]) -> Vec<Claim> {
     let mut out = Vec::new();
@@ -38,8 +53,7 @@ pub fn claims(templates: &[Template]) -> Vec<Claim> {
         if n == 0 {
             continue;
         }
-        let all: Vec<usize> = (0..template.types.len()).collect();
-        let Some(l) = launch(&template.types, &all, &template.pool.requirements, &Resources::new()) else { continue };
+        let Some(l) = replica_launch(template) else { continue };
         let ty = &template.types[l.instance_type];
         let mut requirements = template.pool.requirements.merged(&ty.requirements);
         requirements.add("node.kubernetes.io/instance-type", Requirement::is_in([ty.name.clone()]));

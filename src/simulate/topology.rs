@@ -12,8 +12,9 @@
 //!   anti-affinity groups for pods with required anti-affinity; `AddRequirements`: narrow a NodeClaim's requirements
 //!   to the allowed domains; `Register`/`Record`: count the pod once it lands).
 //!
-//! There is no cluster state offline, so no existing pod is counted (`countDomains` finds none) and a NodeClaim's
-//! hostname domain is registered when its first pod lands (nodeclaim.go `Add`).
+//! The only cluster state offline is the static NodePools' replicas: `countDomains` gives a new group their domains
+//! (those its node filter matches) and finds no pod bound to count; a NodeClaim's hostname domain is registered when
+//! its first pod lands (nodeclaim.go `Add`).
 //!
 //! Where Karpenter picks among equally good domains by Go map iteration (random), this module picks
 //! deterministically: among the tied domains, first one the NodeClaim can still launch in (a candidate type has a
@@ -333,9 +334,41 @@ fn identity(pod: &Pod) -> (&str, &BTreeMap<String, String>) {
     }
 }
 
+/// An existing node (a static NodePool's replica, [`super::static_nodes`]): its taints, requirements (single values
+/// for the labels it carries) and hostname.
+pub struct Existing {
+    pub taints: Vec<Taint>,
+    pub requirements: Requirements,
+    pub hostname: String,
+}
+
+impl Existing {
+    /// The node's label value for `key`, if it has one.
+    fn domain(&self, key: &str) -> Option<&String> {
+        if key == HOSTNAME {
+            return Some(&self.hostname);
+        }
+        self.requirements.get(key).filter(|r| !r.complement && r.values.len() == 1).and_then(|r| r.values.iter().next())
+    }
+}
+
+/// topology.go `countDomains`: a new group knows the domain of every existing node its node filter matches (affinity
+/// groups have none: all of them), with no pod counted there (none is bound offline).
+fn register_existing(g: &mut Group, existing: &[Existing]) {
+    for n in existing {
+        if g.id.filter.as_ref().is_none_or(|f| f.matches(&n.taints, &n.requirements)) {
+            if let Some(d) = n.domain(&g.id.key) {
+                g.register(d);
+            }
+        }
+    }
+}
+
 /// topology.go `Topology`: the groups of this run and the inverse anti-affinity groups.
 pub struct Topology {
     domains: Domains,
+    /// The existing nodes (static replicas): taints, requirements, hostname.
+    existing: Vec<Existing>,
     groups: Vec<Group>,
     /// Inverse anti-affinity groups (topology.go `inverseTopologyGroups`) with the pods that own them: they count
     /// where the owners landed, and keep the pods they select out of those domains.
@@ -345,8 +378,8 @@ pub struct Topology {
 impl Topology {
     /// topology.go `NewTopology`: every pod's groups (in input order), and an inverse group per required
     /// anti-affinity term.
-    pub fn new(domains: Domains, pods: &[Pod], initial: impl Fn(&Pod) -> Constraints) -> Topology {
-        let mut t = Topology { domains, groups: Vec::new(), inverse: Vec::new() };
+    pub fn new(domains: Domains, pods: &[Pod], existing: Vec<Existing>, initial: impl Fn(&Pod) -> Constraints) -> Topology {
+        let mut t = Topology { domains, existing, groups: Vec::new(), inverse: Vec::new() };
         for (p, pod) in pods.iter().enumerate() {
             let Some(topo) = &pod.topology else { continue };
             for term in &topo.anti_affinity {
@@ -387,7 +420,9 @@ impl Topology {
             let i = match self.groups.iter().position(|g| g.id == id) {
                 Some(i) => i,
                 None => {
-                    self.groups.push(Group::new(id, min_domains, &self.domains, &c.tolerations));
+                    let mut g = Group::new(id, min_domains, &self.domains, &c.tolerations);
+                    register_existing(&mut g, &self.existing);
+                    self.groups.push(g);
                     self.groups.len() - 1
                 }
             };
@@ -516,7 +551,7 @@ mod tests {
     #[test]
     fn hostname_spread_with_max_skew_1_refuses_a_second_pod_on_a_nodeclaim() {
         let pods = web(2, &spread(HOSTNAME, 1));
-        let mut t = Topology::new(Domains::default(), &pods, constraints);
+        let mut t = Topology::new(Domains::default(), &pods, Vec::new(), constraints);
         assert!(narrow(&mut t, &pods, 0, &Requirements::default(), "h1").is_ok());
         t.record(0, &pods[0], &[], &Requirements::default(), "h1");
         assert!(narrow(&mut t, &pods, 1, &Requirements::default(), "h1").is_err());
@@ -527,7 +562,7 @@ mod tests {
     #[test]
     fn hostname_spread_with_max_skew_2_takes_a_second_pod_but_not_a_third() {
         let pods = web(3, &spread(HOSTNAME, 2));
-        let mut t = Topology::new(Domains::default(), &pods, constraints);
+        let mut t = Topology::new(Domains::default(), &pods, Vec::new(), constraints);
         for p in 0..2 {
             assert!(narrow(&mut t, &pods, p, &Requirements::default(), "h1").is_ok(), "pod {p}");
             t.record(p, &pods[p], &[], &Requirements::default(), "h1");
@@ -540,7 +575,7 @@ mod tests {
     #[test]
     fn zone_spread_narrows_to_the_least_used_zone() {
         let pods = web(3, &spread("topology.kubernetes.io/zone", 1));
-        let mut t = Topology::new(zones(&["a", "b", "c"]), &pods, constraints);
+        let mut t = Topology::new(zones(&["a", "b", "c"]), &pods, Vec::new(), constraints);
         let first = narrow(&mut t, &pods, 0, &Requirements::default(), "h1").unwrap();
         assert_eq!(zone(&first), ["a"]);
         t.record(0, &pods[0], &[], &first, "h1");
@@ -548,11 +583,28 @@ mod tests {
         assert_eq!(zone(&narrow(&mut t, &pods, 1, &Requirements::default(), "h2").unwrap()), ["b"]);
     }
 
+    // topology.go `countDomains`: an existing node's zone is a domain of the groups whose node filter matches it, with
+    // no pod there; a zone spread then counts it as the minimum (seed case reproduced in tests/conformance/
+    // karpenter.rs `a_static_replicas_zone_is_a_spread_domain_in_both`).
+    #[test]
+    fn an_existing_nodes_zone_is_a_spread_domain_with_no_pod() {
+        let pods = web(2, &spread("topology.kubernetes.io/zone", 1));
+        let existing = vec![Existing { taints: Vec::new(), requirements: in_zone("a"), hostname: "static-1".into() }];
+        let mut t = Topology::new(zones(&["b"]), &pods, existing, constraints);
+        let first = narrow(&mut t, &pods, 0, &in_zone("b"), "h1").unwrap();
+        t.record(0, &pods[0], &[], &first, "h1");
+        assert!(narrow(&mut t, &pods, 1, &in_zone("b"), "h2").is_err(), "zone b would be 2 against zone a's 0");
+        let mut none = Topology::new(zones(&["b"]), &pods, Vec::new(), constraints);
+        let first = narrow(&mut none, &pods, 0, &in_zone("b"), "h1").unwrap();
+        none.record(0, &pods[0], &[], &first, "h1");
+        assert!(narrow(&mut none, &pods, 1, &in_zone("b"), "h2").is_ok(), "without the node, b is the only domain");
+    }
+
     // Karpenter breaks ties in map order; gpuplan prefers a tied zone the NodeClaim can launch in.
     #[test]
     fn zone_spread_prefers_a_tied_zone_the_nodeclaim_can_launch_in() {
         let pods = web(1, &spread("topology.kubernetes.io/zone", 1));
-        let mut t = Topology::new(zones(&["a", "b"]), &pods, constraints);
+        let mut t = Topology::new(zones(&["a", "b"]), &pods, Vec::new(), constraints);
         let owned = t.owned(&pods[0], &constraints(&pods[0]));
         let r = t.narrow(&pods[0], &owned, &[], &Requirements::default(), &Requirements::default(), "h1", &|_, d| d == "b").unwrap();
         assert_eq!(zone(&r), ["b"]);
@@ -562,7 +614,7 @@ mod tests {
     #[test]
     fn zone_spread_stays_within_the_nodeclaims_zones() {
         let pods = web(1, &spread("topology.kubernetes.io/zone", 1));
-        let mut t = Topology::new(zones(&["a", "b", "c"]), &pods, constraints);
+        let mut t = Topology::new(zones(&["a", "b", "c"]), &pods, Vec::new(), constraints);
         let mut node = Requirements::default();
         node.add("topology.kubernetes.io/zone", Requirement::is_in(["b".to_string(), "c".to_string()]));
         assert_eq!(zone(&narrow(&mut t, &pods, 0, &node, "h1").unwrap()), ["b"]);
@@ -572,7 +624,7 @@ mod tests {
     #[test]
     fn spread_on_a_key_no_nodepool_defines_is_unsatisfiable() {
         let pods = web(1, &spread("unknown", 1));
-        let mut t = Topology::new(zones(&["a"]), &pods, constraints);
+        let mut t = Topology::new(zones(&["a"]), &pods, Vec::new(), constraints);
         assert!(narrow(&mut t, &pods, 0, &Requirements::default(), "h1").unwrap_err().contains("topology spread"));
     }
 
@@ -581,7 +633,7 @@ mod tests {
     #[test]
     fn zone_anti_affinity_blocks_every_zone_the_pod_may_land_in() {
         let pods = web(2, &term("podAntiAffinity", "topology.kubernetes.io/zone"));
-        let mut t = Topology::new(zones(&["a", "b"]), &pods, constraints);
+        let mut t = Topology::new(zones(&["a", "b"]), &pods, Vec::new(), constraints);
         let first = narrow(&mut t, &pods, 0, &Requirements::default(), "h1").unwrap();
         assert_eq!(zone(&first), ["a", "b"]);
         t.record(0, &pods[0], &[], &first, "h1");
@@ -595,7 +647,7 @@ mod tests {
         let mut pods = web(1, &term("podAntiAffinity", "topology.kubernetes.io/zone"));
         pods.extend(web(1, ""));
         pods[1].key = "default/plain".into();
-        let mut t = Topology::new(zones(&["a", "b"]), &pods, constraints);
+        let mut t = Topology::new(zones(&["a", "b"]), &pods, Vec::new(), constraints);
         t.record(0, &pods[0], &[], &in_zone("a"), "h1");
         let owned = t.owned(&pods[1], &Constraints { spread: vec![], affinity: vec![], anti_affinity: vec![], node_filter: vec![], tolerations: vec![] });
         let r = t.narrow(&pods[1], &owned, &[], &Requirements::default(), &Requirements::default(), "h2", &|_, _| true).unwrap();
@@ -607,7 +659,7 @@ mod tests {
     #[test]
     fn self_affinity_on_hostname_opens_only_the_first_nodeclaim() {
         let pods = web(2, &term("podAffinity", HOSTNAME));
-        let mut t = Topology::new(Domains::default(), &pods, constraints);
+        let mut t = Topology::new(Domains::default(), &pods, Vec::new(), constraints);
         assert!(narrow(&mut t, &pods, 0, &Requirements::default(), "h1").is_ok());
         t.record(0, &pods[0], &[], &Requirements::default(), "h1");
         assert!(narrow(&mut t, &pods, 1, &Requirements::default(), "h2").is_err());
@@ -618,7 +670,7 @@ mod tests {
     #[test]
     fn spread_with_a_foreign_selector_does_not_count_its_own_pods() {
         let pods = web(2, &spread("topology.kubernetes.io/zone", 1).replace("{app: web}", "{app: other}"));
-        let mut t = Topology::new(zones(&["a", "b"]), &pods, constraints);
+        let mut t = Topology::new(zones(&["a", "b"]), &pods, Vec::new(), constraints);
         let first = narrow(&mut t, &pods, 0, &Requirements::default(), "h1").unwrap();
         t.record(0, &pods[0], &[], &first, "h1");
         assert_eq!(zone(&narrow(&mut t, &pods, 1, &first, "h1").unwrap()), ["a"]);

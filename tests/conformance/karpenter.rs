@@ -158,7 +158,9 @@ pub fn run(oracle: &Path, root: &Path, cases: &[Case]) -> Vec<Outcome> {
 }
 
 /// What is compared of a report: per pod its NodePool or pending; per NodeClaim (keyed by its pods) the NodePool,
-/// candidates, capacity type, and for on-demand/reserved the type and zone.
+/// candidates, capacity type, and for on-demand/reserved the type and zone; whether it is a static NodePool's replica.
+/// A replica that holds no pod is keyed by its NodePool and its rank among that pool's empty replicas (a pool's
+/// replicas are launched alike), so how many stay empty is compared too.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Comparable {
     pub placement: BTreeMap<String, String>,
@@ -170,20 +172,39 @@ const PENDING: &str = "(pending)";
 pub fn comparable(r: &Value) -> Comparable {
     let mut placement = BTreeMap::new();
     let mut claims = BTreeMap::new();
-    for c in r["nodeclaims"].as_array().into_iter().flatten() {
-        let pods: Vec<String> = c["pods"].as_array().into_iter().flatten().map(|p| p.as_str().unwrap_or("").to_string()).collect();
-        for p in &pods {
-            placement.insert(p.clone(), c["nodepool"].as_str().unwrap_or("").to_string());
+    for (pods, c) in keyed_claims(r) {
+        let pool = c["nodepool"].as_str().unwrap_or("").to_string();
+        let replica = if c["static"] == true { "static replica, " } else { "" };
+        for p in c["pods"].as_array().into_iter().flatten() {
+            placement.insert(p.as_str().unwrap_or("").to_string(), pool.clone());
         }
         let ct = c["capacity_type"].as_str().unwrap_or("");
         let candidates: Vec<&str> = c["candidates"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
         let launch = if ct == "spot" { "spot, one of the candidates".to_string() } else { format!("{ct} {} in {}", c["instance_type"].as_str().unwrap_or(""), c["zone"].as_str().unwrap_or("")) };
-        claims.insert(pods, format!("NodePool {}: {launch}; candidates [{}]", c["nodepool"].as_str().unwrap_or(""), candidates.join(" ")));
+        claims.insert(pods, format!("NodePool {pool}: {replica}{launch}; candidates [{}]", candidates.join(" ")));
     }
     for p in r["pending"].as_array().into_iter().flatten() {
         placement.insert(p["pod"].as_str().unwrap_or("").to_string(), PENDING.into());
     }
     Comparable { placement, claims }
+}
+
+/// Each NodeClaim of a report with its key: its pods, or for one with none (a static replica) its NodePool and rank
+/// among that pool's empty NodeClaims.
+fn keyed_claims(r: &Value) -> Vec<(Vec<String>, &Value)> {
+    let mut empty: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for c in r["nodeclaims"].as_array().into_iter().flatten() {
+        let mut pods: Vec<String> = c["pods"].as_array().into_iter().flatten().map(|p| p.as_str().unwrap_or("").to_string()).collect();
+        if pods.is_empty() {
+            let pool = c["nodepool"].as_str().unwrap_or("");
+            let rank = empty.entry(pool).or_default();
+            *rank += 1;
+            pods = vec![format!("(empty NodeClaim {rank} of NodePool {pool})")];
+        }
+        out.push((pods, c));
+    }
+    out
 }
 
 /// The differences, readable; empty when both agree.
@@ -583,7 +604,7 @@ fn equal_prices_at_the_cut(case: &Case, g: &Value, k: &Value) -> bool {
         return false;
     }
     let candidates = |r: &Value, pods: &Vec<String>| -> BTreeSet<String> {
-        let c = r["nodeclaims"].as_array().unwrap().iter().find(|c| c["pods"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect::<Vec<_>>() == *pods).unwrap();
+        let (_, c) = keyed_claims(r).into_iter().find(|(p, _)| p == pods).unwrap();
         c["candidates"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect()
     };
     let prices = cheapest_prices(&case.catalogs);
@@ -1175,13 +1196,33 @@ fn equal_weight_overlays_apply_in_karpenters_order_name_descending() {
 }
 
 // Static NodePools (`spec.replicas`; sigs.k8s.io/karpenter v1.14.1). provisioner.go `NewScheduler` leaves them out of
-// dynamic provisioning (`if nodepoolutils.IsStatic(np) { return false }`), which the oracle runs; their replicas come
-// from another controller, static/provisioning/controller.go `Reconcile`, which the oracle does not run.
+// dynamic provisioning (`if nodepoolutils.IsStatic(np) { return false }`); their replicas come from
+// static/provisioning/controller.go `Reconcile` (`ReserveNodeCount` against `limits.nodes`, `NewNodeClaimTemplate`,
+// no instance-type requirement in `ToNodeClaim`, the provider's `Create` over every type), which the oracle runs too
+// (conformance/karpenter/cmd/oracle/static.go), registering each replica as an initialized Node in `state.Cluster`;
+// the scheduler tries them before anything else (scheduler.go `add` → `addToExistingNode`, existingnode.go `CanAdd`)
+// and reports them in `Results.ExistingNodes`.
 
-/// A static NodePool `fixed` of `n` replicas beside ONE_POOL's `general` (no weight on either: a static NodePool may
-/// carry none).
+/// A static NodePool `fixed` of `n` replicas of `types`, on-demand, with `extra` spec lines, beside ONE_POOL's
+/// `general` (no weight on either: a static NodePool may carry none).
+fn static_pool_of(n: u32, types: &str, extra: &str) -> String {
+    format!("---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: fixed\nspec:\n  replicas: {n}\n{extra}  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements:\n      - {{key: node.kubernetes.io/instance-type, operator: In, values: [{types}]}}\n      - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}\n")
+}
+
 fn static_pool(n: u32) -> String {
-    format!("---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: fixed\nspec:\n  replicas: {n}\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements:\n      - {{key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}}\n      - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}\n")
+    static_pool_of(n, "m5.large", "")
+}
+
+/// The pods of each NodeClaim of `pool` in a report, sorted by how many they hold.
+fn pods_by_claim(r: &Result<Value, String>, pool: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = claims(r).iter().filter(|c| c["nodepool"] == pool).map(|c| c["pods"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect()).collect();
+    out.sort_by_key(Vec::len);
+    out
+}
+
+/// Every NodeClaim of `pool` is a static replica, on both sides.
+fn all_static(o: &Outcome, pool: &str) -> bool {
+    [&o.gpuplan, &o.oracle].iter().all(|r| claims(r).iter().filter(|c| c["nodepool"] == pool).all(|c| c["static"] == true))
 }
 
 // provisioning/suite_test.go "should not create NodeClaims for StaticNodePool": with no replica launched, the pod
@@ -1192,21 +1233,134 @@ fn a_static_node_pool_takes_no_pod_through_provisioning() {
     assert!(claims(&o.gpuplan).iter().all(|c| c["nodepool"] == "general"), "{:?}", o.gpuplan);
 }
 
-/// Known difference: gpuplan launches a static NodePool's replicas up front (static/provisioning/controller.go
-/// `Reconcile` creates them whatever the pods) and places pods on them before any new NodeClaim; the oracle runs the
-/// provisioner's scheduler alone, with no node in its cluster state, so the pod gets a NodeClaim of `general`.
-/// Modelling it there means launching the replicas through the provider's Create path, registering each as an
-/// initialized Node and NodeClaim in `state.Cluster`, passing them to `NewScheduler` as state nodes and reporting
-/// `Results.ExistingNodes`: not done yet. Fails when the oracle learns it.
+/// Two m5.large replicas and one pod: the pod runs on a replica, the other stays empty (and is still launched and
+/// billed); `general` launches nothing.
 #[test]
-fn known_difference_static_replicas_exist_in_gpuplan_only() {
-    let Some(o) = run_one("static-replicas", &format!("{ONE_POOL}{}", static_pool(2)), &replicas(1, "")) else { return };
-    let ours = claims(&o.gpuplan);
-    assert_eq!(ours.iter().filter(|c| c["static"] == true && c["nodepool"] == "fixed" && c["instance_type"] == "m5.large").count(), 2, "{ours:?}");
-    assert!(ours.iter().any(|c| c["static"] == true && c["pods"].as_array().unwrap().len() == 1), "the pod is on a replica: {ours:?}");
-    let theirs = claims(&o.oracle);
-    assert_eq!(theirs.len(), 1, "{theirs:?}");
-    assert_eq!(theirs[0]["nodepool"], "general", "{theirs:?}");
+fn a_pod_lands_on_a_static_replica_in_karpenter_as_in_simulate() {
+    let Some(o) = agreeing("static-replicas", &format!("{ONE_POOL}{}", static_pool(2)), &replicas(1, "")) else { return };
+    assert_eq!(pods_by_claim(&o.oracle, "fixed"), [vec![], vec!["default/web-0".to_string()]], "{:?}", o.oracle);
+    assert!(pods_by_claim(&o.oracle, "general").is_empty(), "{:?}", o.oracle);
+    assert!(all_static(&o, "fixed"), "{:?}", o.oracle);
+}
+
+/// Two m5.large replicas (1.93 cpu allocatable: one 1-cpu pod each) and three pods: the third gets a NodeClaim of
+/// `general`, the only dynamic NodePool.
+#[test]
+fn pods_beyond_the_static_replicas_go_to_the_dynamic_pool_in_both() {
+    let Some(o) = agreeing("static-overflow", &format!("{ONE_POOL}{}", static_pool(2)), &replicas(3, "")) else { return };
+    assert_eq!(pods_by_claim(&o.oracle, "fixed").iter().map(Vec::len).collect::<Vec<_>>(), [1, 1], "{:?}", o.oracle);
+    assert_eq!(pods_by_claim(&o.oracle, "general").len(), 1, "{:?}", o.oracle);
+}
+
+/// With no dynamic NodePool, the replicas take what fits and the rest pends (Karpenter's provisioner stops at "no
+/// dynamic nodepools found"; the scheduler's existing-node pass stands in for kube-scheduler binding to the replicas).
+#[test]
+fn with_only_a_static_pool_the_pods_beyond_its_replicas_pend_in_both() {
+    let only_static = ONE_POOL.split("---\n").next().unwrap().to_string() + &static_pool(2);
+    let Some(o) = agreeing("static-only", &only_static, &replicas(3, "")) else { return };
+    assert_eq!(pods_by_claim(&o.oracle, "fixed").iter().map(Vec::len).collect::<Vec<_>>(), [1, 1], "{:?}", o.oracle);
+    assert_eq!(o.oracle.as_ref().unwrap()["pending"].as_array().unwrap().len(), 1, "{:?}", o.oracle);
+}
+
+/// The replicas launch on the provider's choice over every type the NodePool admits, as any NodeClaim with no pod
+/// requests would: c5.large ($0.085) before m5.large and m6i.large ($0.096) and m5.xlarge; candidates are all four.
+#[test]
+fn a_static_pools_replicas_launch_on_the_cheapest_admitted_offering_in_both() {
+    let manifests = format!("{ONE_POOL}{}", static_pool_of(2, "m5.large, m5.xlarge, c5.large, m6i.large", ""));
+    let Some(o) = agreeing("static-launch", &manifests, "") else { return };
+    let launched = claims(&o.oracle);
+    assert_eq!(launched.len(), 2, "{launched:?}");
+    assert!(launched.iter().all(|c| c["instance_type"] == "c5.large" && c["candidates"].as_array().unwrap().len() == 4), "{launched:?}");
+    assert!(all_static(&o, "fixed"));
+}
+
+/// `limits.nodes` caps the replicas (controller.go `ReserveNodeCount`): 3 asked, 2 launched.
+#[test]
+fn a_static_pools_node_limit_caps_its_replicas_in_both() {
+    let Some(o) = agreeing("static-node-limit", &format!("{ONE_POOL}{}", static_pool_of(3, "m5.large", "  limits: {nodes: 2}\n")), "") else { return };
+    assert_eq!(claims(&o.oracle).len(), 2, "{:?}", o.oracle);
+}
+
+/// Existing nodes are tried in name order and the first that takes the pod keeps it (scheduler.go
+/// `addToExistingNode`, `sortExistingNodes`), not the one with the fewest pods: three 1-cpu pods all on the first
+/// m5.2xlarge replica.
+#[test]
+fn pods_fill_the_first_static_replica_before_the_next_in_both() {
+    let Some(o) = agreeing("static-fill-order", &format!("{ONE_POOL}{}", static_pool_of(2, "m5.2xlarge", "")), &replicas(3, "")) else { return };
+    assert_eq!(pods_by_claim(&o.oracle, "fixed").iter().map(Vec::len).collect::<Vec<_>>(), [0, 3], "{:?}", o.oracle);
+}
+
+/// A pod goes to a replica that fits it before any in-flight NodeClaim (scheduler.go `add`: `addToExistingNode` before
+/// `addToInflightNode`), even one holding fewer pods: a 5-cpu pod takes a NodeClaim of `general`, then all three
+/// 500m pods go to the m5.xlarge replica.
+#[test]
+fn a_pod_goes_to_a_static_replica_before_an_in_flight_nodeclaim_in_both() {
+    let big = replicas(1, "").replace("name: web\n", "name: big\n").replace("cpu: \"1\"", "cpu: \"5\"");
+    let small = replicas(3, "").replace("cpu: \"1\"", "cpu: 500m");
+    let Some(o) = agreeing("static-before-inflight", &format!("{ONE_POOL}{}", static_pool_of(1, "m5.xlarge", "")), &format!("{big}---\n{small}")) else { return };
+    assert_eq!(pods_by_claim(&o.oracle, "fixed"), [vec!["default/web-0".to_string(), "default/web-1".into(), "default/web-2".into()]], "{:?}", o.oracle);
+    assert_eq!(pods_by_claim(&o.oracle, "general"), [vec!["default/big-0".to_string()]], "{:?}", o.oracle);
+}
+
+/// A replica carries its NodePool's taints (the Node gets the NodeClaim's, registration.go): a pod that does not
+/// tolerate them goes to `general`, one that does lands on the replica.
+#[test]
+fn a_static_replicas_taint_keeps_off_the_pods_that_do_not_tolerate_it_in_both() {
+    let tainted = static_pool(1) + "      taints:\n      - {key: dedicated, value: fixed, effect: NoSchedule}\n";
+    let tolerating = replicas(1, "      tolerations:\n      - {key: dedicated, operator: Exists}\n").replace("name: web\n", "name: tolerant\n");
+    let Some(o) = agreeing("static-taint", &format!("{ONE_POOL}{tainted}"), &format!("{}---\n{tolerating}", replicas(1, ""))) else { return };
+    assert_eq!(pods_by_claim(&o.oracle, "fixed"), [vec!["default/tolerant-0".to_string()]], "{:?}", o.oracle);
+    assert_eq!(pods_by_claim(&o.oracle, "general"), [vec!["default/web-0".to_string()]], "{:?}", o.oracle);
+}
+
+/// A replica is launched requesting nothing, so without EFA interfaces (aws instance.go `getEFACountForInstance`;
+/// cloudprovider.go `instanceToNodeClaim` advertises `vpc.amazonaws.com/efa` only when some are attached): a pod asking
+/// for one gets a NodeClaim of `general`, of the very type the replica runs.
+#[test]
+fn a_pod_requesting_efa_does_not_land_on_a_static_replica_in_both() {
+    let manifests = format!("{}{}", ONE_POOL.replace("values: [m5.large, m5.xlarge, m5.2xlarge]", "values: [g6.8xlarge]"), static_pool_of(1, "g6.8xlarge", ""));
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: efa, namespace: default}\nspec:\n  containers:\n  - {name: c, image: x, resources: {requests: {cpu: \"1\"}, limits: {nvidia.com/gpu: 1, vpc.amazonaws.com/efa: 1}}}\n";
+    let Some(o) = agreeing("static-efa", &manifests, pod) else { return };
+    assert_eq!((pods_by_claim(&o.oracle, "fixed"), pods_by_claim(&o.oracle, "general")), (vec![vec![]], vec![vec!["default/efa".to_string()]]), "{:?}", o.oracle);
+}
+
+/// A type whose allocatable memory is negative fits nothing, not even a replica that requests nothing
+/// (pkg/utils/resources `Fits`: "If any of the total resource values are negative then the resource will never
+/// fit"; aws filter.go `CompatibleAvailableFilter`): with 200Mi system-reserved and a 200Mi eviction threshold,
+/// t3.nano (0.5 GiB) is no candidate and the replica runs t3.micro (seed 4321 case 137).
+#[test]
+fn a_type_with_negative_allocatable_is_no_candidate_for_a_static_replica_in_both() {
+    let tuned = ONE_POOL.replace("  role: R\n", "  role: R\n  kubelet:\n    systemReserved: {memory: 200Mi}\n    evictionHard: {memory.available: \"200Mi\"}\n");
+    let Some(o) = agreeing("static-negative-allocatable", &format!("{tuned}{}", static_pool_of(1, "t3.nano, t3.micro", "")), "") else { return };
+    let launched = claims(&o.oracle);
+    assert_eq!((launched[0]["instance_type"].as_str(), launched[0]["candidates"].clone()), (Some("t3.micro"), serde_json::json!(["t3.micro"])), "{launched:?}");
+}
+
+/// An existing node's labels are domains of the topology groups whose node filter matches it (topology.go
+/// `countDomains`): a replica in us-east-1a, too small for the pods, makes 1a a zone domain with no pod, so with
+/// `general` limited to us-east-1b a zone spread of maxSkew 1 takes one pod there and leaves the second pending.
+#[test]
+fn a_static_replicas_zone_is_a_spread_domain_in_both() {
+    let zone = |z: &str| format!("      - {{key: topology.kubernetes.io/zone, operator: In, values: [{z}]}}\n");
+    let manifests = format!("{}{}{}", ONE_POOL, zone("us-east-1b"), static_pool(1) + &zone("us-east-1a"));
+    let pods = replicas(2, &spread("topology.kubernetes.io/zone", 1, "DoNotSchedule", "web")).replace("cpu: \"1\"", "cpu: \"3\"");
+    let Some(o) = agreeing("static-zone-domain", &manifests, &pods) else { return };
+    assert_eq!(o.oracle.as_ref().unwrap()["pending"].as_array().unwrap().len(), 1, "{:?}", o.oracle);
+    assert_eq!(pods_by_claim(&o.oracle, "general").len(), 1, "{:?}", o.oracle);
+}
+
+/// With minValues (policy Strict), the types a replica's Create sends must meet it or the launch fails
+/// (pkg/cloudprovider/types.go `Truncate`): four families asked of three admitted types, so no replica exists on
+/// either side, and the pod gets a NodeClaim of `general` (seed 22 case 447).
+#[test]
+fn a_static_replica_whose_launch_misses_min_values_exists_in_neither() {
+    let pool = static_pool_of(1, "m5.large, c5.large, r5.large", "").replace(
+        "      - {key: node.kubernetes.io/instance-type",
+        "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5, c5, r5], minValues: 4}\n      - {key: node.kubernetes.io/instance-type",
+    );
+    let Some(o) = agreeing("static-min-values", &format!("{ONE_POOL}{pool}"), &replicas(1, "")) else { return };
+    assert!(pods_by_claim(&o.oracle, "fixed").is_empty(), "{:?}", o.oracle);
+    assert_eq!(pods_by_claim(&o.oracle, "general").len(), 1, "{:?}", o.oracle);
 }
 
 // NodeOverlay conflicts (sigs.k8s.io/karpenter v1.14.1 pkg/controllers/nodeoverlay/controller.go `Reconcile`,

@@ -3,8 +3,8 @@
 //! (cpu/memory/GPU requests, init and sidecar containers, tolerations, nodeSelector, required and preferred node
 //! affinity with several terms; about 15% of workloads with a topology spread constraint on hostname, zone, capacity
 //! type or a NodePool's `capacity-spread` label, or pod (anti-)affinity, required or preferred), NodeOverlays (price;
-//! a rival of the same weight in most cases with one, to exercise conflicts) and
-//! unavailable offerings — the features `gpuplan simulate` models.
+//! a rival of the same weight in most cases with one, to exercise conflicts), unavailable offerings, and in about 8%
+//! of cases a static NodePool (`spec.replicas`) — the features `gpuplan simulate` models.
 //! Deterministic from a seed (splitmix64), so `conformance/run --seed S` reproduces any run.
 
 use std::fmt::Write;
@@ -229,7 +229,10 @@ pub fn scenario(r: &mut Rng) -> Scenario {
     let pools = 1 + r.below(4);
     let mut pool_taints: Vec<Vec<usize>> = Vec::new();
     let mut gpu_pools = Vec::new();
+    // Where each NodePool's document starts in `m`, for a static NodePool that copies one.
+    let mut pool_starts = Vec::new();
     for i in 0..pools {
+        pool_starts.push(m.len());
         let name = ["alpha", "bravo", "charlie", "delta"][i];
         let gpu_pool = r.chance(50);
         gpu_pools.push(gpu_pool);
@@ -291,6 +294,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         }
         pool_taints.push(taints);
     }
+    pool_starts.push(m.len());
     if r.chance(10) {
         let fam = r.pick(GPU_FAMILIES);
         let body = if r.chance(50) { format!("  price: \"{}\"\n", r.pick(&["0.01", "5.5"])) } else { "  priceAdjustment: \"-50%\"\n".to_string() };
@@ -411,5 +415,72 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             unavailable.push(format!("{t}:{z}:{c}"));
         }
     }
+    // Drawn last, so a case without one is the case this generator made before static NodePools.
+    if r.chance(8) {
+        let static_pool = if r.chance(50) {
+            let i = r.below(pools);
+            let floor = if r.chance(60) { Some(r.pick(&[7, 15, 31])) } else { None };
+            static_copy(&m[pool_starts[i]..pool_starts[i + 1]], ["alpha", "bravo", "charlie", "delta"][i], 1 + r.below(3), floor)
+        } else {
+            static_node_pool(r, kubelet_class)
+        };
+        m.push_str(&static_pool);
+    }
     Scenario { manifests: m, pods: p, unavailable }
+}
+
+/// A static NodePool `echo` of `replicas` that copies a generated NodePool's template (so the pods written for that
+/// pool, its taints and requirements, may land on the replicas), without its weight and limits, and with a cpu floor
+/// when `floor` is given (a replica runs the cheapest admitted type, often too small for the generated pods).
+fn static_copy(pool: &str, name: &str, replicas: usize, floor: Option<u32>) -> String {
+    let mut out = String::new();
+    let mut in_limits = false;
+    for line in pool.lines() {
+        if in_limits && line.starts_with("    ") {
+            continue;
+        }
+        in_limits = line == "  limits:";
+        if in_limits || line.starts_with("  weight: ") {
+            continue;
+        }
+        let _ = writeln!(out, "{}", if line == format!("  name: {name}") { "  name: echo" } else { line });
+        if line == "spec:" {
+            let _ = writeln!(out, "  replicas: {replicas}");
+        }
+        if let (Some(cpu), "      requirements:") = (floor, line) {
+            let _ = writeln!(out, "      - {{key: \"karpenter.k8s.aws/instance-cpu\", operator: Gt, values: [\"{cpu}\"]}}");
+        }
+    }
+    out
+}
+
+/// A static NodePool (`spec.replicas` 1 to 3; no weight, only a `nodes` limit, as the CRD allows): families as a
+/// dynamic pool's, sometimes a cpu floor, another requirement, a taint or a team label.
+fn static_node_pool(r: &mut Rng, kubelet_class: bool) -> String {
+    let gpu_pool = r.chance(40);
+    let mut m = format!("---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: echo\nspec:\n  replicas: {}\n", 1 + r.below(3));
+    if r.chance(20) {
+        let _ = writeln!(m, "  limits:\n    nodes: \"{}\"", 1 + r.below(2));
+    }
+    m.push_str("  template:\n");
+    if r.chance(30) {
+        let _ = writeln!(m, "    metadata:\n      labels:\n        team: {}", r.pick(TEAMS));
+    }
+    let class = if kubelet_class && r.chance(50) { "tuned" } else { "default" };
+    let _ = writeln!(m, "    spec:\n      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: {class}\n      requirements:");
+    let fams = r.subset(&strs(if gpu_pool { GPU_FAMILIES } else { FAMILIES }), 3);
+    let _ = writeln!(m, "      - {{key: \"karpenter.k8s.aws/instance-family\", operator: In, values: {}}}", list(&fams));
+    // Sometimes a size floor, so that the replica (the cheapest admitted type: no pod asks for anything at launch)
+    // holds some pods; seldom another requirement (most of the generated ones contradict a 3-family list).
+    if r.chance(50) {
+        let _ = writeln!(m, "      - {{key: \"karpenter.k8s.aws/instance-cpu\", operator: Gt, values: [\"{}\"]}}", r.pick(&[3, 7, 15]));
+    }
+    if r.chance(35) {
+        let _ = writeln!(m, "      - {}", requirement(r, false, gpu_pool));
+    }
+    if r.chance(30) {
+        let t = &TAINTS[r.below(TAINTS.len())];
+        let _ = writeln!(m, "      taints:\n      - {{key: \"{}\", {}effect: {}}}", t.key, t.value.map(|v| format!("value: \"{v}\", ")).unwrap_or_default(), t.effect);
+    }
+    m
 }

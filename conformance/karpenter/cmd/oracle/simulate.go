@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 	fakecr "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -52,6 +53,8 @@ type report struct {
 	NodePools     []nodePoolReport  `json:"nodepools"`
 	USDPerHour    float64           `json:"usd_per_hour"`
 	PriceEstimate bool              `json:"price_estimate"`
+	// Static replicas whose launch failed (not in gpuplan's schema: the harness compares only nodeclaims and pending).
+	Unlaunched []string `json:"unlaunched,omitempty"`
 }
 
 type nodeClaimReport struct {
@@ -64,6 +67,8 @@ type nodeClaimReport struct {
 	PriceEstimate bool     `json:"price_estimate"`
 	Candidates    []string `json:"candidates"`
 	Pods          []string `json:"pods"`
+	// A static NodePool's replica (gpuplan's `"static": true`): launched up front, whatever the pods.
+	Static bool `json:"static,omitempty"`
 }
 
 type pendingPod struct {
@@ -75,6 +80,8 @@ type nodePoolReport struct {
 	Name       string `json:"name"`
 	Weight     int64  `json:"weight"`
 	NodeClaims int    `json:"nodeclaims"`
+	// A static NodePool's spec.replicas (gpuplan's `replicas`).
+	Replicas *int64 `json:"replicas,omitempty"`
 }
 
 // options: Karpenter's and the AWS provider's defaults (their own flag sets; reading either from a context without
@@ -334,9 +341,8 @@ func simulate(a args) (*report, error) {
 
 	// provisioner.go NewScheduler: static NodePools are skipped; a NodePool whose NodeClass cannot be resolved gets no
 	// instance types (aws cloudprovider.go GetInstanceTypes) and is skipped.
-	// The nodeoverlay controller lists every NodePool, static ones too (controller.go Reconcile), so an overlay in
-	// conflict on a static NodePool's types only is dropped everywhere: those go to overlaid, not to the scheduler.
-	var nodePools, overlayPools []*karpv1.NodePool
+	// Static NodePools get the same instance types, for their replicas' launch (static.go).
+	var nodePools, staticPools []*karpv1.NodePool
 	its := map[string][]*cloudprovider.InstanceType{}
 	byClass := map[string][]*cloudprovider.InstanceType{}
 	for _, np := range in.nodePools {
@@ -350,24 +356,24 @@ func simulate(a args) (*report, error) {
 		list := byClass[nc.Name]
 		np = np.DeepCopy()
 		np.UID = types.UID("nodepool-" + np.Name)
-		overlayPools = append(overlayPools, np)
-		its[np.Name] = list
-		if np.Spec.Replicas == nil {
+		if nodepoolutils.IsStatic(np) {
+			staticPools = append(staticPools, np)
+		} else {
 			nodePools = append(nodePools, np)
 		}
+		its[np.Name] = list
 	}
 	nodepoolutils.OrderByWeight(nodePools)
+	nodepoolutils.OrderByWeight(staticPools)
 	if gate && len(in.overlays) > 0 {
-		if its, err = overlaid(ctx, overlayPools, its, in.overlays); err != nil {
+		// cloudprovider.go Create applies the NodePool's overlays to a static NodeClaim's types as to any other.
+		if its, err = overlaid(ctx, append(append([]*karpv1.NodePool{}, nodePools...), staticPools...), its, in.overlays); err != nil {
 			return nil, err
 		}
 	}
-	// provisioner.go NewScheduler builds its instance types for the dynamic NodePools only.
-	for _, np := range overlayPools {
-		if np.Spec.Replicas != nil {
-			delete(its, np.Name)
-		}
-	}
+	// The nodeoverlay controller lists every NodePool, static ones too (controller.go Reconcile), so an overlay in
+	// conflict on a static NodePool's types only is dropped everywhere; NewScheduler reads the types of the dynamic
+	// NodePools it is given (provisioner.go), the static ones' are for their replicas' launch (static.go).
 
 	uidKeys := map[types.UID]string{}
 	for _, p := range in.pods {
@@ -392,7 +398,24 @@ func simulate(a args) (*report, error) {
 	}
 
 	r := &report{Region: cat.Region, NodeClaims: []nodeClaimReport{}, Pending: []pendingPod{}, NodePools: []nodePoolReport{}}
-	if len(nodePools) == 0 {
+	// The cluster state the provisioner reads, with the static NodePools' replicas in it. The fake client indexes pods
+	// by node as the operator's cache does (pkg/operator/operator.go IndexField "spec.nodeName"), which
+	// cluster.go populateResourceRequests lists by.
+	client := fakecr.NewClientBuilder().WithIndex(&corev1.Pod{}, "spec.nodeName", func(o crclient.Object) []string {
+		return []string{o.(*corev1.Pod).Spec.NodeName}
+	}).Build()
+	clk := clock.RealClock{}
+	cluster := state.NewCluster(clk, client, &staticCloudProvider{types: its})
+	var statics []staticPool
+	for _, np := range staticPools {
+		statics = append(statics, staticPool{np: np, class: in.nodeClasses[np.Spec.Template.Spec.NodeClassRef.Name]})
+	}
+	replicas, failed, err := w.launchStatic(ctx, cluster, statics, its)
+	if err != nil {
+		return nil, err
+	}
+	r.Unlaunched = failed
+	if len(nodePools) == 0 && len(replicas) == 0 {
 		// provisioner.go: ErrNodePoolsNotFound, nothing is scheduled.
 		for _, p := range in.pods {
 			r.Pending = append(r.Pending, pendingPod{Pod: in.keys[p], Reason: "no NodePool with a resolvable NodeClass"})
@@ -407,14 +430,17 @@ func simulate(a args) (*report, error) {
 		scheduling.NumConcurrentReconciles(int(math.Ceil(float64(coreoptions.FromContext(ctx).CPURequests) / 1000.0))),
 		scheduling.MinValuesPolicy(coreoptions.FromContext(ctx).MinValuesPolicy),
 	}
-	client := fakecr.NewFakeClient()
-	clk := clock.RealClock{}
-	cluster := state.NewCluster(clk, client, &staticCloudProvider{types: its})
-	topology, err := scheduling.NewTopology(ctx, client, cluster, nil, nodePools, its, in.pods, opts...)
+	// provisioner.go Schedule: the active state nodes go to NewTopology and NewScheduler. With no dynamic NodePool the
+	// provisioner stops at ErrNodePoolsNotFound and kube-scheduler binds pods to the static nodes; the scheduler
+	// (which still builds with no templates to "ack pods which can schedule to existing and in-flight capacity",
+	// scheduler.go NewScheduler) stands in for that binding.
+	stateNodes := cluster.DeepCopyNodes().Active()
+	dynamic := lo.PickByKeys(its, lo.Map(nodePools, func(np *karpv1.NodePool, _ int) string { return np.Name }))
+	topology, err := scheduling.NewTopology(ctx, client, cluster, stateNodes, nodePools, dynamic, in.pods, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
-	s := scheduling.NewScheduler(ctx, client, nodePools, cluster, nil, topology, its, dsPods, events.NewRecorder(&record.FakeRecorder{}), clk, nil, nil, opts...)
+	s := scheduling.NewScheduler(ctx, client, nodePools, cluster, stateNodes, topology, dynamic, dsPods, events.NewRecorder(&record.FakeRecorder{}), clk, nil, nil, opts...)
 	results, err := s.Solve(ctx, in.pods)
 	if err != nil {
 		return nil, fmt.Errorf("solve: %w", err)
@@ -450,6 +476,29 @@ func simulate(a args) (*report, error) {
 		return claims[i].first < claims[j].first
 	})
 	counts := map[string]int{}
+	// Results.ExistingNodes: the static replicas with the pods placed on them, reported first in their pool, as
+	// gpuplan reports a replica (it has no pods of its own to sort by).
+	byNode := map[string]*scheduling.ExistingNode{}
+	for _, n := range results.ExistingNodes {
+		byNode[n.Name()] = n
+	}
+	for _, rep := range replicas {
+		c := rep.report
+		if n, ok := byNode[rep.node]; ok {
+			for _, p := range n.Pods {
+				c.Pods = append(c.Pods, uidKeys[p.UID])
+			}
+		}
+		sort.Strings(c.Pods)
+		if c.Pods == nil {
+			c.Pods = []string{}
+		}
+		counts[c.NodePool]++
+		c.Name = fmt.Sprintf("%s-%d", c.NodePool, counts[c.NodePool])
+		r.NodeClaims = append(r.NodeClaims, c)
+		r.USDPerHour += c.USDPerHour
+		r.PriceEstimate = r.PriceEstimate || c.PriceEstimate
+	}
 	for _, c := range claims {
 		l, err := w.launch(ctx, c.nc, its[c.pool])
 		if err != nil {
@@ -472,8 +521,8 @@ func simulate(a args) (*report, error) {
 		r.Pending = append(r.Pending, pendingPod{Pod: uidKeys[p.UID], Reason: e.Error()})
 	}
 	sortPending(r)
-	for _, np := range nodePools {
-		r.NodePools = append(r.NodePools, nodePoolReport{Name: np.Name, Weight: int64(lo.FromPtr(np.Spec.Weight)), NodeClaims: counts[np.Name]})
+	for _, np := range append(nodePools, staticPools...) {
+		r.NodePools = append(r.NodePools, nodePoolReport{Name: np.Name, Weight: int64(lo.FromPtr(np.Spec.Weight)), NodeClaims: counts[np.Name], Replicas: np.Spec.Replicas})
 	}
 	return r, nil
 }
@@ -489,7 +538,12 @@ func sortPending(r *report) {
 // cheapest such offering (CreateFleet's lowest-price for on-demand; for spot EC2's price-capacity-optimized choice
 // depends on live capacity, so only the candidate set is comparable). Ties: type name, then zone (gpuplan's rule).
 func (w *world) launch(ctx context.Context, nc *scheduling.NodeClaim, all []*cloudprovider.InstanceType) (*nodeClaimReport, error) {
-	claim := nc.NodeClaimTemplate.ToNodeClaim()
+	l, _, err := w.create(ctx, nc.NodeClaimTemplate.ToNodeClaim(), all)
+	return l, err
+}
+
+// create launches a NodeClaim as the provider's Create does (see launch), and returns the launched type too.
+func (w *world) create(ctx context.Context, claim *karpv1.NodeClaim, all []*cloudprovider.InstanceType) (*nodeClaimReport, *cloudprovider.InstanceType, error) {
 	reqs := karpscheduling.NewNodeSelectorRequirementsWithMinValues(claim.Spec.Requirements...)
 	// The provider lists fresh instance types for every Create; SpotOfferingFilter replaces an instance type's
 	// Offerings slice in place (filter.go: "only safe to mutate the slice"), so launch works on copies.
@@ -507,13 +561,13 @@ func (w *world) launch(ctx context.Context, nc *scheduling.NodeClaim, all []*clo
 	} {
 		remaining, _ := f.FilterReject(types)
 		if len(remaining) == 0 {
-			return nil, fmt.Errorf("all requested instance types were unavailable during launch (%s)", f.Name())
+			return nil, nil, fmt.Errorf("all requested instance types were unavailable during launch (%s)", f.Name())
 		}
 		types = remaining
 	}
 	types, err := cloudprovider.InstanceTypes(types).Truncate(ctx, reqs, 60)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	capacityType := karpv1.CapacityTypeOnDemand
 	for _, ct := range []string{karpv1.CapacityTypeReserved, karpv1.CapacityTypeSpot} {
@@ -532,20 +586,21 @@ func (w *world) launch(ctx context.Context, nc *scheduling.NodeClaim, all []*clo
 	type choice struct {
 		typ, zone string
 		price     float64
+		it        *cloudprovider.InstanceType
 	}
 	var best *choice
 	names := []string{}
 	for _, it := range types {
 		names = append(names, it.Name)
 		for _, o := range it.Offerings.Available().Compatible(r) {
-			c := choice{it.Name, o.Zone(), o.Price}
+			c := choice{it.Name, o.Zone(), o.Price, it}
 			if best == nil || c.price < best.price || (c.price == best.price && (c.typ < best.typ || (c.typ == best.typ && c.zone < best.zone))) {
 				best = &c
 			}
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("no available %s offering", capacityType)
+		return nil, nil, fmt.Errorf("no available %s offering", capacityType)
 	}
 	sort.Strings(names)
 	p := w.prices[w.priceKey(best.typ, capacityType, best.zone)]
@@ -556,5 +611,5 @@ func (w *world) launch(ctx context.Context, nc *scheduling.NodeClaim, all []*clo
 	return &nodeClaimReport{
 		InstanceType: best.typ, CapacityType: capacityType, Zone: best.zone,
 		USDPerHour: math.Round(usd*10_000) / 10_000, PriceEstimate: p.estimate, Candidates: names,
-	}, nil
+	}, best.it, nil
 }
