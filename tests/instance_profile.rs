@@ -116,26 +116,6 @@ fn a_class_with_an_instance_profile_adopts_compiles_and_verifies_with_no_change(
 /// gpuplan's own output with an instance profile adopts back into the same line, and compiles to the same files.
 #[test]
 fn a_profile_with_an_instance_profile_round_trips_through_adopt_byte_for_byte() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("profiles")).unwrap();
-    std::fs::write(dir.path().join("profiles/p.kdl"), profile("    instance-profile \"KarpenterNodeInstanceProfile-ml\"\n")).unwrap();
-    let catalogs = repo().join("catalogs");
-    let catalogs = catalogs.to_str().unwrap();
-    let run = |args: &[&str]| {
-        let out = gpuplan(dir.path(), args);
-        assert!(out.status.success(), "{args:?}: {}", text(&out));
-    };
-    run(&["compile", "--catalogs", catalogs]);
-    std::fs::rename(dir.path().join("out"), dir.path().join("before")).unwrap();
-    std::fs::remove_dir_all(dir.path().join("profiles")).unwrap();
-    run(&["adopt", "before", "--into", "profiles", "--catalogs", catalogs]);
-    let adopted = std::fs::read_to_string(dir.path().join("profiles/p.kdl")).unwrap();
+    let adopted = common::assert_round_trip(&profile("    instance-profile \"KarpenterNodeInstanceProfile-ml\"\n"));
     assert!(adopted.contains("instance-profile \"KarpenterNodeInstanceProfile-ml\"") && !adopted.contains("node-role"), "{adopted}");
-    run(&["compile", "--catalogs", catalogs]);
-    let before = gpuplan::emit::read_tree(&dir.path().join("before")).unwrap();
-    let after = gpuplan::emit::read_tree(&dir.path().join("out")).unwrap();
-    assert_eq!(before.files.keys().collect::<Vec<_>>(), after.files.keys().collect::<Vec<_>>());
-    for (path, text) in &before.files {
-        assert_eq!(&after.files[path], text, "{}", path.display());
-    }
 }

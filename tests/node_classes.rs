@@ -305,28 +305,7 @@ mod round_trip {
     #[test]
     fn a_profile_with_kubelet_and_raw_blocks_round_trips_through_adopt_byte_for_byte() {
         let b = "pool \"b\" preset=\"general\" {\n    gpu { name \"A10G\"; per-node max=1; }\n    max-accelerators 8\n    kubelet { max-pods 58; eviction-hard memory.available=\"5%\"; }\n    raw \"NodePool\" \"spec: {template: {metadata: {annotations: {example.com/owner: ml}}}}\"\n}\n";
-        let written = profile("    raw \"EC2NodeClass\" \"spec: {tags: {team: ml}}\"", &format!("{L4}}}\n{b}"));
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("profiles")).unwrap();
-        std::fs::write(dir.path().join("profiles/p.kdl"), written).unwrap();
-        let catalogs = repo().join("catalogs");
-        let catalogs = catalogs.to_str().unwrap();
-        let run = |args: &[&str]| {
-            let out = gpuplan(dir.path(), args);
-            assert!(out.status.success(), "{args:?}: {}", text(&out));
-        };
-        run(&["compile", "--catalogs", catalogs]);
-        std::fs::rename(dir.path().join("out"), dir.path().join("before")).unwrap();
-        std::fs::remove_dir_all(dir.path().join("profiles")).unwrap();
-        run(&["adopt", "before", "--into", "profiles", "--catalogs", catalogs]);
-        let adopted = std::fs::read_to_string(dir.path().join("profiles/p.kdl")).unwrap();
+        let adopted = common::assert_round_trip(&profile("    raw \"EC2NodeClass\" \"spec: {tags: {team: ml}}\"", &format!("{L4}}}\n{b}")));
         assert!(adopted.contains("kubelet {") && adopted.matches("raw \"").count() == 2, "{adopted}");
-        run(&["compile", "--catalogs", catalogs]);
-        let before = gpuplan::emit::read_tree(&dir.path().join("before")).unwrap();
-        let after = gpuplan::emit::read_tree(&dir.path().join("out")).unwrap();
-        assert_eq!(before.files.keys().collect::<Vec<_>>(), after.files.keys().collect::<Vec<_>>());
-        for (path, text) in &before.files {
-            assert_eq!(&after.files[path], text, "{}", path.display());
-        }
     }
 }

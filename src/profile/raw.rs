@@ -60,6 +60,19 @@ const OWNED: &[(&str, &str, &str)] = &[
     ("NodeClass", "spec.tags.gpuplan.dev/*", "gpuplan's tags"),
 ];
 
+/// The profile's `raw` fragments of `kind`, each once (a pool's fragments are inherited by its tiers), the cluster
+/// block's first; the tiers `skip` holds for leave theirs out.
+pub fn fragments_once<'p>(profile: &'p super::Profile, kind: &str, skip: impl Fn(&super::Tier) -> bool) -> Vec<&'p Spanned<Raw>> {
+    let tiers = profile.pools.iter().flat_map(|p| &p.tiers).filter(|t| !skip(t)).flat_map(|t| &t.settings.raws);
+    let mut out: Vec<&Spanned<Raw>> = Vec::new();
+    for raw in profile.cluster.raws.iter().chain(tiers).filter(|r| r.kind == kind) {
+        if !out.iter().any(|r| r.span == raw.span) {
+            out.push(raw);
+        }
+    }
+    out
+}
+
 /// Dotted paths of a fragment's leaves (and of each `null`, which deletes): `spec.template.spec.startupTaints`.
 /// Lists are leaves: a merge patch replaces them whole.
 pub fn leaf_paths(value: &Value, prefix: &str, out: &mut Vec<String>) {

@@ -208,7 +208,7 @@ fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Ma
     let Some(class) = m.node_classes.iter().find(|c| c.serves(&pool)) else {
         let kind = manifests::NodeClass::kind(pool.auto_mode);
         let why = format!("{kind} {:?} is not in the manifests (Karpenter ignores a NodePool whose NodeClass is not ready)", pool.node_class);
-        return Template { pool, types: Vec::new(), dropped: Some(why) };
+        return Template { pool, types: Vec::new(), dropped: Some(why), provisioned: false };
     };
     // Labels are looked up only for types that pass the cheap name/family/category check: most types fail a
     // NodePool's requirements there (gpuplan's pools name their types).
@@ -225,7 +225,8 @@ fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Ma
     let dropped = types.is_empty().then(|| "no instance type in the catalog meets its requirements with an offering".to_string());
     // A static NodePool keeps its types (its replicas launch on one of them) but takes no pod through provisioning.
     let dropped = dropped.or(pool.static_replicas.map(static_nodes::reason));
-    Template { pool, types, dropped }
+    let provisioned = pool.static_replicas.is_none();
+    Template { pool, types, dropped, provisioned }
 }
 
 /// The type with the overhead of the DaemonSets that run on it in `pool`.
@@ -279,7 +280,7 @@ fn with_availability(t: &Template, touched: &instances::UnavailableTypes) -> Tem
     } else {
         scheduler::min_values(&pool.requirements, types.iter().map(|t| &**t)).err().map(|e| format!("{e} (minValuesPolicy Strict)"))
     };
-    Template { pool: Arc::clone(pool), types, dropped }
+    Template { pool: Arc::clone(pool), types, dropped, provisioned: t.provisioned }
 }
 
 /// Pod keys by NodePool, for callers that check placement (compile, lint).

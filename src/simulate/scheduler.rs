@@ -31,6 +31,9 @@ pub struct Template {
     pub types: Vec<std::sync::Arc<SimType>>,
     /// Why the pool takes no pods at all (missing NodeClass, minValues, no type left).
     pub dropped: Option<String>,
+    /// Whether provisioner.go hands the NodePool to `NewScheduler`: dynamic (not static) with its NodeClass ready. Only
+    /// those decide whether relaxation tolerates PreferNoSchedule taints (scheduler.go `NewScheduler`).
+    pub provisioned: bool,
 }
 
 /// A NodeClaim being planned.
@@ -189,7 +192,9 @@ struct FilterFlags {
 
 impl<'a> Scheduler<'a> {
     pub fn new(templates: &'a [Template], pods: &'a [Pod]) -> Scheduler<'a> {
-        let prefer_no_schedule = templates.iter().any(|t| t.pool.taints.iter().any(|x| x.effect == "PreferNoSchedule"));
+        // scheduler.go NewScheduler loops over the NodePools it is given, dynamic ones: a static NodePool's taint does
+        // not make relaxation tolerate PreferNoSchedule (seed 22 case 756: a pod stays off a replica tainted so).
+        let prefer_no_schedule = templates.iter().filter(|t| t.provisioned).any(|t| t.pool.taints.iter().any(|x| x.effect == "PreferNoSchedule"));
         let remaining = templates.iter().map(|t| t.pool.limits.clone()).collect();
         Scheduler { templates, pods, claims: Vec::new(), remaining, prefer_no_schedule, topology: None }
     }

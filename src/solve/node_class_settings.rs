@@ -60,13 +60,7 @@ impl OwnClasses {
 pub fn auto_mode_refusals(profile: &Profile, auto_mode: Option<Span>, sources: &Sources) -> Vec<ProfileDiagnostic> {
     let mut out = Vec::new();
     let (class_kind, other) = if auto_mode.is_some() { ("NodeClass", "EC2NodeClass") } else { ("EC2NodeClass", "NodeClass") };
-    let tiers = profile.pools.iter().flat_map(|p| &p.tiers).map(|t| &t.settings);
-    let mut raws: Vec<&Spanned<Raw>> = profile.cluster.raws.iter().collect();
-    let mut kubelets = Vec::new();
-    for s in tiers {
-        raws.extend(&s.raws);
-        kubelets.extend(s.kubelet.as_ref().map(|k| k.span));
-    }
+    let mut kubelets: Vec<Span> = profile.pools.iter().flat_map(|p| &p.tiers).filter_map(|t| t.settings.kubelet.as_ref().map(|k| k.span)).collect();
     kubelets.sort_by_key(|s| (s.offset, s.len));
     kubelets.dedup();
     if auto_mode.is_some() {
@@ -79,12 +73,7 @@ pub fn auto_mode_refusals(profile: &Profile, auto_mode: Option<Span>, sources: &
             );
         }
     }
-    let mut seen = Vec::new();
-    for raw in raws.into_iter().filter(|r| r.kind == other) {
-        if seen.contains(&raw.span) {
-            continue;
-        }
-        seen.push(raw.span);
+    for raw in crate::profile::raw::fragments_once(profile, other, |_| false) {
         let mode = if auto_mode.is_some() { "an EKS Auto Mode cluster" } else { "a cluster outside EKS Auto Mode" };
         out.push(
             sources
@@ -109,14 +98,8 @@ fn alias_family(alias: &str) -> String {
 /// tag, as adopted classes carry them) is the user's to vouch for.
 pub fn ami_family_refusals(profile: &Profile, sources: &Sources) -> Vec<ProfileDiagnostic> {
     let cluster_family = alias_family(&profile.cluster.ami.value);
-    let tiers = profile.pools.iter().flat_map(|p| &p.tiers).flat_map(|t| &t.settings.raws);
-    let mut seen = Vec::new();
     let mut out = Vec::new();
-    for raw in profile.cluster.raws.iter().chain(tiers).filter(|r| r.kind == "EC2NodeClass") {
-        if seen.contains(&raw.span) {
-            continue;
-        }
-        seen.push(raw.span);
+    for raw in crate::profile::raw::fragments_once(profile, "EC2NodeClass", |_| false) {
         let spec = &raw.patch["spec"];
         let aliases = spec["amiSelectorTerms"].as_array().into_iter().flatten().filter_map(|t| t["alias"].as_str()).map(alias_family);
         let family = spec["amiFamily"].as_str().map(str::to_ascii_lowercase).filter(|f| f != "custom");

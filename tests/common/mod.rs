@@ -122,3 +122,31 @@ pub fn with_code<'d>(diagnostics: &'d [ProfileDiagnostic], code: &str) -> Vec<&'
 pub fn templates_path() -> &'static Path {
     Path::new("templates")
 }
+
+/// Compiles `profile` (as profiles/p.kdl), adopts the output, compiles the adopted profiles and asserts the second
+/// out/ equals the first byte for byte (the round trip of issue 19 item 5). Returns the adopted profile's text.
+#[allow(dead_code)]
+pub fn assert_round_trip(profile: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("profiles")).unwrap();
+    std::fs::write(dir.path().join("profiles/p.kdl"), profile).unwrap();
+    let catalogs = repo().join("catalogs");
+    let catalogs = catalogs.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = gpuplan(dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+    };
+    run(&["compile", "--catalogs", catalogs]);
+    std::fs::rename(dir.path().join("out"), dir.path().join("before")).unwrap();
+    std::fs::remove_dir_all(dir.path().join("profiles")).unwrap();
+    run(&["adopt", "before", "--into", "profiles", "--catalogs", catalogs]);
+    let adopted = std::fs::read_to_string(dir.path().join("profiles/p.kdl")).unwrap();
+    run(&["compile", "--catalogs", catalogs]);
+    let before = gpuplan::emit::read_tree(&dir.path().join("before")).unwrap();
+    let after = gpuplan::emit::read_tree(&dir.path().join("out")).unwrap();
+    assert_eq!(before.files.keys().collect::<Vec<_>>(), after.files.keys().collect::<Vec<_>>());
+    for (path, text) in &before.files {
+        assert_eq!(&after.files[path], text, "{}", path.display());
+    }
+    adopted
+}

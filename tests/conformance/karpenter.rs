@@ -1313,6 +1313,24 @@ fn a_static_replicas_taint_keeps_off_the_pods_that_do_not_tolerate_it_in_both() 
     assert_eq!(pods_by_claim(&o.oracle, "general"), [vec!["default/web-0".to_string()]], "{:?}", o.oracle);
 }
 
+/// scheduler.go `NewScheduler` turns on relaxation's PreferNoSchedule toleration only when a NodePool it is given
+/// (a dynamic one: provisioner.go leaves static NodePools out) has such a taint. A static pool's PreferNoSchedule taint
+/// therefore keeps a pod that does not tolerate it off the replica, and it pends (found by the generator: seed 22, case
+/// 756, where gpuplan had relaxed and put the pods on the replica). With the taint on the dynamic pool too, relaxation
+/// tolerates it and the replica takes the pod.
+#[test]
+fn a_static_pools_prefer_no_schedule_taint_is_relaxed_only_when_a_dynamic_pool_has_one_in_both() {
+    let soft = "      taints:\n      - {key: spot, value: \"true\", effect: PreferNoSchedule}\n";
+    // The pod selects the replica's label: `general` cannot take it, so only relaxation could put it on the replica.
+    let tainted = static_pool(1).replace("  template:\n    spec:\n", "  template:\n    metadata:\n      labels: {pool: fixed}\n    spec:\n") + soft;
+    let pod = replicas(1, "      nodeSelector: {pool: fixed}\n");
+    let Some(o) = agreeing("static-prefer-no-schedule", &format!("{ONE_POOL}{tainted}"), &pod) else { return };
+    assert!(pods_by_claim(&o.oracle, "fixed").iter().all(Vec::is_empty), "the pod stays off the replica: {:?}", o.oracle);
+    let both = ONE_POOL.replace("      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n", &format!("      - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}\n{soft}"));
+    let Some(o) = agreeing("static-prefer-no-schedule-relaxed", &format!("{both}{tainted}"), &pod) else { return };
+    assert_eq!(pods_by_claim(&o.oracle, "fixed"), [vec!["default/web-0".to_string()]], "{:?}", o.oracle);
+}
+
 /// A replica is launched requesting nothing, so without EFA interfaces (aws instance.go `getEFACountForInstance`;
 /// cloudprovider.go `instanceToNodeClaim` advertises `vpc.amazonaws.com/efa` only when some are attached): a pod asking
 /// for one gets a NodeClaim of `general`, of the very type the replica runs.

@@ -24,13 +24,8 @@ impl Lint<'_> {
     /// GP033 on one profile: each class fragment (cluster or pool level) that sets a filtering field, once.
     pub(super) fn raw_filters(&mut self, cluster: &ClusterPlan, profile: &Profile) {
         // A pool's own fragments are silenced by the pool's `allow`, the cluster block's by the profile's.
-        let pools = profile.pools.iter().flat_map(|p| &p.tiers).filter(|t| !t.settings.allow.iter().any(|a| a.value == "GP033")).flat_map(|t| &t.settings.raws);
-        let mut seen = Vec::new();
-        for raw in profile.cluster.raws.iter().chain(pools).filter(|r| r.kind == "EC2NodeClass") {
-            if seen.contains(&raw.span) {
-                continue;
-            }
-            seen.push(raw.span);
+        let silenced = |t: &crate::profile::Tier| t.settings.allow.iter().any(|a| a.value == "GP033");
+        for raw in crate::profile::raw::fragments_once(profile, "EC2NodeClass", silenced) {
             let spec = &raw.patch["spec"];
             let set: Vec<String> = FILTERING.iter().filter(|(field, _)| !spec[field].is_null()).map(|(field, what)| format!("{field} ({what})")).collect();
             if set.is_empty() {
