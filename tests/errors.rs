@@ -4,13 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const CLUSTER: &str = r#"
-cluster "ml-prod" {
-    region "us-east-1"
-    zones "us-east-1a" "us-east-1b"
-    ami "al2023@v20251023"
-}
-"#;
+mod common;
+use common::ML_PROD_CLUSTER as CLUSTER;
 
 struct Run {
     code: i32,

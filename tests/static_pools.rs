@@ -12,13 +12,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const CLUSTER: &str = r#"
-cluster "ml-prod" {
-    region "us-east-1"
-    zones "us-east-1a" "us-east-1b"
-    ami "al2023@v20251023"
-}
-"#;
+mod common;
+use common::ML_PROD_CLUSTER as CLUSTER;
 
 fn catalogs() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogs")

@@ -8,6 +8,15 @@ use gpuplan::diagnostic::ProfileDiagnostic;
 use serde_json::Value;
 use tempfile::TempDir;
 
+/// The cluster block of the error and static-pool tests' profiles (two zones of us-east-1, a pinned AL2023 AMI).
+pub const ML_PROD_CLUSTER: &str = r#"
+cluster "ml-prod" {
+    region "us-east-1"
+    zones "us-east-1a" "us-east-1b"
+    ami "al2023@v20251023"
+}
+"#;
+
 /// Runs the `gpuplan` binary in `dir`, without colour (the adopt, adopt_corpus, adopt_verify and auto_mode tests).
 pub fn gpuplan(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap()
