@@ -309,19 +309,7 @@ fn rerun(dir: &Path, pools: &str, args: &[&str]) -> Output {
 
 /// Every file of out/, to prove an error left it as it was.
 fn out_files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-    let mut files = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.join("out")];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files.insert(path.clone(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    files
+    common::tree_bytes(&dir.join("out"))
 }
 
 /// Compiles `before`, then each of compile, `compile --check` and `diff` with `after`: all exit 2 on E0308 at

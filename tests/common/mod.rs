@@ -17,6 +17,23 @@ cluster "ml-prod" {
 }
 "#;
 
+/// Every file below `dir` with its bytes: what a test compares to prove a failed command left a tree as it was.
+pub fn tree_bytes(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
 /// Runs the `gpuplan` binary in `dir`, without colour (the adopt, adopt_corpus, adopt_verify and auto_mode tests).
 pub fn gpuplan(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap()
