@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::catalog::{Catalog, CatalogError};
 use crate::diagnostic::{ProfileDiagnostic, Sources};
-use crate::emit::{with_header, OutputTree};
+use crate::layout::{with_header, OutputTree};
 use crate::profile::{self, Profile};
 use crate::render::{Manifest, RenderError, Renderer};
 use crate::report::lint::Finding;
@@ -78,7 +78,7 @@ impl Generated {
 
     /// The object parsed back from its text (what a reader of out/ gets), with the source its header names.
     pub fn manifest(&self) -> Manifest {
-        let header = crate::emit::parse_header(&self.text).expect("gpuplan writes its header on every file");
+        let header = crate::layout::parse_header(&self.text).expect("gpuplan writes its header on every file");
         let object = serde_saphyr::from_str(header.body).expect("gpuplan parses the YAML it wrote");
         Manifest { path: self.path.clone(), source: header.source.to_string(), object }
     }
@@ -405,7 +405,7 @@ fn tree_of(plan: &Plan, generated: Vec<Generated>) -> OutputTree {
     for g in generated {
         tree.insert(g.path, g.text);
     }
-    tree.add_kustomizations_with_notes(&notes);
+    crate::render::kustomization::add_kustomizations(&mut tree, &notes);
     tree
 }
 
@@ -417,7 +417,7 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
     type Lines = std::collections::BTreeSet<String>;
     let mut per_cluster: BTreeMap<String, (Lines, Lines, Lines)> = BTreeMap::new();
     for g in generated.iter().filter(|g| !crate::render::is_gitops_app(&g.path)) {
-        let Some(cluster) = crate::emit::cluster_of(&g.path) else { continue };
+        let Some(cluster) = crate::layout::cluster_of(&g.path) else { continue };
         let (namespaces, crds, helm) = per_cluster.entry(cluster).or_default();
         if let Some(ns) = &g.namespace {
             namespaces.insert(ns.clone());

@@ -15,6 +15,7 @@ pub mod compile;
 pub mod diagnostic;
 pub mod emit;
 pub mod input;
+pub mod layout;
 pub mod names;
 pub mod ops;
 pub mod profile;

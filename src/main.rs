@@ -13,7 +13,8 @@ use gpuplan::adopt::term::{self, ColorChoice};
 use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
 use gpuplan::emit::diff::{render_diff, DiffFormat};
 use gpuplan::report::explain::{explain, ExplainFormat};
-use gpuplan::emit::{self, HeaderStatus};
+use gpuplan::emit;
+use gpuplan::layout::HeaderStatus;
 
 #[derive(Parser)]
 #[command(name = "gpuplan", version, about = "Compile GPU capacity intent (KDL profiles) into validated Karpenter and GPU Operator manifests")]

@@ -314,11 +314,11 @@ fn output_without_the_recorded_fields_gets_placeholders_and_warnings() {
     for cluster in ["ops-a", "ops-b"] {
         let path = dir.path().join("original/out").join(cluster).join(format!("prometheusrule-gpuplan-{cluster}.yaml"));
         let original = std::fs::read_to_string(&path).unwrap();
-        let header = gpuplan::emit::parse_header(&original).unwrap();
+        let header = gpuplan::layout::parse_header(&original).unwrap();
         let recorded = ["gpuplan_replicas:", "gpuplan_selector:", "gpuplan.dev/monitoring-profile:"];
         let body: String = header.body.lines().filter(|l| !recorded.iter().any(|r| l.trim_start().starts_with(r))).map(|l| format!("{l}\n")).collect();
         assert!(body.len() < header.body.len(), "{cluster}: nothing stripped");
-        std::fs::write(&path, gpuplan::emit::with_header(header.source, &body)).unwrap();
+        std::fs::write(&path, gpuplan::layout::with_header(header.source, &body)).unwrap();
     }
     let catalogs = repo().join("catalogs");
     let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);

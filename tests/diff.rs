@@ -4,7 +4,8 @@ use gpuplan::emit::diff::{
     ClusterCost, CostMeasure, Detail, DiffFormat, ObjectChange, cluster_costs, render_diff,
     semantic_changes,
 };
-use gpuplan::emit::{ChangeKind, OutputTree, with_header};
+use gpuplan::emit::ChangeKind;
+use gpuplan::layout::{OutputTree, with_header};
 
 const SRC: &str = "profiles/llm-inference.kdl";
 

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gpuplan::compile::{compile, CompileOptions};
-use gpuplan::emit::{read_tree, OutputTree};
+use gpuplan::emit::read_tree;
+use gpuplan::layout::OutputTree;
 use gpuplan::validate::Validator;
 
 fn root() -> &'static Path {

@@ -3,7 +3,8 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository, Status};
 use gpuplan::emit::gitops::{CommitOptions, CommitOutcome, GitopsError, commit};
-use gpuplan::emit::{HeaderStatus, OutputTree, with_header, write_tree};
+use gpuplan::emit::write_tree;
+use gpuplan::layout::{HeaderStatus, OutputTree, with_header};
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -149,7 +150,7 @@ fn tree_v1() -> OutputTree {
             "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: llm\n  namespace: inference\nspec:\n  minAvailable: 2\n",
         ),
     );
-    t.add_kustomizations();
+    gpuplan::render::kustomization::add_kustomizations(&mut t, &Default::default());
     t
 }
 
@@ -159,7 +160,7 @@ fn tree_v2() -> OutputTree {
     t.insert("ml-prod/nodepool-spot.yaml", pool("spot", 48, "130.40"));
     t.files
         .remove(Path::new("ml-prod/poddisruptionbudget-llm.yaml"));
-    t.add_kustomizations();
+    gpuplan::render::kustomization::add_kustomizations(&mut t, &Default::default());
     t
 }
 
@@ -713,7 +714,7 @@ fn out_dir_outside_the_repository_is_refused() {
 fn tree_without_od() -> OutputTree {
     let mut t = tree_v1();
     t.files.remove(Path::new("ml-prod/nodepool-od.yaml"));
-    t.add_kustomizations();
+    gpuplan::render::kustomization::add_kustomizations(&mut t, &Default::default());
     t
 }
 

@@ -1,11 +1,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use gpuplan::emit::{
-    ChangeKind, FileChange, HeaderStatus, OutputTree, body_digest, changes,
-    check, hand_edits, header_status, parse_header, read_tree, strip_header, with_header,
-    write_tree,
-};
+use gpuplan::emit::{ChangeKind, FileChange, changes, check, hand_edits, read_tree, write_tree};
+use gpuplan::layout::{HeaderStatus, OutputTree, body_digest, header_status, parse_header, strip_header, with_header};
 
 const POOL: &str =
     "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: llm-inference-spot\n";
@@ -155,18 +152,18 @@ fn hand_edit_detection() {
 fn kustomization_lists_files_sorted() {
     let mut tree = sample_tree();
     tree.insert("ml-prod/gitops/argocd-application.yaml", with_header("gpuplan", "kind: Application\n"));
-    tree.add_kustomizations();
+    gpuplan::render::kustomization::add_kustomizations(&mut tree, &Default::default());
     // Idempotent.
     let again = {
         let mut t = tree.clone();
-        t.add_kustomizations();
+        gpuplan::render::kustomization::add_kustomizations(&mut t, &Default::default());
         t
     };
     assert_eq!(again, tree);
 
     let k = &tree.files[Path::new("ml-prod/kustomization.yaml")];
     assert_eq!(header_status(k), HeaderStatus::Intact);
-    assert_eq!(parse_header(k).unwrap().source, gpuplan::emit::GPUPLAN_SOURCE);
+    assert_eq!(parse_header(k).unwrap().source, gpuplan::layout::GPUPLAN_SOURCE);
     // Parses as YAML with the expected resources, and gitops/ is not listed.
     let v: serde_json::Value = serde_saphyr::from_str(strip_header(k)).unwrap();
     assert_eq!(
@@ -191,7 +188,7 @@ fn write_tree_writes_exactly_the_tree_and_removes_stale_files() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let mut tree = sample_tree();
-    tree.add_kustomizations();
+    gpuplan::render::kustomization::add_kustomizations(&mut tree, &Default::default());
     write_tree(&out, &tree).unwrap();
     assert_eq!(read_tree(&out).unwrap(), tree);
     assert!(check(&out, &tree).unwrap().is_empty());
@@ -203,7 +200,7 @@ fn write_tree_writes_exactly_the_tree_and_removes_stale_files() {
     smaller
         .files
         .remove(Path::new("ml-prod/poddisruptionbudget-llm.yaml"));
-    smaller.add_kustomizations();
+    gpuplan::render::kustomization::add_kustomizations(&mut smaller, &Default::default());
     assert_eq!(
         check(&out, &smaller).unwrap(),
         // old = disk, new = tree.
@@ -238,7 +235,7 @@ fn write_tree_writes_exactly_the_tree_and_removes_stale_files() {
 fn write_tree_is_deterministic() {
     let tmp = tempfile::tempdir().unwrap();
     let mut tree = sample_tree();
-    tree.add_kustomizations();
+    gpuplan::render::kustomization::add_kustomizations(&mut tree, &Default::default());
     write_tree(&tmp.path().join("a"), &tree).unwrap();
     write_tree(&tmp.path().join("b"), &tree).unwrap();
     let (a, _) = snapshot_dir(&tmp.path().join("a"));
@@ -345,7 +342,7 @@ fn write_tree_keeps_permissions_of_out_dir() {
     write_tree(&out, &sample_tree()).unwrap();
     fs::set_permissions(&out, fs::Permissions::from_mode(0o750)).unwrap();
     let mut t = sample_tree();
-    t.add_kustomizations();
+    gpuplan::render::kustomization::add_kustomizations(&mut t, &Default::default());
     write_tree(&out, &t).unwrap();
     assert_eq!(
         fs::metadata(&out).unwrap().permissions().mode() & 0o777,

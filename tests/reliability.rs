@@ -8,7 +8,8 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use git2::{Repository, Signature};
-use gpuplan::emit::{OutputTree, read_tree, with_header, write_tree, write_tree_swapped};
+use gpuplan::emit::{read_tree, write_tree, write_tree_swapped};
+use gpuplan::layout::{OutputTree, with_header};
 
 const PROFILES: [&str; 2] = ["llm-inference.kdl", "tiered-fallback.kdl"];
 

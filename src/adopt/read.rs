@@ -89,7 +89,7 @@ pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, R
             check_types(&docs)?;
         }
         read.texts.push((file.clone(), text.clone()));
-        let hand_edited = crate::emit::header_status(&text) == crate::emit::HeaderStatus::HandEdited;
+        let hand_edited = crate::layout::header_status(&text) == crate::layout::HeaderStatus::HandEdited;
         for object in docs.into_iter().map(|d| d.value.into_owned()) {
             let kind = object["kind"].as_str().unwrap_or("<no kind>").to_string();
             let name = object["metadata"]["name"].as_str().unwrap_or("<no name>").to_string();

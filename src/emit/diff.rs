@@ -15,7 +15,8 @@ use serde::Serialize;
 use serde_json::Value;
 use similar::TextDiff;
 
-use crate::emit::{ChangeKind, OutputTree, changes, cluster_of, parse_header, strip_header};
+use crate::emit::{ChangeKind, changes};
+use crate::layout::{OutputTree, cluster_of, parse_header, strip_header};
 
 /// Output format of [`render_diff`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -35,7 +35,8 @@ use git2::{
 
 use crate::emit::diff::{CostMeasure, REMOVAL_WARNING, RemovedNodePool, cluster_costs, removed_node_pools, semantic_changes};
 use crate::emit::swap::Swap;
-use crate::emit::{HandEdit, HeaderStatus, OutputTree, hand_edits, read_tree, write_tree_swapped};
+use crate::emit::{HandEdit, hand_edits, read_tree, write_tree_swapped};
+use crate::layout::{HeaderStatus, OutputTree};
 
 fn removal_message(removed: &[RemovedNodePool]) -> String {
     let list: Vec<String> = removed.iter().map(|r| format!("  {r}")).collect();

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{OutputTree, cluster_of, parse_header};
+use crate::layout::{OutputTree, cluster_of, parse_header};
 use crate::compile::CompileError;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span};
 use crate::profile::Profile;

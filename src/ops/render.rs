@@ -124,7 +124,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
     }
     out.push(Manifest {
         path: path("prometheusrule", &rule_name),
-        source: crate::emit::GPUPLAN_SOURCE.into(),
+        source: crate::layout::GPUPLAN_SOURCE.into(),
         object: renderer.render_template(
             "prometheusrule.yaml.j2",
             &rule_name,
@@ -158,7 +158,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         let name = monitor["name"].as_str().unwrap_or_default().to_string();
         out.push(Manifest {
             path: path("servicemonitor", &name),
-            source: crate::emit::GPUPLAN_SOURCE.into(),
+            source: crate::layout::GPUPLAN_SOURCE.into(),
             object: renderer.render_template(
                 "servicemonitor.yaml.j2",
                 &name,
@@ -172,7 +172,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         let data = BTreeMap::from([(adapter::CONFIG_KEY.to_string(), to_yaml(&serde_json::to_value(&config).expect("adapter config serializes")))]);
         out.push(Manifest {
             path: path("configmap", name),
-            source: crate::emit::GPUPLAN_SOURCE.into(),
+            source: crate::layout::GPUPLAN_SOURCE.into(),
             object: renderer.render_template(
                 "prometheus-adapter-configmap.yaml.j2",
                 name,
@@ -201,7 +201,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
         );
         out.push(Manifest {
             path: path("clusterpolicy", CLUSTER_POLICY_NAME),
-            source: crate::emit::GPUPLAN_SOURCE.into(),
+            source: crate::layout::GPUPLAN_SOURCE.into(),
             object: renderer.render_template(
                 "clusterpolicy.yaml.j2",
                 CLUSTER_POLICY_NAME,
@@ -228,7 +228,7 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
             let data: BTreeMap<String, String> = g.device_plugin_configs().into_iter().map(|(k, v)| (k, to_yaml(&v))).collect();
             out.push(Manifest {
                 path: path("configmap", DEVICE_PLUGIN_CONFIG_MAP),
-                source: crate::emit::GPUPLAN_SOURCE.into(),
+                source: crate::layout::GPUPLAN_SOURCE.into(),
                 object: renderer.render_template(
                     "device-plugin-configmap.yaml.j2",
                     DEVICE_PLUGIN_CONFIG_MAP,
@@ -282,7 +282,7 @@ fn addon_values(renderer: &Renderer, cluster: &ClusterPlan, annotations: &BTreeM
         let data = BTreeMap::from([(addons::VALUES_KEY.to_string(), to_yaml(&values))]);
         out.push(Manifest {
             path: object_path(&cluster.name, "configmap", name),
-            source: crate::emit::GPUPLAN_SOURCE.into(),
+            source: crate::layout::GPUPLAN_SOURCE.into(),
             object: renderer.render_template(
                 "helm-values-configmap.yaml.j2",
                 name,

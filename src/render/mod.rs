@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use crate::catalog::CapacityType;
 use crate::solve::{ClusterPlan, NodeClassPlan, PoolPlan};
 
+pub mod kustomization;
 mod fast_emit;
 mod fast_yaml;
 #[cfg(test)]
@@ -236,7 +237,7 @@ impl Renderer {
             },
             "labels": common_labels(),
         });
-        let dir = PathBuf::from(&cluster.name).join(crate::emit::GITOPS_DIR);
+        let dir = PathBuf::from(&cluster.name).join(crate::layout::GITOPS_DIR);
         let mut apps = Vec::new();
         let [argocd, flux_repository, flux_kustomization] = GITOPS_TEMPLATES;
         for (wanted, template, file) in [
@@ -247,7 +248,7 @@ impl Renderer {
             if wanted {
                 apps.push(Manifest {
                     path: dir.join(file),
-                    source: crate::emit::GPUPLAN_SOURCE.to_string(),
+                    source: crate::layout::GPUPLAN_SOURCE.to_string(),
                     object: self.render(template, &name, context.clone())?,
                 });
             }
@@ -325,7 +326,7 @@ pub fn argocd_sync_annotations(kind: &str) -> Vec<(&'static str, &'static str)> 
 /// True for the objects of out/<cluster>/gitops/ (Argo CD Application, Flux GitRepository and Kustomization),
 /// which the cluster's kustomization does not list.
 pub fn is_gitops_app(path: &std::path::Path) -> bool {
-    path.components().nth(1).is_some_and(|c| c.as_os_str() == crate::emit::GITOPS_DIR)
+    path.components().nth(1).is_some_and(|c| c.as_os_str() == crate::layout::GITOPS_DIR)
 }
 
 pub fn object_path(cluster: &str, kind: &str, name: &str) -> PathBuf {

@@ -125,7 +125,7 @@ pub fn findings_on(c: &Compilation, manifests: &[Manifest]) -> Vec<Finding> {
     use rayon::prelude::*;
     let mut by_cluster: BTreeMap<String, Vec<Manifest>> = BTreeMap::new();
     for m in manifests {
-        if let Some(cluster) = crate::emit::cluster_of(&m.path) {
+        if let Some(cluster) = crate::layout::cluster_of(&m.path) {
             by_cluster.entry(cluster).or_default().push(m.clone());
         }
     }
@@ -167,7 +167,7 @@ pub fn with_cluster_objects(cluster: &str, own: Vec<Manifest>, paths: &[std::pat
     }
     let id = |o: &Value| (o["kind"].to_string(), o["metadata"]["namespace"].as_str().unwrap_or("default").to_string(), o["metadata"]["name"].to_string());
     let replaced: BTreeSet<_> = read.iter().map(|m| id(&m.object)).collect();
-    let mut out: Vec<Manifest> = own.into_iter().filter(|m| crate::emit::cluster_of(&m.path).as_deref() != Some(cluster) || !replaced.contains(&id(&m.object))).collect();
+    let mut out: Vec<Manifest> = own.into_iter().filter(|m| crate::layout::cluster_of(&m.path).as_deref() != Some(cluster) || !replaced.contains(&id(&m.object))).collect();
     out.extend(read);
     Ok(out)
 }

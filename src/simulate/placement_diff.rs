@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::catalog::Catalog;
-use crate::emit::OutputTree;
+use crate::layout::OutputTree;
 
 use super::manifests::{self, Manifests};
 use super::pods::Pod;
