@@ -9,6 +9,8 @@
 //! monitoring, GPU Operator) that ride along with the capacity pipeline.
 //! [`compile`] runs them in order; `main.rs` is a thin command line over the library.
 
+#![deny(clippy::too_many_lines)]
+
 pub mod adopt;
 pub mod catalog;
 pub mod compile;
@@ -25,3 +27,27 @@ pub mod report;
 pub mod simulate;
 pub mod solve;
 pub mod validate;
+
+/// The stages from the bottom up: a stage may import only the stages of the layers below its own (never one of
+/// its own layer, never one above). `tests/layering.rs` reads every import of the library and fails on any edge
+/// against this order, and on any circle of files inside a stage.
+pub const LAYERS: &[&[&str]] = &[
+    &["input"],
+    &["names"],
+    &["diagnostic"],
+    &["layout"],
+    &["validate"],
+    &["catalog"],
+    &["charts"],
+    &["simulate"],
+    &["profile"],
+    &["solve"],
+    &["render"],
+    &["ops", "queue"],
+    &["check"],
+    &["lint"],
+    &["compile"],
+    &["emit", "report"],
+    &["adopt"],
+    &["cli"],
+];
