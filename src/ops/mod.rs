@@ -14,7 +14,7 @@
 //! - [`check`]: checks on the rendered objects that a schema cannot express (run by every compile).
 //!
 //! Profile syntax is parsed in `profile/mod.rs`'s walk (see `ops/intent.rs`, a child module of `profile` so that
-//! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179, E0182 and E0183 (workload selectors) and E0220–E0229 (KEDA: scale-to-zero, triggers) belong to this module; E0180–E0181 to `simulate::check`.
+//! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179, E0182 and E0183 (workload selectors) and E0220–E0229 (KEDA: scale-to-zero, triggers) belong to this module (those found while planning are raised in `solve::ops` and, for MIG, `solve::constraints`); E0180–E0181 to `simulate::check`.
 
 pub mod adapter;
 pub mod addon_daemonsets;

@@ -7,18 +7,18 @@
 //!    among the pool's zones), ties by name.
 //! 3. **Price quality**: drop types whose $/accelerator-hour exceeds `price-ratio-max` × the cheapest.
 //! 4. **Size** the accelerator limit: `max-accelerators`, and the profile's $/h budget split across its pools
-//!    so that Σ limit × worst $/accelerator-hour ≤ budget (see [`limits::size_limits`]). Types with more accelerators
+//!    so that Σ limit × worst $/accelerator-hour ≤ budget (see `limits::size_limits`). Types with more accelerators
 //!    than the limit are dropped (they could never launch); if that empties a pool, it is an error.
 //! 5. **Weights**, distinct across the cluster: profile priority first, then tier order.
 //!
-//! Then, from the cluster's finished pools ([`ClusterPools`]): its NodeOverlays ([`overlays`]), its ops plan
-//! ([`ops`]: workloads, the GPU Operator) and its Kueue plan ([`queue`]).
+//! Then, from the cluster's finished pools ([`ClusterPools`]): its NodeOverlays (`overlays`), its ops plan ([`ops`]:
+//! workloads, the GPU Operator) and its Kueue plan ([`queue`]).
 //!
-//! Where each step lives: [`cluster`] runs them for every cluster; [`profile_pools`] plans one profile; [`refusals`]
-//! and [`select`] (with [`constraints`]) are steps 1–3 for a tier; [`tier`] and [`disruption`] build its
-//! [`PoolPlan`], [`node_class`] and `node_class_settings` its node class; [`efa`] pins EFA pools to one zone;
-//! [`limits`] (with [`static_pool`]) is step 4, [`weights`] step 5. [`pool`] and [`plan`] hold the types the
-//! later stages read; [`mig`] knows which MIG configs exist for which GPU.
+//! Where each step lives: `cluster` runs them for every cluster, `profile_pools` for one profile; `refusals`, then
+//! `select` with `constraints`, are steps 1–3 for a tier; `tier` and `disruption` build its [`PoolPlan`],
+//! `node_class` and `node_class_settings` its node class; `efa` pins an EFA pool to one zone; `limits` (with
+//! [`static_pool`]) is step 4 and `weights` step 5. `pool` and `plan` hold the types the later stages read; [`mig`]
+//! knows which MIG configs exist for which GPU.
 
 mod cluster;
 mod constraints;
