@@ -16,11 +16,11 @@
 //!   (api/nvidia/v1/clusterpolicy_types.go `imagePath`). [`check_images`] refuses a rendered ClusterPolicy
 //!   (e.g. from a `--templates` override) that leaves an enabled component without them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::ops::{ImageOverride, Monitoring};
+use crate::ops::ImageOverride;
 
 pub const CLUSTER_POLICY_NAME: &str = "cluster-policy";
 pub const DEVICE_PLUGIN_CONFIG_MAP: &str = "gpuplan-device-plugin-config";
@@ -92,55 +92,10 @@ pub fn images(release: &Release, enabled: &[&str], overrides: &BTreeMap<String, 
     out
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct GpuOperatorPlan {
-    pub namespace: String,
-    /// The GPU Operator release the images come from.
-    pub release: String,
-    /// Driver and toolkit containers (false on EKS accelerated AMIs).
-    pub driver_enabled: bool,
-    pub toolkit_enabled: bool,
-    /// Time-slicing replicas in use, one device-plugin config each.
-    pub time_slicing: BTreeSet<u32>,
-    /// MIG configs in use (`nvidia.com/mig.config` values) and the strategy.
-    pub mig_configs: BTreeSet<String>,
-    pub mig_strategy: &'static str,
-    /// Labels for the operator-managed dcgm-exporter ServiceMonitor (Prometheus' selector).
-    pub service_monitor_labels: BTreeMap<String, String>,
-    /// Image of every enabled component, by ClusterPolicy spec path.
-    pub images: BTreeMap<String, Image>,
-}
+// MOVED(issue 29): re-export until the merge
+pub use crate::solve::ops::gpu_operator::GpuOperatorPlan;
 
 impl GpuOperatorPlan {
-    pub fn new(monitoring: &Monitoring, accelerated_ami: bool, time_slicing: BTreeSet<u32>, mig_configs: BTreeSet<String>) -> GpuOperatorPlan {
-        // Configs that mix profiles are refused by the solver (E0178), so MIG always means `single`.
-        let mig_strategy = if mig_configs.is_empty() { "none" } else { "single" };
-        let driver_enabled = !accelerated_ami;
-        let mut enabled = vec!["devicePlugin", "dcgmExporter", "gfd", "nodeStatusExporter", "validator"];
-        if driver_enabled {
-            enabled.extend(["driver", "driver.manager"]);
-        }
-        if !accelerated_ami {
-            enabled.push("toolkit");
-        }
-        if !mig_configs.is_empty() {
-            enabled.push("migManager");
-        }
-        // The parser accepts only releases of the table.
-        let release = release(&monitoring.gpu_operator_release).unwrap_or(&RELEASES[0]);
-        GpuOperatorPlan {
-            namespace: monitoring.gpu_operator_namespace.clone(),
-            release: release.version.to_string(),
-            driver_enabled,
-            toolkit_enabled: !accelerated_ami,
-            time_slicing,
-            images: images(release, &enabled, &monitoring.gpu_operator_images),
-            mig_configs,
-            mig_strategy,
-            service_monitor_labels: monitoring.labels.clone(),
-        }
-    }
-
     /// The device-plugin configs (ConfigMap data), each a k8s-device-plugin `version: v1` config file.
     pub fn device_plugin_configs(&self) -> BTreeMap<String, serde_json::Value> {
         let flags = serde_json::json!({ "migStrategy": self.mig_strategy });

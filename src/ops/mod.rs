@@ -6,14 +6,15 @@
 //! - [`alerts`]: one PrometheusRule per cluster (every NodePool by name, every budgeted profile, cluster-wide
 //!   GPU alerts) and the ServiceMonitors that feed it;
 //! - [`gpu_operator`]: the NVIDIA GPU Operator ClusterPolicy and the device-plugin time-slicing ConfigMap;
-//! - [`mig`]: which MIG configuration exists for which GPU (used by the solver's filter too).
+//! - [`mig`]: which MIG configuration exists for which GPU (planned in `solve::mig`, with the rest of the ops plan in
+//!   `solve::ops`).
 //! - [`adapter`]: prometheus-adapter's rules for the HPAs' Pods metrics (a ConfigMap for `rules.existing`);
 //! - [`addons`]: the DaemonSets an accelerator node needs (NFD, the device plugins), the Helm values that let them
 //!   tolerate every pool taint, and the check that they reach every pool's nodes (E0184);
 //! - [`check`]: checks on the rendered objects that a schema cannot express (run by every compile).
 //!
 //! Profile syntax is parsed in `profile/mod.rs`'s walk (see `ops/intent.rs`, a child module of `profile` so that
-//! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179, E0182 and E0183 (workload selectors) and E0220–E0229 (KEDA: scale-to-zero, triggers) belong to this module; E0180–E0181 to `simulate::check`.
+//! it shares the parser's spans and did-you-mean helpers). Error codes E0170–E0179, E0182 and E0183 (workload selectors) and E0220–E0229 (KEDA: scale-to-zero, triggers) belong to this module (those found while planning are raised in `solve::ops` and, for MIG, `solve::constraints`); E0180–E0181 to `simulate::check`.
 
 pub mod adapter;
 pub mod addon_daemonsets;
@@ -23,7 +24,6 @@ pub mod check;
 pub mod gpu_operator;
 pub mod keda;
 pub mod mig;
-pub mod plan;
 pub mod render;
 pub mod workload;
 
@@ -31,7 +31,8 @@ use std::collections::BTreeMap;
 
 use crate::diagnostic::{Span, Spanned};
 
-pub use plan::{plan_cluster, OpsPlan};
+// MOVED(issue 29): re-export until the merge
+pub use crate::solve::ops::metrics::{gpu_metric, is_dcgm_metric, metric_is_ratio, quantity, threshold, MetricSources, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
 
 /// The operations part of one profile.
 #[derive(Debug, Clone, Default)]
@@ -143,72 +144,6 @@ pub struct Autoscale {
     pub gpu_utilization: u32,
     /// The per-pod metric prometheus-adapter exposes from dcgm-exporter; None: the pool's (see [`gpu_metric`]).
     pub metric: Option<String>,
-}
-
-/// dcgm-exporter's whole-GPU utilization, in percent (etc/default-counters.csv).
-pub const DEFAULT_GPU_METRIC: &str = "DCGM_FI_DEV_GPU_UTIL";
-/// The graphics engine's active ratio (0–1), the utilization MIG devices report: `DCGM_FI_DEV_GPU_UTIL` is not
-/// supported for MIG instances (NVIDIA/dcgm-exporter#216, #430; etc/dcp-metrics-included.csv enables this one).
-pub const MIG_GPU_METRIC: &str = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
-
-/// The utilization metric of a pool: MIG pools need the profiling metric.
-pub fn gpu_metric(mig: bool) -> &'static str {
-    if mig {
-        MIG_GPU_METRIC
-    } else {
-        DEFAULT_GPU_METRIC
-    }
-}
-
-/// Whether a dcgm-exporter metric is a 0–1 ratio (`DCGM_FI_PROF_*`) rather than a percentage: HPA targets and
-/// alert thresholds must be written in the metric's own unit.
-pub fn metric_is_ratio(metric: &str) -> bool {
-    metric.starts_with("DCGM_FI_PROF_")
-}
-
-/// A utilization percentage in the metric's unit, as a PromQL number (70 → `70`, or `0.7` for a ratio).
-pub fn threshold(metric: &str, percent: u32) -> String {
-    if metric_is_ratio(metric) {
-        format!("{}", f64::from(percent) / 100.0)
-    } else {
-        percent.to_string()
-    }
-}
-
-/// A utilization percentage in the metric's unit, as a canonical Kubernetes quantity (70 → `"70"`, or `"700m"`
-/// for a ratio: the API server would rewrite `0.7` to `700m`, a permanent GitOps diff).
-pub fn quantity(metric: &str, percent: u32) -> String {
-    match (metric_is_ratio(metric), percent % 100) {
-        (false, _) => percent.to_string(),
-        (true, 0) => (percent / 100).to_string(),
-        (true, _) => format!("{}m", percent * 10),
-    }
-}
-
-/// Which metric sources a cluster's Prometheus can scrape, so that alerts and autoscaling use only metrics that exist.
-///
-/// - Karpenter's: on self-managed Karpenter only. EKS Auto Mode runs Karpenter in the AWS-managed control plane, with
-///   no metrics endpoint in the cluster; its compute autoscaling is observable only through the AUTO_MODE_COMPUTE_LOGS
-///   vended logs (EKS User Guide, "Access AWS-Managed Component Logs For EKS Auto", auto-managed-component-logs.adoc).
-/// - dcgm-exporter's: from the GPU Operator gpuplan manages, or from an exporter run elsewhere (`gpu-operator
-///   manage=#false`, scraped by gpuplan's own ServiceMonitor). Auto Mode installs no GPU Operator and its NVIDIA device
-///   plugin runs outside the cluster (EKS User Guide, "Deploy an accelerated workload"), so with `manage=#true`
-///   nothing there exports DCGM metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MetricSources {
-    pub karpenter: bool,
-    pub dcgm: bool,
-}
-
-impl MetricSources {
-    pub fn of(auto_mode: bool, monitoring: &Monitoring) -> MetricSources {
-        MetricSources { karpenter: !auto_mode, dcgm: !auto_mode || !monitoring.manage_gpu_operator }
-    }
-}
-
-/// Whether a metric is one of dcgm-exporter's.
-pub fn is_dcgm_metric(metric: &str) -> bool {
-    metric.starts_with("DCGM_")
 }
 
 /// The label kube-prometheus-stack's Prometheus selects PrometheusRules and ServiceMonitors by when installed as

@@ -2,7 +2,8 @@
 //! from what its pool may launch:
 //!
 //! - the intent ([`Queue`]), parsed by `profile/queue.rs`;
-//! - [`plan`]: each queue's quota per flavor (one flavor per NodePool of its pool, in the pool's fallback order),
+//! - [`plan`] (now `solve::queue`, planned with the pools): each queue's quota per flavor (one flavor per NodePool
+//!   of its pool, in the pool's fallback order),
 //!   and the checks against the NodePools: Σ nominal quota of a flavor ≤ that NodePool's limit (E0210), and
 //!   what the queues can admit priced like the budget check (E0211);
 //! - [`render`]: the Kueue v1beta2 objects — a `ResourceFlavor` per NodePool a queue uses, a `ClusterQueue` per
@@ -10,7 +11,7 @@
 //!
 //! The Kueue API is the one `../shared/schemas/kueue` defines (kubernetes-sigs/kueue v0.19.2,
 //! `apis/kueue/v1beta2`). Error codes E0200–E0219 belong to queues (parsing in `profile/queue.rs`; E0205 across
-//! profiles, E0208 once shares resolve, E0210–E0212 here); lint codes GP020–GP021 read the rendered objects (`report/lint.rs`).
+//! profiles, E0208 once shares resolve, E0210–E0212 in `solve::queue`); lint codes GP020–GP021 read the rendered objects (`report/lint.rs`).
 
 pub mod plan;
 pub mod render;
@@ -23,8 +24,8 @@ pub use plan::{plan_cluster, FlavorQuota, QueuePlan};
 pub const API_VERSION: &str = "kueue.x-k8s.io/v1beta2";
 /// The label a Job (or any Kueue-managed workload) names its LocalQueue with.
 pub const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
-/// Karpenter labels each node with its NodePool's name: the one node label that tells the tiers of a pool apart.
-pub const NODEPOOL_LABEL: &str = "karpenter.sh/nodepool";
+// MOVED(issue 29): re-export until the merge
+pub use crate::solve::NODEPOOL_LABEL;
 
 /// `queue "research" namespace="ml-research" pool="training" { gpus nominal=16 borrowing-limit=8; cohort "ml"; … }`
 #[derive(Debug, Clone)]

@@ -50,11 +50,7 @@ pub fn pool_pods(namespace: &str, name: &str, pools: &[&PoolPlan], per_replica: 
     for (k, v) in &placement.node_selector {
         node_selector.add(k, Requirement::is_in([v.clone()]));
     }
-    let tolerations: Vec<Toleration> = placement
-        .tolerations
-        .into_iter()
-        .map(|t| Toleration { key: t.key, operator: t.operator, value: t.value.unwrap_or_default(), effect: t.effect })
-        .collect();
+    let tolerations: Vec<Toleration> = placement.tolerations;
     let mut requests = Resources::from([(first.resource().to_string(), per_replica as i128 * 1000), ("pods".to_string(), 1000)]);
     requests.extend(placement.requests.into_iter().map(|(k, v)| (k, v as i128 * 1000)));
     (0..replicas)

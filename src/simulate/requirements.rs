@@ -288,6 +288,11 @@ impl Toleration {
         Toleration { key: String::new(), operator: "Exists".into(), value: String::new(), effect: "PreferNoSchedule".into() }
     }
 
+    /// The value as written out: none for `Exists`, which matches every value of the key.
+    fn written_value(&self) -> Option<&str> {
+        (self.operator != "Exists").then_some(self.value.as_str())
+    }
+
     /// k8s.io/api core/v1 `Toleration.ToleratesTaint`: effects match when equal or the toleration's is empty; an
     /// empty key matches every key; `Exists` ignores the value, `Equal` (or no operator) compares it, and any other
     /// operator tolerates nothing.
@@ -303,6 +308,33 @@ impl Toleration {
             "" | "Equal" => self.value == taint.value,
             _ => false,
         }
+    }
+}
+
+/// How gpuplan writes a toleration (explain's `placement`, a ResourceFlavor's `tolerations`): key, operator, value,
+/// effect, the value left out of an `Exists` toleration (it matches any value) and written for every other, even
+/// empty.
+impl serde::Serialize for Toleration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let value = self.written_value();
+        let mut out = serializer.serialize_struct("Toleration", if value.is_some() { 4 } else { 3 })?;
+        out.serialize_field("key", &self.key)?;
+        out.serialize_field("operator", &self.operator)?;
+        match value {
+            Some(v) => out.serialize_field("value", v)?,
+            None => out.skip_field("value")?,
+        }
+        out.serialize_field("effect", &self.effect)?;
+        out.end()
+    }
+}
+
+/// `{key: k, operator: Equal, value: v, effect: NoSchedule}`: how explain and the ops annotations print it.
+impl std::fmt::Display for Toleration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = self.written_value().map(|v| format!(", value: {v}")).unwrap_or_default();
+        write!(f, "{{key: {}, operator: {}{value}, effect: {}}}", self.key, self.operator, self.effect)
     }
 }
 

@@ -2,14 +2,15 @@
 //! fragments. Pools that say the same share a class; each distinct set gets its own, named deterministically: the
 //! set of the profile's first pool keeps the profile's name, each other set takes `<profile>-<first NodePool with
 //! it>` (then the usual `-nvme` / `-ts<N>` suffixes).
+//! [`ProfileClasses`] picks each tier's class, and a reservation's own.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::NodeClassPlan;
+use super::node_class::{default_class_name, NodeClassPlan};
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
-use crate::profile::{Profile, Raw, Settings};
+use crate::profile::{Profile, Raw, Settings, Tier};
 
 /// One pool's class settings (spans dropped from the comparison: two pools saying the same share a class).
 #[derive(Debug, Clone, Default)]
@@ -52,6 +53,59 @@ impl OwnClasses {
     pub fn base(&mut self, profile: &str, tier: &str, own: &Own) -> String {
         let first = self.bases.is_empty();
         self.bases.entry(own.key()).or_insert_with(|| if first { profile.to_string() } else { format!("{profile}-{tier}") }).clone()
+    }
+}
+
+/// The node classes of one profile's pools, chosen tier by tier: a class of its own for each reservation, and the
+/// variants of the profile's default class its pools use (local NVMe, Bottlerocket time-slicing, own settings).
+pub struct ProfileClasses {
+    default: NodeClassPlan,
+    reserved: Vec<NodeClassPlan>,
+    used: BTreeMap<(bool, Option<u32>, String), Own>,
+    own: OwnClasses,
+}
+
+impl ProfileClasses {
+    pub fn new(default: NodeClassPlan) -> ProfileClasses {
+        ProfileClasses { default, reserved: Vec::new(), used: BTreeMap::new(), own: OwnClasses::default() }
+    }
+
+    /// The name of the class a tier's NodePool uses: its own for a reservation (named after the tier), else the
+    /// default class's variant for its local NVMe (`raid0`), time-slicing and own settings.
+    pub fn for_tier(&mut self, tier: &Tier, raid0: bool, time_slicing: Option<u32>) -> String {
+        let own = Own::of(&tier.settings);
+        match &tier.settings.reserved {
+            Some(reserved) => {
+                self.reserved.push(own.apply(NodeClassPlan {
+                    name: tier.name.value.clone(),
+                    reserved: Some(reserved.value.clone()),
+                    instance_store_raid0: raid0,
+                    time_slicing,
+                    ..self.default.clone()
+                }));
+                tier.name.value.clone()
+            }
+            None => {
+                let base = self.own.base(&self.default.name, &tier.name.value, &own);
+                let name = default_class_name(&base, raid0, time_slicing);
+                self.used.insert((raid0, time_slicing, base), own);
+                name
+            }
+        }
+    }
+
+    /// Every class the profile's pools use: the reservations' in tier order, then the default class's variants.
+    pub fn finish(self) -> Vec<NodeClassPlan> {
+        let ProfileClasses { default, mut reserved, used, .. } = self;
+        for ((raid0, time_slicing, base), own) in used {
+            reserved.push(own.apply(NodeClassPlan {
+                name: default_class_name(&base, raid0, time_slicing),
+                instance_store_raid0: raid0,
+                time_slicing,
+                ..default.clone()
+            }));
+        }
+        reserved
     }
 }
 

@@ -26,7 +26,7 @@ use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::profile::{Overlay, OverlayPrice, Settings, Tier};
 use crate::simulate::requirements::{Requirement as Wanted, Requirements};
 
-use super::{ClusterPlan, Requirement};
+use super::pool::{Candidate, ClusterPools, Requirement};
 
 /// One `overlay` block as rendered: a NodeOverlay scoped to the NodePools that carry the block.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,7 +153,7 @@ pub fn memo_key(s: &Settings) -> String {
 /// The NodeOverlays of a cluster's profiles: one per block, scoped to the NodePools (tiers) that carry it and were
 /// planned, sorted by name. E0295 when two profiles of the cluster name an overlay alike (NodeOverlays are
 /// cluster-scoped).
-pub fn plan_overlays(cluster: &ClusterPlan, profiles: &[&crate::profile::Profile], sources: &Sources) -> Result<Vec<OverlayPlan>, Vec<ProfileDiagnostic>> {
+pub fn plan_overlays(cluster: ClusterPools, profiles: &[&crate::profile::Profile], sources: &Sources) -> Result<Vec<OverlayPlan>, Vec<ProfileDiagnostic>> {
     let planned: std::collections::BTreeSet<&str> = cluster.pools.iter().map(|p| p.name.as_str()).collect();
     let mut by_name: BTreeMap<String, OverlayPlan> = BTreeMap::new();
     let mut diagnostics = Vec::new();
@@ -210,7 +210,7 @@ fn sharing_overlay_name(nodepool: &str, name: &str) -> bool {
 /// there, every instance type of the NodeClass counts, not only the pool's candidates (`GetInstanceTypes`), and a
 /// price conflicts per offering: overlays that price other zones or capacity types of a type do not. (Karpenter
 /// compares a capacity overlay with the last accepted one of its weight only; compile refuses every such pair.)
-pub fn conflict(tier: &Tier, candidates: &[super::Candidate], catalog: &Catalog, zones: &[String], auto_mode: bool, sources: &Sources) -> Option<ProfileDiagnostic> {
+pub fn conflict(tier: &Tier, candidates: &[Candidate], catalog: &Catalog, zones: &[String], auto_mode: bool, sources: &Sources) -> Option<ProfileDiagnostic> {
     let s = &tier.settings;
     let mut order: Vec<&Overlay> = s.overlays.iter().map(|o| &o.value).collect();
     order.sort_by(|a, b| b.weight.unwrap_or(0).cmp(&a.weight.unwrap_or(0)).then(b.name.value.cmp(&a.name.value)));

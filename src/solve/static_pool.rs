@@ -17,8 +17,8 @@
 //! at most `max-nodes − replicas`; without it, as many as the disruption budgets (or expiry, which ignores them) let
 //! go at once (`cost::draining_nodes`). They are the drain peak, as for the other pools.
 
-use super::{Candidate, PoolPlan};
-use crate::catalog::cost;
+use super::pool::{Candidate, PoolPlan};
+use crate::catalog::cost::{self, round_cents};
 use crate::profile::{StaticPool, Tier};
 
 /// The admitted type a replica costs most on (worst-case price; ties by name, so the figure is deterministic).
@@ -65,15 +65,15 @@ pub(super) fn size(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
 pub(super) fn finish(plan: &mut PoolPlan, s: StaticPool) {
     let worst = plan.fixed_usd_per_hour.unwrap_or(0.0);
     let top = dearest(plan).map_or(0.0, |c| c.ceiling_usd_per_hour);
-    plan.expected_usd_per_hour = super::round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour));
-    plan.worst_case_usd_per_hour = super::round_cents(worst);
+    plan.expected_usd_per_hour = round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour));
+    plan.worst_case_usd_per_hour = round_cents(worst);
     plan.draining_nodes = match s.max_nodes {
         // A parked pool has no node to replace: max-nodes only caps a later raise.
         _ if s.replicas == 0 => 0,
         Some(m) => m - s.replicas,
         None => cost::draining_nodes(s.replicas, plan.disruption.expire_after != "Never", &plan.disruption.budgets),
     };
-    plan.drain_peak_usd_per_hour = super::round_cents(worst + f64::from(plan.draining_nodes) * top);
+    plan.drain_peak_usd_per_hour = round_cents(worst + f64::from(plan.draining_nodes) * top);
 }
 
 /// The `gpuplan.dev/drain-peak-basis` of a static NodePool: the replacements beside the replicas.
