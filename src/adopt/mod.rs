@@ -1,6 +1,5 @@
 //! Meeting users where they are: `gpuplan adopt` (existing Karpenter YAML → profiles, with a report of what
-//! compiling them would change), and the command line's self-description (`--version` with catalog digests,
-//! completions, man page, colour).
+//! compiling them would change).
 //!
 //! The adopt pipeline: [`read`] (YAML files → NodePools, EC2NodeClasses, gpuplan's own GitOps and operations
 //! objects, skipped objects with reasons) → [`map`] (each NodePool with its EC2NodeClass → a pool; profiles
@@ -10,7 +9,6 @@
 //! → [`report`] (compile the result; compare with the originals: types, limits, weights, $/h, lint findings).
 
 pub mod bottlerocket;
-pub mod cli_docs;
 pub mod map;
 pub mod model;
 pub mod monitoring;
@@ -23,7 +21,6 @@ pub mod report;
 pub mod requirements;
 pub mod static_pool;
 pub mod shared_limits;
-pub mod term;
 pub mod verify;
 pub mod weights;
 pub mod workloads;

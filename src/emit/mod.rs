@@ -6,8 +6,13 @@
 pub mod diff;
 pub mod gitops;
 pub mod lock;
+pub mod placement;
+pub mod refresh;
 pub mod swap;
 pub mod transition;
+pub mod write_plan;
+
+pub use write_plan::{EmitError, WritePlan};
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::catalog::{Catalog, EMBEDDED_US_EAST_1};
+use gpuplan::catalog::{Catalog, EMBEDDED_US_EAST_1};
 
 /// `gpuplan 0.1.0` and one line per catalog the binary would compile with: the built-in us-east-1 snapshot, and
 /// every `<region>.json` under `catalogs_dir` (which replaces the built-in one of the same region), with the
@@ -19,7 +19,7 @@ pub fn long_version(catalogs_dir: &Path) -> String {
         .unwrap_or_default();
     files.sort();
     for path in files {
-        let line = match crate::input::read_to_string(&path).map_err(|e| e.to_string()).and_then(|t| Catalog::from_json(&t, &path).map_err(|e| e.to_string())) {
+        let line = match gpuplan::input::read_to_string(&path).map_err(|e| e.to_string()).and_then(|t| Catalog::from_json(&t, &path).map_err(|e| e.to_string())) {
             Ok(catalog) => format!("catalog {}@{} ({})", catalog.region, catalog.digest(), path.display()),
             Err(e) => format!("catalog {}: unreadable: {e}", path.display()),
         };

@@ -5,7 +5,7 @@
 
 use std::io::IsTerminal;
 
-use crate::diagnostic::ProfileDiagnostic;
+use gpuplan::diagnostic::ProfileDiagnostic;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -37,7 +37,7 @@ pub fn clap_color(color: bool) -> clap::ColorChoice {
 /// Diagnostics as the CLI prints them: miette's unicode theme, coloured or not.
 pub fn render(diagnostics: &[ProfileDiagnostic], color: bool) -> String {
     if !color {
-        return crate::diagnostic::render_plain(diagnostics);
+        return gpuplan::diagnostic::render_plain(diagnostics);
     }
     let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode());
     let mut out = String::new();

@@ -1,0 +1,124 @@
+//! The command line: one file per command, each holding its clap `Args` and a short `run` that calls the
+//! library's stages and prints what they return. Nothing here decides what gpuplan generates; the library never
+//! imports this module (it lives in the binary crate, as ripgrep's `crates/core` does), and what it needs from
+//! here, such as the colour choice, is passed down as a value.
+//!
+//! Shared by the commands: [`inputs`] (profiles, catalogs, templates, and the compile that prints its warnings),
+//! [`lock`] (the one-writer lock of out/), [`error`] (what a command fails with, printed after `error:`),
+//! [`term`] (colour) and [`docs`] (`--version`, completions, man page).
+
+pub mod adopt;
+pub mod catalog;
+pub mod commit;
+pub mod compile;
+pub mod completions;
+pub mod diff;
+pub mod docs;
+pub mod error;
+pub mod explain;
+pub mod inputs;
+pub mod lint;
+pub mod lock;
+pub mod man;
+pub mod schema;
+pub mod simulate;
+pub mod term;
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::OnceLock;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+pub use error::CliError;
+use term::ColorChoice;
+
+#[derive(Parser)]
+#[command(name = "gpuplan", version, about = "Compile GPU capacity intent (KDL profiles) into validated Karpenter and GPU Operator manifests")]
+pub struct Cli {
+    /// Colour diagnostics and help: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, global = true, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    /// Seconds a writer (compile, commit, catalog refresh) waits for another one writing the same out/ before it
+    /// gives up with exit 2 (default: GPUPLAN_LOCK_TIMEOUT, else 60).
+    #[arg(long, global = true, value_name = "SECONDS")]
+    lock_timeout: Option<u64>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Compile profiles into out/ (or, with --check, exit 1 and print the diff if out/ is stale).
+    Compile(compile::Args),
+    /// Show what compile would change in out/.
+    Diff(diff::Args),
+    /// Compile, then commit exactly the changed files under out/ (and changed catalog snapshots) in one commit.
+    Commit(commit::Args),
+    /// Run the misconfiguration checks (also run by compile, as warnings).
+    Lint(lint::Args),
+    /// Explain the plan: candidates ranked by price, what each constraint removed, limits, weights, costs.
+    Explain(explain::Args),
+    /// Simulate Karpenter's provisioning: where would these pods go, on these NodePools, at what cost.
+    Simulate(simulate::Args),
+    /// Build or update catalog snapshots.
+    #[command(subcommand)]
+    Catalog(catalog::Command),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(completions::Args),
+    /// Print the man page (roff) on stdout: `gpuplan man > gpuplan.1`.
+    Man,
+    /// Print the profile language reference: every node and property with types, defaults and docs (the
+    /// parser's own table).
+    Schema(schema::Args),
+    /// Write profiles expressing existing NodePool / EC2NodeClass YAML, and report what compiling them changes.
+    Adopt(adopt::Args),
+}
+
+/// Whether this process colours its stderr (decided once from --color, NO_COLOR and the terminal).
+static COLOR: OnceLock<bool> = OnceLock::new();
+
+/// The colour decision [`parse`] made.
+pub fn color() -> bool {
+    *COLOR.get().unwrap_or(&false)
+}
+
+/// `--lock-timeout`, set once before the command runs.
+static LOCK_TIMEOUT: OnceLock<Option<u64>> = OnceLock::new();
+
+/// The command line, parsed (clap exits on `--help`, `--version` and usage errors), with the colour decided.
+pub fn parse() -> Cli {
+    // --color decides clap's own colours too, so it is read before clap parses (NO_COLOR likewise).
+    let flag = std::env::args_os().find_map(|a| a.to_str().and_then(|a| a.strip_prefix("--color=")).map(str::to_string));
+    let choice = match flag.as_deref() {
+        Some("always") => ColorChoice::Always,
+        Some("never") => ColorChoice::Never,
+        _ => ColorChoice::Auto,
+    };
+    let color = term::use_color_here(choice);
+    let mut command = Cli::command().color(term::clap_color(color));
+    // The catalog digests are computed only when asked for: reading and hashing every catalog costs more than the
+    // rest of a small compile. Clap wants a 'static str, and this runs at most once per process.
+    if std::env::args_os().skip(1).any(|a| a == "--version") {
+        command = command.long_version(&*Box::leak(docs::long_version(Path::new("catalogs")).into_boxed_str()));
+    }
+    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
+    let _ = COLOR.set(term::use_color_here(cli.color));
+    let _ = LOCK_TIMEOUT.set(cli.lock_timeout);
+    cli
+}
+
+/// The process's exit code: the command's, or 2 after printing its error (`error:` in red when colouring).
+pub fn exit_code(result: Result<ExitCode, CliError>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            let message = error.render(color());
+            eprint!("{}", term::paint_prefixes(&message, color()));
+            if !message.ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::from(2)
+        }
+    }
+}

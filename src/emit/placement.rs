@@ -1,0 +1,30 @@
+//! Part of the emit stage: what `gpuplan diff --pods` prints, the diff of out/ beside the placement changes of the
+//! pods ([`crate::simulate::placement_diff`]), so a reviewer sees both in one output.
+
+use std::path::PathBuf;
+
+use crate::layout::OutputTree;
+use crate::simulate::placement_diff::{self, PlacementChange};
+
+use super::diff::{DiffFormat, render_diff};
+
+/// The diff from `old` to `new` in `format`, followed by the placement changes of the pods read from `pods`;
+/// without placement, the diff alone. JSON stays one document: the object changes and the placement changes side
+/// by side (`{"objects": …, "placement": …}`).
+pub fn render_with_placement(
+    old: &OutputTree,
+    new: &OutputTree,
+    format: DiffFormat,
+    placement: Option<(&[PlacementChange], &[PathBuf])>,
+) -> serde_json::Result<String> {
+    let diff = render_diff(old, new, format);
+    Ok(match (placement, format) {
+        (Some((changes, _)), DiffFormat::Json) => {
+            let objects: serde_json::Value = serde_json::from_str(&diff)?;
+            let both = serde_json::json!({ "objects": objects, "placement": changes });
+            serde_json::to_string_pretty(&both)? + "\n"
+        }
+        (Some((changes, pods)), _) => diff + &placement_diff::render(changes, pods),
+        (None, _) => diff,
+    })
+}
