@@ -277,6 +277,22 @@ impl InstanceType {
     }
 }
 
+/// Karpenter's `--vm-memory-overhead-percent` default: the share of a type's memory the hypervisor keeps.
+const VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
+
+/// types.go `memory`: MiB after VM overhead.
+///
+/// Memory as Karpenter's AWS provider reports a type's capacity (aws/karpenter-provider-aws
+/// `pkg/providers/instancetype/types.go`): the simulator's node capacity and the cost model's memory bound both
+/// read it, so it lives with the catalog they share.
+pub fn memory_mib(it: &InstanceType) -> i128 {
+    let mut mib = it.memory_mib as i128;
+    if it.arch.first() == Some(&Arch::Arm64) {
+        mib -= 64;
+    }
+    mib - (mib as f64 * VM_MEMORY_OVERHEAD_PERCENT).ceil() as i128
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

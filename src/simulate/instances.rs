@@ -24,7 +24,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::catalog::{Arch, CapacityType, Catalog, InstanceType};
+use crate::catalog::{CapacityType, Catalog, InstanceType};
+// MOVED(issue 29): re-export until the merge
+pub use crate::catalog::memory_mib;
 
 use super::manifests::{NodeClass, NodeOverlay};
 use super::requirements::{Requirement, Requirements};
@@ -32,7 +34,6 @@ use super::yaml::{milli, Resources};
 
 const MI: i128 = 1024 * 1024 * 1000;
 const GI: i128 = 1024 * MI;
-const VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
 
 #[derive(Debug, Clone)]
 pub struct Offering {
@@ -193,15 +194,6 @@ fn max_pods(it: &InstanceType, class: &NodeClass) -> i64 {
     };
     // EKS Auto Mode caps every node at 110 pods, after the usual count (EKS User Guide, create-node-class).
     if class.auto_mode { count.min(110) } else { count }
-}
-
-/// types.go `memory`: MiB after VM overhead.
-pub fn memory_mib(it: &InstanceType) -> i128 {
-    let mut mib = it.memory_mib as i128;
-    if it.arch.first() == Some(&Arch::Arm64) {
-        mib -= 64;
-    }
-    mib - (mib as f64 * VM_MEMORY_OVERHEAD_PERCENT).ceil() as i128
 }
 
 /// types.go `kubeReservedResources` cpu share, in millicores.
