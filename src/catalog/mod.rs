@@ -9,6 +9,7 @@
 
 pub mod auto_mode;
 pub mod aws;
+pub mod changes;
 pub mod cost;
 pub mod efa;
 pub mod import;
@@ -141,6 +142,16 @@ pub struct InstanceType {
 
 /// How far back `catalog refresh` reads the spot price history for [`InstanceType::spot_max`].
 pub const SPOT_HISTORY_DAYS: u64 = 30;
+
+/// Spot prices per instance type and zone, USD/hour: the newest, and the highest over the history window.
+///
+/// What the live refresh reads from DescribeSpotPriceHistory ([`aws`]), checks ([`plausible`]) and builds a
+/// snapshot with ([`import::build_catalog`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpotPrices {
+    pub newest: BTreeMap<String, BTreeMap<String, f64>>,
+    pub highest: BTreeMap<String, BTreeMap<String, f64>>,
+}
 
 /// One GPU model on an instance type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
