@@ -213,7 +213,7 @@ fn kube_reserved_cpu(vcpu: u32) -> i128 {
 pub fn capacity(it: &InstanceType, class: &NodeClass) -> Resources {
     let mut c = Resources::new();
     c.insert("cpu".into(), it.vcpu as i128 * 1000);
-    c.insert("memory".into(), memory_mib(it) * MI);
+    c.insert("memory".into(), crate::catalog::memory_mib(it) * MI);
     // types.go `ephemeralStorage`: the instance store under RAID0 (its size in GB), else the ephemeral volume.
     let instance_store = it.local_nvme_gb.filter(|_| class.instance_store_raid0).map(|gb| gb as i128 * 1_000_000_000 * 1000);
     c.insert("ephemeral-storage".into(), instance_store.or(class.root_volume).unwrap_or(20 * GI));
