@@ -234,7 +234,7 @@ fn refresh_equals_import_of_the_same_data_and_is_deterministic() {
         .map(|(name, zones)| (name.clone(), zones.iter().map(|z| (z.clone(), 0.00001)).collect()))
         .collect();
     // As the refresh does: moto's placeholder spot prices are dropped where an on-demand price shows them wrong.
-    let mut spot = gpuplan::catalog::aws::SpotPrices { highest: spot.clone(), newest: spot };
+    let mut spot = gpuplan::catalog::SpotPrices { highest: spot.clone(), newest: spot };
     gpuplan::catalog::plausible::drop_implausible_spot(&mut spot, &recorded_prices("us-east-1"));
     let mut sources = refreshed.sources.clone();
     let od_source = sources.remove(import::SOURCE_ON_DEMAND).unwrap();

@@ -20,6 +20,8 @@ use aws_sdk_ec2::primitives::{DateTime, DateTimeFormat};
 use aws_sdk_ec2::types as ec2;
 use serde_json::{Map, Value, json};
 
+use crate::catalog::SpotPrices;
+
 /// The Pricing API has endpoints in us-east-1 (and a few others); us-east-1 serves every region's prices.
 pub const PRICING_REGION: &str = "us-east-1";
 
@@ -303,13 +305,6 @@ impl Ec2 {
     }
 }
 
-/// Spot prices per instance type and zone, USD/hour: the newest, and the highest over the history window.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SpotPrices {
-    pub newest: BTreeMap<String, BTreeMap<String, f64>>,
-    pub highest: BTreeMap<String, BTreeMap<String, f64>>,
-}
-
 /// The AWS Price List query API.
 #[derive(Clone)]
 pub struct Pricing {
@@ -422,65 +417,65 @@ pub fn instance_type_info_json(info: &ec2::InstanceTypeInfo) -> Value {
             ])
         }),
     );
-    put(
-        "GpuInfo",
-        info.gpu_info().map(|g| {
-            let gpus: Vec<Value> = g
-                .gpus()
-                .iter()
-                .map(|d| {
-                    object([
-                        ("Name", d.name().map(Value::from)),
-                        ("Manufacturer", d.manufacturer().map(Value::from)),
-                        ("Count", d.count().map(Value::from)),
-                        ("LogicalGpuCount", d.logical_gpu_count().map(Value::from)),
-                        ("GpuPartitionSize", d.gpu_partition_size().map(Value::from)),
-                        (
-                            "MemoryInfo",
-                            d.memory_info().map(|m| object([("SizeInMiB", m.size_in_mib().map(Value::from))])),
-                        ),
-                    ])
-                })
-                .collect();
-            object([
-                ("Gpus", Some(Value::Array(gpus))),
-                ("TotalGpuMemoryInMiB", g.total_gpu_memory_in_mib().map(Value::from)),
-            ])
-        }),
-    );
-    put(
-        "NeuronInfo",
-        info.neuron_info().map(|n| {
-            let devices: Vec<Value> = n
-                .neuron_devices()
-                .iter()
-                .map(|d| {
-                    object([
-                        ("Name", d.name().map(Value::from)),
-                        ("Count", d.count().map(Value::from)),
-                        (
-                            "CoreInfo",
-                            d.core_info().map(|c| {
-                                object([
-                                    ("Count", c.count().map(Value::from)),
-                                    ("Version", c.version().map(Value::from)),
-                                ])
-                            }),
-                        ),
-                        (
-                            "MemoryInfo",
-                            d.memory_info().map(|m| object([("SizeInMiB", m.size_in_mib().map(Value::from))])),
-                        ),
-                    ])
-                })
-                .collect();
-            object([
-                ("NeuronDevices", Some(Value::Array(devices))),
-                ("TotalNeuronDeviceMemoryInMiB", n.total_neuron_device_memory_in_mib().map(Value::from)),
-            ])
-        }),
-    );
+    put("GpuInfo", info.gpu_info().map(gpu_info_json));
+    put("NeuronInfo", info.neuron_info().map(neuron_info_json));
     Value::Object(out)
+}
+
+/// `GpuInfo` as DescribeInstanceTypes returns it: each GPU model, and the total GPU memory.
+fn gpu_info_json(g: &ec2::GpuInfo) -> Value {
+    let gpus: Vec<Value> = g
+        .gpus()
+        .iter()
+        .map(|d| {
+            object([
+                ("Name", d.name().map(Value::from)),
+                ("Manufacturer", d.manufacturer().map(Value::from)),
+                ("Count", d.count().map(Value::from)),
+                ("LogicalGpuCount", d.logical_gpu_count().map(Value::from)),
+                ("GpuPartitionSize", d.gpu_partition_size().map(Value::from)),
+                (
+                    "MemoryInfo",
+                    d.memory_info().map(|m| object([("SizeInMiB", m.size_in_mib().map(Value::from))])),
+                ),
+            ])
+        })
+        .collect();
+    object([
+        ("Gpus", Some(Value::Array(gpus))),
+        ("TotalGpuMemoryInMiB", g.total_gpu_memory_in_mib().map(Value::from)),
+    ])
+}
+
+/// `NeuronInfo` as DescribeInstanceTypes returns it: each Neuron device, and the total device memory.
+fn neuron_info_json(n: &ec2::NeuronInfo) -> Value {
+    let devices: Vec<Value> = n
+        .neuron_devices()
+        .iter()
+        .map(|d| {
+            object([
+                ("Name", d.name().map(Value::from)),
+                ("Count", d.count().map(Value::from)),
+                (
+                    "CoreInfo",
+                    d.core_info().map(|c| {
+                        object([
+                            ("Count", c.count().map(Value::from)),
+                            ("Version", c.version().map(Value::from)),
+                        ])
+                    }),
+                ),
+                (
+                    "MemoryInfo",
+                    d.memory_info().map(|m| object([("SizeInMiB", m.size_in_mib().map(Value::from))])),
+                ),
+            ])
+        })
+        .collect();
+    object([
+        ("NeuronDevices", Some(Value::Array(devices))),
+        ("TotalNeuronDeviceMemoryInMiB", n.total_neuron_device_memory_in_mib().map(Value::from)),
+    ])
 }
 
 /// A JSON object of the fields that are present.

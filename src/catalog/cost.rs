@@ -128,7 +128,7 @@ pub struct NodeShape {
     pub units: u32,
     pub vcpu: u32,
     /// Memory as Karpenter counts it against a memory limit: the type's capacity after VM overhead
-    /// (`simulate::instances::memory_mib`, karpenter-provider-aws types.go `memory`).
+    /// ([`crate::catalog::memory_mib`], karpenter-provider-aws types.go `memory`).
     pub memory_mib: u64,
     pub expected: f64,
     pub ceiling: f64,
@@ -139,7 +139,7 @@ impl NodeShape {
     /// `units_per_accelerator` schedulable units.
     pub fn of(t: &InstanceType, kind: crate::catalog::AcceleratorKind, units_per_accelerator: u32, quote: &Quote) -> NodeShape {
         let accelerators = t.accelerators(kind).max(1);
-        let memory_mib = crate::simulate::instances::memory_mib(t).max(1) as u64;
+        let memory_mib = crate::catalog::memory_mib(t).max(1) as u64;
         NodeShape { accelerators, units: accelerators * units_per_accelerator, vcpu: t.vcpu, memory_mib, expected: quote.expected, ceiling: quote.ceiling }
     }
 
@@ -220,6 +220,17 @@ pub fn drain_peak(shapes: &[NodeShape], limits: Limits, draining: u32) -> f64 {
     steady + (f64::from(draining) * max_by(shapes, |s| s.ceiling)).min(steady)
 }
 
+/// One NodePool disruption budget as the profile writes it (`karpenter.sh/v1` `spec.disruption.budgets[]`): how many
+/// nodes may be disrupted at once, when, and for which reasons. Defined here, beside [`draining_nodes`] which reads
+/// it, so the cost model needs nothing above the catalog; `profile` re-exports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DisruptionBudget {
+    pub nodes: String,
+    pub schedule: Option<String>,
+    pub duration: Option<String>,
+    pub reasons: Vec<String>,
+}
+
 /// How many nodes of a pool can be deleting at once, for a pool of at most `nodes` nodes.
 ///
 /// Expiration is forceful: the expiration controller deletes an expired NodeClaim without consulting disruption
@@ -230,7 +241,7 @@ pub fn drain_peak(shapes: &[NodeShape], limits: Limits, draining: u32) -> f64 {
 /// always-on budgets bound it; a reason no always-on budget covers is unbounded (a scheduled budget is inactive
 /// most of the time). A percentage is of the pool's nodes, deleting ones included, rounded up
 /// (pkg/apis/v1/nodepool.go, `GetAllowedDisruptions`).
-pub fn draining_nodes(nodes: u32, expires: bool, budgets: &[crate::profile::DisruptionBudget]) -> u32 {
+pub fn draining_nodes(nodes: u32, expires: bool, budgets: &[DisruptionBudget]) -> u32 {
     if expires {
         return nodes;
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::catalog::{Arch, CapacityType, Catalog, Gpu, InstanceType, Neuron, Price, Source, FORMAT};
+use crate::catalog::{Arch, CapacityType, Catalog, Gpu, InstanceType, Neuron, Price, Source, SpotPrices, FORMAT};
 
 /// Spot prices are not in the offline data. Until a live refresh brings real ones, a snapshot carries
 /// `on-demand × SPOT_ESTIMATE_FACTOR` per zone, under a source marked `estimate: true`, so that every
@@ -124,7 +124,7 @@ pub fn build_catalog(
     offerings: &BTreeMap<String, BTreeSet<String>>,
     on_demand: &BTreeMap<String, f64>,
     on_demand_source: Source,
-    spot: Option<(&crate::catalog::aws::SpotPrices, Source)>,
+    spot: Option<(&SpotPrices, Source)>,
     mut sources: BTreeMap<String, Source>,
 ) -> Catalog {
     sources.insert(SOURCE_ON_DEMAND.to_string(), on_demand_source);
@@ -268,7 +268,6 @@ pub fn split_name(name: &str) -> Option<(String, String, u32, String)> {
     Some((category, family.to_string(), generation, size.to_string()))
 }
 
-/// Converts one DescribeInstanceTypes `InstanceTypeInfo` into the catalog's typed form.
 /// NVMe instance storage as Karpenter labels it (`instance-local-nvme`): the total size when NVMe is supported.
 fn local_nvme_gb(info: &Value) -> Option<u64> {
     let storage = info.get("InstanceStorageInfo")?;
@@ -276,12 +275,40 @@ fn local_nvme_gb(info: &Value) -> Option<u64> {
     storage.get("TotalSizeInGB").and_then(Value::as_u64).filter(|gb| nvme && *gb > 0)
 }
 
+/// The unsigned integer at `path` (object keys) under `v`.
+fn u64_at(v: &Value, path: &[&str]) -> Option<u64> {
+    path.iter().try_fold(v, |v, key| v.get(key))?.as_u64()
+}
+
+/// Converts one DescribeInstanceTypes `InstanceTypeInfo` into the catalog's typed form.
 pub fn instance_type_from_info(info: &Value, zones: Vec<String>) -> Option<InstanceType> {
     let name = info.get("InstanceType")?.as_str()?.to_string();
     let (category, family, generation, size) = split_name(&name)?;
-    let u64_at = |v: &Value, path: &[&str]| -> Option<u64> {
-        path.iter().try_fold(v, |v, key| v.get(key))?.as_u64()
-    };
+    Some(InstanceType {
+        name,
+        category,
+        family,
+        generation,
+        size,
+        vcpu: u64_at(info, &["VCpuInfo", "DefaultVCpus"]).unwrap_or(0) as u32,
+        memory_mib: u64_at(info, &["MemoryInfo", "SizeInMiB"]).unwrap_or(0),
+        arch: architectures(info),
+        current_generation: info.get("CurrentGeneration").and_then(Value::as_bool).unwrap_or(false),
+        bare_metal: info.get("BareMetal").and_then(Value::as_bool).unwrap_or(false),
+        efa: info.pointer("/NetworkInfo/EfaSupported").and_then(Value::as_bool).unwrap_or(false),
+        local_nvme_gb: local_nvme_gb(info),
+        gpus: gpus(info),
+        neuron: neuron(info),
+        capacity_types: capacity_types(info),
+        zones,
+        on_demand: None,
+        spot: BTreeMap::new(),
+        spot_max: BTreeMap::new(),
+    })
+}
+
+/// `ProcessorInfo.SupportedArchitectures` that Karpenter schedules (x86_64, arm64), sorted.
+fn architectures(info: &Value) -> Vec<Arch> {
     let mut arch: Vec<Arch> = info
         .pointer("/ProcessorInfo/SupportedArchitectures")
         .and_then(Value::as_array)
@@ -297,9 +324,12 @@ pub fn instance_type_from_info(info: &Value, zones: Vec<String>) -> Option<Insta
         .unwrap_or_default();
     arch.sort();
     arch.dedup();
+    arch
+}
 
-    let gpus = info
-        .pointer("/GpuInfo/Gpus")
+/// `GpuInfo.Gpus`, one entry per GPU model; entries without a name, manufacturer or count are skipped.
+fn gpus(info: &Value) -> Vec<Gpu> {
+    info.pointer("/GpuInfo/Gpus")
         .and_then(Value::as_array)
         .map(|gpus| {
             gpus.iter()
@@ -314,17 +344,23 @@ pub fn instance_type_from_info(info: &Value, zones: Vec<String>) -> Option<Insta
                 })
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
 
-    let neuron = info.pointer("/NeuronInfo/NeuronDevices/0").and_then(|d| {
+/// The first `NeuronInfo.NeuronDevices` entry (Inferentia/Trainium), if any.
+fn neuron(info: &Value) -> Option<Neuron> {
+    info.pointer("/NeuronInfo/NeuronDevices/0").and_then(|d| {
         Some(Neuron {
             name: d.get("Name")?.as_str()?.to_string(),
             count: d.get("Count")?.as_u64()? as u32,
             cores_per_device: u64_at(d, &["CoreInfo", "Count"]).unwrap_or(0) as u32,
             memory_mib_per_device: u64_at(d, &["MemoryInfo", "SizeInMiB"]).unwrap_or(0),
         })
-    });
+    })
+}
 
+/// `SupportedUsageClasses` as capacity types (a capacity block is reserved capacity), sorted.
+fn capacity_types(info: &Value) -> Vec<CapacityType> {
     let mut capacity_types: Vec<CapacityType> = info
         .get("SupportedUsageClasses")
         .and_then(Value::as_array)
@@ -342,28 +378,7 @@ pub fn instance_type_from_info(info: &Value, zones: Vec<String>) -> Option<Insta
         .unwrap_or_default();
     capacity_types.sort();
     capacity_types.dedup();
-
-    Some(InstanceType {
-        name,
-        category,
-        family,
-        generation,
-        size,
-        vcpu: u64_at(info, &["VCpuInfo", "DefaultVCpus"]).unwrap_or(0) as u32,
-        memory_mib: u64_at(info, &["MemoryInfo", "SizeInMiB"]).unwrap_or(0),
-        arch,
-        current_generation: info.get("CurrentGeneration").and_then(Value::as_bool).unwrap_or(false),
-        bare_metal: info.get("BareMetal").and_then(Value::as_bool).unwrap_or(false),
-        efa: info.pointer("/NetworkInfo/EfaSupported").and_then(Value::as_bool).unwrap_or(false),
-        local_nvme_gb: local_nvme_gb(info),
-        gpus,
-        neuron,
-        capacity_types,
-        zones,
-        on_demand: None,
-        spot: BTreeMap::new(),
-        spot_max: BTreeMap::new(),
-    })
+    capacity_types
 }
 
 #[cfg(test)]

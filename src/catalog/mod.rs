@@ -9,6 +9,7 @@
 
 pub mod auto_mode;
 pub mod aws;
+pub mod changes;
 pub mod cost;
 pub mod efa;
 pub mod import;
@@ -141,6 +142,16 @@ pub struct InstanceType {
 
 /// How far back `catalog refresh` reads the spot price history for [`InstanceType::spot_max`].
 pub const SPOT_HISTORY_DAYS: u64 = 30;
+
+/// Spot prices per instance type and zone, USD/hour: the newest, and the highest over the history window.
+///
+/// What the live refresh reads from DescribeSpotPriceHistory ([`aws`]), checks ([`plausible`]) and builds a
+/// snapshot with ([`import::build_catalog`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpotPrices {
+    pub newest: BTreeMap<String, BTreeMap<String, f64>>,
+    pub highest: BTreeMap<String, BTreeMap<String, f64>>,
+}
 
 /// One GPU model on an instance type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -275,6 +286,22 @@ impl InstanceType {
             .map(|(_, price)| price)
             .max_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour))
     }
+}
+
+/// Karpenter's `--vm-memory-overhead-percent` default: the share of a type's memory the hypervisor keeps.
+const VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
+
+/// types.go `memory`: MiB after VM overhead.
+///
+/// Memory as Karpenter's AWS provider reports a type's capacity (aws/karpenter-provider-aws
+/// `pkg/providers/instancetype/types.go`): the simulator's node capacity and the cost model's memory bound both
+/// read it, so it lives with the catalog they share.
+pub fn memory_mib(it: &InstanceType) -> i128 {
+    let mut mib = it.memory_mib as i128;
+    if it.arch.first() == Some(&Arch::Arm64) {
+        mib -= 64;
+    }
+    mib - (mib as f64 * VM_MEMORY_OVERHEAD_PERCENT).ceil() as i128
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -16,8 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::catalog::Catalog;
-use crate::catalog::aws::SpotPrices;
+use crate::catalog::{Catalog, SpotPrices};
 
 /// Fewer types than this is no real region: the smallest regions offer several hundred (the committed
 /// us-east-1 snapshot has 1,395; moto serves 1,263 everywhere).

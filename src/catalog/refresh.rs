@@ -23,7 +23,9 @@ use serde::Serialize;
 
 use crate::catalog::aws::{self, Aws, AwsError, ClientSettings, Pricing};
 pub use crate::catalog::aws::{RetrySettings, StaticCredentials};
-use crate::catalog::{CapacityType, Catalog, InstanceType, Source};
+use crate::catalog::changes::{format_usd, is_accelerated};
+pub use crate::catalog::changes::{CatalogChanges, OfferingChange, PriceMove, catalog_changes};
+use crate::catalog::{Catalog, Source, SpotPrices};
 use crate::catalog::import::{self, SOURCE_SPOT};
 use crate::catalog::plausible::{self, Problem};
 
@@ -177,16 +179,7 @@ pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
     let now = opts.clock.now();
     let fetched_at = aws::rfc3339(now);
 
-    let progress = (opts.progress && std::io::stderr().is_terminal()).then(|| {
-        let bar = ProgressBar::new((regions.len() * CALLS.len()) as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} catalog refresh [{elapsed}] {bar:30} {pos}/{len} {msg}")
-                .expect("the template is valid"),
-        );
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
-    });
-
+    let progress = progress_bar(opts.progress, regions.len());
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(RefreshError::Runtime)?;
     let settings = ClientSettings {
         endpoint_url: opts.endpoint_url.clone(),
@@ -200,55 +193,85 @@ pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
         bar.finish_and_clear();
     }
 
-    // Build every catalog before writing any.
     let mut warnings = Vec::new();
+    let built = build_all(opts, &regions, fetched, &fetched_at, &mut warnings)?;
+    let mut reports = Vec::new();
+    for (region, path, previous, new) in built {
+        reports.push(write_region(region, path, previous, new)?);
+    }
+    Ok(RefreshReport { regions: reports, warnings, elapsed: started.elapsed() })
+}
+
+/// The progress bar on stderr, when asked for and stderr is a terminal: one step per API call of every region.
+fn progress_bar(wanted: bool, regions: usize) -> Option<ProgressBar> {
+    (wanted && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new((regions * CALLS.len()) as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} catalog refresh [{elapsed}] {bar:30} {pos}/{len} {msg}")
+                .expect("the template is valid"),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    })
+}
+
+/// One region's new catalog, ready to write: the region, its snapshot path, the snapshot it replaces.
+type BuiltRegion<'a> = (&'a String, PathBuf, Option<Previous>, Built);
+
+/// Builds every catalog before writing any: all of them, or the errors of every region that failed.
+fn build_all<'a>(
+    opts: &RefreshOptions,
+    regions: &'a [String],
+    fetched: Vec<Result<RegionData, RefreshError>>,
+    fetched_at: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<BuiltRegion<'a>>, RefreshError> {
     let mut errors = Vec::new();
     let mut built = Vec::new();
     for (region, result) in regions.iter().zip(fetched) {
         let path = opts.out_dir.join(format!("{region}.json"));
-        let previous = read_previous(&path, &mut warnings);
+        let previous = read_previous(&path, warnings);
         let built_region = result
-            .and_then(|data| build_region(region, data, previous.as_ref(), &path, &fetched_at, &mut warnings))
-            .and_then(|new| accept(region, &path, previous.as_ref(), new, opts.accept_shrink, &mut warnings));
+            .and_then(|data| build_region(region, data, previous.as_ref(), &path, fetched_at, warnings))
+            .and_then(|new| accept(region, &path, previous.as_ref(), new, opts.accept_shrink, warnings));
         match built_region {
             Ok(new) => built.push((region, path, previous, new)),
             Err(err) => errors.push(err),
         }
     }
     match errors.len() {
-        0 => {}
-        1 => return Err(errors.pop().expect("one error")),
-        _ => return Err(RefreshError::Several(errors)),
+        0 => Ok(built),
+        1 => Err(errors.pop().expect("one error")),
+        _ => Err(RefreshError::Several(errors)),
     }
+}
 
-    let mut reports = Vec::new();
-    for (region, path, previous, new) in built {
-        let text = new.catalog.to_json();
-        let written = previous.as_ref().is_none_or(|p| p.text != text);
-        if written {
-            crate::catalog::write_atomically(&path, &text)
-                .map_err(|error| RefreshError::Write { path: path.clone(), error })?;
-        }
-        reports.push(RegionReport {
-            region: region.clone(),
-            path,
-            written,
-            instance_types: new.catalog.instance_types.len(),
-            zones: new.catalog.zones.len(),
-            on_demand_prices: new.catalog.instance_types.iter().filter(|t| t.on_demand.is_some()).count(),
-            spot_prices: new
-                .catalog
-                .instance_types
-                .iter()
-                .flat_map(|t| t.spot.values())
-                .filter(|p| p.source == SOURCE_SPOT)
-                .count(),
-            on_demand_kept: new.on_demand_kept,
-            changes: previous.as_ref().map(|p| catalog_changes(&p.catalog, &new.catalog)),
-            timings: new.timings,
-        });
+/// Writes one region's snapshot, unless it is byte-identical to the previous one, and reports it.
+fn write_region(region: &str, path: PathBuf, previous: Option<Previous>, new: Built) -> Result<RegionReport, RefreshError> {
+    let text = new.catalog.to_json();
+    let written = previous.as_ref().is_none_or(|p| p.text != text);
+    if written {
+        crate::catalog::write_atomically(&path, &text)
+            .map_err(|error| RefreshError::Write { path: path.clone(), error })?;
     }
-    Ok(RefreshReport { regions: reports, warnings, elapsed: started.elapsed() })
+    Ok(RegionReport {
+        region: region.to_string(),
+        path,
+        written,
+        instance_types: new.catalog.instance_types.len(),
+        zones: new.catalog.zones.len(),
+        on_demand_prices: new.catalog.instance_types.iter().filter(|t| t.on_demand.is_some()).count(),
+        spot_prices: new
+            .catalog
+            .instance_types
+            .iter()
+            .flat_map(|t| t.spot.values())
+            .filter(|p| p.source == SOURCE_SPOT)
+            .count(),
+        on_demand_kept: new.on_demand_kept,
+        changes: previous.as_ref().map(|p| catalog_changes(&p.catalog, &new.catalog)),
+        timings: new.timings,
+    })
 }
 
 const CALLS: [&str; 4] =
@@ -278,7 +301,7 @@ fn checked_regions(regions: &[String]) -> Result<Vec<String>, RefreshError> {
 struct RegionData {
     infos: Vec<serde_json::Value>,
     offerings: BTreeMap<String, BTreeSet<String>>,
-    spot: crate::catalog::aws::SpotPrices,
+    spot: SpotPrices,
     on_demand: Result<BTreeMap<String, f64>, AwsError>,
     timings: Vec<CallTiming>,
 }
@@ -403,32 +426,8 @@ fn build_region(
         source(format!("EC2 DescribeInstanceTypeOfferings by availability zone, {region}, live refresh")),
     );
 
-    let (on_demand, on_demand_source, on_demand_kept) = match data.on_demand {
-        Ok(prices) => (
-            prices,
-            source(format!(
-                "AWS Price List GetProducts (AmazonEC2, {region}, Linux, shared tenancy, no pre-installed software, \
-                 capacity status Used): on-demand USD/hour"
-            )),
-            false,
-        ),
-        Err(error) => {
-            let kept = previous.and_then(|p| kept_on_demand(&p.catalog, &error));
-            let Some((prices, kept_source)) = kept else {
-                return Err(RefreshError::NoOnDemandPrices {
-                    region: region.to_string(),
-                    path: path.to_path_buf(),
-                    error: Box::new(error),
-                });
-            };
-            warnings.push(format!(
-                "{region}: the Pricing API failed, kept the {} on-demand prices of the previous snapshot {}: {error}",
-                prices.len(),
-                path.display()
-            ));
-            (prices, kept_source, true)
-        }
-    };
+    let (on_demand, on_demand_source, on_demand_kept) =
+        on_demand_prices(region, data.on_demand, previous, path, fetched_at, warnings)?;
 
     let spot_source = source(format!(
         "EC2 DescribeSpotPriceHistory, {region}, Linux/UNIX, newest and highest price per type and zone over the last {} days, live refresh",
@@ -466,6 +465,46 @@ fn build_region(
     Ok(Built { catalog, on_demand_kept, timings: data.timings })
 }
 
+/// The region's on-demand prices, their source, and whether they are the previous snapshot's (kept because the
+/// Pricing API failed; without a previous snapshot to keep them from, the refresh fails).
+fn on_demand_prices(
+    region: &str,
+    answer: Result<BTreeMap<String, f64>, AwsError>,
+    previous: Option<&Previous>,
+    path: &Path,
+    fetched_at: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(BTreeMap<String, f64>, Source, bool), RefreshError> {
+    let source =
+        |description: String| Source { description, fetched_at: Some(fetched_at.to_string()), estimate: false };
+    Ok(match answer {
+        Ok(prices) => (
+            prices,
+            source(format!(
+                "AWS Price List GetProducts (AmazonEC2, {region}, Linux, shared tenancy, no pre-installed software, \
+                 capacity status Used): on-demand USD/hour"
+            )),
+            false,
+        ),
+        Err(error) => {
+            let kept = previous.and_then(|p| kept_on_demand(&p.catalog, &error));
+            let Some((prices, kept_source)) = kept else {
+                return Err(RefreshError::NoOnDemandPrices {
+                    region: region.to_string(),
+                    path: path.to_path_buf(),
+                    error: Box::new(error),
+                });
+            };
+            warnings.push(format!(
+                "{region}: the Pricing API failed, kept the {} on-demand prices of the previous snapshot {}: {error}",
+                prices.len(),
+                path.display()
+            ));
+            (prices, kept_source, true)
+        }
+    })
+}
+
 /// The new catalog, unless it lost what [`plausible::shrink_problems`] looks for (and `accept_shrink` does not
 /// accept it): checked before anything is written, so a refused refresh leaves every snapshot byte-identical.
 fn accept(
@@ -490,7 +529,7 @@ fn accept(
 }
 
 /// Drops observed spot prices that cannot be right ([`plausible::drop_implausible_spot`]) and says so.
-fn plausible_spot(region: &str, spot: &mut aws::SpotPrices, on_demand: &BTreeMap<String, f64>, warnings: &mut Vec<String>) {
+fn plausible_spot(region: &str, spot: &mut SpotPrices, on_demand: &BTreeMap<String, f64>, warnings: &mut Vec<String>) {
     let dropped = plausible::drop_implausible_spot(spot, on_demand);
     let Some(example) = dropped.first() else { return };
     warnings.push(format!(
@@ -542,225 +581,6 @@ fn kept_on_demand(previous: &Catalog, error: &AwsError) -> Option<(BTreeMap<Stri
             estimate: old.is_some_and(|s| s.estimate),
         },
     ))
-}
-
-fn is_accelerated(t: &InstanceType) -> bool {
-    !t.gpus.is_empty() || t.neuron.is_some()
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Change summary
-
-/// What changed between two snapshots of a region, in words a reviewer reads.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct CatalogChanges {
-    pub region: String,
-    /// Instance types only in the new snapshot, sorted.
-    pub added: Vec<String>,
-    /// Instance types only in the old snapshot, sorted.
-    pub removed: Vec<String>,
-    pub zones_added: Vec<String>,
-    pub zones_removed: Vec<String>,
-    /// Price moves of accelerated (GPU / Neuron) types present in both, by type, then on-demand before spot.
-    pub price_moves: Vec<PriceMove>,
-    /// Zone offerings of types present in both.
-    pub offerings: Vec<OfferingChange>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PriceMove {
-    pub instance_type: String,
-    pub capacity_type: CapacityType,
-    /// The zone, for spot prices.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub zone: Option<String>,
-    /// USD/hour; `None` when the price was not known on that side.
-    pub old: Option<f64>,
-    pub new: Option<f64>,
-    /// True when that side is an estimate (e.g. spot estimated from on-demand).
-    pub old_estimate: bool,
-    pub new_estimate: bool,
-}
-
-impl PriceMove {
-    /// Relative change in percent, when both sides are known and the old one is not zero.
-    pub fn percent(&self) -> Option<f64> {
-        match (self.old, self.new) {
-            (Some(old), Some(new)) if old != 0.0 => Some((new - old) / old * 100.0),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OfferingChange {
-    pub instance_type: String,
-    pub zones_added: Vec<String>,
-    pub zones_removed: Vec<String>,
-}
-
-impl CatalogChanges {
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty()
-            && self.removed.is_empty()
-            && self.zones_added.is_empty()
-            && self.zones_removed.is_empty()
-            && self.price_moves.is_empty()
-            && self.offerings.is_empty()
-    }
-}
-
-/// Compares two snapshots of one region.
-pub fn catalog_changes(old: &Catalog, new: &Catalog) -> CatalogChanges {
-    let old_types: BTreeMap<&str, &InstanceType> = old.instance_types.iter().map(|t| (t.name.as_str(), t)).collect();
-    let new_types: BTreeMap<&str, &InstanceType> = new.instance_types.iter().map(|t| (t.name.as_str(), t)).collect();
-    let (added, removed) = set_diff(old_types.keys().copied(), new_types.keys().copied());
-    let (zones_added, zones_removed) =
-        set_diff(old.zones.iter().map(String::as_str), new.zones.iter().map(String::as_str));
-
-    let mut price_moves = Vec::new();
-    let mut offerings = Vec::new();
-    for (name, new_t) in &new_types {
-        let Some(old_t) = old_types.get(name) else { continue };
-        if is_accelerated(old_t) || is_accelerated(new_t) {
-            let price = |catalog: &Catalog, p: Option<&crate::catalog::Price>| {
-                (p.map(|p| p.usd_per_hour), p.is_some_and(|p| catalog.is_estimate(p)))
-            };
-            let mut push =
-                |capacity_type, zone: Option<&str>, (o, oe): (Option<f64>, bool), (n, ne): (Option<f64>, bool)| {
-                    if o != n {
-                        price_moves.push(PriceMove {
-                            instance_type: name.to_string(),
-                            capacity_type,
-                            zone: zone.map(str::to_string),
-                            old: o,
-                            new: n,
-                            old_estimate: oe,
-                            new_estimate: ne,
-                        });
-                    }
-                };
-            push(
-                CapacityType::OnDemand,
-                None,
-                price(old, old_t.on_demand.as_ref()),
-                price(new, new_t.on_demand.as_ref()),
-            );
-            let zones: BTreeSet<&String> = old_t.spot.keys().chain(new_t.spot.keys()).collect();
-            for zone in zones {
-                push(
-                    CapacityType::Spot,
-                    Some(zone),
-                    price(old, old_t.spot.get(zone)),
-                    price(new, new_t.spot.get(zone)),
-                );
-            }
-        }
-        let (zones_added, zones_removed) =
-            set_diff(old_t.zones.iter().map(String::as_str), new_t.zones.iter().map(String::as_str));
-        if !zones_added.is_empty() || !zones_removed.is_empty() {
-            offerings.push(OfferingChange { instance_type: name.to_string(), zones_added, zones_removed });
-        }
-    }
-    CatalogChanges { region: new.region.clone(), added, removed, zones_added, zones_removed, price_moves, offerings }
-}
-
-/// (only in `new`, only in `old`), sorted.
-fn set_diff<'a>(old: impl Iterator<Item = &'a str>, new: impl Iterator<Item = &'a str>) -> (Vec<String>, Vec<String>) {
-    let old: BTreeSet<&str> = old.collect();
-    let new: BTreeSet<&str> = new.collect();
-    (new.difference(&old).map(|s| s.to_string()).collect(), old.difference(&new).map(|s| s.to_string()).collect())
-}
-
-/// "$1.006", "$1.100", "$0.4024": at least three decimals, four when the fourth matters.
-pub fn format_usd(usd: f64) -> String {
-    let four = format!("{usd:.4}");
-    match four.strip_suffix('0') {
-        Some(three) => format!("${three}"),
-        None => format!("${four}"),
-    }
-}
-
-impl fmt::Display for PriceMove {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let side = |usd: Option<f64>, estimate: bool| match usd {
-            Some(usd) if estimate => format!("{} (estimate)", format_usd(usd)),
-            Some(usd) => format_usd(usd),
-            None => "none".to_string(),
-        };
-        write!(f, "{} {}", self.instance_type, self.capacity_type.as_str())?;
-        if let Some(zone) = &self.zone {
-            write!(f, " {zone}")?;
-        }
-        write!(f, " {}→{}", side(self.old, self.old_estimate), side(self.new, self.new_estimate))?;
-        if let Some(pct) = self.percent() {
-            write!(f, " ({pct:+.1}%)")?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Display for OfferingChange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} zones", self.instance_type)?;
-        for zone in &self.zones_added {
-            write!(f, " +{zone}")?;
-        }
-        for zone in &self.zones_removed {
-            write!(f, " -{zone}")?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Display for CatalogChanges {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_empty() {
-            return writeln!(f, "{}: no changes", self.region);
-        }
-        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        writeln!(
-            f,
-            "{}: {} added, {} removed, {}, {}",
-            self.region,
-            plural(self.added.len(), "type", "types"),
-            self.removed.len(),
-            plural(self.price_moves.len(), "accelerated price move", "accelerated price moves"),
-            plural(self.offerings.len(), "offering change", "offering changes"),
-        )?;
-        if !self.added.is_empty() {
-            writeln!(f, "  added: {}", abbreviated(&self.added))?;
-        }
-        if !self.removed.is_empty() {
-            writeln!(f, "  removed: {}", abbreviated(&self.removed))?;
-        }
-        if !self.zones_added.is_empty() || !self.zones_removed.is_empty() {
-            let zones: Vec<String> = self
-                .zones_added
-                .iter()
-                .map(|z| format!("+{z}"))
-                .chain(self.zones_removed.iter().map(|z| format!("-{z}")))
-                .collect();
-            writeln!(f, "  zones: {}", zones.join(" "))?;
-        }
-        for price_move in &self.price_moves {
-            writeln!(f, "  {price_move}")?;
-        }
-        for offering in &self.offerings {
-            writeln!(f, "  {offering}")?;
-        }
-        Ok(())
-    }
-}
-
-/// At most 25 names, then how many more.
-fn abbreviated(names: &[String]) -> String {
-    const SHOWN: usize = 25;
-    let mut text = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
-    if names.len() > SHOWN {
-        text.push_str(&format!(" … and {} more", names.len() - SHOWN));
-    }
-    text
 }
 
 impl fmt::Display for RefreshReport {

@@ -202,13 +202,7 @@ pub struct Taint {
     pub effect: String,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct DisruptionBudget {
-    pub nodes: String,
-    pub schedule: Option<String>,
-    pub duration: Option<String>,
-    pub reasons: Vec<String>,
-}
+pub use crate::catalog::cost::DisruptionBudget;
 
 /// A weekly maintenance window, UTC: the only time training nodes may be disrupted voluntarily.
 #[derive(Debug, Clone, PartialEq)]

@@ -24,7 +24,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::catalog::{Arch, CapacityType, Catalog, InstanceType};
+use crate::catalog::{CapacityType, Catalog, InstanceType};
+// MOVED(issue 29): re-export until the merge
+pub use crate::catalog::memory_mib;
 
 use super::manifests::{NodeClass, NodeOverlay};
 use super::requirements::{Requirement, Requirements};
@@ -32,7 +34,6 @@ use super::yaml::{milli, Resources};
 
 const MI: i128 = 1024 * 1024 * 1000;
 const GI: i128 = 1024 * MI;
-const VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
 
 #[derive(Debug, Clone)]
 pub struct Offering {
@@ -195,15 +196,6 @@ fn max_pods(it: &InstanceType, class: &NodeClass) -> i64 {
     if class.auto_mode { count.min(110) } else { count }
 }
 
-/// types.go `memory`: MiB after VM overhead.
-pub fn memory_mib(it: &InstanceType) -> i128 {
-    let mut mib = it.memory_mib as i128;
-    if it.arch.first() == Some(&Arch::Arm64) {
-        mib -= 64;
-    }
-    mib - (mib as f64 * VM_MEMORY_OVERHEAD_PERCENT).ceil() as i128
-}
-
 /// types.go `kubeReservedResources` cpu share, in millicores.
 fn kube_reserved_cpu(vcpu: u32) -> i128 {
     let cpu = vcpu as i64 * 1000;
@@ -221,7 +213,7 @@ fn kube_reserved_cpu(vcpu: u32) -> i128 {
 pub fn capacity(it: &InstanceType, class: &NodeClass) -> Resources {
     let mut c = Resources::new();
     c.insert("cpu".into(), it.vcpu as i128 * 1000);
-    c.insert("memory".into(), memory_mib(it) * MI);
+    c.insert("memory".into(), crate::catalog::memory_mib(it) * MI);
     // types.go `ephemeralStorage`: the instance store under RAID0 (its size in GB), else the ephemeral volume.
     let instance_store = it.local_nvme_gb.filter(|_| class.instance_store_raid0).map(|gb| gb as i128 * 1_000_000_000 * 1000);
     c.insert("ephemeral-storage".into(), instance_store.or(class.root_volume).unwrap_or(20 * GI));

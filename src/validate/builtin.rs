@@ -325,12 +325,35 @@ fn pdb(obj: &Value, out: &mut Vec<Violation>) {
     }
 }
 
+// The HPA checks below are lifted from one upstream file, one function per upstream function and under its name,
+// each citing the release and lines it follows (as karmada-io/karmada `pkg/util/lifted` does): `+lifted:source`,
+// and `+lifted:changed` where gpuplan's version differs (the doc comment says how). The release is the one the
+// vendored schemas and `conformance/consumers` pin (v1.37).
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L36-L41
+
+/// The largest allowed scaling policy period (in seconds).
+const MAX_PERIOD_SECONDS: i64 = 1800;
+/// The largest allowed stabilization window (in seconds).
+const MAX_STABILIZATION_WINDOW_SECONDS: i64 = 3600;
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L147-L151
+// +lifted:changed
+
+/// ValidateHorizontalPodAutoscaler on create: the metadata is checked by the schema ([`schema::object_meta`]), the
+/// spec here.
+fn hpa(obj: &Value, out: &mut Vec<Violation>) {
+    validate_horizontal_pod_autoscaler_spec(obj.get("spec").unwrap_or(&Value::Null), out);
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L72-L97
+// +lifted:changed
+
 /// k8s.io/kubernetes pkg/apis/autoscaling/validation/validation.go validateHorizontalPodAutoscalerSpec, with the
 /// options the registry uses on create (pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go
 /// validationOptionsForHorizontalPodAutoscaler: minReplicas ≥ 1 (HPAScaleToZero is off by default), the scale
 /// target's apiVersion must name a group unless the kind is ReplicationController, an Object metric's may not).
-fn hpa(obj: &Value, out: &mut Vec<Violation>) {
-    let spec = obj.get("spec").unwrap_or(&Value::Null);
+fn validate_horizontal_pod_autoscaler_spec(spec: &Value, out: &mut Vec<Violation>) {
     let min = spec.get("minReplicas").and_then(Value::as_i64);
     if let Some(m) = min
         && m < 1
@@ -350,56 +373,16 @@ fn hpa(obj: &Value, out: &mut Vec<Violation>) {
     }
     let target = spec.get("scaleTargetRef").unwrap_or(&Value::Null);
     let rc = target.get("kind").and_then(Value::as_str) == Some("ReplicationController");
-    cross_version_reference(target, "/spec/scaleTargetRef", rc, out);
-    for (i, m) in spec.get("metrics").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        metric_spec(m, &format!("/spec/metrics/{i}"), out);
-    }
-    for dir in ["scaleUp", "scaleDown"] {
-        let Some(rules) = spec.get("behavior").and_then(|b| b.get(dir)).filter(|r| !r.is_null()) else {
-            continue;
-        };
-        let at = format!("/spec/behavior/{dir}");
-        if let Some(w) = rules.get("stabilizationWindowSeconds").and_then(Value::as_i64)
-            && !(0..=3600).contains(&w)
-        {
-            push(out, &format!("{at}/stabilizationWindowSeconds"), "must be between 0 and 3600");
-        }
-        if let Some(p) = rules.get("selectPolicy").and_then(Value::as_str)
-            && !["Max", "Min", "Disabled"].contains(&p)
-        {
-            push(out, &format!("{at}/selectPolicy"), "supported values: \"Disabled\", \"Max\", \"Min\"");
-        }
-        // Absent policies are defaulted (pkg/apis/autoscaling/v2/defaults.go copyHPAScalingRules copies only
-        // non-nil fields over the defaults); an empty list stays empty and fails.
-        let policies = rules.get("policies").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-        if policies.is_empty() && rules.get("policies").is_some_and(|p| !p.is_null()) {
-            push(out, &format!("{at}/policies"), "must specify at least one Policy");
-        }
-        for (i, p) in policies.iter().enumerate() {
-            let at = format!("{at}/policies/{i}");
-            if !matches!(p.get("type").and_then(Value::as_str), Some("Pods" | "Percent")) {
-                push(out, &format!("{at}/type"), "supported values: \"Percent\", \"Pods\"");
-            }
-            if p.get("value").and_then(Value::as_i64).is_none_or(|v| v <= 0) {
-                push(out, &format!("{at}/value"), "must be greater than zero");
-            }
-            if p.get("periodSeconds").and_then(Value::as_i64).is_none_or(|s| !(1..=1800).contains(&s)) {
-                push(out, &format!("{at}/periodSeconds"), "must be greater than zero and less than or equal to 1800");
-            }
-        }
-        if let Some(t) = rules.get("tolerance") {
-            match quantity_sign(t) {
-                None => push(out, &format!("{at}/tolerance"), "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
-                Some(-1) => push(out, &format!("{at}/tolerance"), "must be greater than or equal to 0"),
-                Some(_) => {}
-            }
-        }
-    }
+    validate_cross_version_object_reference(target, "/spec/scaleTargetRef", rc, out);
+    validate_metrics(spec.get("metrics"), "/spec/metrics", out);
+    validate_behavior(spec.get("behavior"), "/spec/behavior", out);
 }
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L101-L130
 
 /// ValidateCrossVersionObjectReference: kind and name required path segments, apiVersion a group/version (with a
 /// group unless `allow_empty_group`).
-fn cross_version_reference(r: &Value, at: &str, allow_empty_group: bool, out: &mut Vec<Violation>) {
+fn validate_cross_version_object_reference(r: &Value, at: &str, allow_empty_group: bool, out: &mut Vec<Violation>) {
     for f in ["kind", "name"] {
         match r.get(f).and_then(Value::as_str).unwrap_or("") {
             "" => push(out, &format!("{at}/{f}"), "Required value"),
@@ -408,6 +391,17 @@ fn cross_version_reference(r: &Value, at: &str, allow_empty_group: bool, out: &m
         }
     }
     let api_version = r.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if let Some(message) = validate_api_version(api_version, allow_empty_group) {
+        push(out, &format!("{at}/apiVersion"), message);
+    }
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L132-L143
+// +lifted:changed
+
+/// ValidateAPIVersion without `AllowInvalidAPIVersion` (only an update sets it): what is wrong with the
+/// reference's apiVersion, if anything.
+fn validate_api_version(api_version: &str, allow_empty_group: bool) -> Option<String> {
     // schema.ParseGroupVersion: "" and "v1" are group-less; "a/b" has a group; more than one '/' is an error.
     let group = match api_version.split('/').collect::<Vec<_>>().as_slice() {
         [_] => Some(""),
@@ -415,14 +409,92 @@ fn cross_version_reference(r: &Value, at: &str, allow_empty_group: bool, out: &m
         _ => None,
     };
     match group {
-        None => push(out, &format!("{at}/apiVersion"), format!("unexpected GroupVersion string: {api_version}")),
-        Some("") if !allow_empty_group => push(out, &format!("{at}/apiVersion"), "apiVersion must specify API group"),
-        Some(_) => {}
+        None => Some(format!("unexpected GroupVersion string: {api_version}")),
+        Some("") if !allow_empty_group => Some("apiVersion must specify API group".to_owned()),
+        Some(_) => None,
     }
 }
 
-/// validateMetricSpec and the per-source checks.
-fn metric_spec(m: &Value, at: &str, out: &mut Vec<Violation>) {
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L200-L224
+// +lifted:changed
+
+/// validateMetrics: each metric spec. The scale-to-zero check (an Object or External metric when minReplicas is 0)
+/// is left out: minReplicas 0 is already refused above.
+fn validate_metrics(metrics: Option<&Value>, at: &str, out: &mut Vec<Violation>) {
+    for (i, m) in metrics.and_then(Value::as_array).into_iter().flatten().enumerate() {
+        validate_metric_spec(m, &format!("{at}/{i}"), out);
+    }
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L226-L237
+
+/// validateBehavior: the scale-up and scale-down rules, when set.
+fn validate_behavior(behavior: Option<&Value>, at: &str, out: &mut Vec<Violation>) {
+    for dir in ["scaleUp", "scaleDown"] {
+        let Some(rules) = behavior.and_then(|b| b.get(dir)).filter(|r| !r.is_null()) else {
+            continue;
+        };
+        validate_scaling_rules(rules, &format!("{at}/{dir}"), out);
+    }
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L242-L270
+// +lifted:changed
+
+/// validateScalingRules, after the API server's defaulting: absent policies are defaulted, so only an empty list
+/// fails; one message for a window outside 0–3600 (upstream has one per side); the tolerance is a quantity that
+/// must parse and not be negative.
+fn validate_scaling_rules(rules: &Value, at: &str, out: &mut Vec<Violation>) {
+    if let Some(w) = rules.get("stabilizationWindowSeconds").and_then(Value::as_i64)
+        && !(0..=MAX_STABILIZATION_WINDOW_SECONDS).contains(&w)
+    {
+        push(out, &format!("{at}/stabilizationWindowSeconds"), "must be between 0 and 3600");
+    }
+    if let Some(p) = rules.get("selectPolicy").and_then(Value::as_str)
+        && !["Max", "Min", "Disabled"].contains(&p)
+    {
+        push(out, &format!("{at}/selectPolicy"), "supported values: \"Disabled\", \"Max\", \"Min\"");
+    }
+    // Absent policies are defaulted (pkg/apis/autoscaling/v2/defaults.go copyHPAScalingRules copies only
+    // non-nil fields over the defaults); an empty list stays empty and fails.
+    let policies = rules.get("policies").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    if policies.is_empty() && rules.get("policies").is_some_and(|p| !p.is_null()) {
+        push(out, &format!("{at}/policies"), "must specify at least one Policy");
+    }
+    for (i, p) in policies.iter().enumerate() {
+        validate_scaling_policy(p, &format!("{at}/policies/{i}"), out);
+    }
+    if let Some(t) = rules.get("tolerance") {
+        match quantity_sign(t) {
+            None => push(out, &format!("{at}/tolerance"), "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+            Some(-1) => push(out, &format!("{at}/tolerance"), "must be greater than or equal to 0"),
+            Some(_) => {}
+        }
+    }
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L275-L291
+// +lifted:changed
+
+/// validateScalingPolicy, with one message for a period outside 1–1800 (upstream has one per side).
+fn validate_scaling_policy(p: &Value, at: &str, out: &mut Vec<Violation>) {
+    if !matches!(p.get("type").and_then(Value::as_str), Some("Pods" | "Percent")) {
+        push(out, &format!("{at}/type"), "supported values: \"Percent\", \"Pods\"");
+    }
+    if p.get("value").and_then(Value::as_i64).is_none_or(|v| v <= 0) {
+        push(out, &format!("{at}/value"), "must be greater than zero");
+    }
+    if p.get("periodSeconds").and_then(Value::as_i64).is_none_or(|s| !(1..=MAX_PERIOD_SECONDS).contains(&s)) {
+        push(out, &format!("{at}/periodSeconds"), "must be greater than zero and less than or equal to 1800");
+    }
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L299-L386
+// +lifted:changed
+
+/// validateMetricSpec: a known source type, its source validated, no other source set. An unknown type is
+/// reported once (upstream reports it twice).
+fn validate_metric_spec(m: &Value, at: &str, out: &mut Vec<Violation>) {
     let sources = ["object", "external", "pods", "resource", "containerResource"];
     let present: Vec<&str> = sources.into_iter().filter(|f| m.get(*f).is_some_and(|v| !v.is_null())).collect();
     let ty = m.get("type").and_then(Value::as_str).unwrap_or("");
@@ -442,56 +514,13 @@ fn metric_spec(m: &Value, at: &str, out: &mut Vec<Violation>) {
     }
     // Only the first source present (in validateMetricSpec's order) is validated.
     if let Some(first) = present.first() {
-        let src = &m[*first];
-        let at = format!("{at}/{first}");
-        let target = src.get("target").unwrap_or(&Value::Null);
-        let has = |f: &str| target.get(f).is_some_and(|v| !v.is_null());
+        let (src, at) = (&m[*first], format!("{at}/{first}"));
         match *first {
-            "object" => {
-                cross_version_reference(src.get("describedObject").unwrap_or(&Value::Null), &format!("{at}/describedObject"), true, out);
-                metric_identifier(src.get("metric").unwrap_or(&Value::Null), &format!("{at}/metric"), out);
-                metric_target(target, &format!("{at}/target"), out);
-                if !has("value") && !has("averageValue") {
-                    push(out, &format!("{at}/target/averageValue"), "must set either a target value or averageValue");
-                }
-            }
-            "external" => {
-                metric_identifier(src.get("metric").unwrap_or(&Value::Null), &format!("{at}/metric"), out);
-                metric_target(target, &format!("{at}/target"), out);
-                if !has("value") && !has("averageValue") {
-                    push(out, &format!("{at}/target/averageValue"), "must set either a target value for metric or a per-pod target");
-                }
-                if has("value") && has("averageValue") {
-                    push(out, &format!("{at}/target/value"), "may not set both a target value for metric and a per-pod target");
-                }
-            }
-            "pods" => {
-                metric_identifier(src.get("metric").unwrap_or(&Value::Null), &format!("{at}/metric"), out);
-                metric_target(target, &format!("{at}/target"), out);
-                if !has("averageValue") {
-                    push(out, &format!("{at}/target/averageValue"), "must specify a positive target averageValue");
-                }
-            }
-            _ => {
-                // resource, containerResource
-                if src.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
-                    push(out, &format!("{at}/name"), "must specify a resource name");
-                }
-                if *first == "containerResource" {
-                    match src.get("container").and_then(Value::as_str).unwrap_or("") {
-                        "" => push(out, &format!("{at}/container"), "must specify a container"),
-                        c if c.len() > 63 || !matches(schema::DNS_LABEL, c) => push(out, &format!("{at}/container"), "must be a DNS-1123 label"),
-                        _ => {}
-                    }
-                }
-                metric_target(target, &format!("{at}/target"), out);
-                if !has("averageUtilization") && !has("averageValue") {
-                    push(out, &format!("{at}/target/averageUtilization"), "must set either a target raw value or a target utilization");
-                }
-                if has("averageUtilization") && has("averageValue") {
-                    push(out, &format!("{at}/target/averageValue"), "may not set both a target raw value and a target utilization");
-                }
-            }
+            "object" => validate_object_source(src, &at, out),
+            "external" => validate_external_source(src, &at, out),
+            "pods" => validate_pods_source(src, &at, out),
+            "resource" => validate_resource_source(src, &at, out),
+            _ => validate_container_resource_source(src, &at, out),
         }
     }
     if present.len() != 1 {
@@ -506,17 +535,102 @@ fn metric_spec(m: &Value, at: &str, out: &mut Vec<Violation>) {
     }
 }
 
-/// validateMetricIdentifier: a required path-segment name.
-fn metric_identifier(id: &Value, at: &str, out: &mut Vec<Violation>) {
-    match id.get("name").and_then(Value::as_str).unwrap_or("") {
-        "" => push(out, &format!("{at}/name"), "must specify a metric name"),
-        n if !is_path_segment_name(n) => push(out, &format!("{at}/name"), "may not be '.' or '..' or contain '/' or '%'"),
-        _ => {}
+/// A metric source's `target` (null when absent).
+fn target_of(src: &Value) -> &Value {
+    src.get("target").unwrap_or(&Value::Null)
+}
+
+/// Whether a metric target sets `field` (a null is unset).
+fn sets(target: &Value, field: &str) -> bool {
+    target.get(field).is_some_and(|v| !v.is_null())
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L388-L399
+
+/// validateObjectSource: the described object (which may name a group-less apiVersion), the metric and a value or
+/// average value target.
+fn validate_object_source(src: &Value, at: &str, out: &mut Vec<Violation>) {
+    let target = target_of(src);
+    validate_cross_version_object_reference(src.get("describedObject").unwrap_or(&Value::Null), &format!("{at}/describedObject"), true, out);
+    validate_metric_identifier(src.get("metric").unwrap_or(&Value::Null), &format!("{at}/metric"), out);
+    validate_metric_target(target, &format!("{at}/target"), out);
+    if !sets(target, "value") && !sets(target, "averageValue") {
+        push(out, &format!("{at}/target/averageValue"), "must set either a target value or averageValue");
     }
 }
 
-/// validateMetricTarget; quantities that do not parse fail decoding in the API server.
-fn metric_target(t: &Value, at: &str, out: &mut Vec<Violation>) {
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L401-L416
+
+/// validateExternalSource: the metric, and exactly one of a value and an average value target.
+fn validate_external_source(src: &Value, at: &str, out: &mut Vec<Violation>) {
+    let target = target_of(src);
+    validate_metric_identifier(src.get("metric").unwrap_or(&Value::Null), &format!("{at}/metric"), out);
+    validate_metric_target(target, &format!("{at}/target"), out);
+    if !sets(target, "value") && !sets(target, "averageValue") {
+        push(out, &format!("{at}/target/averageValue"), "must set either a target value for metric or a per-pod target");
+    }
+    if sets(target, "value") && sets(target, "averageValue") {
+        push(out, &format!("{at}/target/value"), "may not set both a target value for metric and a per-pod target");
+    }
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L418-L429
+
+/// validatePodsSource: the metric, and an average value target.
+fn validate_pods_source(src: &Value, at: &str, out: &mut Vec<Violation>) {
+    let target = target_of(src);
+    validate_metric_identifier(src.get("metric").unwrap_or(&Value::Null), &format!("{at}/metric"), out);
+    validate_metric_target(target, &format!("{at}/target"), out);
+    if !sets(target, "averageValue") {
+        push(out, &format!("{at}/target/averageValue"), "must specify a positive target averageValue");
+    }
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L431-L457
+// +lifted:changed
+
+/// validateContainerResourceSource: a resource name (not checked further: ValidateContainerResourceName is not
+/// lifted), a DNS-1123 label container, and a utilization or average value target.
+fn validate_container_resource_source(src: &Value, at: &str, out: &mut Vec<Violation>) {
+    if src.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+        push(out, &format!("{at}/name"), "must specify a resource name");
+    }
+    match src.get("container").and_then(Value::as_str).unwrap_or("") {
+        "" => push(out, &format!("{at}/container"), "must specify a container"),
+        c if c.len() > 63 || !matches(schema::DNS_LABEL, c) => push(out, &format!("{at}/container"), "must be a DNS-1123 label"),
+        _ => {}
+    }
+    resource_target(target_of(src), at, out);
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L459-L477
+
+/// validateResourceSource: a resource name, and a utilization or average value target.
+fn validate_resource_source(src: &Value, at: &str, out: &mut Vec<Violation>) {
+    if src.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+        push(out, &format!("{at}/name"), "must specify a resource name");
+    }
+    resource_target(target_of(src), at, out);
+}
+
+/// The target checks validateResourceSource and validateContainerResourceSource share (upstream repeats them):
+/// a valid target with exactly one of averageUtilization and averageValue.
+fn resource_target(target: &Value, at: &str, out: &mut Vec<Violation>) {
+    validate_metric_target(target, &format!("{at}/target"), out);
+    if !sets(target, "averageUtilization") && !sets(target, "averageValue") {
+        push(out, &format!("{at}/target/averageUtilization"), "must set either a target raw value or a target utilization");
+    }
+    if sets(target, "averageUtilization") && sets(target, "averageValue") {
+        push(out, &format!("{at}/target/averageValue"), "may not set both a target raw value and a target utilization");
+    }
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L479-L505
+// +lifted:changed
+
+/// validateMetricTarget; quantities that do not parse fail decoding in the API server. A missing type gets the
+/// one "must be either" message (upstream adds "must specify a metric target type").
+fn validate_metric_target(t: &Value, at: &str, out: &mut Vec<Violation>) {
     if !matches!(t.get("type").and_then(Value::as_str), Some("Utilization" | "Value" | "AverageValue")) {
         push(out, &format!("{at}/type"), "must be either Utilization, Value, or AverageValue");
     }
@@ -533,6 +647,17 @@ fn metric_target(t: &Value, at: &str, out: &mut Vec<Violation>) {
         && u < 1
     {
         push(out, &format!("{at}/averageUtilization"), "must be greater than 0");
+    }
+}
+
+// +lifted:source=https://github.com/kubernetes/kubernetes/blob/v1.37.2/pkg/apis/autoscaling/validation/validation.go#L507-L518
+
+/// validateMetricIdentifier: a required path-segment name.
+fn validate_metric_identifier(id: &Value, at: &str, out: &mut Vec<Violation>) {
+    match id.get("name").and_then(Value::as_str).unwrap_or("") {
+        "" => push(out, &format!("{at}/name"), "must specify a metric name"),
+        n if !is_path_segment_name(n) => push(out, &format!("{at}/name"), "may not be '.' or '..' or contain '/' or '%'"),
+        _ => {}
     }
 }
 

@@ -82,7 +82,7 @@ pub(crate) struct CelRules {
     pub(crate) observed: Option<cel::Observed>,
     /// Rules skipped on create because they are transition rules (they use `oldSelf`).
     pub(crate) transition_rules: usize,
-    /// The transition rules this implementation evaluates on an update (`super::transition`): all of them but
+    /// The transition rules this implementation evaluates on an update (`transition.rs`): all of them but
     /// `optionalOldSelf` ones, which bind `oldSelf` as a CEL optional the `cel` crate lacks.
     pub(crate) transitions: Vec<Rule>,
 }
@@ -163,36 +163,68 @@ pub(crate) fn escape(token: &str) -> String {
 
 /// Converts a structural schema. `value_validation` is set inside `allOf/anyOf/oneOf/not`, whose
 /// branches only constrain values and must not reject fields as unknown.
+///
+/// One step per schema construct, in this order (the order the keys are written): type, value keywords, integer
+/// formats, list types, default, properties and additionalProperties, items, the logical branches, and the CEL
+/// rules.
 pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) {
     let mut st = Structural::default();
     let Some(s) = s.as_object() else {
         return (json!({}), st);
     };
     let mut out = Map::new();
-    let flag = |k: &str| s.get(k).and_then(Value::as_bool).unwrap_or(false);
-    let preserve = flag("x-kubernetes-preserve-unknown-fields");
-    let nullable = flag("nullable");
+    let nullable = flag(s, "nullable");
+    if let Some(t) = schema_type(s, nullable) {
+        out.insert("type".into(), t);
+    }
+    value_keywords(s, nullable, &mut out);
+    integer_format_bounds(s, &mut out);
+    list_type(s, &mut out, &mut st);
+    if !value_validation {
+        st.default = s.get("default").cloned();
+    }
+    let has_props = properties(s, value_validation, &mut out, &mut st);
+    additional_properties(s, value_validation, has_props, &mut out, &mut st);
+    if let Some(items) = s.get("items") {
+        let (schema, child) = convert(items, value_validation);
+        out.insert("items".into(), schema);
+        if !child.is_empty() {
+            st.items = Some(Box::new(child));
+        }
+    }
+    logical_branches(s, &mut out);
+    if let Some(Value::Array(rules)) = s.get("x-kubernetes-validations") {
+        st.validations.clone_from(rules);
+    }
+    (Value::Object(out), st)
+}
 
-    let mut types: Vec<Value> = if flag("x-kubernetes-int-or-string") {
+/// A boolean extension or keyword of the schema; absent is false.
+fn flag(s: &Map<String, Value>, key: &str) -> bool {
+    s.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// `type`, widened by `x-kubernetes-int-or-string` and `nullable`; None when the schema names no type.
+fn schema_type(s: &Map<String, Value>, nullable: bool) -> Option<Value> {
+    let mut types: Vec<Value> = if flag(s, "x-kubernetes-int-or-string") {
         vec!["integer".into(), "string".into()]
     } else if let Some(t) = s.get("type").and_then(Value::as_str) {
         vec![t.into()]
     } else {
         vec![]
     };
-    if !types.is_empty() {
-        if nullable {
-            types.push("null".into());
-        }
-        out.insert(
-            "type".into(),
-            if types.len() == 1 {
-                types[0].clone()
-            } else {
-                Value::Array(types.clone())
-            },
-        );
+    if types.is_empty() {
+        return None;
     }
+    if nullable {
+        types.push("null".into());
+    }
+    Some(if types.len() == 1 { types[0].clone() } else { Value::Array(types.clone()) })
+}
+
+/// The value keywords JSON Schema reads as OpenAPI does (copied), `enum` (with null when nullable), OpenAPI v3.0's
+/// boolean exclusive bounds, and the formats of [`FORMATS`].
+fn value_keywords(s: &Map<String, Value>, nullable: bool, out: &mut Map<String, Value>) {
     for kw in [
         "pattern",
         "minimum",
@@ -223,7 +255,7 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
         ("exclusiveMinimum", "minimum"),
         ("exclusiveMaximum", "maximum"),
     ] {
-        if flag(ex)
+        if flag(s, ex)
             && let Some(b) = out.remove(bound)
         {
             out.insert(ex.into(), b);
@@ -234,9 +266,12 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
     {
         out.insert("format".into(), f.into());
     }
-    // An `integer` with format int32/int64 must fit it (k8s.io/kube-openapi pkg/validation/validate/schema.go
-    // numberValidator passes the format on when the type is exactly "integer": "Checked value must be of type
-    // integer with format int32"); the tighter of that range and the schema's own bounds applies.
+}
+
+/// An `integer` with format int32/int64 must fit it (k8s.io/kube-openapi pkg/validation/validate/schema.go
+/// numberValidator passes the format on when the type is exactly "integer": "Checked value must be of type
+/// integer with format int32"); the tighter of that range and the schema's own bounds applies.
+fn integer_format_bounds(s: &Map<String, Value>, out: &mut Map<String, Value>) {
     let range = match s.get("format").and_then(Value::as_str) {
         Some("int32") => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
         Some("int64") => Some((i64::MIN, i64::MAX)),
@@ -258,6 +293,10 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
             out.insert("maximum".into(), v);
         }
     }
+}
+
+/// `x-kubernetes-list-type`: a `set` has unique items; a `map`'s keys are kept for correlating items.
+fn list_type(s: &Map<String, Value>, out: &mut Map<String, Value>, st: &mut Structural) {
     if s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("set") {
         out.insert("uniqueItems".into(), true.into());
     }
@@ -269,10 +308,11 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
             .filter_map(|k| k.as_str().map(str::to_owned))
             .collect();
     }
-    if !value_validation {
-        st.default = s.get("default").cloned();
-    }
+}
 
+/// `properties`, each converted, plus the fields every `x-kubernetes-embedded-resource` has. Whether the schema
+/// declares properties (so it is an object).
+fn properties(s: &Map<String, Value>, value_validation: bool, out: &mut Map<String, Value>, st: &mut Structural) -> bool {
     let mut props_out = Map::new();
     if let Some(Value::Object(props)) = s.get("properties") {
         for (name, p) in props {
@@ -283,7 +323,7 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
             }
         }
     }
-    let embedded = flag("x-kubernetes-embedded-resource");
+    let embedded = flag(s, "x-kubernetes-embedded-resource");
     if embedded {
         for (k, v) in [
             ("apiVersion", json!({"type": "string"})),
@@ -297,6 +337,12 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
     if has_props {
         out.insert("properties".into(), Value::Object(props_out));
     }
+    has_props
+}
+
+/// `additionalProperties` as written (a schema is converted), else `false` for an object that does not preserve
+/// unknown fields.
+fn additional_properties(s: &Map<String, Value>, value_validation: bool, has_props: bool, out: &mut Map<String, Value>, st: &mut Structural) {
     match s.get("additionalProperties") {
         Some(Value::Bool(b)) => {
             out.insert("additionalProperties".into(), (*b).into());
@@ -312,19 +358,16 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
             // Structurally, an object keeps only the fields its schema declares; with strict
             // field validation anything else is an error ("unknown field").
             let is_object = s.get("type").and_then(Value::as_str) == Some("object") || has_props;
-            if is_object && !preserve && !value_validation {
+            if is_object && !flag(s, "x-kubernetes-preserve-unknown-fields") && !value_validation {
                 out.insert("additionalProperties".into(), false.into());
             }
         }
     }
-    if let Some(items) = s.get("items") {
-        let (schema, child) = convert(items, value_validation);
-        out.insert("items".into(), schema);
-        if !child.is_empty() {
-            st.items = Some(Box::new(child));
-        }
-    }
-    let int_or_string = flag("x-kubernetes-int-or-string");
+}
+
+/// `allOf`, `anyOf`, `oneOf` and `not`, whose branches only constrain values.
+fn logical_branches(s: &Map<String, Value>, out: &mut Map<String, Value>) {
+    let int_or_string = flag(s, "x-kubernetes-int-or-string");
     for kw in ["allOf", "anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = s.get(kw) {
             // `anyOf: [{type: integer}, {type: string}]` beside int-or-string only repeats the
@@ -348,11 +391,6 @@ pub(crate) fn convert(s: &Value, value_validation: bool) -> (Value, Structural) 
     if let Some(n) = s.get("not") {
         out.insert("not".into(), convert(n, true).0);
     }
-
-    if let Some(Value::Array(rules)) = s.get("x-kubernetes-validations") {
-        st.validations.clone_from(rules);
-    }
-    (Value::Object(out), st)
 }
 
 fn compile_rules(validations: &[Value]) -> CelRules {
