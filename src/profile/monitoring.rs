@@ -1,6 +1,7 @@
 //! The `monitoring` profile node: where the PrometheusRule and ServiceMonitors go and what Prometheus selects
 //! them by, where Karpenter, dcgm-exporter, prometheus-adapter and the GPU Operator run, the Prometheus KEDA
-//! queries, the GPU Operator release and image overrides, and the alert thresholds. Error codes E0175, E0179, E0227.
+//! queries, the GPU Operator release and image overrides, and the alert thresholds. Error codes E0179 and E0227
+//! (E0175, a second `monitoring` block, is reported where the blocks are gathered: `ops`).
 //!
 //! ```kdl
 //! monitoring namespace="monitoring" {
