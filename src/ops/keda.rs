@@ -55,32 +55,8 @@ pub fn gpu_metric_of(query: &str) -> Option<&str> {
     rest.split_once('{').map(|(m, _)| m)
 }
 
-/// Seconds as the profile writes a duration: 900 → `15m`, 5400 → `1h30m`, 45 → `45s`.
-pub fn format_seconds(seconds: u32) -> String {
-    let (h, m, s) = (seconds / 3600, seconds % 3600 / 60, seconds % 60);
-    let mut out = String::new();
-    for (n, unit) in [(h, 'h'), (m, 'm'), (s, 's')] {
-        if n > 0 {
-            out.push_str(&format!("{n}{unit}"));
-        }
-    }
-    if out.is_empty() {
-        out.push_str("0s");
-    }
-    out
-}
-
-/// A Prometheus address KEDA can query: an http(s) URL with a host and nothing YAML or PromQL would misread.
-pub fn check_server_address(url: &str) -> Result<(), String> {
-    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")).ok_or("is not an http:// or https:// URL")?;
-    if rest.is_empty() || rest.starts_with('/') || rest.starts_with(':') {
-        return Err("has no host".into());
-    }
-    if url.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"') {
-        return Err("contains whitespace or quotes".into());
-    }
-    Ok(())
-}
+// MOVED(issue 29): re-export until the merge
+pub use crate::profile::format_seconds;
 
 /// KEDA's admission webhook rules that concern one ScaledObject alone (kedacore/keda v2.20.2
 /// `apis/keda/v1alpha1/scaledobject_webhook.go` `validateWorkload`): `verifyName` (the ScaledObject's and its HPA's

@@ -9,7 +9,8 @@
 
 use kdl::{KdlNode, KdlValue};
 
-use super::{prop, Parser, Settings};
+use super::parser::{describe, prop, Parser};
+use super::Settings;
 use crate::diagnostic::Spanned;
 
 /// The limits as written (Kubernetes quantities), each at most once per level; a tier's replaces its pool's, key by key.
@@ -61,7 +62,7 @@ impl Parser<'_> {
             Some(v) if v >= least_milli => Some(text),
             _ => {
                 let least = if what == "cpu" { "1 vCPU" } else { "1Mi" };
-                let message = format!("limits {what} must be a Kubernetes quantity of at least {least}, found {}", super::describe(entry.value()));
+                let message = format!("limits {what} must be a Kubernetes quantity of at least {least}, found {}", describe(entry.value()));
                 self.error(self.span(entry.span()), "E0285", message, "write cpu=100 (vCPUs) or cpu=\"1000\", memory=\"200Gi\"");
                 None
             }

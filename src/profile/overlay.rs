@@ -22,8 +22,10 @@
 
 use kdl::{KdlNode, KdlValue};
 
+use super::labels::LABEL_VALUE_HELP;
+use super::parser::{args, describe, Parser};
 use super::requirements::NodeRequirement;
-use super::{args, Parser, Settings};
+use super::{schema, Pool, Settings};
 use crate::diagnostic::{did_you_mean, Span, Spanned};
 
 /// The price change an overlay declares.
@@ -177,7 +179,7 @@ impl Parser<'_> {
                     overlay.weight = args(child).next().and_then(|e| self.expect_integer(e, "overlay weight", 1, 10_000)).map(|v| v.value as u32);
                 }
                 "require" => self.overlay_require(child, &mut overlay),
-                _ => self.unknown_node(child, &super::schema::names("overlay"), "`overlay`"),
+                _ => self.unknown_node(child, &schema::names("overlay"), "`overlay`"),
             }
         }
         if overlay.price.is_none() && overlay.capacity.is_empty() && price_at.is_none() {
@@ -230,7 +232,7 @@ impl Parser<'_> {
         }
         let quantity_span = self.span(quantity.span());
         let Some(quantity) = quantity_text else {
-            let message = format!("capacity {} must be a non-negative Kubernetes quantity, found {}", resource.value, super::describe(quantity.value()));
+            let message = format!("capacity {} must be a non-negative Kubernetes quantity, found {}", resource.value, describe(quantity.value()));
             return self.error(quantity_span, "E0293", message, "write a whole number (\"4\") or a quantity (\"1Gi\")");
         };
         // The accelerator resources count whole devices (or slices) per node: below one the overlay tells Karpenter the
@@ -265,7 +267,7 @@ impl Parser<'_> {
             return self.error(key.span, "E0294", reason, help);
         }
         for v in &values {
-            self.check_value(v, crate::names::check_label_value, "E0188", "requirement value", super::LABEL_VALUE_HELP);
+            self.check_value(v, crate::names::check_label_value, "E0188", "requirement value", LABEL_VALUE_HELP);
         }
         if !(self.check_operator(&operator) && self.check_requirement_values(&operator, &values, None, span)) {
             return;
@@ -278,7 +280,7 @@ impl Parser<'_> {
     /// E0295: one overlay name per profile (a NodeOverlay name is cluster-wide), unless it is the same block
     /// inherited by a pool's tiers. E0296: a capacity overlay on the accelerator resource of a time-sliced or MIG
     /// NodePool, whose capacity gpuplan declares itself (its own NodeOverlay `<nodepool>-<n>gpu`).
-    pub(super) fn check_overlays(&mut self, pools: &[super::Pool]) {
+    pub(super) fn check_overlays(&mut self, pools: &[Pool]) {
         let mut reported: Vec<Span> = Vec::new();
         for tier in pools.iter().flat_map(|p| &p.tiers).filter(|t| t.settings.sharing.is_some()) {
             let resource = tier.settings.accelerator.value.resource();

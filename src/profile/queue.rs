@@ -1,5 +1,6 @@
-//! The `queue` profile node (Kueue queues, see `crate::queue`). A child module of `profile` so that it walks KDL
-//! with the same helpers, spans and did-you-mean as the rest of the profile. Error codes E0200–E0205, E0207–E0209.
+//! The `queue` profile node and its type, [`Queue`] (Kueue queues; the `queue` stage plans and renders them),
+//! walked with the same helpers, spans and did-you-mean as the rest of the profile. Error codes E0200–E0205,
+//! E0207–E0209.
 //!
 //! ```kdl
 //! queue "research" namespace="ml-research" pool="training" {
@@ -14,10 +15,98 @@ use std::collections::BTreeMap;
 
 use kdl::{KdlEntry, KdlNode, KdlValue};
 
-use super::{args, describe, prop, Parser, Pool};
+use super::parser::{args, describe, prop, Parser};
+use super::{schema, Pool};
 use crate::catalog::AcceleratorKind;
 use crate::diagnostic::{did_you_mean, Span, Spanned};
-use crate::queue::{Amount, Preemption, Queue, Quota, PREEMPTION_VALUES};
+
+/// `queue "research" namespace="ml-research" pool="training" { gpus nominal=16 borrowing-limit=8; cohort "ml"; … }`
+#[derive(Debug, Clone)]
+pub struct Queue {
+    pub name: Spanned<String>,
+    /// Where its LocalQueue lives (and the only namespace the ClusterQueue admits from).
+    pub namespace: Spanned<String>,
+    /// A pool of the profile (every tier a flavor, in fallback order) or one tier's NodePool name.
+    pub pool: Spanned<String>,
+    pub quota: Spanned<Quota>,
+    pub cohort: Option<Spanned<String>>,
+    /// `gang #true`: all-or-nothing admission, which needs Kueue's `waitForPodsReady` (a Configuration setting).
+    pub gang: Option<Spanned<bool>>,
+    pub preemption: Preemption,
+    pub span: Span,
+}
+
+/// The accelerator quota of a queue, per flavor (each NodePool of its pool): Kueue quotas are per flavor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quota {
+    /// `gpus` (NVIDIA/AMD pools) or `neuron-devices` (Neuron pools), as written.
+    pub node: &'static str,
+    pub nominal: Spanned<Amount>,
+    pub borrowing_limit: Option<Spanned<Amount>>,
+    pub lending_limit: Option<Spanned<Amount>>,
+}
+
+/// A number of schedulable accelerators (the resource pods request: time-slices or MIG devices on shared pools),
+/// or a share of the flavor's NodePool limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amount {
+    Count(u32),
+    Percent(u32),
+}
+
+impl Amount {
+    /// Units of a flavor whose NodePool limit is `limit`; a share rounds down (it must fit the limit).
+    pub fn of(self, limit: u32) -> u32 {
+        match self {
+            Amount::Count(n) => n,
+            Amount::Percent(p) => (u64::from(p) * u64::from(limit) / 100) as u32,
+        }
+    }
+
+    /// As written in a profile: `16` or `"50%"`.
+    pub fn kdl(self) -> String {
+        match self {
+            Amount::Count(n) => n.to_string(),
+            Amount::Percent(p) => format!("\"{p}%\""),
+        }
+    }
+}
+
+impl std::fmt::Display for Amount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Amount::Count(n) => write!(f, "{n}"),
+            Amount::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+/// ClusterQueue `spec.preemption`; unset fields take Kueue's defaults (all `Never`), which gpuplan writes out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Preemption {
+    pub within_cluster_queue: Option<Spanned<String>>,
+    pub reclaim_within_cohort: Option<Spanned<String>>,
+    pub borrow_within_cohort: Option<Spanned<String>>,
+}
+
+/// Kueue's enums for `spec.preemption` (CRD `kueue.x-k8s.io_clusterqueues.yaml`, v1beta2), by profile property.
+pub const PREEMPTION_VALUES: [(&str, &[&str]); 3] = [
+    ("within-cluster-queue", &["Never", "LowerPriority", "LowerOrNewerEqualPriority"]),
+    ("reclaim-within-cohort", &["Never", "LowerPriority", "Any"]),
+    ("borrow-within-cohort", &["Never", "LowerPriority"]),
+];
+
+impl Preemption {
+    pub fn within_cluster_queue(&self) -> &str {
+        self.within_cluster_queue.as_ref().map_or("Never", |v| v.as_str())
+    }
+    pub fn reclaim_within_cohort(&self) -> &str {
+        self.reclaim_within_cohort.as_ref().map_or("Never", |v| v.as_str())
+    }
+    pub fn borrow_within_cohort(&self) -> &str {
+        self.borrow_within_cohort.as_ref().map_or("Never", |v| v.as_str())
+    }
+}
 
 impl Parser<'_> {
     /// Parses the profile's `queue` nodes; checks each against the profile's pools. A queue name is its
@@ -58,7 +147,7 @@ impl Parser<'_> {
                     gang = args(child).next().and_then(|e| self.expect_bool(e, "gang"));
                 }
                 "preemption" => preemption = self.parse_preemption(child),
-                _ => self.unknown_node(child, &super::schema::names("queue"), "`queue`"),
+                _ => self.unknown_node(child, &schema::names("queue"), "`queue`"),
             }
         }
         if let Some(c) = &cohort {

@@ -13,7 +13,8 @@
 use kdl::{KdlNode, KdlValue};
 use serde_json::{Map, Value};
 
-use super::{args, Parser, Settings};
+use super::parser::{args, Parser};
+use super::{schema, Profile, Settings, Tier};
 use crate::diagnostic::Spanned;
 
 /// The kinds a `raw` fragment may patch: the pool's NodePool (pool or tier level), its node class (pool level, or
@@ -62,7 +63,7 @@ const OWNED: &[(&str, &str, &str)] = &[
 
 /// The profile's `raw` fragments of `kind`, each once (a pool's fragments are inherited by its tiers), the cluster
 /// block's first; the tiers `skip` holds for leave theirs out.
-pub fn fragments_once<'p>(profile: &'p super::Profile, kind: &str, skip: impl Fn(&super::Tier) -> bool) -> Vec<&'p Spanned<Raw>> {
+pub fn fragments_once<'p>(profile: &'p Profile, kind: &str, skip: impl Fn(&Tier) -> bool) -> Vec<&'p Spanned<Raw>> {
     let tiers = profile.pools.iter().flat_map(|p| &p.tiers).filter(|t| !skip(t)).flat_map(|t| &t.settings.raws);
     let mut out: Vec<&Spanned<Raw>> = Vec::new();
     for raw in profile.cluster.raws.iter().chain(tiers).filter(|r| r.kind == kind) {
@@ -183,7 +184,7 @@ impl Parser<'_> {
             self.no_children(child);
             let name = child.name().value();
             let Some((_, field, shape)) = KUBELET.iter().find(|(n, _, _)| *n == name) else {
-                self.unknown_node(child, &super::schema::names("kubelet"), "`kubelet`");
+                self.unknown_node(child, &schema::names("kubelet"), "`kubelet`");
                 continue;
             };
             if let Some(value) = self.kubelet_value(child, *shape) {

@@ -12,7 +12,9 @@
 
 use kdl::{KdlNode, KdlValue};
 
-use super::{args, prop, Parser, Settings};
+use super::labels::LABEL_KEY_HELP;
+use super::parser::{args, prop, Parser};
+use super::Settings;
 use crate::diagnostic::{did_you_mean, Spanned};
 use crate::simulate::requirements::WELL_KNOWN;
 
@@ -118,7 +120,7 @@ impl Parser<'_> {
             return false;
         }
         let before = self.diagnostics.len();
-        self.check_value(key, crate::names::check_node_label_key, "E0188", "requirement key", super::LABEL_KEY_HELP);
+        self.check_value(key, crate::names::check_node_label_key, "E0188", "requirement key", LABEL_KEY_HELP);
         self.diagnostics.len() == before
     }
 

@@ -27,7 +27,8 @@
 
 use kdl::KdlNode;
 
-use super::{prop, Parser, Preset, Settings, Tier};
+use super::parser::{prop, Parser};
+use super::{Preset, Settings, Tier};
 use crate::diagnostic::{Span, Spanned};
 
 /// The most nodes a static pool may keep: a bound on what a typo (`replicas=1000000`) can cost.

@@ -1,5 +1,7 @@
-//! The `workload` and `monitoring` profile nodes. A child module of `profile` (declared there with `#[path]`)
-//! so that it walks KDL with the same helpers, spans and did-you-mean as the rest of the profile.
+//! The operations part of a profile ([`ProfileOps`]): its `workload` blocks, which become a PodDisruptionBudget
+//! and an HorizontalPodAutoscaler or a KEDA ScaledObject each (rendered by the `ops` stage), and its `monitoring`
+//! block (see [`super::monitoring`]). Error codes E0170–E0177, E0182 and E0183 (workload selectors) and
+//! E0220–E0226 (KEDA: scale-to-zero, triggers) are reported here.
 //!
 //! ```kdl
 //! workload "llm-server" namespace="inference" pool="llm-inference" {
@@ -17,37 +19,138 @@
 //!     trigger "kueue-pending" cluster-queue="research" per-replica=1
 //!     autoscale gpu-utilization=70                 // becomes a prometheus trigger on the same DCGM query
 //! }
-//! monitoring namespace="monitoring" {
-//!     label "release" "kube-prometheus-stack"
-//!     karpenter namespace="kube-system"
-//!     dcgm-exporter namespace="gpu-operator"
-//!     prometheus-adapter namespace="monitoring"    // where its release runs (default: the monitoring namespace)
-//!     prometheus url="http://prometheus-operated.monitoring.svc:9090"   // what KEDA's triggers query
-//!     gpu-operator namespace="gpu-operator" manage=#true values=#true version="v26.7.0" {
-//!         image "devicePlugin" repository="registry.example.com/nvidia"   // per component; unset fields: the release's
-//!     }
-//!     alerts near-limit=90 low-gpu-utilization=20 pending-for="15m"
-//! }
 //! ```
 
 use std::collections::BTreeMap;
 
 use kdl::{KdlEntry, KdlNode, KdlValue};
 
-use super::{args, prop, Parser, Pool, Preset};
-use crate::diagnostic::{did_you_mean, Spanned};
-use crate::ops::gpu_operator;
-use crate::ops::{Autoscale, ImageOverride, IntOrPercent, Monitoring, PdbBudget, ProfileOps, ScaleToZero, Trigger, Workload};
+use super::duration::{duration_seconds, format_seconds};
+use super::monitoring::Monitoring;
+use super::parser::{args, describe, prop, Parser};
+use super::{Pool, Preset};
+use crate::diagnostic::{did_you_mean, Span, Spanned};
 
 const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "requests", "disruption-budget", "autoscale", "scale-to-zero", "trigger"];
-const MONITORING_CHILDREN: &[&str] = &["label", "karpenter", "dcgm-exporter", "prometheus-adapter", "prometheus", "gpu-operator", "alerts"];
 const TRIGGER_TYPES: [&str; 2] = ["prometheus", "kueue-pending"];
 const TARGET_KINDS: [&str; 2] = ["Deployment", "StatefulSet"];
+
+/// The operations part of one profile.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileOps {
+    pub workloads: Vec<Workload>,
+    pub monitoring: Option<Spanned<Monitoring>>,
+}
+
+/// `workload "name" namespace="…" pool="…" { … }`
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub name: Spanned<String>,
+    pub namespace: Spanned<String>,
+    /// A pool of the profile (all its tiers) or one tier's NodePool name.
+    pub pool: Spanned<String>,
+    /// scaleTargetRef kind: Deployment (default) or StatefulSet.
+    pub kind: Spanned<String>,
+    pub selector: BTreeMap<String, Spanned<String>>,
+    pub replicas_min: Spanned<u32>,
+    pub replicas_max: Spanned<u32>,
+    pub gpus_per_replica: Spanned<u32>,
+    /// `requests cpu=… memory=…`: Kubernetes quantities per replica, as written (each parsed once here).
+    pub requests: BTreeMap<String, Spanned<String>>,
+    pub disruption_budget: Option<Spanned<PdbBudget>>,
+    pub autoscale: Option<Spanned<Autoscale>>,
+    /// `scale-to-zero`: KEDA may take the workload to 0 replicas (`replicas min=0`).
+    pub scale_to_zero: Option<Spanned<ScaleToZero>>,
+    /// `trigger …`: KEDA scales on these (besides `autoscale`'s GPU utilization).
+    pub triggers: Vec<Spanned<Trigger>>,
+    pub span: Span,
+}
+
+impl Workload {
+    /// KEDA scales this workload (a ScaledObject instead of the HPA): it scales to zero or has a trigger.
+    pub fn keda(&self) -> bool {
+        self.scale_to_zero.is_some() || !self.triggers.is_empty()
+    }
+}
+
+/// `scale-to-zero cooldown="15m" polling="30s"`: KEDA's `cooldownPeriod` (how long every trigger stays inactive
+/// before the last replica goes) and `pollingInterval` (how often KEDA checks the triggers while at zero), seconds.
+/// KEDA's defaults are 300 and 30 (kedacore/keda v2.20.2 `pkg/scaling/executor/scale_executor.go` `defaultCooldownPeriod`,
+/// `apis/keda/v1alpha1/withtriggers_types.go` `defaultPollingInterval`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaleToZero {
+    pub cooldown_seconds: u32,
+    pub polling_seconds: u32,
+}
+
+impl Default for ScaleToZero {
+    fn default() -> Self {
+        ScaleToZero { cooldown_seconds: 300, polling_seconds: 30 }
+    }
+}
+
+/// A KEDA trigger besides GPU utilization: what wakes a workload at zero replicas, where no pod reports a GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Trigger {
+    /// `trigger "prometheus" query="…" threshold=10 activation=0`: KEDA's prometheus scaler on any query (desired
+    /// replicas = ⌈value / threshold⌉; active while value > activation).
+    Prometheus { query: String, threshold: String, activation: Option<String> },
+    /// `trigger "kueue-pending" cluster-queue="research" per-replica=2`: Kueue's pending workloads of a
+    /// ClusterQueue (`kueue_pending_workloads{cluster_queue, status="active"}`), one replica per `per-replica`.
+    KueuePending { cluster_queue: String, per_replica: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntOrPercent {
+    Int(u32),
+    Percent(u32),
+}
+
+impl IntOrPercent {
+    /// Pods this stands for out of `total`, rounded up (as the disruption controller does for PDBs).
+    pub fn of(self, total: u32) -> u32 {
+        match self {
+            IntOrPercent::Int(n) => n,
+            IntOrPercent::Percent(p) => (u64::from(p) * u64::from(total)).div_ceil(100) as u32,
+        }
+    }
+
+    pub fn to_json(self) -> serde_json::Value {
+        match self {
+            IntOrPercent::Int(n) => serde_json::json!(n),
+            IntOrPercent::Percent(p) => serde_json::json!(format!("{p}%")),
+        }
+    }
+}
+
+impl std::fmt::Display for IntOrPercent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IntOrPercent::Int(n) => write!(f, "{n}"),
+            IntOrPercent::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PdbBudget {
+    MinAvailable(IntOrPercent),
+    MaxUnavailable(IntOrPercent),
+}
+
+/// `autoscale gpu-utilization=70 metric="DCGM_FI_DEV_GPU_UTIL"`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Autoscale {
+    /// Target average GPU utilization per pod, percent (converted to the metric's unit).
+    pub gpu_utilization: u32,
+    /// The per-pod metric prometheus-adapter exposes from dcgm-exporter; None: the pool's (see `ops::gpu_metric`, in the ops stage).
+    pub metric: Option<String>,
+}
 
 /// A `workload` block's children as they are read, before the block-level checks.
 struct WorkloadBody {
     selector: BTreeMap<String, Spanned<String>>,
-    selector_keys: BTreeMap<String, crate::diagnostic::Span>,
+    selector_keys: BTreeMap<String, Span>,
     replicas: Option<(Spanned<u32>, Spanned<u32>)>,
     gpus_per_replica: Spanned<u32>,
     disruption_budget: Option<Spanned<PdbBudget>>,
@@ -59,7 +162,7 @@ struct WorkloadBody {
 
 impl WorkloadBody {
     /// Nothing read yet; one GPU per replica unless the block says otherwise.
-    fn new(at: crate::diagnostic::Span) -> WorkloadBody {
+    fn new(at: Span) -> WorkloadBody {
         WorkloadBody {
             selector: BTreeMap::new(),
             selector_keys: BTreeMap::new(),
@@ -85,7 +188,7 @@ impl Parser<'_> {
             }
             ops.monitoring = self.parse_monitoring(node);
         }
-        let mut seen: BTreeMap<(String, String), crate::diagnostic::Span> = BTreeMap::new();
+        let mut seen: BTreeMap<(String, String), Span> = BTreeMap::new();
         for node in workloads {
             let Some(w) = self.parse_workload(node, pools) else { continue };
             if let Some(first) = seen.insert((w.namespace.value.clone(), w.name.value.clone()), w.name.span) {
@@ -117,7 +220,7 @@ impl Parser<'_> {
             self.error(
                 span,
                 "E0105",
-                format!("{what} must be a pod count or a percentage, found {}", super::describe(entry.value())),
+                format!("{what} must be a pod count or a percentage, found {}", describe(entry.value())),
                 "write a whole number (min-available=1) or a quoted percentage (max-unavailable=\"25%\")",
             );
         }
@@ -228,9 +331,8 @@ impl Parser<'_> {
             "selector" => self.parse_selector_line(child, name, body),
             "replicas" => body.replicas = self.parse_replicas(child),
             "gpus-per-replica" => {
-                self.check_entries(child, &[], 1);
-                if let Some(v) = args(child).next().and_then(|e| self.expect_integer(e, "gpus-per-replica", 1, 64)) {
-                    body.gpus_per_replica = Spanned::new(v.value as u32, v.span);
+                if let Some(v) = self.bounded_u32(child, "gpus-per-replica", 1..=64) {
+                    body.gpus_per_replica = v;
                 }
             }
             "requests" => body.requests = self.parse_requests(child),
@@ -334,9 +436,9 @@ impl Parser<'_> {
         let mut out = ScaleToZero::default();
         for (key, field, max) in [("cooldown", &mut out.cooldown_seconds, 86_400u32), ("polling", &mut out.polling_seconds, 3_600)] {
             let Some(v) = prop(node, key).and_then(|e| self.expect_string(e, key)) else { continue };
-            match super::duration_seconds(&v.value) {
+            match duration_seconds(&v.value) {
                 Some(s) if (1..=max).contains(&s) => *field = s,
-                Some(_) => self.error(v.span, "E0226", format!("{key}=\"{}\" is out of range", v.value), format!("write a duration from 1s to {}", crate::ops::keda::format_seconds(max))),
+                Some(_) => self.error(v.span, "E0226", format!("{key}=\"{}\" is out of range", v.value), format!("write a duration from 1s to {}", format_seconds(max))),
                 None => {
                     self.duration(v, false);
                 }
@@ -400,7 +502,7 @@ impl Parser<'_> {
             Some(v) if v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0)) && v < 1e12 => Some(format!("{v}")),
             _ => {
                 let least = if zero_ok { "0 or more" } else { "above 0" };
-                self.error(span, "E0105", format!("{what} must be a number {least}, found {}", super::describe(entry.value())), format!("write {what}=10 (or a decimal: {what}=0.5)"));
+                self.error(span, "E0105", format!("{what} must be a number {least}, found {}", describe(entry.value())), format!("write {what}=10 (or a decimal: {what}=0.5)"));
                 None
             }
         }
@@ -464,7 +566,7 @@ impl Parser<'_> {
         match crate::simulate::yaml::milli(&text) {
             Some(v) if v > 0 => Some(Spanned::new(text, span)),
             _ => {
-                self.error(span, "E0105", format!("{what} must be a positive Kubernetes quantity, found {}", super::describe(entry.value())), "write cpu=\"4\" or cpu=\"3500m\", memory=\"16Gi\"");
+                self.error(span, "E0105", format!("{what} must be a positive Kubernetes quantity, found {}", describe(entry.value())), "write cpu=\"4\" or cpu=\"3500m\", memory=\"16Gi\"");
                 None
             }
         }
@@ -498,81 +600,9 @@ impl Parser<'_> {
         }
     }
 
-    fn parse_monitoring(&mut self, node: &KdlNode) -> Option<Spanned<Monitoring>> {
-        self.check_entries(node, &["namespace"], 0);
-        let span = self.span(node.name().span());
-        let mut m = Monitoring::default();
-        if let Some(ns) = prop(node, "namespace").and_then(|e| self.expect_string(e, "namespace")) {
-            self.check_name(&ns, "namespace");
-            m.namespace = ns.value;
-        }
-        let namespace_of = |p: &mut Self, child: &KdlNode, target: &mut String| {
-            if let Some(ns) = prop(child, "namespace").and_then(|e| p.expect_string(e, "namespace")) {
-                p.check_name(&ns, "namespace");
-                *target = ns.value;
-            }
-        };
-        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
-            if child.name().value() != "gpu-operator" {
-                self.no_children(child);
-            }
-            match child.name().value() {
-                "label" => self.monitoring_label(child, &mut m.labels),
-                "karpenter" => {
-                    self.check_entries(child, &["namespace"], 0);
-                    namespace_of(self, child, &mut m.karpenter_namespace);
-                }
-                "dcgm-exporter" => {
-                    self.check_entries(child, &["namespace"], 0);
-                    namespace_of(self, child, &mut m.dcgm_namespace);
-                }
-                "prometheus-adapter" => {
-                    self.check_entries(child, &["namespace"], 0);
-                    let mut ns = m.namespace.clone();
-                    namespace_of(self, child, &mut ns);
-                    m.prometheus_adapter_namespace = Some(ns);
-                }
-                "prometheus" => {
-                    self.check_entries(child, &["url"], 0);
-                    if let Some(url) = prop(child, "url").and_then(|e| self.expect_string(e, "url")) {
-                        match crate::ops::keda::check_server_address(&url.value) {
-                            Ok(()) => m.prometheus_url = Some(url.value),
-                            Err(reason) => self.error(url.span, "E0227", format!("Prometheus url `{}` {reason}", crate::input::excerpt(&url.value)), "write the URL KEDA queries Prometheus at, e.g. url=\"http://prometheus-operated.monitoring.svc:9090\""),
-                        }
-                    }
-                }
-                "gpu-operator" => {
-                    self.check_entries(child, &["namespace", "manage", "values", "version"], 0);
-                    namespace_of(self, child, &mut m.gpu_operator_namespace);
-                    if let Some(b) = prop(child, "manage").and_then(|e| self.expect_bool(e, "manage")) {
-                        m.manage_gpu_operator = b.value;
-                    }
-                    if let Some(b) = prop(child, "values").and_then(|e| self.expect_bool(e, "values")) {
-                        m.gpu_operator_values = b.value;
-                    }
-                    self.gpu_operator_release(child, &mut m);
-                }
-                "alerts" => {
-                    self.check_entries(child, &["near-limit", "low-gpu-utilization", "pending-for"], 0);
-                    if let Some(v) = prop(child, "near-limit").and_then(|e| self.expect_integer(e, "near-limit (percent)", 1, 100)) {
-                        m.near_limit_percent = v.value as u32;
-                    }
-                    if let Some(v) = prop(child, "low-gpu-utilization").and_then(|e| self.expect_integer(e, "low-gpu-utilization (percent)", 1, 100)) {
-                        m.low_utilization_percent = v.value as u32;
-                    }
-                    if let Some(v) = prop(child, "pending-for").and_then(|e| self.expect_string(e, "pending-for")).and_then(|v| self.duration(v, false)) {
-                        m.pending_for = v.value;
-                    }
-                }
-                _ => self.unknown_node(child, MONITORING_CHILDREN, "`monitoring`"),
-            }
-        }
-        Some(Spanned::new(m, span))
-    }
-
     /// A `selector`'s key and value are a Kubernetes label's (they become the PDB's matchLabels): E0182 otherwise.
     fn check_selector_label(&mut self, key: &Spanned<String>, value: &Spanned<String>) {
-        use crate::ops::workload::{check_label_key, check_label_value};
+        use crate::names::{check_label_key, check_label_value};
         if let Err(reason) = check_label_key(&key.value) {
             let help = "a label key is a name of at most 63 characters (alphanumerics, '-', '_', '.', starting and ending with an alphanumeric), optionally after a DNS subdomain prefix and '/': app, app.kubernetes.io/name";
             self.error(key.span, "E0182", format!("selector key `{}` is not a Kubernetes label key: {reason}", crate::input::excerpt(&key.value)), help);
@@ -583,75 +613,6 @@ impl Parser<'_> {
         }
     }
 
-    /// `label "release" "prom"` sets a label of the PrometheusRule and ServiceMonitors; `label "release" #null`
-    /// removes one (the default `release=kube-prometheus-stack` included; lint GP015 warns when none is left).
-    fn monitoring_label(&mut self, child: &KdlNode, labels: &mut BTreeMap<String, String>) {
-        self.check_entries(child, &[], 2);
-        let entries: Vec<&KdlEntry> = args(child).collect();
-        let [key, value] = entries.as_slice() else {
-            let span = self.span(child.span());
-            self.error(span, "E0107", "`label` needs a key and a value", "write label \"release\" \"kube-prometheus-stack\" (or a #null value to remove a default label)");
-            return;
-        };
-        let Some(key) = self.expect_string(key, "label key") else { return };
-        if matches!(value.value(), KdlValue::Null) {
-            labels.remove(&key.value);
-        } else if let Some(v) = self.expect_string(value, "label value") {
-            labels.insert(key.value, v.value);
-        }
-    }
-
-    /// `gpu-operator version="v26.7.0" { image "devicePlugin" repository=… image=… version=… }`.
-    fn gpu_operator_release(&mut self, node: &KdlNode, m: &mut Monitoring) {
-        if let Some(v) = prop(node, "version").and_then(|e| self.expect_string(e, "version")) {
-            let known: Vec<&str> = gpu_operator::RELEASES.iter().map(|r| r.version).collect();
-            if gpu_operator::release(&v.value).is_some() {
-                m.gpu_operator_release = v.value;
-            } else {
-                let mut help = did_you_mean(&v, known.iter().copied()).map(|d| format!("{d} ")).unwrap_or_default();
-                help.push_str(&format!(
-                    "gpuplan pins the images of GPU Operator release(s) {} (src/ops/gpu_operator.rs); override single images with `image \"<component>\" version=\"…\"` inside this node",
-                    known.join(", ")
-                ));
-                self.error(v.span, "E0179", format!("unknown GPU Operator release `{}`", v.value), help);
-            }
-        }
-        for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
-            self.no_children(child);
-            if child.name().value() != "image" {
-                self.unknown_node(child, &["image"], "`gpu-operator`");
-                continue;
-            }
-            if let Some((component, o)) = self.image_override(child) {
-                m.gpu_operator_images.insert(component, o);
-            }
-        }
-    }
-
-    fn image_override(&mut self, child: &KdlNode) -> Option<(String, ImageOverride)> {
-        self.check_entries(child, &["repository", "image", "version"], 1);
-        let components = gpu_operator::components();
-        let Some(component) = args(child).next().and_then(|e| self.expect_string(e, "the component")) else {
-            let span = self.span(child.span());
-            self.error(span, "E0107", "`image` needs the ClusterPolicy component it overrides", format!("write image \"devicePlugin\" version=\"…\"; components: {}", components.join(", ")));
-            return None;
-        };
-        if !components.contains(&component.as_str()) {
-            let mut help = did_you_mean(&component, components.iter().copied()).map(|d| format!("{d} ")).unwrap_or_default();
-            help.push_str(&format!("components with an image: {}", components.join(", ")));
-            self.error(component.span, "E0118", format!("unknown GPU Operator component `{}`", component.value), help);
-            return None;
-        }
-        let mut field = |key: &str| -> Option<String> {
-            prop(child, key).and_then(|e| self.expect_string(e, key)).map(|v| v.value).filter(|v| !v.trim().is_empty())
-        };
-        let o = ImageOverride { repository: field("repository"), image: field("image"), version: field("version") };
-        if o == ImageOverride::default() {
-            self.error(component.span, "E0107", format!("`image \"{}\"` overrides nothing", component.value), "set repository=, image= and/or version= (non-empty)");
-            return None;
-        }
-        Some((component.value, o))
-    }
 }
 
 /// Pools whose preset is training or batch: workloads there get an HPA only when they ask for one.

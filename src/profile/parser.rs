@@ -1,0 +1,292 @@
+//! The walk's tools: the [`Parser`] every part of the profile walk is a method of, its diagnostics helpers
+//! (one error code each for an unknown node E0102, an unknown property E0103, a surplus argument E0104, a value
+//! of the wrong type or range E0105/E0106, a missing value E0107, an unwanted block E0108, a keyword outside its
+//! list E0118), and the small readers of KDL nodes the others share.
+
+use std::ops::RangeInclusive;
+
+use kdl::{KdlEntry, KdlNode, KdlValue};
+
+use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned};
+
+/// One file's walk: the sources (for spans and locations), the file, and the diagnostics found so far.
+pub(super) struct Parser<'s> {
+    pub(super) sources: &'s Sources,
+    pub(super) file: usize,
+    pub(super) diagnostics: Vec<ProfileDiagnostic>,
+}
+
+impl Parser<'_> {
+    pub(super) fn span(&self, span: miette::SourceSpan) -> Span {
+        Span::new(self.file, span)
+    }
+
+    pub(super) fn error_labelled(&mut self, span: Span, code: &'static str, message: impl Into<String>, label: &str, help: &str) {
+        let d = self.sources.error(span, code, message).label(label).help(help);
+        self.diagnostics.push(d);
+    }
+
+    pub(super) fn error(&mut self, span: Span, code: &'static str, message: impl Into<String>, help: impl Into<String>) {
+        let help = help.into();
+        let mut d = self.sources.error(span, code, message);
+        if !help.is_empty() {
+            d = d.help(help);
+        }
+        self.diagnostics.push(d);
+    }
+
+    pub(super) fn unknown_node(&mut self, node: &KdlNode, valid: &[&str], context: &str) {
+        let name = node.name().value();
+        let mut help = did_you_mean(name, valid.iter().copied()).unwrap_or_default();
+        if !help.is_empty() {
+            help.push(' ');
+        }
+        help.push_str(&format!("valid here: {}", valid.join(", ")));
+        self.error(
+            self.span(node.name().span()),
+            "E0102",
+            format!("unknown node `{}` in {context}", crate::input::excerpt(name)),
+            help,
+        );
+    }
+
+    /// Rejects properties other than `allowed`, and arguments beyond `max_args`.
+    pub(super) fn check_entries(&mut self, node: &KdlNode, allowed: &[&str], max_args: usize) {
+        let mut args = 0;
+        for entry in node.entries() {
+            match entry.name() {
+                Some(name) if !allowed.contains(&name.value()) => {
+                    let mut help = did_you_mean(name.value(), allowed.iter().copied()).unwrap_or_default();
+                    if allowed.is_empty() {
+                        help = format!("`{}` takes no properties", node.name().value());
+                    } else {
+                        if !help.is_empty() {
+                            help.push(' ');
+                        }
+                        help.push_str(&format!("valid properties: {}", allowed.join(", ")));
+                    }
+                    self.error(
+                        self.span(entry.span()),
+                        "E0103",
+                        format!("unknown property `{}` on `{}`", name.value(), node.name().value()),
+                        help,
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    args += 1;
+                    if args > max_args {
+                        self.error(
+                            self.span(entry.span()),
+                            "E0104",
+                            format!(
+                                "`{}` takes {} argument{}",
+                                node.name().value(),
+                                if max_args == 0 { "no".to_string() } else { format!("at most {max_args}") },
+                                if max_args == 1 { "" } else { "s" }
+                            ),
+                            "remove the extra value",
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn expect_string(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<String>> {
+        let span = self.span(entry.span());
+        match entry.value() {
+            KdlValue::String(s) => Some(Spanned::new(s.clone(), span)),
+            other => {
+                self.error(
+                    span,
+                    "E0105",
+                    format!("{what} must be a string, found {}", describe(other)),
+                    format!("quote it: \"{}\"", value_text(other)),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn expect_integer(&mut self, entry: &KdlEntry, what: &str, min: i128, max: i128) -> Option<Spanned<i128>> {
+        let span = self.span(entry.span());
+        match entry.value() {
+            KdlValue::Integer(i) if (min..=max).contains(i) => Some(Spanned::new(*i, span)),
+            KdlValue::Integer(i) => {
+                self.error(span, "E0106", format!("{what} must be between {min} and {max}, found {i}"), "");
+                None
+            }
+            other => {
+                self.error(
+                    span,
+                    "E0105",
+                    format!("{what} must be an integer, found {}", describe(other)),
+                    "write a whole number without quotes, e.g. 8",
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn expect_number(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<f64>> {
+        let span = self.span(entry.span());
+        let value = match entry.value() {
+            KdlValue::Integer(i) => *i as f64,
+            KdlValue::Float(f) => *f,
+            other => {
+                self.error(
+                    span,
+                    "E0105",
+                    format!("{what} must be a number, found {}", describe(other)),
+                    "write a number without quotes or units, e.g. 150 or 12.5",
+                );
+                return None;
+            }
+        };
+        if !value.is_finite() || value <= 0.0 {
+            self.error(span, "E0106", format!("{what} must be a positive number, found {value}"), "");
+            return None;
+        }
+        Some(Spanned::new(value, span))
+    }
+
+    pub(super) fn expect_bool(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<bool>> {
+        let span = self.span(entry.span());
+        match entry.value() {
+            KdlValue::Bool(b) => Some(Spanned::new(*b, span)),
+            other => {
+                self.error(
+                    span,
+                    "E0105",
+                    format!("{what} must be #true or #false, found {}", describe(other)),
+                    "KDL v2 booleans are written #true and #false",
+                );
+                None
+            }
+        }
+    }
+
+    /// The node's single argument as a string, or an error pointing at the node.
+    pub(super) fn single_string(&mut self, node: &KdlNode) -> Option<Spanned<String>> {
+        self.check_entries(node, &[], 1);
+        match args(node).next() {
+            Some(entry) => self.expect_string(entry, &format!("`{}`", node.name().value())),
+            None => {
+                self.error(
+                    self.span(node.span()),
+                    "E0107",
+                    format!("`{}` needs a value", node.name().value()),
+                    format!("write it as {} \"…\"", node.name().value()),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn strings(&mut self, node: &KdlNode) -> Vec<Spanned<String>> {
+        self.check_entries(node, &[], usize::MAX);
+        let entries: Vec<&KdlEntry> = args(node).collect();
+        if entries.is_empty() {
+            self.error(
+                self.span(node.span()),
+                "E0107",
+                format!("`{}` needs at least one value", node.name().value()),
+                "",
+            );
+        }
+        entries.into_iter().filter_map(|e| self.expect_string(e, &format!("`{}`", node.name().value()))).collect()
+    }
+
+    pub(super) fn no_children(&mut self, node: &KdlNode) {
+        if let Some(children) = node.children() {
+            self.error(
+                self.span(children.span()),
+                "E0108",
+                format!("`{}` takes no block", node.name().value()),
+                "remove the { … }",
+            );
+        }
+    }
+
+    /// Kubernetes object names: lowercase RFC 1123 labels (we use them as NodePool names).
+    pub(super) fn check_name(&mut self, name: &Spanned<String>, what: &str) {
+        let ok = !name.is_empty()
+            && name.len() <= 50
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !name.starts_with('-')
+            && !name.ends_with('-');
+        if !ok {
+            self.error(
+                name.span,
+                "E0113",
+                format!("{what} name `{}` is not a valid Kubernetes name", crate::input::excerpt(&name.value)),
+                "use at most 50 lowercase letters, digits and '-', starting and ending with a letter or digit",
+            );
+        }
+    }
+
+    /// A value that lands in a generated object, checked by `rule` (see `crate::names`): `code` at its span
+    /// otherwise, quoting at most the start of a long value.
+    pub(super) fn check_value(&mut self, value: &Spanned<String>, rule: impl Fn(&str) -> Result<(), String>, code: &'static str, what: &str, help: &str) {
+        if let Err(reason) = rule(&value.value) {
+            let message = format!("{what} `{}` is not valid: {reason}", crate::input::excerpt(&value.value));
+            self.error(value.span, code, message, help);
+        }
+    }
+
+    /// The node's one integer argument within `range` (`weight 50`, `max-accelerators 40`): E0105 for another
+    /// type, E0106 outside the range, and None (nothing written) for a missing or refused value.
+    pub(super) fn bounded_u32(&mut self, node: &KdlNode, what: &str, range: RangeInclusive<u32>) -> Option<Spanned<u32>> {
+        self.check_entries(node, &[], 1);
+        let (min, max) = (i128::from(*range.start()), i128::from(*range.end()));
+        args(node).next().and_then(|e| self.expect_integer(e, what, min, max)).map(|v| Spanned::new(v.value as u32, v.span))
+    }
+
+    /// The value of `choices` that `value` spells; E0118 (`unknown <what> `…``) otherwise, see [`Self::unknown_keyword`].
+    pub(super) fn keyword<T: Copy>(&mut self, value: &Spanned<String>, what: &str, choices: &[(&str, T)], help: &str) -> Option<Spanned<T>> {
+        match choices.iter().find(|(name, _)| *name == value.as_str()) {
+            Some((_, v)) => Some(Spanned::new(*v, value.span)),
+            None => {
+                self.unknown_keyword(value, what, choices.iter().map(|(name, _)| *name), help);
+                None
+            }
+        }
+    }
+
+    /// E0118 for a keyword outside its list: "did you mean" the closest of `known`, else `help` (the list, said
+    /// with what each choice means).
+    pub(super) fn unknown_keyword<'k>(&mut self, value: &Spanned<String>, what: &str, known: impl IntoIterator<Item = &'k str>, help: &str) {
+        let help = did_you_mean(value, known).unwrap_or_else(|| help.into());
+        self.error(value.span, "E0118", format!("unknown {what} `{}`", value.value), help);
+    }
+}
+
+pub(super) fn args(node: &KdlNode) -> impl Iterator<Item = &KdlEntry> {
+    node.entries().iter().filter(|e| e.name().is_none())
+}
+
+/// The last value given for a property (KDL: later properties override earlier ones).
+pub(super) fn prop<'n>(node: &'n KdlNode, key: &str) -> Option<&'n KdlEntry> {
+    node.entries().iter().rev().find(|e| e.name().is_some_and(|n| n.value() == key))
+}
+
+pub(super) fn describe(value: &KdlValue) -> String {
+    match value {
+        KdlValue::String(s) => format!("the string \"{s}\""),
+        KdlValue::Integer(i) => format!("the integer {i}"),
+        KdlValue::Float(f) => format!("the number {f}"),
+        KdlValue::Bool(b) => format!("#{b}"),
+        KdlValue::Null => "#null".into(),
+    }
+}
+
+fn value_text(value: &KdlValue) -> String {
+    match value {
+        KdlValue::String(s) => s.clone(),
+        KdlValue::Integer(i) => i.to_string(),
+        KdlValue::Float(f) => f.to_string(),
+        KdlValue::Bool(b) => b.to_string(),
+        KdlValue::Null => "null".into(),
+    }
+}
