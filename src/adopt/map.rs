@@ -9,92 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::consumed::Consumed;
 use super::model::{q, AdoptedPool, Line, Warning};
+use super::nodepool::{is_cpu_pool, sharing_of, units};
 use super::read::Doc;
 use super::requirements::{bounds, capacity_types, requirements, Requirement};
 use crate::catalog::{Catalog, CapacityType};
-use crate::profile::Sharing;
-
-/// Leaf fields of an object as (dotted path, value), arrays indexed (`requirements[2].values[0]`).
-pub fn leaves(value: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            for (k, v) in map {
-                leaves(v, &if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, out);
-            }
-        }
-        Value::Array(items) if !items.is_empty() => {
-            for (i, v) in items.iter().enumerate() {
-                leaves(v, &format!("{prefix}[{i}]"), out);
-            }
-        }
-        _ => out.push((prefix.to_string(), value.clone())),
-    }
-}
-
-/// The value at a dotted path with `[i]` indexes (keys may contain dots: the longest matching key wins).
-fn lookup<'v>(value: &'v Value, path: &str) -> &'v Value {
-    if path.is_empty() {
-        return value;
-    }
-    if let Some(rest) = path.strip_prefix('[') {
-        let (i, rest) = rest.split_once(']').unwrap_or((rest, ""));
-        return lookup(&value[i.parse::<usize>().unwrap_or(usize::MAX)], rest.trim_start_matches('.'));
-    }
-    if let Some(map) = value.as_object() {
-        let mut keys: Vec<&String> = map.keys().filter(|k| path == k.as_str() || path.starts_with(&format!("{k}.")) || path.starts_with(&format!("{k}["))).collect();
-        keys.sort_by_key(|k| std::cmp::Reverse(k.len()));
-        if let Some(k) = keys.first() {
-            return lookup(&map[k.as_str()], path[k.len()..].trim_start_matches('.'));
-        }
-    }
-    &Value::Null
-}
-
-/// Consumed field prefixes of one object; the rest become warnings.
-#[derive(Default)]
-pub struct Consumed(BTreeSet<String>);
-
-impl Consumed {
-    pub fn take(&mut self, path: impl Into<String>) {
-        self.0.insert(path.into());
-    }
-
-    /// Whether `path` or a prefix of it that ends before a `.` or `[` was taken. Each such prefix is looked up in
-    /// the set, rather than every taken prefix tried against the path: that made a NodePool with n requirements
-    /// cost n² (10,000 requirements: 14 s).
-    pub(super) fn covers(&self, path: &str) -> bool {
-        let boundaries = path.match_indices(['.', '[']).map(|(i, _)| i).chain([path.len()]);
-        boundaries.into_iter().any(|end| self.0.contains(&path[..end]))
-    }
-
-    /// Warnings (and profile comments) for the leaves not consumed that no `raw` block may carry (`owned`, from
-    /// `raw::carry`: fields gpuplan writes itself).
-    pub fn leftovers(&self, doc: &Doc, owned: &[String], warnings: &mut Vec<Warning>) -> Vec<String> {
-        let mut comments = Vec::new();
-        let mut reported = BTreeSet::new();
-        for path in owned.iter().cloned() {
-            // One warning per list item (a whole requirement, budget, taint), not per leaf.
-            let path = match path.find(']') {
-                Some(end) => path[..=end].to_string(),
-                None => path,
-            };
-            if !reported.insert(path.clone()) {
-                continue;
-            }
-            let shown = lookup(&doc.object, &path).to_string();
-            let instead = crate::profile::raw::owner(&doc.kind, &path).map_or("", |o| o.1);
-            warnings.push(Warning {
-                file: doc.file.clone(),
-                object: format!("{}/{}", doc.kind, doc.name),
-                field: path.clone(),
-                message: format!("not expressible in a profile, and not as raw either: gpuplan writes this field from {instead} (value {shown}); kept as a comment"),
-            });
-            comments.push(format!("not adopted: {path} = {shown} ({} {}/{})", doc.file, doc.kind, doc.name));
-        }
-        comments
-    }
-}
 
 pub const GPU_TAINT_KEYS: [&str; 3] = ["nvidia.com/gpu", "aws.amazon.com/neuron", "amd.com/gpu"];
 const DERIVED_LABELS: [&str; 1] = ["gpuplan.dev/pool"];
@@ -279,13 +199,6 @@ fn preset(np: &Value) -> &'static str {
     if pool_taint { "inference-on-demand" } else { "general" }
 }
 
-/// A CPU NodePool: nothing in it names an accelerator (no accelerator limit, taint or requirement: the probe of
-/// `adopt --verify` requests `cpu` for it too), and none of the instance types it names has one.
-pub fn is_cpu_pool(np: &Value, reqs: &[Requirement], catalog: &Catalog) -> bool {
-    let named = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| &r.values);
-    super::verify::accelerator(np).is_none() && !named.filter_map(|n| catalog.get(n)).any(|t| !t.gpus.is_empty() || t.neuron.is_some())
-}
-
 /// `cpu { … }`: per-node bounds from `karpenter.k8s.aws/instance-cpu` (vCPUs per node, as `per-node` counts them).
 fn cpu_block(reqs: &[Requirement], used: &mut Consumed, from: &dyn Fn(&str) -> String) -> (Line, String) {
     let mut children = Vec::new();
@@ -448,7 +361,7 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
         "cpu" => (crate::catalog::AcceleratorKind::Cpu, "max-cpu", 64, "cpu"),
         _ => (crate::catalog::AcceleratorKind::Nvidia, "max-accelerators", 16, "accelerator"),
     };
-    let largest = super::report::admitted(&ctx.doc.object, ctx.catalog).iter().map(|t| t.accelerators(kind)).max().unwrap_or(0);
+    let largest = super::nodepool::admitted(&ctx.doc.object, ctx.catalog).iter().map(|t| t.accelerators(kind)).max().unwrap_or(0);
     let chosen = (largest * 2).max(least);
     warnings.push(Warning {
         file: ctx.doc.file.clone(),
@@ -457,22 +370,6 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
         message: format!("no {what} limit (unbounded spend); the profile says {keyword} {chosen} (twice the largest admitted node, at least {least}): edit it"),
     });
     Line::new(format!("{keyword} {chosen}"), format!("{} NodePool/{} spec.limits.{resource}: absent, chosen by adopt", ctx.doc.file, ctx.doc.name))
-}
-
-/// Schedulable units per physical GPU (the fewest among GPU models), from the GPU Operator labels gpuplan sets
-/// (the solver's own function).
-pub fn units(np: &Value) -> u32 {
-    crate::solve::units_per_accelerator(sharing_of(np).as_ref())
-}
-
-/// The GPU sharing a NodePool's labels ask the GPU Operator for.
-pub fn sharing_of(np: &Value) -> Option<Sharing> {
-    let labels = &np["spec"]["template"]["metadata"]["labels"];
-    if let Some(r) = labels["nvidia.com/device-plugin.config"].as_str().and_then(|c| c.strip_prefix("time-slicing-")).and_then(|r| r.parse().ok()) {
-        Some(Sharing::TimeSlicing { replicas: r })
-    } else {
-        labels["nvidia.com/mig.config"].as_str().map(|c| Sharing::Mig { config: c.to_string() })
-    }
 }
 
 fn limit(np: &Value, resource: &str) -> Option<String> {

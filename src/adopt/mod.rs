@@ -29,6 +29,10 @@ pub mod weights;
 pub mod workloads;
 pub mod write;
 
+pub mod consumed;
+pub mod nodepool;
+pub mod pool_report;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
