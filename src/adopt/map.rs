@@ -9,92 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::consumed::Consumed;
 use super::model::{q, AdoptedPool, Line, Warning};
+use super::nodepool::{is_cpu_pool, sharing_of, units};
 use super::read::Doc;
 use super::requirements::{bounds, capacity_types, requirements, Requirement};
 use crate::catalog::{Catalog, CapacityType};
-use crate::profile::Sharing;
-
-/// Leaf fields of an object as (dotted path, value), arrays indexed (`requirements[2].values[0]`).
-pub fn leaves(value: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            for (k, v) in map {
-                leaves(v, &if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, out);
-            }
-        }
-        Value::Array(items) if !items.is_empty() => {
-            for (i, v) in items.iter().enumerate() {
-                leaves(v, &format!("{prefix}[{i}]"), out);
-            }
-        }
-        _ => out.push((prefix.to_string(), value.clone())),
-    }
-}
-
-/// The value at a dotted path with `[i]` indexes (keys may contain dots: the longest matching key wins).
-fn lookup<'v>(value: &'v Value, path: &str) -> &'v Value {
-    if path.is_empty() {
-        return value;
-    }
-    if let Some(rest) = path.strip_prefix('[') {
-        let (i, rest) = rest.split_once(']').unwrap_or((rest, ""));
-        return lookup(&value[i.parse::<usize>().unwrap_or(usize::MAX)], rest.trim_start_matches('.'));
-    }
-    if let Some(map) = value.as_object() {
-        let mut keys: Vec<&String> = map.keys().filter(|k| path == k.as_str() || path.starts_with(&format!("{k}.")) || path.starts_with(&format!("{k}["))).collect();
-        keys.sort_by_key(|k| std::cmp::Reverse(k.len()));
-        if let Some(k) = keys.first() {
-            return lookup(&map[k.as_str()], path[k.len()..].trim_start_matches('.'));
-        }
-    }
-    &Value::Null
-}
-
-/// Consumed field prefixes of one object; the rest become warnings.
-#[derive(Default)]
-pub struct Consumed(BTreeSet<String>);
-
-impl Consumed {
-    pub fn take(&mut self, path: impl Into<String>) {
-        self.0.insert(path.into());
-    }
-
-    /// Whether `path` or a prefix of it that ends before a `.` or `[` was taken. Each such prefix is looked up in
-    /// the set, rather than every taken prefix tried against the path: that made a NodePool with n requirements
-    /// cost n² (10,000 requirements: 14 s).
-    pub(super) fn covers(&self, path: &str) -> bool {
-        let boundaries = path.match_indices(['.', '[']).map(|(i, _)| i).chain([path.len()]);
-        boundaries.into_iter().any(|end| self.0.contains(&path[..end]))
-    }
-
-    /// Warnings (and profile comments) for the leaves not consumed that no `raw` block may carry (`owned`, from
-    /// `raw::carry`: fields gpuplan writes itself).
-    pub fn leftovers(&self, doc: &Doc, owned: &[String], warnings: &mut Vec<Warning>) -> Vec<String> {
-        let mut comments = Vec::new();
-        let mut reported = BTreeSet::new();
-        for path in owned.iter().cloned() {
-            // One warning per list item (a whole requirement, budget, taint), not per leaf.
-            let path = match path.find(']') {
-                Some(end) => path[..=end].to_string(),
-                None => path,
-            };
-            if !reported.insert(path.clone()) {
-                continue;
-            }
-            let shown = lookup(&doc.object, &path).to_string();
-            let instead = crate::profile::raw::owner(&doc.kind, &path).map_or("", |o| o.1);
-            warnings.push(Warning {
-                file: doc.file.clone(),
-                object: format!("{}/{}", doc.kind, doc.name),
-                field: path.clone(),
-                message: format!("not expressible in a profile, and not as raw either: gpuplan writes this field from {instead} (value {shown}); kept as a comment"),
-            });
-            comments.push(format!("not adopted: {path} = {shown} ({} {}/{})", doc.file, doc.kind, doc.name));
-        }
-        comments
-    }
-}
 
 pub const GPU_TAINT_KEYS: [&str; 3] = ["nvidia.com/gpu", "aws.amazon.com/neuron", "amd.com/gpu"];
 const DERIVED_LABELS: [&str; 1] = ["gpuplan.dev/pool"];
@@ -129,14 +49,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     for f in ["apiVersion", "kind", "metadata.name", "spec.template.spec.nodeClassRef"] {
         used.take(f);
     }
-    if let Some(annotations) = np["metadata"]["annotations"].as_object() {
-        for k in annotations.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
-            used.take(format!("metadata.annotations.{k}"));
-        }
-    }
-    if np["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
-        used.take("metadata.labels.app.kubernetes.io/managed-by");
-    }
+    take_gpuplan_metadata(np, &mut used);
 
     let reqs = requirements(np);
     let (kind_line, resource) = accelerator(np, &reqs, ctx.catalog, &mut used, &from);
@@ -150,14 +63,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let reserved = capacity.contains(&CapacityType::Reserved);
     // A reserved pool's other capacity types are its fallback tiers; reserved alone makes the pool the reservation.
     let reserved_only = reserved && capacity.iter().all(|c| *c == CapacityType::Reserved);
-    let capacity_values: Vec<&str> = capacity.iter().filter(|c| **c != CapacityType::Reserved || reserved_only).map(|c| c.as_str()).collect();
-    // A reserved pool's capacity type follows from its `reserved` block.
-    if !capacity_values.is_empty() {
-        // Named by each requirement it reads (a provenance comment names whole fields).
-        let fields: Vec<String> = reqs.iter().enumerate().filter(|(_, r)| r.key == "karpenter.sh/capacity-type").map(|(i, _)| format!("spec.template.spec.requirements[{i}]")).collect();
-        let field = if fields.is_empty() { "requirements karpenter.sh/capacity-type".to_string() } else { fields.join(", ") };
-        lines.push(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from(&field)));
-    }
+    lines.extend(capacity_line(&reqs, &capacity, reserved_only, &from));
     if np["metadata"]["annotations"][crate::render::EFA_ANNOTATION].as_str().is_some_and(|v| v.starts_with("required")) {
         lines.push(Line::new("efa #true", from(&format!("metadata.annotations.{}", crate::render::EFA_ANNOTATION))));
     }
@@ -174,20 +80,8 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     }
     // A reserved pool that falls back to other capacity types: the original limit bounds the whole NodePool, so the
     // fallback tier (the reservation's tier is bounded by the reservation) keeps it.
-    let limited = if reserved_only || is_static { None } else { limit(np, &resource) };
-    if let Some(limit) = limited {
-        // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
-        let units = ctx.class_time_slicing.unwrap_or_else(|| units(np));
-        let value = match limit.parse::<u32>() {
-            Ok(n) if units > 1 && n % units == 0 => (n / units).to_string(),
-            _ => limit,
-        };
-        let why = if units > 1 { format!(" ÷ {units} per GPU") } else { String::new() };
-        let keyword = if resource == "cpu" { "max-cpu" } else { "max-accelerators" };
-        lines.push(Line::new(format!("{keyword} {value}"), from(&format!("spec.limits.{resource}{why}"))));
-    }
-    if !reserved_only && !is_static && limit(np, &resource).is_none() {
-        lines.push(unbounded(ctx, &resource, warnings));
+    if !reserved_only && !is_static {
+        lines.push(limit_line(ctx, &resource, warnings));
     }
     lines.extend(static_line);
     if reserved {
@@ -210,15 +104,91 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     if !reserved && !is_static {
         lines.extend(resource_limits(np, &mut used, &from));
     }
+    lines.push(disruption_line(doc, is_static, &mut used, &from, warnings));
+    lines.extend(label_lines(&template_labels, &mut used, &from));
+    lines.extend(taints(np, &resource, &mut used, &from));
+    lines.extend(kubelet(ctx, &mut used));
+    super::raw::take_gitops_annotations(doc, &mut used);
+    let zones = super::requirements::zones(&reqs);
+    let (raw, owned) = super::raw::carry(doc, &used, "NodePool", warnings);
+    let comments = used.leftovers(doc, &owned, warnings);
+    lines.extend(raw);
+    lines.extend(ctx.class_raw.clone());
+    let tier_of = tier_of(&template_labels, &doc.name);
+    let zone_fields = reqs.iter().enumerate().filter(|(_, r)| r.key == "topology.kubernetes.io/zone").map(|(i, _)| from(&format!("spec.template.spec.requirements[{i}]"))).collect();
+    (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments, missing }, zones, zone_fields)
+}
+
+/// `disruption { … }`; a static NodePool's consolidation is dropped (with a warning: Karpenter ignores it there).
+fn disruption_line(doc: &Doc, is_static: bool, used: &mut Consumed, from: &dyn Fn(&str) -> String, warnings: &mut Vec<Warning>) -> Line {
     if is_static {
-        super::static_pool::drop_consolidation(doc, &mut used, warnings);
+        super::static_pool::drop_consolidation(doc, used, warnings);
     }
-    let mut disruption = disruption(np, &mut used, &from);
+    let mut disruption = disruption(&doc.object, used, from);
     if is_static {
         disruption.children.retain(|l| !l.kdl.starts_with("consolidat"));
     }
-    lines.push(disruption);
-    for (k, v) in &template_labels {
+    disruption
+}
+
+/// The gpuplan pool a NodePool is a tier of: its `gpuplan.dev/pool` label, when the NodePool is named `<pool>-<tier>`.
+fn tier_of(template_labels: &serde_json::Map<String, Value>, name: &str) -> Option<String> {
+    template_labels
+        .get("gpuplan.dev/pool")
+        .and_then(Value::as_str)
+        .filter(|pool| name.strip_prefix(*pool).is_some_and(|rest| rest.len() > 1 && rest.starts_with('-')))
+        .map(str::to_string)
+}
+
+/// gpuplan's own metadata on an object it wrote: its `gpuplan.dev/*` annotations and its managed-by label, consumed
+/// without a line.
+fn take_gpuplan_metadata(object: &Value, used: &mut Consumed) {
+    if let Some(annotations) = object["metadata"]["annotations"].as_object() {
+        for k in annotations.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
+            used.take(format!("metadata.annotations.{k}"));
+        }
+    }
+    if object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
+        used.take("metadata.labels.app.kubernetes.io/managed-by");
+    }
+}
+
+/// `capacity …`: the capacity types the requirements admit.
+fn capacity_line(reqs: &[Requirement], capacity: &[CapacityType], reserved_only: bool, from: &dyn Fn(&str) -> String) -> Option<Line> {
+    let capacity_values: Vec<&str> = capacity.iter().filter(|c| **c != CapacityType::Reserved || reserved_only).map(|c| c.as_str()).collect();
+    // A reserved pool's capacity type follows from its `reserved` block.
+    if capacity_values.is_empty() {
+        return None;
+    }
+    // Named by each requirement it reads (a provenance comment names whole fields).
+    let fields: Vec<String> = reqs.iter().enumerate().filter(|(_, r)| r.key == "karpenter.sh/capacity-type").map(|(i, _)| format!("spec.template.spec.requirements[{i}]")).collect();
+    let field = if fields.is_empty() { "requirements karpenter.sh/capacity-type".to_string() } else { fields.join(", ") };
+    Some(Line::new(format!("capacity {}", capacity_values.iter().map(|c| q(c)).collect::<Vec<_>>().join(" ")), from(&field)))
+}
+
+/// `max-accelerators` / `max-cpu` from the original's limit, or a chosen one with a warning when it has none.
+fn limit_line(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> Line {
+    let doc = ctx.doc;
+    let np = &doc.object;
+    let Some(limit) = limit(np, resource) else {
+        return unbounded(ctx, resource, warnings);
+    };
+    let from = |field: &str| format!("{} {}/{} {field}", doc.file, doc.kind, doc.name);
+    // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
+    let units = ctx.class_time_slicing.unwrap_or_else(|| units(np));
+    let value = match limit.parse::<u32>() {
+        Ok(n) if units > 1 && n % units == 0 => (n / units).to_string(),
+        _ => limit,
+    };
+    let why = if units > 1 { format!(" ÷ {units} per GPU") } else { String::new() };
+    let keyword = if resource == "cpu" { "max-cpu" } else { "max-accelerators" };
+    Line::new(format!("{keyword} {value}"), from(&format!("spec.limits.{resource}{why}")))
+}
+
+/// `label …` for each template label no other line consumed (gpuplan's own derived labels consumed silently).
+fn label_lines(template_labels: &serde_json::Map<String, Value>, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for (k, v) in template_labels {
         let field = format!("spec.template.metadata.labels.{k}");
         if used.covers(&field) {
             continue;
@@ -228,21 +198,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
             lines.push(Line::new(format!("label {} {}", q(k), q(v.as_str().unwrap_or_default())), from(&field)));
         }
     }
-    lines.extend(taints(np, &resource, &mut used, &from));
-    lines.extend(kubelet(ctx, &mut used));
-    super::raw::take_gitops_annotations(doc, &mut used);
-    let zones = super::requirements::zones(&reqs);
-    let (raw, owned) = super::raw::carry(doc, &used, "NodePool", warnings);
-    let comments = used.leftovers(doc, &owned, warnings);
-    lines.extend(raw);
-    lines.extend(ctx.class_raw.clone());
-    let tier_of = template_labels
-        .get("gpuplan.dev/pool")
-        .and_then(Value::as_str)
-        .filter(|pool| doc.name.strip_prefix(*pool).is_some_and(|rest| rest.len() > 1 && rest.starts_with('-')))
-        .map(str::to_string);
-    let zone_fields = reqs.iter().enumerate().filter(|(_, r)| r.key == "topology.kubernetes.io/zone").map(|(i, _)| from(&format!("spec.template.spec.requirements[{i}]"))).collect();
-    (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments, missing }, zones, zone_fields)
+    lines
 }
 
 /// `kubelet { … }`: the class's `spec.kubelet` over a v1beta1-style NodePool `spec.template.spec.kubelet` (Karpenter v1
@@ -277,13 +233,6 @@ fn kubelet(ctx: &PoolContext, used: &mut Consumed) -> Option<Line> {
 fn preset(np: &Value) -> &'static str {
     let pool_taint = np["spec"]["template"]["spec"]["taints"].as_array().into_iter().flatten().any(|t| t["key"] == "gpuplan.dev/pool");
     if pool_taint { "inference-on-demand" } else { "general" }
-}
-
-/// A CPU NodePool: nothing in it names an accelerator (no accelerator limit, taint or requirement: the probe of
-/// `adopt --verify` requests `cpu` for it too), and none of the instance types it names has one.
-pub fn is_cpu_pool(np: &Value, reqs: &[Requirement], catalog: &Catalog) -> bool {
-    let named = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| &r.values);
-    super::verify::accelerator(np).is_none() && !named.filter_map(|n| catalog.get(n)).any(|t| !t.gpus.is_empty() || t.neuron.is_some())
 }
 
 /// `cpu { … }`: per-node bounds from `karpenter.k8s.aws/instance-cpu` (vCPUs per node, as `per-node` counts them).
@@ -448,7 +397,7 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
         "cpu" => (crate::catalog::AcceleratorKind::Cpu, "max-cpu", 64, "cpu"),
         _ => (crate::catalog::AcceleratorKind::Nvidia, "max-accelerators", 16, "accelerator"),
     };
-    let largest = super::report::admitted(&ctx.doc.object, ctx.catalog).iter().map(|t| t.accelerators(kind)).max().unwrap_or(0);
+    let largest = super::nodepool::admitted(&ctx.doc.object, ctx.catalog).iter().map(|t| t.accelerators(kind)).max().unwrap_or(0);
     let chosen = (largest * 2).max(least);
     warnings.push(Warning {
         file: ctx.doc.file.clone(),
@@ -457,22 +406,6 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
         message: format!("no {what} limit (unbounded spend); the profile says {keyword} {chosen} (twice the largest admitted node, at least {least}): edit it"),
     });
     Line::new(format!("{keyword} {chosen}"), format!("{} NodePool/{} spec.limits.{resource}: absent, chosen by adopt", ctx.doc.file, ctx.doc.name))
-}
-
-/// Schedulable units per physical GPU (the fewest among GPU models), from the GPU Operator labels gpuplan sets
-/// (the solver's own function).
-pub fn units(np: &Value) -> u32 {
-    crate::solve::units_per_accelerator(sharing_of(np).as_ref())
-}
-
-/// The GPU sharing a NodePool's labels ask the GPU Operator for.
-pub fn sharing_of(np: &Value) -> Option<Sharing> {
-    let labels = &np["spec"]["template"]["metadata"]["labels"];
-    if let Some(r) = labels["nvidia.com/device-plugin.config"].as_str().and_then(|c| c.strip_prefix("time-slicing-")).and_then(|r| r.parse().ok()) {
-        Some(Sharing::TimeSlicing { replicas: r })
-    } else {
-        labels["nvidia.com/mig.config"].as_str().map(|c| Sharing::Mig { config: c.to_string() })
-    }
 }
 
 fn limit(np: &Value, resource: &str) -> Option<String> {
@@ -657,31 +590,12 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     for f in ["apiVersion", "kind", "metadata.name"] {
         used.take(f);
     }
-    // So are gpuplan's own volumes (size, gp3 IOPS and throughput; image-cache snapshots aside). A hand-written
-    // class's volumes and metadata options are its own: they go to its `raw` block, so the pools keep them.
-    let ours = c["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
-    let snapshot = c["spec"]["blockDeviceMappings"].as_array().into_iter().flatten().any(|m| m["ebs"].get("snapshotID").is_some());
-    if ours && !snapshot {
-        used.take("spec.blockDeviceMappings");
-    }
-    // metadataOptions (IMDSv2 only, hop limit 1) is gpuplan's fixed hardening (the template's): another value is the
-    // class's own.
-    let hardening = serde_json::json!({"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"});
-    if ours || c["spec"]["metadataOptions"] == hardening {
-        used.take("spec.metadataOptions");
-    }
+    let ours = take_gpuplan_hardware(c, &mut used);
     let instance_store_raid0 = c["spec"]["instanceStorePolicy"] == "RAID0";
     if instance_store_raid0 {
         used.take("spec.instanceStorePolicy");
     }
-    if let Some(annotations) = c["metadata"]["annotations"].as_object() {
-        for k in annotations.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
-            used.take(format!("metadata.annotations.{k}"));
-        }
-    }
-    if c["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
-        used.take("metadata.labels.app.kubernetes.io/managed-by");
-    }
+    take_gpuplan_metadata(c, &mut used);
     let at = format!("{} {}/{}", doc.file, doc.kind, doc.name);
     let ephemeral_storage = auto_mode_storage(c, &mut used);
     let role = c["spec"]["role"].as_str().map(str::to_string);
@@ -696,6 +610,44 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     if ami.is_some() && c["spec"]["amiSelectorTerms"].as_array().is_some_and(|a| a.len() == 1) {
         used.take("spec.amiSelectorTerms");
     }
+    let (discovery_tag, cluster_tag) = class_tags(c, &mut used);
+    let reservation = reservation_terms(c, &at, &mut used);
+    let time_slicing = c["spec"]["userData"].as_str().filter(|_| ami.as_deref().is_some_and(crate::solve::host_device_plugin)).and_then(super::bottlerocket::time_slicing);
+    let user_data = c["spec"]["userData"].as_str().filter(|_| time_slicing.is_none()).map(str::to_string);
+    if c["spec"]["userData"].is_string() {
+        used.take("spec.userData");
+    }
+    let kubelet = class_kubelet(c, &at, &mut used);
+    super::raw::take_gitops_annotations(doc, &mut used);
+    let with_default_volumes = default_volumes(doc, ours);
+    let doc = with_default_volumes.as_ref().unwrap_or(doc);
+    let (raw, owned) = super::raw::carry(doc, &used, &doc.kind, warnings);
+    let comments = used.leftovers(doc, &owned, warnings);
+    let raw_fragment = super::raw::unconsumed(doc, &used);
+    ClassFacts { role, instance_profile, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
+}
+
+/// gpuplan's own volumes and metadata options, consumed without a line; whether the class is gpuplan's.
+fn take_gpuplan_hardware(c: &Value, used: &mut Consumed) -> bool {
+    // So are gpuplan's own volumes (size, gp3 IOPS and throughput; image-cache snapshots aside). A hand-written
+    // class's volumes and metadata options are its own: they go to its `raw` block, so the pools keep them.
+    let ours = c["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    let snapshot = c["spec"]["blockDeviceMappings"].as_array().into_iter().flatten().any(|m| m["ebs"].get("snapshotID").is_some());
+    if ours && !snapshot {
+        used.take("spec.blockDeviceMappings");
+    }
+    // metadataOptions (IMDSv2 only, hop limit 1) is gpuplan's fixed hardening (the template's): another value is the
+    // class's own.
+    let hardening = serde_json::json!({"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"});
+    if ours || c["spec"]["metadataOptions"] == hardening {
+        used.take("spec.metadataOptions");
+    }
+    ours
+}
+
+/// The class's `karpenter.sh/discovery` tag (its subnet selector's; the selectors are consumed when they select by it
+/// alone) and gpuplan's `gpuplan.dev/cluster` tag.
+fn class_tags(c: &Value, used: &mut Consumed) -> (Option<String>, Option<String>) {
     let tag = |terms: &str| c["spec"][terms][0]["tags"]["karpenter.sh/discovery"].as_str().map(str::to_string);
     let discovery_tag = tag("subnetSelectorTerms");
     for terms in ["subnetSelectorTerms", "securityGroupSelectorTerms"] {
@@ -714,6 +666,11 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     for k in tags.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
         used.take(format!("spec.tags.{k}"));
     }
+    (discovery_tag, cluster_tag)
+}
+
+/// The `reserved` block's `id` and `tag` lines, from the class's capacityReservationSelectorTerms.
+fn reservation_terms(c: &Value, at: &str, used: &mut Consumed) -> Vec<Line> {
     let mut reservation = Vec::new();
     for (i, term) in c["spec"]["capacityReservationSelectorTerms"].as_array().into_iter().flatten().enumerate() {
         let field = format!("spec.capacityReservationSelectorTerms[{i}]");
@@ -726,24 +683,17 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
             used.take(format!("{field}.tags.{k}"));
         }
     }
-    let time_slicing = c["spec"]["userData"].as_str().filter(|_| ami.as_deref().is_some_and(crate::solve::host_device_plugin)).and_then(super::bottlerocket::time_slicing);
-    let user_data = c["spec"]["userData"].as_str().filter(|_| time_slicing.is_none()).map(str::to_string);
-    if c["spec"]["userData"].is_string() {
-        used.take("spec.userData");
-    }
+    reservation
+}
+
+/// `spec.kubelet`'s fields a `kubelet` block says (the others stay for `raw`).
+fn class_kubelet(c: &Value, at: &str, used: &mut Consumed) -> Option<Value> {
     let mut kubelet_fields = Consumed::default();
-    let kubelet = super::raw::kubelet_block(&c["spec"]["kubelet"], "spec.kubelet", &at, &mut kubelet_fields).map(|_| {
+    super::raw::kubelet_block(&c["spec"]["kubelet"], "spec.kubelet", at, &mut kubelet_fields).map(|_| {
         let known: serde_json::Map<String, Value> = c["spec"]["kubelet"].as_object().into_iter().flatten().filter(|(k, _)| kubelet_fields.covers(&format!("spec.kubelet.{k}"))).map(|(k, v)| (k.clone(), v.clone())).collect();
         known.keys().for_each(|k| used.take(format!("spec.kubelet.{k}")));
         Value::Object(known)
-    });
-    super::raw::take_gitops_annotations(doc, &mut used);
-    let with_default_volumes = default_volumes(doc, ours);
-    let doc = with_default_volumes.as_ref().unwrap_or(doc);
-    let (raw, owned) = super::raw::carry(doc, &used, &doc.kind, warnings);
-    let comments = used.leftovers(doc, &owned, warnings);
-    let raw_fragment = super::raw::unconsumed(doc, &used);
-    ClassFacts { role, instance_profile, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
+    })
 }
 
 /// A hand-written EC2NodeClass without `blockDeviceMappings` launches with Karpenter's default volumes (AL2023: a 20Gi

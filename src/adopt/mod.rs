@@ -26,11 +26,15 @@ pub mod weights;
 pub mod workloads;
 pub mod write;
 
+pub mod consumed;
+pub mod nodepool;
+pub mod pool_report;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::catalog::Catalog;
-use model::{AdoptedProfile, ClusterBlock, Warning};
+use model::{AdoptedPool, AdoptedProfile, ClusterBlock, Warning};
 use read::Doc;
 
 #[derive(Debug, Clone)]
@@ -173,12 +177,7 @@ pub fn parse_reservation(arg: &str) -> Result<(String, u32), String> {
 
 pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     let read = read::read(&options.paths, &options.set)?;
-    if read.node_pools.is_empty() {
-        return Err(AdoptError::Nothing(options.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
-    }
-    if let Some(unknown) = options.reservations.keys().find(|name| !read.node_pools.iter().any(|np| &np.name == *name)) {
-        return Err(AdoptError::UnknownReservation(unknown.clone(), read.node_pools.iter().map(|np| np.name.as_str()).collect::<Vec<_>>().join(", ")));
-    }
+    check_inputs(&read, options)?;
     let mut catalogs = BTreeMap::new();
     let mut warnings = Vec::new();
     let mut groups: BTreeMap<String, Vec<&Doc>> = BTreeMap::new();
@@ -195,7 +194,62 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
             skipped.push(format!("{} (no NodePool refers to it)", class.at()));
         }
     }
-    let (mut workloads, unadopted) = workloads::adopt(&read.ops, &read.node_pools, &mut warnings);
+    let workloads = adopt_workloads(&read, &groups, &mut warnings, &mut skipped);
+    let queues = adopt_queues(&read, &groups, &mut warnings, &mut skipped);
+    let mut monitoring = adopt_monitoring(&read, &groups, &mut warnings, &mut skipped);
+    let mut profiles = Vec::new();
+    let mut files = BTreeMap::new();
+    let options = &AdoptOptions { cluster: shared_cluster(options, &read, &class_facts), ..options.clone() };
+    for (name, pools) in groups {
+        let region = region(options, &pools);
+        if !catalogs.contains_key(&region) {
+            catalogs.insert(region.clone(), Catalog::load(&options.catalogs_dir, &region)?);
+        }
+        let input = ProfileInput::new(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options);
+        let mut profile = adopt_profile(&input, &read.gitops, &mut warnings);
+        profile.monitoring = monitoring.remove(&name);
+        let own: Vec<&workloads::AdoptedWorkload> = workloads.iter().filter(|w| w.profile == name).collect();
+        training_presets(&mut profile, &own, &mut warnings);
+        profile.workloads = own.into_iter().map(|w| w.line.clone()).collect();
+        profile.queues = queues.iter().filter(|q| q.profile == name).map(|q| q.line.clone()).collect();
+        let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
+        sources.sort();
+        sources.dedup();
+        profiles.push((profile, sources));
+    }
+    resolve_weights(&mut profiles, &read.node_pools)?;
+    // NodeOverlays are cluster-wide; conflicts are checked on the first region's catalog (one cluster, one region).
+    let conflicting = catalogs.values().next().map(|c| overlays::in_conflict(&read.overlays, &read.node_pools, &read.node_classes, c)).unwrap_or_default();
+    skipped.extend(overlays::attach(&read.overlays, &read.node_pools, &conflicting, &mut profiles));
+    let profiles: Vec<AdoptedProfile> = profiles
+        .into_iter()
+        .map(|(profile, sources)| {
+            files.insert(format!("{}.kdl", profile.name), write::profile_text(&profile, &sources));
+            profile
+        })
+        .collect();
+    let missing: Vec<String> = profiles.iter().flat_map(|p| &p.pools).flat_map(|p| p.missing.iter().cloned()).collect();
+    if !missing.is_empty() {
+        return Err(AdoptError::Missing(missing));
+    }
+    Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs, texts: read.texts })
+}
+
+/// Refuses inputs with no NodePool, and a `--reservation` for a NodePool that is not among them.
+fn check_inputs(read: &read::Read, options: &AdoptOptions) -> Result<(), AdoptError> {
+    if read.node_pools.is_empty() {
+        return Err(AdoptError::Nothing(options.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+    }
+    if let Some(unknown) = options.reservations.keys().find(|name| !read.node_pools.iter().any(|np| &np.name == *name)) {
+        return Err(AdoptError::UnknownReservation(unknown.clone(), read.node_pools.iter().map(|np| np.name.as_str()).collect::<Vec<_>>().join(", ")));
+    }
+    Ok(())
+}
+
+/// gpuplan's workloads ([`workloads`]) of the adopted profiles; one whose profile has no NodePool among the inputs is
+/// skipped.
+fn adopt_workloads(read: &read::Read, groups: &BTreeMap<String, Vec<&Doc>>, warnings: &mut Vec<Warning>, skipped: &mut Vec<String>) -> Vec<workloads::AdoptedWorkload> {
+    let (mut workloads, unadopted) = workloads::adopt(&read.ops, &read.node_pools, warnings);
     skipped.extend(unadopted);
     workloads.retain(|w| {
         let known = groups.contains_key(&w.profile);
@@ -204,7 +258,13 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         }
         known
     });
-    let (mut queues, unadopted) = queues::adopt(&read.queues, &mut warnings);
+    workloads
+}
+
+/// gpuplan's Kueue queues ([`queues`]) of the adopted profiles; one whose profile has no NodePool among the inputs is
+/// skipped.
+fn adopt_queues(read: &read::Read, groups: &BTreeMap<String, Vec<&Doc>>, warnings: &mut Vec<Warning>, skipped: &mut Vec<String>) -> Vec<queues::AdoptedQueue> {
+    let (mut queues, unadopted) = queues::adopt(&read.queues, warnings);
     skipped.extend(unadopted);
     queues.retain(|q| {
         let known = groups.contains_key(&q.profile);
@@ -213,10 +273,15 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         }
         known
     });
+    queues
+}
+
+/// Each cluster's `monitoring` block ([`monitoring`]), by the profile it goes into.
+fn adopt_monitoring(read: &read::Read, groups: &BTreeMap<String, Vec<&Doc>>, warnings: &mut Vec<Warning>, skipped: &mut Vec<String>) -> BTreeMap<String, model::Line> {
     // One block per cluster, in the profile that held it if that is recorded and adopted, else in the first of
     // its profiles that is adopted.
     let mut monitoring: BTreeMap<String, model::Line> = BTreeMap::new();
-    let (clusters, unadopted) = monitoring::adopt(&read.ops, &mut warnings);
+    let (clusters, unadopted) = monitoring::adopt(&read.ops, warnings);
     skipped.extend(unadopted);
     for m in clusters {
         let Some(host) = m.owner.iter().chain(&m.profiles).find(|p| groups.contains_key(*p)) else {
@@ -244,49 +309,20 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         }
         monitoring.insert(host.clone(), block);
     }
-    let mut profiles = Vec::new();
-    let mut files = BTreeMap::new();
+    monitoring
+}
+
+/// The cluster every profile names: `--cluster`, else for hand-written classes (none records gpuplan's cluster tag)
+/// one shared name; `None` when the classes record gpuplan's cluster tags (each profile takes its class's).
+fn shared_cluster(options: &AdoptOptions, read: &read::Read, class_facts: &BTreeMap<String, map::ClassFacts>) -> Option<String> {
     // Hand-written classes of one cluster (none records gpuplan's cluster tag) name one cluster: the first discovery
     // tag among the referenced classes, else `adopted`. Otherwise each profile would take its own class's tag, and
     // a class selecting subnets by id would put its pools in another cluster.
-    let shared_cluster = options.cluster.clone().or_else(|| {
+    options.cluster.clone().or_else(|| {
         let referenced: Vec<&map::ClassFacts> = read.node_classes.iter().filter(|c| read.node_pools.iter().any(|np| class_of(np, &read.node_classes).is_some_and(|r| r.name == c.name))).filter_map(|c| class_facts.get(&c.name)).collect();
         let tagged = referenced.iter().any(|f| f.cluster_tag.is_some());
         (!tagged).then(|| referenced.iter().find_map(|f| f.discovery_tag.clone()).unwrap_or_else(|| "adopted".into()))
-    });
-    let options = &AdoptOptions { cluster: shared_cluster, ..options.clone() };
-    for (name, pools) in groups {
-        let region = region(options, &pools);
-        if !catalogs.contains_key(&region) {
-            catalogs.insert(region.clone(), Catalog::load(&options.catalogs_dir, &region)?);
-        }
-        let mut profile = adopt_profile(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options, &read.gitops, &mut warnings);
-        profile.monitoring = monitoring.remove(&name);
-        let own: Vec<&workloads::AdoptedWorkload> = workloads.iter().filter(|w| w.profile == name).collect();
-        training_presets(&mut profile, &own, &mut warnings);
-        profile.workloads = own.into_iter().map(|w| w.line.clone()).collect();
-        profile.queues = queues.iter().filter(|q| q.profile == name).map(|q| q.line.clone()).collect();
-        let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
-        sources.sort();
-        sources.dedup();
-        profiles.push((profile, sources));
-    }
-    resolve_weights(&mut profiles, &read.node_pools)?;
-    // NodeOverlays are cluster-wide; conflicts are checked on the first region's catalog (one cluster, one region).
-    let conflicting = catalogs.values().next().map(|c| overlays::in_conflict(&read.overlays, &read.node_pools, &read.node_classes, c)).unwrap_or_default();
-    skipped.extend(overlays::attach(&read.overlays, &read.node_pools, &conflicting, &mut profiles));
-    let profiles: Vec<AdoptedProfile> = profiles
-        .into_iter()
-        .map(|(profile, sources)| {
-            files.insert(format!("{}.kdl", profile.name), write::profile_text(&profile, &sources));
-            profile
-        })
-        .collect();
-    let missing: Vec<String> = profiles.iter().flat_map(|p| &p.pools).flat_map(|p| p.missing.iter().cloned()).collect();
-    if !missing.is_empty() {
-        return Err(AdoptError::Missing(missing));
-    }
-    Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs, texts: read.texts })
+    })
 }
 
 /// Every adopted pool's weight, per cluster ([`weights`]): a `weight` line kept, written or replaced.
@@ -318,54 +354,92 @@ fn resolve_weights(profiles: &mut [(AdoptedProfile, Vec<String>)], originals: &[
     Ok(())
 }
 
-fn adopt_profile(
-    name: &str,
-    pools: &[&Doc],
-    classes: &[Doc],
-    facts: &BTreeMap<String, map::ClassFacts>,
-    catalog: &Catalog,
-    options: &AdoptOptions,
-    gitops_docs: &[Doc],
-    warnings: &mut Vec<Warning>,
-) -> AdoptedProfile {
-    let mut cluster = ClusterBlock { region: catalog.region.clone(), ..Default::default() };
-    let mut adopted = Vec::new();
-    let mut zones: Vec<String> = Vec::new();
+/// One profile to adopt: its NodePools and what of the inputs they need.
+struct ProfileInput<'a> {
+    name: &'a str,
+    pools: &'a [&'a Doc],
+    /// The NodePools, those whose class has the profile's name first: the cluster block comes from the node class of
+    /// the profile's name if there is one (gpuplan's default class; reserved pools have their own), else from the
+    /// first pool's.
+    ordered: Vec<&'a Doc>,
+    classes: &'a [Doc],
+    facts: &'a BTreeMap<String, map::ClassFacts>,
+    catalog: &'a Catalog,
+    options: &'a AdoptOptions,
+}
+
+impl<'a> ProfileInput<'a> {
+    fn new(
+        name: &'a str,
+        pools: &'a [&'a Doc],
+        classes: &'a [Doc],
+        facts: &'a BTreeMap<String, map::ClassFacts>,
+        catalog: &'a Catalog,
+        options: &'a AdoptOptions,
+    ) -> ProfileInput<'a> {
+        let mut ordered: Vec<&Doc> = pools.to_vec();
+        ordered.sort_by_key(|np| class_of(np, classes).is_none_or(|c| c.name != name));
+        ProfileInput { name, pools, ordered, classes, facts, catalog, options }
+    }
+
+    /// The class the cluster block comes from.
+    fn primary(&self) -> Option<&Doc> {
+        self.ordered.iter().find_map(|np| class_of(np, self.classes))
+    }
+}
+
+/// The adopted pools of a profile, the zones their requirements name, and those requirements.
+struct MappedPools {
+    pools: Vec<AdoptedPool>,
+    zones: Vec<String>,
+    zone_fields: Vec<String>,
+}
+
+fn adopt_profile(input: &ProfileInput, gitops_docs: &[Doc], warnings: &mut Vec<Warning>) -> AdoptedProfile {
+    let ProfileInput { name, pools, catalog, options, .. } = *input;
+    let mapped = map_pools(input, warnings);
     let mut comments = Vec::new();
-    let mut zone_fields: Vec<String> = Vec::new();
-    // The cluster block comes from the node class of the profile's name if there is one (gpuplan's default
-    // class; reserved pools have their own), else from the first pool's.
-    let mut ordered: Vec<&Doc> = pools.to_vec();
-    ordered.sort_by_key(|np| class_of(np, classes).is_none_or(|c| c.name != name));
-    for np in pools {
-        let class = class_of(np, classes);
-        let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
-        let instance_store_raid0 = class.and_then(|c| facts.get(&c.name)).is_some_and(|f| f.instance_store_raid0);
-        let class_time_slicing = class.and_then(|c| facts.get(&c.name)).and_then(|f| f.time_slicing);
-        let class_kubelet = class.and_then(|c| facts.get(&c.name).and_then(|f| f.kubelet.clone()).map(|k| (k, format!("{} {}/{}", c.file, c.kind, c.name))));
-        // The primary class's raw fields go to the cluster block (every class of the profile), another class's to its pools.
-        let primary_class = ordered.iter().find_map(|np| class_of(np, classes)).map(|c| c.name.clone());
-        let primary_fragment = primary_class.as_ref().and_then(|p| facts.get(p)).and_then(|f| f.raw_fragment.as_ref());
-        let class_raw = class.filter(|c| Some(&c.name) != primary_class.as_ref()).and_then(|c| {
-            let f = facts.get(&c.name)?;
-            let mut rest = f.raw_fragment.as_ref().and_then(|v| raw::without(v, primary_fragment)).unwrap_or(serde_json::Value::Null);
-            if let Some(d) = primary_fragment.and_then(|p| raw::deletions(p, &c.object)) {
-                rest = merge_keep_nulls(rest, d);
-            }
-            let from = f.raw.as_ref().map_or_else(|| format!("{} {}/{}: the profile's cluster raw sets fields this class does not have", c.file, c.kind, c.name), |r| r.from.clone());
-            (!rest.is_null()).then(|| raw::raw_line(&c.kind, &rest, from))
-        });
-        let class_at = class.map(|c| format!("{} {}/{}", c.file, c.kind, c.name));
-        let reservation_instances = options.reservations.get(&np.name).copied();
-        let ctx = map::PoolContext { doc: np, catalog, reservation, reservation_instances, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw };
+    let mut cluster = cluster_block(input, warnings, &mut comments);
+    let mut zones = mapped.zones;
+    // Zone requirements are the cluster's `zones` (`Exists` and `NotIn`-free ones: every zone of the catalog).
+    let named = if mapped.zone_fields.is_empty() { String::new() } else { format!(" ({})", mapped.zone_fields.join(", ")) };
+    if zones.is_empty() {
+        zones = catalog.zones.clone();
+        cluster.from.insert("zones", format!("no topology.kubernetes.io/zone In requirement: every zone of the catalog{named}"));
+    } else {
+        cluster.from.insert("zones", format!("requirements topology.kubernetes.io/zone{named}"));
+    }
+    cluster.zones = zones;
+    if let Some((line, origin)) = gitops(&cluster.name, gitops_docs) {
+        cluster.gitops = Some(line);
+        cluster.from.insert("gitops", origin);
+    }
+    cluster.from.insert("region", if options.region.is_some() { "--region".into() } else { "the NodePools' catalog annotation or zones".into() });
+    let budget = pools.iter().find_map(|np| {
+        np.object["metadata"]["annotations"]["gpuplan.dev/budget-usd-per-hour"]
+            .as_str()
+            .map(|b| (b.to_string(), format!("{} NodePool/{} metadata.annotations.gpuplan.dev/budget-usd-per-hour", np.file, np.name)))
+    });
+    // Priority orders the profiles of a cluster when gpuplan assigns weights to pools without one: a NodePool
+    // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
+    let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
+    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: mapped.pools, monitoring: None, workloads: Vec::new(), queues: Vec::new(), comments }
+}
+
+/// Maps each NodePool of the profile with what its class says ([`map::map_pool`]).
+fn map_pools(input: &ProfileInput, warnings: &mut Vec<Warning>) -> MappedPools {
+    let mut mapped = MappedPools { pools: Vec::new(), zones: Vec::new(), zone_fields: Vec::new() };
+    for np in input.pools {
+        let class = class_of(np, input.classes);
+        let ctx = pool_context(input, np, class);
         let (pool, pool_zones, fields) = map::map_pool(&ctx, warnings);
-        zone_fields.extend(fields);
+        mapped.zone_fields.extend(fields);
         for z in pool_zones {
-            if !zones.contains(&z) {
-                zones.push(z);
+            if !mapped.zones.contains(&z) {
+                mapped.zones.push(z);
             }
         }
-        adopted.push(pool);
+        mapped.pools.push(pool);
         if np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().is_some() && class.is_none() {
             let ref_name = np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap_or_default();
             warnings.push(Warning {
@@ -376,7 +450,40 @@ fn adopt_profile(
             });
         }
     }
-    let primary = ordered.iter().find_map(|np| class_of(np, classes));
+    mapped
+}
+
+/// What [`map::map_pool`] needs of a NodePool's class: its reservation, storage, time-slicing, kubelet and, for a
+/// class other than the profile's primary one, its raw fields.
+fn pool_context<'a>(input: &ProfileInput<'a>, np: &'a Doc, class: Option<&'a Doc>) -> map::PoolContext<'a> {
+    let facts = input.facts;
+    let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
+    let instance_store_raid0 = class.and_then(|c| facts.get(&c.name)).is_some_and(|f| f.instance_store_raid0);
+    let class_time_slicing = class.and_then(|c| facts.get(&c.name)).and_then(|f| f.time_slicing);
+    let class_kubelet = class.and_then(|c| facts.get(&c.name).and_then(|f| f.kubelet.clone()).map(|k| (k, format!("{} {}/{}", c.file, c.kind, c.name))));
+    // The primary class's raw fields go to the cluster block (every class of the profile), another class's to its pools.
+    let primary_class = input.primary().map(|c| c.name.clone());
+    let primary_fragment = primary_class.as_ref().and_then(|p| facts.get(p)).and_then(|f| f.raw_fragment.as_ref());
+    let class_raw = class.filter(|c| Some(&c.name) != primary_class.as_ref()).and_then(|c| {
+        let f = facts.get(&c.name)?;
+        let mut rest = f.raw_fragment.as_ref().and_then(|v| raw::without(v, primary_fragment)).unwrap_or(serde_json::Value::Null);
+        if let Some(d) = primary_fragment.and_then(|p| raw::deletions(p, &c.object)) {
+            rest = merge_keep_nulls(rest, d);
+        }
+        let from = f.raw.as_ref().map_or_else(|| format!("{} {}/{}: the profile's cluster raw sets fields this class does not have", c.file, c.kind, c.name), |r| r.from.clone());
+        (!rest.is_null()).then(|| raw::raw_line(&c.kind, &rest, from))
+    });
+    let class_at = class.map(|c| format!("{} {}/{}", c.file, c.kind, c.name));
+    let reservation_instances = input.options.reservations.get(&np.name).copied();
+    map::PoolContext { doc: np, catalog: input.catalog, reservation, reservation_instances, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw }
+}
+
+/// The profile's cluster block, from its primary class (names, role, AMI, storage, user data, raw fields), with
+/// the class's comments; another class's user data is kept as a comment.
+fn cluster_block(input: &ProfileInput, warnings: &mut Vec<Warning>, comments: &mut Vec<String>) -> ClusterBlock {
+    let ProfileInput { pools, classes, facts, options, .. } = input;
+    let mut cluster = ClusterBlock { region: input.catalog.region.clone(), ..Default::default() };
+    let primary = input.primary();
     let f = primary.and_then(|c| facts.get(&c.name));
     let at = primary.map(|c| format!("{} {}/{}", c.file, c.kind, c.name)).unwrap_or_default();
     cluster.name = options.cluster.clone().or_else(|| f.and_then(|f| f.cluster_tag.clone())).or_else(|| f.and_then(|f| f.discovery_tag.clone())).unwrap_or_else(|| "adopted".into());
@@ -391,18 +498,7 @@ fn adopt_profile(
         cluster.from.insert("auto-mode", format!("{} NodePool/{} spec.template.spec.nodeClassRef.group {}", np.file, np.name, crate::catalog::auto_mode::GROUP));
     }
     if f.and_then(|f| f.ami.as_ref()).is_none() && !cluster.auto_mode {
-        // Named by the EC2NodeClass that has no alias, else (no EC2NodeClass among the inputs) by the first NodePool.
-        let (file, object) = match primary {
-            Some(c) => (c.file.clone(), format!("EC2NodeClass/{}", c.name)),
-            None => (ordered[0].file.clone(), format!("NodePool/{}", ordered[0].name)),
-        };
-        let carried = f.and_then(|f| f.raw_fragment.as_ref()).is_some_and(|raw| !raw["spec"]["amiSelectorTerms"].is_null());
-        let message = if carried {
-            format!("no AMI alias: the class's amiSelectorTerms are carried in its `raw` block and replace the alias in the output; profile `{name}` says `al2023@latest` for what gpuplan derives from the AMI family (root volume, Bottlerocket settings): write the AMIs' family")
-        } else {
-            format!("no AMI alias: profile `{name}` says `al2023@latest`; pin a version")
-        };
-        warnings.push(Warning { file, object, field: "spec.amiSelectorTerms".into(), message });
+        warnings.push(no_ami_alias(input, primary, f));
     }
     if let Some(f) = f {
         comments.extend(f.comments.iter().cloned());
@@ -429,29 +525,24 @@ fn adopt_profile(
             comments.push(format!("not adopted: spec.userData = {:?} ({file} EC2NodeClass/{class_name})", user_data));
         }
     }
-    // Zone requirements are the cluster's `zones` (`Exists` and `NotIn`-free ones: every zone of the catalog).
-    let named = if zone_fields.is_empty() { String::new() } else { format!(" ({})", zone_fields.join(", ")) };
-    if zones.is_empty() {
-        zones = catalog.zones.clone();
-        cluster.from.insert("zones", format!("no topology.kubernetes.io/zone In requirement: every zone of the catalog{named}"));
+    cluster
+}
+
+/// The warning for a profile without an AMI alias (it says `al2023@latest`).
+fn no_ami_alias(input: &ProfileInput, primary: Option<&Doc>, f: Option<&map::ClassFacts>) -> Warning {
+    let name = input.name;
+    // Named by the EC2NodeClass that has no alias, else (no EC2NodeClass among the inputs) by the first NodePool.
+    let (file, object) = match primary {
+        Some(c) => (c.file.clone(), format!("EC2NodeClass/{}", c.name)),
+        None => (input.ordered[0].file.clone(), format!("NodePool/{}", input.ordered[0].name)),
+    };
+    let carried = f.and_then(|f| f.raw_fragment.as_ref()).is_some_and(|raw| !raw["spec"]["amiSelectorTerms"].is_null());
+    let message = if carried {
+        format!("no AMI alias: the class's amiSelectorTerms are carried in its `raw` block and replace the alias in the output; profile `{name}` says `al2023@latest` for what gpuplan derives from the AMI family (root volume, Bottlerocket settings): write the AMIs' family")
     } else {
-        cluster.from.insert("zones", format!("requirements topology.kubernetes.io/zone{named}"));
-    }
-    cluster.zones = zones;
-    if let Some((line, origin)) = gitops(&cluster.name, gitops_docs) {
-        cluster.gitops = Some(line);
-        cluster.from.insert("gitops", origin);
-    }
-    cluster.from.insert("region", if options.region.is_some() { "--region".into() } else { "the NodePools' catalog annotation or zones".into() });
-    let budget = pools.iter().find_map(|np| {
-        np.object["metadata"]["annotations"]["gpuplan.dev/budget-usd-per-hour"]
-            .as_str()
-            .map(|b| (b.to_string(), format!("{} NodePool/{} metadata.annotations.gpuplan.dev/budget-usd-per-hour", np.file, np.name)))
-    });
-    // Priority orders the profiles of a cluster when gpuplan assigns weights to pools without one: a NodePool
-    // without a weight ranks below every weighted one in Karpenter, so such profiles come last.
-    let priority = pools.iter().filter_map(|np| np.object["spec"]["weight"].as_u64()).max().unwrap_or(1) as u32;
-    AdoptedProfile { name: name.to_string(), priority, cluster, budget, pools: adopted, monitoring: None, workloads: Vec::new(), queues: Vec::new(), comments }
+        format!("no AMI alias: profile `{name}` says `al2023@latest`; pin a version")
+    };
+    Warning { file, object, field: "spec.amiSelectorTerms".into(), message }
 }
 
 /// `a` with `b`'s fields added, `null`s kept (a merge patch would drop them: here they are the patch).

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::map::{leaves, Consumed};
+use super::consumed::{leaves, Consumed};
 use super::model::{q, q_text, Line, Warning};
 use super::read::Doc;
 use crate::profile::raw::{kubelet_name, owner};

@@ -40,7 +40,7 @@ pub struct Read {
     /// gpuplan's own Kueue ClusterQueues: they become `queue` blocks.
     pub queues: Vec<Doc>,
     /// NodeOverlays, hand-written or from a profile's `overlay` block (not gpuplan's own sharing overlays): they
-    /// become `overlay` blocks (`super::overlays`).
+    /// become `overlay` blocks (the `overlays` module).
     pub overlays: Vec<Doc>,
     /// `file kind/name (reason)` of everything else: listed, not adopted.
     pub skipped: Vec<String>,

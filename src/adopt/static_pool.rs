@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::map::Consumed;
+use super::consumed::Consumed;
 use super::model::{Line, Warning};
 use crate::adopt::read::Doc;
 

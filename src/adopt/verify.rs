@@ -20,7 +20,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::read::Doc;
-use super::report::PoolReport;
+use super::nodepool::accelerator;
+use super::pool_report::PoolReport;
 use super::Adoption;
 use crate::compile::Compilation;
 use crate::simulate::manifests::Manifests;
@@ -35,8 +36,7 @@ pub const EXIT_PLACEMENT_CHANGED: u8 = 1;
 /// The namespace of the probe pods (`gpuplan-verify/probe-<NodePool>`).
 pub const PROBE_NAMESPACE: &str = "gpuplan-verify";
 
-/// Accelerator resources a probe may request, in the order a NodePool's limits, taints and requirements name them.
-const ACCELERATORS: [&str; 3] = ["nvidia.com/gpu", "aws.amazon.com/neuron", "amd.com/gpu"];
+
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -215,32 +215,6 @@ fn outcomes(r: &simulate::Report) -> BTreeMap<String, Outcome> {
         out.insert(p.pod.clone(), (None, Some(p.reason.clone())));
     }
     out
-}
-
-/// The accelerator resource a NodePool's pods request: the one its limits name, else its taints, else what its
-/// requirements select (GPU or Neuron labels); None for a CPU pool.
-pub(crate) fn accelerator(np: &Value) -> Option<&'static str> {
-    let spec = &np["spec"]["template"]["spec"];
-    let limited = ACCELERATORS.into_iter().find(|r| !np["spec"]["limits"][*r].is_null());
-    let tainted = || ACCELERATORS.into_iter().find(|r| spec["taints"].as_array().into_iter().flatten().any(|t| t["key"] == *r));
-    // EKS Auto Mode's `eks.amazonaws.com/instance-*` labels read as their `karpenter.k8s.aws/` twins.
-    let key_of = |r: &Value| r["key"].as_str().map(|k| crate::catalog::auto_mode::karpenter_label(k).unwrap_or_else(|| k.to_string()));
-    let keys: Vec<String> = spec["requirements"].as_array().into_iter().flatten().filter_map(key_of).collect();
-    let values = |key: &str| spec["requirements"].as_array().into_iter().flatten().filter(|r| key_of(r).as_deref() == Some(key)).flat_map(|r| r["values"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_lowercase)).collect::<Vec<_>>();
-    let required = || {
-        if values("karpenter.k8s.aws/instance-gpu-manufacturer").iter().any(|v| v == "amd") {
-            Some("amd.com/gpu")
-        } else if keys.iter().any(|k| k.starts_with("karpenter.k8s.aws/instance-gpu-")) {
-            Some("nvidia.com/gpu")
-        } else if keys.iter().any(|k| k.starts_with("karpenter.k8s.aws/instance-accelerator-")) || values("karpenter.k8s.aws/instance-family").iter().any(|f| f.starts_with("inf") || f.starts_with("trn")) {
-            Some("aws.amazon.com/neuron")
-        } else if values("karpenter.k8s.aws/instance-family").iter().any(|f| f.starts_with('g') || f.starts_with('p')) || values("karpenter.k8s.aws/instance-category").iter().any(|c| c == "g" || c == "p") {
-            Some("nvidia.com/gpu")
-        } else {
-            None
-        }
-    };
-    limited.or_else(tainted).or_else(required)
 }
 
 /// The probe pod of an original NodePool, parsed as `simulate` parses a user's pod.

@@ -215,9 +215,9 @@ pub struct Stale {
 }
 
 /// Removes the temporary directories of this out/ that a killed writer left (`.<out>.gpuplan-new-*` and
-/// `-old-*`), and puts a backup back when out/ is missing. Only safe under the writer lock
-/// ([`crate::emit::lock`]): every writer holds it while its own temporary directories exist, so any found then
-/// belongs to a process that is gone.
+/// `-old-*`), and puts a backup back when out/ is missing. Only safe under the writer lock (`emit::lock`, which
+/// calls this): every writer holds it while its own temporary directories exist, so any found then belongs to a
+/// process that is gone.
 pub fn remove_stale(out_dir: &Path) -> io::Result<Stale> {
     let place = OutPlace::of(out_dir)?;
     let (new, old) = (place.prefix(NEW_TAG), place.prefix(OLD_TAG));

@@ -1,0 +1,289 @@
+//! The table format: aligned plain-text columns for a terminal, no colour.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::model::{EXAMPLES, Explanation, FindingExplanation, PoolExplanation, ProfileExplanation, QueueExplanation};
+use crate::catalog::AcceleratorKind;
+use crate::catalog::cost::Bound;
+
+/// `queue research (namespace ml-research, cohort ml, gang: gpus share="50%")`, then one line per flavor:
+/// `→ flavor training-reserved → NodePool training-reserved (limit 16): nominal 8 → $55.04/h; + borrowing 8 → $110.08/h`.
+fn write_queues(out: &mut String, queues: &[QueueExplanation]) {
+    if queues.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n  queues (Kueue: queue → flavor → NodePool → worst case $/h)");
+    for q in queues {
+        let mut about = vec![format!("namespace {}", q.namespace)];
+        about.extend(q.cohort.as_ref().map(|c| format!("cohort {c}")));
+        if q.gang {
+            about.push("gang".into());
+        }
+        let _ = writeln!(out, "    queue {} ({}: {})", q.name, about.join(", "), q.quota);
+        for f in &q.flavors {
+            let mut line = format!("      → flavor {0} → NodePool {0} (limit {1} {2}): nominal {3} → ${4:.2}/h", f.flavor, f.nodepool_limit, q.resource, f.nominal, f.nominal_usd_per_hour);
+            if let Some(b) = f.borrowing_limit {
+                let _ = write!(line, "; + borrowing {b} → ${:.2}/h", f.with_borrowing_usd_per_hour);
+            }
+            if let Some(l) = f.lending_limit {
+                let _ = write!(line, "; lends at most {l}");
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+}
+
+/// "$12.34/h" with a `*` when estimated (a space otherwise, so columns of them stay aligned).
+fn money(v: f64, decimals: usize, estimate: bool) -> String {
+    format!("{v:.decimals$}{}", if estimate { "*" } else { " " })
+}
+
+/// "$12.34/h", with a `*` when estimated.
+/// The profile's steady-state worst case, its drain peak against the budget, and the prices the budget check could
+/// not verify.
+fn write_profile_bounds(out: &mut String, p: &ProfileExplanation) {
+    let bound = match p.worst_case_bound {
+        Bound::Empirical => "EMPIRICAL bound, not guaranteed: some spot pools are bounded by observed spot prices",
+        Bound::Estimated => "ESTIMATED bound, not guaranteed: some on-demand prices are estimates (see unverified)",
+        Bound::Guaranteed => "guaranteed bound: every pool at its limits on its priciest type, spot at the on-demand price",
+    };
+    let _ = writeln!(out, "  worst case   {}  (steady state; {bound})", per_hour(p.worst_case_usd_per_hour, p.worst_case_is_estimate));
+    let over = p.budget_usd_per_hour.filter(|b| p.drain_peak_usd_per_hour > b + 1e-9).map(|b| format!("; over the budget by ${:.2}/h", p.drain_peak_usd_per_hour - b));
+    let duration = p.drain_peak_for.as_ref().map_or_else(|| "with no end (a pool has no terminationGracePeriod)".to_string(), |g| format!("for up to {g}"));
+    let _ = writeln!(
+        out,
+        "  drain peak   {}  ({duration} while nodes drain beside their replacements: Karpenter leaves deleting nodes out of the limits{})",
+        per_hour(p.drain_peak_usd_per_hour, p.worst_case_is_estimate),
+        over.unwrap_or_default()
+    );
+    if !p.unverified_prices.is_empty() {
+        let shown: Vec<&str> = p.unverified_prices.iter().take(EXAMPLES).map(String::as_str).collect();
+        let more = p.unverified_prices.len().saturating_sub(shown.len());
+        let _ = writeln!(
+            out,
+            "  unverified   the budget check used estimated on-demand prices for {} type(s): {}{} (see the footnotes)",
+            p.unverified_prices.len(),
+            shown.join(", "),
+            if more > 0 { format!(", … +{more}") } else { String::new() }
+        );
+    }
+}
+
+fn per_hour(v: f64, estimate: bool) -> String {
+    format!("${v:.2}/h{}", if estimate { "*" } else { "" })
+}
+
+/// Appends an aligned table: `right[i]` right-aligns column i. Trailing spaces are trimmed.
+fn write_table(out: &mut String, indent: &str, headers: &[&str], right: &[bool], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let header: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let mut line = String::from(indent);
+        for (i, cell) in row.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if right[i] {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+fn write_findings(out: &mut String, indent: &str, findings: &[FindingExplanation]) {
+    for f in findings {
+        let _ = writeln!(out, "{indent}{} {}: {}", f.code, f.location, f.message);
+        if let Some(help) = &f.help {
+            let _ = writeln!(out, "{indent}      help: {help}");
+        }
+    }
+}
+
+/// The table format.
+pub fn table(e: &Explanation) -> String {
+    let mut out = String::new();
+    for cluster in &e.clusters {
+        let _ = writeln!(out, "cluster {} ({}, catalog {})", cluster.name, cluster.region, cluster.catalog);
+        crate::simulate::report::write_placements(&mut out, &cluster.workloads);
+        write_queues(&mut out, &cluster.queues);
+        for p in &cluster.profiles {
+            write_profile(&mut out, p);
+            for pool in &p.pools {
+                write_pool(&mut out, pool);
+            }
+        }
+        out.push('\n');
+    }
+    for s in &e.estimate_sources {
+        let _ = writeln!(out, "* estimate [{}]: {}", s.id, s.description);
+    }
+    out
+}
+
+/// A profile's heading: its budget, expected cost, bounds and profile-wide lint findings.
+fn write_profile(out: &mut String, p: &ProfileExplanation) {
+    let _ = writeln!(out, "\nprofile {} ({}, priority {})", p.name, p.source, p.priority);
+    let budget = match (p.budget_usd_per_hour, p.worst_case_budget_share) {
+        (Some(b), Some(share)) => format!(
+            "${b:.2}/h; worst case is {:.0}% of it{}",
+            share * 100.0,
+            if share > 1.0 + 1e-9 { " — OVER BUDGET" } else { "" }
+        ),
+        _ => "none (limits come from max-accelerators)".into(),
+    };
+    let _ = writeln!(out, "  budget       {budget}");
+    let _ = writeln!(
+        out,
+        "  expected     {}  (estimate: every pool at its limit on its cheapest type, at expected prices: spot where allowed)",
+        per_hour(p.expected_usd_per_hour, p.expected_is_estimate)
+    );
+    write_profile_bounds(out, p);
+    if !p.findings.is_empty() {
+        let _ = writeln!(out, "  lint");
+        write_findings(out, "    ", &p.findings);
+    }
+}
+
+/// One NodePool: its size and cost, what its pods need, its candidates, what the constraints removed, and its
+/// allow list, notes and lint findings.
+fn write_pool(out: &mut String, pool: &PoolExplanation) {
+    write_pool_sizing(out, pool);
+    let selector: Vec<String> = pool.placement.node_selector.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let _ = writeln!(out, "    pods need  nodeSelector {{{}}}", selector.join(", "));
+    for t in &pool.placement.tolerations {
+        let _ = writeln!(out, "               toleration {t}");
+    }
+    if !pool.placement.requests.is_empty() {
+        let _ = writeln!(out, "               requests {{{}}} per pod of {} {}", pool.placement.requests_text(), pool.largest_node, pool.resource);
+    }
+    write_candidates(out, pool);
+    write_removed(out, pool);
+    if !pool.allow.is_empty() {
+        let _ = writeln!(out, "    allow      {}", pool.allow.join(", "));
+    }
+    for note in &pool.notes {
+        let _ = writeln!(out, "    note       {note}");
+    }
+    if !pool.findings.is_empty() {
+        let _ = writeln!(out, "    lint");
+        write_findings(out, "      ", &pool.findings);
+    }
+}
+
+/// The NodePool heading, its replicas or weight and why, its limits, largest node, cost and drain peak.
+fn write_pool_sizing(out: &mut String, pool: &PoolExplanation) {
+    let _ = writeln!(
+        out,
+        "\n  NodePool {} (pool {}, tier {} of {}; {}; {})",
+        pool.name,
+        pool.pool,
+        pool.tier,
+        pool.tiers,
+        pool.capacity_types.join(", "),
+        pool.replicas.map_or(format!("weight {}", pool.weight), |r| if r == 0 { "static, parked (0 replicas)".to_string() } else { format!("static, {r} replicas") })
+    );
+    match pool.replicas {
+        Some(0) => {
+            let _ = writeln!(out, "    static     parked: 0 replicas (spec.replicas 0), no node launched, no cost; raise replicas to launch them; weight {}", pool.weight_reason);
+        }
+        Some(r) => {
+            let _ = writeln!(out, "    static     {r} replicas (spec.replicas); weight {}", pool.weight_reason);
+        }
+        None => {
+            let _ = writeln!(out, "    weight     {}: {}", pool.weight, pool.weight_reason);
+        }
+    }
+    let sharing = if pool.units_per_accelerator > 1 { format!(" ({} per physical accelerator)", pool.units_per_accelerator) } else { String::new() };
+    let _ = writeln!(out, "    limit      {} {}{sharing}: {}", pool.limit, pool.resource, pool.limit_reason);
+    if let Some(cpu) = pool.cpu_limit {
+        let why = if pool.units_per_accelerator > 1 { "caps the physical nodes while Karpenter counts physical GPUs against a limit in slices" } else { "the profile's `limits cpu`: caps the worst case" };
+        let _ = writeln!(out, "    cpu limit  {cpu}: {why}");
+    }
+    let _ = writeln!(out, "    largest    {} {} per node", pool.largest_node, pool.resource);
+    let _ = writeln!(
+        out,
+        "    cost       expected {}, worst case {} ({})",
+        per_hour(pool.expected_usd_per_hour, pool.expected_is_estimate),
+        per_hour(pool.worst_case_usd_per_hour, pool.worst_case_is_estimate),
+        pool.worst_case_basis
+    );
+    if let Some(basis) = &pool.drain_peak_basis {
+        let _ = writeln!(out, "    drain peak {}: {basis}", per_hour(pool.drain_peak_usd_per_hour, pool.worst_case_is_estimate));
+    }
+}
+
+/// The candidate types as a table, cheapest $/unit-hour first, and the types ranked at an overlay's price.
+fn write_candidates(out: &mut String, pool: &PoolExplanation) {
+    // A CPU pool's unit is the vCPU: its columns say so.
+    let cpu = pool.resource == AcceleratorKind::Cpu.resource();
+    let unit = if cpu { "vCPU" } else { "accelerator" };
+    let _ = writeln!(out, "    candidates {} type{}, cheapest $/{unit}-hour first:", pool.candidates.len(), if pool.candidates.len() == 1 { "" } else { "s" });
+    let rows: Vec<Vec<String>> = pool
+        .candidates
+        .iter()
+        .map(|c| {
+            vec![
+                c.rank.to_string(),
+                c.name.clone(),
+                c.accelerators.to_string(),
+                c.accelerator_name.clone(),
+                format!("{:.1}", c.memory_gib_per_accelerator),
+                money(c.usd_per_hour, 4, c.estimate),
+                money(c.usd_per_accelerator_hour, 4, c.estimate),
+                money(c.usd_per_accelerator_gib_hour, 4, c.estimate),
+                money(c.ceiling_usd_per_accelerator_hour, 4, c.ceiling_estimate),
+            ]
+        })
+        .collect();
+    write_table(
+        out,
+        "      ",
+        if cpu {
+            &["#", "type", "vCPU", "model", "GiB/vCPU", "$/h ", "$/vCPU-h ", "$/vCPU-GiB-h ", "worst $/vCPU-h "]
+        } else {
+            &["#", "type", "accel", "model", "GiB/accel", "$/h ", "$/accel-h ", "$/accel-GiB-h ", "worst $/accel-h "]
+        },
+        &[true, false, true, false, true, true, true, true, true],
+        &rows,
+    );
+    let mut by_overlay: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for c in &pool.candidates {
+        if let Some(o) = &c.overlay {
+            by_overlay.entry(o).or_default().push(&c.name);
+        }
+    }
+    for (overlay, types) in by_overlay {
+        let _ = writeln!(out, "    overlay    {} ranked at the price of {overlay}, as Karpenter ranks them ($/h and worst case at list price)", types.join(", "));
+    }
+}
+
+/// What each constraint removed, in the order applied, with a few examples.
+fn write_removed(out: &mut String, pool: &PoolExplanation) {
+    if pool.removed.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "    removed    by constraint, in the order applied:");
+    let rows: Vec<Vec<String>> = pool
+        .removed
+        .iter()
+        .map(|r| {
+            let more = r.count.saturating_sub(r.examples.len());
+            let examples = format!("{}{}", r.examples.join(", "), if more > 0 { format!(", … +{more}") } else { String::new() });
+            vec![r.constraint.clone(), r.count.to_string(), examples]
+        })
+        .collect();
+    write_table(out, "      ", &["constraint", "removed", "examples"], &[false, true, false], &rows);
+}
