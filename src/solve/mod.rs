@@ -1432,9 +1432,8 @@ fn overlays_in_auto_mode(profile: &Profile, auto_mode: Option<Span>, sources: &S
         .collect()
 }
 
-/// GPU Operator operand labels a node may carry to keep that operand off it.
-pub const DEPLOY_DEVICE_PLUGIN_LABEL: &str = "nvidia.com/gpu.deploy.device-plugin";
-pub const DEPLOY_MIG_MANAGER_LABEL: &str = "nvidia.com/gpu.deploy.mig-manager";
+// MOVED(issue 29): re-export until the merge (also used here)
+pub use crate::charts::gpu_operator::{DEPLOY_DEVICE_PLUGIN_LABEL, DEPLOY_MIG_MANAGER_LABEL};
 
 /// The node label (and, for non-general pools, the NoSchedule taint key) that names a node's gpuplan pool.
 pub const POOL_LABEL: &str = "gpuplan.dev/pool";
