@@ -135,7 +135,7 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let warnings = diagnostics;
 
     // A template error is reported after any catalog or profile error, as when rendering came after solving.
-    let renderer = Renderer::new(opts.templates_dir.as_deref());
+    let renderer = Renderer::new(opts.templates_dir.as_deref(), &STAGE_TEMPLATES);
     // Setup in parallel: the catalogs are loaded and the plan solved while the schemas of the kinds the templates
     // render compile (otherwise each schema compiles on first use, and clusters validated in parallel wait on one
     // another for it).
@@ -192,6 +192,18 @@ fn load_catalogs_and_solve(profiles: &[Profile], sources: &Sources, catalogs_dir
     Ok((catalogs, type_labels, plan))
 }
 
+/// The templates of the stages that render with render's building blocks, after render's own.
+const STAGE_TEMPLATES: [&[(&str, &str)]; 2] = [crate::ops::render::TEMPLATES, crate::queue::render::TEMPLATES];
+
+/// Every object of one cluster: the pools' (render), the operations' (ops) and the queues' (queue), each with its
+/// GitOps annotations, plus the cluster's GitOps apps, sorted by path.
+fn render_cluster(renderer: &Renderer, cluster: &solve::ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
+    let mut manifests = renderer.render_pools(cluster)?;
+    manifests.extend(crate::ops::render::render_cluster(renderer, cluster)?);
+    manifests.extend(crate::queue::render::render_cluster(renderer, cluster)?);
+    renderer.finish_cluster(cluster, manifests)
+}
+
 /// What compiling one cluster gave: its files and lint findings, or why it failed, by stage.
 enum ClusterOutcome {
     Compiled { generated: Vec<Generated>, findings: Vec<Finding> },
@@ -204,7 +216,7 @@ enum ClusterOutcome {
 /// One cluster, start to finish: render its objects, validate each against its schema and CEL rules, check what a
 /// schema cannot say, prove its workloads schedule, lint it, and keep only the files.
 fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::validate::Validator, cluster: &solve::ClusterPlan) -> ClusterOutcome {
-    let manifests = match renderer.render_cluster(cluster) {
+    let manifests = match render_cluster(renderer, cluster) {
         Ok(manifests) => manifests,
         Err(err) => return ClusterOutcome::RenderFailed(err),
     };
@@ -421,8 +433,8 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
         let (namespaces, crds, helm) = per_cluster.entry(cluster).or_default();
         if let Some(ns) = &g.namespace {
             namespaces.insert(ns.clone());
-            if let Some(chart) = crate::ops::addons::chart_of_values_file(&g.path) {
-                helm.insert(format!("Helm values for {chart}: ConfigMap {ns}/{} (key {})", g.path.file_stem().unwrap_or_default().to_string_lossy().trim_start_matches("configmap-"), crate::ops::addons::VALUES_KEY));
+            if let Some(chart) = crate::charts::add_ons::chart_of_values_file(&g.path) {
+                helm.insert(format!("Helm values for {chart}: ConfigMap {ns}/{} (key {})", g.path.file_stem().unwrap_or_default().to_string_lossy().trim_start_matches("configmap-"), crate::charts::add_ons::VALUES_KEY));
             }
         }
         let api_version = g.api_version.as_str();
@@ -521,10 +533,10 @@ mod tests {
     #[test]
     fn a_generated_file_parses_back_to_the_object_it_was_written_from() {
         let c = compile(&CompileOptions::default()).expect("the examples compile");
-        let renderer = Renderer::new(None).unwrap();
+        let renderer = Renderer::new(None, &STAGE_TEMPLATES).unwrap();
         let mut seen = 0;
         for cluster in &c.plan.clusters {
-            for m in renderer.render_cluster(cluster).unwrap() {
+            for m in render_cluster(&renderer, cluster).unwrap() {
                 let back = Generated::new(&m).manifest();
                 assert_eq!(back.object, m.object, "{}", m.path.display());
                 assert_eq!(back.source, m.source, "{}", m.path.display());

@@ -13,6 +13,7 @@
 
 pub mod adopt;
 pub mod catalog;
+pub mod charts;
 pub mod compile;
 pub mod diagnostic;
 pub mod emit;

@@ -26,7 +26,7 @@ require (
 // Read for their files only (the CRDs: internal/crds), never imported: `go mod tidy` would drop them and mark them
 // "// indirect"; keep them here. (github.com/kedacore/keda/v2: the ScaledObject CRD, config/crd/bases, and the
 // admission webhook rules src/ops/keda.rs encodes; github.com/aws/eks-charts: the aws-efa-k8s-device-plugin chart
-// v0.5.31, whose instance-type list src/ops/efa-device-plugin-types.txt copies; tests/conformance/addons.rs compares
+// v0.5.31, whose instance-type list src/charts/efa-device-plugin-types.txt copies; tests/conformance/addons.rs compares
 // the two; sigs.k8s.io/kueue v0.19.2: the ClusterQueue, LocalQueue and ResourceFlavor CRDs of
 // config/components/crd/bases, the release ../shared/schemas/kueue was taken from, commit 8eab68778fc1.)
 require (

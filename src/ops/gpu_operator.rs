@@ -22,9 +22,8 @@ use serde_json::Value;
 
 use crate::ops::ImageOverride;
 
-pub const CLUSTER_POLICY_NAME: &str = "cluster-policy";
-pub const DEVICE_PLUGIN_CONFIG_MAP: &str = "gpuplan-device-plugin-config";
-pub const MIG_PARTED_CONFIG_MAP: &str = "default-mig-parted-config";
+// MOVED(issue 29): re-export until the merge
+pub use crate::charts::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
 
 /// A container image as the ClusterPolicy spells it (`<repository>/<image>:<version>`, or `@<version>` for a
 /// `sha256:` digest).

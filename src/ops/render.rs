@@ -1,18 +1,20 @@
-//! OpsPlan → manifests, through the same template environment (and `--templates` overrides) as the pools.
+//! OpsPlan → manifests, through the same template environment (and `--templates` overrides) as the pools: one
+//! function per object kind, each building its template's context and handing it to [`Objects`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
+use crate::charts::add_ons::{DEVICE_PLUGIN_NAMESPACE, GPU_OPERATOR_VALUES, VALUES_KEY};
+use crate::charts::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
 use crate::ops::{adapter, addons};
-use crate::ops::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
+use crate::ops::gpu_operator::GpuOperatorPlan;
 use crate::ops::keda::KedaPlan;
 use crate::ops::workload::{pdb_field, HpaPlan, WorkloadPlan};
 use crate::render::{common_labels, object_path, provenance, to_yaml, Manifest, RenderError, Renderer};
 use crate::solve::ClusterPlan;
 
-/// The ops templates, appended to `render::BUILTIN_TEMPLATES`.
+/// The ops templates, which compile hands to `Renderer::new` after `render::BUILTIN_TEMPLATES`.
 pub const TEMPLATES: &[(&str, &str)] = &[
     ("poddisruptionbudget.yaml.j2", include_str!("../../templates/poddisruptionbudget.yaml.j2")),
     ("horizontalpodautoscaler.yaml.j2", include_str!("../../templates/horizontalpodautoscaler.yaml.j2")),
@@ -43,66 +45,130 @@ fn labels_with(extra: &BTreeMap<String, String>) -> Value {
     labels
 }
 
-pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
-    let ops = &cluster.ops;
-    let mut out = Vec::new();
-    let path = |kind: &str, name: &str| -> PathBuf { object_path(&cluster.name, kind, name) };
+/// What every operations object of one cluster shares: the renderer, and the cluster whose out/ directory holds it.
+struct Objects<'a> {
+    renderer: &'a Renderer,
+    cluster: &'a ClusterPlan,
+}
 
-    for w in &ops.workloads {
-        let annotations = provenance(&w.profile, &w.source, cluster);
-        let mut annotations = annotations;
-        annotations.insert("gpuplan.dev/pool".into(), w.pool.clone());
-        annotations.insert("gpuplan.dev/nodepools".into(), w.nodepools.join(","));
-        annotations.insert("gpuplan.dev/placement".into(), format!("pods need {} to run on pool {} only", w.placement.describe(), w.placement.pool));
-        let workload = json!({ "name": w.name, "namespace": w.namespace, "kind": w.kind, "selector": w.selector });
-        if let Some(pdb) = w.pdb {
-            let (field, value) = pdb_field(pdb);
-            out.push(Manifest {
-                path: path("poddisruptionbudget", &format!("{}-{}", w.namespace, w.name)),
-                source: w.source.clone(),
-                object: renderer.render_template(
-                    "poddisruptionbudget.yaml.j2",
-                    &w.name,
-                    json!({ "labels": common_labels(), "annotations": annotations, "workload": workload, "pdb": { "field": field, "value": value } }),
-                )?,
-            });
-        }
-        if let Some(hpa) = &w.hpa {
-            let mut annotations = annotations.clone();
-            let unit = if crate::ops::metric_is_ratio(&hpa.metric) { "a 0–1 ratio" } else { "percent" };
-            annotations.insert(
-                "gpuplan.dev/metric".into(),
-                format!(
-                    "{} (dcgm-exporter, {unit}; target {}% = {}) served per pod by prometheus-adapter from ConfigMap {}/{}",
-                    hpa.metric,
-                    hpa.target_utilization,
-                    hpa.target_quantity,
-                    ops.monitoring.adapter_namespace(),
-                    adapter::CONFIG_MAP
-                ),
-            );
-            out.push(Manifest {
-                path: path("horizontalpodautoscaler", &format!("{}-{}", w.namespace, w.name)),
-                source: w.source.clone(),
-                object: renderer.render_template(
-                    "horizontalpodautoscaler.yaml.j2",
-                    &w.name,
-                    json!({
-                        "labels": common_labels(),
-                        "annotations": annotations,
-                        "workload": workload,
-                        "hpa": { "min": hpa.min, "max": hpa.max, "metric": hpa.metric, "target": hpa.target_quantity, "behavior": hpa.behavior() },
-                    }),
-                )?,
-            });
-        }
-        if let Some(keda) = &w.keda {
-            out.push(scaled_object(renderer, cluster, w, keda, &annotations, &workload)?);
-        }
+impl Objects<'_> {
+    /// A cluster-wide object (gpuplan's own source), rendered from `template` as `<cluster>/<kind>-<name>.yaml`.
+    fn manifest(&self, kind: &str, name: &str, template: &str, context: Value) -> Result<Manifest, RenderError> {
+        Ok(Manifest {
+            path: object_path(&self.cluster.name, kind, name),
+            source: crate::layout::GPUPLAN_SOURCE.into(),
+            object: self.renderer.render_template(template, name, context)?,
+        })
     }
 
-    let labels = labels_with(&ops.monitoring.labels);
+    /// One of a workload's objects (its profile's source), rendered from `template` as
+    /// `<cluster>/<kind>-<namespace>-<name>.yaml`.
+    fn workload_manifest(&self, w: &WorkloadPlan, kind: &str, template: &str, context: Value) -> Result<Manifest, RenderError> {
+        Ok(Manifest {
+            path: object_path(&self.cluster.name, kind, &format!("{}-{}", w.namespace, w.name)),
+            source: w.source.clone(),
+            object: self.renderer.render_template(template, &w.name, context)?,
+        })
+    }
+}
+
+/// Every operations object of one cluster: each workload's, the PrometheusRule and its ServiceMonitors,
+/// prometheus-adapter's rules, the GPU Operator's ClusterPolicy and device-plugin configs, and the add-on charts'
+/// Helm values.
+pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
+    let objects = Objects { renderer, cluster };
     let annotations = cluster_annotations(cluster);
+    let mut out = Vec::new();
+    for w in &cluster.ops.workloads {
+        out.extend(workload_objects(&objects, w)?);
+    }
+    out.push(prometheus_rule(&objects, &annotations)?);
+    out.extend(service_monitors(&objects, &annotations)?);
+    out.extend(adapter_config_map(&objects, &annotations)?);
+    if let Some(g) = &cluster.ops.gpu_operator {
+        out.push(cluster_policy(&objects, g, &annotations)?);
+        if !g.time_slicing.is_empty() {
+            out.push(device_plugin_config_map(&objects, g, &annotations)?);
+        }
+    }
+    out.extend(addon_values(&objects, &annotations)?);
+    Ok(out)
+}
+
+/// A workload's PodDisruptionBudget, HorizontalPodAutoscaler and KEDA ScaledObject, each when it asks for one.
+fn workload_objects(objects: &Objects, w: &WorkloadPlan) -> Result<Vec<Manifest>, RenderError> {
+    let mut annotations = provenance(&w.profile, &w.source, objects.cluster);
+    annotations.insert("gpuplan.dev/pool".into(), w.pool.clone());
+    annotations.insert("gpuplan.dev/nodepools".into(), w.nodepools.join(","));
+    annotations.insert("gpuplan.dev/placement".into(), format!("pods need {} to run on pool {} only", w.placement.describe(), w.placement.pool));
+    let workload = json!({ "name": w.name, "namespace": w.namespace, "kind": w.kind, "selector": w.selector });
+    let mut out = Vec::new();
+    if let Some(pdb) = w.pdb {
+        let (field, value) = pdb_field(pdb);
+        let context = json!({ "labels": common_labels(), "annotations": annotations, "workload": workload, "pdb": { "field": field, "value": value } });
+        out.push(objects.workload_manifest(w, "poddisruptionbudget", "poddisruptionbudget.yaml.j2", context)?);
+    }
+    if let Some(hpa) = &w.hpa {
+        out.push(horizontal_pod_autoscaler(objects, w, hpa, &annotations, &workload)?);
+    }
+    if let Some(keda) = &w.keda {
+        out.push(scaled_object(objects, w, keda, &annotations, &workload)?);
+    }
+    Ok(out)
+}
+
+/// A workload's HPA on a dcgm-exporter metric, which prometheus-adapter serves per pod.
+fn horizontal_pod_autoscaler(objects: &Objects, w: &WorkloadPlan, hpa: &HpaPlan, annotations: &BTreeMap<String, String>, workload: &Value) -> Result<Manifest, RenderError> {
+    let mut annotations = annotations.clone();
+    let unit = if crate::ops::metric_is_ratio(&hpa.metric) { "a 0–1 ratio" } else { "percent" };
+    annotations.insert(
+        "gpuplan.dev/metric".into(),
+        format!(
+            "{} (dcgm-exporter, {unit}; target {}% = {}) served per pod by prometheus-adapter from ConfigMap {}/{}",
+            hpa.metric,
+            hpa.target_utilization,
+            hpa.target_quantity,
+            objects.cluster.ops.monitoring.adapter_namespace(),
+            adapter::CONFIG_MAP
+        ),
+    );
+    let context = json!({
+        "labels": common_labels(),
+        "annotations": annotations,
+        "workload": workload,
+        "hpa": { "min": hpa.min, "max": hpa.max, "metric": hpa.metric, "target": hpa.target_quantity, "behavior": hpa.behavior() },
+    });
+    objects.workload_manifest(w, "horizontalpodautoscaler", "horizontalpodautoscaler.yaml.j2", context)
+}
+
+/// A workload's KEDA ScaledObject (instead of its HPA: see `ops::keda`).
+fn scaled_object(objects: &Objects, w: &WorkloadPlan, keda: &KedaPlan, annotations: &BTreeMap<String, String>, workload: &Value) -> Result<Manifest, RenderError> {
+    let mut annotations = annotations.clone();
+    let server = keda.triggers.first().map(|t| t.server_address.as_str()).unwrap_or_default();
+    if let Some((metric, percent)) = &keda.gpu {
+        let unit = if crate::ops::metric_is_ratio(metric) { "a 0–1 ratio" } else { "percent" };
+        let value = crate::ops::threshold(metric, *percent);
+        annotations.insert(
+            "gpuplan.dev/metric".into(),
+            format!("{metric} (dcgm-exporter, {unit}; target {percent}% = {value}) summed over the pods, read by KEDA trigger {} from Prometheus at {server}", crate::ops::keda::GPU_TRIGGER),
+        );
+    }
+    let behavior = HpaPlan { min: keda.min, max: keda.max, metric: String::new(), target_utilization: 0, target_quantity: String::new(), style: keda.style }.behavior();
+    let scale_to_zero = keda.scale_to_zero.map(|s| json!({ "cooldown": s.cooldown_seconds, "polling": s.polling_seconds }));
+    let triggers: Vec<Value> = keda.triggers.iter().map(|t| t.to_json()).collect();
+    let context = json!({
+        "labels": common_labels(),
+        "annotations": annotations,
+        "workload": workload,
+        "keda": { "min": keda.min, "max": keda.max, "scale_to_zero": scale_to_zero, "behavior": behavior, "triggers": triggers },
+    });
+    objects.workload_manifest(w, "scaledobject", "scaledobject.yaml.j2", context)
+}
+
+/// The cluster's PrometheusRule: the alert groups of `ops::alerts`.
+fn prometheus_rule(objects: &Objects, annotations: &BTreeMap<String, String>) -> Result<Manifest, RenderError> {
+    let cluster = objects.cluster;
+    let ops = &cluster.ops;
     // Derived here rather than kept in the plan: the rules' text is the bulk of the PrometheusRule, and a plan of
     // 10,000 profiles held 48 MB of it until the end of the compile.
     let alerts = crate::ops::alerts::plan(cluster, &ops.monitoring, &ops.workloads);
@@ -122,19 +188,17 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
     if let Some((profile, _)) = &ops.monitoring_from {
         rule_annotations.insert(MONITORING_PROFILE_ANNOTATION.into(), profile.clone());
     }
-    out.push(Manifest {
-        path: path("prometheusrule", &rule_name),
-        source: crate::layout::GPUPLAN_SOURCE.into(),
-        object: renderer.render_template(
-            "prometheusrule.yaml.j2",
-            &rule_name,
-            json!({ "name": rule_name, "namespace": ops.monitoring.namespace, "labels": labels, "annotations": rule_annotations, "groups": groups }),
-        )?,
-    });
+    let labels = labels_with(&ops.monitoring.labels);
+    let context = json!({ "name": rule_name, "namespace": ops.monitoring.namespace, "labels": labels, "annotations": rule_annotations, "groups": groups });
+    objects.manifest("prometheusrule", &rule_name, "prometheusrule.yaml.j2", context)
+}
 
+/// The ServiceMonitors that feed the PrometheusRule: Karpenter's metrics and, when asked, dcgm-exporter's.
+fn service_monitors(objects: &Objects, annotations: &BTreeMap<String, String>) -> Result<Vec<Manifest>, RenderError> {
+    let ops = &objects.cluster.ops;
     // EKS Auto Mode runs Karpenter in the AWS-managed control plane: there is no Karpenter pod to scrape.
     let mut monitors = Vec::new();
-    if !cluster.auto_mode {
+    if !objects.cluster.auto_mode {
         monitors.push(json!({
             "name": "karpenter",
             "namespace": ops.monitoring.karpenter_namespace,
@@ -154,141 +218,88 @@ pub fn render_cluster(renderer: &Renderer, cluster: &ClusterPlan) -> Result<Vec<
             "honor_labels": true,
         }));
     }
-    for monitor in monitors {
-        let name = monitor["name"].as_str().unwrap_or_default().to_string();
-        out.push(Manifest {
-            path: path("servicemonitor", &name),
-            source: crate::layout::GPUPLAN_SOURCE.into(),
-            object: renderer.render_template(
-                "servicemonitor.yaml.j2",
-                &name,
-                json!({ "labels": labels, "annotations": annotations, "monitor": monitor }),
-            )?,
-        });
-    }
-
-    if let Some(config) = adapter::config(&ops.workloads) {
-        let name = adapter::CONFIG_MAP;
-        let data = BTreeMap::from([(adapter::CONFIG_KEY.to_string(), to_yaml(&serde_json::to_value(&config).expect("adapter config serializes")))]);
-        out.push(Manifest {
-            path: path("configmap", name),
-            source: crate::layout::GPUPLAN_SOURCE.into(),
-            object: renderer.render_template(
-                "prometheus-adapter-configmap.yaml.j2",
-                name,
-                json!({ "name": name, "namespace": ops.monitoring.adapter_namespace(), "labels": common_labels(), "annotations": annotations, "data": data }),
-            )?,
-        });
-    }
-
-    if let Some(g) = &ops.gpu_operator {
-        let mut tolerations: BTreeSet<(String, String)> = BTreeSet::from([("nvidia.com/gpu".to_string(), "NoSchedule".to_string())]);
-        for p in cluster.pools.iter().filter(|p| p.accelerator == crate::catalog::AcceleratorKind::Nvidia) {
-            for t in &p.taints {
-                tolerations.insert((t.key.clone(), t.effect.clone()));
-            }
-        }
-        let tolerations: Vec<Value> = tolerations.into_iter().map(|(key, effect)| json!({ "key": key, "effect": effect })).collect();
-        let device_plugin_config = (!g.time_slicing.is_empty()).then(|| json!({ "name": DEVICE_PLUGIN_CONFIG_MAP, "default": "default" }));
-        let mut policy_annotations = annotations.clone();
-        policy_annotations.insert("gpuplan.dev/gpu-operator-release".into(), format!("{}: images pinned to this release's chart defaults (see src/ops/gpu_operator.rs)", g.release));
-        policy_annotations.insert(
-            "gpuplan.dev/mig-strategy".into(),
-            match g.mig_strategy {
-                "single" => "single: every MIG config in use gives each GPU one profile, advertised as nvidia.com/gpu (the resource the NodePools limit)".into(),
-                _ => "none: no pool uses MIG".to_string(),
-            },
-        );
-        out.push(Manifest {
-            path: path("clusterpolicy", CLUSTER_POLICY_NAME),
-            source: crate::layout::GPUPLAN_SOURCE.into(),
-            object: renderer.render_template(
-                "clusterpolicy.yaml.j2",
-                CLUSTER_POLICY_NAME,
-                json!({
-                    "labels": common_labels(),
-                    "annotations": policy_annotations,
-                    "policy": {
-                        "name": CLUSTER_POLICY_NAME,
-                        "driver_enabled": g.driver_enabled,
-                        "toolkit_enabled": g.toolkit_enabled,
-                        "device_plugin_config": device_plugin_config,
-                        "service_monitor_labels": g.service_monitor_labels,
-                        "mig_strategy": g.mig_strategy,
-                        "mig_manager": !g.mig_configs.is_empty(),
-                        "mig_config_map": MIG_PARTED_CONFIG_MAP,
-                        "tolerations": tolerations,
-                        "images": g.images,
-                        "release": g.release,
-                    },
-                }),
-            )?,
-        });
-        if !g.time_slicing.is_empty() {
-            let data: BTreeMap<String, String> = g.device_plugin_configs().into_iter().map(|(k, v)| (k, to_yaml(&v))).collect();
-            out.push(Manifest {
-                path: path("configmap", DEVICE_PLUGIN_CONFIG_MAP),
-                source: crate::layout::GPUPLAN_SOURCE.into(),
-                object: renderer.render_template(
-                    "device-plugin-configmap.yaml.j2",
-                    DEVICE_PLUGIN_CONFIG_MAP,
-                    json!({ "name": DEVICE_PLUGIN_CONFIG_MAP, "namespace": g.namespace, "labels": common_labels(), "annotations": annotations, "data": data }),
-                )?,
-            });
-        }
-    }
-    out.extend(addon_values(renderer, cluster, &annotations)?);
-    Ok(out)
+    let labels = labels_with(&ops.monitoring.labels);
+    monitors
+        .into_iter()
+        .map(|monitor| {
+            let name = monitor["name"].as_str().unwrap_or_default().to_string();
+            objects.manifest("servicemonitor", &name, "servicemonitor.yaml.j2", json!({ "labels": labels, "annotations": annotations, "monitor": monitor }))
+        })
+        .collect()
 }
 
-/// A workload's KEDA ScaledObject (instead of its HPA: see `ops::keda`).
-fn scaled_object(renderer: &Renderer, cluster: &ClusterPlan, w: &WorkloadPlan, keda: &KedaPlan, annotations: &BTreeMap<String, String>, workload: &Value) -> Result<Manifest, RenderError> {
-    let mut annotations = annotations.clone();
-    let server = keda.triggers.first().map(|t| t.server_address.as_str()).unwrap_or_default();
-    if let Some((metric, percent)) = &keda.gpu {
-        let unit = if crate::ops::metric_is_ratio(metric) { "a 0–1 ratio" } else { "percent" };
-        let value = crate::ops::threshold(metric, *percent);
-        annotations.insert(
-            "gpuplan.dev/metric".into(),
-            format!("{metric} (dcgm-exporter, {unit}; target {percent}% = {value}) summed over the pods, read by KEDA trigger {} from Prometheus at {server}", crate::ops::keda::GPU_TRIGGER),
-        );
+/// prometheus-adapter's rules for the HPAs' metrics (`ops::adapter`), when a workload has an HPA.
+fn adapter_config_map(objects: &Objects, annotations: &BTreeMap<String, String>) -> Result<Option<Manifest>, RenderError> {
+    let ops = &objects.cluster.ops;
+    let Some(config) = adapter::config(&ops.workloads) else { return Ok(None) };
+    let name = adapter::CONFIG_MAP;
+    let data = BTreeMap::from([(adapter::CONFIG_KEY.to_string(), to_yaml(&serde_json::to_value(&config).expect("adapter config serializes")))]);
+    let context = json!({ "name": name, "namespace": ops.monitoring.adapter_namespace(), "labels": common_labels(), "annotations": annotations, "data": data });
+    objects.manifest("configmap", name, "prometheus-adapter-configmap.yaml.j2", context).map(Some)
+}
+
+/// The taints the GPU Operator's operands must tolerate, as (key, effect): `nvidia.com/gpu` and every NVIDIA pool's.
+fn operand_tolerations(cluster: &ClusterPlan) -> Vec<Value> {
+    let mut tolerations: BTreeSet<(String, String)> = BTreeSet::from([("nvidia.com/gpu".to_string(), "NoSchedule".to_string())]);
+    for p in cluster.pools.iter().filter(|p| p.accelerator == crate::catalog::AcceleratorKind::Nvidia) {
+        for t in &p.taints {
+            tolerations.insert((t.key.clone(), t.effect.clone()));
+        }
     }
-    let behavior = HpaPlan { min: keda.min, max: keda.max, metric: String::new(), target_utilization: 0, target_quantity: String::new(), style: keda.style }.behavior();
-    let scale_to_zero = keda.scale_to_zero.map(|s| json!({ "cooldown": s.cooldown_seconds, "polling": s.polling_seconds }));
-    let triggers: Vec<Value> = keda.triggers.iter().map(|t| t.to_json()).collect();
-    Ok(Manifest {
-        path: object_path(&cluster.name, "scaledobject", &format!("{}-{}", w.namespace, w.name)),
-        source: w.source.clone(),
-        object: renderer.render_template(
-            "scaledobject.yaml.j2",
-            &w.name,
-            json!({
-                "labels": common_labels(),
-                "annotations": annotations,
-                "workload": workload,
-                "keda": { "min": keda.min, "max": keda.max, "scale_to_zero": scale_to_zero, "behavior": behavior, "triggers": triggers },
-            }),
-        )?,
-    })
+    tolerations.into_iter().map(|(key, effect)| json!({ "key": key, "effect": effect })).collect()
+}
+
+/// The GPU Operator's ClusterPolicy (see `ops::gpu_operator`).
+fn cluster_policy(objects: &Objects, g: &GpuOperatorPlan, annotations: &BTreeMap<String, String>) -> Result<Manifest, RenderError> {
+    let tolerations = operand_tolerations(objects.cluster);
+    let device_plugin_config = (!g.time_slicing.is_empty()).then(|| json!({ "name": DEVICE_PLUGIN_CONFIG_MAP, "default": "default" }));
+    let mut policy_annotations = annotations.clone();
+    policy_annotations.insert("gpuplan.dev/gpu-operator-release".into(), format!("{}: images pinned to this release's chart defaults (see src/ops/gpu_operator.rs)", g.release));
+    policy_annotations.insert(
+        "gpuplan.dev/mig-strategy".into(),
+        match g.mig_strategy {
+            "single" => "single: every MIG config in use gives each GPU one profile, advertised as nvidia.com/gpu (the resource the NodePools limit)".into(),
+            _ => "none: no pool uses MIG".to_string(),
+        },
+    );
+    let context = json!({
+        "labels": common_labels(),
+        "annotations": policy_annotations,
+        "policy": {
+            "name": CLUSTER_POLICY_NAME,
+            "driver_enabled": g.driver_enabled,
+            "toolkit_enabled": g.toolkit_enabled,
+            "device_plugin_config": device_plugin_config,
+            "service_monitor_labels": g.service_monitor_labels,
+            "mig_strategy": g.mig_strategy,
+            "mig_manager": !g.mig_configs.is_empty(),
+            "mig_config_map": MIG_PARTED_CONFIG_MAP,
+            "tolerations": tolerations,
+            "images": g.images,
+            "release": g.release,
+        },
+    });
+    objects.manifest("clusterpolicy", CLUSTER_POLICY_NAME, "clusterpolicy.yaml.j2", context)
+}
+
+/// The device plugin's configs, one per time-slicing setup in use (the ClusterPolicy's `devicePlugin.config`).
+fn device_plugin_config_map(objects: &Objects, g: &GpuOperatorPlan, annotations: &BTreeMap<String, String>) -> Result<Manifest, RenderError> {
+    let data: BTreeMap<String, String> = g.device_plugin_configs().into_iter().map(|(k, v)| (k, to_yaml(&v))).collect();
+    let context = json!({ "name": DEVICE_PLUGIN_CONFIG_MAP, "namespace": g.namespace, "labels": common_labels(), "annotations": annotations, "data": data });
+    objects.manifest("configmap", DEVICE_PLUGIN_CONFIG_MAP, "device-plugin-configmap.yaml.j2", context)
 }
 
 /// One ConfigMap of Helm values per add-on chart the cluster's pools need (see `ops::addons`).
-fn addon_values(renderer: &Renderer, cluster: &ClusterPlan, annotations: &BTreeMap<String, String>) -> Result<Vec<Manifest>, RenderError> {
+fn addon_values(objects: &Objects, annotations: &BTreeMap<String, String>) -> Result<Vec<Manifest>, RenderError> {
+    let cluster = objects.cluster;
     let monitoring = &cluster.ops.monitoring;
     let values = addons::values(&cluster.pools, cluster.ops.gpu_operator.is_some(), monitoring.gpu_operator_values);
     let mut out = Vec::new();
     for (name, values) in values {
-        let namespace = if name == addons::GPU_OPERATOR_VALUES { monitoring.gpu_operator_namespace.as_str() } else { addons::DEVICE_PLUGIN_NAMESPACE };
-        let data = BTreeMap::from([(addons::VALUES_KEY.to_string(), to_yaml(&values))]);
-        out.push(Manifest {
-            path: object_path(&cluster.name, "configmap", name),
-            source: crate::layout::GPUPLAN_SOURCE.into(),
-            object: renderer.render_template(
-                "helm-values-configmap.yaml.j2",
-                name,
-                json!({ "name": name, "namespace": namespace, "labels": common_labels(), "annotations": annotations, "data": data }),
-            )?,
-        });
+        let namespace = if name == GPU_OPERATOR_VALUES { monitoring.gpu_operator_namespace.as_str() } else { DEVICE_PLUGIN_NAMESPACE };
+        let data = BTreeMap::from([(VALUES_KEY.to_string(), to_yaml(&values))]);
+        let context = json!({ "name": name, "namespace": namespace, "labels": common_labels(), "annotations": annotations, "data": data });
+        out.push(objects.manifest("configmap", name, "helm-values-configmap.yaml.j2", context)?);
     }
     Ok(out)
 }

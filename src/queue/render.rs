@@ -8,7 +8,7 @@ use crate::queue::plan::{FlavorPlan, QueuePlan};
 use crate::render::{common_labels, object_path, provenance, Manifest, RenderError, Renderer};
 use crate::solve::ClusterPlan;
 
-/// The queue templates, appended to `render::BUILTIN_TEMPLATES`.
+/// The queue templates, which compile hands to `Renderer::new` after `render::BUILTIN_TEMPLATES`.
 pub const TEMPLATES: &[(&str, &str)] = &[
     ("resourceflavor.yaml.j2", include_str!("../../templates/resourceflavor.yaml.j2")),
     ("clusterqueue.yaml.j2", include_str!("../../templates/clusterqueue.yaml.j2")),

@@ -109,12 +109,13 @@ fn literal_kind(text: &str) -> Option<(String, String)> {
 }
 
 impl Renderer {
-    /// The built-in templates, each replaced by `<dir>/<name>` when that file exists.
-    pub fn new(template_dir: Option<&Path>) -> Result<Renderer, RenderError> {
+    /// The built-in templates, then those of each list of `more` (the stages that render with this one pass
+    /// theirs: compile hands over the ops and queue templates), each replaced by `<dir>/<name>` when that file exists.
+    pub fn new(template_dir: Option<&Path>, more: &[&[(&str, &str)]]) -> Result<Renderer, RenderError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         let mut kinds = Vec::new();
-        for (name, builtin) in BUILTIN_TEMPLATES.iter().chain(crate::ops::render::TEMPLATES).chain(crate::queue::render::TEMPLATES) {
+        for (name, builtin) in BUILTIN_TEMPLATES.iter().chain(more.iter().copied().flatten()) {
             let text = match template_dir.map(|d| d.join(name)).filter(|p| p.exists()) {
                 Some(path) => crate::input::read_to_string(&path).map_err(|source| RenderError::Read { path, source })?,
                 None => builtin.to_string(),
@@ -137,7 +138,7 @@ impl Renderer {
             .map(|(_, api_version, kind)| (api_version.as_str(), kind.as_str()))
     }
 
-    /// Renders one template and parses the result back (for the ops module's objects).
+    /// Renders one template and parses the result back (for the objects of the stages above: ops, queue).
     pub(crate) fn render_template(&self, name: &str, object: &str, context: Value) -> Result<Value, RenderError> {
         self.render(name, object, context)
     }
@@ -162,14 +163,8 @@ impl Renderer {
         })
     }
 
-    /// Renders every object of one cluster (out/<cluster>/ and its gitops/ apps), sorted by path.
-    pub fn render_cluster(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
-        let mut manifests = self.render_cluster_objects(cluster)?;
-        manifests.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(manifests)
-    }
-
-    fn render_cluster_objects(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
+    /// Renders the pool objects of one cluster: its node classes, NodePools and NodeOverlays, in plan order.
+    pub fn render_pools(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
         let mut manifests = Vec::new();
         for class in &cluster.node_classes {
             let (kind, template) = if class.auto_mode { ("nodeclass", "nodeclass.yaml.j2") } else { ("ec2nodeclass", "ec2nodeclass.yaml.j2") };
@@ -196,8 +191,12 @@ impl Renderer {
                 object: self.render("nodeoverlay.yaml.j2", &o.name, profile_overlay_context(cluster, o))?,
             });
         }
-        manifests.extend(crate::ops::render::render_cluster(self, cluster)?);
-        manifests.extend(crate::queue::render::render_cluster(self, cluster)?);
+        Ok(manifests)
+    }
+
+    /// Every object of one cluster as out/<cluster>/ holds it, from `manifests` (the pools', the operations' and the
+    /// queues' objects): each with its GitOps annotations, plus the cluster's gitops/ apps, sorted by path.
+    pub fn finish_cluster(&self, cluster: &ClusterPlan, mut manifests: Vec<Manifest>) -> Result<Vec<Manifest>, RenderError> {
         let argocd = cluster.gitops.as_ref().is_some_and(|g| g.argocd);
         for m in &mut manifests {
             let name = m.object["metadata"]["name"].as_str().unwrap_or_default().to_string();
@@ -214,6 +213,7 @@ impl Renderer {
             }
         }
         manifests.extend(self.render_gitops_apps(cluster)?);
+        manifests.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(manifests)
     }
 }
@@ -277,7 +277,7 @@ pub fn flux_ref_kind(revision: &str) -> &'static str {
 /// GPU Operator tears its operands down. Renaming a pool (or changing a preset, which renames its NodePools) would
 /// otherwise prune the old fleet on the next sync; `gpuplan commit` names such removals and wants `--allow-removal`.
 pub fn prune_protected(kind: &str, name: &str) -> bool {
-    matches!(kind, "NodePool" | "EC2NodeClass" | "NodeClass" | "ClusterPolicy") || (kind == "ConfigMap" && name == crate::ops::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP)
+    matches!(kind, "NodePool" | "EC2NodeClass" | "NodeClass" | "ClusterPolicy") || (kind == "ConfigMap" && name == crate::charts::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP)
 }
 
 /// The GitOps annotations of one object: prune protection for Argo CD (`argocd.argoproj.io/sync-options:
@@ -357,7 +357,7 @@ fn efa_annotation(pool: &PoolPlan) -> String {
     if pool.auto_mode {
         "required: every type has EFA; EKS Auto Mode runs the EFA device plugin on these nodes itself (the aws-efa-k8s-device-plugin chart's DaemonSet skips eks.amazonaws.com/compute-type=auto nodes)".to_string()
     } else {
-        format!("required: every type has EFA; the EFA device plugin runs here with ConfigMap {}/{}", crate::ops::addons::DEVICE_PLUGIN_NAMESPACE, crate::ops::addons::EFA_VALUES)
+        format!("required: every type has EFA; the EFA device plugin runs here with ConfigMap {}/{}", crate::charts::add_ons::DEVICE_PLUGIN_NAMESPACE, crate::charts::add_ons::EFA_VALUES)
     }
 }
 

@@ -62,7 +62,7 @@ impl DaemonOverhead {
     }
 }
 
-/// The DaemonSets of the add-ons the cluster's objects configure (`crate::ops::addon_daemonsets`), less those of a
+/// The DaemonSets of the add-ons the cluster's objects configure (`crate::charts::daemon_sets`), less those of a
 /// `namespace/name` in `given`: a DaemonSet given as input describes the cluster better than the chart's defaults.
 pub fn add_ons(objects: &[&serde_json::Value], given: &[Pod]) -> Vec<serde_json::Value> {
     let key = |o: &serde_json::Value| {
@@ -72,7 +72,7 @@ pub fn add_ons(objects: &[&serde_json::Value], given: &[Pod]) -> Vec<serde_json:
             o["metadata"]["name"].as_str().unwrap_or("")
         )
     };
-    crate::ops::addon_daemonsets::daemon_set_objects(objects)
+    crate::charts::daemon_sets::daemon_set_objects(objects)
         .into_iter()
         .filter(|o| !given.iter().any(|g| g.key == key(o)))
         .collect()

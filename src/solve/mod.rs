@@ -51,7 +51,7 @@ pub use overlays::{idle as idle_overlays, OverlayPlan};
 pub use plan::{ClusterPlan, Plan, ProfileSummary};
 pub use pool::{
     units_per_accelerator, units_per_gpu, workload_placement, Candidate, ClusterPools, DisruptionPlan, PodPlacement, PoolPlan, Removal, Requirement,
-    DEPLOY_DEVICE_PLUGIN_LABEL, DEPLOY_MIG_MANAGER_LABEL, NODEPOOL_LABEL, POOL_LABEL,
+    NODEPOOL_LABEL, POOL_LABEL,
 };
 pub use select::{SPOT_DIVERSITY_RATIO_MAX, SPOT_MIN_TYPES};
 

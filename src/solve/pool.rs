@@ -12,10 +12,8 @@ use crate::profile::{DisruptionBudget, Sharing, Taint};
 use crate::simulate::requirements::Toleration;
 
 use super::mig::MigConfigs;
+use crate::charts::gpu_operator::DEPLOY_DEVICE_PLUGIN_LABEL;
 
-/// GPU Operator operand labels a node may carry to keep that operand off it.
-pub const DEPLOY_DEVICE_PLUGIN_LABEL: &str = "nvidia.com/gpu.deploy.device-plugin";
-pub const DEPLOY_MIG_MANAGER_LABEL: &str = "nvidia.com/gpu.deploy.mig-manager";
 
 /// The node label (and, for non-general pools, the NoSchedule taint key) that names a node's gpuplan pool.
 pub const POOL_LABEL: &str = "gpuplan.dev/pool";

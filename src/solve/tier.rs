@@ -9,7 +9,8 @@ use crate::profile::{Pool, Profile, Settings, Sharing, Taint, Tier};
 
 use super::disruption::disruption_plan;
 use super::node_class::host_device_plugin;
-use super::pool::{Candidate, PoolPlan, Requirement, DEPLOY_DEVICE_PLUGIN_LABEL, DEPLOY_MIG_MANAGER_LABEL, POOL_LABEL};
+use super::pool::{Candidate, PoolPlan, Requirement, POOL_LABEL};
+use crate::charts::gpu_operator::{DEPLOY_DEVICE_PLUGIN_LABEL, DEPLOY_MIG_MANAGER_LABEL};
 use super::select::Selected;
 
 /// One tier of a profile's pool, with the pool it belongs to and its place in the pool's fallback order.

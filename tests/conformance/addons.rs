@@ -1,4 +1,4 @@
-//! The add-on charts' own files against what gpuplan encodes of them (`src/ops/addons.rs`, `src/ops/addon_daemonsets.rs`),
+//! The add-on charts' own files against what gpuplan encodes of them (`src/charts/`),
 //! read from the Go module cache at the version conformance/consumers/go.mod pins. Only charts the module proxy serves
 //! are checked here: aws/eks-charts (the EFA device plugin). The NVIDIA GPU Operator and aws-neuron/neuron-helm-charts
 //! are refused by the proxy (403), so their values stay cited by file and version in the source.
@@ -65,7 +65,7 @@ fn the_efa_device_plugins_instance_types_are_the_charts() {
     theirs.sort_unstable();
     assert_eq!(
         ours, theirs,
-        "src/ops/efa-device-plugin-types.txt differs from the pinned chart's supportedInstanceLabels.values"
+        "src/charts/efa-device-plugin-types.txt differs from the pinned chart's supportedInstanceLabels.values"
     );
     assert_eq!(
         values["supportedInstanceLabels"]["keys"],

@@ -151,7 +151,7 @@ fn random_taints(rng: &mut Rng) -> Vec<Value> {
 fn random_nodepool(rng: &mut Rng, i: usize) -> Value {
     let mut labels = json!({ "gpuplan.dev/pool": format!("p{i}") });
     if rng.chance(20) {
-        labels[gpuplan::solve::DEPLOY_DEVICE_PLUGIN_LABEL] = json!("false");
+        labels[gpuplan::charts::gpu_operator::DEPLOY_DEVICE_PLUGIN_LABEL] = json!("false");
     }
     let resource = if rng.chance(70) { "nvidia.com/gpu" } else { "aws.amazon.com/neuron" };
     json!({
