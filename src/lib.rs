@@ -11,10 +11,12 @@
 
 pub mod adopt;
 pub mod catalog;
+pub mod check;
 pub mod compile;
 pub mod diagnostic;
 pub mod emit;
 pub mod input;
+pub mod lint;
 pub mod names;
 pub mod ops;
 pub mod profile;

@@ -50,7 +50,7 @@ use crate::catalog::{AcceleratorKind, Catalog, InstanceType};
 use crate::compile::Compilation;
 use crate::diagnostic::did_you_mean;
 use crate::profile::Profile;
-use crate::report::lint::Finding;
+use crate::lint::Finding;
 use crate::catalog::cost::Bound;
 use crate::solve::{ClusterPlan, PoolPlan, ProfileSummary};
 
@@ -91,7 +91,7 @@ pub struct ClusterExplanation {
     pub catalog: String,
     pub profiles: Vec<ProfileExplanation>,
     /// Where each workload's pods go at max replicas, and what that costs (`gpuplan simulate`).
-    pub workloads: Vec<crate::simulate::check::WorkloadPlacement>,
+    pub workloads: Vec<crate::check::WorkloadPlacement>,
     /// Kueue queues: queue → flavor → NodePool → $/h.
     pub queues: Vec<QueueExplanation>,
 }
@@ -340,12 +340,22 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
                 region: cluster.region.clone(),
                 catalog: format!("{}@{}", cluster.region, cluster.catalog_digest),
                 profiles,
-                workloads: crate::simulate::check::workload_placements(c, cluster).into_iter().filter(|w| profile.is_none_or(|p| p == w.profile)).collect(),
+                workloads: workload_placements(c, cluster).into_iter().filter(|w| profile.is_none_or(|p| p == w.profile)).collect(),
                 queues: explain_queues(cluster, profile),
             });
         }
     }
     Ok(Explanation { clusters, estimate_sources: estimate_sources.into_iter().collect() })
+}
+
+/// Every workload of the cluster at max replicas, simulated on its generated objects (parsed back only when there
+/// are workloads to place).
+pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<crate::check::WorkloadPlacement> {
+    if cluster.ops.workloads.is_empty() {
+        return Vec::new();
+    }
+    let simulated = crate::check::cluster_manifests(&c.manifests_of(&cluster.name));
+    crate::check::workload_placements(&c.cluster_ctx(cluster), &simulated)
 }
 
 fn finding(f: &Finding) -> FindingExplanation {
@@ -598,7 +608,7 @@ pub fn table(e: &Explanation) -> String {
     let mut out = String::new();
     for cluster in &e.clusters {
         let _ = writeln!(out, "cluster {} ({}, catalog {})", cluster.name, cluster.region, cluster.catalog);
-        crate::simulate::report::write_placements(&mut out, &cluster.workloads);
+        crate::check::write_placements(&mut out, &cluster.workloads);
         write_queues(&mut out, &cluster.queues);
         for p in &cluster.profiles {
             let _ = writeln!(out, "\nprofile {} ({}, priority {})", p.name, p.source, p.priority);
