@@ -10,7 +10,7 @@
 //! plan's own annotations, so drift between the two is visible (GP011, GP012).
 //!
 //! How it fits together:
-//! * [`rules`]: one file per rule, each declaring its [`Rule`] (code, name, summary, [`Scope`] and check);
+//! * `rules`: one file per rule, each declaring its [`Rule`] (code, name, summary, [`Scope`] and check);
 //!   [`RULES`] lists them in code order.
 //! * [`cluster_findings`], the driver: builds a [`LintCtx`] for one cluster from compile's [`ClusterCtx`] and the
 //!   cluster's rendered objects, then calls every rule's check on each NodePool ([`PoolCtx`]), on the cluster and
