@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::catalog::{Catalog, CatalogError};
+use crate::check::ClusterCtx;
 use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::layout::{with_header, OutputTree};
+use crate::lint::Finding;
 use crate::profile::{self, Profile};
 use crate::render::{Manifest, RenderError, Renderer};
-use crate::report::lint::Finding;
 use crate::solve::{self, Plan};
 
 #[derive(Debug, Clone)]
@@ -235,7 +236,7 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
         return ClusterOutcome::Unschedulable(in_kubelet);
     }
     // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
-    let checks = crate::ops::check::rendered(&manifests);
+    let checks = crate::check::ops::rendered(&manifests);
     if !schema.is_empty() || !checks.is_empty() {
         return ClusterOutcome::Invalid { schema, checks };
     }
@@ -244,17 +245,18 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     if !unreachable.is_empty() {
         return ClusterOutcome::Unschedulable(unreachable);
     }
-    let simulated = crate::simulate::check::cluster_manifests(&manifests);
+    let simulated = crate::check::cluster_manifests(&manifests);
+    let ctx = c.cluster_ctx(cluster);
     // A probe pod per pool with kubelet settings (E0160: they can leave no room for a pod), then every workload at
     // max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
-    let mut unschedulable = crate::simulate::check::kubelet_diagnostics(c, cluster, &simulated);
+    let mut unschedulable = crate::check::kubelet_diagnostics(&ctx, &simulated);
     if unschedulable.is_empty() {
-        unschedulable = crate::simulate::check::workload_diagnostics(c, cluster, &simulated);
+        unschedulable = crate::check::workload_diagnostics(&ctx, &simulated);
     }
     if !unschedulable.is_empty() {
         return ClusterOutcome::Unschedulable(unschedulable);
     }
-    let findings = crate::report::lint::cluster_findings(c, cluster, &manifests, &simulated);
+    let findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
     let generated = manifests.par_iter().map(Generated::new).collect();
     ClusterOutcome::Compiled { generated, findings }
 }
@@ -359,7 +361,7 @@ fn merge_cluster_outcomes(clusters: Vec<ClusterOutcome>) -> Result<(Vec<Generate
         return Err(CompileError::Profiles { diagnostics: unschedulable });
     }
     generated.sort_by(|a, b| a.path.cmp(&b.path));
-    crate::report::lint::sort(&mut findings);
+    crate::lint::sort(&mut findings);
     Ok((generated, findings))
 }
 
@@ -367,6 +369,13 @@ impl Compilation {
     /// The profile of this name in this cluster (looked up, never scanned for: callers ask once per pool or workload).
     pub fn profile(&self, cluster: &str, name: &str) -> Option<&Profile> {
         self.profile_index.get(&(cluster.to_string(), name.to_string())).map(|&i| &self.profiles[i])
+    }
+
+    /// What the checks and the lint rules see of this compile for one of its clusters: its sources, plan, profiles and
+    /// catalog. Every cluster has its region's catalog: solve refuses one without (E0151).
+    pub fn cluster_ctx<'c>(&'c self, cluster: &'c solve::ClusterPlan) -> ClusterCtx<'c> {
+        let (catalog, type_labels) = self.simulation_catalog(&cluster.region).expect("solve refuses a cluster without its region's catalog (E0151)");
+        ClusterCtx::new(&self.sources, cluster, self.profiles_of(&cluster.name).collect(), catalog, type_labels)
     }
 
     /// A region's catalog with its simulator labels, for the simulation checks.

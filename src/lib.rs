@@ -14,11 +14,13 @@
 pub mod adopt;
 pub mod catalog;
 pub mod charts;
+pub mod check;
 pub mod compile;
 pub mod diagnostic;
 pub mod emit;
 pub mod input;
 pub mod layout;
+pub mod lint;
 pub mod names;
 pub mod ops;
 pub mod profile;

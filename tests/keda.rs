@@ -290,14 +290,14 @@ fn keda_webhook_rules_reject_duplicate_trigger_names_and_long_hpa_names() {
 #[test]
 fn a_template_that_also_writes_an_hpa_for_the_target_fails_the_compile() {
     // A --templates override of the ScaledObject template that renders an HPA-scaled twin is caught by KEDA's
-    // verifyHpas rule in ops::check; here the two objects are checked directly.
+    // verifyHpas rule in check::ops; here the two objects are checked directly.
     let c = compile_one(with_workload(SCALE_TO_ZERO));
     let so = objects(&c, "ScaledObject").remove(0);
     let mut hpa = so.clone();
     hpa.object = json!({ "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": { "name": "batch-hpa", "namespace": "inference" },
         "spec": { "scaleTargetRef": { "apiVersion": "apps/v1", "kind": "Deployment", "name": "batch" }, "maxReplicas": 4 } });
     hpa.path = "ml/horizontalpodautoscaler-inference-batch-hpa.yaml".into();
-    let violations = gpuplan::ops::check::rendered(&[so, hpa]);
+    let violations = gpuplan::check::ops::rendered(&[so, hpa]);
     assert_eq!(violations.len(), 1, "{violations:?}");
     assert!(violations[0].1.message.contains("Deployment inference/batch is also scaled by HorizontalPodAutoscaler batch-hpa"), "{violations:?}");
 }
@@ -308,5 +308,5 @@ fn same_target_in_two_clusters_is_no_clash() {
     let so = objects(&c, "ScaledObject").remove(0);
     let mut other = so.clone();
     other.path = "other/scaledobject-inference-batch.yaml".into();
-    assert!(gpuplan::ops::check::rendered(&[so, other]).is_empty());
+    assert!(gpuplan::check::ops::rendered(&[so, other]).is_empty());
 }

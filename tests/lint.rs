@@ -6,7 +6,8 @@ mod common;
 
 use common::*;
 use gpuplan::diagnostic::ProfileDiagnostic;
-use gpuplan::report::lint::{lint, RULES};
+use gpuplan::lint::RULES;
+use gpuplan::report::lint::lint;
 use serde_json::json;
 
 const AMI: &str = "al2023@v20251023";
@@ -39,7 +40,7 @@ fn clean_pool(extra: &str) -> String {
 fn rule_table_is_consistent() {
     // Ordered and unique (codes are assigned per issue, so one may land before its predecessor).
     for (i, rule) in RULES.iter().enumerate() {
-        assert!(rule.code.len() == 5 && rule.code.starts_with("GP") && rule.code[2..].parse::<u32>().is_ok(), "{}", rule.code);
+        assert!(rule.code.as_str().len() == 5 && rule.code.as_str().starts_with("GP") && rule.code.as_str()[2..].parse::<u32>().is_ok(), "{}", rule.code);
         assert!(i == 0 || RULES[i - 1].code < rule.code, "codes are ordered: {} after {}", rule.code, RULES[i - 1].code);
         assert!(!rule.summary.is_empty() && !rule.name.is_empty());
     }

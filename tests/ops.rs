@@ -727,7 +727,7 @@ fn prometheus_adapter_rules_serve_every_hpa_metric() {
         }
         assert_eq!(maps.len(), 1, "{}", cluster.name);
         assert_eq!(maps[0]["metadata"]["namespace"], "monitoring");
-        let config = gpuplan::ops::check::adapter_config(&maps[0]).expect("config.yaml reads as an adapter config");
+        let config = gpuplan::check::ops::adapter_config(&maps[0]).expect("config.yaml reads as an adapter config");
         for hpa in hpas {
             let metric = hpa["spec"]["metrics"][0]["pods"]["metric"]["name"].as_str().unwrap();
             let rule = config.rules.iter().find(|r| gpuplan::ops::adapter::serves(r, metric)).unwrap_or_else(|| panic!("no rule for {metric}"));

@@ -518,7 +518,7 @@ fn compile_accepts_and_places_a_schedulable_workload() {
     let body = "pool \"vision\" preset=\"inference-on-demand\" {\n    gpu { name \"A10G\"; per-node max=1; }\n    max-accelerators 8\n}\nworkload \"detector\" namespace=\"vision\" pool=\"vision\" {\n    selector \"app\" \"detector\"\n    replicas 3\n}\n";
     let compiled = common::compile_one(common::profile("p", 50, "al2023@v20251023", body));
     let c = compiled.ok();
-    let placements = simulate::check::workload_placements(c, &c.plan.clusters[0]);
+    let placements = gpuplan::report::explain::workload_placements(c, &c.plan.clusters[0]);
     assert_eq!(placements.len(), 1);
     assert_eq!(placements[0].nodeclaims.len(), 3);
     assert!(placements[0].nodeclaims.iter().all(|n| n.nodepool == "vision" && n.instance_type.starts_with("g5.")));
@@ -543,7 +543,7 @@ fn lint_finds_a_tier_that_never_receives_pods() {
 #[test]
 fn example_tiers_fall_back_in_declared_order() {
     let compiled = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
-    let gaps: Vec<_> = compiled.plan.clusters.iter().flat_map(|cluster| simulate::check::tier_gaps(&compiled, cluster, &simulate::check::cluster_manifests(&compiled.manifests_of(&cluster.name)))).collect();
+    let gaps: Vec<_> = compiled.plan.clusters.iter().flat_map(|cluster| gpuplan::check::tier_gaps(&compiled.cluster_ctx(cluster), &gpuplan::check::cluster_manifests(&compiled.manifests_of(&cluster.name)))).collect();
     assert!(compiled.plan.clusters.iter().any(|c| c.pools.iter().any(|p| p.tier_index > 0)), "the examples have a tiered pool");
     assert!(gaps.is_empty(), "{gaps:?}");
 }

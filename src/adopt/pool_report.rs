@@ -81,7 +81,7 @@ fn costs(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: Accelerat
     (Some(cost::round_cents(cost::worst_case(&shapes, limits))), Some(cost::round_cents(cost::expected(&shapes, limits))))
 }
 
-pub(super) fn pool_report(np: &Doc, rendered: Option<&Value>, profile: &str, catalog: &Catalog, before: &[crate::report::lint::Finding], after: &[crate::report::lint::Finding]) -> PoolReport {
+pub(super) fn pool_report(np: &Doc, rendered: Option<&Value>, profile: &str, catalog: &Catalog, before: &[crate::lint::Finding], after: &[crate::lint::Finding]) -> PoolReport {
     let kind = kind_of(&np.object, catalog);
     let types_before = admitted(&np.object, catalog);
     let types_after: Vec<&InstanceType> = rendered.map(|r| admitted(r, catalog)).unwrap_or_default();
@@ -89,7 +89,7 @@ pub(super) fn pool_report(np: &Doc, rendered: Option<&Value>, profile: &str, cat
     let (b, a) = (names(&types_before), names(&types_after));
     let (worst_before, expected_before) = costs(&np.object, &types_before, catalog, kind);
     let (worst_after, expected_after) = rendered.map(|r| costs(r, &types_after, catalog, kind)).unwrap_or((None, None));
-    let select = |fs: &[crate::report::lint::Finding]| {
+    let select = |fs: &[crate::lint::Finding]| {
         let mut out: Vec<String> = fs
             .iter()
             .filter(|f| f.profile == profile && f.pool.as_deref().is_none_or(|p| p == np.name))

@@ -167,7 +167,7 @@ pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolR
         let mut before_m = originals.manifests.clone();
         before_m.node_pools.retain(|p| keep.contains(p.name.as_str()));
         let rendered = compiled.manifests_of(&cluster.name);
-        let after_m = simulate::check::cluster_manifests(&rendered);
+        let after_m = crate::check::cluster_manifests(&rendered);
         let before_p = simulate::prepare(catalog, labels, &before_m, &before_m.node_pools);
         let after_p = simulate::prepare(catalog, labels, &after_m, &after_m.node_pools);
         let runs: Vec<Vec<Pod>> = if pods.is_empty() { originals_here.iter().map(|np| probe(np)).collect::<Result<_, _>>()? } else { vec![originals.pods.clone()] };

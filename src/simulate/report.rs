@@ -136,7 +136,8 @@ fn round(v: f64) -> f64 {
     (v * 10_000.0).round() / 10_000.0 + 0.0
 }
 
-fn price(v: f64, estimate: bool) -> String {
+/// `$1.23`, or `~$1.23` for an estimated price (also explain's per-workload section, `check::write_placements`).
+pub fn price(v: f64, estimate: bool) -> String {
     format!("{}${v:.2}", if estimate { "~" } else { "" })
 }
 
@@ -277,32 +278,4 @@ fn admission_markdown(a: &super::admission::AdmissionReport) -> String {
         let _ = writeln!(out, "| {} | {} | {} | {} | {} |", w.name, w.queue, w.pods, w.priority, what.replace('|', "\\|"));
     }
     out
-}
-
-/// explain's per-workload section: where the replicas go at max replicas, and what the nodes cost.
-pub fn write_placements(out: &mut String, placements: &[super::check::WorkloadPlacement]) {
-    if placements.is_empty() {
-        return;
-    }
-    out.push_str("\nworkloads at max replicas (simulated as Karpenter schedules them; `gpuplan simulate` for any pods)\n");
-    for w in placements {
-        let pending = if w.pending > 0 { format!(", {} PENDING", w.pending) } else { String::new() };
-        let _ = writeln!(out, "  {}/{} ({} replicas{pending}): {}/h", w.namespace, w.name, w.replicas, price(w.usd_per_hour, w.price_estimate));
-        let mut groups: BTreeMap<(String, String, String), (usize, f64, bool)> = BTreeMap::new();
-        for n in &w.nodeclaims {
-            let g = groups.entry((n.nodepool.clone(), n.instance_type.clone(), n.capacity_type.clone())).or_default();
-            g.0 += 1;
-            g.1 += n.usd_per_hour;
-            g.2 |= n.price_estimate;
-        }
-        for ((pool, ty, ct), (count, usd, est)) in groups {
-            let _ = writeln!(out, "    NodePool {pool}: {count} × {ty} ({ct}) {}/h", price(usd, est));
-        }
-        if let Some(fit) = w.fit.as_ref().filter(|f| !f.too_small.is_empty()) {
-            let _ = writeln!(out, "    too small  one replica does not fit on {}", fit.too_small_text());
-            let _ = writeln!(out, "               {} (DaemonSet requests not modelled)", fit.price_text());
-        } else if let Some(fit) = &w.fit {
-            let _ = writeln!(out, "    fits       one replica fits on every type of the pool ({})", fit.fits.len());
-        }
-    }
 }

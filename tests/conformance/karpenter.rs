@@ -672,7 +672,7 @@ fn example_workloads_on_their_own_out_schedule_as_karpenter_schedules_them() {
     let compiled = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).expect("the examples compile");
     let mut cases = Vec::new();
     for cluster in &compiled.plan.clusters {
-        let pods = simulate::check::workload_pods(cluster);
+        let pods = gpuplan::check::workload_pods(cluster);
         if pods.is_empty() {
             continue;
         }

@@ -50,7 +50,7 @@ use crate::catalog::{Catalog, InstanceType};
 use crate::compile::Compilation;
 use crate::diagnostic::did_you_mean;
 use crate::profile::Profile;
-use crate::report::lint::Finding;
+use crate::lint::Finding;
 use crate::catalog::cost::Bound;
 use crate::solve::{ClusterPlan, PoolPlan, ProfileSummary};
 
@@ -132,7 +132,7 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
                 region: cluster.region.clone(),
                 catalog: format!("{}@{}", cluster.region, cluster.catalog_digest),
                 profiles,
-                workloads: crate::simulate::check::workload_placements(c, cluster).into_iter().filter(|w| profile.is_none_or(|p| p == w.profile)).collect(),
+                workloads: workload_placements(c, cluster).into_iter().filter(|w| profile.is_none_or(|p| p == w.profile)).collect(),
                 queues: explain_queues(cluster, profile),
             });
         }
@@ -140,6 +140,16 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
     Ok(Explanation { clusters, estimate_sources: estimate_sources.into_iter().collect() })
 }
 
+
+/// Every workload of the cluster at max replicas, simulated on its generated objects (parsed back only when there
+/// are workloads to place).
+pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<crate::check::WorkloadPlacement> {
+    if cluster.ops.workloads.is_empty() {
+        return Vec::new();
+    }
+    let simulated = crate::check::cluster_manifests(&c.manifests_of(&cluster.name));
+    crate::check::workload_placements(&c.cluster_ctx(cluster), &simulated)
+}
 fn finding(f: &Finding) -> FindingExplanation {
     FindingExplanation {
         code: f.code.to_string(),

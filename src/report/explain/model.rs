@@ -41,7 +41,7 @@ pub struct ClusterExplanation {
     pub catalog: String,
     pub profiles: Vec<ProfileExplanation>,
     /// Where each workload's pods go at max replicas, and what that costs (`gpuplan simulate`).
-    pub workloads: Vec<crate::simulate::check::WorkloadPlacement>,
+    pub workloads: Vec<crate::check::WorkloadPlacement>,
     /// Kueue queues: queue → flavor → NodePool → $/h.
     pub queues: Vec<QueueExplanation>,
 }

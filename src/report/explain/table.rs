@@ -117,7 +117,7 @@ pub fn table(e: &Explanation) -> String {
     let mut out = String::new();
     for cluster in &e.clusters {
         let _ = writeln!(out, "cluster {} ({}, catalog {})", cluster.name, cluster.region, cluster.catalog);
-        crate::simulate::report::write_placements(&mut out, &cluster.workloads);
+        crate::check::write_placements(&mut out, &cluster.workloads);
         write_queues(&mut out, &cluster.queues);
         for p in &cluster.profiles {
             write_profile(&mut out, p);

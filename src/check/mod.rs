@@ -1,0 +1,31 @@
+//! The check stage: what compile proves about one cluster's rendered objects as a whole, after each object passed
+//! its schema. The simulation is where it proves something about a compile.
+//!
+//! * [`ops`]: what a schema cannot say about the ops objects (ClusterPolicy images, the adapter config, HPA metrics
+//!   served, KEDA's webhook): a compile error, nothing is written.
+//! * [`kubelet`]: E0160, kubelet settings that leave no room for a pod (a probe pod per pool).
+//! * [`workloads`]: every `workload` at its max replicas on the freshly generated manifests (E0180 when a replica
+//!   cannot schedule within its pool, naming the limit; E0181 when it lands on another pool), and per-workload
+//!   placement and cost for `explain`.
+//! * [`fit`]: which types of a workload's pool hold one replica (lint GP018, `explain`).
+//! * [`tiers`]: the fallback order of tiered pools, as [`TierGap`]s (lint GP016 reports them: a tier that never
+//!   receives pods).
+//! * [`simulated`]: the cluster's objects in the simulator's form and the pods gpuplan tells users to write.
+//!
+//! A check sees one [`ClusterCtx`], which compile builds (sources, the cluster's plan and profiles, its catalog), and
+//! returns diagnostics or typed values; it never builds lint findings.
+
+pub mod context;
+pub mod fit;
+pub mod kubelet;
+pub mod ops;
+pub mod simulated;
+pub mod tiers;
+pub mod workloads;
+
+pub use context::ClusterCtx;
+pub use fit::{replica_fits, FitSummary, ReplicaFit};
+pub use kubelet::kubelet_diagnostics;
+pub use simulated::{cluster_manifests, pool_pods, workload_pods};
+pub use tiers::{tier_gaps, TierGap};
+pub use workloads::{simulate_workloads, workload_diagnostics, workload_placements, write_placements, WorkloadPlacement};

@@ -1,0 +1,75 @@
+//! What the checks hand the simulator: a cluster's generated objects in its form, and pods placed as gpuplan tells
+//! users to place them: the pool's nodeSelector and tolerations (`PoolPlan::pod_placement`) and the workload's
+//! accelerators per replica.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use crate::ops::workload::WorkloadPlan;
+use crate::render::Manifest;
+use crate::simulate::manifests::{self, Manifests};
+use crate::simulate::pods::Pod;
+use crate::simulate::requirements::{Requirement, Requirements, Toleration};
+use crate::simulate::yaml::{Doc, Resources};
+use crate::solve::{ClusterPlan, PoolPlan};
+
+/// A cluster's generated NodePools, EC2NodeClasses and NodeOverlays (`manifests`, the cluster's objects), and the
+/// DaemonSets of the add-ons they configure, as `simulate --manifests out/<cluster>` would read them.
+pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
+    let docs: Vec<Doc> = manifests
+        .iter()
+        .filter(|m| matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeClass" | "NodeOverlay"))
+        // The text only locates input errors, which generated (schema-validated) objects do not have.
+        .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: String::new(), value: Cow::Borrowed(&m.object) })
+        .collect();
+    // Generated objects passed schema validation; a parse failure here would be a gpuplan bug.
+    let mut out = manifests::manifests(&docs).unwrap_or_default();
+    // The add-ons' DaemonSets take their requests from every node they run on, as `simulate` counts them.
+    let objects: Vec<&serde_json::Value> = manifests.iter().map(|m| &m.object).collect();
+    out.daemon_sets = crate::simulate::daemons::daemon_pods(&crate::simulate::daemons::add_ons(&objects, &[]));
+    out
+}
+
+/// `replicas` pods of `per_replica` accelerators each, placed as gpuplan tells users to place them on `pools`
+/// (`solve::workload_placement`: nodeSelector, tolerations, EFA request).
+pub fn pool_pods(namespace: &str, name: &str, pools: &[&PoolPlan], per_replica: u32, replicas: u32) -> Vec<Pod> {
+    let Some(first) = pools.first() else { return Vec::new() };
+    let placement = crate::solve::workload_placement(pools, per_replica);
+    let mut node_selector = Requirements::default();
+    for (k, v) in &placement.node_selector {
+        node_selector.add(k, Requirement::is_in([v.clone()]));
+    }
+    let tolerations: Vec<Toleration> = placement.tolerations;
+    let mut requests = Resources::from([(first.resource().to_string(), per_replica as i128 * 1000), ("pods".to_string(), 1000)]);
+    requests.extend(placement.requests.into_iter().map(|(k, v)| (k, v as i128 * 1000)));
+    (0..replicas)
+        .map(|i| Pod { key: format!("{namespace}/{name}-{i}"), requests: requests.clone(), node_selector: node_selector.clone(), tolerations: tolerations.clone(), ..Pod::default() })
+        .collect()
+}
+
+/// The PoolPlans of a workload's NodePools.
+pub(super) fn workload_pools<'a>(cluster: &'a ClusterPlan, nodepools: &[String]) -> Vec<&'a PoolPlan> {
+    cluster.pools.iter().filter(|p| nodepools.contains(&p.name)).collect()
+}
+
+/// The pods `simulate_workloads` simulates: every workload of the cluster at max replicas, placed on its pools
+/// (the conformance harness writes them as YAML for Karpenter's scheduler).
+pub fn workload_pods(cluster: &ClusterPlan) -> Vec<Pod> {
+    cluster
+        .ops
+        .workloads
+        .iter()
+        .flat_map(|w| replicas(cluster, w, w.replicas_max))
+        .collect()
+}
+
+/// `count` pods of a workload as its pod spec would request: its pool's placement, its accelerators and its
+/// `requests` (cpu, memory).
+pub(super) fn replicas(cluster: &ClusterPlan, w: &WorkloadPlan, count: u32) -> Vec<Pod> {
+    let mut pods = pool_pods(&w.namespace, &w.name, &workload_pools(cluster, &w.nodepools), w.gpus_per_replica.max(1), count);
+    let requests: Resources = w.requests.iter().filter_map(|(k, v)| Some((k.clone(), crate::simulate::yaml::milli(v)?))).collect();
+    for pod in &mut pods {
+        pod.requests.extend(requests.clone());
+    }
+    pods
+}

@@ -1,0 +1,39 @@
+//! GP001: a GPU NodePool that consolidates WhenEmptyOrUnderutilized moves running GPU work for a small saving.
+
+use crate::lint::code::RuleCode;
+use crate::lint::context::PoolCtx;
+use crate::lint::finding::Findings;
+use crate::lint::rule::{Rule, Scope};
+
+pub const RULE: Rule = Rule {
+    code: RuleCode::Gp001,
+    name: "gpu-underutilized-consolidation",
+    summary: "GPU NodePool consolidates WhenEmptyOrUnderutilized (moves running GPU work — a model reload, a lost training step — for a small saving)",
+    checks_output: true,
+    check: Scope::Pool(check),
+};
+
+/// GP001: WhenEmptyOrUnderutilized on a GPU pool.
+pub fn check(ctx: &PoolCtx, out: &mut Findings) {
+    // GP001 and GP007 are about accelerator nodes: a CPU pool's nodes are meant for ordinary pods (no
+    // accelerator taint) and run work that consolidation may move like any other.
+    // A static NodePool is not consolidated (Karpenter ignores the policy) and carries no resource limit
+    // (the CRD allows only `nodes`): its size is its replicas.
+    if !ctx.plan.accelerator.is_accelerator() || ctx.plan.static_pool.is_some() {
+        return;
+    }
+    let policy = ctx.np.spec()["disruption"]["consolidationPolicy"].as_str().unwrap_or("");
+    if policy == "WhenEmptyOrUnderutilized" {
+        out.pool(
+            ctx,
+            RULE.code,
+            ctx.tier.settings.disruption.consolidation_policy.span,
+            format!(
+                "NodePool `{}` consolidates WhenEmptyOrUnderutilized: Karpenter may delete a node that runs GPU pods whenever their {} requests fit on other or cheaper nodes, restarting long-running GPU work (a model reload, a lost training step) for a small saving",
+                ctx.plan.name,
+                ctx.plan.resource()
+            ),
+            "use `consolidation \"WhenEmpty\"` in the pool's disruption block (the preset default): empty GPU nodes still go, busy ones stay".into(),
+        );
+    }
+}
