@@ -7,6 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use miette::{Diagnostic, SourceSpan};
 
+/// The table of error codes: summary, explanation and failing example of each.
+pub mod codes;
+pub use codes::{ErrorCode, Example};
+
 /// A byte range in one of the loaded profile files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Span {
