@@ -95,8 +95,8 @@ fn lint_cluster_objects(compiled: &Compilation, manifests: &[PathBuf], cluster: 
         (None, _) => return Err(format!("error: --manifests needs --cluster: the profiles define clusters {}", names.join(", "))),
     };
     let objects = gpuplan::report::lint::with_cluster_objects(&cluster, compiled.manifests(), manifests).map_err(|e| format!("error: {e}"))?;
-    let printed: std::collections::BTreeSet<(&str, &str, &str)> = compiled.warnings.iter().map(|w| (w.code, w.message.as_str(), w.location.as_str())).collect();
-    let new: Vec<_> = gpuplan::report::lint::lint_on(compiled, &objects).into_iter().filter(|d| !printed.contains(&(d.code, d.message.as_str(), d.location.as_str()))).collect();
+    let printed: std::collections::BTreeSet<(&str, &str, &str)> = compiled.warnings.iter().map(|w| (w.code.as_str(), w.message.as_str(), w.location.as_str())).collect();
+    let new: Vec<_> = gpuplan::report::lint::lint_on(compiled, &objects).into_iter().filter(|d| !printed.contains(&(d.code.as_str(), d.message.as_str(), d.location.as_str()))).collect();
     if !new.is_empty() {
         eprint!("{}", term::render(&new, color()));
     }

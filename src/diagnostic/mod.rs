@@ -8,7 +8,7 @@ use miette::{Diagnostic, SourceSpan};
 
 /// The table of error codes: summary, explanation and failing example of each.
 pub mod codes;
-pub use codes::{ErrorCode, Example};
+pub use codes::{DiagnosticCode, ErrorCode, Example};
 /// How a profile's path is written into generated files.
 pub mod repository_paths;
 pub use repository_paths::RepositoryPaths; // MOVED(issue 29): re-export until the merge
@@ -93,11 +93,11 @@ impl Sources {
     }
 
     /// Builds a diagnostic pointing at `span`.
-    pub fn error(&self, span: Span, code: &'static str, message: impl Into<String>) -> ProfileDiagnostic {
+    pub fn error(&self, span: Span, code: impl Into<DiagnosticCode>, message: impl Into<String>) -> ProfileDiagnostic {
         let mut src = self.files[span.file].2.clone();
         src.snippet = src.lines_around(span).len() <= MAX_SNIPPET_BYTES;
         ProfileDiagnostic {
-            code,
+            code: code.into(),
             message: message.into(),
             location: self.location(span),
             src,
@@ -173,11 +173,12 @@ impl miette::SourceCode for Source {
     }
 }
 
-/// One problem in a profile. `code` is stable (tests and users grep for it); `location` is file:line:col.
+/// One problem in a profile. `code` is stable (an [`ErrorCode`] or a lint rule's; tests and users grep for it); `location` is
+/// file:line:col.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{location}: {message}")]
 pub struct ProfileDiagnostic {
-    pub code: &'static str,
+    pub code: DiagnosticCode,
     pub message: String,
     pub location: String,
     pub src: Source,
