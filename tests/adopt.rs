@@ -749,7 +749,7 @@ fn every_schema_example_parses() {
         std::fs::write(&path, &body).unwrap();
         let mut sources = gpuplan::diagnostic::Sources::default();
         let (_, diagnostics) = gpuplan::profile::parse_files(&[path.as_path()], &mut sources);
-        let unknown: Vec<String> = diagnostics.iter().filter(|d| ["E0102", "E0103", "E0104"].contains(&d.code)).map(|d| format!("{}: {}", d.code, d.message)).collect();
+        let unknown: Vec<String> = diagnostics.iter().filter(|d| ["E0102", "E0103", "E0104"].contains(&d.code.as_str())).map(|d| format!("{}: {}", d.code, d.message)).collect();
         assert!(unknown.is_empty(), "schema entry {} > {} does not parse: {unknown:?}\n{body}", node.parent, node.name);
     }
 }

@@ -1022,7 +1022,7 @@ fn template_override_dropping_the_values_is_e0184() {
     let empty = builtin_template("helm-values-configmap.yaml.j2").replace("data: {{ data }}", "data: {}");
     match compile_with_templates(&format!("{CLUSTER}{INFERENCE_POOL}"), &[("helm-values-configmap.yaml.j2", empty)]) {
         Err(CompileError::Profiles { diagnostics }) => {
-            let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+            let codes: Vec<&str> = diagnostics.iter().map(|d| d.code.as_str()).collect();
             assert!(codes.contains(&"E0184"), "{codes:?}");
             assert!(diagnostics.iter().any(|d| d.message.contains("gpu-operator-node-feature-discovery-worker")), "{}", gpuplan::diagnostic::render_plain(&diagnostics));
         }

@@ -251,7 +251,7 @@ fn check(specs: &[ProfileSpec]) -> Result<bool, TestCaseError> {
     let findings = gpuplan::report::lint::lint(c);
     for d in &findings {
         prop_assert!(
-            !["GP004", "GP005", "GP007", "GP010", "GP011", "GP012", "GP013"].contains(&d.code),
+            !["GP004", "GP005", "GP007", "GP010", "GP011", "GP012", "GP013"].contains(&d.code.as_str()),
             "lint {} fired on solver output: {}\n{files:#?}",
             d.code,
             d.message

@@ -42,8 +42,8 @@ fn lint_cluster_objects(compiled: &Compilation, manifests: &[PathBuf], cluster: 
     }
     let cluster = which_cluster(compiled, cluster)?;
     let objects = with_cluster_objects(&cluster, compiled.manifests(), manifests).map_err(CliError::msg)?;
-    let printed: BTreeSet<(&str, &str, &str)> = compiled.warnings.iter().map(|w| (w.code, w.message.as_str(), w.location.as_str())).collect();
-    let new: Vec<_> = lint_on(compiled, &objects).into_iter().filter(|d| !printed.contains(&(d.code, d.message.as_str(), d.location.as_str()))).collect();
+    let printed: BTreeSet<(&str, &str, &str)> = compiled.warnings.iter().map(|w| (w.code.as_str(), w.message.as_str(), w.location.as_str())).collect();
+    let new: Vec<_> = lint_on(compiled, &objects).into_iter().filter(|d| !printed.contains(&(d.code.as_str(), d.message.as_str(), d.location.as_str()))).collect();
     if !new.is_empty() {
         eprint!("{}", term::render(&new, color()));
     }

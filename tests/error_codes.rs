@@ -1,0 +1,190 @@
+//! The error-code table (`gpuplan::diagnostic::codes`) is unique, used and explained, and every code's failing
+//! example fails with it. The model is rustc's error index (rust-lang/rust `compiler/rustc_error_codes`): each
+//! `error_codes/E0004.md` explains its code and carries an erroneous example that the test suite compiles as
+//! `compile_fail,E0004`; here each `src/diagnostic/codes/<code>.md` carries input files and a gpuplan command that
+//! this test runs on an empty directory, expecting exit code 2 and that code.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gpuplan::diagnostic::ErrorCode;
+
+/// Examples that cannot fail with their code alone, and the codes they report beside it (each for a reason the
+/// explanation gives).
+const COMPANIONS: &[(ErrorCode, &[ErrorCode])] = &[
+    // A quota line on the wrong resource is refused, so the queue has no quota.
+    (ErrorCode::E0204, &[ErrorCode::E0202]),
+    // The limits are sized from the budget: quotas above the budget are above a NodePool's limit too.
+    (ErrorCode::E0211, &[ErrorCode::E0210]),
+];
+
+/// Codes `gpuplan compile` cannot reach (an earlier check stops it without a code): their examples run through the
+/// library instead (see `e0151_is_raised_by_the_solver_given_no_catalog_for_the_region`).
+const LIBRARY_ONLY: &[ErrorCode] = &[ErrorCode::E0151];
+
+/// The code table's own file: it names every code, so it proves no use.
+const TABLE: &str = "src/diagnostic/codes.rs";
+
+/// Every `.rs` file under src/ (but the table), with its text.
+fn sources() -> Vec<(PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with(TABLE) {
+                out.push((path.strip_prefix(root).unwrap().to_path_buf(), std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The codes a diagnostic in src/ is raised with: `ErrorCode::E0107`, or a string literal `"E0107"`, by file.
+fn raised() -> BTreeMap<String, BTreeSet<PathBuf>> {
+    let pattern = regex::Regex::new(r#"ErrorCode::(E\d{4})\b|"(E\d{4})""#).unwrap();
+    let mut out: BTreeMap<String, BTreeSet<PathBuf>> = BTreeMap::new();
+    for (path, text) in sources() {
+        for c in pattern.captures_iter(&text) {
+            let code = c.get(1).or(c.get(2)).unwrap().as_str();
+            out.entry(code.to_string()).or_default().insert(path.clone());
+        }
+    }
+    out
+}
+
+#[test]
+fn codes_are_unique_in_order_and_read_back() {
+    let names: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(names, sorted, "codes must be unique and in order");
+    for &code in ErrorCode::ALL {
+        assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        assert_eq!(code.to_string(), code.as_str());
+        assert!(regex::Regex::new(r"^E\d{4}$").unwrap().is_match(code.as_str()), "{code}");
+    }
+    assert_eq!(ErrorCode::parse("GP001"), None);
+}
+
+#[test]
+fn every_code_a_diagnostic_raises_is_in_the_table() {
+    let unknown: Vec<String> = raised().into_iter().filter(|(code, _)| ErrorCode::parse(code).is_none()).map(|(code, files)| format!("{code} in {files:?}")).collect();
+    assert!(unknown.is_empty(), "codes raised in src/ but missing from {TABLE}: {unknown:#?}");
+}
+
+#[test]
+fn every_code_in_the_table_is_raised_by_a_diagnostic() {
+    let raised = raised();
+    let unused: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).filter(|c| !raised.contains_key(*c)).collect();
+    assert!(unused.is_empty(), "codes in {TABLE} that no diagnostic in src/ raises: {unused:?}");
+}
+
+/// Comments and messages name codes too ("E0184", "E0200–E0205"): each must be one of the table, but the upper end of
+/// a range (`E0220–E0229` reserves the block, not E0229).
+#[test]
+fn every_code_named_in_src_is_in_the_table() {
+    let pattern = regex::Regex::new(r"(–|-)?\b(E0\d{3})\b").unwrap();
+    let mut unknown = Vec::new();
+    for (path, text) in sources() {
+        for c in pattern.captures_iter(&text) {
+            let code = &c[2];
+            if c.get(1).is_none() && ErrorCode::parse(code).is_none() {
+                unknown.push(format!("{code} in {}", path.display()));
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "codes named in src/ that are not in the table: {unknown:#?}");
+}
+
+#[test]
+fn every_code_has_a_summary_an_explanation_and_an_example() {
+    for &code in ErrorCode::ALL {
+        let summary = code.summary();
+        assert!(!summary.is_empty() && !summary.ends_with('.') && !summary.contains('\n'), "{code}: summary {summary:?}");
+        assert!(code.explanation().len() > 80, "{code}: explanation {:?}", code.explanation());
+        assert!(!code.explanation().contains("## Example"), "{code}: the explanation runs into the example");
+        let example = code.example();
+        assert!(example.command.len() >= 2 && example.command[0] == "gpuplan", "{code}: command {:?}", example.command);
+        for (path, text) in &example.files {
+            assert!(!path.is_empty() && Path::new(path).is_relative() && !path.contains(".."), "{code}: file path {path:?}");
+            assert!(text.ends_with('\n') && !text.contains("```"), "{code}: file {path} is not one whole code block");
+        }
+        // Only a file that cannot be read has no input.
+        assert_eq!(example.files.is_empty(), code == ErrorCode::E0001, "{code}: example files {:?}", example.files);
+    }
+}
+
+/// Writes the example's files into a fresh directory and runs its command there (no colour): exit code, stderr.
+fn run_example(code: ErrorCode) -> (tempfile::TempDir, Option<i32>, String) {
+    let example = code.example();
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in &example.files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(&example.command[1..]).output().unwrap();
+    (dir, output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// The codes of the errors in a report: miette prints each code on a line of its own above its message.
+fn reported(stderr: &str) -> BTreeSet<ErrorCode> {
+    stderr.lines().filter_map(|l| ErrorCode::parse(l.trim())).collect()
+}
+
+/// What running `code`'s example gave, when it is not a failure with exactly that code (and its companions).
+fn check_example(code: ErrorCode) -> Option<String> {
+    let (_dir, status, stderr) = run_example(code);
+    let companions = COMPANIONS.iter().find(|(c, _)| *c == code).map_or(&[][..], |(_, also)| *also);
+    let allowed: BTreeSet<ErrorCode> = companions.iter().copied().chain([code]).collect();
+    let found = reported(&stderr);
+    let ok = status == Some(2) && found.contains(&code) && found.is_subset(&allowed);
+    (!ok).then(|| format!("{code}: exit {status:?}, codes {found:?} (want {allowed:?})\n{stderr}"))
+}
+
+/// Every example fails with its code, exit code 2, and with no other code but its listed companions.
+#[test]
+fn every_example_fails_with_its_code() {
+    let codes: Vec<ErrorCode> = ErrorCode::ALL.iter().copied().filter(|c| !LIBRARY_ONLY.contains(c)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                while let Some(&code) = codes.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    if let Some(failure) = check_example(code) {
+                        failures.lock().unwrap().push(failure);
+                    }
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().unwrap();
+    failures.sort();
+    assert!(failures.is_empty(), "{} example(s) do not fail with their code:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// `gpuplan compile` loads a catalog for every region before it solves, and stops without a code when one is missing;
+/// the solver itself, given no catalog for a profile's region, reports E0151.
+#[test]
+fn e0151_is_raised_by_the_solver_given_no_catalog_for_the_region() {
+    let (dir, status, stderr) = run_example(ErrorCode::E0151);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(reported(&stderr).is_empty() && stderr.contains("no catalog for region eu-west-1"), "{stderr}");
+    let paths: Vec<PathBuf> = ErrorCode::E0151.example().files.iter().map(|(p, _)| dir.path().join(p)).collect();
+    let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    let mut sources = gpuplan::diagnostic::Sources::default();
+    let (profiles, parsed) = gpuplan::profile::parse_files(&paths, &mut sources);
+    assert!(parsed.is_empty(), "{}", gpuplan::diagnostic::render_plain(&parsed));
+    let diagnostics = gpuplan::solve::solve(&profiles, &sources, &BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).err().expect("no catalog, no plan");
+    let codes: Vec<String> = diagnostics.iter().map(|d| d.code.to_string()).collect();
+    assert_eq!(codes, ["E0151"], "{}", gpuplan::diagnostic::render_plain(&diagnostics));
+}
