@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::{Catalog, CatalogError};
 use crate::check::ClusterCtx;
 use crate::diagnostic::{ProfileDiagnostic, Sources};
@@ -279,7 +280,7 @@ fn raw_at<'p>(cluster: &'p solve::ClusterPlan, manifests: &[Manifest], path: &Pa
 fn raw_violation(c: &Compilation, cluster: &solve::ClusterPlan, manifests: &[Manifest], path: &Path, v: &crate::validate::Violation) -> ProfileDiagnostic {
     let raw = raw_at(cluster, manifests, path, v).expect("partitioned on raw_at");
     c.sources
-        .error(raw.span, "E0315", format!("the raw {} fragment makes {} invalid at {}: {}", raw.kind, path.display(), v.pointer, v.message))
+        .error(raw.span, ErrorCode::E0315, format!("the raw {} fragment makes {} invalid at {}: {}", raw.kind, path.display(), v.pointer, v.message))
         .label("raw fragment")
         .help("fix the fragment's field (it is merged into gpuplan's object and validated against the CRD with it)")
 }
@@ -297,7 +298,7 @@ fn kubelet_violation(c: &Compilation, cluster: &solve::ClusterPlan, manifests: &
     let kubelet = tiers.filter(|t| cluster.pools.iter().any(|p| p.name == t.name.value && p.node_class == class)).find_map(|t| t.settings.kubelet.as_ref())?;
     Some(
         c.sources
-            .error(kubelet.span, "E0161", format!("these kubelet settings make {} invalid at {}: {}", path.display(), v.pointer, v.message))
+            .error(kubelet.span, ErrorCode::E0161, format!("these kubelet settings make {} invalid at {}: {}", path.display(), v.pointer, v.message))
             .label("kubelet settings")
             .help("each eviction-soft signal needs its eviction-soft-grace-period, and image-gc-low-threshold-percent must be below the high one (the EC2NodeClass CRD's rules)"),
     )
@@ -315,7 +316,7 @@ fn addon_diagnostics(c: &Compilation, cluster: &solve::ClusterPlan, manifests: &
         let taint = u.taint.describe();
         out.push(
             c.sources
-                .error(tier.name.span, "E0184", format!(
+                .error(tier.name.span, ErrorCode::E0184, format!(
                     "NodePool `{}` would never get its devices: {} not tolerate the node's taint {taint}",
                     u.nodepool,
                     u.subject()

@@ -1,5 +1,6 @@
 //! E0160: kubelet settings that leave no room for a pod, proven by the simulator on the cluster's generated objects.
 
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::ProfileDiagnostic;
 use crate::simulate::{self, manifests::Manifests};
 
@@ -25,7 +26,7 @@ pub fn kubelet_diagnostics(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<Profi
         let Some(pending) = report.pending.first() else { continue };
         out.push(
             ctx.sources
-                .error(kubelet.span, "E0160", format!("with these kubelet settings no node of NodePool `{}` takes a pod of one {}: {}", pool.name, pool.resource(), pending.reason))
+                .error(kubelet.span, ErrorCode::E0160, format!("with these kubelet settings no node of NodePool `{}` takes a pod of one {}: {}", pool.name, pool.resource(), pending.reason))
                 .label("kubelet settings")
                 .help("leave room for pods: max-pods above the DaemonSets' pods, kube-reserved and system-reserved below the node's cpu and memory, eviction thresholds below its capacity"),
         );

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::ProfileDiagnostic;
 use crate::simulate::manifests::Manifests;
 use crate::simulate::report::{price, NodeClaimReport};
@@ -44,7 +45,7 @@ pub fn workload_diagnostics(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<Prof
         if let Some(first) = pending.first() {
             out.push(
                 ctx.sources
-                    .error(spec.replicas_max.span, "E0180", format!(
+                    .error(spec.replicas_max.span, ErrorCode::E0180, format!(
                         "workload `{}/{}` cannot fully schedule at {} replicas: {} of them stay pending in the simulation of the generated NodePools",
                         w.namespace, w.name, w.replicas_max, pending.len()
                     ))
@@ -66,7 +67,7 @@ pub fn workload_diagnostics(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<Prof
         if let Some((pod, pool)) = stray.first() {
             out.push(
                 ctx.sources
-                    .error(spec.pool.span, "E0181", format!("workload `{}/{}`: {} replica(s) land on NodePool `{pool}`, not on pool `{}` (first: {pod})", w.namespace, w.name, stray.len(), w.pool))
+                    .error(spec.pool.span, ErrorCode::E0181, format!("workload `{}/{}`: {} replica(s) land on NodePool `{pool}`, not on pool `{}` (first: {pod})", w.namespace, w.name, stray.len(), w.pool))
                     .help("another NodePool carries the same label and tolerable taints with a higher weight: give the pools distinct labels"),
             );
         }

@@ -19,6 +19,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::diagnostic::ErrorCode;
 use crate::layout::{OutputTree, cluster_of, parse_header};
 use crate::compile::CompileError;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span};
@@ -72,11 +73,11 @@ fn diagnostic(at: &Located, before: &Value, after: &Value, violation: &Violation
             (None, r) => format!("pool `{name}` is no longer static, but {file} holds NodePool {name} static (spec.replicas={})", r.unwrap_or(&Value::Null)),
         };
         let message = format!("{change}: the API server refuses the update ({}), so the GitOps sync would fail", violation.message);
-        return at.sources.error(span, "E0308", message).help(format!("rename the pool (a new NodePool), or delete NodePool {name} from the cluster and {file} from out/, then compile again: the GitOps tool creates it anew"));
+        return at.sources.error(span, ErrorCode::E0308, message).help(format!("rename the pool (a new NodePool), or delete NodePool {name} from the cluster and {file} from out/, then compile again: the GitOps tool creates it anew"));
     }
     let span = tier.map_or_else(|| at.profile_span(), |(name_at, _)| name_at);
     let message = format!("{kind} {name} at {}: the API server refuses this update of the object {file} holds: {}", violation.pointer, violation.message);
-    at.sources.error(span, "E0309", message).help(format!("keep the field as {file} has it, or rename the object, or delete {kind} {name} from the cluster and {file} from out/, then compile again: the GitOps tool creates it anew"))
+    at.sources.error(span, ErrorCode::E0309, message).help(format!("keep the field as {file} has it, or rename the object, or delete {kind} {name} from the cluster and {file} from out/, then compile again: the GitOps tool creates it anew"))
 }
 
 /// Where a refused update is reported: the generated file and the profiles that wrote it.

@@ -11,6 +11,7 @@ use kdl::KdlNode;
 
 use super::parser::{prop, Parser};
 use super::{schema, Settings, Tier};
+use crate::diagnostic::ErrorCode;
 use crate::catalog::AcceleratorKind;
 use crate::diagnostic::Spanned;
 
@@ -94,7 +95,7 @@ impl Parser<'_> {
             other => {
                 self.error(
                     m.span,
-                    "E0118",
+                    ErrorCode::E0118,
                     format!("unknown GPU manufacturer `{other}`"),
                     "one of nvidia, amd (for AWS Inferentia/Trainium write a `neuron` block)",
                 );
@@ -127,7 +128,7 @@ impl Parser<'_> {
                 }
                 "name" | "manufacturer" => self.error(
                     self.span(child.name().span()),
-                    "E0260",
+                    ErrorCode::E0260,
                     format!("`{}` selects an accelerator, and a `cpu` pool has none", child.name().value()),
                     "remove it, or write a `gpu { … }` / `neuron { … }` block instead of `cpu { … }`",
                 ),
@@ -153,14 +154,14 @@ impl Parser<'_> {
             (Some(_), None) => {
                 self.error(
                     m.span,
-                    "E0122",
+                    ErrorCode::E0122,
                     format!("unknown memory unit `{unit}` in `{}`", m.value),
                     "use binary units GiB or MiB (EC2 reports GPU memory in MiB; \"24GB\" → \"24GiB\")",
                 );
                 None
             }
             _ => {
-                self.error(m.span, "E0122", format!("`{}` is not a memory size", m.value), "write a whole number with a unit, e.g. \"24GiB\"");
+                self.error(m.span, ErrorCode::E0122, format!("`{}` is not a memory size", m.value), "write a whole number with a unit, e.g. \"24GiB\"");
                 None
             }
         }
@@ -174,7 +175,7 @@ impl Parser<'_> {
             let at = self.sources.location(self.span(first.name().span()));
             self.error(
                 self.span(second.name().span()),
-                "E0261",
+                ErrorCode::E0261,
                 format!("{context} says both `{}` (at {at}) and `{}`: a NodePool runs on one kind of node", first.name().value(), second.name().value()),
                 "keep one; for CPU and GPU capacity side by side write two pools",
             );
@@ -189,7 +190,7 @@ impl Parser<'_> {
         let cpu = |t: &Tier| t.settings.accelerator.value == AcceleratorKind::Cpu;
         if let Some(other) = tiers.iter().find(|t| cpu(t) != cpu(first)) {
             let (a, b) = if cpu(first) { ("CPU", "accelerated") } else { ("accelerated", "CPU") };
-            self.error(other.settings.accelerator.span, "E0264", format!("tier `{}` is {b} while tier `{}` is {a}: a pool's tiers run on one kind of node", other.name.value, first.name.value), "write the CPU capacity as a pool of its own");
+            self.error(other.settings.accelerator.span, ErrorCode::E0264, format!("tier `{}` is {b} while tier `{}` is {a}: a pool's tiers run on one kind of node", other.name.value, first.name.value), "write the CPU capacity as a pool of its own");
         }
     }
 }

@@ -16,6 +16,7 @@ use kdl::KdlNode;
 
 use super::parser::{args, prop, Parser};
 use super::{schema, Raw};
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{Span, Spanned};
 
 #[derive(Debug, Clone)]
@@ -110,7 +111,7 @@ impl Parser<'_> {
         self.check_entries(node, &[], 1);
         let name = args(node).next().and_then(|e| self.expect_string(e, "the cluster name"));
         let Some(name) = name else {
-            self.error(self.span(node.span()), "E0107", "`cluster` needs a name", "write cluster \"ml-prod\" { … }");
+            self.error(self.span(node.span()), ErrorCode::E0107, "`cluster` needs a name", "write cluster \"ml-prod\" { … }");
             return None;
         };
         self.check_name(&name, "cluster");
@@ -123,7 +124,7 @@ impl Parser<'_> {
             self.cluster_line(child, &mut lines);
         }
         let Some(region) = lines.region.take() else {
-            self.error(node_span, "E0107", "the cluster has no `region`", "add region \"us-east-1\" to the cluster block");
+            self.error(node_span, ErrorCode::E0107, "the cluster has no `region`", "add region \"us-east-1\" to the cluster block");
             return None;
         };
         self.check_region(&region, &lines.zones);
@@ -163,19 +164,19 @@ impl Parser<'_> {
                 lines.discovery_tag = self.single_string(child);
                 if let Some(tag) = &lines.discovery_tag {
                     let non_empty = |t: &str| if t.is_empty() { Err("it is empty, and Karpenter refuses an empty tag value in a selector term".to_string()) } else { Ok(()) };
-                    self.check_value(tag, non_empty, "E0191", "discovery tag", "write the karpenter.sh/discovery tag value of the cluster's subnets, or leave the line out (the cluster name)");
+                    self.check_value(tag, non_empty, ErrorCode::E0191, "discovery tag", "write the karpenter.sh/discovery tag value of the cluster's subnets, or leave the line out (the cluster name)");
                 }
             }
             "node-role" => {
                 lines.node_role = self.single_string(child);
                 if let Some(role) = &lines.node_role {
-                    self.check_value(role, crate::names::check_role_name, "E0191", "node role", "write the IAM role name of the nodes, or leave the line out (KarpenterNodeRole-<cluster>)");
+                    self.check_value(role, crate::names::check_role_name, ErrorCode::E0191, "node role", "write the IAM role name of the nodes, or leave the line out (KarpenterNodeRole-<cluster>)");
                 }
             }
             "instance-profile" => {
                 // Spanned at the line's name: E0316 and E0317 are about the line, not its value.
                 if let Some(profile) = self.single_string(child) {
-                    self.check_value(&profile, crate::names::check_instance_profile_name, "E0191", "instance profile", "write the name of the IAM instance profile the nodes launch with (already created, with the node role in it)");
+                    self.check_value(&profile, crate::names::check_instance_profile_name, ErrorCode::E0191, "instance profile", "write the name of the IAM instance profile the nodes launch with (already created, with the node role in it)");
                     lines.instance_profile = Some(Spanned::new(profile.value, self.span(child.name().span())));
                 }
             }
@@ -198,7 +199,7 @@ impl Parser<'_> {
             "ephemeral-storage" => {
                 lines.ephemeral_storage = self.single_string(child);
                 if let Some(size) = &lines.ephemeral_storage {
-                    self.check_value(size, check_ephemeral_storage, "E0275", "ephemeral storage size", "write a size in Auto Mode's ranges: 1-59000Gi, 1-64000G, 1-58Ti or 1-64T, e.g. ephemeral-storage \"200Gi\"");
+                    self.check_value(size, check_ephemeral_storage, ErrorCode::E0275, "ephemeral storage size", "write a size in Auto Mode's ranges: 1-59000Gi, 1-64000G, 1-58Ti or 1-64T, e.g. ephemeral-storage \"200Gi\"");
                 }
             }
             "gitops" => lines.gitops = Some(self.parse_gitops(child)),
@@ -211,8 +212,8 @@ impl Parser<'_> {
         self.check_entries(child, &["snapshot"], 0);
         match prop(child, "snapshot").and_then(|e| self.expect_string(e, "snapshot")) {
             Some(snap) if snap.starts_with("snap-") && snap.len() > 5 => return Some(snap),
-            Some(snap) => self.error(snap.span, "E0105", format!("`{}` is not an EBS snapshot id", snap.value), "write image-cache snapshot=\"snap-0123456789abcdef0\""),
-            None => self.error(self.span(child.span()), "E0107", "`image-cache` needs snapshot", "write image-cache snapshot=\"snap-0123456789abcdef0\""),
+            Some(snap) => self.error(snap.span, ErrorCode::E0105, format!("`{}` is not an EBS snapshot id", snap.value), "write image-cache snapshot=\"snap-0123456789abcdef0\""),
+            None => self.error(self.span(child.span()), ErrorCode::E0107, "`image-cache` needs snapshot", "write image-cache snapshot=\"snap-0123456789abcdef0\""),
         }
         None
     }
@@ -230,7 +231,7 @@ impl Parser<'_> {
         };
         let repo = text(self, "repo", "");
         if repo.is_empty() {
-            self.error(span, "E0107", "`gitops` needs repo", "write gitops repo=\"https://github.com/org/platform.git\" revision=\"main\"");
+            self.error(span, ErrorCode::E0107, "`gitops` needs repo", "write gitops repo=\"https://github.com/org/platform.git\" revision=\"main\"");
         }
         let mut depends_on = Vec::new();
         for grandchild in child.children().map(|c| c.nodes()).unwrap_or_default() {
@@ -251,7 +252,7 @@ impl Parser<'_> {
         if settings.flux && settings.revision == "HEAD" {
             self.error(
                 span,
-                "E0157",
+                ErrorCode::E0157,
                 "Flux needs the revision to follow: `gitops` has none (HEAD)",
                 "a GitRepository without a ref follows `master`, not the default branch: write revision=\"main\" (a branch, a v1.2.3 tag or a commit)",
             );
@@ -259,7 +260,7 @@ impl Parser<'_> {
         if settings.argocd && settings.flux {
             self.error(
                 span,
-                "E0155",
+                ErrorCode::E0155,
                 "`gitops` asks for both Argo CD and Flux on the same path",
                 "two pruning controllers fight over the same objects (each reverts the other's applies and prunes what its own source lacks): keep one, argocd=#true flux=#false or argocd=#false flux=#true",
             );
@@ -270,14 +271,14 @@ impl Parser<'_> {
     /// E0114: a region name, and zones of that region.
     fn check_region(&mut self, region: &Spanned<String>, zones: &[Spanned<String>]) {
         if !region.value.split('-').count().eq(&3) || !region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
-            self.error(region.span, "E0114", format!("`{}` is not an AWS region name", region.value), "e.g. us-east-1");
+            self.error(region.span, ErrorCode::E0114, format!("`{}` is not an AWS region name", region.value), "e.g. us-east-1");
         }
         for zone in zones {
             let suffix_ok = zone.strip_prefix(region.as_str()).is_some_and(|s| s.len() == 1 && s.chars().all(|c| c.is_ascii_lowercase()));
             if !suffix_ok {
                 self.error(
                     zone.span,
-                    "E0114",
+                    ErrorCode::E0114,
                     format!("zone `{}` is not an availability zone of {}", zone.value, region.value),
                     format!("zones of {0} look like {0}a, {0}b, …", region.value),
                 );
@@ -297,18 +298,18 @@ impl Parser<'_> {
             };
             self.check_auto_mode_cluster(written);
         } else if let Some(size) = &lines.ephemeral_storage {
-            self.error(size.span, "E0276", "`ephemeral-storage` is an EKS Auto Mode NodeClass setting, and the cluster is not in Auto Mode", "add `auto-mode #true` to the cluster block, or leave the line out (EC2NodeClasses get a 200Gi gp3 volume)");
+            self.error(size.span, ErrorCode::E0276, "`ephemeral-storage` is an EKS Auto Mode NodeClass setting, and the cluster is not in Auto Mode", "add `auto-mode #true` to the cluster block, or leave the line out (EC2NodeClasses get a 200Gi gp3 volume)");
         } else if ami.is_empty() {
             self.error(
                 node_span,
-                "E0115",
+                ErrorCode::E0115,
                 "the cluster has no `ami`",
                 "pin an EC2NodeClass AMI alias, e.g. ami \"al2023@v20251023\" (see README: why not @latest)",
             );
         } else if !valid_ami_alias(ami) {
             self.error(
                 ami.span,
-                "E0115",
+                ErrorCode::E0115,
                 format!("`{}` is not an AMI alias", ami.value),
                 "write family@version, e.g. al2023@v20251023 or bottlerocket@v1.50.0",
             );
@@ -319,7 +320,7 @@ impl Parser<'_> {
         {
             self.error(
                 snap.span,
-                "E0156",
+                ErrorCode::E0156,
                 format!("`image-cache` needs a Bottlerocket AMI, but the cluster uses `{}`", ami.value),
                 "AL2023 has one root volume and no separate data volume to restore the snapshot into: use ami \"bottlerocket@…\" (images live on /dev/xvdb) or remove image-cache",
             );
@@ -335,11 +336,11 @@ impl Parser<'_> {
         let Some(profile) = instance_profile else { return };
         if let Some(role) = node_role {
             let message = format!("`instance-profile` and `node-role` (at {}) are both written: a node class takes exactly one", self.sources.location(role.span));
-            self.error(profile.span, "E0316", message, "keep `instance-profile` for a pre-provisioned instance profile (Karpenter then manages none), or `node-role` for Karpenter to create one for the role; remove the other line");
+            self.error(profile.span, ErrorCode::E0316, message, "keep `instance-profile` for a pre-provisioned instance profile (Karpenter then manages none), or `node-role` for Karpenter to create one for the role; remove the other line");
         } else if auto_mode {
             self.error(
                 profile.span,
-                "E0317",
+                ErrorCode::E0317,
                 "an EKS Auto Mode NodeClass names its nodes' IAM identity by role, not by instance profile",
                 "write node-role \"<the role in the instance profile>\" (it needs an EKS access entry), or leave out `auto-mode #true` to emit an EC2NodeClass, which takes an instanceProfile",
             );
@@ -353,7 +354,7 @@ impl Parser<'_> {
         if !written.ami.is_empty() {
             self.error_labelled(
                 written.ami.span,
-                "E0270",
+                ErrorCode::E0270,
                 format!("EKS Auto Mode chooses the node image itself: the cluster cannot pin AMI `{}`", written.ami.value),
                 "an AMI alias",
                 "leave out `ami` (Auto Mode updates its Bottlerocket-based image weekly and replaces nodes within 21 days), or leave out `auto-mode #true` to emit an EC2NodeClass for self-managed Karpenter",
@@ -362,7 +363,7 @@ impl Parser<'_> {
         if let Some(snap) = written.image_cache {
             self.error_labelled(
                 snap.span,
-                "E0271",
+                ErrorCode::E0271,
                 "EKS Auto Mode cannot restore an image cache: its NodeClass has no block device mappings or snapshots",
                 "an EBS snapshot",
                 "leave out `image-cache` (size the node's disk with `ephemeral-storage \"…Gi\"`), or leave out `auto-mode #true`",
@@ -371,7 +372,7 @@ impl Parser<'_> {
         if let Some(span) = written.accelerated_ami {
             self.error_labelled(
                 span,
-                "E0272",
+                ErrorCode::E0272,
                 "`accelerated-ami` has no meaning in EKS Auto Mode: Auto Mode ships and manages the NVIDIA and Neuron drivers",
                 "a driver setting",
                 "leave out `accelerated-ami` (no GPU Operator is installed in an Auto Mode cluster)",
@@ -380,7 +381,7 @@ impl Parser<'_> {
         if let Some(user_data) = written.user_data {
             self.error_labelled(
                 user_data.span,
-                "E0279",
+                ErrorCode::E0279,
                 "EKS Auto Mode nodes take no user data: its NodeClass has no userData field, so this would be dropped",
                 "user data",
                 "leave out `user-data` (Auto Mode configures its nodes itself), or leave out `auto-mode #true` to emit an EC2NodeClass that carries it",

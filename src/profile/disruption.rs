@@ -14,6 +14,7 @@ use kdl::KdlNode;
 use super::duration::duration_minutes;
 use super::parser::{prop, Parser};
 use super::schema;
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::Spanned;
 
 /// A `budget` line of a `disruption` block: defined in `catalog::cost`, whose drain-peak model reads it.
@@ -101,7 +102,7 @@ impl Parser<'_> {
         let (Some(day), Some(start), Some(duration)) = (day, start, duration) else {
             self.error(
                 span,
-                "E0107",
+                ErrorCode::E0107,
                 "`maintenance-window` needs day, start and duration",
                 "write maintenance-window day=\"sunday\" start=\"02:00\" duration=\"4h\" (UTC)",
             );
@@ -111,19 +112,19 @@ impl Parser<'_> {
         let start_minute = parse_hhmm(&start);
         let minutes = self.duration(duration.clone(), false).and_then(|d| duration_minutes(&d));
         match (weekday, start_minute, minutes) {
-            (None, _, _) => self.error(day.span, "E0118", format!("unknown day `{}`", day.value), "sunday … saturday"),
-            (_, None, _) => self.error(start.span, "E0118", format!("`{}` is not a UTC time of day", start.value), "write HH:MM, e.g. 02:00"),
+            (None, _, _) => self.error(day.span, ErrorCode::E0118, format!("unknown day `{}`", day.value), "sunday … saturday"),
+            (_, None, _) => self.error(start.span, ErrorCode::E0118, format!("`{}` is not a UTC time of day", start.value), "write HH:MM, e.g. 02:00"),
             (_, _, None) => {}
             (Some(_), Some(_), Some(m)) if m == 0 || m >= 7 * 24 * 60 => self.error(
                 duration.span,
-                "E0106",
+                ErrorCode::E0106,
                 "a maintenance window lasts between 1 minute and 1 week",
                 "",
             ),
             (Some(w), Some(s), Some(m)) => {
                 let nodes = nodes.map(|n| n.value).unwrap_or_else(|| "1".into());
                 if !valid_budget_nodes(&nodes) {
-                    self.error(span, "E0118", format!("nodes `{nodes}` is not a count or a percentage"), "write e.g. nodes=\"1\" or nodes=\"10%\"");
+                    self.error(span, ErrorCode::E0118, format!("nodes `{nodes}` is not a count or a percentage"), "write e.g. nodes=\"1\" or nodes=\"10%\"");
                 }
                 return Some(Spanned::new(
                     MaintenanceWindow { weekday: w as u32, start_minute_of_day: s, duration_minutes: m, nodes },
@@ -140,25 +141,25 @@ impl Parser<'_> {
         self.check_entries(child, &["nodes", "schedule", "duration", "reasons"], 0);
         let nodes = prop(child, "nodes").and_then(|e| self.expect_string(e, "budget nodes"));
         let Some(nodes) = nodes else {
-            self.error(span, "E0107", "`budget` needs nodes", "write budget nodes=\"10%\" (a count or a percentage, quoted)");
+            self.error(span, ErrorCode::E0107, "`budget` needs nodes", "write budget nodes=\"10%\" (a count or a percentage, quoted)");
             return None;
         };
         if !valid_budget_nodes(&nodes) {
-            self.error(nodes.span, "E0118", format!("nodes `{}` is not a count or a percentage", nodes.value), "write e.g. nodes=\"1\" or nodes=\"10%\"");
+            self.error(nodes.span, ErrorCode::E0118, format!("nodes `{}` is not a count or a percentage", nodes.value), "write e.g. nodes=\"1\" or nodes=\"10%\"");
         }
         let schedule = prop(child, "schedule").and_then(|e| self.expect_string(e, "budget schedule"));
         let duration = prop(child, "duration").and_then(|e| self.expect_string(e, "budget duration"));
         if schedule.is_some() != duration.is_some() {
             self.error(
                 span,
-                "E0120",
+                ErrorCode::E0120,
                 "a scheduled budget needs both schedule and duration",
                 "write both, e.g. schedule=\"0 9 * * 1-5\" duration=\"8h\" (cron in UTC); or neither for an always-on budget",
             );
         }
         if let Some(s) = &schedule {
             if s.split_whitespace().count() != 5 && !s.starts_with('@') {
-                self.error(s.span, "E0118", format!("`{}` is not a 5-field cron schedule", s.value), "minute hour day-of-month month day-of-week, in UTC, e.g. \"0 9 * * 1-5\"");
+                self.error(s.span, ErrorCode::E0118, format!("`{}` is not a 5-field cron schedule", s.value), "minute hour day-of-month month day-of-week, in UTC, e.g. \"0 9 * * 1-5\"");
             }
         }
         let duration = duration.and_then(|d| self.duration(d, false));

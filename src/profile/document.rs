@@ -9,6 +9,7 @@ use kdl::{KdlDocument, KdlNode};
 
 use super::parser::{args, prop, Parser};
 use super::{fast_kdl, schema, Cluster, Pool, Profile};
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{Span, Spanned};
 
 /// Deepest `{ … }` nesting a profile may have (E0187). The language nests at most 4 deep; the cap keeps kdl-rs's
@@ -52,7 +53,7 @@ impl Parser<'_> {
         let Some(cluster) = top.cluster.take() else {
             self.error(
                 whole,
-                "E0110",
+                ErrorCode::E0110,
                 "the profile has no `cluster` block",
                 "add cluster \"name\" { region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@vYYYYMMDD\" }",
             );
@@ -61,7 +62,7 @@ impl Parser<'_> {
         let wrote_pools = !top.pools.is_empty();
         let pools: Vec<Pool> = top.pools.iter().filter_map(|n| self.parse_pool(n)).collect();
         if !wrote_pools {
-            self.error(whole, "E0111", "the profile has no `pool`", "add pool \"name\" preset=\"inference-spot\" { gpu { … } }");
+            self.error(whole, ErrorCode::E0111, "the profile has no `pool`", "add pool \"name\" preset=\"inference-spot\" { gpu { … } }");
         }
         self.check_nodepool_names(&pools);
         self.check_overlays(&pools);
@@ -88,7 +89,7 @@ impl Parser<'_> {
                     "kdl-rs recurses once per part: write long comments as // lines, and one /- per node or entry",
                 ),
             };
-            self.error(span, "E0187", message, help);
+            self.error(span, ErrorCode::E0187, message, help);
             return None;
         }
         // The common subset of KDL is read by the fast path; anything else (and every error, with its diagnostics)
@@ -102,7 +103,7 @@ impl Parser<'_> {
                     let help = d.help.clone().unwrap_or_else(|| {
                         "gpuplan profiles are KDL v2 documents (https://kdl.dev): strings in double quotes, booleans #true/#false".into()
                     });
-                    let mut diag = self.sources.error(self.span(d.span), "E0101", format!("malformed KDL: {message}"), );
+                    let mut diag = self.sources.error(self.span(d.span), ErrorCode::E0101, format!("malformed KDL: {message}"), );
                     diag = diag.help(help).label(d.label.clone().unwrap_or_else(|| "here".into()));
                     self.diagnostics.push(diag);
                 }
@@ -133,7 +134,7 @@ impl Parser<'_> {
                 if top.cluster.is_some() {
                     self.error(
                         self.span(node.span()),
-                        "E0109",
+                        ErrorCode::E0109,
                         "a profile has one cluster",
                         "split pools for another cluster into their own profile file",
                     );
@@ -148,7 +149,7 @@ impl Parser<'_> {
                     Some(entry) => top.budget = self.expect_number(entry, "budget usd-per-hour"),
                     None => self.error(
                         self.span(node.span()),
-                        "E0107",
+                        ErrorCode::E0107,
                         "`budget` needs usd-per-hour",
                         "write it as budget usd-per-hour=150",
                     ),
@@ -171,7 +172,7 @@ impl Parser<'_> {
                 let first_at = self.sources.location(first);
                 self.error(
                     tier.name.span,
-                    "E0112",
+                    ErrorCode::E0112,
                     format!("NodePool name `{}` is used twice in this profile (first at {first_at})", tier.name.value),
                     "give each pool and tier a distinct name",
                 );

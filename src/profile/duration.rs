@@ -2,6 +2,7 @@
 //! once here (E0121) for every setting that takes one, and written back the same way in help texts.
 
 use super::parser::Parser;
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::Spanned;
 
 impl Parser<'_> {
@@ -15,7 +16,7 @@ impl Parser<'_> {
         } else {
             "write a Go duration in s, m and h, e.g. \"30m\", \"4h\", \"1h30m\"; days are not a unit (\"7d\" → \"168h\")"
         };
-        self.error(v.span, "E0121", format!("`{}` is not a duration", v.value), help);
+        self.error(v.span, ErrorCode::E0121, format!("`{}` is not a duration", v.value), help);
         None
     }
 }

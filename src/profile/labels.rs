@@ -4,6 +4,7 @@
 use kdl::KdlNode;
 
 use super::parser::{args, prop, Parser};
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::Spanned;
 
 /// Help for label and taint keys (E0188, E0189): the Kubernetes rule in a line.
@@ -27,12 +28,12 @@ impl Parser<'_> {
         let kv: Vec<_> = args(node).filter_map(|e| self.expect_string(e, "label")).collect();
         match kv.as_slice() {
             [k, v] => {
-                self.check_value(k, crate::names::check_node_label_key, "E0188", "label key", LABEL_KEY_HELP);
-                self.check_value(v, crate::names::check_label_value, "E0188", "label value", LABEL_VALUE_HELP);
+                self.check_value(k, crate::names::check_node_label_key, ErrorCode::E0188, "label key", LABEL_KEY_HELP);
+                self.check_value(v, crate::names::check_label_value, ErrorCode::E0188, "label value", LABEL_VALUE_HELP);
                 Some((k.value.clone(), v.clone()))
             }
             _ => {
-                self.error(self.span(node.span()), "E0107", "`label` needs a key and a value", "write label \"team\" \"ml\"");
+                self.error(self.span(node.span()), ErrorCode::E0107, "`label` needs a key and a value", "write label \"team\" \"ml\"");
                 None
             }
         }
@@ -52,10 +53,10 @@ impl Parser<'_> {
             self.unknown_keyword(&effect, "taint effect", TAINT_EFFECTS, "one of NoSchedule, PreferNoSchedule, NoExecute");
         }
         if let Some(key) = &key {
-            self.check_value(key, crate::names::check_taint_key, "E0189", "taint key", LABEL_KEY_HELP);
+            self.check_value(key, crate::names::check_taint_key, ErrorCode::E0189, "taint key", LABEL_KEY_HELP);
         }
         if let Some(value) = &value {
-            self.check_value(value, crate::names::check_taint_value, "E0189", "taint value", LABEL_VALUE_HELP);
+            self.check_value(value, crate::names::check_taint_value, ErrorCode::E0189, "taint value", LABEL_VALUE_HELP);
         }
         let key = key?;
         Some(Spanned::new(Taint { key: key.value, value: value.map(|v| v.value), effect: effect.value }, node_span))

@@ -11,6 +11,7 @@ use kdl::{KdlNode, KdlValue};
 
 use super::parser::{describe, prop, Parser};
 use super::Settings;
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::Spanned;
 
 /// The limits as written (Kubernetes quantities), each at most once per level; a tier's replaces its pool's, key by key.
@@ -40,7 +41,7 @@ impl Parser<'_> {
         let span = self.span(node.span());
         let mut limits = s.resource_limits.as_ref().map(|l| l.value.clone()).unwrap_or_default();
         if prop(node, "cpu").is_none() && prop(node, "memory").is_none() {
-            return self.error(span, "E0286", "`limits` needs cpu= or memory=", "write limits cpu=100 memory=\"200Gi\"");
+            return self.error(span, ErrorCode::E0286, "`limits` needs cpu= or memory=", "write limits cpu=100 memory=\"200Gi\"");
         }
         if let Some(cpu) = prop(node, "cpu").and_then(|e| self.limit_quantity(e, "cpu", 1000)) {
             limits.cpu = Some(cpu);
@@ -63,7 +64,7 @@ impl Parser<'_> {
             _ => {
                 let least = if what == "cpu" { "1 vCPU" } else { "1Mi" };
                 let message = format!("limits {what} must be a Kubernetes quantity of at least {least}, found {}", describe(entry.value()));
-                self.error(self.span(entry.span()), "E0285", message, "write cpu=100 (vCPUs) or cpu=\"1000\", memory=\"200Gi\"");
+                self.error(self.span(entry.span()), ErrorCode::E0285, message, "write cpu=100 (vCPUs) or cpu=\"1000\", memory=\"200Gi\"");
                 None
             }
         }

@@ -29,6 +29,7 @@
 
 use std::path::Path;
 
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
 
 /// The walk's `Parser` and the KDL readers and error helpers every part of it shares.
@@ -126,7 +127,7 @@ pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec
                 let file = sources.add(path, name, String::new());
                 diagnostics.push(
                     sources
-                        .error(Span { file, offset: 0, len: 0 }, "E0001", format!("cannot read profile: {err}"))
+                        .error(Span { file, offset: 0, len: 0 }, ErrorCode::E0001, format!("cannot read profile: {err}"))
                         .help("check the path; `gpuplan compile` reads profiles/*.kdl by default"),
                 );
             }

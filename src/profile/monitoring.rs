@@ -23,6 +23,7 @@ use kdl::{KdlEntry, KdlNode, KdlValue};
 
 use super::gpu_operator_releases;
 use super::parser::{args, prop, Parser};
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{did_you_mean, Spanned};
 
 const MONITORING_CHILDREN: &[&str] = &["label", "karpenter", "dcgm-exporter", "prometheus-adapter", "prometheus", "gpu-operator", "alerts"];
@@ -175,7 +176,7 @@ impl Parser<'_> {
                     if let Some(url) = prop(child, "url").and_then(|e| self.expect_string(e, "url")) {
                         match check_server_address(&url.value) {
                             Ok(()) => m.prometheus_url = Some(url.value),
-                            Err(reason) => self.error(url.span, "E0227", format!("Prometheus url `{}` {reason}", crate::input::excerpt(&url.value)), "write the URL KEDA queries Prometheus at, e.g. url=\"http://prometheus-operated.monitoring.svc:9090\""),
+                            Err(reason) => self.error(url.span, ErrorCode::E0227, format!("Prometheus url `{}` {reason}", crate::input::excerpt(&url.value)), "write the URL KEDA queries Prometheus at, e.g. url=\"http://prometheus-operated.monitoring.svc:9090\""),
                         }
                     }
                 }
@@ -215,7 +216,7 @@ impl Parser<'_> {
         let entries: Vec<&KdlEntry> = args(child).collect();
         let [key, value] = entries.as_slice() else {
             let span = self.span(child.span());
-            self.error(span, "E0107", "`label` needs a key and a value", "write label \"release\" \"kube-prometheus-stack\" (or a #null value to remove a default label)");
+            self.error(span, ErrorCode::E0107, "`label` needs a key and a value", "write label \"release\" \"kube-prometheus-stack\" (or a #null value to remove a default label)");
             return;
         };
         let Some(key) = self.expect_string(key, "label key") else { return };
@@ -238,7 +239,7 @@ impl Parser<'_> {
                     "gpuplan pins the images of GPU Operator release(s) {} (src/ops/gpu_operator.rs); override single images with `image \"<component>\" version=\"…\"` inside this node",
                     known.join(", ")
                 ));
-                self.error(v.span, "E0179", format!("unknown GPU Operator release `{}`", v.value), help);
+                self.error(v.span, ErrorCode::E0179, format!("unknown GPU Operator release `{}`", v.value), help);
             }
         }
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
@@ -258,13 +259,13 @@ impl Parser<'_> {
         let components = gpu_operator_releases::components();
         let Some(component) = args(child).next().and_then(|e| self.expect_string(e, "the component")) else {
             let span = self.span(child.span());
-            self.error(span, "E0107", "`image` needs the ClusterPolicy component it overrides", format!("write image \"devicePlugin\" version=\"…\"; components: {}", components.join(", ")));
+            self.error(span, ErrorCode::E0107, "`image` needs the ClusterPolicy component it overrides", format!("write image \"devicePlugin\" version=\"…\"; components: {}", components.join(", ")));
             return None;
         };
         if !components.contains(&component.as_str()) {
             let mut help = did_you_mean(&component, components.iter().copied()).map(|d| format!("{d} ")).unwrap_or_default();
             help.push_str(&format!("components with an image: {}", components.join(", ")));
-            self.error(component.span, "E0118", format!("unknown GPU Operator component `{}`", component.value), help);
+            self.error(component.span, ErrorCode::E0118, format!("unknown GPU Operator component `{}`", component.value), help);
             return None;
         }
         let mut field = |key: &str| -> Option<String> {
@@ -272,7 +273,7 @@ impl Parser<'_> {
         };
         let o = ImageOverride { repository: field("repository"), image: field("image"), version: field("version") };
         if o == ImageOverride::default() {
-            self.error(component.span, "E0107", format!("`image \"{}\"` overrides nothing", component.value), "set repository=, image= and/or version= (non-empty)");
+            self.error(component.span, ErrorCode::E0107, format!("`image \"{}\"` overrides nothing", component.value), "set repository=, image= and/or version= (non-empty)");
             return None;
         }
         Some((component.value, o))

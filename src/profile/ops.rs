@@ -29,6 +29,7 @@ use super::duration::{duration_seconds, format_seconds};
 use super::monitoring::Monitoring;
 use super::parser::{args, describe, prop, Parser};
 use super::{Pool, Preset};
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{did_you_mean, Span, Spanned};
 
 const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "requests", "disruption-budget", "autoscale", "scale-to-zero", "trigger"];
@@ -183,7 +184,7 @@ impl Parser<'_> {
         let mut ops = ProfileOps::default();
         for node in monitoring {
             if ops.monitoring.is_some() {
-                self.error(self.span(node.name().span()), "E0175", "a profile has one `monitoring` block", "merge the two blocks");
+                self.error(self.span(node.name().span()), ErrorCode::E0175, "a profile has one `monitoring` block", "merge the two blocks");
                 continue;
             }
             ops.monitoring = self.parse_monitoring(node);
@@ -195,7 +196,7 @@ impl Parser<'_> {
                 let at = self.sources.location(first);
                 self.error(
                     w.name.span,
-                    "E0177",
+                    ErrorCode::E0177,
                     format!("workload `{}` in namespace `{}` is defined twice (first at {at})", w.name.value, w.namespace.value),
                     "give each workload a distinct name",
                 );
@@ -219,7 +220,7 @@ impl Parser<'_> {
         if parsed.is_none() {
             self.error(
                 span,
-                "E0105",
+                ErrorCode::E0105,
                 format!("{what} must be a pod count or a percentage, found {}", describe(entry.value())),
                 "write a whole number (min-available=1) or a quoted percentage (max-unavailable=\"25%\")",
             );
@@ -236,16 +237,16 @@ impl Parser<'_> {
             self.parse_workload_child(child, &name, &mut body);
         }
         if body.selector.is_empty() {
-            self.error(node_span, "E0107", format!("workload `{}` has no `selector`", name.value), "add selector \"app\" \"<name>\": the PodDisruptionBudget selects the workload's pods by it");
+            self.error(node_span, ErrorCode::E0107, format!("workload `{}` has no `selector`", name.value), "add selector \"app\" \"<name>\": the PodDisruptionBudget selects the workload's pods by it");
         }
         let Some((replicas_min, replicas_max)) = body.replicas else {
-            self.error(node_span, "E0107", format!("workload `{}` has no `replicas`", name.value), "add replicas min=2 max=12");
+            self.error(node_span, ErrorCode::E0107, format!("workload `{}` has no `replicas`", name.value), "add replicas min=2 max=12");
             return None;
         };
         if replicas_min.value > replicas_max.value {
             self.error(
                 replicas_min.span,
-                "E0171",
+                ErrorCode::E0171,
                 format!("replicas min={} is above max={}", replicas_min.value, replicas_max.value),
                 "the HorizontalPodAutoscaler needs minReplicas ≤ maxReplicas; lower min or raise max",
             );
@@ -279,19 +280,19 @@ impl Parser<'_> {
         self.check_entries(node, &["namespace", "pool", "kind"], 1);
         let node_span = self.span(node.name().span());
         let Some(name) = args(node).next().and_then(|e| self.expect_string(e, "the workload name")) else {
-            self.error(node_span, "E0107", "`workload` needs a name", "write workload \"llm-server\" namespace=\"inference\" pool=\"llm\" { … }");
+            self.error(node_span, ErrorCode::E0107, "`workload` needs a name", "write workload \"llm-server\" namespace=\"inference\" pool=\"llm\" { … }");
             return None;
         };
         self.check_name(&name, "workload");
         let namespace = prop(node, "namespace").and_then(|e| self.expect_string(e, "namespace"));
         let Some(namespace) = namespace else {
-            self.error(node_span, "E0107", format!("workload `{}` needs a namespace", name.value), "add namespace=\"inference\"");
+            self.error(node_span, ErrorCode::E0107, format!("workload `{}` needs a namespace", name.value), "add namespace=\"inference\"");
             return None;
         };
         self.check_name(&namespace, "namespace");
         let Some(pool) = prop(node, "pool").and_then(|e| self.expect_string(e, "pool")) else {
             let names: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
-            self.error(node_span, "E0107", format!("workload `{}` needs a pool", name.value), format!("add pool=\"…\"; pools of this profile: {}", names.join(", ")));
+            self.error(node_span, ErrorCode::E0107, format!("workload `{}` needs a pool", name.value), format!("add pool=\"…\"; pools of this profile: {}", names.join(", ")));
             return None;
         };
         self.check_workload_pool(&name, &pool, pools);
@@ -300,7 +301,7 @@ impl Parser<'_> {
             Some(k) if TARGET_KINDS.contains(&k.as_str()) => k,
             Some(k) => {
                 let help = did_you_mean(&k, TARGET_KINDS).unwrap_or_else(|| "one of Deployment, StatefulSet".into());
-                self.error(k.span, "E0118", format!("unknown workload kind `{}`", k.value), help);
+                self.error(k.span, ErrorCode::E0118, format!("unknown workload kind `{}`", k.value), help);
                 k
             }
         };
@@ -321,7 +322,7 @@ impl Parser<'_> {
             help.push(' ');
         }
         help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
-        self.error(pool.span, "E0170", format!("workload `{}` runs on unknown pool `{}`", name.value, pool.value), help);
+        self.error(pool.span, ErrorCode::E0170, format!("workload `{}` runs on unknown pool `{}`", name.value, pool.value), help);
     }
 
     /// One child of a `workload` block into `body`.
@@ -351,7 +352,7 @@ impl Parser<'_> {
             "scale-to-zero" => {
                 if let Some(first) = &body.scale_to_zero {
                     let at = self.sources.location(first.span);
-                    self.error(span, "E0225", format!("workload `{}` has two `scale-to-zero` lines (first at {at})", name.value), "keep one");
+                    self.error(span, ErrorCode::E0225, format!("workload `{}` has two `scale-to-zero` lines (first at {at})", name.value), "keep one");
                 }
                 body.scale_to_zero = Some(Spanned::new(self.parse_scale_to_zero(child), span));
             }
@@ -359,7 +360,7 @@ impl Parser<'_> {
                 let Some(t) = self.parse_trigger(child) else { return };
                 if let Some(first) = body.triggers.iter().find(|x| x.value == t.value) {
                     let at = self.sources.location(first.span);
-                    self.error(t.span, "E0225", format!("workload `{}` has this trigger twice (first at {at})", name.value), "keep one: KEDA would compute the same replica count twice");
+                    self.error(t.span, ErrorCode::E0225, format!("workload `{}` has this trigger twice (first at {at})", name.value), "keep one: KEDA would compute the same replica count twice");
                 } else {
                     body.triggers.push(t);
                 }
@@ -374,7 +375,7 @@ impl Parser<'_> {
         let kv: Vec<_> = args(child).filter_map(|e| self.expect_string(e, "selector")).collect();
         let [k, v] = kv.as_slice() else {
             let span = self.span(child.span());
-            self.error(span, "E0107", "`selector` needs a label key and a value", "write selector \"app\" \"llm-server\"");
+            self.error(span, ErrorCode::E0107, "`selector` needs a label key and a value", "write selector \"app\" \"llm-server\"");
             return;
         };
         self.check_selector_label(k, v);
@@ -382,7 +383,7 @@ impl Parser<'_> {
             let at = self.sources.location(first);
             self.error(
                 k.span,
-                "E0183",
+                ErrorCode::E0183,
                 format!("workload `{}` has two `selector` lines for label key `{}` (first at {at})", name.value, k.value),
                 "a pod has one value per label key: keep one line (each further key narrows the selector)",
             );
@@ -404,7 +405,7 @@ impl Parser<'_> {
             (None, Some(min), None) => Some((to(min.clone()), to(min))),
             _ => {
                 let span = self.span(child.span());
-                self.error(span, "E0107", "`replicas` takes a count or min= and max=", "write replicas min=2 max=12 (or replicas 3 for a fixed count)");
+                self.error(span, ErrorCode::E0107, "`replicas` takes a count or min= and max=", "write replicas min=2 max=12 (or replicas 3 for a fixed count)");
                 None
             }
         }
@@ -420,11 +421,11 @@ impl Parser<'_> {
             (Some(m), None) => Some(Spanned::new(PdbBudget::MinAvailable(m.value), m.span)),
             (None, Some(m)) => Some(Spanned::new(PdbBudget::MaxUnavailable(m.value), m.span)),
             (Some(_), Some(_)) => {
-                self.error(span, "E0107", "a PodDisruptionBudget has min-available or max-unavailable, not both", "keep one");
+                self.error(span, ErrorCode::E0107, "a PodDisruptionBudget has min-available or max-unavailable, not both", "keep one");
                 None
             }
             (None, None) => {
-                self.error(span, "E0107", "`disruption-budget` needs min-available or max-unavailable", "write disruption-budget max-unavailable=1");
+                self.error(span, ErrorCode::E0107, "`disruption-budget` needs min-available or max-unavailable", "write disruption-budget max-unavailable=1");
                 None
             }
         }
@@ -438,7 +439,7 @@ impl Parser<'_> {
             let Some(v) = prop(node, key).and_then(|e| self.expect_string(e, key)) else { continue };
             match duration_seconds(&v.value) {
                 Some(s) if (1..=max).contains(&s) => *field = s,
-                Some(_) => self.error(v.span, "E0226", format!("{key}=\"{}\" is out of range", v.value), format!("write a duration from 1s to {}", format_seconds(max))),
+                Some(_) => self.error(v.span, ErrorCode::E0226, format!("{key}=\"{}\" is out of range", v.value), format!("write a duration from 1s to {}", format_seconds(max))),
                 None => {
                     self.duration(v, false);
                 }
@@ -452,7 +453,7 @@ impl Parser<'_> {
         let span = self.span(node.span());
         let Some(kind) = args(node).next().and_then(|e| self.expect_string(e, "the trigger type")) else {
             self.check_entries(node, &[], 1);
-            self.error(span, "E0225", "`trigger` needs a type", "write trigger \"prometheus\" query=\"…\" threshold=10, or trigger \"kueue-pending\" cluster-queue=\"…\"");
+            self.error(span, ErrorCode::E0225, "`trigger` needs a type", "write trigger \"prometheus\" query=\"…\" threshold=10, or trigger \"kueue-pending\" cluster-queue=\"…\"");
             return None;
         };
         match kind.as_str() {
@@ -462,7 +463,7 @@ impl Parser<'_> {
                 let threshold = prop(node, "threshold").and_then(|e| self.keda_number(e, "threshold", false));
                 let activation = prop(node, "activation").and_then(|e| self.keda_number(e, "activation", true));
                 let (Some(query), Some(threshold)) = (query, threshold) else {
-                    self.error(span, "E0225", "a prometheus trigger needs a non-empty query= and a positive threshold=", "write trigger \"prometheus\" query=\"sum(queue_depth{queue=\\\"llm\\\"})\" threshold=10: KEDA runs ⌈value / threshold⌉ replicas");
+                    self.error(span, ErrorCode::E0225, "a prometheus trigger needs a non-empty query= and a positive threshold=", "write trigger \"prometheus\" query=\"sum(queue_depth{queue=\\\"llm\\\"})\" threshold=10: KEDA runs ⌈value / threshold⌉ replicas");
                     return None;
                 };
                 Some(Spanned::new(Trigger::Prometheus { query: query.value, threshold, activation }, span))
@@ -474,7 +475,7 @@ impl Parser<'_> {
                     None => 1,
                 };
                 let Some(queue) = prop(node, "cluster-queue").and_then(|e| self.expect_string(e, "cluster-queue")) else {
-                    self.error(span, "E0225", "a kueue-pending trigger needs the ClusterQueue whose pending workloads it counts", "write trigger \"kueue-pending\" cluster-queue=\"research\"");
+                    self.error(span, ErrorCode::E0225, "a kueue-pending trigger needs the ClusterQueue whose pending workloads it counts", "write trigger \"kueue-pending\" cluster-queue=\"research\"");
                     return None;
                 };
                 self.check_name(&queue, "ClusterQueue");
@@ -484,7 +485,7 @@ impl Parser<'_> {
                 self.check_entries(node, &["query", "threshold", "activation", "cluster-queue", "per-replica"], 1);
                 let mut help = did_you_mean(&kind, TRIGGER_TYPES).map(|d| format!("{d} ")).unwrap_or_default();
                 help.push_str("gpuplan writes KEDA triggers of type prometheus and kueue-pending (GPU utilization: `autoscale`)");
-                self.error(kind.span, "E0225", format!("unknown trigger type `{}`", kind.value), help);
+                self.error(kind.span, ErrorCode::E0225, format!("unknown trigger type `{}`", kind.value), help);
                 None
             }
         }
@@ -502,7 +503,7 @@ impl Parser<'_> {
             Some(v) if v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0)) && v < 1e12 => Some(format!("{v}")),
             _ => {
                 let least = if zero_ok { "0 or more" } else { "above 0" };
-                self.error(span, "E0105", format!("{what} must be a number {least}, found {}", describe(entry.value())), format!("write {what}=10 (or a decimal: {what}=0.5)"));
+                self.error(span, ErrorCode::E0105, format!("{what} must be a number {least}, found {}", describe(entry.value())), format!("write {what}=10 (or a decimal: {what}=0.5)"));
                 None
             }
         }
@@ -513,13 +514,13 @@ impl Parser<'_> {
         match (k.scale_to_zero, min.value) {
             (None, 0) => self.error(
                 min.span,
-                "E0220",
+                ErrorCode::E0220,
                 format!("workload `{}` has replicas min=0 but no `scale-to-zero`", name.value),
                 "an HorizontalPodAutoscaler never scales below 1 replica: add `scale-to-zero` (KEDA then scales it, with a trigger that wakes it) or write min=1",
             ),
             (Some(s), n) if n > 0 => self.error(
                 s.span,
-                "E0221",
+                ErrorCode::E0221,
                 format!("workload `{}` scales to zero, but its replicas min is {n}", name.value),
                 "write replicas min=0 max=…, or drop `scale-to-zero` (a `trigger` alone keeps KEDA scaling between min and max)",
             ),
@@ -529,7 +530,7 @@ impl Parser<'_> {
         if let Some(b) = k.budget.filter(|b| matches!(b.value, PdbBudget::MinAvailable(_))) {
             self.error(
                 b.span,
-                "E0222",
+                ErrorCode::E0222,
                 format!("workload `{}` scales to zero: min-available blocks every node drain while it runs one replica", name.value),
                 "at 1 replica a PodDisruptionBudget with min-available ≥ 1 (or any percentage) allows no eviction; write disruption-budget max-unavailable=1 (the default), which still keeps all but one pod up when it has several",
             );
@@ -538,7 +539,7 @@ impl Parser<'_> {
             let what = if k.autoscale.is_some() { "only GPU utilization (`autoscale`), which no pod reports at zero replicas" } else { "no trigger" };
             self.error(
                 s.span,
-                "E0223",
+                ErrorCode::E0223,
                 format!("workload `{}` scales to zero on {what}: nothing would ever wake it", name.value),
                 "add a trigger that measures demand without a running pod: trigger \"prometheus\" query=\"…\" threshold=… (a queue's backlog, a gateway's request rate) or trigger \"kueue-pending\" cluster-queue=\"…\"",
             );
@@ -566,7 +567,7 @@ impl Parser<'_> {
         match crate::simulate::yaml::milli(&text) {
             Some(v) if v > 0 => Some(Spanned::new(text, span)),
             _ => {
-                self.error(span, "E0105", format!("{what} must be a positive Kubernetes quantity, found {}", describe(entry.value())), "write cpu=\"4\" or cpu=\"3500m\", memory=\"16Gi\"");
+                self.error(span, ErrorCode::E0105, format!("{what} must be a positive Kubernetes quantity, found {}", describe(entry.value())), "write cpu=\"4\" or cpu=\"3500m\", memory=\"16Gi\"");
                 None
             }
         }
@@ -590,7 +591,7 @@ impl Parser<'_> {
             };
             self.error(
                 b.span,
-                "E0172",
+                ErrorCode::E0172,
                 format!("this disruption budget can never be satisfied: {what}"),
                 format!(
                     "a PodDisruptionBudget that never allows an eviction blocks node drains forever; allow at least one pod: e.g. min-available={} or max-unavailable=1",
@@ -605,11 +606,11 @@ impl Parser<'_> {
         use crate::names::{check_label_key, check_label_value};
         if let Err(reason) = check_label_key(&key.value) {
             let help = "a label key is a name of at most 63 characters (alphanumerics, '-', '_', '.', starting and ending with an alphanumeric), optionally after a DNS subdomain prefix and '/': app, app.kubernetes.io/name";
-            self.error(key.span, "E0182", format!("selector key `{}` is not a Kubernetes label key: {reason}", crate::input::excerpt(&key.value)), help);
+            self.error(key.span, ErrorCode::E0182, format!("selector key `{}` is not a Kubernetes label key: {reason}", crate::input::excerpt(&key.value)), help);
         }
         if let Err(reason) = check_label_value(&value.value) {
             let help = "a label value is empty or at most 63 characters: alphanumerics, '-', '_', '.', starting and ending with an alphanumeric";
-            self.error(value.span, "E0182", format!("selector value `{}` is not a Kubernetes label value: {reason}", crate::input::excerpt(&value.value)), help);
+            self.error(value.span, ErrorCode::E0182, format!("selector value `{}` is not a Kubernetes label value: {reason}", crate::input::excerpt(&value.value)), help);
         }
     }
 

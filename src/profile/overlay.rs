@@ -26,6 +26,7 @@ use super::labels::LABEL_VALUE_HELP;
 use super::parser::{args, describe, Parser};
 use super::requirements::NodeRequirement;
 use super::{schema, Pool, Settings};
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{did_you_mean, Span, Spanned};
 
 /// The price change an overlay declares.
@@ -164,7 +165,7 @@ impl Parser<'_> {
         self.check_entries(node, &[], 1);
         let node_span = self.span(node.span());
         let Some(name) = args(node).next().and_then(|e| self.expect_string(e, "the overlay name")) else {
-            return self.error(node_span, "E0107", "`overlay` needs a name", "write overlay \"discount\" { price-adjustment \"-30%\" }");
+            return self.error(node_span, ErrorCode::E0107, "`overlay` needs a name", "write overlay \"discount\" { price-adjustment \"-30%\" }");
         };
         self.check_name(&name, "overlay");
         let mut overlay = Overlay { name, weight: None, price: None, capacity: Vec::new(), requires: Vec::new() };
@@ -184,7 +185,7 @@ impl Parser<'_> {
         }
         if overlay.price.is_none() && overlay.capacity.is_empty() && price_at.is_none() {
             let message = format!("overlay `{}` sets neither a price nor a capacity, so it changes nothing", overlay.name.value);
-            return self.error(overlay.name.span, "E0290", message, "add price \"…\", price-adjustment \"-N%\" or capacity \"<resource>\" \"<quantity>\", or remove the block");
+            return self.error(overlay.name.span, ErrorCode::E0290, message, "add price \"…\", price-adjustment \"-N%\" or capacity \"<resource>\" \"<quantity>\", or remove the block");
         }
         s.overlays.retain(|o| o.name.value != overlay.name.value);
         s.overlays.push(Spanned::new(overlay, node_span));
@@ -197,13 +198,13 @@ impl Parser<'_> {
         if let Some(first) = price_at.replace(span) {
             let at = self.sources.location(first);
             let message = format!("overlay `{}` sets its price twice (first at {at}): Karpenter takes price or priceAdjustment, not both", overlay.name.value);
-            return self.error_labelled(span, "E0291", message, "a second price", "keep one line: price \"<$>\" replaces the price, price-adjustment \"<±N%|±$>\" changes it");
+            return self.error_labelled(span, ErrorCode::E0291, message, "a second price", "keep one line: price \"<$>\" replaces the price, price-adjustment \"<±N%|±$>\" changes it");
         }
         let adjustment = child.name().value() == "price-adjustment";
         if !(if adjustment { valid_price_adjustment(&value) } else { valid_price(&value) }) {
             let what = if adjustment { "a signed number or percentage from -100% (the NodeOverlay CRD's pattern)" } else { "a non-negative number of dollars per hour" };
             let message = format!("`{}` is not {what}", crate::input::excerpt(&value));
-            return self.error(value.span, "E0292", message, PRICE_HELP);
+            return self.error(value.span, ErrorCode::E0292, message, PRICE_HELP);
         }
         overlay.price = Some(if adjustment { OverlayPrice::Adjustment(value.value) } else { OverlayPrice::Price(value.value) });
     }
@@ -214,7 +215,7 @@ impl Parser<'_> {
         let span = self.span(child.span());
         let mut entries = args(child);
         let (Some(resource), Some(quantity)) = (entries.next(), entries.next()) else {
-            return self.error(span, "E0107", "`capacity` needs a resource and a quantity", "write capacity \"example.com/fpga\" \"2\"");
+            return self.error(span, ErrorCode::E0107, "`capacity` needs a resource and a quantity", "write capacity \"example.com/fpga\" \"2\"");
         };
         let Some(resource) = self.expect_string(resource, "capacity resource") else { return };
         let quantity_text = match quantity.value() {
@@ -224,23 +225,23 @@ impl Parser<'_> {
         };
         if RESTRICTED_RESOURCES.contains(&resource.as_str()) {
             let message = format!("a NodeOverlay may not set `{}`: it adds extended resources only (Karpenter refuses cpu, memory, ephemeral-storage and pods)", resource.value);
-            return self.error(resource.span, "E0293", message, "name an extended resource, e.g. capacity \"nvidia.com/gpu\" \"4\" or \"example.com/fpga\" \"2\"; for cpu or memory limits write `limits`");
+            return self.error(resource.span, ErrorCode::E0293, message, "name an extended resource, e.g. capacity \"nvidia.com/gpu\" \"4\" or \"example.com/fpga\" \"2\"; for cpu or memory limits write `limits`");
         }
         if let Err(reason) = crate::names::check_label_key(&resource) {
             let help = did_you_mean(&resource, ["nvidia.com/gpu", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa"]).unwrap_or_else(|| "an extended resource name is a qualified name: example.com/fpga".into());
-            return self.error(resource.span, "E0293", format!("capacity resource `{}` is not valid: {reason}", crate::input::excerpt(&resource.value)), help);
+            return self.error(resource.span, ErrorCode::E0293, format!("capacity resource `{}` is not valid: {reason}", crate::input::excerpt(&resource.value)), help);
         }
         let quantity_span = self.span(quantity.span());
         let Some(quantity) = quantity_text else {
             let message = format!("capacity {} must be a non-negative Kubernetes quantity, found {}", resource.value, describe(quantity.value()));
-            return self.error(quantity_span, "E0293", message, "write a whole number (\"4\") or a quantity (\"1Gi\")");
+            return self.error(quantity_span, ErrorCode::E0293, message, "write a whole number (\"4\") or a quantity (\"1Gi\")");
         };
         // The accelerator resources count whole devices (or slices) per node: below one the overlay tells Karpenter the
         // nodes have no accelerator at all, and every pod asking for one pends, while the pool is sized for them.
         let whole = crate::simulate::yaml::milli(&quantity).is_some_and(|m| m >= 1000 && m % 1000 == 0);
         if ACCELERATOR_RESOURCES.contains(&resource.value.as_str()) && !whole {
             let message = format!("capacity {} {quantity} is not a whole number of accelerators: the nodes would offer no {} and every pod asking for one would pend", resource.value, resource.value);
-            return self.error(quantity_span, "E0293", message, "write a whole number of devices or slices per node, at least 1 (e.g. \"4\"), or leave the resource out");
+            return self.error(quantity_span, ErrorCode::E0293, message, "write a whole number of devices or slices per node, at least 1 (e.g. \"4\"), or leave the resource out");
         }
         overlay.capacity.retain(|(r, _)| *r != resource.value);
         overlay.capacity.push((resource.value, quantity));
@@ -253,21 +254,21 @@ impl Parser<'_> {
         let span = self.span(child.span());
         let mut entries = args(child);
         let (Some(key), Some(operator)) = (entries.next(), entries.next()) else {
-            return self.error(span, "E0283", "`require` needs a label key and an operator", "write require \"node.kubernetes.io/instance-type\" \"In\" \"g5.xlarge\"");
+            return self.error(span, ErrorCode::E0283, "`require` needs a label key and an operator", "write require \"node.kubernetes.io/instance-type\" \"In\" \"g5.xlarge\"");
         };
         let (Some(key), Some(operator)) = (self.expect_string(key, "requirement key"), self.expect_string(operator, "requirement operator")) else { return };
         let values: Vec<Spanned<String>> = entries.filter_map(|e| self.requirement_value(e)).collect();
         if key.value == "karpenter.sh/nodepool" {
             let message = "an overlay's `require` may not name karpenter.sh/nodepool: gpuplan scopes each overlay to the NodePools of the pool (or tier) it is written in";
-            return self.error(key.span, "E0294", message, "move the block into the pool or tier it should apply to");
+            return self.error(key.span, ErrorCode::E0294, message, "move the block into the pool or tier it should apply to");
         }
         if let Some(reason) = restricted_key(&key.value) {
             let help = did_you_mean(&key.value, AWS_KEYS.iter().copied().chain(["karpenter.sh/capacity-type", "node.kubernetes.io/instance-type", "topology.kubernetes.io/zone"]))
                 .unwrap_or_else(|| "select on a well-known label (node.kubernetes.io/instance-type, karpenter.sh/capacity-type, karpenter.k8s.aws/instance-family, …) or a label of the pool's".into());
-            return self.error(key.span, "E0294", reason, help);
+            return self.error(key.span, ErrorCode::E0294, reason, help);
         }
         for v in &values {
-            self.check_value(v, crate::names::check_label_value, "E0188", "requirement value", LABEL_VALUE_HELP);
+            self.check_value(v, crate::names::check_label_value, ErrorCode::E0188, "requirement value", LABEL_VALUE_HELP);
         }
         if !(self.check_operator(&operator) && self.check_requirement_values(&operator, &values, None, span)) {
             return;
@@ -290,7 +291,7 @@ impl Parser<'_> {
                 }
                 reported.push(o.span);
                 let message = format!("overlay `{}` sets {resource} capacity on NodePool `{}`, which shares its GPUs: gpuplan declares the shared capacity itself", o.name.value, tier.name.value);
-                self.error(o.span, "E0296", message, "remove the capacity line (time-slicing replicas or the MIG config already set it), or remove the sharing");
+                self.error(o.span, ErrorCode::E0296, message, "remove the capacity line (time-slicing replicas or the MIG config already set it), or remove the sharing");
             }
         }
         // The same block (same settings) written in several tiers of one pool is one NodeOverlay over those tiers
@@ -301,7 +302,7 @@ impl Parser<'_> {
                 Some((first_pool, first, first_o)) if *first != o.name.span && (*first_pool != pool || !o.same_settings(first_o)) => {
                     let at = self.sources.location(*first);
                     let message = format!("overlay name `{}` is used twice in this profile (first at {at}): each block is one NodeOverlay, named cluster-wide", o.name.value);
-                    self.error(o.name.span, "E0295", message, "give each overlay block a distinct name (a pool's tiers may repeat one block as written)");
+                    self.error(o.name.span, ErrorCode::E0295, message, "give each overlay block a distinct name (a pool's tiers may repeat one block as written)");
                 }
                 Some(_) => {}
                 None => {

@@ -7,6 +7,7 @@ use std::ops::RangeInclusive;
 
 use kdl::{KdlEntry, KdlNode, KdlValue};
 
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned};
 
 /// One file's walk: the sources (for spans and locations), the file, and the diagnostics found so far.
@@ -21,12 +22,12 @@ impl Parser<'_> {
         Span::new(self.file, span)
     }
 
-    pub(super) fn error_labelled(&mut self, span: Span, code: &'static str, message: impl Into<String>, label: &str, help: &str) {
+    pub(super) fn error_labelled(&mut self, span: Span, code: ErrorCode, message: impl Into<String>, label: &str, help: &str) {
         let d = self.sources.error(span, code, message).label(label).help(help);
         self.diagnostics.push(d);
     }
 
-    pub(super) fn error(&mut self, span: Span, code: &'static str, message: impl Into<String>, help: impl Into<String>) {
+    pub(super) fn error(&mut self, span: Span, code: ErrorCode, message: impl Into<String>, help: impl Into<String>) {
         let help = help.into();
         let mut d = self.sources.error(span, code, message);
         if !help.is_empty() {
@@ -44,7 +45,7 @@ impl Parser<'_> {
         help.push_str(&format!("valid here: {}", valid.join(", ")));
         self.error(
             self.span(node.name().span()),
-            "E0102",
+            ErrorCode::E0102,
             format!("unknown node `{}` in {context}", crate::input::excerpt(name)),
             help,
         );
@@ -67,7 +68,7 @@ impl Parser<'_> {
                     }
                     self.error(
                         self.span(entry.span()),
-                        "E0103",
+                        ErrorCode::E0103,
                         format!("unknown property `{}` on `{}`", name.value(), node.name().value()),
                         help,
                     );
@@ -78,7 +79,7 @@ impl Parser<'_> {
                     if args > max_args {
                         self.error(
                             self.span(entry.span()),
-                            "E0104",
+                            ErrorCode::E0104,
                             format!(
                                 "`{}` takes {} argument{}",
                                 node.name().value(),
@@ -100,7 +101,7 @@ impl Parser<'_> {
             other => {
                 self.error(
                     span,
-                    "E0105",
+                    ErrorCode::E0105,
                     format!("{what} must be a string, found {}", describe(other)),
                     format!("quote it: \"{}\"", value_text(other)),
                 );
@@ -114,13 +115,13 @@ impl Parser<'_> {
         match entry.value() {
             KdlValue::Integer(i) if (min..=max).contains(i) => Some(Spanned::new(*i, span)),
             KdlValue::Integer(i) => {
-                self.error(span, "E0106", format!("{what} must be between {min} and {max}, found {i}"), "");
+                self.error(span, ErrorCode::E0106, format!("{what} must be between {min} and {max}, found {i}"), "");
                 None
             }
             other => {
                 self.error(
                     span,
-                    "E0105",
+                    ErrorCode::E0105,
                     format!("{what} must be an integer, found {}", describe(other)),
                     "write a whole number without quotes, e.g. 8",
                 );
@@ -137,7 +138,7 @@ impl Parser<'_> {
             other => {
                 self.error(
                     span,
-                    "E0105",
+                    ErrorCode::E0105,
                     format!("{what} must be a number, found {}", describe(other)),
                     "write a number without quotes or units, e.g. 150 or 12.5",
                 );
@@ -145,7 +146,7 @@ impl Parser<'_> {
             }
         };
         if !value.is_finite() || value <= 0.0 {
-            self.error(span, "E0106", format!("{what} must be a positive number, found {value}"), "");
+            self.error(span, ErrorCode::E0106, format!("{what} must be a positive number, found {value}"), "");
             return None;
         }
         Some(Spanned::new(value, span))
@@ -158,7 +159,7 @@ impl Parser<'_> {
             other => {
                 self.error(
                     span,
-                    "E0105",
+                    ErrorCode::E0105,
                     format!("{what} must be #true or #false, found {}", describe(other)),
                     "KDL v2 booleans are written #true and #false",
                 );
@@ -175,7 +176,7 @@ impl Parser<'_> {
             None => {
                 self.error(
                     self.span(node.span()),
-                    "E0107",
+                    ErrorCode::E0107,
                     format!("`{}` needs a value", node.name().value()),
                     format!("write it as {} \"…\"", node.name().value()),
                 );
@@ -190,7 +191,7 @@ impl Parser<'_> {
         if entries.is_empty() {
             self.error(
                 self.span(node.span()),
-                "E0107",
+                ErrorCode::E0107,
                 format!("`{}` needs at least one value", node.name().value()),
                 "",
             );
@@ -202,7 +203,7 @@ impl Parser<'_> {
         if let Some(children) = node.children() {
             self.error(
                 self.span(children.span()),
-                "E0108",
+                ErrorCode::E0108,
                 format!("`{}` takes no block", node.name().value()),
                 "remove the { … }",
             );
@@ -219,7 +220,7 @@ impl Parser<'_> {
         if !ok {
             self.error(
                 name.span,
-                "E0113",
+                ErrorCode::E0113,
                 format!("{what} name `{}` is not a valid Kubernetes name", crate::input::excerpt(&name.value)),
                 "use at most 50 lowercase letters, digits and '-', starting and ending with a letter or digit",
             );
@@ -228,7 +229,7 @@ impl Parser<'_> {
 
     /// A value that lands in a generated object, checked by `rule` (see `crate::names`): `code` at its span
     /// otherwise, quoting at most the start of a long value.
-    pub(super) fn check_value(&mut self, value: &Spanned<String>, rule: impl Fn(&str) -> Result<(), String>, code: &'static str, what: &str, help: &str) {
+    pub(super) fn check_value(&mut self, value: &Spanned<String>, rule: impl Fn(&str) -> Result<(), String>, code: ErrorCode, what: &str, help: &str) {
         if let Err(reason) = rule(&value.value) {
             let message = format!("{what} `{}` is not valid: {reason}", crate::input::excerpt(&value.value));
             self.error(value.span, code, message, help);
@@ -258,7 +259,7 @@ impl Parser<'_> {
     /// with what each choice means).
     pub(super) fn unknown_keyword<'k>(&mut self, value: &Spanned<String>, what: &str, known: impl IntoIterator<Item = &'k str>, help: &str) {
         let help = did_you_mean(value, known).unwrap_or_else(|| help.into());
-        self.error(value.span, "E0118", format!("unknown {what} `{}`", value.value), help);
+        self.error(value.span, ErrorCode::E0118, format!("unknown {what} `{}`", value.value), help);
     }
 }
 

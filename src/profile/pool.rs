@@ -16,6 +16,7 @@ use kdl::KdlNode;
 
 use super::parser::{args, prop, Parser};
 use super::{Disruption, MaintenanceWindow, Settings};
+use crate::diagnostic::ErrorCode;
 use crate::catalog::cost::SpotCeiling;
 use crate::catalog::{AcceleratorKind, Arch, CapacityType};
 use crate::diagnostic::{did_you_mean, Span, Spanned};
@@ -84,7 +85,7 @@ impl Parser<'_> {
         self.check_entries(node, &["preset"], 1);
         let name = args(node).next().and_then(|e| self.expect_string(e, "the pool name"));
         let Some(name) = name else {
-            self.error(self.span(node.span()), "E0107", "`pool` needs a name", "write pool \"llm\" preset=\"inference-spot\" { … }");
+            self.error(self.span(node.span()), ErrorCode::E0107, "`pool` needs a name", "write pool \"llm\" preset=\"inference-spot\" { … }");
             return None;
         };
         self.check_name(&name, "pool");
@@ -127,7 +128,7 @@ impl Parser<'_> {
                     help.push(' ');
                 }
                 help.push_str(&format!("presets: {}", Preset::NAMES.join(", ")));
-                self.error(s.span, "E0116", format!("unknown preset `{}`", s.value), help);
+                self.error(s.span, ErrorCode::E0116, format!("unknown preset `{}`", s.value), help);
                 None
             }
         }
@@ -139,7 +140,7 @@ impl Parser<'_> {
         if let Some(r) = &settings.reserved {
             self.error(
                 r.span,
-                "E0133",
+                ErrorCode::E0133,
                 "a `reserved` block at the level of a tiered pool would make every tier reserved",
                 "move it into the tier that launches into the reservation: tier \"reserved\" { reserved { … } }",
             );
@@ -147,7 +148,7 @@ impl Parser<'_> {
         if tier_nodes.is_empty() {
             self.error(
                 preset.span,
-                "E0117",
+                ErrorCode::E0117,
                 "a `tiered` pool needs at least one `tier`",
                 "add tier \"a10g-spot\" capacity=\"spot\" { gpu { name \"A10G\" } } in fallback order",
             );
@@ -160,7 +161,7 @@ impl Parser<'_> {
     fn parse_tier(&mut self, tier_node: &KdlNode, name: &Spanned<String>, settings: &Settings) -> Option<Tier> {
         self.check_entries(tier_node, &["capacity"], 1);
         let Some(tier_name) = args(tier_node).next().and_then(|e| self.expect_string(e, "the tier name")) else {
-            self.error(self.span(tier_node.span()), "E0107", "`tier` needs a name", "write tier \"t4-spot\" capacity=\"spot\" { … }");
+            self.error(self.span(tier_node.span()), ErrorCode::E0107, "`tier` needs a name", "write tier \"t4-spot\" capacity=\"spot\" { … }");
             return None;
         };
         let mut tier_settings = settings.clone();
@@ -194,7 +195,7 @@ impl Parser<'_> {
         for tier_node in tier_nodes {
             self.error(
                 self.span(tier_node.name().span()),
-                "E0117",
+                ErrorCode::E0117,
                 format!("`tier` is only valid in a pool with preset=\"tiered\" (this pool is {})", preset.value.as_str()),
                 "use preset=\"tiered\" to write your own fallback chain",
             );

@@ -17,6 +17,7 @@ use kdl::{KdlEntry, KdlNode, KdlValue};
 
 use super::parser::{args, describe, prop, Parser};
 use super::{schema, Pool};
+use crate::diagnostic::ErrorCode;
 use crate::catalog::AcceleratorKind;
 use crate::diagnostic::{did_you_mean, Span, Spanned};
 
@@ -118,7 +119,7 @@ impl Parser<'_> {
             let Some(q) = self.parse_queue(node, pools) else { continue };
             if let Some(first) = seen.insert(q.name.value.clone(), q.name.span) {
                 let at = self.sources.location(first);
-                self.error(q.name.span, "E0205", format!("queue `{}` is defined twice (first at {at})", q.name.value), "a queue is a cluster-wide ClusterQueue: give each queue a distinct name");
+                self.error(q.name.span, ErrorCode::E0205, format!("queue `{}` is defined twice (first at {at})", q.name.value), "a queue is a cluster-wide ClusterQueue: give each queue a distinct name");
                 continue;
             }
             out.push(q);
@@ -155,7 +156,7 @@ impl Parser<'_> {
         }
         let Some(quota) = quota else {
             let child = if kind == AcceleratorKind::Neuron { "neuron-devices" } else { "gpus" };
-            self.error(span, "E0202", format!("queue `{}` has no quota", name.value), format!("add `{child} nominal=8` (or `{child} share=\"50%\"` of the pool's limit)"));
+            self.error(span, ErrorCode::E0202, format!("queue `{}` has no quota", name.value), format!("add `{child} nominal=8` (or `{child} share=\"50%\"` of the pool's limit)"));
             return None;
         };
         self.check_queue(&quota, cohort.as_ref(), &preemption);
@@ -170,7 +171,7 @@ impl Parser<'_> {
         };
         let value = entry.and_then(|e| self.expect_string(e, what));
         if value.is_none() && entry.is_none() {
-            self.error(at, "E0200", format!("`queue` needs {what}"), help);
+            self.error(at, ErrorCode::E0200, format!("`queue` needs {what}"), help);
         }
         value
     }
@@ -182,7 +183,7 @@ impl Parser<'_> {
             let kind = p.tiers.first().map(|t| t.settings.accelerator.value);
             if kind == Some(AcceleratorKind::Cpu) {
                 // A queue's quota is written in the pool's accelerators (`gpus`, `neuron-devices`): a CPU pool has none.
-                self.error(pool.span, "E0265", format!("queue `{}` admits to `{}`, a CPU pool: gpuplan's queues hold accelerator quotas", name.value, pool.value), "point the queue at a GPU or Neuron pool, or write the CPU pool's ClusterQueue by hand");
+                self.error(pool.span, ErrorCode::E0265, format!("queue `{}` admits to `{}`, a CPU pool: gpuplan's queues hold accelerator quotas", name.value, pool.value), "point the queue at a GPU or Neuron pool, or write the CPU pool's ClusterQueue by hand");
                 return None;
             }
             return kind;
@@ -193,7 +194,7 @@ impl Parser<'_> {
         candidates.dedup();
         let mut help = did_you_mean(pool, candidates.iter().copied()).map(|h| h + " ").unwrap_or_default();
         help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
-        self.error(pool.span, "E0201", format!("queue `{}` admits to unknown pool `{}`", name.value, pool.value), help);
+        self.error(pool.span, ErrorCode::E0201, format!("queue `{}` admits to unknown pool `{}`", name.value, pool.value), help);
         None
     }
 
@@ -205,18 +206,18 @@ impl Parser<'_> {
         let expected = if kind == AcceleratorKind::Neuron { "neuron-devices" } else { "gpus" };
         if written != expected {
             let resource = kind.resource();
-            self.error(self.span(node.name().span()), "E0204", format!("`{written}` on a pool whose accelerators are {resource}"), format!("write `{expected}`: the quota is on the pool's resource, {resource}"));
+            self.error(self.span(node.name().span()), ErrorCode::E0204, format!("`{written}` on a pool whose accelerators are {resource}"), format!("write `{expected}`: the quota is on the pool's resource, {resource}"));
             return None;
         }
         let nominal = match (prop(node, "nominal"), prop(node, "share")) {
             (Some(n), None) => self.amount(n, "nominal", false),
             (None, Some(s)) => self.amount(s, "share", true),
             (Some(_), Some(s)) => {
-                self.error(self.span(s.span()), "E0203", "a quota has nominal= or share=, not both", "keep one: nominal=16 (accelerators) or share=\"50%\" (of each flavor's NodePool limit)");
+                self.error(self.span(s.span()), ErrorCode::E0203, "a quota has nominal= or share=, not both", "keep one: nominal=16 (accelerators) or share=\"50%\" (of each flavor's NodePool limit)");
                 None
             }
             (None, None) => {
-                self.error(span, "E0203", format!("`{written}` needs nominal= or share="), format!("write {written} nominal=16 or {written} share=\"50%\""));
+                self.error(span, ErrorCode::E0203, format!("`{written}` needs nominal= or share="), format!("write {written} nominal=16 or {written} share=\"50%\""));
                 None
             }
         }?;
@@ -235,7 +236,7 @@ impl Parser<'_> {
         };
         if parsed.is_none() {
             let (must, example) = if percent_only { ("a quoted percentage of the pool's limit", "share=\"50%\"") } else { ("a number of accelerators (0–100000) or a quoted percentage", "nominal=16, borrowing-limit=\"25%\"") };
-            self.error(span, "E0203", format!("{what} must be {must}, found {}", describe(entry.value())), format!("write e.g. {example}"));
+            self.error(span, ErrorCode::E0203, format!("{what} must be {must}, found {}", describe(entry.value())), format!("write e.g. {example}"));
         }
         parsed.map(|v| Spanned::new(v, span))
     }
@@ -250,7 +251,7 @@ impl Parser<'_> {
             if let Some(v) = &value {
                 if !values.contains(&v.as_str()) {
                     let help = did_you_mean(v, values.iter().copied()).unwrap_or_else(|| format!("one of {}", values.join(", ")));
-                    self.error(v.span, "E0207", format!("`{}` is not a Kueue {key} policy", crate::input::excerpt(v)), help);
+                    self.error(v.span, ErrorCode::E0207, format!("`{}` is not a Kueue {key} policy", crate::input::excerpt(v)), help);
                 }
             }
             fields.push(value);
@@ -265,16 +266,16 @@ impl Parser<'_> {
     /// preemption while reclaiming is off (CRD rule "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never").
     fn check_queue(&mut self, quota: &Spanned<Quota>, cohort: Option<&Spanned<String>>, preemption: &Preemption) {
         if let (Some(b), None) = (&quota.borrowing_limit, cohort) {
-            self.error(b.span, "E0208", "borrowing-limit on a queue without a cohort", "a ClusterQueue borrows only from its cohort: add `cohort \"…\"` or remove borrowing-limit");
+            self.error(b.span, ErrorCode::E0208, "borrowing-limit on a queue without a cohort", "a ClusterQueue borrows only from its cohort: add `cohort \"…\"` or remove borrowing-limit");
         }
         if let (Amount::Count(n), Some(l)) = (quota.nominal.value, &quota.lending_limit) {
             if matches!(l.value, Amount::Count(m) if m > n) {
-                self.error(l.span, "E0208", format!("lending-limit {} is above the nominal quota {n}", l.value), "a queue lends at most its own nominal quota: lower lending-limit");
+                self.error(l.span, ErrorCode::E0208, format!("lending-limit {} is above the nominal quota {n}", l.value), "a queue lends at most its own nominal quota: lower lending-limit");
             }
         }
         if let Some(b) = &preemption.borrow_within_cohort {
             if b.as_str() != "Never" && preemption.reclaim_within_cohort() == "Never" {
-                self.error(b.span, "E0209", "borrow-within-cohort preempts while reclaim-within-cohort is Never", "Kueue rejects this ClusterQueue: set reclaim-within-cohort=\"LowerPriority\" or \"Any\", or borrow-within-cohort=\"Never\"");
+                self.error(b.span, ErrorCode::E0209, "borrow-within-cohort preempts while reclaim-within-cohort is Never", "Kueue rejects this ClusterQueue: set reclaim-within-cohort=\"LowerPriority\" or \"Any\", or borrow-within-cohort=\"Never\"");
             }
         }
     }

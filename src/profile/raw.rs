@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::parser::{args, Parser};
 use super::{schema, Profile, Settings, Tier};
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::Spanned;
 
 /// The kinds a `raw` fragment may patch: the pool's NodePool (pool or tier level), its node class (pool level, or
@@ -200,7 +201,7 @@ impl Parser<'_> {
             Shape::Count => {
                 self.check_entries(child, &[], 1);
                 let entry = args(child).next().or_else(|| {
-                    self.error(self.span(child.span()), "E0107", format!("{what} needs a value"), format!("write {} 110", child.name().value()));
+                    self.error(self.span(child.span()), ErrorCode::E0107, format!("{what} needs a value"), format!("write {} 110", child.name().value()));
                     None
                 })?;
                 self.expect_integer(entry, &what, 0, i128::from(i32::MAX)).map(|v| Value::from(v.value as i64))
@@ -215,7 +216,7 @@ impl Parser<'_> {
                 let mut map = Map::new();
                 for entry in child.entries() {
                     let Some(key) = entry.name() else {
-                        self.error(self.span(entry.span()), "E0104", format!("{what} takes key=\"value\" properties, not arguments"), "write memory.available=\"5%\"");
+                        self.error(self.span(entry.span()), ErrorCode::E0104, format!("{what} takes key=\"value\" properties, not arguments"), "write memory.available=\"5%\"");
                         continue;
                     };
                     let value = match entry.value() {
@@ -230,7 +231,7 @@ impl Parser<'_> {
                 }
                 if map.is_empty() {
                     let example = format!("{} memory=\"100Mi\"", child.name().value());
-                    self.error(self.span(child.span()), "E0107", format!("{what} needs key=\"value\" properties"), format!("write {example}"));
+                    self.error(self.span(child.span()), ErrorCode::E0107, format!("{what} needs key=\"value\" properties"), format!("write {example}"));
                     return None;
                 }
                 Some(Value::Object(map))
@@ -245,26 +246,26 @@ impl Parser<'_> {
         let span = self.span(node.span());
         let mut entries = args(node);
         let (Some(kind), Some(text)) = (entries.next(), entries.next()) else {
-            self.error(span, "E0107", "`raw` needs a kind and a YAML fragment", "write raw \"NodePool\" \"spec: {template: {spec: {startupTaints: [{key: example.com/init, effect: NoSchedule}]}}}\"");
+            self.error(span, ErrorCode::E0107, "`raw` needs a kind and a YAML fragment", "write raw \"NodePool\" \"spec: {template: {spec: {startupTaints: [{key: example.com/init, effect: NoSchedule}]}}}\"");
             return None;
         };
         let kind = self.expect_string(kind, "the raw kind")?;
         let text = self.expect_string(text, "the raw YAML fragment")?;
         if !kinds.contains(&kind.value.as_str()) {
             let help = format!("a raw fragment here patches one of: {}", kinds.join(", "));
-            self.error(kind.span, "E0310", format!("`raw` cannot patch a `{}` here", crate::input::excerpt(&kind.value)), help);
+            self.error(kind.span, ErrorCode::E0310, format!("`raw` cannot patch a `{}` here", crate::input::excerpt(&kind.value)), help);
             return None;
         }
         let patch = match serde_saphyr::from_str::<Value>(&text.value) {
             Ok(v @ Value::Object(_)) => v,
             Ok(other) => {
                 let found = match other { Value::Null => "nothing", Value::Array(_) => "a list", _ => "a scalar" };
-                self.error(text.span, "E0311", format!("the raw {} fragment must be a YAML mapping, found {found}", kind.value), "write the object's fields from its top: spec: { … }");
+                self.error(text.span, ErrorCode::E0311, format!("the raw {} fragment must be a YAML mapping, found {found}", kind.value), "write the object's fields from its top: spec: { … }");
                 return None;
             }
             Err(err) => {
                 let message = format!("the raw {} fragment is not YAML: {}", kind.value, crate::input::excerpt(&err.to_string()));
-                self.error(text.span, "E0311", message, "write a YAML mapping (a KDL raw string #\"\"\" … \"\"\"# keeps it verbatim)");
+                self.error(text.span, ErrorCode::E0311, message, "write a YAML mapping (a KDL raw string #\"\"\" … \"\"\"# keeps it verbatim)");
                 return None;
             }
         };
@@ -273,7 +274,7 @@ impl Parser<'_> {
         for leaf in &leaves {
             if let Some((owned, instead)) = owner(&kind.value, leaf) {
                 let message = format!("the raw {} fragment sets `{leaf}`, which gpuplan writes itself (`{owned}`)", kind.value);
-                self.error_labelled(text.span, "E0312", message, "raw fragment", &format!("say it with {instead}"));
+                self.error_labelled(text.span, ErrorCode::E0312, message, "raw fragment", &format!("say it with {instead}"));
                 return None;
             }
         }

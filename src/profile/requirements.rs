@@ -15,6 +15,7 @@ use kdl::{KdlNode, KdlValue};
 use super::labels::LABEL_KEY_HELP;
 use super::parser::{args, prop, Parser};
 use super::Settings;
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{did_you_mean, Spanned};
 use crate::simulate::requirements::WELL_KNOWN;
 
@@ -77,7 +78,7 @@ impl Parser<'_> {
         let mut entries = args(node);
         let (Some(key), Some(operator)) = (entries.next(), entries.next()) else {
             let help = "write require \"karpenter.k8s.aws/instance-category\" \"In\" \"g\" \"p\"";
-            return self.error(node_span, "E0283", "`require` needs a label key and an operator", help);
+            return self.error(node_span, ErrorCode::E0283, "`require` needs a label key and an operator", help);
         };
         let (Some(key), Some(operator)) = (self.expect_string(key, "requirement key"), self.expect_string(operator, "requirement operator")) else { return };
         let values: Vec<Spanned<String>> = entries.filter_map(|e| self.requirement_value(e)).collect();
@@ -105,7 +106,7 @@ impl Parser<'_> {
     fn check_requirement_key(&mut self, key: &Spanned<String>) -> bool {
         if let Some((_, instead)) = DERIVED.iter().find(|(k, _)| *k == key.value) {
             let message = format!("`require` on `{}`: gpuplan writes this requirement itself", key.value);
-            self.error(key.span, "E0281", message, *instead);
+            self.error(key.span, ErrorCode::E0281, message, *instead);
             return false;
         }
         if is_well_known(&key.value) {
@@ -116,11 +117,11 @@ impl Parser<'_> {
             let suggestion = bare.map(|k| format!("did you mean `{k}`?")).or_else(|| did_you_mean(&key.value, well_known_keys()));
             let help = suggestion.unwrap_or_else(|| "a key in the karpenter.sh or karpenter.k8s.aws domain must be one of Karpenter's well-known labels (`gpuplan schema` lists `require`)".into());
             let message = format!("`{}` is not a well-known Karpenter label, and Karpenter refuses other keys in its domains", crate::input::excerpt(&key.value));
-            self.error(key.span, "E0280", message, help);
+            self.error(key.span, ErrorCode::E0280, message, help);
             return false;
         }
         let before = self.diagnostics.len();
-        self.check_value(key, crate::names::check_node_label_key, "E0188", "requirement key", LABEL_KEY_HELP);
+        self.check_value(key, crate::names::check_node_label_key, ErrorCode::E0188, "requirement key", LABEL_KEY_HELP);
         self.diagnostics.len() == before
     }
 
@@ -135,7 +136,7 @@ impl Parser<'_> {
             .map(|o| format!("did you mean `{o}`? (operators are case-sensitive)"))
             .or_else(|| did_you_mean(operator, OPERATORS))
             .unwrap_or_else(|| format!("one of {}", OPERATORS.join(", ")));
-        self.error(operator.span, "E0282", format!("unknown requirement operator `{}`", crate::input::excerpt(operator)), help);
+        self.error(operator.span, ErrorCode::E0282, format!("unknown requirement operator `{}`", crate::input::excerpt(operator)), help);
         false
     }
 
@@ -150,12 +151,12 @@ impl Parser<'_> {
             _ => None,
         };
         if let Some(problem) = problem {
-            self.error(values.first().map_or(operator.span, |v| v.span), "E0283", problem, "e.g. require \"karpenter.k8s.aws/instance-cpu\" \"Gte\" 8");
+            self.error(values.first().map_or(operator.span, |v| v.span), ErrorCode::E0283, problem, "e.g. require \"karpenter.k8s.aws/instance-cpu\" \"Gte\" 8");
             return false;
         }
         if let Some(min) = min_values.filter(|m| operator.as_str() == "In" && values.len() < *m as usize) {
             let message = format!("min-values={min} but the requirement lists {} value{}", values.len(), if values.len() == 1 { "" } else { "s" });
-            self.error(span, "E0284", message, "Karpenter refuses an In requirement with fewer values than minValues: list more, or lower min-values");
+            self.error(span, ErrorCode::E0284, message, "Karpenter refuses an In requirement with fewer values than minValues: list more, or lower min-values");
             return false;
         }
         true

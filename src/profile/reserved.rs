@@ -12,6 +12,7 @@ use kdl::KdlNode;
 
 use super::parser::{args, Parser};
 use super::schema;
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::Spanned;
 
 /// On-demand capacity reservations or capacity blocks the pool launches into.
@@ -37,7 +38,7 @@ impl Parser<'_> {
                 "id" => {
                     for id in self.strings(child) {
                         let help = "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`";
-                        self.check_value(&id, crate::names::check_reservation_id, "E0190", "capacity reservation id", help);
+                        self.check_value(&id, crate::names::check_reservation_id, ErrorCode::E0190, "capacity reservation id", help);
                         reserved.ids.push(id.value);
                     }
                 }
@@ -50,12 +51,12 @@ impl Parser<'_> {
         // The EC2NodeClass CRD takes at most 20 tags in a capacity reservation selector term.
         if reserved.tags.len() > 20 {
             let message = format!("`reserved` selects by {} tags, and Karpenter takes at most 20", reserved.tags.len());
-            self.error(node_span, "E0190", message, "keep the tags that single out the reservation, or name it by id");
+            self.error(node_span, ErrorCode::E0190, message, "keep the tags that single out the reservation, or name it by id");
         }
         if reserved.instance_type.is_none() || reserved.instances.is_none() {
             self.error(
                 node_span,
-                "E0132",
+                ErrorCode::E0132,
                 "`reserved` needs the reservation's `instance-type` and `instances`",
                 "a capacity reservation is billed whether used or not, so gpuplan counts its full cost: add e.g. instance-type \"p5.48xlarge\" and instances 2",
             );
@@ -70,11 +71,11 @@ impl Parser<'_> {
         if let [k, v] = kv.as_slice() {
             // The EC2NodeClass CRD refuses empty tag keys and values in a selector term.
             let non_empty = |t: &str| if t.is_empty() { Err("it is empty, and Karpenter refuses empty tag keys and values".to_string()) } else { Ok(()) };
-            self.check_value(k, non_empty, "E0190", "reservation tag key", "write the tag's key and value as EC2 shows them");
-            self.check_value(v, non_empty, "E0190", "reservation tag value", "write the tag's key and value as EC2 shows them (\"*\" matches any value)");
+            self.check_value(k, non_empty, ErrorCode::E0190, "reservation tag key", "write the tag's key and value as EC2 shows them");
+            self.check_value(v, non_empty, ErrorCode::E0190, "reservation tag value", "write the tag's key and value as EC2 shows them (\"*\" matches any value)");
             tags.insert(k.value.clone(), v.value.clone());
         } else {
-            self.error(self.span(child.span()), "E0107", "`tag` needs a key and a value", "write tag \"purpose\" \"training\"");
+            self.error(self.span(child.span()), ErrorCode::E0107, "`tag` needs a key and a value", "write tag \"purpose\" \"training\"");
         }
     }
 }

@@ -12,6 +12,7 @@ use kdl::KdlNode;
 
 use super::parser::{args, prop, Parser};
 use super::{raw, schema, Disruption, NodeRequirement, Overlay, Raw, Reserved, ResourceLimits, StaticPool, Taint};
+use crate::diagnostic::ErrorCode;
 use crate::catalog::cost::SpotCeiling;
 use crate::catalog::{AcceleratorKind, Arch, CapacityType};
 use crate::diagnostic::Spanned;
@@ -143,7 +144,7 @@ impl Parser<'_> {
                 "amd64" | "x86_64" => Some(Spanned::new(Arch::Amd64, a.span)),
                 "arm64" | "aarch64" => Some(Spanned::new(Arch::Arm64, a.span)),
                 other => {
-                    self.error(a.span, "E0118", format!("unknown architecture `{other}`"), "one of amd64, arm64");
+                    self.error(a.span, ErrorCode::E0118, format!("unknown architecture `{other}`"), "one of amd64, arm64");
                     None
                 }
             })
@@ -179,7 +180,7 @@ impl Parser<'_> {
         self.check_entries(node, &[], 1);
         let r = args(node).next().and_then(|e| self.expect_number(e, "price-ratio-max"))?;
         if r.value < 1.0 {
-            self.error(r.span, "E0106", "price-ratio-max must be at least 1.0 (1.0 admits only the cheapest $/accelerator-hour)", "");
+            self.error(r.span, ErrorCode::E0106, "price-ratio-max must be at least 1.0 (1.0 admits only the cheapest $/accelerator-hour)", "");
             return None;
         }
         Some(r)
@@ -214,14 +215,14 @@ impl Parser<'_> {
         let node_span = self.span(node.span());
         self.check_entries(node, &["replicas"], 0);
         let Some(e) = prop(node, "replicas") else {
-            self.error(node_span, "E0107", "`time-slicing` needs replicas", "write time-slicing replicas=4");
+            self.error(node_span, ErrorCode::E0107, "`time-slicing` needs replicas", "write time-slicing replicas=4");
             return None;
         };
         let r = self.expect_integer(e, "time-slicing replicas", i128::MIN, i128::MAX)?;
         if r.value < 2 || r.value > 64 {
             self.error(
                 r.span,
-                "E0119",
+                ErrorCode::E0119,
                 format!("time-slicing replicas must be between 2 and 64, found {}", r.value),
                 "the device plugin rejects replicas < 2; for no sharing remove `time-slicing`",
             );
@@ -235,7 +236,7 @@ impl Parser<'_> {
         self.check_entries(node, &[], 1);
         let value = args(node).next().and_then(|e| self.expect_bool(e, "accelerator-taint"));
         if value.is_none() && args(node).next().is_none() {
-            self.error(self.span(node.span()), "E0107", "`accelerator-taint` needs #true or #false", "write accelerator-taint #false");
+            self.error(self.span(node.span()), ErrorCode::E0107, "`accelerator-taint` needs #true or #false", "write accelerator-taint #false");
         }
         value
     }
@@ -246,7 +247,7 @@ impl Parser<'_> {
             if min.value > max.value {
                 self.error(
                     min.span,
-                    "E0130",
+                    ErrorCode::E0130,
                     format!("per-node min={} is greater than max={}", min.value, max.value),
                     "no instance type can satisfy both; lower min or raise max",
                 );
@@ -258,7 +259,7 @@ impl Parser<'_> {
                     let at = self.sources.location(exc.span);
                     self.error(
                         inc.span,
-                        "E0130",
+                        ErrorCode::E0130,
                         format!("{what} `{}` is both included and excluded (excluded at {at})", inc.value),
                         "remove it from one of the two lists",
                     );
@@ -269,20 +270,20 @@ impl Parser<'_> {
             && s.accelerator.value != AcceleratorKind::Nvidia
         {
             let span = s.sharing.as_ref().map(|x| x.span).unwrap_or(s.accelerator.span);
-            self.error(span, "E0130", "GPU sharing (time-slicing, MIG) is an NVIDIA device-plugin feature", "remove it, or select NVIDIA GPUs");
+            self.error(span, ErrorCode::E0130, "GPU sharing (time-slicing, MIG) is an NVIDIA device-plugin feature", "remove it, or select NVIDIA GPUs");
         }
         self.check_limit_unit(s);
         if s.capacity.contains(&CapacityType::Reserved) && s.reserved.is_none() {
             self.error(
                 s.capacity.span,
-                "E0131",
+                ErrorCode::E0131,
                 "capacity \"reserved\" needs a `reserved` block naming the capacity reservations",
                 "add reserved { id \"cr-0123456789abcdef0\" } or reserved { tag \"purpose\" \"training\" }",
             );
         }
         if let Some(r) = &s.reserved {
             if r.ids.is_empty() && r.tags.is_empty() {
-                self.error(r.span, "E0131", "`reserved` selects no capacity reservation", "add id \"cr-…\" or tag \"key\" \"value\"");
+                self.error(r.span, ErrorCode::E0131, "`reserved` selects no capacity reservation", "add id \"cr-…\" or tag \"key\" \"value\"");
             }
         }
     }
@@ -292,16 +293,16 @@ impl Parser<'_> {
     fn check_limit_unit(&mut self, s: &Settings) {
         let cpu = s.accelerator.value == AcceleratorKind::Cpu;
         if let (true, Some(m)) = (cpu, &s.max_accelerators) {
-            self.error(m.span, "E0262", "a `cpu` pool has no accelerators to limit", format!("write max-cpu {} for a limit of {} vCPUs", m.value, m.value));
+            self.error(m.span, ErrorCode::E0262, "a `cpu` pool has no accelerators to limit", format!("write max-cpu {} for a limit of {} vCPUs", m.value, m.value));
         }
         // A CPU pool's cpu limit is its `max-cpu` (the NodePool's `limits.cpu`): a second one would be a second `cpu`
         // key in that map.
         if let (true, Some(l)) = (cpu, s.resource_limits.as_ref().filter(|l| l.value.cpu.is_some())) {
             let cpu_limit = l.value.cpu.clone().unwrap_or_default();
-            self.error(l.span, "E0266", "a `cpu` pool's cpu limit is its `max-cpu`, not `limits cpu=`", format!("write max-cpu {cpu_limit} (keep `limits memory=` if you need it)"));
+            self.error(l.span, ErrorCode::E0266, "a `cpu` pool's cpu limit is its `max-cpu`, not `limits cpu=`", format!("write max-cpu {cpu_limit} (keep `limits memory=` if you need it)"));
         }
         if let (false, Some(m)) = (cpu, &s.max_cpu) {
-            self.error(m.span, "E0263", "`max-cpu` limits a CPU pool (one with a `cpu { … }` block)", format!("an accelerated pool's limit is max-accelerators; or add `cpu {{ }}` to make this a CPU pool of {} vCPUs", m.value));
+            self.error(m.span, ErrorCode::E0263, "`max-cpu` limits a CPU pool (one with a `cpu { … }` block)", format!("an accelerated pool's limit is max-accelerators; or add `cpu {{ }}` to make this a CPU pool of {} vCPUs", m.value));
         }
     }
 }

@@ -29,6 +29,7 @@ use kdl::KdlNode;
 
 use super::parser::{prop, Parser};
 use super::{Preset, Settings, Tier};
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{Span, Spanned};
 
 /// The most nodes a static pool may keep: a bound on what a typo (`replicas=1000000`) can cost.
@@ -48,7 +49,7 @@ impl Parser<'_> {
         let span = self.span(node.span());
         let Some(replicas) = prop(node, "replicas").and_then(|e| self.expect_integer(e, "replicas", 0, MAX_REPLICAS)) else {
             if prop(node, "replicas").is_none() {
-                self.error(span, "E0300", "`static` needs replicas=<nodes>", "write static replicas=2 (the nodes the NodePool keeps, whatever the pods)");
+                self.error(span, ErrorCode::E0300, "`static` needs replicas=<nodes>", "write static replicas=2 (the nodes the NodePool keeps, whatever the pods)");
             }
             return;
         };
@@ -56,7 +57,7 @@ impl Parser<'_> {
             Some(None) => return,
             Some(Some(m)) if m.value < replicas.value => {
                 let message = format!("max-nodes={} is below replicas={}: Karpenter stops at the node limit and never reaches the replicas", m.value, replicas.value);
-                return self.error(m.span, "E0301", message, format!("raise max-nodes to at least {} (replicas plus the nodes a replacement may add), or remove it", replicas.value));
+                return self.error(m.span, ErrorCode::E0301, message, format!("raise max-nodes to at least {} (replicas plus the nodes a replacement may add), or remove it", replicas.value));
             }
             Some(Some(m)) => Some(m.value as u32),
             None => None,
@@ -75,7 +76,7 @@ impl Parser<'_> {
                 _ => "its `reserved` block adds a reservation NodePool in front of it".to_string(),
             };
             let message = format!("a static pool is one NodePool, but {why}: fallback order is weight, and a static NodePool has none and takes no part in dynamic provisioning");
-            self.error(at, "E0302", message, "keep `static` in a pool of one NodePool (preset general, inference-on-demand, training-on-demand or batch-spot; capacity \"reserved\" alone for a reservation), and write the dynamic fallback as a pool of its own");
+            self.error(at, ErrorCode::E0302, message, "keep `static` in a pool of one NodePool (preset general, inference-on-demand, training-on-demand or batch-spot; capacity \"reserved\" alone for a reservation), and write the dynamic fallback as a pool of its own");
         }
         for tier in tiers.iter().filter(|t| t.settings.static_pool.is_some()) {
             self.check_static_settings(&tier.settings, preset.span);
@@ -87,21 +88,21 @@ impl Parser<'_> {
         // NodePool (and two fixed costs) would be counted twice or contradict each other.
         if let (Some(r), Some(st)) = (&s.reserved, &s.static_pool) {
             let message = format!("a static pool of {} replicas cannot also be a capacity reservation: the reservation is sized and billed by its instances", st.value.replicas);
-            self.error(r.span, "E0302", message, "keep the reservation in a pool of its own (its reserved tier is kept up to its instances anyway), or drop `reserved` from the static pool");
+            self.error(r.span, ErrorCode::E0302, message, "keep the reservation in a pool of its own (its reserved tier is kept up to its instances anyway), or drop `reserved` from the static pool");
         }
         if let Some(w) = &s.weight {
-            self.error(w.span, "E0303", "a static NodePool takes no weight (the CRD refuses it: 'weight' is not supported on static NodePools)", "remove `weight`: the static nodes exist whatever the weights, and pods land on them before Karpenter launches anything");
+            self.error(w.span, ErrorCode::E0303, "a static NodePool takes no weight (the CRD refuses it: 'weight' is not supported on static NodePools)", "remove `weight`: the static nodes exist whatever the weights, and pods land on them before Karpenter launches anything");
         }
         let limits = [s.max_accelerators.as_ref().map(|m| (m.span, "max-accelerators")), s.max_cpu.as_ref().map(|m| (m.span, "max-cpu")), s.resource_limits.as_ref().map(|l| (l.span, "limits"))];
         for (span, what) in limits.into_iter().flatten() {
             let message = format!("`{what}` on a static pool: only limits.nodes is supported on static NodePools, and the pool's size is its replicas");
-            self.error(span, "E0304", message, "remove it; cap the nodes a replacement may add with static replicas=… max-nodes=…");
+            self.error(span, ErrorCode::E0304, message, "remove it; cap the nodes a replacement may add with static replicas=… max-nodes=…");
         }
         let d = &s.disruption;
         for (value, what) in [(&d.consolidation_policy, "consolidation"), (&d.consolidate_after, "consolidate-after")] {
             if value.span != preset_span {
                 let message = format!("`{what}` on a static pool: Karpenter ignores consolidation on a static NodePool (its nodes are kept, not consolidated)");
-                self.error(value.span, "E0305", message, "remove it; expire-after, budgets and the grace period still apply to drift and expiry replacements");
+                self.error(value.span, ErrorCode::E0305, message, "remove it; expire-after, budgets and the grace period still apply to drift and expiry replacements");
             }
         }
     }

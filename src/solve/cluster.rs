@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::Catalog;
 use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::profile::Profile;
@@ -45,7 +46,7 @@ pub fn solve(
                     sources
                         .error(
                             other.cluster.region.span,
-                            "E0150",
+                            ErrorCode::E0150,
                             format!(
                                 "cluster `{cluster_name}` is in {} here but in {} at {}",
                                 other.cluster.region.value,
@@ -60,7 +61,7 @@ pub fn solve(
         let Some(catalog) = catalogs.get(&first.cluster.region.value) else {
             diagnostics.push(
                 sources
-                    .error(first.cluster.region.span, "E0151", format!("no catalog for region {}", first.cluster.region.value))
+                    .error(first.cluster.region.span, ErrorCode::E0151, format!("no catalog for region {}", first.cluster.region.value))
                     .help(format!("run `gpuplan catalog refresh --region {}`", first.cluster.region.value)),
             );
             continue;
@@ -156,7 +157,7 @@ fn names_twice(pools: &[WeightedPool], name: &str, sources: &Sources) -> Vec<Pro
         if let Some(other_profile) = names.insert(&plan.name, &plan.profile) {
             diagnostics.push(
                 sources
-                    .error(*span, "E0154", format!("NodePool `{}` is also defined by profile `{other_profile}` in cluster `{name}`", plan.name))
+                    .error(*span, ErrorCode::E0154, format!("NodePool `{}` is also defined by profile `{other_profile}` in cluster `{name}`", plan.name))
                     .help("NodePool names are cluster-wide: rename the pool"),
             );
         }
@@ -179,7 +180,7 @@ fn class_name_collisions(sorted: &[NodeClassPlan], pools: &[WeightedPool], sourc
         let (Some((first, _)), Some((second, span))) = (pool_of(a), pool_of(b)) else { continue };
         let (first, second) = if first == second { (format!("{first} (profile {})", a.profile), format!("{second} (profile {})", b.profile)) } else { (first, second) };
         let d = sources
-            .error(span, "E0158", format!("node class `{}` would be written twice with different settings: for pool {first} and for pool {second}", a.name))
+            .error(span, ErrorCode::E0158, format!("node class `{}` would be written twice with different settings: for pool {first} and for pool {second}", a.name))
             .label("this pool's class")
             .help("rename a pool or a profile (class names are `<profile>`, `<profile>-<pool>` for a pool's own kubelet or raw settings, `-nvme`, `-ts<N>`)");
         out.push((a.name.clone(), d));

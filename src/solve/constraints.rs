@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::{AcceleratorKind, Arch, CapacityType, Catalog, InstanceType};
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
 use crate::profile::{Settings, Sharing, Tier};
@@ -247,7 +248,7 @@ fn mixed_strategy_error(config: &str, span: Span, sources: &Sources) -> ProfileD
     let configs = MigConfigs::builtin();
     let single: Vec<&str> = ["all-1g.10gb", "all-2g.20gb", "all-3g.40gb"].into_iter().filter(|c| configs.exists(c) && configs.homogeneous(c)).collect();
     sources
-        .error(span, "E0178", format!("MIG config `{config}` mixes MIG profiles on a GPU, which Karpenter cannot provision"))
+        .error(span, ErrorCode::E0178, format!("MIG config `{config}` mixes MIG profiles on a GPU, which Karpenter cannot provision"))
         .label("needs the `mixed` MIG strategy")
         .help(format!(
             "with several profiles per GPU the device plugin advertises nvidia.com/mig-<profile> resources that no instance type advertises to Karpenter, so pods requesting them never get a node; use a single-profile config (e.g. {}): the `single` strategy then advertises each MIG device as nvidia.com/gpu, the resource the NodePool limits",
@@ -267,7 +268,7 @@ fn mig_constraint(settings: &Settings, catalog: &Catalog, sources: &Sources) -> 
             help.push(' ');
         }
         help.push_str("MIG configs are the keys of the GPU Operator's default-mig-parted-config, e.g. all-1g.10gb, all-2g.20gb, all-3g.40gb, all-balanced");
-        return Err(sources.error(sharing.span, "E0174", format!("unknown MIG config `{config}`")).help(help));
+        return Err(sources.error(sharing.span, ErrorCode::E0174, format!("unknown MIG config `{config}`")).help(help));
     }
     if !configs.homogeneous(config) {
         return Err(mixed_strategy_error(config, sharing.span, sources));
@@ -299,7 +300,7 @@ fn mig_constraint(settings: &Settings, catalog: &Catalog, sources: &Sources) -> 
             .collect();
         let mig_gpus: BTreeSet<&str> = models.values().flatten().filter(|(n, m)| configs.mig_capable(n, *m)).map(|(n, _)| n.as_str()).collect();
         return Err(sources
-            .error(sharing.span, "E0173", format!("MIG config `{config}` does not exist for {}", name.value))
+            .error(sharing.span, ErrorCode::E0173, format!("MIG config `{config}` does not exist for {}", name.value))
             .label(format!("not a MIG config of {}", name.value))
             .help(format!(
                 "{}; MIG-capable GPUs in the catalog: {}",

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::Catalog;
 use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::profile::Tier;
@@ -24,7 +25,7 @@ pub fn pin_efa_zones(pools: &mut [(PoolPlan, &Tier)], catalog: &Catalog, zones: 
         let zone = match explicit {
             Some(z) if zones.contains(&z.value) => z.value,
             Some(z) => {
-                out.push(sources.error(z.span, "E0152", format!("EFA zone `{}` is not one of the cluster's zones", z.value)).help(format!("one of: {}", zones.join(", "))));
+                out.push(sources.error(z.span, ErrorCode::E0152, format!("EFA zone `{}` is not one of the cluster's zones", z.value)).help(format!("one of: {}", zones.join(", "))));
                 continue;
             }
             None => {
@@ -42,7 +43,7 @@ pub fn pin_efa_zones(pools: &mut [(PoolPlan, &Tier)], catalog: &Catalog, zones: 
             }
             if plan.candidates.is_empty() {
                 let span = tier.settings.efa.as_ref().map_or(tier.name.span, |e| e.span);
-                out.push(sources.error(span, "E0140", format!("no instance type of pool `{}` is offered in its EFA zone {zone}", plan.name)).help("name another zone: efa #true zone=\"…\""));
+                out.push(sources.error(span, ErrorCode::E0140, format!("no instance type of pool `{}` is offered in its EFA zone {zone}", plan.name)).help("name another zone: efa #true zone=\"…\""));
             }
             plan.zones = vec![zone.clone()];
             let reservation = if tier.settings.reserved.is_some() { format!("; the reservation must be in {zone}") } else { String::new() };

@@ -4,6 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::cost::{self, round_cents, NodeShape};
 use crate::catalog::AcceleratorKind;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Spanned};
@@ -52,7 +53,7 @@ fn unbounded(budget: Option<&Spanned<f64>>, pools: &[(PoolPlan, &Tier)], sources
             let (keyword, example) = limit_keyword(plan.accelerator);
             diagnostics.push(
                 sources
-                    .error(tier.name.span, "E0141", format!("pool `{}` is unbounded: it has no {keyword} and the profile has no budget", plan.name))
+                    .error(tier.name.span, ErrorCode::E0141, format!("pool `{}` is unbounded: it has no {keyword} and the profile has no budget", plan.name))
                     .help(format!("add `{keyword} {example}` to the pool or `budget usd-per-hour=100` to the profile; gpuplan never emits a NodePool without limits")),
             );
         }
@@ -82,13 +83,13 @@ fn usage_budget(profile: &Profile, pools: &[(PoolPlan, &Tier)], fixed: &Fixed, s
             let span = pools.iter().find_map(|(p, t)| p.static_pool.and(t.settings.static_pool.as_ref()).map(|s| s.span)).unwrap_or(b.span);
             let with = if reserved > 0.0 { format!(" (with ${reserved:.2}/h of reservations)") } else { String::new() };
             return Err(vec![sources
-                .error(span, "E0306", format!("the static pools of profile `{}` cost up to ${statics:.2}/h{with}, more than its budget of ${:.2}/h", profile.name.value, b.value))
+                .error(span, ErrorCode::E0306, format!("the static pools of profile `{}` cost up to ${statics:.2}/h{with}, more than its budget of ${:.2}/h", profile.name.value, b.value))
                 .label("billed whether pods run or not")
                 .help(format!("a static pool's nodes are billed always, each at most the dearest type it admits: keep fewer replicas, admit cheaper types (`types`, `exclude-types`), or raise the budget to at least ${fixed:.2}/h"))]);
         }
         Some(b) if fixed > b.value + 1e-9 => {
             return Err(vec![sources
-                .error(b.span, "E0143", format!("the capacity reservations of profile `{}` cost ${fixed:.2}/h, more than its budget of ${:.2}/h", profile.name.value, b.value))
+                .error(b.span, ErrorCode::E0143, format!("the capacity reservations of profile `{}` cost ${fixed:.2}/h, more than its budget of ${:.2}/h", profile.name.value, b.value))
                 .help("a reservation is billed whether used or not: raise the budget to at least the reservations' cost, or reserve fewer instances")]);
         }
         Some(b) => Some(b.value - fixed),
@@ -315,7 +316,7 @@ fn too_small(profile: &Profile, plan: &PoolPlan, tier: &Tier, sources: &Sources)
     };
     let smallest = plan.removed.last().map(|r| r.types.join(", ")).unwrap_or_default();
     sources
-        .error(span, "E0142", format!("{what} is too small for one node of pool `{}`: its limit would be {} {}", plan.name, plan.limit, plan.resource()))
+        .error(span, ErrorCode::E0142, format!("{what} is too small for one node of pool `{}`: its limit would be {} {}", plan.name, plan.limit, plan.resource()))
         .label(format!("allows {} {}", plan.limit, plan.resource()))
         .help(format!("raise it, or allow smaller nodes (every candidate has more accelerators than the limit: {smallest})"))
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::node_class::{default_class_name, NodeClassPlan};
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
 use crate::profile::{Profile, Raw, Settings, Tier};
 
@@ -121,7 +122,7 @@ pub fn auto_mode_refusals(profile: &Profile, auto_mode: Option<Span>, sources: &
         for span in kubelets {
             out.push(
                 sources
-                    .error(span, "E0313", "an EKS Auto Mode NodeClass has no kubelet settings: this `kubelet` block would be dropped")
+                    .error(span, ErrorCode::E0313, "an EKS Auto Mode NodeClass has no kubelet settings: this `kubelet` block would be dropped")
                     .label("kubelet settings")
                     .help("leave out `kubelet` (Auto Mode configures the kubelet itself), or leave out `auto-mode #true` to emit an EC2NodeClass that carries it"),
             );
@@ -131,7 +132,7 @@ pub fn auto_mode_refusals(profile: &Profile, auto_mode: Option<Span>, sources: &
         let mode = if auto_mode.is_some() { "an EKS Auto Mode cluster" } else { "a cluster outside EKS Auto Mode" };
         out.push(
             sources
-                .error(raw.span, "E0314", format!("the pools of {mode} launch with a {class_kind}, so a raw {other} fragment patches nothing"))
+                .error(raw.span, ErrorCode::E0314, format!("the pools of {mode} launch with a {class_kind}, so a raw {other} fragment patches nothing"))
                 .label("raw fragment")
                 .help(format!("write raw \"{class_kind}\" with that kind's fields")),
         );
@@ -160,7 +161,7 @@ pub fn ami_family_refusals(profile: &Profile, sources: &Sources) -> Vec<ProfileD
         let Some(other) = aliases.chain(family).find(|f| *f != cluster_family) else { continue };
         out.push(
             sources
-                .error(raw.span, "E0159", format!("this raw EC2NodeClass fragment moves the class to AMI family `{other}`, but the cluster's `ami` is `{}`: gpuplan chooses the device plugin, the volume and the time-slicing settings from `ami`", profile.cluster.ami.value))
+                .error(raw.span, ErrorCode::E0159, format!("this raw EC2NodeClass fragment moves the class to AMI family `{other}`, but the cluster's `ami` is `{}`: gpuplan chooses the device plugin, the volume and the time-slicing settings from `ami`", profile.cluster.ami.value))
                 .label("raw fragment")
                 .help(format!("say the image with the cluster's `ami` line (e.g. ami \"{other}@<version>\") and leave amiSelectorTerms and amiFamily out of the fragment")),
         );

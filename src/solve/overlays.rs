@@ -21,6 +21,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::{CapacityType, Catalog, InstanceType};
 use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::profile::{Overlay, OverlayPrice, Settings, Tier};
@@ -162,12 +163,12 @@ pub fn plan_overlays(cluster: ClusterPools, profiles: &[&crate::profile::Profile
             for o in &tier.settings.overlays {
                 if let Some(shared) = cluster.pools.iter().find(|p| p.sharing.is_some() && sharing_overlay_name(&p.name, &o.name.value)) {
                     let message = format!("overlay name `{}` is the name of gpuplan's own NodeOverlay for the shared GPUs of NodePool `{}`", o.name.value, shared.name);
-                    diagnostics.push(sources.error(o.name.span, "E0295", message).help("rename the overlay (gpuplan names its own `<nodepool>-<n>gpu`)"));
+                    diagnostics.push(sources.error(o.name.span, ErrorCode::E0295, message).help("rename the overlay (gpuplan names its own `<nodepool>-<n>gpu`)"));
                     continue;
                 }
                 if let Some(other) = by_name.get(&o.name.value).filter(|p| p.profile != profile.name.value) {
                     let message = format!("overlay `{}` is also defined by profile `{}` in cluster `{}`", o.name.value, other.profile, cluster.name);
-                    diagnostics.push(sources.error(o.name.span, "E0295", message).help("NodeOverlay names are cluster-wide: rename the overlay"));
+                    diagnostics.push(sources.error(o.name.span, ErrorCode::E0295, message).help("NodeOverlay names are cluster-wide: rename the overlay"));
                     continue;
                 }
                 let plan = by_name.entry(o.name.value.clone()).or_insert_with(|| OverlayPlan {
@@ -246,7 +247,7 @@ pub fn conflict(tier: &Tier, candidates: &[Candidate], catalog: &Catalog, zones:
             let span = s.overlays.iter().find(|o| o.name.value == b.name.value).map_or(b.name.span, |o| o.name.span);
             let unlisted = if listed(t) { "" } else { " (not one of the NodePool's types, but Karpenter checks every type of its NodeClass)" };
             let message = format!("overlays `{}` and `{}` both set {what} for {}{unlisted} in NodePool `{}` at weight {}: Karpenter applies `{}` and ignores `{}` everywhere", a.name.value, b.name.value, t.name, tier.name.value, a.weight.unwrap_or(0), a.name.value, b.name.value);
-            return Some(sources.error(span, "E0297", message).help("give one of them a higher weight, or narrow their `require` lines so that they select different types, zones or capacity types"));
+            return Some(sources.error(span, ErrorCode::E0297, message).help("give one of them a higher weight, or narrow their `require` lines so that they select different types, zones or capacity types"));
         }
     }
     None

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::cost::round_cents;
 use crate::catalog::{AcceleratorKind, Catalog};
 use crate::diagnostic::{ProfileDiagnostic, Sources};
@@ -117,7 +118,7 @@ pub fn plan_cluster(cluster: ClusterPools, profiles: &[&Profile], sources: &Sour
         let source = sources.source_name(profile.file).to_string();
         for q in &profile.queues {
             if let Some(other) = seen.insert(&q.name.value, &profile.name.value) {
-                diagnostics.push(sources.error(q.name.span, "E0205", format!("queue `{}` is also defined by profile `{other}` in cluster `{}`", q.name.value, cluster.name)).help("a queue is a cluster-wide ClusterQueue: rename one"));
+                diagnostics.push(sources.error(q.name.span, ErrorCode::E0205, format!("queue `{}` is also defined by profile `{other}` in cluster `{}`", q.name.value, cluster.name)).help("a queue is a cluster-wide ClusterQueue: rename one"));
                 continue;
             }
             let nodepools = nodepools_of(cluster, &profile.name.value, &q.pool.value);
@@ -280,7 +281,7 @@ fn too_many_taints(q: &Queue, nodepools: &[&PoolPlan], sources: &Sources) -> Opt
     let n = p.pod_placement(1).tolerations.len();
     Some(
         sources
-            .error(q.pool.span, "E0212", format!("NodePool `{}` has {n} NoSchedule/NoExecute taints, more than the {FLAVOR_MAX} tolerations a Kueue ResourceFlavor holds", p.name))
+            .error(q.pool.span, ErrorCode::E0212, format!("NodePool `{}` has {n} NoSchedule/NoExecute taints, more than the {FLAVOR_MAX} tolerations a Kueue ResourceFlavor holds", p.name))
             .help("drop some of the pool's `taint`s: Kueue could not add a toleration for each to the pods it admits"),
     )
 }
@@ -291,7 +292,7 @@ fn lending_above_nominal(q: &Queue, plan: &QueuePlan, sources: &Sources) -> Opti
     let f = plan.flavors.iter().find(|f| f.lending_limit.is_some_and(|l| l > f.nominal))?;
     Some(
         sources
-            .error(l.span, "E0208", format!("queue `{}` lends {} {} in flavor `{}`, more than its nominal quota of {} there", plan.name, f.lending_limit.unwrap_or(0), plan.accelerator.resource(), f.flavor, f.nominal))
+            .error(l.span, ErrorCode::E0208, format!("queue `{}` lends {} {} in flavor `{}`, more than its nominal quota of {} there", plan.name, f.lending_limit.unwrap_or(0), plan.accelerator.resource(), f.flavor, f.nominal))
             .help("a queue lends at most its own nominal quota (Kueue rejects the ClusterQueue otherwise): lower lending-limit"),
     )
 }
@@ -314,7 +315,7 @@ fn quota_above_limit(plan: &KueuePlan, profiles: &[&Profile], sources: &Sources)
         let resource = first.accelerator.resource();
         out.push(
             sources
-                .error(span, "E0210", format!("the queues' nominal quotas in flavor `{flavor}` add up to {total} {resource}, above NodePool `{flavor}`'s limit of {limit} ({})", queues.join(", ")))
+                .error(span, ErrorCode::E0210, format!("the queues' nominal quotas in flavor `{flavor}` add up to {total} {resource}, above NodePool `{flavor}`'s limit of {limit} ({})", queues.join(", ")))
                 .label(format!("Σ nominal {total} > limit {limit}"))
                 .help(format!("lower the queues' nominal quotas (share=\"…%\" divides the limit) or raise the pool's limit to {total}: admitted jobs would wait for nodes Karpenter may not launch")),
         );
@@ -341,7 +342,7 @@ fn over_budget(cluster: ClusterPools, plan: &KueuePlan, profiles: &[&Profile], s
             let breakdown: Vec<String> = held.iter().map(|(f, n)| format!("{f} {n}")).collect();
             out.push(
                 sources
-                    .error(budget.span, "E0211", format!("the queues of profile `{}` can admit work costing ${cost:.2}/h at worst ({}), above its budget of ${:.2}/h", profile.name.value, breakdown.join(", "), budget.value))
+                    .error(budget.span, ErrorCode::E0211, format!("the queues of profile `{}` can admit work costing ${cost:.2}/h at worst ({}), above its budget of ${:.2}/h", profile.name.value, breakdown.join(", "), budget.value))
                     .label(format!("queues ${cost:.2}/h > budget ${:.2}/h", budget.value))
                     .help("lower the queues' nominal quotas until Σ nominal per NodePool fits its limit (the limits are sized from the budget)"),
             );

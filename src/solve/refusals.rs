@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::Catalog;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span};
 use crate::profile::{Profile, Sharing, Tier};
@@ -17,7 +18,7 @@ pub fn unknown_zones(profile: &Profile, catalog: &Catalog, sources: &Sources) ->
         if !catalog.zones.is_empty() && !catalog.zones.contains(&zone.value) {
             diagnostics.push(
                 sources
-                    .error(zone.span, "E0152", format!("the {} catalog knows no zone `{}`", catalog.region, zone.value))
+                    .error(zone.span, ErrorCode::E0152, format!("the {} catalog knows no zone `{}`", catalog.region, zone.value))
                     .help(format!("zones in the catalog: {}", catalog.zones.join(", "))),
             );
         }
@@ -31,7 +32,7 @@ pub fn unknown_zones(profile: &Profile, catalog: &Catalog, sources: &Sources) ->
 pub fn default_class_in_auto_mode(profile: &Profile, auto_mode: Option<Span>, sources: &Sources) -> Option<ProfileDiagnostic> {
     (auto_mode.is_some() && profile.name.value == "default").then(|| {
         sources
-            .error(profile.name.span, "E0278", "an EKS Auto Mode profile named `default` would replace Auto Mode's built-in NodeClass `default`")
+            .error(profile.name.span, ErrorCode::E0278, "an EKS Auto Mode profile named `default` would replace Auto Mode's built-in NodeClass `default`")
             .label("the NodeClass's name")
             .help("rename the profile: its NodeClass takes its name")
     })
@@ -45,7 +46,7 @@ pub fn mixed_auto_mode(cluster: &str, profiles: &[&Profile], sources: &Sources) 
     let other = profiles.iter().find(|p| !p.cluster.auto_mode.value)?;
     Some(
         sources
-            .error(auto.cluster.auto_mode.span, "E0277", format!("cluster `{cluster}` is in EKS Auto Mode for profile `{}` but not for profile `{}`", auto.name.value, other.name.value))
+            .error(auto.cluster.auto_mode.span, ErrorCode::E0277, format!("cluster `{cluster}` is in EKS Auto Mode for profile `{}` but not for profile `{}`", auto.name.value, other.name.value))
             .label("auto-mode here")
             .help(format!("write `auto-mode #true` in the cluster block of profile `{}` too ({}), or remove it here", other.name.value, sources.location(other.cluster.span))),
     )
@@ -59,8 +60,8 @@ pub fn sharing_in_auto_mode(tier: &Tier, auto_mode: Option<Span>, sources: &Sour
     auto_mode?;
     let sharing = tier.settings.sharing.as_ref()?;
     let (code, what, label) = match sharing.value {
-        Sharing::TimeSlicing { .. } => ("E0273", "time-slicing", "time-slicing here"),
-        Sharing::Mig { .. } => ("E0274", "MIG", "a mig-parted config"),
+        Sharing::TimeSlicing { .. } => (ErrorCode::E0273, "time-slicing", "time-slicing here"),
+        Sharing::Mig { .. } => (ErrorCode::E0274, "MIG", "a mig-parted config"),
     };
     Some(
         sources
@@ -84,7 +85,7 @@ pub fn overlays_in_auto_mode(profile: &Profile, auto_mode: Option<Span>, sources
     overlays
         .map(|o| {
             sources
-                .error(o.span, "E0332", format!("overlay `{}` is in an EKS Auto Mode cluster, which documents no NodeOverlay support: its price would not rank the types and its capacity would not be offered", o.value.name.value))
+                .error(o.span, ErrorCode::E0332, format!("overlay `{}` is in an EKS Auto Mode cluster, which documents no NodeOverlay support: its price would not rank the types and its capacity would not be offered", o.value.name.value))
                 .label("a NodeOverlay here")
                 .help("remove the block (in Auto Mode, narrow the types with `types`, `families` or `require` instead), or run this pool on self-managed Karpenter: a cluster without `auto-mode #true`")
         })
@@ -99,7 +100,7 @@ pub fn time_slicing_in_user_data(profile: &Profile, tier: &Tier, host_plugin: bo
     let user_data = profile.cluster.user_data.as_ref().filter(|u| u.contains("kubelet-device-plugins"))?;
     Some(
         sources
-            .error(user_data.span, "E0287", format!("the cluster's `user-data` sets Bottlerocket's kubelet-device-plugins, and pool `{}` asks for time-slicing, which gpuplan writes there too", tier.name.value))
+            .error(user_data.span, ErrorCode::E0287, format!("the cluster's `user-data` sets Bottlerocket's kubelet-device-plugins, and pool `{}` asks for time-slicing, which gpuplan writes there too", tier.name.value))
             .help("remove the device-plugin settings from `user-data` (the pool's `time-slicing replicas=N` writes them), or remove `time-slicing` from the pool"),
     )
 }
@@ -111,7 +112,7 @@ pub fn mig_on_host_plugin(tier: &Tier, host_plugin: bool, sources: &Sources) -> 
     let sharing = tier.settings.sharing.as_ref().filter(|s| host_plugin && matches!(s.value, Sharing::Mig { .. }))?;
     Some(
         sources
-            .error(sharing.span, "E0185", format!("MIG on Bottlerocket: pool `{}` runs the Bottlerocket NVIDIA variant, whose host device plugin takes MIG profiles per GPU model from its own settings, not from the GPU Operator's mig-parted configs", tier.name.value))
+            .error(sharing.span, ErrorCode::E0185, format!("MIG on Bottlerocket: pool `{}` runs the Bottlerocket NVIDIA variant, whose host device plugin takes MIG profiles per GPU model from its own settings, not from the GPU Operator's mig-parted configs", tier.name.value))
             .label("a mig-parted config")
             .help("use an AL2023 AMI (`ami \"al2023@v…\"`) for MIG pools, or time-slicing on Bottlerocket (written into the EC2NodeClass user data)"),
     )

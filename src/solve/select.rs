@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::cost;
 use crate::catalog::{AcceleratorKind, CapacityType, Catalog, InstanceType};
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span};
@@ -120,7 +121,7 @@ impl Exhausted {
         let more = dropped.len().saturating_sub(examples.len());
         let before: Vec<String> = before.iter().map(|r| format!("{} removed {}", r.constraint, r.types.len())).collect();
         sources
-            .error(span, "E0140", format!("no instance type satisfies pool `{}`: `{label}` removed the last {} candidate{}", tier.name.value, dropped.len(), if dropped.len() == 1 { "" } else { "s" }))
+            .error(span, ErrorCode::E0140, format!("no instance type satisfies pool `{}`: `{label}` removed the last {} candidate{}", tier.name.value, dropped.len(), if dropped.len() == 1 { "" } else { "s" }))
             .label(format!("this removed {}{}", examples.join(", "), if more > 0 { format!(" and {more} more") } else { String::new() }))
             .help(if before.is_empty() { "relax this constraint".to_string() } else { format!("relax this constraint; before it: {}", before.join("; ")) })
     }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
 
 use super::pool::PoolPlan;
@@ -30,7 +31,7 @@ pub fn order(pools: Vec<WeightedPool>, name: &str, sources: &Sources, diagnostic
             let span = explicit.as_ref().map_or(*span, |w| w.span);
             diagnostics.push(
                 sources
-                    .error(span, "E0153", format!("NodePool `{}` and `{other}` both have weight {} in cluster `{name}`", plan.name, plan.weight))
+                    .error(span, ErrorCode::E0153, format!("NodePool `{}` and `{other}` both have weight {} in cluster `{name}`", plan.name, plan.weight))
                     .help("Karpenter breaks weight ties by name, silently; give every pool of a cluster a distinct weight"),
             );
         }
@@ -74,7 +75,7 @@ fn assign_weights(pools: &mut [WeightedPool], cluster: &str, sources: &Sources) 
         if room < run {
             let span = pools[start].span;
             return Err(vec![sources
-                .error(span, "E0153", match above {
+                .error(span, ErrorCode::E0153, match above {
                     Some(upper) => format!("no room for distinct weights in cluster `{cluster}`: {run} pool(s) must fit between weights {lower} and {upper}"),
                     None => format!("no room for distinct weights in cluster `{cluster}`: {run} pool(s) must rank above the explicit weight {lower}, and 100 is the maximum"),
                 })

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::ops::{Monitoring, Workload};
 use crate::profile::{Profile, Sharing};
@@ -20,7 +21,7 @@ pub fn workload_checks(cluster: ClusterPools, monitoring: &Monitoring, w: &Workl
         let resource = nodepools[0].resource();
         diagnostics.push(
             sources
-                .error(w.replicas_max.span, "E0176", format!(
+                .error(w.replicas_max.span, ErrorCode::E0176, format!(
                     "workload `{}` needs up to {need} {resource} at max replicas ({} × {}), but pool `{}` can provision at most {capacity}",
                     w.name.value, w.replicas_max.value, w.gpus_per_replica.value, w.pool.value
                 ))
@@ -40,7 +41,7 @@ pub fn workload_checks(cluster: ClusterPools, monitoring: &Monitoring, w: &Workl
     if let Some(z) = w.scale_to_zero.as_ref().filter(|_| nodepools.iter().any(|p| p.static_pool.is_some())) {
         diagnostics.push(
             sources
-                .error(z.span, "E0307", format!("workload `{}` scales to zero on static pool `{}`: its nodes are kept and billed whatever the replicas, so scaling to zero frees nothing", w.name.value, w.pool.value))
+                .error(z.span, ErrorCode::E0307, format!("workload `{}` scales to zero on static pool `{}`: its nodes are kept and billed whatever the replicas, so scaling to zero frees nothing", w.name.value, w.pool.value))
                 .help("leave out scale-to-zero (replicas min=1 with `autoscale` still scales within the replicas), or run the workload on a dynamic pool, whose nodes go when it scales down"),
         );
     }
@@ -49,7 +50,7 @@ pub fn workload_checks(cluster: ClusterPools, monitoring: &Monitoring, w: &Workl
     if let Some(a) = w.autoscale.as_ref().filter(|a| cpu_pool && a.value.metric.is_none()) {
         diagnostics.push(
             sources
-                .error(a.span, "E0267", format!("workload `{}` autoscales on GPU utilization, but pool `{}` is a CPU pool: DCGM reports nothing there", w.name.value, w.pool.value))
+                .error(a.span, ErrorCode::E0267, format!("workload `{}` autoscales on GPU utilization, but pool `{}` is a CPU pool: DCGM reports nothing there", w.name.value, w.pool.value))
                 .help("name the metric to scale on (`autoscale metric=\"…\"`), or leave out `autoscale`"),
         );
     }
@@ -58,7 +59,7 @@ pub fn workload_checks(cluster: ClusterPools, monitoring: &Monitoring, w: &Workl
     if w.gpus_per_replica.value > 1 && nodepools.iter().any(|p| matches!(p.sharing, Some(Sharing::TimeSlicing { .. }))) {
         diagnostics.push(
             sources
-                .error(w.gpus_per_replica.span, "E0176", format!("workload `{}` asks for {} GPUs per pod on a time-sliced pool", w.name.value, w.gpus_per_replica.value))
+                .error(w.gpus_per_replica.span, ErrorCode::E0176, format!("workload `{}` asks for {} GPUs per pod on a time-sliced pool", w.name.value, w.gpus_per_replica.value))
                 .help("a time-sliced pool hands out slices of one GPU; the device plugin is configured with failRequestsGreaterThanOne and rejects such pods: request 1"),
         );
     }
@@ -74,7 +75,7 @@ pub fn duplicate_workloads(cluster: ClusterPools, profiles: &[&Profile], sources
             if other != profile.name.value {
                 diagnostics.push(
                     sources
-                        .error(w.name.span, "E0177", format!("workload `{}/{}` is also defined by profile `{other}` in cluster `{}`", w.namespace.value, w.name.value, cluster.name))
+                        .error(w.name.span, ErrorCode::E0177, format!("workload `{}/{}` is also defined by profile `{other}` in cluster `{}`", w.namespace.value, w.name.value, cluster.name))
                         .help("workload objects are cluster-wide per namespace: rename one"),
                 );
             }
@@ -95,7 +96,7 @@ fn dcgm_in_auto_mode(cluster: ClusterPools, monitoring: &Monitoring, w: &Workloa
         let metric = a.value.metric.as_deref().unwrap_or(DEFAULT_GPU_METRIC);
         out.push(
             sources
-                .error(a.span, "E0330", format!("workload `{}` autoscales on {metric}, but cluster `{}` is in EKS Auto Mode, where nothing exports DCGM metrics", w.name.value, cluster.name))
+                .error(a.span, ErrorCode::E0330, format!("workload `{}` autoscales on {metric}, but cluster `{}` is in EKS Auto Mode, where nothing exports DCGM metrics", w.name.value, cluster.name))
                 .help(help),
         );
     }
@@ -104,7 +105,7 @@ fn dcgm_in_auto_mode(cluster: ClusterPools, monitoring: &Monitoring, w: &Workloa
             if query.contains("DCGM_") {
                 out.push(
                     sources
-                        .error(t.span, "E0331", format!("workload `{}`'s prometheus trigger queries a DCGM metric, but cluster `{}` is in EKS Auto Mode, where nothing exports DCGM metrics", w.name.value, cluster.name))
+                        .error(t.span, ErrorCode::E0331, format!("workload `{}`'s prometheus trigger queries a DCGM metric, but cluster `{}` is in EKS Auto Mode, where nothing exports DCGM metrics", w.name.value, cluster.name))
                         .help(help),
                 );
             }
@@ -133,7 +134,7 @@ pub fn unreachable_reservations(cluster: ClusterPools, profiles: &[&Profile], wo
         let into = if served.is_empty() { "the pool your workload runs on".to_string() } else { format!("pool `{}`", served.join("` or `")) };
         out.push(
             sources
-                .error(span, "E0186", format!("no workload of cluster `{}` can reach reserved NodePool `{}`: its reservation would be billed and idle", cluster.name, pool.name))
+                .error(span, ErrorCode::E0186, format!("no workload of cluster `{}` can reach reserved NodePool `{}`: its reservation would be billed and idle", cluster.name, pool.name))
                 .label("reservation here")
                 .help(format!("move this `reserved` block into {into}: it becomes that pool's first tier (same label and taints, higher weight), used before on-demand")),
         );

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::diagnostic::ErrorCode;
 use crate::catalog::AcceleratorKind;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span};
 use crate::ops::Monitoring;
@@ -68,7 +69,7 @@ fn cluster_monitoring(cluster: ClusterPools, profiles: &[&Profile], sources: &So
             if let Some((other, _, first)) = &monitoring_from {
                 diagnostics.push(
                     sources
-                        .error(m.span, "E0175", format!("cluster `{}` already has a `monitoring` block, in profile `{other}` at {}", cluster.name, sources.location(*first)))
+                        .error(m.span, ErrorCode::E0175, format!("cluster `{}` already has a `monitoring` block, in profile `{other}` at {}", cluster.name, sources.location(*first)))
                         .help("monitoring settings are per cluster: keep one block, in one profile of the cluster"),
                 );
                 continue;
