@@ -86,6 +86,18 @@ fn every_code_in_the_table_is_raised_by_a_diagnostic() {
     assert!(unused.is_empty(), "codes in {TABLE} that no diagnostic in src/ raises: {unused:?}");
 }
 
+/// Diagnostics name their code from the table (`ErrorCode::E0107`), so that the compiler checks it exists: a string
+/// `"E0107"` would still print, and go unnoticed when the table drops or renames the code.
+#[test]
+fn no_diagnostic_names_its_code_as_a_string() {
+    let pattern = regex::Regex::new(r#""E\d{4}""#).unwrap();
+    let strings: Vec<String> = sources()
+        .into_iter()
+        .flat_map(|(path, text)| pattern.find_iter(&text).map(|m| format!("{} in {}", m.as_str(), path.display())).collect::<Vec<_>>())
+        .collect();
+    assert!(strings.is_empty(), "write ErrorCode::E…, not a string: {strings:#?}");
+}
+
 /// Comments and messages name codes too ("E0184", "E0200–E0205"): each must be one of the table, but the upper end of
 /// a range (`E0220–E0229` reserves the block, not E0229).
 #[test]
