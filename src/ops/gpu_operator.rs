@@ -20,45 +20,14 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::ops::ImageOverride;
 
 // MOVED(issue 29): re-export until the merge
 pub use crate::charts::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
 
-/// A container image as the ClusterPolicy spells it (`<repository>/<image>:<version>`, or `@<version>` for a
-/// `sha256:` digest).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Image {
-    pub repository: String,
-    pub image: String,
-    pub version: String,
-}
-
 // MOVED(issue 29): re-export until the merge
 pub use crate::profile::gpu_operator_releases::{components, release, Release, DEFAULT_RELEASE, RELEASES};
 
-/// The images of `release` for the given components, with the profile's overrides applied field by field.
-pub fn images(release: &Release, enabled: &[&str], overrides: &BTreeMap<String, ImageOverride>) -> BTreeMap<String, Image> {
-    let mut out = BTreeMap::new();
-    for (component, repository, image, version) in release.images {
-        if !enabled.contains(component) {
-            continue;
-        }
-        let o = overrides.get(*component).cloned().unwrap_or_default();
-        out.insert(
-            component.to_string(),
-            Image {
-                repository: o.repository.unwrap_or_else(|| repository.to_string()),
-                image: o.image.unwrap_or_else(|| image.to_string()),
-                version: o.version.unwrap_or_else(|| version.to_string()),
-            },
-        );
-    }
-    out
-}
-
-// MOVED(issue 29): re-export until the merge
-pub use crate::solve::ops::gpu_operator::GpuOperatorPlan;
+pub use crate::solve::ops::gpu_operator::{GpuOperatorPlan, Image};
 
 impl GpuOperatorPlan {
     /// The device-plugin configs (ConfigMap data), each a k8s-device-plugin `version: v1` config file.

@@ -11,7 +11,7 @@
 //! - [`adapter`]: prometheus-adapter's rules for the HPAs' Pods metrics (a ConfigMap for `rules.existing`);
 //! - [`addons`]: the DaemonSets an accelerator node needs (NFD, the device plugins), the Helm values that let them
 //!   tolerate every pool taint, and the check that they reach every pool's nodes (E0184);
-//! - [`check`]: checks on the rendered objects that a schema cannot express (run by every compile).
+//! - the checks on the rendered objects that a schema cannot express live in the `check` stage (`check::ops`).
 //!
 //! The intent (`workload` and `monitoring` blocks) is parsed by the profile stage (`profile/ops.rs`,
 //! `profile/monitoring.rs`), which owns those types. Error codes E0170–E0179, E0182 and E0183 (workload selectors) and E0220–E0229 (KEDA: scale-to-zero, triggers) belong to this module; E0180–E0181 to `check`. Those found while planning are raised in `solve::ops` and, for MIG, `solve::constraints`.
@@ -20,7 +20,6 @@ pub mod adapter;
 pub mod addon_daemonsets;
 pub mod addons;
 pub mod alerts;
-pub mod check;
 pub mod gpu_operator;
 pub mod keda;
 pub mod mig;

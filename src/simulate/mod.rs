@@ -5,7 +5,7 @@
 //! (requirements and taints), [`scheduler`] (packing and limits), [`topology`] (topology spread and pod
 //! (anti-)affinity), [`instances`] (instance types, allocatable,
 //! offerings, unavailability), [`launch`] (launch filters and capacity-type priority), [`report`] (table, json,
-//! markdown); [`check`] uses it in compile (workloads), lint (tier fallback) and explain (placement).
+//! markdown); the `check` stage uses it in compile (workloads), lint (tier fallback) and explain (placement).
 //! Before Karpenter, [`admission`] decides which pods labelled `kueue.x-k8s.io/queue-name` Kueue admits under the
 //! ClusterQueues of the manifests ([`kueue`]): only those are scheduled, with their flavor's nodeSelector and
 //! tolerations.
@@ -25,7 +25,6 @@
 //! the number of reserved instances a capacity reservation holds.
 
 pub mod admission;
-pub mod check;
 pub mod daemons;
 pub mod instances;
 pub mod kueue;

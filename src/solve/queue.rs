@@ -16,7 +16,7 @@ use crate::catalog::cost::round_cents;
 use crate::catalog::{AcceleratorKind, Catalog};
 use crate::diagnostic::{ProfileDiagnostic, Sources};
 use crate::profile::Profile;
-use crate::queue::{Amount, Queue};
+use crate::profile::queue::{Amount, Queue};
 use crate::simulate::requirements::Toleration;
 
 use super::pool::{ClusterPools, PoolPlan, NODEPOOL_LABEL, POOL_LABEL};

@@ -5,11 +5,13 @@ use std::collections::BTreeMap;
 
 use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{ProfileDiagnostic, Sources};
-use crate::ops::{Monitoring, Workload};
+use crate::profile::monitoring::Monitoring;
+use crate::profile::ops::Workload;
 use crate::profile::{Profile, Sharing};
 use crate::solve::pool::{ClusterPools, PoolPlan};
 
-use super::metrics::{is_dcgm_metric, MetricSources, DEFAULT_GPU_METRIC};
+use super::metrics::{is_dcgm_metric, DEFAULT_GPU_METRIC};
+use crate::profile::monitoring::MetricSources;
 use super::workload::WorkloadPlan;
 
 /// One workload against the NodePools it runs on (`nodepools`).
@@ -101,7 +103,7 @@ fn dcgm_in_auto_mode(cluster: ClusterPools, monitoring: &Monitoring, w: &Workloa
         );
     }
     for t in &w.triggers {
-        if let crate::ops::Trigger::Prometheus { query, .. } = &t.value {
+        if let crate::profile::ops::Trigger::Prometheus { query, .. } = &t.value {
             if query.contains("DCGM_") {
                 out.push(
                     sources

@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ops::gpu_operator::{images, release, Image, RELEASES};
-use crate::ops::Monitoring;
+use crate::profile::gpu_operator_releases::{release, Release, RELEASES};
+use crate::profile::monitoring::{ImageOverride, Monitoring};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuOperatorPlan {
@@ -55,4 +55,33 @@ impl GpuOperatorPlan {
             service_monitor_labels: monitoring.labels.clone(),
         }
     }
+}
+
+/// A container image as the ClusterPolicy spells it (`<repository>/<image>:<version>`, or `@<version>` for a
+/// `sha256:` digest).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Image {
+    pub repository: String,
+    pub image: String,
+    pub version: String,
+}
+
+/// The images of `release` for the given components, with the profile's overrides applied field by field.
+pub fn images(release: &Release, enabled: &[&str], overrides: &BTreeMap<String, ImageOverride>) -> BTreeMap<String, Image> {
+    let mut out = BTreeMap::new();
+    for (component, repository, image, version) in release.images {
+        if !enabled.contains(component) {
+            continue;
+        }
+        let o = overrides.get(*component).cloned().unwrap_or_default();
+        out.insert(
+            component.to_string(),
+            Image {
+                repository: o.repository.unwrap_or_else(|| repository.to_string()),
+                image: o.image.unwrap_or_else(|| image.to_string()),
+                version: o.version.unwrap_or_else(|| version.to_string()),
+            },
+        );
+    }
+    out
 }

@@ -15,7 +15,7 @@
 //! Every trigger reads Prometheus directly (`serverAddress`: `Monitoring::prometheus_url`): KEDA does
 //! not go through prometheus-adapter, whose ConfigMap gpuplan writes only for HPAs.
 
-use crate::ops::{ScaleToZero, Trigger};
+use crate::profile::ops::{ScaleToZero, Trigger};
 
 use super::metrics::threshold;
 use super::scaling::ScalingStyle;

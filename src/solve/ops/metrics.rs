@@ -1,8 +1,6 @@
 //! Which GPU utilization metric a workload scales on, in what unit its targets are written, and which metric
 //! sources a cluster has at all.
 
-use crate::ops::Monitoring;
-
 /// dcgm-exporter's whole-GPU utilization, in percent (etc/default-counters.csv).
 pub const DEFAULT_GPU_METRIC: &str = "DCGM_FI_DEV_GPU_UTIL";
 /// The graphics engine's active ratio (0–1), the utilization MIG devices report: `DCGM_FI_DEV_GPU_UTIL` is not
@@ -40,27 +38,6 @@ pub fn quantity(metric: &str, percent: u32) -> String {
         (false, _) => percent.to_string(),
         (true, 0) => (percent / 100).to_string(),
         (true, _) => format!("{}m", percent * 10),
-    }
-}
-
-/// Which metric sources a cluster's Prometheus can scrape, so that alerts and autoscaling use only metrics that exist.
-///
-/// - Karpenter's: on self-managed Karpenter only. EKS Auto Mode runs Karpenter in the AWS-managed control plane, with
-///   no metrics endpoint in the cluster; its compute autoscaling is observable only through the AUTO_MODE_COMPUTE_LOGS
-///   vended logs (EKS User Guide, "Access AWS-Managed Component Logs For EKS Auto", auto-managed-component-logs.adoc).
-/// - dcgm-exporter's: from the GPU Operator gpuplan manages, or from an exporter run elsewhere (`gpu-operator
-///   manage=#false`, scraped by gpuplan's own ServiceMonitor). Auto Mode installs no GPU Operator and its NVIDIA device
-///   plugin runs outside the cluster (EKS User Guide, "Deploy an accelerated workload"), so with `manage=#true`
-///   nothing there exports DCGM metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MetricSources {
-    pub karpenter: bool,
-    pub dcgm: bool,
-}
-
-impl MetricSources {
-    pub fn of(auto_mode: bool, monitoring: &Monitoring) -> MetricSources {
-        MetricSources { karpenter: !auto_mode, dcgm: !auto_mode || !monitoring.manage_gpu_operator }
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use crate::diagnostic::ErrorCode;
 use crate::catalog::AcceleratorKind;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span};
-use crate::ops::Monitoring;
+use crate::profile::monitoring::Monitoring;
 use crate::profile::{Profile, Sharing};
 use crate::solve::pool::ClusterPools;
 

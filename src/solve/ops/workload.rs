@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::ops::{IntOrPercent, Monitoring, PdbBudget, Workload};
+use crate::profile::monitoring::Monitoring;
+use crate::profile::ops::{IntOrPercent, PdbBudget, Workload};
 use crate::profile::{Profile, Sharing};
 use crate::solve::pool::{workload_placement, PodPlacement, PoolPlan};
 
@@ -136,7 +137,7 @@ pub fn plan_workload(w: &Workload, profile: &Profile, source: &str, nodepools: &
         requests: w.requests.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
     };
     if w.keda() {
-        let triggers: Vec<crate::ops::Trigger> = w.triggers.iter().map(|t| t.value.clone()).collect();
+        let triggers: Vec<crate::profile::ops::Trigger> = w.triggers.iter().map(|t| t.value.clone()).collect();
         plan.keda = Some(KedaPlan::new(&KedaInputs {
             min: w.replicas_min.value,
             max: w.replicas_max.value,
