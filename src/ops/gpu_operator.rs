@@ -27,7 +27,7 @@ pub use crate::charts::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_
 // MOVED(issue 29): re-export until the merge
 pub use crate::profile::gpu_operator_releases::{components, release, Release, DEFAULT_RELEASE, RELEASES};
 
-pub use crate::solve::ops::gpu_operator::{GpuOperatorPlan, Image};
+pub use crate::solve::ops::gpu_operator::GpuOperatorPlan;
 
 impl GpuOperatorPlan {
     /// The device-plugin configs (ConfigMap data), each a k8s-device-plugin `version: v1` config file.
