@@ -82,12 +82,12 @@ fn the_add_on_daemonsets_model_sees_nothing_installed_in_an_auto_mode_cluster() 
     };
     let auto = compiled_example();
     let values = objects(&auto.path().join("out/ml-auto"));
-    assert!(gpuplan::ops::addon_daemonsets::daemon_set_objects(&values.iter().collect::<Vec<_>>()).is_empty());
+    assert!(gpuplan::charts::daemon_sets::daemon_set_objects(&values.iter().collect::<Vec<_>>()).is_empty());
     // The same pools on self-managed Karpenter: the GPU Operator (NFD, operands) and the Neuron device plugin.
     let (karpenter, out) = project(&example().replace("    auto-mode #true\n    ephemeral-storage \"250Gi\"\n", "    ami \"al2023@v20251023\"\n"));
     assert!(out.status.success(), "{}", text(&out));
     let values = objects(&karpenter.path().join("out/ml-auto"));
-    assert!(!gpuplan::ops::addon_daemonsets::daemon_set_objects(&values.iter().collect::<Vec<_>>()).is_empty());
+    assert!(!gpuplan::charts::daemon_sets::daemon_set_objects(&values.iter().collect::<Vec<_>>()).is_empty());
 }
 
 #[test]

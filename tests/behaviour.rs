@@ -710,7 +710,7 @@ fn estimated_prices_are_never_called_guaranteed() {
 
 /// The MIG devices one GPU becomes, from the GPU Operator's own mig-parted config (NVIDIA/gpu-operator v26.7.0
 /// assets/state-mig-manager/0400_configmap.yaml, embedded as templates/default-mig-parted-config.yaml): the entry of
-/// `config` whose device-filter comment names `model`. Read from the text, independently of `ops::mig`.
+/// `config` whose device-filter comment names `model`. Read from the text, independently of `solve::mig`.
 fn mig_devices(config: &str, model: &str) -> u32 {
     let text = std::fs::read_to_string(repo().join("templates/default-mig-parted-config.yaml")).unwrap();
     let (mut in_config, mut for_model, mut devices) = (false, false, 0);

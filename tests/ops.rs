@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gpuplan::compile::{compile, Compilation, CompileError, CompileOptions};
-use gpuplan::ops::mig::MigConfigs;
+use gpuplan::solve::mig::MigConfigs;
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -684,8 +684,8 @@ fn hpa_only_when_asked_with_the_pool_metric_in_its_unit() {
     };
     assert_eq!(metric("embeddings"), ("DCGM_FI_PROF_GR_ENGINE_ACTIVE".to_string(), "600m".to_string()), "MIG pool: 60% as a ratio");
     assert_eq!(metric("llm-server"), ("DCGM_FI_DEV_GPU_UTIL".to_string(), "70".to_string()));
-    assert_eq!(gpuplan::ops::quantity("DCGM_FI_PROF_GR_ENGINE_ACTIVE", 100), "1");
-    assert_eq!(gpuplan::ops::quantity("DCGM_FI_PROF_GR_ENGINE_ACTIVE", 5), "50m");
+    assert_eq!(gpuplan::solve::ops::metrics::quantity("DCGM_FI_PROF_GR_ENGINE_ACTIVE", 100), "1");
+    assert_eq!(gpuplan::solve::ops::metrics::quantity("DCGM_FI_PROF_GR_ENGINE_ACTIVE", 5), "50m");
     // Alerts on MIG devices use the same metric and unit.
     let rule = &in_cluster(&c, "ml-research", "PrometheusRule")[0];
     let exprs: Vec<&str> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).map(|r| r["expr"].as_str().unwrap()).collect();

@@ -275,7 +275,7 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
             }
             alerts::WORKLOAD_LOW_UTILIZATION => {
                 let w = workload_of(cluster, rule);
-                let ratio = gpuplan::ops::metric_is_ratio(&w.metric);
+                let ratio = gpuplan::solve::ops::metrics::metric_is_ratio(&w.metric);
                 let low = monitoring.low_utilization_percent / 2;
                 let (idle, busy) = if ratio { (format!("{}", f64::from(low) / 100.0), "0.9".to_string()) } else { (low.to_string(), "90".to_string()) };
                 let name = workload_pod(w);
@@ -306,14 +306,14 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
 /// A pod name the workload's controller would create: `<name>-<pod-template-hash>-<suffix>` for a Deployment
 /// (kubernetes pkg/controller/deployment: ReplicaSet `<name>-<hash>`, pods `<rs>-<5 chars>`), `<name>-0` for a
 /// StatefulSet.
-fn workload_pod(w: &gpuplan::ops::workload::WorkloadPlan) -> String {
+fn workload_pod(w: &gpuplan::solve::ops::workload::WorkloadPlan) -> String {
     match w.kind.as_str() {
         "StatefulSet" => format!("{}-0", w.name),
         _ => format!("{}-5d8f9c7b6d-x2x4z", w.name),
     }
 }
 
-fn workload_of<'c>(cluster: &'c ClusterPlan, rule: &Rule) -> &'c gpuplan::ops::workload::WorkloadPlan {
+fn workload_of<'c>(cluster: &'c ClusterPlan, rule: &Rule) -> &'c gpuplan::solve::ops::workload::WorkloadPlan {
     cluster.ops.workloads.iter().find(|w| format!("{}/{}", w.namespace, w.name) == rule.labels["gpuplan_workload"]).expect("the rule's workload")
 }
 

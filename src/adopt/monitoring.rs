@@ -15,9 +15,12 @@ use serde_json::Value;
 use super::model::{q, Line, Warning};
 use super::read::Doc;
 use crate::ops::alerts::{LOW_UTILIZATION, NEAR_LIMIT, PODS_PENDING};
-use crate::ops::gpu_operator::{self, DEVICE_PLUGIN_CONFIG_MAP};
+use crate::charts::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP;
+use crate::profile::gpu_operator_releases as gpu_operator;
 use crate::ops::render::MONITORING_PROFILE_ANNOTATION;
-use crate::ops::{adapter, metric_is_ratio, Monitoring, DEFAULT_MONITORING_LABEL};
+use crate::ops::adapter;
+use crate::profile::monitoring::{Monitoring, DEFAULT_MONITORING_LABEL};
+use crate::solve::ops::metrics::metric_is_ratio;
 
 /// One cluster's `monitoring` block and the profiles it may go into (in the objects' order).
 #[derive(Debug, Clone)]
@@ -151,7 +154,7 @@ fn block(o: &Objects, recorded: bool, warnings: &mut Vec<Warning>) -> Option<Lin
 fn prometheus_url(o: &Objects, namespace: &str) -> Option<(String, String)> {
     let doc = o.scaled_object?;
     let url = doc.object["spec"]["triggers"].as_array()?.iter().find_map(|t| t["metadata"]["serverAddress"].as_str())?;
-    (url != crate::ops::default_prometheus_url(namespace)).then(|| (url.to_string(), format!("{} spec.triggers[].metadata.serverAddress", doc.at())))
+    (url != crate::profile::monitoring::default_prometheus_url(namespace)).then(|| (url.to_string(), format!("{} spec.triggers[].metadata.serverAddress", doc.at())))
 }
 
 /// The PrometheusRule's labels (Prometheus' ruleSelector), gpuplan's own `managed-by` aside; the default

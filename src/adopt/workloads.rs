@@ -16,8 +16,10 @@ use serde_json::Value;
 use super::model::{q, Line, Warning};
 use super::read::Doc;
 use crate::ops::alerts::WORKLOAD_UNSCHEDULABLE;
-use crate::ops::workload::{parse_replicas_record, parse_selector_record, HpaPlan, ScalingStyle, REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
-use crate::ops::{gpu_metric, metric_is_ratio, IntOrPercent, PdbBudget};
+use crate::ops::workload::{parse_replicas_record, parse_selector_record, REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
+use crate::profile::ops::{IntOrPercent, PdbBudget};
+use crate::solve::ops::metrics::{gpu_metric, metric_is_ratio};
+use crate::solve::ops::scaling::{HpaPlan, ScalingStyle};
 
 /// One adopted `workload` block and what the profile's pools must agree with.
 #[derive(Debug, Clone)]
@@ -353,7 +355,7 @@ fn gpus_per_replica(t: &Traces) -> Option<Line> {
 /// written only when it is not the pool's default (MIG pools: DCGM_FI_PROF_GR_ENGINE_ACTIVE).
 fn autoscale(doc: &Doc, node_pools: &[Doc]) -> (Line, bool) {
     let spec = &doc.object["spec"];
-    let metric = spec["metrics"][0]["pods"]["metric"]["name"].as_str().unwrap_or(crate::ops::DEFAULT_GPU_METRIC).to_string();
+    let metric = spec["metrics"][0]["pods"]["metric"]["name"].as_str().unwrap_or(crate::solve::ops::metrics::DEFAULT_GPU_METRIC).to_string();
     let quantity = match &spec["metrics"][0]["pods"]["target"]["averageValue"] {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -376,7 +378,9 @@ fn autoscale(doc: &Doc, node_pools: &[Doc]) -> (Line, bool) {
 /// whether its HPA behaviour is a training pool's. Triggers gpuplan does not write (another type, a query of the
 /// `gpu-utilization` trigger it did not write) are warned and left out.
 fn keda_lines(doc: &Doc, node_pools: &[Doc], warnings: &mut Vec<Warning>) -> (Vec<Line>, bool) {
-    use crate::ops::keda::{format_seconds, gpu_metric_of, kueue_queue_of, GPU_TRIGGER};
+    use crate::ops::keda::{gpu_metric_of, kueue_queue_of};
+    use crate::profile::format_seconds;
+    use crate::solve::ops::keda::GPU_TRIGGER;
     let spec = &doc.object["spec"];
     let mut lines = Vec::new();
     if spec["minReplicaCount"].as_u64().unwrap_or(0) == 0 {

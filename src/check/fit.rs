@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::catalog::Catalog;
-use crate::ops::workload::WorkloadPlan;
+use crate::solve::ops::workload::WorkloadPlan;
 use crate::simulate::manifests::Manifests;
 use crate::simulate::yaml::Resources;
 use crate::simulate::daemons::DaemonOverhead;

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use crate::ops::workload::WorkloadPlan;
+use crate::solve::ops::workload::WorkloadPlan;
 use crate::render::Manifest;
 use crate::simulate::manifests::{self, Manifests};
 use crate::simulate::pods::Pod;

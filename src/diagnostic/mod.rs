@@ -11,7 +11,6 @@ pub mod codes;
 pub use codes::{DiagnosticCode, ErrorCode, Example};
 /// How a profile's path is written into generated files.
 pub mod repository_paths;
-pub use repository_paths::RepositoryPaths; // MOVED(issue 29): re-export until the merge
 
 /// A byte range in one of the loaded profile files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

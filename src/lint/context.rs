@@ -3,7 +3,7 @@
 use crate::catalog::Catalog;
 use crate::check::ClusterCtx;
 use crate::diagnostic::Span;
-use crate::ops::Workload;
+use crate::profile::ops::Workload;
 use crate::profile::{Pool, Profile, Tier};
 use crate::render::Manifest;
 use crate::simulate::manifests::Manifests;

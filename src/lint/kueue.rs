@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::profile::Profile;
-use crate::queue::NODEPOOL_LABEL;
+use crate::solve::NODEPOOL_LABEL;
 
 use super::code::RuleCode;
 use super::context::LintCtx;

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::workload::WorkloadPlan;
+use crate::solve::ops::workload::WorkloadPlan;
 
 pub const CONFIG_MAP: &str = "gpuplan-prometheus-adapter";
 pub const CONFIG_KEY: &str = "config.yaml";

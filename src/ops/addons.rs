@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use crate::catalog::AcceleratorKind;
-use crate::charts::add_ons::{AddOn, Device, EFA_VALUES, GPU_OPERATOR_VALUES, NEURON_VALUES, OPERAND_DEFAULTS, spell_toleration, values_add_on};
+use crate::charts::add_ons::{AddOn, Device, ADD_ONS, EFA_VALUES, GPU_OPERATOR_VALUES, NEURON_VALUES, OPERAND_DEFAULTS, spell_toleration, values_add_on};
 use crate::charts::instance_types::TypeList;
 use crate::profile::Sharing;
 use crate::render::Manifest;
@@ -25,8 +25,6 @@ use crate::render::Manifest;
 use crate::simulate::requirements::{Taint, Toleration};
 use crate::solve::PoolPlan;
 
-// MOVED(issue 29): re-export until the merge (also used here)
-pub use crate::charts::add_ons::{ADD_ONS, is_values_config_map};
 
 /// A toleration as the API spells it, read from a rendered object.
 fn toleration_from_json(v: &Value) -> Toleration {

@@ -25,8 +25,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::catalog::{AcceleratorKind, CapacityType};
 use crate::profile::Sharing;
 
-use crate::ops::workload::{WorkloadPlan, REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
-use crate::ops::{threshold, MetricSources, Monitoring, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
+use crate::ops::workload::{REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
+use crate::solve::ops::workload::WorkloadPlan;
+use crate::profile::monitoring::{MetricSources, Monitoring};
+use crate::solve::ops::metrics::{threshold, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
 use crate::solve::{round_cents, ClusterPlan, PoolPlan};
 
 /// A cluster's alert rules, derived from its plan when the PrometheusRule renders.
@@ -376,9 +378,9 @@ fn workload_rules(cluster: &ClusterPlan, monitoring: &Monitoring, sources: Metri
     }];
     let nvidia = cluster.pools.iter().any(|p| w.nodepools.contains(&p.name) && p.accelerator == AcceleratorKind::Nvidia);
     // A metric named in `autoscale metric=…` that is not dcgm-exporter's is the user's to provide.
-    if nvidia && (sources.dcgm || !crate::ops::is_dcgm_metric(&w.metric)) {
+    if nvidia && (sources.dcgm || !crate::solve::ops::metrics::is_dcgm_metric(&w.metric)) {
         let low = monitoring.low_utilization_percent;
-        let value = if crate::ops::metric_is_ratio(&w.metric) { "{{ $value | humanizePercentage }}" } else { "{{ $value | printf \"%.0f\" }}%" };
+        let value = if crate::solve::ops::metrics::metric_is_ratio(&w.metric) { "{{ $value | humanizePercentage }}" } else { "{{ $value | printf \"%.0f\" }}%" };
         let mut l = common("warning");
         l.insert("metric".into(), w.metric.clone());
         rules.push(AlertRule {

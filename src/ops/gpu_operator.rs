@@ -21,11 +21,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 
-// MOVED(issue 29): re-export until the merge
-pub use crate::charts::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
 
-// MOVED(issue 29): re-export until the merge
-pub use crate::profile::gpu_operator_releases::{components, release, Release, DEFAULT_RELEASE, RELEASES};
+use crate::profile::gpu_operator_releases::DEFAULT_RELEASE;
 
 pub use crate::solve::ops::gpu_operator::GpuOperatorPlan;
 

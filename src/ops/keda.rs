@@ -30,8 +30,7 @@ pub const HPA_NAME_PREFIX: &str = "keda-hpa-";
 /// Kubernetes label values (KEDA labels its HPA with the ScaledObject's name): `maxK8sLabelValueLength`.
 const MAX_LABEL_VALUE: usize = 63;
 
-// MOVED(issue 29): re-export until the merge
-pub use crate::solve::ops::keda::{gpu_query, kueue_query, kueue_trigger_name, KedaInputs, KedaPlan, KedaTrigger, GPU_TRIGGER};
+use crate::solve::ops::keda::KedaTrigger;
 
 impl KedaTrigger {
     pub fn to_json(&self) -> Value {
@@ -55,8 +54,6 @@ pub fn gpu_metric_of(query: &str) -> Option<&str> {
     rest.split_once('{').map(|(m, _)| m)
 }
 
-// MOVED(issue 29): re-export until the merge
-pub use crate::profile::format_seconds;
 
 /// KEDA's admission webhook rules that concern one ScaledObject alone (kedacore/keda v2.20.2
 /// `apis/keda/v1alpha1/scaledobject_webhook.go` `validateWorkload`): `verifyName` (the ScaledObject's and its HPA's

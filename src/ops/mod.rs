@@ -17,20 +17,9 @@
 //! `profile/monitoring.rs`), which owns those types. Error codes E0170–E0179, E0182 and E0183 (workload selectors) and E0220–E0229 (KEDA: scale-to-zero, triggers) belong to this module; E0180–E0181 to `check`. Those found while planning are raised in `solve::ops` and, for MIG, `solve::constraints`.
 
 pub mod adapter;
-pub mod addon_daemonsets;
 pub mod addons;
 pub mod alerts;
 pub mod gpu_operator;
 pub mod keda;
-pub mod mig;
 pub mod render;
 pub mod workload;
-
-// MOVED(issue 29): re-export until the merge
-pub use crate::solve::ops::metrics::{gpu_metric, is_dcgm_metric, metric_is_ratio, quantity, threshold, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
-
-// MOVED(issue 29): re-export until the merge
-pub use crate::profile::monitoring::{default_prometheus_url, ImageOverride, MetricSources, Monitoring, DEFAULT_MONITORING_LABEL};
-// MOVED(issue 29): re-export until the merge
-pub use crate::profile::ops::{Autoscale, IntOrPercent, PdbBudget, ProfileOps, ScaleToZero, Trigger, Workload};
-

@@ -9,8 +9,10 @@ use crate::charts::add_ons::{DEVICE_PLUGIN_NAMESPACE, GPU_OPERATOR_VALUES, VALUE
 use crate::charts::gpu_operator::{CLUSTER_POLICY_NAME, DEVICE_PLUGIN_CONFIG_MAP, MIG_PARTED_CONFIG_MAP};
 use crate::ops::{adapter, addons};
 use crate::ops::gpu_operator::GpuOperatorPlan;
-use crate::ops::keda::KedaPlan;
-use crate::ops::workload::{pdb_field, HpaPlan, WorkloadPlan};
+use crate::ops::workload::pdb_field;
+use crate::solve::ops::keda::KedaPlan;
+use crate::solve::ops::scaling::HpaPlan;
+use crate::solve::ops::workload::WorkloadPlan;
 use crate::render::{common_labels, object_path, provenance, to_yaml, Manifest, RenderError, Renderer};
 use crate::solve::ClusterPlan;
 
@@ -120,7 +122,7 @@ fn workload_objects(objects: &Objects, w: &WorkloadPlan) -> Result<Vec<Manifest>
 /// A workload's HPA on a dcgm-exporter metric, which prometheus-adapter serves per pod.
 fn horizontal_pod_autoscaler(objects: &Objects, w: &WorkloadPlan, hpa: &HpaPlan, annotations: &BTreeMap<String, String>, workload: &Value) -> Result<Manifest, RenderError> {
     let mut annotations = annotations.clone();
-    let unit = if crate::ops::metric_is_ratio(&hpa.metric) { "a 0–1 ratio" } else { "percent" };
+    let unit = if crate::solve::ops::metrics::metric_is_ratio(&hpa.metric) { "a 0–1 ratio" } else { "percent" };
     annotations.insert(
         "gpuplan.dev/metric".into(),
         format!(
@@ -146,11 +148,11 @@ fn scaled_object(objects: &Objects, w: &WorkloadPlan, keda: &KedaPlan, annotatio
     let mut annotations = annotations.clone();
     let server = keda.triggers.first().map(|t| t.server_address.as_str()).unwrap_or_default();
     if let Some((metric, percent)) = &keda.gpu {
-        let unit = if crate::ops::metric_is_ratio(metric) { "a 0–1 ratio" } else { "percent" };
-        let value = crate::ops::threshold(metric, *percent);
+        let unit = if crate::solve::ops::metrics::metric_is_ratio(metric) { "a 0–1 ratio" } else { "percent" };
+        let value = crate::solve::ops::metrics::threshold(metric, *percent);
         annotations.insert(
             "gpuplan.dev/metric".into(),
-            format!("{metric} (dcgm-exporter, {unit}; target {percent}% = {value}) summed over the pods, read by KEDA trigger {} from Prometheus at {server}", crate::ops::keda::GPU_TRIGGER),
+            format!("{metric} (dcgm-exporter, {unit}; target {percent}% = {value}) summed over the pods, read by KEDA trigger {} from Prometheus at {server}", crate::solve::ops::keda::GPU_TRIGGER),
         );
     }
     let behavior = HpaPlan { min: keda.min, max: keda.max, metric: String::new(), target_utilization: 0, target_quantity: String::new(), style: keda.style }.behavior();

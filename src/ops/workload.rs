@@ -3,12 +3,10 @@
 
 use serde_json::{json, Value};
 
-use crate::ops::PdbBudget;
+use crate::profile::ops::PdbBudget;
 
-// MOVED(issue 29): re-export until the merge
-pub use crate::solve::ops::scaling::{HpaPlan, ScalingStyle};
-// MOVED(issue 29): re-export until the merge
-pub use crate::solve::ops::workload::{default_pdb, Placement, WorkloadPlan};
+use crate::solve::ops::scaling::{HpaPlan, ScalingStyle};
+use crate::solve::ops::workload::WorkloadPlan;
 
 impl WorkloadPlan {
     /// The replica count as recorded for adopt ([`REPLICAS_ANNOTATION`]): `"4"`, or `"1-24"` for min=1 max=24.

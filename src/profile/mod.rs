@@ -116,7 +116,7 @@ pub struct Profile {
 pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec<ProfileDiagnostic>) {
     use rayon::prelude::*;
     // Each file read and its repository path resolved (a few system calls each) on every core.
-    let resolver = crate::diagnostic::RepositoryPaths::new();
+    let resolver = crate::diagnostic::repository_paths::RepositoryPaths::new();
     let texts: Vec<(std::io::Result<String>, String)> = paths.par_iter().map(|p| (crate::input::read_to_string(p), resolver.resolve(p))).collect();
     let mut diagnostics = Vec::new();
     let mut readable = Vec::new();

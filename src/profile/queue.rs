@@ -111,7 +111,7 @@ impl Preemption {
 
 impl Parser<'_> {
     /// Parses the profile's `queue` nodes; checks each against the profile's pools. A queue name is its
-    /// ClusterQueue's, cluster-wide: twice in one profile is E0205 (across profiles: `queue::plan`).
+    /// ClusterQueue's, cluster-wide: twice in one profile is E0205 (across profiles: `solve::queue`).
     pub(super) fn parse_queues(&mut self, nodes: &[&KdlNode], pools: &[Pool]) -> Vec<Queue> {
         let mut seen: BTreeMap<String, Span> = BTreeMap::new();
         let mut out = Vec::new();

@@ -13,17 +13,11 @@
 //! `apis/kueue/v1beta2`). Error codes E0200–E0219 belong to queues (parsing in `profile/queue.rs`; E0205 across
 //! profiles, E0208 once shares resolve, E0210–E0212 in `solve::queue`); lint codes GP020–GP021 read the rendered objects (`report/lint.rs`).
 
-pub mod plan;
 pub mod render;
 
-pub use plan::{plan_cluster, FlavorQuota, QueuePlan};
 
 /// The Kueue API group and version gpuplan emits.
 pub const API_VERSION: &str = "kueue.x-k8s.io/v1beta2";
 /// The label a Job (or any Kueue-managed workload) names its LocalQueue with.
 pub const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
-// MOVED(issue 29): re-export until the merge
-pub use crate::solve::NODEPOOL_LABEL;
 
-// MOVED(issue 29): re-export until the merge
-pub use crate::profile::queue::{Amount, Preemption, Queue, Quota, PREEMPTION_VALUES};

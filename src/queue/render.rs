@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::queue::plan::{FlavorPlan, QueuePlan};
+use crate::solve::queue::{FlavorPlan, QueuePlan};
 use crate::render::{common_labels, object_path, provenance, Manifest, RenderError, Renderer};
 use crate::solve::ClusterPlan;
 

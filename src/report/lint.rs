@@ -10,8 +10,7 @@ use crate::compile::Compilation;
 use crate::diagnostic::ProfileDiagnostic;
 use crate::render::Manifest;
 
-// MOVED(issue 29): re-export until the merge (`Finding` stays: the functions below return it)
-pub use crate::lint::{by_pool, rule, sort, Finding, Rule, RULES};
+use crate::lint::Finding;
 
 /// The compile's lint findings as warnings, sorted by file and position.
 pub fn lint(c: &Compilation) -> Vec<ProfileDiagnostic> {

@@ -47,7 +47,7 @@ impl DaemonOverhead {
     /// resources.Fits of `requests` plus this overhead against `allocatable`, without building the sum: this runs for
     /// every candidate type on every attempt to add a pod. A type with a negative allocatable fits nothing.
     pub fn fits(&self, requests: &Resources, allocatable: &Resources) -> bool {
-        if !super::scheduler::allocatable_usable(allocatable) {
+        if !super::yaml::allocatable_usable(allocatable) {
             return false;
         }
         let within = |k: &String, v: i128| v <= 0 || allocatable.get(k).is_some_and(|a| v <= *a);
@@ -91,35 +91,6 @@ pub fn daemon_pods(objects: &[serde_json::Value]) -> Vec<Pod> {
         .collect();
     // Built from constants and rendered values: every one has a name and a pod spec.
     super::pods::daemon_sets(&docs).unwrap_or_default()
-}
-
-/// What the NodeClaim asks of its instance type for daemons once scheduling is done: nodeclaim.go `addDaemonRequests`
-/// (called by `FinalizeScheduling`), whose result the launch then requires every type to fit beside the pods
-/// (aws/karpenter-provider-aws `pkg/providers/instance/filter/filter.go` `CompatibleAvailableFilter`).
-///
-/// Meant as the smallest overhead among the claim's types, it is not: the groups (types with the same daemons) are
-/// visited in map order, an empty overhead counts as "none yet", and `resources.MinResources` drops a resource one
-/// group lacks. So with groups [no daemons, daemons A] the claim asks for A's overhead everywhere (and a type without
-/// A's daemons that cannot hold the pods plus A is not launched), while [A, no daemons] asks for nothing. Go's
-/// small-map iteration starts at a random one of eight slots (src/internal/runtime/maps/table.go `Iter.Init`), so the
-/// first-inserted group comes first most of the time (seven times in eight with two groups); groups are inserted in
-/// the NodePool's type order, so gpuplan visits them in that order.
-pub fn claim_requests(types: &[std::sync::Arc<super::instances::SimType>], candidates: &[usize]) -> Resources {
-    let mut groups: Vec<&DaemonOverhead> = Vec::new();
-    for t in types {
-        if !groups.iter().any(|g| g.daemon_sets == t.daemons.daemon_sets) {
-            groups.push(&t.daemons);
-        }
-    }
-    let mut min = Resources::new();
-    for g in groups.into_iter().filter(|g| candidates.iter().any(|&i| types[i].daemons.daemon_sets == g.daemon_sets)) {
-        if min.is_empty() {
-            min = g.requests.clone();
-        } else {
-            min = min.into_iter().filter_map(|(k, v)| g.requests.get(&k).map(|w| (k, v.min(*w)))).collect();
-        }
-    }
-    min
 }
 
 /// scheduler.go `isDaemonPodCompatible`.
@@ -293,7 +264,7 @@ mod tests {
         let alloc = Resources::from([("cpu".to_string(), 2000), ("memory".to_string(), -5)]);
         let cpu = Resources::from([("cpu".to_string(), 500)]);
         assert!(!DaemonOverhead::default().fits(&cpu, &alloc));
-        assert!(!super::super::scheduler::fits(&Resources::new(), &alloc), "nor a NodeClaim that requests nothing");
+        assert!(!super::super::yaml::fits(&Resources::new(), &alloc), "nor a NodeClaim that requests nothing");
         let zero = Resources::from([("cpu".to_string(), 2000), ("memory".to_string(), 0)]);
         assert!(DaemonOverhead::default().fits(&cpu, &zero), "zero is not negative");
     }

@@ -25,8 +25,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::catalog::{CapacityType, Catalog, InstanceType};
-// MOVED(issue 29): re-export until the merge
-pub use crate::catalog::memory_mib;
 
 use super::manifests::{NodeClass, NodeOverlay};
 use super::requirements::{Requirement, Requirements};
@@ -399,7 +397,7 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Require
     // Karpenter's order (v1.14.1 pkg/apis/v1alpha1/nodeoverlay.go `OrderByWeight`): weight descending, then name
     // descending; the first to set a price or a resource keeps it. `overlays` are those Karpenter accepted: of two
     // equal-weight overlays that both set one, it drops the later one everywhere ([`super::overlays::accepted`]).
-    let mut matching: Vec<&NodeOverlay> = overlays.iter().filter(|o| super::overlays::selects(&requirements, pool, o)).collect();
+    let mut matching: Vec<&NodeOverlay> = overlays.iter().filter(|o| super::manifests::selects(&requirements, pool, o)).collect();
     matching.sort_by(|a, b| b.weight.cmp(&a.weight).then(b.name.cmp(&a.name)));
     let mut set: Vec<&str> = Vec::new();
     for o in &matching {
@@ -413,8 +411,8 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Require
     }
     // Price overlays apply per offering: the heaviest one whose capacity-type and zone requirements admit it.
     for of in &mut offerings {
-        let admits = |o: &&&NodeOverlay| super::scheduler::offering_compatible(&o.requirements, &of.zone, of.capacity_type.as_str());
-        if let Some(o) = matching.iter().filter(|o| super::overlays::prices(o)).find(admits) {
+        let admits = |o: &&&NodeOverlay| super::requirements::offering_compatible(&o.requirements, &of.zone, of.capacity_type.as_str());
+        if let Some(o) = matching.iter().filter(|o| super::manifests::prices(o)).find(admits) {
             of.usd_per_hour = adjusted(of.usd_per_hour, o);
             // A reservation's bill does not change with what Karpenter is told it costs.
             if of.capacity_type != CapacityType::Reserved {
@@ -433,6 +431,35 @@ fn adjusted(price: f64, o: &NodeOverlay) -> f64 {
     let adj = o.price_adjustment.as_deref().unwrap_or("0");
     let value = if let Some(pct) = adj.strip_suffix('%') { price * pct.parse::<f64>().unwrap_or(0.0) / 100.0 } else { adj.parse::<f64>().unwrap_or(0.0) };
     (price + value).max(0.0)
+}
+
+/// What the NodeClaim asks of its instance type for daemons once scheduling is done: nodeclaim.go `addDaemonRequests`
+/// (called by `FinalizeScheduling`), whose result the launch then requires every type to fit beside the pods
+/// (aws/karpenter-provider-aws `pkg/providers/instance/filter/filter.go` `CompatibleAvailableFilter`).
+///
+/// Meant as the smallest overhead among the claim's types, it is not: the groups (types with the same daemons) are
+/// visited in map order, an empty overhead counts as "none yet", and `resources.MinResources` drops a resource one
+/// group lacks. So with groups [no daemons, daemons A] the claim asks for A's overhead everywhere (and a type without
+/// A's daemons that cannot hold the pods plus A is not launched), while [A, no daemons] asks for nothing. Go's
+/// small-map iteration starts at a random one of eight slots (src/internal/runtime/maps/table.go `Iter.Init`), so the
+/// first-inserted group comes first most of the time (seven times in eight with two groups); groups are inserted in
+/// the NodePool's type order, so gpuplan visits them in that order.
+pub fn claim_requests(types: &[Arc<SimType>], candidates: &[usize]) -> Resources {
+    let mut groups: Vec<&super::daemons::DaemonOverhead> = Vec::new();
+    for t in types {
+        if !groups.iter().any(|g| g.daemon_sets == t.daemons.daemon_sets) {
+            groups.push(&t.daemons);
+        }
+    }
+    let mut min = Resources::new();
+    for g in groups.into_iter().filter(|g| candidates.iter().any(|&i| types[i].daemons.daemon_sets == g.daemon_sets)) {
+        if min.is_empty() {
+            min = g.requests.clone();
+        } else {
+            min = min.into_iter().filter_map(|(k, v)| g.requests.get(&k).map(|w| (k, v.min(*w)))).collect();
+        }
+    }
+    min
 }
 
 #[cfg(test)]

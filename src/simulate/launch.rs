@@ -12,9 +12,8 @@
 use crate::catalog::CapacityType;
 
 use super::instances::{Offering, SimType};
-use super::requirements::Requirements;
-use super::scheduler::{fits, offering_compatible};
-use super::yaml::Resources;
+use super::requirements::{offering_compatible, Requirements};
+use super::yaml::{fits, Resources};
 
 /// aws/karpenter-provider-aws `pkg/providers/instance/instance.go` `maxInstanceTypes`.
 pub const MAX_INSTANCE_TYPES: usize = 60;

@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::pods::expressions;
-use super::requirements::{Requirement, Requirements, Taint};
+use super::requirements::{Requirement, Requirements, Taint, WELL_KNOWN};
 use super::yaml::{err, field, integer, list, map, resources, string, Doc, InputError, Resources};
 
 #[derive(Debug, Clone)]
@@ -301,4 +301,23 @@ fn valid_price_adjustment(a: &str) -> bool {
         },
         _ => false,
     }
+}
+
+/// Whether `o` selects a type with `labels` in NodePool `pool`: controller.go `getOverlaidOfferings` checks the
+/// overlay's requirements against `karpenter.sh/nodepool`, the NodePool's template labels and the type's labels with
+/// `Compatible` (no `AllowUndefinedWellKnownLabels`), so a key none of them defines admits only NotIn and
+/// DoesNotExist. (A well-known key the type leaves undefined here is let through: gpuplan's label sets may lack one
+/// the provider defines, and the overlay would then be lost.)
+pub fn selects(labels: &Requirements, pool: &NodePool, o: &NodeOverlay) -> bool {
+    let defined = |key: &str, r: &Requirement| match (key, pool.labels.get(key)) {
+        ("karpenter.sh/nodepool", _) => r.has(&pool.name),
+        (_, Some(value)) => r.has(value),
+        _ => labels.get(key).is_some() || WELL_KNOWN.contains(&key) || matches!(r.operator(), "NotIn" | "DoesNotExist"),
+    };
+    o.requirements.0.iter().all(|(key, r)| defined(key, r)) && labels.intersects(&o.requirements).is_ok()
+}
+
+/// Whether `o` sets a price (`price` or `priceAdjustment`).
+pub fn prices(o: &NodeOverlay) -> bool {
+    o.price.is_some() || o.price_adjustment.is_some()
 }

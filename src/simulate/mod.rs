@@ -218,7 +218,7 @@ fn template(catalog: &Catalog, labels: &instances::TypeLabels, m: &manifests::Ma
         .map(|i| (&catalog.instance_types[i], labels.get(catalog, i)))
         .filter(|(_, reqs)| reqs.intersects(&pool.requirements).is_ok())
         .map(|(it, reqs)| instances::sim_type(catalog, it, reqs, &pool, class, overlays))
-        .filter(|t| t.offerings.iter().any(|o| scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
+        .filter(|t| t.offerings.iter().any(|o| requirements::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str())))
         .map(|t| Arc::new(with_daemons(t, &pool, &m.daemon_sets)))
         .collect();
     let dropped = types.is_empty().then(|| "no instance type in the catalog meets its requirements with an offering".to_string());
@@ -253,7 +253,7 @@ fn with_availability(t: &Template, touched: &instances::UnavailableTypes) -> Tem
     }
     let pool = &t.pool;
     let before = t.types.len();
-    let usable = |o: &instances::Offering, available: bool| available && scheduler::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str());
+    let usable = |o: &instances::Offering, available: bool| available && requirements::offering_compatible(&pool.requirements, &o.zone, o.capacity_type.as_str());
     let types: Vec<Arc<instances::SimType>> = t
         .types
         .iter()

@@ -19,27 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::catalog::Catalog;
 
 use super::instances::{self, TypeLabels};
-use super::manifests::{Manifests, NodeOverlay, NodePool};
-use super::requirements::{Requirements, WELL_KNOWN};
-
-/// Whether `o` selects a type with `labels` in NodePool `pool`: controller.go `getOverlaidOfferings` checks the
-/// overlay's requirements against `karpenter.sh/nodepool`, the NodePool's template labels and the type's labels with
-/// `Compatible` (no `AllowUndefinedWellKnownLabels`), so a key none of them defines admits only NotIn and
-/// DoesNotExist. (A well-known key the type leaves undefined here is let through: gpuplan's label sets may lack one
-/// the provider defines, and the overlay would then be lost.)
-pub fn selects(labels: &Requirements, pool: &NodePool, o: &NodeOverlay) -> bool {
-    let defined = |key: &str, r: &super::requirements::Requirement| match (key, pool.labels.get(key)) {
-        ("karpenter.sh/nodepool", _) => r.has(&pool.name),
-        (_, Some(value)) => r.has(value),
-        _ => labels.get(key).is_some() || WELL_KNOWN.contains(&key) || matches!(r.operator(), "NotIn" | "DoesNotExist"),
-    };
-    o.requirements.0.iter().all(|(key, r)| defined(key, r)) && labels.intersects(&o.requirements).is_ok()
-}
-
-/// Whether `o` sets a price (`price` or `priceAdjustment`).
-pub fn prices(o: &NodeOverlay) -> bool {
-    o.price.is_some() || o.price_adjustment.is_some()
-}
+use super::manifests::{prices, selects, Manifests, NodeOverlay};
 
 /// The overlays of `m` that Karpenter applies, in the input's order: all of them but those its controller finds in
 /// conflict with a heavier-ordered one of the same weight.
@@ -107,7 +87,7 @@ fn selected(catalog: &Catalog, labels: &TypeLabels, m: &Manifests, o: &NodeOverl
                 continue;
             }
             let offerings = instances::offerings(catalog, it, class);
-            let hit: Vec<usize> = offerings.iter().enumerate().filter(|(_, of)| super::scheduler::offering_compatible(&o.requirements, &of.zone, of.capacity_type.as_str())).map(|(k, _)| k).collect();
+            let hit: Vec<usize> = offerings.iter().enumerate().filter(|(_, of)| super::requirements::offering_compatible(&o.requirements, &of.zone, of.capacity_type.as_str())).map(|(k, _)| k).collect();
             if !hit.is_empty() {
                 out.push(((p, i), hit));
             }

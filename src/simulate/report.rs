@@ -82,7 +82,7 @@ pub fn build(catalog: &Catalog, templates: &[Template], pods: &[Pod], outcome: &
     claims.sort_by_key(|c| (c.template, c.pods.iter().map(|&p| pods[p].key.clone()).min()));
     for claim in claims {
         let t = &templates[claim.template];
-        let requests = super::scheduler::sum(&claim.requests, &super::daemons::claim_requests(&t.types, &claim.types));
+        let requests = super::scheduler::sum(&claim.requests, &super::instances::claim_requests(&t.types, &claim.types));
         // A static replica was launched before any pod, over every type its NodePool admits.
         let l = if claim.fixed { super::static_nodes::replica_launch(t) } else { launch(&t.types, &claim.types, &claim.requirements, &requests) };
         let Some(l) = l else { continue };

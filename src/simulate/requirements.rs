@@ -343,6 +343,11 @@ pub fn untolerated<'a>(taints: &'a [Taint], tolerations: &[Toleration]) -> Optio
     taints.iter().find(|t| !tolerations.iter().any(|tol| tol.tolerates(t)))
 }
 
+/// An offering's zone and capacity type against the requirements (offering requirements are those two labels).
+pub fn offering_compatible(reqs: &Requirements, zone: &str, capacity_type: &str) -> bool {
+    reqs.get("topology.kubernetes.io/zone").is_none_or(|r| r.has(zone)) && reqs.get("karpenter.sh/capacity-type").is_none_or(|r| r.has(capacity_type))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

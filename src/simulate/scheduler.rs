@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use super::instances::SimType;
 use super::manifests::NodePool;
 use super::pods::Pod;
-use super::requirements::{untolerated, Requirements, Toleration};
+use super::requirements::{offering_compatible, untolerated, Requirements, Toleration};
 use super::topology::{Constraints, Domains, Owned, Topology};
 use super::yaml::Resources;
 
@@ -70,18 +70,6 @@ pub fn sum(a: &Resources, b: &Resources) -> Resources {
         *out.entry(k.clone()).or_default() += v;
     }
     out
-}
-
-/// resources.Fits: every request within allocatable (a missing resource is zero), and no allocatable value negative
-/// (such a type fits nothing, not even a NodeClaim that requests nothing, as a static replica's launch).
-pub fn fits(requests: &Resources, allocatable: &Resources) -> bool {
-    allocatable_usable(allocatable) && requests.iter().all(|(k, v)| *v <= 0 || allocatable.get(k).is_some_and(|a| v <= a))
-}
-
-/// sigs.k8s.io/karpenter v1.14.1 pkg/utils/resources `Fits`: "If any of the total resource values are negative then
-/// the resource will never fit".
-pub fn allocatable_usable(allocatable: &Resources) -> bool {
-    allocatable.values().all(|v| *v >= 0)
 }
 
 /// A pod in the queue: the original, plus the relaxations applied in the current attempt.
@@ -449,11 +437,6 @@ fn launchable(template: &Template, types: &[usize], reqs: &Requirements, key: &s
         "karpenter.sh/capacity-type" => it.offerings.iter().any(|o| o.available && o.capacity_type.as_str() == domain && offering_compatible(reqs, &o.zone, domain)),
         _ => it.requirements.get(key).is_none_or(|r| r.has(domain)),
     })
-}
-
-/// An offering's zone and capacity type against the requirements (offering requirements are those two labels).
-pub fn offering_compatible(reqs: &Requirements, zone: &str, capacity_type: &str) -> bool {
-    reqs.get("topology.kubernetes.io/zone").is_none_or(|r| r.has(zone)) && reqs.get("karpenter.sh/capacity-type").is_none_or(|r| r.has(capacity_type))
 }
 
 /// resources.MaxResources over the candidates' capacity.

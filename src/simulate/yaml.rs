@@ -245,6 +245,18 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// resources.Fits: every request within allocatable (a missing resource is zero), and no allocatable value negative
+/// (such a type fits nothing, not even a NodeClaim that requests nothing, as a static replica's launch).
+pub fn fits(requests: &Resources, allocatable: &Resources) -> bool {
+    allocatable_usable(allocatable) && requests.iter().all(|(k, v)| *v <= 0 || allocatable.get(k).is_some_and(|a| v <= a))
+}
+
+/// sigs.k8s.io/karpenter v1.14.1 pkg/utils/resources `Fits`: "If any of the total resource values are negative then
+/// the resource will never fit".
+pub fn allocatable_usable(allocatable: &Resources) -> bool {
+    allocatable.values().all(|v| *v >= 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -116,7 +116,7 @@ pub fn ranked_price(s: &Settings, t: &InstanceType, region: &str, zones: &[Strin
                 _ => t.on_demand.as_ref(),
             };
             let Some(base) = base else { continue };
-            let applied = selecting.iter().copied().find(|o| crate::simulate::scheduler::offering_compatible(&wanted(o), zone, capacity.as_str()));
+            let applied = selecting.iter().copied().find(|o| crate::simulate::requirements::offering_compatible(&wanted(o), zone, capacity.as_str()));
             overlaid |= applied.is_some();
             let price = applied.and_then(|o| o.price.as_ref()).map_or(base.usd_per_hour, |p| p.apply(base.usd_per_hour));
             if best.is_none_or(|(b, _)| price < b) {
@@ -236,7 +236,7 @@ pub fn conflict(tier: &Tier, candidates: &[Candidate], catalog: &Catalog, zones:
             .iter()
             .flat_map(|(ct, sel)| t.zones.iter().filter(|z| zones.is_empty() || zones.contains(z)).map(move |z| (z, *ct, sel)))
             .collect();
-        let prices = |o: &Overlay, z: &str, ct: CapacityType, sel: &[&Overlay]| sel.iter().any(|x| x.name.value == o.name.value) && crate::simulate::scheduler::offering_compatible(&wanted(o), z, ct.as_str());
+        let prices = |o: &Overlay, z: &str, ct: CapacityType, sel: &[&Overlay]| sel.iter().any(|x| x.name.value == o.name.value) && crate::simulate::requirements::offering_compatible(&wanted(o), z, ct.as_str());
         for (a, b) in &pairs {
             let both_price = a.price.is_some() && b.price.is_some() && offerings.iter().any(|(z, ct, sel)| prices(a, z, *ct, sel) && prices(b, z, *ct, sel));
             let capacity = shared(a, b).filter(|_| offerings.iter().any(|(z, ct, sel)| prices(a, z, *ct, sel)) && offerings.iter().any(|(z, ct, sel)| prices(b, z, *ct, sel)));

@@ -178,7 +178,7 @@ pub fn rank(remaining: &[&InstanceType], tier: &Tier, catalog: &Catalog, zones: 
                 },
                 memory_mib_per_accelerator: memory,
                 vcpu: t.vcpu,
-                memory_mib: crate::simulate::instances::memory_mib(t).max(1) as u64,
+                memory_mib: crate::catalog::memory_mib(t).max(1) as u64,
                 usd_per_hour: quote.expected,
                 usd_per_accelerator_hour: per_unit,
                 usd_per_accelerator_gib_hour: if memory > 0 { per_unit / (memory as f64 / 1024.0) } else { 0.0 },

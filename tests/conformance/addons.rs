@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use gpuplan::ops::addon_daemonsets::TypeList;
-use gpuplan::ops::addons::ADD_ONS;
+use gpuplan::charts::instance_types::TypeList;
+use gpuplan::charts::add_ons::ADD_ONS;
 use serde_json::Value;
 
 use super::go;

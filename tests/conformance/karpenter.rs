@@ -470,7 +470,7 @@ fn case_pods(case: &Case) -> Vec<simulate::pods::Pod> {
 /// Whether Karpenter's result may vary between its own runs: some pod has a spread constraint or a pod
 /// (anti-)affinity term on a key other than the hostname, where topologygroup.go picks among tied domains in Go map
 /// order; or the case has DaemonSets, whose overhead groups nodeclaim.go `addDaemonRequests` visits in map order
-/// (see `simulate::daemons::claim_requests`).
+/// (see `simulate::instances::claim_requests`).
 fn topology_varies(case: &Case) -> bool {
     let daemon_sets = case.files.iter().any(|(_, text)| text.contains("kind: DaemonSet"));
     daemon_sets || topology_draws_domains(case)

@@ -18,7 +18,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use gpuplan::ops::addons::{self, Daemon, NodeShape, ADD_ONS};
+use gpuplan::charts::add_ons::ADD_ONS;
+use gpuplan::ops::addons::{self, Daemon, NodeShape};
 use gpuplan::simulate::requirements::Toleration;
 use serde_json::{json, Value};
 

@@ -6,7 +6,7 @@ use crate::lint::code::RuleCode;
 use crate::lint::context::LintCtx;
 use crate::lint::finding::Findings;
 use crate::lint::rule::{Rule, Scope};
-use crate::ops::workload::WorkloadPlan;
+use crate::solve::ops::workload::WorkloadPlan;
 use crate::solve::ClusterPlan;
 
 pub const RULE: Rule = Rule {

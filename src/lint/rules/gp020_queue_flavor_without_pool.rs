@@ -7,7 +7,7 @@ use crate::lint::context::LintCtx;
 use crate::lint::finding::Findings;
 use crate::lint::kueue::{cluster_flavors, nodepool_of, queue_finding};
 use crate::lint::rule::{Rule, Scope};
-use crate::queue::NODEPOOL_LABEL;
+use crate::solve::NODEPOOL_LABEL;
 
 pub const RULE: Rule = Rule {
     code: RuleCode::Gp020,
