@@ -1,15 +1,64 @@
 //! gpuplan: a compiler for GPU capacity on Kubernetes.
 //!
-//! The pipeline, one stage per folder, one typed value between stages:
-//! profiles/*.kdl → [`profile`] → Profiles; catalogs/*.json → [`catalog`] → Catalog;
-//! [`solve`] → Plan; [`render`] → Manifests; [`validate`] → checked; [`emit`] → out/.
-//! [`report`] is what users read about a compilation (diffs, explanations, lint findings).
-//! [`simulate`] answers what Karpenter would launch for a set of pods on the generated manifests;
-//! [`adopt`] turns existing manifests into profiles. [`ops`] holds the operations manifests (workloads,
-//! monitoring, GPU Operator) that ride along with the capacity pipeline.
-//! [`compile`] runs them in order; `main.rs` is a thin command line over the library.
+//! # The stages
+//!
+//! One stage per folder; each imports only the stages below it in [`LAYERS`] (held by `tests/layering.rs`), and
+//! hands the next a typed value, never a map of strings:
+//!
+//! | stage | reads | gives |
+//! |---|---|---|
+//! | [`input`], [`names`], [`diagnostic`] | – | source files, name rules, `ProfileDiagnostic` with file:line:col and an `ErrorCode` |
+//! | [`layout`] | – | where files go in out/, their header and digest (`OutputTree`) |
+//! | [`validate`] | CRDs | the API server's checks (OpenAPI schema and CEL) on any object |
+//! | [`catalog`] | catalogs/*.json | `Catalog`: instance types, prices, and the cost bounds over them |
+//! | [`charts`] | – | what the add-on Helm charts create and own (DaemonSets, GPU Operator objects) |
+//! | [`simulate`] | manifests, pods | what Karpenter's scheduler would launch (its code, ported and cited) |
+//! | [`profile`] | profiles/*.kdl | `Profile`: the intent, every value with its span |
+//! | [`solve`] | profiles, catalogs | `Plan`: per cluster the NodePools' types, limits and costs, and the ops and queue plans |
+//! | [`render`] | a `ClusterPlan` | `Manifest`s from templates/*.yaml.j2, canonical YAML |
+//! | [`ops`], [`queue`] | a `ClusterPlan` | the workloads', monitoring's, GPU Operator's and Kueue's manifests |
+//! | [`check`] | a cluster's manifests | errors where the objects together cannot do what the profile asks |
+//! | [`lint`] | a cluster's manifests | findings (GP001…), one rule per file under `lint/rules/` |
+//! | [`compile`] | all of the above | `Compilation`: every cluster rendered, validated, checked and linted in parallel |
+//! | [`emit`], [`report`] | a `Compilation` | out/ written, diffed, committed; explain, diff and lint output |
+//! | [`adopt`] | existing YAML | profiles that compile back to it, and the differences named |
+//! | `cli` (the binary, `src/cli/`) | arguments | one file per command, calling the stages above |
+//!
+//! # One profile line, followed to the NodePool it becomes
+//!
+//! From `profiles/llm-inference.kdl` (cluster `ml-prod`), trimmed:
+//!
+//! ```kdl
+//! budget usd-per-hour=150
+//! pool "llm-inference" preset="inference-spot" {
+//!     gpu {
+//!         name "A10G" "L4" "L40S"
+//!         memory-min "22GiB"
+//!     }
+//! }
+//! ```
+//!
+//! 1. [`profile::parse_files`] reads the KDL; `profile/accelerator.rs` turns `gpu { name … memory-min … }` into an
+//!    `Accelerator` (`memory_min_mib`, with its span) on the pool tier's `Settings`; `profile/document.rs` reads
+//!    `budget` into `Profile::budget_usd_per_hour`.
+//! 2. [`solve::solve`] sizes each cluster: `solve/constraints.rs` makes one `Constraint` per setting ("memory per
+//!    accelerator ≥ 22528 MiB", the named GPUs), `solve/select.rs` narrows the catalog with them and ranks what is
+//!    left by price (an empty result is an error at the span of the constraint that removed the last type); the
+//!    preset makes two tiers (spot, then on-demand), `solve/tier.rs` writes each tier's NodePool `requirements`
+//!    (`node.kubernetes.io/instance-type In […]`), and `solve/limits.rs` finds the largest accelerator limit whose
+//!    worst case (`catalog::cost`) fits the budget. The result is a `PoolPlan` (`requirements`, `limit`,
+//!    `worst_case_usd_per_hour`, …).
+//! 3. [`render`] fills `templates/nodepool.yaml.j2` from the `PoolPlan`: `spec.limits` from `limit`,
+//!    `spec.template.spec.requirements` from `requirements`, the cost annotations from the plan's figures.
+//! 4. [`compile`] validates every object against the real CRD ([`validate`]), runs the whole-cluster [`check`]s and
+//!    the [`lint`] rules on what was rendered, and [`emit`] writes `out/ml-prod/nodepool-llm-inference-spot.yaml`
+//!    with its header ([`layout`]); `report::explain` prints the same figures with the reason for each.
 
 #![deny(clippy::too_many_lines)]
+#![allow(
+    clippy::result_large_err,
+    reason = "a ProfileDiagnostic carries its source and span so it prints file:line:col; it is built on the error path only, never in the solver's loops"
+)]
 
 pub mod adopt;
 pub mod catalog;

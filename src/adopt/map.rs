@@ -71,13 +71,12 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
         lines.push(Line::new("scratch \"instance-store\"", format!("{class} spec.instanceStorePolicy: RAID0")));
     }
-    if reserved {
-        if let Some((_, reserved_lines)) = &ctx.reservation {
+    if reserved
+        && let Some((_, reserved_lines)) = &ctx.reservation {
             let (block, needed) = reserved_block(reserved_lines.clone(), &reqs, np, &resource, ctx);
             lines.push(Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), block));
             missing.extend(needed.map(|field| format!("{}: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: {field}, then adopt again", from("").trim_end())));
         }
-    }
     // A reserved pool that falls back to other capacity types: the original limit bounds the whole NodePool, so the
     // fallback tier (the reservation's tier is bounded by the reservation) keeps it.
     if !reserved_only && !is_static {
@@ -472,15 +471,14 @@ fn resource_limits(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> Strin
 /// Time-slicing and MIG: the GPU Operator labels gpuplan sets for them.
 fn sharing(labels: &serde_json::Map<String, Value>, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
     let mut lines = Vec::new();
-    if let Some(config) = labels.get("nvidia.com/device-plugin.config").and_then(Value::as_str) {
-        if let Some(replicas) = config.strip_prefix("time-slicing-").and_then(|r| r.parse::<u32>().ok()) {
+    if let Some(config) = labels.get("nvidia.com/device-plugin.config").and_then(Value::as_str)
+        && let Some(replicas) = config.strip_prefix("time-slicing-").and_then(|r| r.parse::<u32>().ok()) {
             let field = "spec.template.metadata.labels.nvidia.com/device-plugin.config";
             lines.push(Line::new(format!("time-slicing replicas={replicas}"), from(field)));
             used.take(field);
             // The cpu limit of a time-sliced pool is gpuplan's backstop, derived from the types.
             used.take("spec.limits.cpu");
         }
-    }
     if let Some(config) = labels.get("nvidia.com/mig.config").and_then(Value::as_str) {
         let field = "spec.template.metadata.labels.nvidia.com/mig.config";
         lines.push(Line::new(format!("mig {}", q(config)), from(field)));

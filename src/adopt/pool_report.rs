@@ -143,14 +143,13 @@ fn adopt_checks(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: Ac
         .filter_map(|t| Some((cost::quote(t, catalog, &capacity, &zones, SpotCeiling::OnDemand)?.ceiling / f64::from(t.accelerators(kind).max(1)), t.name.as_str())))
         .collect();
     let cheapest = per_accelerator.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    if let Some((priciest, name)) = per_accelerator.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0)) {
-        if cheapest.is_finite() && priciest > cheapest * DEFAULT_PRICE_RATIO_MAX {
+    if let Some((priciest, name)) = per_accelerator.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0))
+        && cheapest.is_finite() && priciest > cheapest * DEFAULT_PRICE_RATIO_MAX {
             out.push(format!(
                 "AD002 $/accelerator-hour spread {:.1}× (up to {name}): Karpenter may launch it at that price; gpuplan keeps types within {DEFAULT_PRICE_RATIO_MAX}× of the cheapest",
                 priciest / cheapest
             ));
         }
-    }
     if capacity.contains(&CapacityType::Spot) && types.len() < SPOT_MIN_TYPES {
         out.push(format!("AD003 spot pool over {} instance types (< {SPOT_MIN_TYPES}): more interruptions and insufficient-capacity errors", types.len()));
     }

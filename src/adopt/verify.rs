@@ -333,11 +333,10 @@ impl Context<'_> {
         for pool in self.pools_of(pod, before, after) {
             out.extend(self.pool_reasons(&pool, change, before.0.as_ref().map(|l| l.instance_type.as_str())));
         }
-        if let Some(why) = &after.1 {
-            if before.0.is_some() {
+        if let Some(why) = &after.1
+            && before.0.is_some() {
                 out.push(format!("after adoption the simulator says: {why}"));
             }
-        }
         out
     }
 
@@ -345,11 +344,10 @@ impl Context<'_> {
     /// added, another capacity type.
     fn type_reasons(&self, b: &Landing, a: &Landing) -> Vec<String> {
         let mut out = Vec::new();
-        if b.instance_type != a.instance_type {
-            if let Some(report) = self.pool_report(&a.nodepool).filter(|r| r.types_added.contains(&a.instance_type)) {
+        if b.instance_type != a.instance_type
+            && let Some(report) = self.pool_report(&a.nodepool).filter(|r| r.types_added.contains(&a.instance_type)) {
                 out.push(format!("gpuplan added {} to NodePool {} ({} types → {})", a.instance_type, report.node_pool, report.types_before, report.types_after));
             }
-        }
         if b.capacity_type != a.capacity_type {
             out.push(format!("the adopted NodePool {} launches {} where the original launched {}", a.nodepool, a.capacity_type, b.capacity_type));
         }

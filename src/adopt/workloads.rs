@@ -404,12 +404,11 @@ fn keda_lines(doc: &Doc, node_pools: &[Doc], warnings: &mut Vec<Warning>) -> (Ve
             warnings.push(Warning { file: doc.file.clone(), object: format!("{}/{}", doc.kind, doc.name), field: format!("spec.triggers[{i}]"), message });
             continue;
         }
-        if t["name"] == GPU_TRIGGER {
-            if let Some(metric) = gpu_metric_of(query) {
+        if t["name"] == GPU_TRIGGER
+            && let Some(metric) = gpu_metric_of(query) {
                 gpu = Some((metric.to_string(), text(&meta["threshold"]), from));
                 continue;
             }
-        }
         let line = match (kueue_queue_of(query), number(&meta["threshold"])) {
             (Some(queue), Some(per)) => format!("trigger \"kueue-pending\" cluster-queue={} per-replica={per}", q(queue)),
             (_, threshold) => {

@@ -27,6 +27,12 @@ pub struct RepositoryPaths {
     roots: Mutex<BTreeMap<PathBuf, Option<PathBuf>>>,
 }
 
+impl Default for RepositoryPaths {
+    fn default() -> RepositoryPaths {
+        RepositoryPaths::new()
+    }
+}
+
 impl RepositoryPaths {
     /// A resolver for paths relative to the working directory as it is now.
     pub fn new() -> RepositoryPaths {

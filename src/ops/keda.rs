@@ -86,11 +86,10 @@ pub fn check_scaled_object(object: &Value) -> Vec<Violation> {
     }
     let mut names = BTreeSet::new();
     for (i, t) in triggers.iter().enumerate() {
-        if let Some(n) = t["name"].as_str().filter(|n| !n.is_empty()) {
-            if !names.insert(n) {
+        if let Some(n) = t["name"].as_str().filter(|n| !n.is_empty())
+            && !names.insert(n) {
                 out.push(v(&format!("/spec/triggers/{i}/name"), format!("triggerName {n:?} is defined multiple times in the ScaledObject, but it must be unique (KEDA's webhook)")));
             }
-        }
     }
     out
 }

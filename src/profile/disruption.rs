@@ -157,11 +157,10 @@ impl Parser<'_> {
                 "write both, e.g. schedule=\"0 9 * * 1-5\" duration=\"8h\" (cron in UTC); or neither for an always-on budget",
             );
         }
-        if let Some(s) = &schedule {
-            if s.split_whitespace().count() != 5 && !s.starts_with('@') {
+        if let Some(s) = &schedule
+            && s.split_whitespace().count() != 5 && !s.starts_with('@') {
                 self.error(s.span, ErrorCode::E0118, format!("`{}` is not a 5-field cron schedule", s.value), "minute hour day-of-month month day-of-week, in UTC, e.g. \"0 9 * * 1-5\"");
             }
-        }
         let duration = duration.and_then(|d| self.duration(d, false));
         let reasons = prop(child, "reasons").and_then(|e| self.expect_string(e, "budget reasons"));
         let reasons = reasons.map(|r| self.budget_reasons(&r)).unwrap_or_default();

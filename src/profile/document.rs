@@ -118,17 +118,15 @@ impl Parser<'_> {
             "profile" => {
                 self.check_entries(node, &["priority"], 1);
                 self.no_children(node);
-                if let Some(arg) = args(node).next() {
-                    if let Some(n) = self.expect_string(arg, "the profile name") {
+                if let Some(arg) = args(node).next()
+                    && let Some(n) = self.expect_string(arg, "the profile name") {
                         self.check_name(&n, "profile");
                         top.name = n;
                     }
-                }
-                if let Some(p) = prop(node, "priority") {
-                    if let Some(p) = self.expect_integer(p, "priority", 0, 1000) {
+                if let Some(p) = prop(node, "priority")
+                    && let Some(p) = self.expect_integer(p, "priority", 0, 1000) {
                         top.priority = Spanned::new(p.value as i64, p.span);
                     }
-                }
             }
             "cluster" => {
                 if top.cluster.is_some() {

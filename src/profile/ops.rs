@@ -178,6 +178,15 @@ impl WorkloadBody {
     }
 }
 
+
+/// The line `workload "name" namespace="ns" pool="p" kind="…"`, each value with its span.
+struct WorkloadHeader {
+    name: Spanned<String>,
+    namespace: Spanned<String>,
+    pool: Spanned<String>,
+    kind: Spanned<String>,
+}
+
 impl Parser<'_> {
     /// Parses the profile's `workload` and `monitoring` nodes; checks workloads against the profile's pools.
     pub(super) fn parse_ops(&mut self, workloads: &[&KdlNode], monitoring: &[&KdlNode], pools: &[Pool]) -> ProfileOps {
@@ -229,7 +238,7 @@ impl Parser<'_> {
     }
 
     fn parse_workload(&mut self, node: &KdlNode, pools: &[Pool]) -> Option<Workload> {
-        let (name, namespace, pool, kind) = self.parse_workload_header(node, pools)?;
+        let WorkloadHeader { name, namespace, pool, kind } = self.parse_workload_header(node, pools)?;
         let node_span = self.span(node.name().span());
         let mut body = WorkloadBody::new(name.span);
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
@@ -276,7 +285,7 @@ impl Parser<'_> {
 
     /// `workload "name" namespace="ns" pool="p" kind="…"`: the name, namespace and pool are required; an unknown pool
     /// or kind is reported and parsing goes on (to report the block's other errors too).
-    fn parse_workload_header(&mut self, node: &KdlNode, pools: &[Pool]) -> Option<(Spanned<String>, Spanned<String>, Spanned<String>, Spanned<String>)> {
+    fn parse_workload_header(&mut self, node: &KdlNode, pools: &[Pool]) -> Option<WorkloadHeader> {
         self.check_entries(node, &["namespace", "pool", "kind"], 1);
         let node_span = self.span(node.name().span());
         let Some(name) = args(node).next().and_then(|e| self.expect_string(e, "the workload name")) else {
@@ -305,7 +314,7 @@ impl Parser<'_> {
                 k
             }
         };
-        Some((name, namespace, pool, kind))
+        Some(WorkloadHeader { name, namespace, pool, kind })
     }
 
     /// E0170: the workload's pool must be a pool (or one tier's NodePool) of the profile.

@@ -165,11 +165,10 @@ impl Parser<'_> {
             return None;
         };
         let mut tier_settings = settings.clone();
-        if let Some(entry) = prop(tier_node, "capacity") {
-            if let Some(c) = self.expect_string(entry, "capacity").and_then(|c| self.capacity_type(&c)) {
+        if let Some(entry) = prop(tier_node, "capacity")
+            && let Some(c) = self.expect_string(entry, "capacity").and_then(|c| self.capacity_type(&c)) {
                 tier_settings.capacity = Spanned::new(vec![c.value], c.span);
             }
-        }
         let children = tier_node.children().map(|c| c.nodes()).unwrap_or_default();
         self.one_kind(children, "the tier");
         for child in children {

@@ -248,12 +248,11 @@ impl Parser<'_> {
         let mut fields: Vec<Option<Spanned<String>>> = Vec::new();
         for (key, values) in PREEMPTION_VALUES {
             let value = prop(node, key).and_then(|e| self.expect_string(e, key));
-            if let Some(v) = &value {
-                if !values.contains(&v.as_str()) {
+            if let Some(v) = &value
+                && !values.contains(&v.as_str()) {
                     let help = did_you_mean(v, values.iter().copied()).unwrap_or_else(|| format!("one of {}", values.join(", ")));
                     self.error(v.span, ErrorCode::E0207, format!("`{}` is not a Kueue {key} policy", crate::input::excerpt(v)), help);
                 }
-            }
             fields.push(value);
         }
         let [within, reclaim, borrow]: [Option<Spanned<String>>; 3] = fields.try_into().expect("three policies");
@@ -268,15 +267,13 @@ impl Parser<'_> {
         if let (Some(b), None) = (&quota.borrowing_limit, cohort) {
             self.error(b.span, ErrorCode::E0208, "borrowing-limit on a queue without a cohort", "a ClusterQueue borrows only from its cohort: add `cohort \"…\"` or remove borrowing-limit");
         }
-        if let (Amount::Count(n), Some(l)) = (quota.nominal.value, &quota.lending_limit) {
-            if matches!(l.value, Amount::Count(m) if m > n) {
+        if let (Amount::Count(n), Some(l)) = (quota.nominal.value, &quota.lending_limit)
+            && matches!(l.value, Amount::Count(m) if m > n) {
                 self.error(l.span, ErrorCode::E0208, format!("lending-limit {} is above the nominal quota {n}", l.value), "a queue lends at most its own nominal quota: lower lending-limit");
             }
-        }
-        if let Some(b) = &preemption.borrow_within_cohort {
-            if b.as_str() != "Never" && preemption.reclaim_within_cohort() == "Never" {
+        if let Some(b) = &preemption.borrow_within_cohort
+            && b.as_str() != "Never" && preemption.reclaim_within_cohort() == "Never" {
                 self.error(b.span, ErrorCode::E0209, "borrow-within-cohort preempts while reclaim-within-cohort is Never", "Kueue rejects this ClusterQueue: set reclaim-within-cohort=\"LowerPriority\" or \"Any\", or borrow-within-cohort=\"Never\"");
             }
-        }
     }
 }

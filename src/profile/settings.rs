@@ -243,8 +243,8 @@ impl Parser<'_> {
 
     /// Contradictions within one NodePool's settings.
     pub(super) fn check_settings(&mut self, s: &Settings) {
-        if let (Some(min), Some(max)) = (&s.per_node_min, &s.per_node_max) {
-            if min.value > max.value {
+        if let (Some(min), Some(max)) = (&s.per_node_min, &s.per_node_max)
+            && min.value > max.value {
                 self.error(
                     min.span,
                     ErrorCode::E0130,
@@ -252,7 +252,6 @@ impl Parser<'_> {
                     "no instance type can satisfy both; lower min or raise max",
                 );
             }
-        }
         for (included, excluded, what) in [(&s.families, &s.exclude_families, "family"), (&s.types, &s.exclude_types, "type")] {
             for inc in included {
                 if let Some(exc) = excluded.iter().find(|e| e.value == inc.value) {
@@ -281,11 +280,10 @@ impl Parser<'_> {
                 "add reserved { id \"cr-0123456789abcdef0\" } or reserved { tag \"purpose\" \"training\" }",
             );
         }
-        if let Some(r) = &s.reserved {
-            if r.ids.is_empty() && r.tags.is_empty() {
+        if let Some(r) = &s.reserved
+            && r.ids.is_empty() && r.tags.is_empty() {
                 self.error(r.span, ErrorCode::E0131, "`reserved` selects no capacity reservation", "add id \"cr-…\" or tag \"key\" \"value\"");
             }
-        }
     }
 
     /// A CPU pool's limit counts vCPUs (`max-cpu`), an accelerated pool's counts devices (`max-accelerators`):

@@ -204,13 +204,12 @@ impl Renderer {
             if annotations.is_empty() {
                 continue;
             }
-            if let Some(metadata) = m.object.pointer_mut("/metadata").and_then(Value::as_object_mut) {
-                if let Some(map) = metadata.entry("annotations").or_insert_with(|| json!({})).as_object_mut() {
+            if let Some(metadata) = m.object.pointer_mut("/metadata").and_then(Value::as_object_mut)
+                && let Some(map) = metadata.entry("annotations").or_insert_with(|| json!({})).as_object_mut() {
                     for (k, v) in annotations {
                         map.insert(k.to_string(), json!(v));
                     }
                 }
-            }
         }
         manifests.extend(self.render_gitops_apps(cluster)?);
         manifests.sort_by(|a, b| a.path.cmp(&b.path));

@@ -38,7 +38,7 @@ fn cluster_manifests(tree: &OutputTree) -> Result<BTreeMap<String, Manifests>, I
     let mut docs: BTreeMap<String, Vec<yaml::Doc>> = BTreeMap::new();
     for (path, text) in &tree.files {
         let Some(cluster) = path.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned()) else { continue };
-        if !path.extension().is_some_and(|e| e == "yaml") {
+        if path.extension().is_none_or(|e| e != "yaml") {
             continue;
         }
         docs.entry(cluster).or_default().extend(yaml::parse_docs(&Path::new("out").join(path), text)?);

@@ -473,7 +473,7 @@ fn containers<'s>(doc: &Doc, spec: &'s Value, prefix: &str, field: &str) -> Resu
 
 /// A container's requests, each defaulting to its limit (Kubernetes defaulting).
 fn container_requests(doc: &Doc, c: &Value) -> Result<Resources, InputError> {
-    let at = |m: String| err(doc.at(&m.split(':').next().unwrap_or("").to_string()), m);
+    let at = |m: String| err(doc.at(m.split(':').next().unwrap_or("")), m);
     let mut req = resources(c.pointer("/resources/requests")).map_err(at)?;
     for (k, v) in resources(c.pointer("/resources/limits")).map_err(at)? {
         req.entry(k).or_insert(v);

@@ -118,11 +118,10 @@ impl Requirement {
     pub fn intersects(&self, other: &Requirement) -> bool {
         let gte = max_opt(self.gte, other.gte);
         let lte = min_opt(self.lte, other.lte);
-        if let (Some(g), Some(l)) = (gte, lte) {
-            if g > l {
+        if let (Some(g), Some(l)) = (gte, lte)
+            && g > l {
                 return false;
             }
-        }
         match (self.complement, other.complement) {
             (true, true) => true,
             (true, false) => other.values.iter().any(|v| !self.values.contains(v) && self.within(v, gte, lte)),
@@ -136,11 +135,10 @@ impl Requirement {
         let gte = max_opt(self.gte, other.gte);
         let lte = min_opt(self.lte, other.lte);
         let min_values = max_opt(self.min_values, other.min_values);
-        if let (Some(g), Some(l)) = (gte, lte) {
-            if g > l {
+        if let (Some(g), Some(l)) = (gte, lte)
+            && g > l {
                 return Requirement { complement: false, values: BTreeSet::new(), gte: None, lte: None, min_values };
             }
-        }
         let (complement, values): (bool, BTreeSet<String>) = match (self.complement, other.complement) {
             (true, true) => (true, self.values.union(&other.values).cloned().collect()),
             (true, false) => (false, other.values.difference(&self.values).cloned().collect()),

@@ -463,11 +463,10 @@ fn filter_error(f: &FilterFlags, requests: &Resources) -> String {
         (true, true, true) => "no instance type met the requirements/resources/offering tuple",
     };
     let mut text = what.to_string();
-    if !f.requirements {
-        if let Some(k) = &f.first_key {
+    if !f.requirements
+        && let Some(k) = &f.first_key {
             text.push_str(&format!(" ({k})"));
         }
-    }
     if !f.fits {
         let r: Vec<String> = requests.iter().filter(|(k, _)| *k != "pods").map(|(k, v)| format!("{k}={}", super::yaml::show(k, *v))).collect();
         text.push_str(&format!(", requests {}", r.join(" ")));

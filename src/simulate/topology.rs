@@ -356,11 +356,10 @@ impl Existing {
 /// groups have none: all of them), with no pod counted there (none is bound offline).
 fn register_existing(g: &mut Group, existing: &[Existing]) {
     for n in existing {
-        if g.id.filter.as_ref().is_none_or(|f| f.matches(&n.taints, &n.requirements)) {
-            if let Some(d) = n.domain(&g.id.key) {
+        if g.id.filter.as_ref().is_none_or(|f| f.matches(&n.taints, &n.requirements))
+            && let Some(d) = n.domain(&g.id.key) {
                 g.register(d);
             }
-        }
     }
 }
 

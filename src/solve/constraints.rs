@@ -276,11 +276,10 @@ fn mig_constraint(settings: &Settings, catalog: &Catalog, sources: &Sources) -> 
     // Distinct GPU models (name, MiB) of the catalog, by lower-case name.
     let mut models: BTreeMap<String, BTreeSet<(String, u64)>> = BTreeMap::new();
     for t in &catalog.instance_types {
-        if let Some(g) = t.single_gpu_model() {
-            if g.count > 0 && g.partition_size >= 1.0 {
+        if let Some(g) = t.single_gpu_model()
+            && g.count > 0 && g.partition_size >= 1.0 {
                 models.entry(g.name.to_ascii_lowercase()).or_default().insert((g.name.clone(), g.memory_mib));
             }
-        }
     }
     for name in &settings.accelerator_names {
         let Some(variants) = models.get(&name.value.to_ascii_lowercase()) else { continue };

@@ -90,6 +90,6 @@ pub fn outside_window(w: &MaintenanceWindow) -> (String, String) {
     let (day, minute_of_day) = (end / (24 * 60), end % (24 * 60));
     let schedule = format!("{} {} * * {}", minute_of_day % 60, minute_of_day / 60, day);
     let rest = WEEK - w.duration_minutes;
-    let duration = if rest % 60 == 0 { format!("{}h", rest / 60) } else { format!("{}h{}m", rest / 60, rest % 60) };
+    let duration = if rest.is_multiple_of(60) { format!("{}h", rest / 60) } else { format!("{}h{}m", rest / 60, rest % 60) };
     (schedule, duration)
 }

@@ -201,20 +201,30 @@ fn finish_pools(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &So
 /// (one `Selections` entry) and their cap cost the same at every limit, so each such group is priced once with its
 /// count, and its shapes are built once.
 struct UsagePools<'p> {
-    /// (a pool, its cap, its shapes, how many pools share them, the pool's units per step of the common limit).
-    groups: Vec<(&'p PoolPlan, Option<u32>, Vec<NodeShape>, u32, u32)>,
+    groups: Vec<UsageGroup<'p>>,
+}
+
+/// Pools that share their candidates, cap and scale: priced once, `count` times.
+struct UsageGroup<'p> {
+    pool: &'p PoolPlan,
+    cap: Option<u32>,
+    shapes: Vec<NodeShape>,
+    /// How many pools share them.
+    count: u32,
+    /// The pool's units per step of the common limit.
+    scale: u32,
 }
 
 impl<'p> UsagePools<'p> {
     fn new(pools: impl Iterator<Item = (&'p PoolPlan, Option<u32>, u32)>) -> UsagePools<'p> {
         let mut index: HashMap<(*const Vec<Candidate>, Option<u32>, u32), usize> = HashMap::new();
-        let mut groups: Vec<(&PoolPlan, Option<u32>, Vec<NodeShape>, u32, u32)> = Vec::new();
+        let mut groups: Vec<UsageGroup> = Vec::new();
         for (plan, cap, scale) in pools {
             let at = *index.entry((Arc::as_ptr(&plan.candidates), cap, scale)).or_insert_with(|| {
-                groups.push((plan, cap, plan.shapes(), 0, scale));
+                groups.push(UsageGroup { pool: plan, cap, shapes: plan.shapes(), count: 0, scale });
                 groups.len() - 1
             });
-            groups[at].3 += 1;
+            groups[at].count += 1;
         }
         UsagePools { groups }
     }
@@ -223,9 +233,9 @@ impl<'p> UsagePools<'p> {
     fn worst_case(&self, limit: u32) -> f64 {
         self.groups
             .iter()
-            .map(|(p, cap, shapes, count, scale)| {
-                let own = limit.saturating_mul(*scale);
-                f64::from(*count) * p.worst_case_on(shapes, cap.map_or(own, |c| c.min(own)))
+            .map(|g| {
+                let own = limit.saturating_mul(g.scale);
+                f64::from(g.count) * g.pool.worst_case_on(&g.shapes, g.cap.map_or(own, |c| c.min(own)))
             })
             .sum()
     }
@@ -289,7 +299,7 @@ fn size_reservations(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
 fn round_to_whole_nodes(plan: &PoolPlan, limit: u32, reason: String) -> (u32, String) {
     let sizes: BTreeSet<u32> = plan.candidates.iter().map(|c| c.units).collect();
     match sizes.iter().next() {
-        Some(&size) if sizes.len() == 1 && size > 1 && limit >= size && limit % size != 0 => {
+        Some(&size) if sizes.len() == 1 && size > 1 && limit >= size && !limit.is_multiple_of(size) => {
             (limit - limit % size, format!("{reason}; rounded down to whole {size}-accelerator nodes"))
         }
         _ => (limit, reason),

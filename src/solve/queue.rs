@@ -231,8 +231,15 @@ fn flavor_quota(q: &Queue, p: &PoolPlan, catalog: &Catalog, efa: bool) -> Flavor
 /// no resource group covers gets "resource … unavailable in ClusterQueue" and is not admitted). EFA pools also
 /// cover `vpc.amazonaws.com/efa`, which their pods request (`solve::PoolPlan::efa_request`).
 struct NodeResources {
-    /// Per type: (units, vcpu, memory MiB, EFA interfaces).
-    types: Vec<(u32, u32, u64, u32)>,
+    types: Vec<TypeResources>,
+}
+
+/// One candidate type's accelerators (at least 1), vCPUs, memory and EFA interfaces.
+struct TypeResources {
+    units: u32,
+    vcpu: u32,
+    memory_mib: u64,
+    efa: u32,
 }
 
 impl NodeResources {
@@ -242,7 +249,7 @@ impl NodeResources {
             .iter()
             .map(|c| {
                 let memory = catalog.get(&c.name).map_or(0, |t| t.memory_mib);
-                (c.units.max(1), c.vcpu, memory, crate::catalog::efa::interfaces(&c.name).unwrap_or(0))
+                TypeResources { units: c.units.max(1), vcpu: c.vcpu, memory_mib: memory, efa: crate::catalog::efa::interfaces(&c.name).unwrap_or(0) }
             })
             .collect();
         NodeResources { types }
@@ -250,12 +257,12 @@ impl NodeResources {
 
     /// Resource `i` (cpu, memory, accelerator, EFA) for `units` accelerators, as a canonical quantity.
     fn quantity(&self, i: usize, units: u32) -> String {
-        let most = |per: &dyn Fn(&(u32, u32, u64, u32)) -> u64| self.types.iter().map(|t| (u64::from(units) * per(t)).div_ceil(u64::from(t.0))).max().unwrap_or(0);
+        let most = |per: &dyn Fn(&TypeResources) -> u64| self.types.iter().map(|t| (u64::from(units) * per(t)).div_ceil(u64::from(t.units))).max().unwrap_or(0);
         match i {
-            0 => most(&|t| u64::from(t.1)).to_string(),
-            1 => mebibytes(most(&|t| t.2)),
+            0 => most(&|t| u64::from(t.vcpu)).to_string(),
+            1 => mebibytes(most(&|t| t.memory_mib)),
             2 => units.to_string(),
-            _ => most(&|t| u64::from(t.3)).to_string(),
+            _ => most(&|t| u64::from(t.efa)).to_string(),
         }
     }
 }

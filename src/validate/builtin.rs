@@ -219,11 +219,10 @@ fn push(out: &mut Vec<Violation>, pointer: &str, message: impl Into<String>) {
 /// `ValidatePositiveIntOrPercent` + `IsNotMoreThan100Percent`.
 fn int_or_percent(v: &Value, pointer: &str, out: &mut Vec<Violation>) {
     match v {
-        Value::Number(n) => {
-            if n.as_i64().is_none_or(|i| i < 0) {
+        Value::Number(n)
+            if n.as_i64().is_none_or(|i| i < 0) => {
                 push(out, pointer, "must be a non-negative integer");
             }
-        }
         Value::String(s) => match s
             .strip_suffix('%')
             .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))

@@ -104,8 +104,8 @@ pub fn explain(c: &Compilation, profile: Option<&str>, format: ExplainFormat) ->
 
 /// The typed explanation behind both formats.
 pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation, ExplainError> {
-    if let Some(name) = profile {
-        if !c.profiles.iter().any(|p| p.name.value == name) {
+    if let Some(name) = profile
+        && !c.profiles.iter().any(|p| p.name.value == name) {
             let known: BTreeSet<&str> = c.profiles.iter().map(|p| p.name.value.as_str()).collect();
             return Err(ExplainError::UnknownProfile {
                 name: name.to_string(),
@@ -113,7 +113,6 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
                 known: known.into_iter().map(String::from).collect(),
             });
         }
-    }
     let findings = &c.findings;
     let mut estimate_sources = BTreeSet::new();
     let mut clusters = Vec::new();
@@ -124,7 +123,7 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
             let Some(intent) = c.profile(&cluster.name, &summary.name) else {
                 continue;
             };
-            profiles.push(explain_profile(c, cluster, catalog, summary, intent, &findings, &mut estimate_sources));
+            profiles.push(explain_profile(c, cluster, catalog, summary, intent, findings, &mut estimate_sources));
         }
         if !profiles.is_empty() {
             clusters.push(ClusterExplanation {

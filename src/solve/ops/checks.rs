@@ -73,15 +73,14 @@ pub fn duplicate_workloads(cluster: ClusterPools, profiles: &[&Profile], sources
     let mut diagnostics = Vec::new();
     let mut seen: BTreeMap<(String, String), String> = BTreeMap::new();
     for (w, profile) in profiles.iter().flat_map(|p| p.ops.workloads.iter().map(move |w| (w, p))) {
-        if let Some(other) = seen.insert((w.namespace.value.clone(), w.name.value.clone()), profile.name.value.clone()) {
-            if other != profile.name.value {
+        if let Some(other) = seen.insert((w.namespace.value.clone(), w.name.value.clone()), profile.name.value.clone())
+            && other != profile.name.value {
                 diagnostics.push(
                     sources
                         .error(w.name.span, ErrorCode::E0177, format!("workload `{}/{}` is also defined by profile `{other}` in cluster `{}`", w.namespace.value, w.name.value, cluster.name))
                         .help("workload objects are cluster-wide per namespace: rename one"),
                 );
             }
-        }
     }
     diagnostics
 }
@@ -103,15 +102,14 @@ fn dcgm_in_auto_mode(cluster: ClusterPools, monitoring: &Monitoring, w: &Workloa
         );
     }
     for t in &w.triggers {
-        if let crate::profile::ops::Trigger::Prometheus { query, .. } = &t.value {
-            if query.contains("DCGM_") {
+        if let crate::profile::ops::Trigger::Prometheus { query, .. } = &t.value
+            && query.contains("DCGM_") {
                 out.push(
                     sources
                         .error(t.span, ErrorCode::E0331, format!("workload `{}`'s prometheus trigger queries a DCGM metric, but cluster `{}` is in EKS Auto Mode, where nothing exports DCGM metrics", w.name.value, cluster.name))
                         .help(help),
                 );
             }
-        }
     }
     out
 }
