@@ -2,12 +2,15 @@
 //!
 //! # The stages
 //!
-//! One stage per folder; each imports only the stages below it in [`LAYERS`] (held by `tests/layering.rs`), and
-//! hands the next a typed value, never a map of strings:
+//! A stage is a module (a folder, or one file for the small ones: `input`, `names`, `layout`, `compile`); each
+//! imports only the stages below it in [`LAYERS`] (held by `tests/layering.rs`) and hands the next a typed value
+//! (`Profile`, `Plan`, `Manifest`, `Compilation`; a manifest's object itself is JSON, as the API server sees it):
 //!
 //! | stage | reads | gives |
 //! |---|---|---|
-//! | [`input`], [`names`], [`diagnostic`] | – | source files, name rules, `ProfileDiagnostic` with file:line:col and an `ErrorCode` |
+//! | [`input`] | files | bounded reads: a hostile input cannot hang or exhaust the process |
+//! | [`names`] | – | the Kubernetes and AWS name rules |
+//! | [`diagnostic`] | – | `ProfileDiagnostic` at file:line:col, with an `ErrorCode` from the table |
 //! | [`layout`] | – | where files go in out/, their header and digest (`OutputTree`) |
 //! | [`validate`] | CRDs | the API server's checks (OpenAPI schema and CEL) on any object |
 //! | [`catalog`] | catalogs/*.json | `Catalog`: instance types, prices, and the cost bounds over them |
@@ -19,7 +22,7 @@
 //! | [`ops`], [`queue`] | a `ClusterPlan` | the workloads', monitoring's, GPU Operator's and Kueue's manifests |
 //! | [`check`] | a cluster's manifests | errors where the objects together cannot do what the profile asks |
 //! | [`lint`] | a cluster's manifests | findings (GP001…), one rule per file under `lint/rules/` |
-//! | [`compile`] | all of the above | `Compilation`: every cluster rendered, validated, checked and linted in parallel |
+//! | [`compile`] | all of the above | `Compilation`: every cluster rendered, validated, checked and linted in parallel, each file with its header; nothing written |
 //! | [`emit`], [`report`] | a `Compilation` | out/ written, diffed, committed; explain, diff and lint output |
 //! | [`adopt`] | existing YAML | profiles that compile back to it, and the differences named |
 //! | `cli` (the binary, `src/cli/`) | arguments | one file per command, calling the stages above |
@@ -38,21 +41,26 @@
 //! }
 //! ```
 //!
-//! 1. [`profile::parse_files`] reads the KDL; `profile/accelerator.rs` turns `gpu { name … memory-min … }` into an
-//!    `Accelerator` (`memory_min_mib`, with its span) on the pool tier's `Settings`; `profile/document.rs` reads
-//!    `budget` into `Profile::budget_usd_per_hour`.
-//! 2. [`solve::solve`] sizes each cluster: `solve/constraints.rs` makes one `Constraint` per setting ("memory per
-//!    accelerator ≥ 22528 MiB", the named GPUs), `solve/select.rs` narrows the catalog with them and ranks what is
-//!    left by price (an empty result is an error at the span of the constraint that removed the last type); the
-//!    preset makes two tiers (spot, then on-demand), `solve/tier.rs` writes each tier's NodePool `requirements`
-//!    (`node.kubernetes.io/instance-type In […]`), and `solve/limits.rs` finds the largest accelerator limit whose
-//!    worst case (`catalog::cost`) fits the budget. The result is a `PoolPlan` (`requirements`, `limit`,
-//!    `worst_case_usd_per_hour`, …).
-//! 3. [`render`] fills `templates/nodepool.yaml.j2` from the `PoolPlan`: `spec.limits` from `limit`,
-//!    `spec.template.spec.requirements` from `requirements`, the cost annotations from the plan's figures.
-//! 4. [`compile`] validates every object against the real CRD ([`validate`]), runs the whole-cluster [`check`]s and
-//!    the [`lint`] rules on what was rendered, and [`emit`] writes `out/ml-prod/nodepool-llm-inference-spot.yaml`
-//!    with its header ([`layout`]); `report::explain` prints the same figures with the reason for each.
+//! 1. **profile.** [`profile::parse_files`] reads the KDL. `profile/pool.rs` turns the pool and its preset into
+//!    tiers (`preset_tiers`: inference-spot gives `llm-inference-spot`, then `llm-inference-on-demand`), each with
+//!    its `Settings`; `profile/settings.rs` sends `gpu { … }` to `profile/accelerator.rs`, whose `Accelerator`
+//!    copies `names` and `memory_min_mib` (22528 MiB, with its span) onto the tier's `Settings`.
+//!    `profile/document.rs` reads `budget` into `Profile::budget_usd_per_hour`.
+//! 2. **solve.** [`solve::solve`] works per cluster, and `solve/profile_pools.rs` per profile, tier by tier:
+//!    `solve/constraints.rs` makes one `Constraint` per setting ("memory per accelerator ≥ 22528 MiB", the named
+//!    GPUs); `solve/select.rs` narrows the catalog with them and ranks what is left by price (nothing left is
+//!    E0140, at the span of the constraint that removed the last type); `solve/tier.rs` `pool_plan` makes the
+//!    tier's `PoolPlan`. Then `solve/limits.rs` `size_limits` picks one accelerator limit L for all the profile's
+//!    usage pools, the largest whose worst cases (`catalog::cost`) add up to at most the budget (here 46 GPUs per
+//!    tier: $93.66/h + $55.75/h ≤ $150/h), drops the types bigger than L, and writes each tier's `requirements`
+//!    (`tier::requirements`: instance types, capacity type, zones, arch, …).
+//! 3. **render.** `Renderer::render_pools` fills `templates/nodepool.yaml.j2` with `node_pool_context`, where the
+//!    `PoolPlan` becomes template variables: `spec.limits` from `limit`, `spec.template.spec.requirements` from
+//!    `requirements`, the cost annotations from the plan's figures.
+//! 4. **compile.** [`compile`] validates every object against the real CRD ([`validate`]), runs the whole-cluster
+//!    [`check`]s and the [`lint`] rules on what was rendered, and gives each file its header ([`layout`]).
+//! 5. **emit.** [`emit`] writes `out/ml-prod/nodepool-llm-inference-spot.yaml` (and `…-on-demand.yaml`);
+//!    `report::explain` prints the same figures with the reason for each.
 
 #![deny(clippy::too_many_lines)]
 #![allow(
