@@ -99,6 +99,9 @@ fn every_gpuplan_command_in_the_ci_files_parses() {
                 if matches!(*w, "--out" | "--profiles") {
                     args.push("out".into());
                 }
+                if *w == "--base" {
+                    args.push("HEAD".into());
+                }
             }
             args.push("--help".into());
             let out = Command::new(env!("CARGO_BIN_EXE_gpuplan")).args(&args).output().unwrap();

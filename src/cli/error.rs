@@ -43,7 +43,11 @@ impl CliError {
             CliError::Io { what, path, source } => format!("error: cannot {what} {}: {source}", path.display()),
             CliError::Compile(err) => {
                 let rendered = match err {
-                    CompileError::Profiles { diagnostics } => term::render(diagnostics, color),
+                    CompileError::Profiles { diagnostics } => match super::messages::machine_lines(diagnostics) {
+                        None => term::render(diagnostics, color),
+                        Some(lines) if super::messages::format() == super::messages::MessageFormat::Json => lines,
+                        Some(lines) => lines + &term::render(diagnostics, color),
+                    },
                     _ => String::new(),
                 };
                 format!("{rendered}error: {err}")

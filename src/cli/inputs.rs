@@ -71,6 +71,12 @@ fn print_warnings(compiled: &Compilation) {
     let color = color();
     // Not locked across the rendering: a worker that panicked could not print its message.
     let mut stderr = std::io::BufWriter::new(std::io::stderr());
+    if let Some(lines) = super::messages::machine_lines(&compiled.warnings) {
+        let _ = std::io::Write::write_all(&mut stderr, lines.as_bytes());
+        if super::messages::format() == super::messages::MessageFormat::Json {
+            return;
+        }
+    }
     for batch in compiled.warnings.chunks(256) {
         let rendered: Vec<String> = batch.par_iter().map(|w| term::render(std::slice::from_ref(w), color)).collect();
         for text in rendered {

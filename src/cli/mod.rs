@@ -20,6 +20,7 @@ pub mod inputs;
 pub mod lint;
 pub mod lock;
 pub mod man;
+pub mod messages;
 pub mod schema;
 pub mod simulate;
 pub mod term;
@@ -43,6 +44,10 @@ pub struct Cli {
     /// gives up with exit 2 (default: GPUPLAN_LOCK_TIMEOUT, else 60).
     #[arg(long, global = true, value_name = "SECONDS")]
     lock_timeout: Option<u64>,
+    /// How diagnostics are printed on stderr: human; github (a GitHub Actions annotation before each, shown on the
+    /// profile line it names); json (one object per line instead).
+    #[arg(long, value_enum, global = true, default_value_t = messages::MessageFormat::Human)]
+    message_format: messages::MessageFormat,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -105,6 +110,7 @@ pub fn parse() -> Cli {
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     let _ = COLOR.set(term::use_color_here(cli.color));
     let _ = LOCK_TIMEOUT.set(cli.lock_timeout);
+    messages::set(cli.message_format);
     cli
 }
 

@@ -77,8 +77,26 @@ pub enum GitopsError {
         #[source]
         source: io::Error,
     },
+    #[error("{}", unknown_revision_message(rev, *shallow, source))]
+    UnknownRevision {
+        rev: String,
+        shallow: bool,
+        #[source]
+        source: git2::Error,
+    },
     #[error("git: {0}")]
     Git(#[from] git2::Error),
+}
+
+/// A base revision this clone does not hold: a shallow clone (actions/checkout's default depth 1) has one commit.
+fn unknown_revision_message(rev: &str, shallow: bool, source: &git2::Error) -> String {
+    let clone = if shallow { "this is a shallow clone, which holds only the commits it fetched" } else { "this clone does not hold it" };
+    let fetch = match rev.strip_prefix("origin/") {
+        Some(branch) => format!("git fetch --no-tags --depth=1 origin {branch}:refs/remotes/origin/{branch}"),
+        None if rev.len() >= 7 && rev.chars().all(|c| c.is_ascii_hexdigit()) => format!("git fetch --no-tags --depth=1 origin {rev}"),
+        None => format!("git fetch --no-tags --depth=1 origin {rev}, then pass --base FETCH_HEAD"),
+    };
+    format!("cannot read the base revision `{rev}` ({}): {clone}. Fetch it first: {fetch}", source.message())
 }
 
 fn hand_edited_message(out_dir: &Path, files: &[HandEdit]) -> String {

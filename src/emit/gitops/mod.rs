@@ -28,6 +28,7 @@ mod index;
 mod message;
 mod paths;
 mod repo;
+mod revision;
 mod stage;
 
 use std::collections::BTreeSet;
@@ -49,6 +50,7 @@ use crate::layout::OutputTree;
 pub use error::GitopsError;
 pub use message::commit_message;
 pub use repo::tree_from_git;
+pub use revision::out_at_revision;
 
 /// Options of [`commit`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,0 +1,180 @@
+//! A pull request as GitHub holds it, and the checkout a runner gets:
+//! - an origin (bare) with `main` (the base: profiles and the out/ they compile to) and the pull request's head;
+//! - `refs/pull/1/merge`, the test merge commit GitHub makes (first parent: the base; second: the head);
+//! - the workspace as actions/checkout@v4 leaves it on `pull_request` (src/git-source-provider.ts with the default
+//!   `fetch-depth: 1`): `git init`, `git fetch --no-tags --prune --no-recurse-submodules --depth=1 origin
+//!   +<merge sha>:refs/remotes/pull/1/merge`, `git checkout --force refs/remotes/pull/1/merge`;
+//! - a stand-in `gh` that serves the release archive (`gh release download`) and records the comments
+//!   (`gh api`), refusing to write them with a read-only token, as GitHub does on a fork's pull request.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+pub const ASSET: &str = "gpuplan-x86_64-unknown-linux-gnu.tar.gz";
+pub const VERSION: &str = "v0.1.0";
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "dev")
+        .env("GIT_AUTHOR_EMAIL", "dev@example.com")
+        .env("GIT_COMMITTER_NAME", "dev")
+        .env("GIT_COMMITTER_EMAIL", "dev@example.com")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+pub fn gpuplan(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuplan")).args(args).current_dir(dir).env("NO_COLOR", "1").output().unwrap()
+}
+
+/// The repository of a platform team: the example profile of one cluster, the bundled catalog, out/ compiled.
+pub struct PullRequest {
+    pub root: tempfile::TempDir,
+    pub origin: PathBuf,
+    pub base: String,
+    pub head: String,
+    pub merge: String,
+}
+
+impl PullRequest {
+    /// `main` with `profiles/llm-inference.kdl` compiled; then the pull request: `edit` applied to the author's
+    /// clone, compiled when `compile` (the documented flow; not: a stale pull request), committed.
+    pub fn new(edit: impl FnOnce(&Path), compile: bool) -> PullRequest {
+        let root = tempfile::tempdir().unwrap();
+        let (origin, author) = (root.path().join("origin.git"), root.path().join("author"));
+        git(root.path(), &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
+        // GitHub serves any reachable commit by sha (the action fetches the base that way).
+        git(&origin, &["config", "uploadpack.allowReachableSHA1InWant", "true"]);
+        git(root.path(), &["init", "-q", "-b", "main", author.to_str().unwrap()]);
+        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        std::fs::create_dir_all(author.join("profiles")).unwrap();
+        std::fs::copy(repo.join("profiles/llm-inference.kdl"), author.join("profiles/llm-inference.kdl")).unwrap();
+        copy_dir(&repo.join("catalogs"), &author.join("catalogs"));
+        compile_ok(&author);
+        git(&author, &["add", "-A"]);
+        git(&author, &["commit", "-q", "-m", "base"]);
+        let base = git(&author, &["rev-parse", "HEAD"]);
+        git(&author, &["remote", "add", "origin", &url(&origin)]);
+        git(&author, &["push", "-q", "origin", "main"]);
+        git(&author, &["checkout", "-q", "-b", "change"]);
+        edit(&author);
+        if compile {
+            // The profiles may not compile (the profile-error case): out/ is then what it was.
+            let _ = gpuplan(&author, &["compile"]);
+        }
+        git(&author, &["add", "-A"]);
+        git(&author, &["commit", "-q", "--allow-empty", "-m", "change"]);
+        let head = git(&author, &["rev-parse", "HEAD"]);
+        git(&author, &["push", "-q", "origin", "change:refs/pull/1/head"]);
+        git(&author, &["checkout", "-q", "--detach", "main"]);
+        git(&author, &["merge", "-q", "--no-ff", "-m", "Merge change into main", "change"]);
+        let merge = git(&author, &["rev-parse", "HEAD"]);
+        git(&author, &["push", "-q", "origin", "HEAD:refs/pull/1/merge"]);
+        git(&author, &["checkout", "-q", "change"]);
+        PullRequest { root, origin, base, head, merge }
+    }
+
+    /// The workspace actions/checkout@v4 makes for this pull request.
+    pub fn checkout(&self) -> PathBuf {
+        let ws = self.root.path().join("workspace");
+        std::fs::create_dir_all(&ws).unwrap();
+        git(&ws, &["init", "-q"]);
+        git(&ws, &["remote", "add", "origin", &url(&self.origin)]);
+        let refspec = format!("+{}:refs/remotes/pull/1/merge", self.merge);
+        git(&ws, &["-c", "protocol.version=2", "fetch", "-q", "--no-tags", "--prune", "--no-recurse-submodules", "--depth=1", "origin", &refspec]);
+        git(&ws, &["checkout", "-q", "--force", "refs/remotes/pull/1/merge"]);
+        ws
+    }
+
+    /// The `github` context of the `pull_request` event.
+    pub fn github(&self) -> Value {
+        json!({
+            "event_name": "pull_request",
+            "repository": "acme/platform",
+            "action_repository": "gpuplan/gpuplan",
+            "token": "ghs_test",
+            "event": {"pull_request": {"number": 1, "base": {"sha": self.base}, "head": {"sha": self.head}}},
+        })
+    }
+}
+
+fn url(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+fn compile_ok(dir: &Path) {
+    let out = gpuplan(dir, &["compile"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// The stand-in `gh` in `dir/bin`, with the release (this test binary's gpuplan, packed as
+/// .github/workflows/release.yml packs it) in `dir/releases/<VERSION>/`, and the comments in `dir/comments/`.
+pub fn stand_in_gh(dir: &Path) -> PathBuf {
+    let (bin, release, comments) = (dir.join("bin"), dir.join("releases").join(VERSION), dir.join("comments"));
+    for d in [&bin, &release, &comments] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::copy(env!("CARGO_BIN_EXE_gpuplan"), release.join("gpuplan")).unwrap();
+    let pack = Command::new("bash")
+        .args(["-c", &format!("tar -czf {ASSET} gpuplan && rm gpuplan && sha256sum {ASSET} > {ASSET}.sha256")])
+        .current_dir(&release)
+        .status()
+        .unwrap();
+    assert!(pack.success());
+    let gh = r#"#!/usr/bin/env bash
+# Stand-in gh: `release download` from $GH_STUB/releases, `api` on the comments in $GH_STUB/comments.
+set -euo pipefail
+echo "gh $*" >> "$GH_STUB/calls"
+case "$1" in
+  release)
+    [ "$2" = download ] || { echo "stand-in gh: release $2" >&2; exit 2; }
+    dir="$GH_STUB/releases/$3"; shift 3; patterns=(); dest=.
+    while [ $# -gt 0 ]; do case "$1" in --pattern) patterns+=("$2"); shift 2 ;; --dir) dest=$2; shift 2 ;; --repo) shift 2 ;; *) shift ;; esac; done
+    for p in "${patterns[@]}"; do cp "$dir/$p" "$dest/"; done ;;
+  api)
+    shift; method=GET; body=; path=
+    while [ $# -gt 0 ]; do case "$1" in --method) method=$2; shift 2 ;; -F) body=${2#body=@}; shift 2 ;; --jq|--paginate) [ "$1" = --jq ] && shift; shift ;; *) path=$1; shift ;; esac; done
+    if [ "$method" = GET ]; then
+      # The --jq of the action: the id of the first comment whose body starts with the marker.
+      for f in $(ls "$GH_STUB/comments" | sort -n); do head -c 21 "$GH_STUB/comments/$f" | grep -q '^<!-- gpuplan-diff -->' && { echo "$f"; break; }; done
+      exit 0
+    fi
+    if [ "$GH_TOKEN" = read-only ]; then echo "HTTP 403: Resource not accessible by integration" >&2; exit 1; fi
+    case "$method $path" in
+      "POST repos/"*"/issues/"*"/comments") n=$(( $(ls "$GH_STUB/comments" | wc -l) + 1 )); cp "$body" "$GH_STUB/comments/$n" ;;
+      "PATCH repos/"*"/issues/comments/"*) cp "$body" "$GH_STUB/comments/${path##*/}" ;;
+      *) echo "stand-in gh: api $method $path" >&2; exit 2 ;;
+    esac ;;
+  *) echo "stand-in gh: $1" >&2; exit 2 ;;
+esac
+"#;
+    std::fs::write(bin.join("gh"), gh).unwrap();
+    std::fs::set_permissions(bin.join("gh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// The comments posted, in order.
+pub fn comments(dir: &Path) -> Vec<String> {
+    let mut names: Vec<u32> = std::fs::read_dir(dir.join("comments")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap()).collect();
+    names.sort();
+    names.into_iter().map(|n| std::fs::read_to_string(dir.join("comments").join(n.to_string())).unwrap()).collect()
+}

@@ -1,0 +1,163 @@
+//! action.yml run the way a GitHub runner runs it, on pull requests as GitHub presents them: a depth-1 checkout of
+//! the test merge commit `refs/pull/1/merge` of a local origin (see `fixture`), each step executed by `runner`
+//! with the `if:` and `${{ }}` expressions evaluated by `expr`, and a stand-in `gh` that installs the release and
+//! records the comment. The cases are the ways a pull request reaches review: the documented flow (edit a profile,
+//! compile, commit both), a stale pull request, a profile that does not compile, a fork's read-only token, a
+//! change that leaves out/ as it was, and a second push.
+
+mod expr;
+mod fixture;
+mod runner;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use fixture::{PullRequest, VERSION, comments, stand_in_gh};
+use runner::{Run, Runner};
+
+const PROFILE: &str = "profiles/llm-inference.kdl";
+
+fn action() -> serde_json::Value {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml")).unwrap();
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+fn edit_profile(from: &'static str, to: &'static str) -> impl FnOnce(&Path) {
+    move |dir: &Path| {
+        let path = dir.join(PROFILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{PROFILE} has no `{from}`");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    }
+}
+
+/// The action with the example workflow's inputs (examples/ci/github-workflow.yml), `token` as the token.
+fn run_action(pr: &PullRequest, workspace: &Path, token: &str) -> Run {
+    let stub = pr.root.path().join("gh");
+    let bin = stand_in_gh(&stub);
+    let with: BTreeMap<String, String> =
+        [("version", VERSION), ("profiles", "profiles"), ("out", "out"), ("github-token", token)].into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let runner = Runner {
+        workspace: workspace.to_path_buf(),
+        home: pr.root.path().join("runner"),
+        github: pr.github(),
+        with,
+        path: vec![bin],
+        env: vec![("GH_STUB".into(), stub.display().to_string())],
+    };
+    std::fs::create_dir_all(&runner.home).unwrap();
+    runner.run(&action())
+}
+
+fn only_comment(pr: &PullRequest, run: &Run) -> String {
+    let posted = comments(&pr.root.path().join("gh"));
+    assert_eq!(posted.len(), 1, "one comment: {posted:?}\n{}", run.log);
+    posted.into_iter().next().unwrap()
+}
+
+#[test]
+fn the_documented_flow_comments_what_the_pull_request_changes() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), true);
+    let ws = pr.checkout();
+    let run = run_action(&pr, &ws, "ghs_test");
+    assert!(!run.failed, "{}", run.log);
+    let comment = only_comment(&pr, &run);
+    assert!(comment.starts_with("<!-- gpuplan-diff -->\n## gpuplan: changes to out/"), "{comment}");
+    assert!(!comment.contains("no changes to out/"), "the review is empty again:\n{comment}");
+    // The budget and the limits it sizes, before → after.
+    assert!(comment.contains("- budget $/h: 150.00 → 100.00 (**-50.00**)"), "{comment}");
+    assert!(comment.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 46→30,"), "{comment}");
+    assert!(comment.contains("- worst case (steady state) $/h: 149.41 → 97.44 (**-51.97**)"), "{comment}");
+    assert!(run.summary.contains(comment.trim_start_matches("<!-- gpuplan-diff -->\n")), "the job summary has the comment");
+    assert_eq!(run.outcome("Fetch the pull request's base"), "success");
+    assert_eq!(run.outcome("Fail when out/ is stale"), "skipped");
+}
+
+#[test]
+fn a_stale_pull_request_fails_and_its_comment_still_shows_the_change() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), false);
+    let run = run_action(&pr, &pr.checkout(), "ghs_test");
+    assert!(run.failed && run.outcome("Fail when out/ is stale") == "failure", "{}", run.log);
+    let comment = only_comment(&pr, &run);
+    assert!(comment.contains("is not what its profiles compile to"), "the comment says the commit is stale:\n{comment}");
+    assert!(comment.contains("budget $/h: 150.00 → 100.00"), "and still shows what the change does:\n{comment}");
+    assert!(run.annotations.iter().any(|a| a.starts_with("::error::out/ is stale")), "{:?}", run.annotations);
+}
+
+#[test]
+fn a_profile_that_does_not_compile_gets_a_comment_saying_so() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=-5"), true);
+    let run = run_action(&pr, &pr.checkout(), "ghs_test");
+    assert!(run.failed && run.outcome("Fail when the profiles do not compile") == "failure", "{}", run.log);
+    assert_eq!(run.outcome("Post or update the pull-request comment"), "success", "a failed compile still comments");
+    let comment = only_comment(&pr, &run);
+    assert!(comment.contains("## gpuplan: the profiles do not compile"), "{comment}");
+    assert!(comment.contains("llm-inference.kdl:") && comment.contains("error"), "the error, with its line:\n{comment}");
+    assert!(!comment.contains("::error"), "the annotations are not in the comment:\n{comment}");
+    // The annotation on the line of the profile that the error names, as the runner reads it.
+    let annotation = run.annotations.iter().find(|a| a.starts_with("::error file=profiles/llm-inference.kdl,line=")).unwrap_or_else(|| panic!("{:?}", run.annotations));
+    assert!(annotation.contains(",title=E0"), "{annotation}");
+}
+
+#[test]
+fn a_forks_read_only_token_loses_the_comment_not_the_job() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), true);
+    let run = run_action(&pr, &pr.checkout(), "read-only");
+    assert!(!run.failed, "the comment's refusal failed the job:\n{}", run.log);
+    assert!(comments(&pr.root.path().join("gh")).is_empty());
+    assert!(run.summary.contains("budget $/h: 150.00 → 100.00"), "the report is in the job summary:\n{}", run.summary);
+    assert!(run.annotations.iter().any(|a| a.starts_with("::warning title=gpuplan::could not post")), "{:?}", run.annotations);
+}
+
+#[test]
+fn a_change_that_leaves_out_as_it_was_says_so() {
+    let pr = PullRequest::new(edit_profile("// Worst case of both pools", "// The worst case of both pools"), true);
+    let run = run_action(&pr, &pr.checkout(), "ghs_test");
+    assert!(!run.failed, "{}", run.log);
+    assert_eq!(only_comment(&pr, &run), "<!-- gpuplan-diff -->\n## gpuplan: no changes to out/\n");
+}
+
+#[test]
+fn a_second_run_edits_the_comment_in_place() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), true);
+    let ws = pr.checkout();
+    run_action(&pr, &ws, "ghs_test");
+    let run = run_action(&pr, &ws, "ghs_test");
+    only_comment(&pr, &run);
+    let calls = std::fs::read_to_string(pr.root.path().join("gh/calls")).unwrap();
+    assert_eq!(calls.matches("--method POST").count(), 1, "{calls}");
+    assert_eq!(calls.matches("--method PATCH").count(), 1, "{calls}");
+}
+
+/// The base the action compares with is the merge commit's first parent, which the depth-1 checkout does not
+/// hold until the action fetches it; without the fetch, `diff --base` says which command brings it (exit 2).
+#[test]
+fn an_unfetched_base_is_exit_2_with_the_fetch_command() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), true);
+    let ws = pr.checkout();
+    let out = fixture::gpuplan(&ws, &["diff", "--base", &pr.base, "--format", "markdown"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("shallow clone") && stderr.contains(&format!("git fetch --no-tags --depth=1 origin {}", pr.base)), "{stderr}");
+    fixture::git(&ws, &["fetch", "-q", "--no-tags", "--depth=1", "origin", &pr.base]);
+    let out = fixture::gpuplan(&ws, &["diff", "--base", &pr.base, "--format", "markdown", "--exit-code"]);
+    assert_eq!(out.status.code(), Some(1), "differences found: {}", String::from_utf8_lossy(&out.stderr));
+    // Against the work tree's out/ (the pull request's own, already updated), there is nothing to show.
+    let out = fixture::gpuplan(&ws, &["diff", "--format", "markdown", "--exit-code"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// `--message-format json`: one object per diagnostic and line, with the position the human report shows, and no
+/// human report (a tool reads stderr line by line).
+#[test]
+fn diagnostics_as_json_are_one_object_per_line() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=-5"), false);
+    let ws = pr.checkout();
+    let out = fixture::gpuplan(&ws, &["compile", "--check", "--message-format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first: serde_json::Value = serde_json::from_str(stderr.lines().next().unwrap()).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(first["code"], "E0106", "{first}");
+    assert_eq!((first["file"].as_str(), first["line"].as_u64(), first["column"].as_u64()), (Some(PROFILE), Some(14), Some(8)), "{first}");
+    assert!(!stderr.contains('╭'), "no human report beside the JSON:\n{stderr}");
+}
