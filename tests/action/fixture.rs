@@ -24,6 +24,9 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_NAME", "dev")
         .env("GIT_COMMITTER_EMAIL", "dev@example.com")
         .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
         .output()
         .unwrap();
     assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
@@ -83,11 +86,16 @@ impl PullRequest {
 
     /// The workspace actions/checkout@v4 makes for this pull request.
     pub fn checkout(&self) -> PathBuf {
+        self.checkout_commit(&self.merge.clone())
+    }
+
+    /// The workspace of `actions/checkout` with `ref: <commit>` (depth 1).
+    pub fn checkout_commit(&self, commit: &str) -> PathBuf {
         let ws = self.root.path().join("workspace");
         std::fs::create_dir_all(&ws).unwrap();
         git(&ws, &["init", "-q"]);
         git(&ws, &["remote", "add", "origin", &url(&self.origin)]);
-        let refspec = format!("+{}:refs/remotes/pull/1/merge", self.merge);
+        let refspec = format!("+{commit}:refs/remotes/pull/1/merge");
         git(&ws, &["-c", "protocol.version=2", "fetch", "-q", "--no-tags", "--prune", "--no-recurse-submodules", "--depth=1", "origin", &refspec]);
         git(&ws, &["checkout", "-q", "--force", "refs/remotes/pull/1/merge"]);
         ws
@@ -97,6 +105,7 @@ impl PullRequest {
     pub fn github(&self) -> Value {
         json!({
             "event_name": "pull_request",
+            "sha": self.merge,
             "repository": "acme/platform",
             "action_repository": "gpuplan/gpuplan",
             "token": "ghs_test",

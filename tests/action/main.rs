@@ -73,6 +73,16 @@ fn the_documented_flow_comments_what_the_pull_request_changes() {
     assert_eq!(run.outcome("Fail when out/ is stale"), "skipped");
 }
 
+/// A workflow that checks out the pull request's head (`ref: ${{ github.event.pull_request.head.sha }}`) has no
+/// test merge commit: the base is the event's.
+#[test]
+fn a_checkout_of_the_head_compares_with_the_events_base() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), true);
+    let run = run_action(&pr, &pr.checkout_commit(&pr.head), "ghs_test");
+    assert!(!run.failed, "{}", run.log);
+    assert!(only_comment(&pr, &run).contains("- budget $/h: 150.00 → 100.00 (**-50.00**)"), "{}", run.log);
+}
+
 #[test]
 fn a_stale_pull_request_fails_and_its_comment_still_shows_the_change() {
     let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), false);
@@ -92,7 +102,7 @@ fn a_profile_that_does_not_compile_gets_a_comment_saying_so() {
     assert_eq!(run.outcome("Post or update the pull-request comment"), "success", "a failed compile still comments");
     let comment = only_comment(&pr, &run);
     assert!(comment.contains("## gpuplan: the profiles do not compile"), "{comment}");
-    assert!(comment.contains("llm-inference.kdl:") && comment.contains("error"), "the error, with its line:\n{comment}");
+    assert!(comment.contains("profiles/llm-inference.kdl:14:8: budget usd-per-hour must be a positive number"), "the error, with its line:\n{comment}");
     assert!(!comment.contains("::error"), "the annotations are not in the comment:\n{comment}");
     // The annotation on the line of the profile that the error names, as the runner reads it.
     let annotation = run.annotations.iter().find(|a| a.starts_with("::error file=profiles/llm-inference.kdl,line=")).unwrap_or_else(|| panic!("{:?}", run.annotations));

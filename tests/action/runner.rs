@@ -121,7 +121,8 @@ impl Runner {
         cmd.env_clear().env("HOME", &self.home).env("RUNNER_TEMP", temp).env("RUNNER_OS", "Linux").env("RUNNER_ARCH", "X64");
         cmd.env("GITHUB_WORKSPACE", &self.workspace).env("GITHUB_ACTIONS", "true").env("CI", "true");
         cmd.env("GITHUB_EVENT_NAME", self.github["event_name"].as_str().unwrap_or_default());
-        cmd.env("GIT_CONFIG_NOSYSTEM", "1");
+        cmd.env("GITHUB_SHA", self.github["sha"].as_str().unwrap_or_default());
+        cmd.env("GIT_CONFIG_NOSYSTEM", "1").env("GIT_CONFIG_GLOBAL", "/dev/null");
         for (k, v) in &self.env {
             cmd.env(k, v);
         }

@@ -93,7 +93,7 @@ fn unknown_revision_message(rev: &str, shallow: bool, source: &git2::Error) -> S
     let clone = if shallow { "this is a shallow clone, which holds only the commits it fetched" } else { "this clone does not hold it" };
     let fetch = match rev.strip_prefix("origin/") {
         Some(branch) => format!("git fetch --no-tags --depth=1 origin {branch}:refs/remotes/origin/{branch}"),
-        None if rev.len() >= 7 && rev.chars().all(|c| c.is_ascii_hexdigit()) => format!("git fetch --no-tags --depth=1 origin {rev}"),
+        None if matches!(rev.len(), 40 | 64) && rev.chars().all(|c| c.is_ascii_hexdigit()) => format!("git fetch --no-tags --depth=1 origin {rev}"),
         None => format!("git fetch --no-tags --depth=1 origin {rev}, then pass --base FETCH_HEAD"),
     };
     format!("cannot read the base revision `{rev}` ({}): {clone}. Fetch it first: {fetch}", source.message())
