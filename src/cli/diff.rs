@@ -1,9 +1,15 @@
 //! `gpuplan diff`: what compile would change in out/, optionally with the pods whose placement changes.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use gpuplan::catalog::Catalog;
+use gpuplan::emit::diff::policy::{Level, Policy, Rule};
+use gpuplan::emit::diff::pools::figures;
+use gpuplan::emit::diff::ReviewContext;
 use gpuplan::emit::{self, diff::DiffFormat, gitops};
+use gpuplan::layout::OutputTree;
 use gpuplan::simulate::placement_diff::placement_changes;
 
 use super::inputs::Inputs;
@@ -24,6 +30,17 @@ pub struct Args {
     /// Exit 1 when there are differences.
     #[arg(long)]
     exit_code: bool,
+    /// Deny the change (exit 3) when RULE holds in any cluster or profile: over-budget, estimated-prices,
+    /// nodepool-removed, or <worst-case|drain-peak|expected>.increase > <N%|$N/h|$N/month>. Repeatable.
+    /// `nodepool-removed` is always a deny rule (see --allow-removal).
+    #[arg(long, value_name = "RULE")]
+    fail_on: Vec<Rule>,
+    /// Warn (in the comment and on stderr) when RULE holds; same rules as --fail-on. Repeatable.
+    #[arg(long, value_name = "RULE")]
+    warn_on: Vec<Rule>,
+    /// Allow the removal of this NodePool (NAME or CLUSTER/NAME): removing one deletes all its nodes at once.
+    #[arg(long, value_name = "NODEPOOL")]
+    allow_removal: Vec<String>,
     /// Also simulate these pods (Pod/Deployment/StatefulSet/ReplicaSet/Job YAML) on out/ and on the new output,
     /// and list every pod whose placement changes, with the $/h change (see `gpuplan simulate`).
     #[arg(long, num_args = 1..)]
@@ -48,7 +65,7 @@ impl From<Format> for DiffFormat {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let Args { inputs, out, base, format, exit_code, pods } = args;
+    let Args { inputs, out, base, format, exit_code, fail_on, warn_on, allow_removal, pods } = args;
     let mut compiled = inputs.compile()?;
     let tree = compiled.take_output_tree();
     let current = match &base {
@@ -66,12 +83,24 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         eprintln!("warning: removes {removed}: {}", emit::diff::REMOVAL_WARNING);
     }
     let placement = placement.as_deref().map(|changes| (changes, pods.as_slice()));
-    let rendered = emit::placement::render_with_placement(&current, &tree, format.into(), placement).map_err(CliError::msg)?;
+    let verdict = Policy { fail_on, warn_on, allow_removal }.evaluate(&current, &tree, &figures(&current), &figures(&tree));
+    for f in &verdict.findings {
+        let word = if f.level == Level::Deny { "error" } else { "warning" };
+        eprintln!("{word}: policy `{}`, {}: {}", f.rule, f.scope, f.why);
+    }
+    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled.catalogs, &tree)) };
+    let rendered = emit::placement::render_with_placement(&current, &tree, format.into(), placement, &review).map_err(CliError::msg)?;
     match format {
         Format::Markdown if stale => print!("> [!CAUTION]\n> {}\n\n{rendered}", stale_message(&out)),
         _ => print!("{rendered}"),
     }
-    Ok(if exit_code && current != tree { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if verdict.denied() {
+        ExitCode::from(DENIED)
+    } else if exit_code && current != tree {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The head's committed out/ is not what its profiles compile to: the diff (from the base) is still right, but the
@@ -81,4 +110,30 @@ fn stale_message(out: &Path) -> String {
         "{}/ in this checkout is not what its profiles compile to (a stale pull request); the changes shown are from the base's {0}/ to what the profiles compile to: run `gpuplan compile` and commit {0}/",
         out.display()
     )
+}
+
+/// The exit code of a change a `--fail-on` rule denies (1 stays "differences found", 2 an error).
+pub const DENIED: u8 = 3;
+
+/// The comment's footer: how many NodePools' expected costs use estimated prices, and each catalog's data date and
+/// age. The clock is `SOURCE_DATE_EPOCH` when set (the reproducible-builds convention, so a snapshot does not
+/// depend on the day), else the wall clock.
+fn footer(catalogs: &BTreeMap<String, Catalog>, tree: &OutputTree) -> String {
+    let now = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map_or_else(std::time::SystemTime::now, |s| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s));
+    let pools: Vec<(String, bool)> = figures(tree).values().flat_map(|p| p.values()).flat_map(|p| p.pools.iter()).map(|(n, p)| (n.clone(), p.estimated_prices)).collect();
+    let estimated: Vec<&str> = pools.iter().filter(|(_, e)| *e).map(|(n, _)| n.as_str()).collect();
+    let mut s = match estimated.len() {
+        0 => format!("Prices: every NodePool's expected cost uses observed prices ({} NodePool(s)).", pools.len()),
+        n => format!("Prices: {n} of {} NodePools' expected costs use estimated spot prices ({}).", pools.len(), estimated.join(", ")),
+    };
+    for c in catalogs.values() {
+        match (c.newest_fetch(), c.age_days(now)) {
+            (Some(date), Some(days)) => s.push_str(&format!(" Catalog {}: data of {}, {days} days old.", c.region, date.get(..10).unwrap_or(date))),
+            _ => s.push_str(&format!(" Catalog {}: no fetch date.", c.region)),
+        }
+    }
+    s
 }

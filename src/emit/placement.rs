@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::layout::OutputTree;
 use crate::simulate::placement_diff::{self, PlacementChange};
 
-use super::diff::{DiffFormat, render_diff};
+use super::diff::{DiffFormat, ReviewContext, render_diff, render_review};
 
 /// The diff from `old` to `new` in `format`, followed by the placement changes of the pods read from `pods`;
 /// without placement, the diff alone. JSON stays one document: the object changes and the placement changes side
@@ -16,8 +16,12 @@ pub fn render_with_placement(
     new: &OutputTree,
     format: DiffFormat,
     placement: Option<(&[PlacementChange], &[PathBuf])>,
+    review: &ReviewContext,
 ) -> serde_json::Result<String> {
-    let diff = render_diff(old, new, format);
+    let diff = match format {
+        DiffFormat::Markdown => render_review(old, new, review),
+        _ => render_diff(old, new, format),
+    };
     Ok(match (placement, format) {
         (Some((changes, _)), DiffFormat::Json) => {
             let objects: serde_json::Value = serde_json::from_str(&diff)?;

@@ -33,17 +33,26 @@ fn edit_profile(from: &'static str, to: &'static str) -> impl FnOnce(&Path) {
 
 /// The action with the example workflow's inputs (examples/ci/github-workflow.yml), `token` as the token.
 fn run_action(pr: &PullRequest, workspace: &Path, token: &str) -> Run {
+    run_action_with(pr, workspace, token, &[])
+}
+
+/// The action with the example workflow's inputs and `more`.
+fn run_action_with(pr: &PullRequest, workspace: &Path, token: &str, more: &[(&str, &str)]) -> Run {
     let stub = pr.root.path().join("gh");
     let bin = stand_in_gh(&stub);
-    let with: BTreeMap<String, String> =
-        [("version", VERSION), ("profiles", "profiles"), ("out", "out"), ("github-token", token)].into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let with: BTreeMap<String, String> = [("version", VERSION), ("profiles", "profiles"), ("out", "out"), ("github-token", token)]
+        .into_iter()
+        .chain(more.iter().copied())
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let runner = Runner {
         workspace: workspace.to_path_buf(),
         home: pr.root.path().join("runner"),
         github: pr.github(),
         with,
         path: vec![bin],
-        env: vec![("GH_STUB".into(), stub.display().to_string())],
+        // The clock of the comment's footer (catalog age): a fixed day, so the snapshots hold on any day.
+        env: vec![("GH_STUB".into(), stub.display().to_string()), ("SOURCE_DATE_EPOCH".into(), "1795000000".into())],
     };
     std::fs::create_dir_all(&runner.home).unwrap();
     runner.run(&action())
@@ -65,12 +74,13 @@ fn the_documented_flow_comments_what_the_pull_request_changes() {
     assert!(comment.starts_with("<!-- gpuplan-diff -->\n## gpuplan: changes to out/"), "{comment}");
     assert!(!comment.contains("no changes to out/"), "the review is empty again:\n{comment}");
     // The budget and the limits it sizes, before → after.
-    assert!(comment.contains("- budget $/h: 150.00 → 100.00 (**-50.00**)"), "{comment}");
+    assert!(comment.contains("| Budget | $150.00/h | $100.00/h | **-$50.00/h** (-$36,500.00/month) |"), "{comment}");
     assert!(comment.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 46→30,"), "{comment}");
-    assert!(comment.contains("- worst case (steady state) $/h: 149.41 → 97.44 (**-51.97**)"), "{comment}");
+    assert!(comment.contains("| **Worst case** (steady state) | $149.41/h | $97.44/h | **-$51.97/h** (-$37,938.10/month) |"), "{comment}");
     assert!(run.summary.contains(comment.trim_start_matches("<!-- gpuplan-diff -->\n")), "the job summary has the comment");
     assert_eq!(run.outcome("Fetch the pull request's base"), "success");
     assert_eq!(run.outcome("Fail when out/ is stale"), "skipped");
+    insta::assert_snapshot!("documented_flow", comment);
 }
 
 /// A workflow that checks out the pull request's head (`ref: ${{ github.event.pull_request.head.sha }}`) has no
@@ -80,7 +90,7 @@ fn a_checkout_of_the_head_compares_with_the_events_base() {
     let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), true);
     let run = run_action(&pr, &pr.checkout_commit(&pr.head), "ghs_test");
     assert!(!run.failed, "{}", run.log);
-    assert!(only_comment(&pr, &run).contains("- budget $/h: 150.00 → 100.00 (**-50.00**)"), "{}", run.log);
+    assert!(only_comment(&pr, &run).contains("| Budget | $150.00/h | $100.00/h | **-$50.00/h** (-$36,500.00/month) |"), "{}", run.log);
 }
 
 #[test]
@@ -90,8 +100,9 @@ fn a_stale_pull_request_fails_and_its_comment_still_shows_the_change() {
     assert!(run.failed && run.outcome("Fail when out/ is stale") == "failure", "{}", run.log);
     let comment = only_comment(&pr, &run);
     assert!(comment.contains("is not what its profiles compile to"), "the comment says the commit is stale:\n{comment}");
-    assert!(comment.contains("budget $/h: 150.00 → 100.00"), "and still shows what the change does:\n{comment}");
+    assert!(comment.contains("#### Profile `llm-inference`: budget $150.00/h → $100.00/h"), "and still shows what the change does:\n{comment}");
     assert!(run.annotations.iter().any(|a| a.starts_with("::error::out/ is stale")), "{:?}", run.annotations);
+    insta::assert_snapshot!("stale", comment);
 }
 
 #[test]
@@ -107,6 +118,7 @@ fn a_profile_that_does_not_compile_gets_a_comment_saying_so() {
     // The annotation on the line of the profile that the error names, as the runner reads it.
     let annotation = run.annotations.iter().find(|a| a.starts_with("::error file=profiles/llm-inference.kdl,line=")).unwrap_or_else(|| panic!("{:?}", run.annotations));
     assert!(annotation.contains(",title=E0"), "{annotation}");
+    insta::assert_snapshot!("does_not_compile", comment);
 }
 
 #[test]
@@ -115,7 +127,7 @@ fn a_forks_read_only_token_loses_the_comment_not_the_job() {
     let run = run_action(&pr, &pr.checkout(), "read-only");
     assert!(!run.failed, "the comment's refusal failed the job:\n{}", run.log);
     assert!(comments(&pr.root.path().join("gh")).is_empty());
-    assert!(run.summary.contains("budget $/h: 150.00 → 100.00"), "the report is in the job summary:\n{}", run.summary);
+    assert!(run.summary.contains("#### Profile `llm-inference`: budget $150.00/h → $100.00/h"), "the report is in the job summary:\n{}", run.summary);
     assert!(run.annotations.iter().any(|a| a.starts_with("::warning title=gpuplan::could not post")), "{:?}", run.annotations);
 }
 
@@ -170,4 +182,25 @@ fn diagnostics_as_json_are_one_object_per_line() {
     assert_eq!(first["code"], "E0106", "{first}");
     assert_eq!((first["file"].as_str(), first["line"].as_u64(), first["column"].as_u64()), (Some(PROFILE), Some(14), Some(8)), "{first}");
     assert!(!stderr.contains('╭'), "no human report beside the JSON:\n{stderr}");
+}
+
+/// A pull request that deletes NodePools (the preset that made a spot and an on-demand tier becomes one
+/// on-demand pool): denied, the job fails and the comment says why, unless the workflow allows each by name.
+#[test]
+fn a_removed_nodepool_is_denied_unless_allowed_by_name() {
+    let edit = || edit_profile("preset=\"inference-spot\"", "preset=\"inference-on-demand\"");
+    let pr = PullRequest::new(edit(), true);
+    let run = run_action(&pr, &pr.checkout(), "ghs_test");
+    assert!(run.failed && run.outcome("Fail when the policy denies the change") == "failure", "{}", run.log);
+    let comment = only_comment(&pr, &run);
+    assert!(comment.contains("- ❌ **deny** `nodepool-removed`, cluster `ml-prod`: removes NodePool `llm-inference-spot`"), "{comment}");
+    assert!(comment.contains("> [!WARNING]\n> This change removes 2 NodePool(s)"), "{comment}");
+    insta::assert_snapshot!("nodepool_removed", comment);
+
+    let pr = PullRequest::new(edit(), true);
+    let allow = [("allow-removal", "ml-prod/llm-inference-spot llm-inference-on-demand"), ("warn-on", "expected.increase > 0%\nover-budget")];
+    let run = run_action_with(&pr, &pr.checkout(), "ghs_test", &allow);
+    assert!(!run.failed, "{}", run.log);
+    let comment = only_comment(&pr, &run);
+    assert!(comment.contains("- ✅ **pass** `nodepool-removed`") && comment.contains("- ✅ **pass** `over-budget`"), "{comment}");
 }

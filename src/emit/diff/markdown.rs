@@ -1,9 +1,11 @@
-//! The markdown summary of a change, for a pull-request comment.
+//! The markdown summary of a change: the pull-request comment.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::detail::{ClusterCost, CostMeasure, ObjectChange, money, signed_money};
-use super::semantic::{REMOVAL_WARNING, change_words, cluster_costs, removed_node_pools, semantic_changes};
+use super::detail::{CostMeasure, Detail, ObjectChange, money, signed_money};
+use super::policy::{HOURS_PER_MONTH, Level, Verdict};
+use super::pools::{Figures, PoolFigures, ProfileFigures, cents, figures};
+use super::semantic::{REMOVAL_WARNING, change_words, removed_node_pools, semantic_changes};
 use super::unified::slash;
 use crate::emit::{ChangeKind, FileChange, changes};
 use crate::layout::{OutputTree, cluster_of};
@@ -12,82 +14,198 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn cost_line(c: &ClusterCost) -> String {
-    let label = c.measure.label();
-    match (c.old, c.new) {
-        (Some(o), Some(n)) if money(o) == money(n) => format!("{label}: {} (unchanged)", money(n)),
-        (Some(o), Some(n)) => format!(
-            "{label}: {} → {} (**{}**)",
-            money(o),
-            money(n),
-            signed_money(n - o)
-        ),
-        (None, Some(n)) => format!("{label}: none → {} (**{}**)", money(n), signed_money(n)),
-        (Some(o), None) => format!("{label}: {} → none (**{}**)", money(o), signed_money(-o)),
-        (None, None) => format!("{label}: none"),
-    }
+/// What the review comment says beyond the two trees: the policy's verdict, and the footer the caller computes
+/// (the catalog's age needs a clock, which the caller injects).
+#[derive(Debug, Clone, Default)]
+pub struct ReviewContext<'a> {
+    pub verdict: Option<&'a Verdict>,
+    pub footer: Option<String>,
 }
 
-/// The markdown summary: a heading, per cluster its cost totals (worst case first), a table of changed objects,
-/// and the changed files in a collapsed list.
+/// The markdown summary without policy or footer (see [`render_review`]).
 pub fn render_markdown(old: &OutputTree, new: &OutputTree) -> String {
+    render_review(old, new, &ReviewContext::default())
+}
+
+/// The pull-request comment, in the order a reviewer reads it (after Infracost's comment: one headline with the
+/// change in $/h and $/month, then per project, the details collapsed): the totals, the NodePools the change
+/// removes, the policy's verdict, then per cluster and profile the NodePools' costs with a chart against the
+/// budget, the other changed objects, and the files.
+pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) -> String {
     let files = changes(old, new);
     if files.is_empty() {
         return "## gpuplan: no changes to out/\n".into();
     }
+    let mut policy = String::new();
+    if let Some(verdict) = ctx.verdict {
+        push_policy(&mut policy, verdict);
+    }
     let objects = semantic_changes(old, new);
-    let costs = cluster_costs(old, new);
+    let (before, after) = (figures(old), figures(new));
     let removed = removed_node_pools(old, new);
-    let clusters: BTreeSet<String> = files
-        .iter()
-        .map(|f| cluster_of(&f.path).unwrap_or_default())
-        .chain(objects.iter().map(|o| o.cluster.clone()))
-        .collect();
-
+    let clusters: BTreeSet<String> = files.iter().map(|f| cluster_of(&f.path).unwrap_or_default()).chain(objects.iter().map(|o| o.cluster.clone())).collect();
     let count = |k: ChangeKind| objects.iter().filter(|o| o.change == k).count();
-    let mut s = format!(
-        "## gpuplan: changes to out/\n\n{} object(s) changed: {} added, {} modified, {} removed; {} file(s).\n",
+    let mut s = format!("## gpuplan: changes to out/\n\n{}", headline(&before, &after));
+    s.push_str(&format!(
+        "\n{} object(s) changed: {} added, {} modified, {} removed; {} file(s).\n",
         objects.len(),
         count(ChangeKind::Added),
         count(ChangeKind::Modified),
         count(ChangeKind::Removed),
         files.len()
-    );
+    ));
     if !removed.is_empty() {
         s.push_str(&format!("\n> [!WARNING]\n> This change removes {} NodePool(s): {REMOVAL_WARNING}.\n", removed.len()));
         for r in &removed {
             s.push_str(&format!("> - {}\n", md_escape(&r.to_string())));
         }
     }
+    s.push_str(&policy);
     for cluster in clusters {
-        let title = if cluster.is_empty() {
-            "out/".to_owned()
-        } else {
-            format!("`{cluster}`")
-        };
+        let title = if cluster.is_empty() { "out/".to_owned() } else { format!("`{cluster}`") };
         s.push_str(&format!("\n### {title}\n\n"));
-        push_cluster_costs(&mut s, &costs, &cluster);
+        push_profiles(&mut s, before.get(&cluster), after.get(&cluster));
         push_object_table(&mut s, &objects, &cluster);
         push_file_list(&mut s, &files, &cluster);
+    }
+    s.push_str(&format!(
+        "\n<sub>Worst case: every NodePool at its limit on its dearest admitted type, steady state; drain peak: while nodes drain beside their replacements. A month is {HOURS_PER_MONTH:.0} h.{}</sub>\n",
+        ctx.footer.as_deref().map(|f| format!(" {f}")).unwrap_or_default()
+    ));
+    s
+}
+
+/// The totals over every cluster, before → after: the worst case first, in $/h and $/month.
+fn headline(before: &Figures, after: &Figures) -> String {
+    let total = |f: &Figures, m: CostMeasure| cents(f.values().flat_map(|p| p.values()).map(|p| p.total(m)).sum());
+    let mut s = String::from("| | Before | After | Change |\n|---|---|---|---|\n");
+    for (label, m) in [("**Worst case** (steady state)", CostMeasure::WorstCase), ("Drain peak", CostMeasure::DrainPeak), ("Expected", CostMeasure::Expected), ("Budget", CostMeasure::Budget)] {
+        let (b, a) = (total(before, m), total(after, m));
+        if b == 0.0 && a == 0.0 {
+            continue;
+        }
+        let delta = cents(a - b);
+        let change = if delta == 0.0 { "unchanged".to_string() } else { format!("**{}/h** ({}/month)", dollars(delta, true), dollars(delta * HOURS_PER_MONTH, true)) };
+        s.push_str(&format!("| {label} | {}/h | {}/h | {change} |\n", dollars(b, false), dollars(a, false)));
     }
     s
 }
 
-/// The cluster's cost totals, worst case first, as a list.
-fn push_cluster_costs(s: &mut String, costs: &[ClusterCost], cluster: &str) {
-    let mut cluster_costs: Vec<&ClusterCost> =
-        costs.iter().filter(|c| c.cluster == cluster).collect();
-    cluster_costs.sort_by_key(|c| match c.measure {
-        CostMeasure::WorstCase => 0,
-        CostMeasure::DrainPeak => 1,
-        CostMeasure::Expected => 2,
-        CostMeasure::Budget => 3,
-    });
-    for c in &cluster_costs {
-        s.push_str(&format!("- {}\n", cost_line(c)));
+/// `$1,234.50`, with a sign when `signed`.
+fn dollars(v: f64, signed: bool) -> String {
+    let sign = if v < 0.0 { "-" } else if signed { "+" } else { "" };
+    let whole = format!("{:.2}", v.abs());
+    let (int, frac) = whole.split_once('.').unwrap_or((&whole, "00"));
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
     }
-    if !cluster_costs.is_empty() {
-        s.push('\n');
+    format!("{sign}${grouped}.{frac}")
+}
+
+/// The policy's verdict: the rules that held (deny first), then the rules that passed.
+fn push_policy(s: &mut String, verdict: &Verdict) {
+    if verdict.rules.is_empty() {
+        return;
+    }
+    s.push_str("\n### Policies\n\n");
+    let mut findings = verdict.findings.clone();
+    findings.sort_by(|a, b| b.level.cmp(&a.level));
+    for f in &findings {
+        let (icon, word) = if f.level == Level::Deny { ("❌", "deny") } else { ("⚠️", "warn") };
+        s.push_str(&format!("- {icon} **{word}** `{}`, {}: {}\n", f.rule, f.scope, md_escape(&f.why)));
+    }
+    for (level, rule) in &verdict.rules {
+        if !verdict.findings.iter().any(|f| &f.rule == rule && f.level == *level) {
+            s.push_str(&format!("- ✅ **pass** `{rule}`\n"));
+        }
+    }
+}
+
+/// Per profile of the cluster that changed: its budget once, its NodePools' figures before → after, its fixed
+/// costs apart, and a chart of its worst case against its budget.
+fn push_profiles(s: &mut String, before: Option<&BTreeMap<String, ProfileFigures>>, after: Option<&BTreeMap<String, ProfileFigures>>) {
+    let empty = ProfileFigures::default();
+    let names: BTreeSet<&String> = before.into_iter().chain(after).flat_map(|m| m.keys()).collect();
+    for name in names {
+        let b = before.and_then(|m| m.get(name)).unwrap_or(&empty);
+        let a = after.and_then(|m| m.get(name)).unwrap_or(&empty);
+        if b != a {
+            push_profile(s, name, b, a);
+        }
+    }
+}
+
+fn push_profile(s: &mut String, name: &str, b: &ProfileFigures, a: &ProfileFigures) {
+    let budget = match (b.budget, a.budget) {
+        (Some(x), Some(y)) if money(x) == money(y) => format!("budget ${}/h", money(y)),
+        (x, y) => format!("budget {} → {}", per_hour(x), per_hour(y)),
+    };
+    s.push_str(&format!("#### Profile `{name}`: {budget}\n\n| NodePool | Limit | Worst case $/h | Expected $/h | Drain peak $/h |\n|---|---|---|---|---|\n"));
+    let pools: BTreeSet<&String> = b.pools.keys().chain(a.pools.keys()).collect();
+    for pool in pools {
+        let (pb, pa) = (b.pools.get(pool), a.pools.get(pool));
+        let limit = limit_change(pb, pa);
+        let figure = |f: fn(&PoolFigures) -> f64| change(pb.map(f), pa.map(f));
+        s.push_str(&format!("| `{pool}` | {limit} | {} | {} | {} |\n", figure(|p| p.worst_case), figure(|p| p.expected), figure(|p| p.drain_peak)));
+    }
+    let total = |m| change(Some(b.total(m)), Some(a.total(m)));
+    s.push_str(&format!("| **total** | | {} | {} | {} |\n\n", total(CostMeasure::WorstCase), total(CostMeasure::Expected), total(CostMeasure::DrainPeak)));
+    if b.fixed() > 0.0 || a.fixed() > 0.0 {
+        s.push_str(&format!("Fixed (reservations, static pools; billed whatever runs, inside the worst case): {}\n\n", change(Some(b.fixed()), Some(a.fixed()))));
+    }
+    push_chart(s, name, b, a);
+}
+
+/// A Mermaid `xychart-beta` (in Mermaid since 10.6; GitHub and GitLab render Mermaid blocks in comments): the
+/// worst case as bars and the budget as a line, before and after.
+fn push_chart(s: &mut String, name: &str, before: &ProfileFigures, after: &ProfileFigures) {
+    let (wb, wa) = (before.total(CostMeasure::WorstCase), after.total(CostMeasure::WorstCase));
+    let top = [wb, wa, before.budget.unwrap_or(0.0), after.budget.unwrap_or(0.0)].into_iter().fold(0.0, f64::max);
+    if top <= 0.0 {
+        return;
+    }
+    s.push_str(&format!(
+        "```mermaid\nxychart-beta\n    title \"{}: worst case (bars) and budget (line), $/h\"\n    x-axis [\"before\", \"after\"]\n    y-axis \"$/h\" 0 --> {}\n    bar [{}, {}]\n",
+        name.replace('"', "'"),
+        (top * 1.1).ceil(),
+        money(wb),
+        money(wa)
+    ));
+    if let (Some(bb), Some(ba)) = (before.budget.or(after.budget), after.budget.or(before.budget)) {
+        s.push_str(&format!("    line [{}, {}]\n", money(bb), money(ba)));
+    }
+    s.push_str("```\n\n");
+}
+
+/// `nvidia.com/gpu 46 → 30` (one resource, as NodePools have), else each side whole.
+fn limit_change(before: Option<&PoolFigures>, after: Option<&PoolFigures>) -> String {
+    let whole = |p: Option<&PoolFigures>| p.map(|p| p.limits.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")).unwrap_or_else(|| "none".into());
+    match (before.map(|p| &p.limits), after.map(|p| &p.limits)) {
+        (Some(b), Some(a)) if b == a => whole(after),
+        (Some(b), Some(a)) if b.len() == 1 && b.keys().eq(a.keys()) => {
+            let (key, old) = b.iter().next().expect("one limit");
+            format!("{key} {old} → {}", a[key])
+        }
+        _ => format!("{} → {}", whole(before), whole(after)),
+    }
+}
+
+fn per_hour(v: Option<f64>) -> String {
+    v.map_or_else(|| "none".to_string(), |v| format!("${}/h", money(v)))
+}
+
+/// `before → after (±delta)`, `after` alone when unchanged, `none` for a side without the figure.
+fn change(before: Option<f64>, after: Option<f64>) -> String {
+    match (before, after) {
+        (Some(b), Some(a)) if money(b) == money(a) => money(a),
+        (Some(b), Some(a)) => format!("{} → {} ({})", money(b), money(a), signed_money(a - b)),
+        (None, Some(a)) => format!("none → {}", money(a)),
+        (Some(b), None) => format!("{} → none", money(b)),
+        (None, None) => "none".into(),
     }
 }
 
@@ -112,9 +230,23 @@ fn push_object_table(s: &mut String, objects: &[ObjectChange], cluster: &str) {
         s.push_str(&format!(
             "| {sign} | {} | {} |\n",
             md_escape(&object),
-            md_escape(&change_words(o.change, &o.details))
+            md_escape(&churn_words(o).unwrap_or_else(|| change_words(o.change, &o.details)))
         ));
     }
+}
+
+/// Alert text rewritten (a PrometheusRule's `summary` and `description` annotations, which quote the figures they
+/// alert on) as one phrase: a reviewer needs to know it happened, not each field. The other changes (an alert's
+/// `expr`) keep their words.
+fn churn_words(o: &ObjectChange) -> Option<String> {
+    let reworded = |d: &&Detail| matches!(d, Detail::Field { path, .. } if path.contains(".annotations.") && (path.ends_with(".description") || path.ends_with(".summary")));
+    let count = o.details.iter().filter(reworded).count();
+    if o.change != ChangeKind::Modified || count == 0 {
+        return None;
+    }
+    let rest: Vec<Detail> = o.details.iter().filter(|d| !reworded(d)).cloned().collect();
+    let text = format!("alert text reworded ({count} annotation(s))");
+    Some(if rest.is_empty() { text } else { format!("{}, {text}", change_words(o.change, &rest)) })
 }
 
 /// The cluster's changed files in a collapsed list.

@@ -1,0 +1,256 @@
+//! Policy gates on a change: `--fail-on RULE` and `--warn-on RULE`, each evaluated per cluster and per profile.
+//!
+//! Grammar (one rule per flag):
+//! ```text
+//! rule   := check | metric ".increase" (">" | ">=") amount
+//! check  := "over-budget"        a profile's worst case after the change is above its budget
+//!         | "estimated-prices"   a NodePool's expected cost uses estimated (not observed) spot prices
+//!         | "nodepool-removed"   the change deletes a NodePool (and with it every node it launched)
+//! metric := "worst-case" | "drain-peak" | "expected"
+//! amount := N "%"                of the cost before (from nothing, any increase is above every percentage)
+//!         | "$" N "/h" | "$" N "/month"   (a month is 730 hours, as on the comment)
+//! ```
+//! A rule is evaluated for every cluster and every profile of either tree: `worst-case.increase > 10%` denies a
+//! change that raises one profile's worst case by 11% even when the cluster's total rises by 2%. The change is
+//! denied when any `--fail-on` rule holds anywhere, warned when any `--warn-on` rule does. `nodepool-removed` is a
+//! `--fail-on` rule unless the removed NodePools are each allowed by name (`--allow-removal NAME` or
+//! `CLUSTER/NAME`): a removal cannot be undone by reverting the pull request (the nodes are gone).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use super::detail::CostMeasure;
+use super::pools::{Figures, ProfileFigures, cents};
+use super::semantic::removed_node_pools;
+use crate::layout::OutputTree;
+
+/// Hours in a month, for the comment's $/month and the `/month` amounts.
+pub const HOURS_PER_MONTH: f64 = 730.0;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Amount {
+    Percent(f64),
+    PerHour(f64),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rule {
+    OverBudget,
+    EstimatedPrices,
+    NodePoolRemoved,
+    Increase { measure: CostMeasure, inclusive: bool, amount: Amount },
+}
+
+impl std::str::FromStr for Rule {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Rule, String> {
+        let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        match t.as_str() {
+            "over-budget" => return Ok(Rule::OverBudget),
+            "estimated-prices" => return Ok(Rule::EstimatedPrices),
+            "nodepool-removed" => return Ok(Rule::NodePoolRemoved),
+            _ => {}
+        }
+        let help = "a rule is over-budget, estimated-prices, nodepool-removed, or <worst-case|drain-peak|expected>.increase > <N%|$N/h|$N/month>, e.g. worst-case.increase > 10%";
+        let (metric, rest) = t.split_once(".increase").ok_or_else(|| format!("`{text}` is not a rule: {help}"))?;
+        let measure = match metric {
+            "worst-case" => CostMeasure::WorstCase,
+            "drain-peak" => CostMeasure::DrainPeak,
+            "expected" => CostMeasure::Expected,
+            _ => return Err(format!("`{metric}` in `{text}` is not a cost: worst-case, drain-peak or expected")),
+        };
+        let (inclusive, amount) = match rest.strip_prefix(">=") {
+            Some(a) => (true, a),
+            None => (false, rest.strip_prefix('>').ok_or_else(|| format!("`{text}` needs `>` or `>=`: {help}"))?),
+        };
+        Ok(Rule::Increase { measure, inclusive, amount: amount_of(amount).ok_or_else(|| format!("`{amount}` in `{text}` is not an amount: N%, $N/h or $N/month"))? })
+    }
+}
+
+fn amount_of(text: &str) -> Option<Amount> {
+    let number = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+    if let Some(p) = text.strip_suffix('%') {
+        return number(p).map(Amount::Percent);
+    }
+    let dollars = text.strip_prefix('$')?;
+    if let Some(h) = dollars.strip_suffix("/h") {
+        return number(h).map(Amount::PerHour);
+    }
+    number(dollars.strip_suffix("/month")?).map(|m| Amount::PerHour(m / HOURS_PER_MONTH))
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rule::OverBudget => f.write_str("over-budget"),
+            Rule::EstimatedPrices => f.write_str("estimated-prices"),
+            Rule::NodePoolRemoved => f.write_str("nodepool-removed"),
+            Rule::Increase { measure, inclusive, amount } => {
+                let metric = match measure {
+                    CostMeasure::WorstCase => "worst-case",
+                    CostMeasure::DrainPeak => "drain-peak",
+                    _ => "expected",
+                };
+                let op = if *inclusive { ">=" } else { ">" };
+                match amount {
+                    Amount::Percent(p) => write!(f, "{metric}.increase {op} {p}%"),
+                    Amount::PerHour(h) => write!(f, "{metric}.increase {op} ${h}/h"),
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Warn,
+    Deny,
+}
+
+/// The rules of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    pub fail_on: Vec<Rule>,
+    pub warn_on: Vec<Rule>,
+    /// NodePools whose removal is allowed: `NAME` or `CLUSTER/NAME`.
+    pub allow_removal: Vec<String>,
+}
+
+/// One rule that held, where, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub level: Level,
+    pub rule: String,
+    pub scope: String,
+    pub why: String,
+}
+
+/// What the policy says of a change: every finding, and the rules checked.
+#[derive(Debug, Clone, Default)]
+pub struct Verdict {
+    pub findings: Vec<Finding>,
+    pub rules: Vec<(Level, String)>,
+}
+
+impl Verdict {
+    pub fn denied(&self) -> bool {
+        self.findings.iter().any(|f| f.level == Level::Deny)
+    }
+}
+
+impl Policy {
+    /// Evaluates every rule per cluster and per profile of `before` → `after`.
+    pub fn evaluate(&self, old: &OutputTree, new: &OutputTree, before: &Figures, after: &Figures) -> Verdict {
+        let mut verdict = Verdict::default();
+        let mut fail_on = self.fail_on.clone();
+        if !fail_on.contains(&Rule::NodePoolRemoved) {
+            fail_on.push(Rule::NodePoolRemoved);
+        }
+        for (level, rules) in [(Level::Deny, &fail_on), (Level::Warn, &self.warn_on)] {
+            for rule in rules.iter() {
+                verdict.rules.push((level, rule.to_string()));
+                let findings = match rule {
+                    Rule::NodePoolRemoved => self.removals(old, new),
+                    _ => scoped(rule, before, after),
+                };
+                verdict.findings.extend(findings.into_iter().map(|(scope, why)| Finding { level, rule: rule.to_string(), scope, why }));
+            }
+        }
+        verdict
+    }
+
+    fn removals(&self, old: &OutputTree, new: &OutputTree) -> Vec<(String, String)> {
+        let allowed = |cluster: &str, name: &str| self.allow_removal.iter().any(|a| a == name || *a == format!("{cluster}/{name}"));
+        removed_node_pools(old, new)
+            .into_iter()
+            .filter(|r| !allowed(&r.cluster, &r.name))
+            .map(|r| (format!("cluster `{}`", r.cluster), format!("removes NodePool `{}` (allow it by name: --allow-removal {}/{})", r.name, r.cluster, r.name)))
+            .collect()
+    }
+}
+
+/// The rule in every cluster (its profiles summed) and every profile of either tree.
+fn scoped(rule: &Rule, before: &Figures, after: &Figures) -> Vec<(String, String)> {
+    let empty = ProfileFigures::default();
+    let clusters: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut out = Vec::new();
+    for cluster in clusters {
+        let (b, a) = (before.get(cluster), after.get(cluster));
+        let profiles: BTreeSet<&String> = b.into_iter().chain(a).flat_map(|m| m.keys()).collect();
+        let sum = |m: Option<&std::collections::BTreeMap<String, ProfileFigures>>, measure| cents(m.map_or(0.0, |m| m.values().map(|p| p.total(measure)).sum()));
+        if let Rule::Increase { measure, .. } = rule
+            && let Some(why) = increase(rule, sum(b, *measure), sum(a, *measure))
+        {
+            out.push((format!("cluster `{cluster}`"), why));
+        }
+        for profile in profiles {
+            let pb = b.and_then(|m| m.get(profile)).unwrap_or(&empty);
+            let pa = a.and_then(|m| m.get(profile)).unwrap_or(&empty);
+            if let Some(why) = profile_rule(rule, pb, pa) {
+                out.push((format!("profile `{profile}` in `{cluster}`"), why));
+            }
+        }
+    }
+    out
+}
+
+fn profile_rule(rule: &Rule, before: &ProfileFigures, after: &ProfileFigures) -> Option<String> {
+    match rule {
+        Rule::Increase { measure, .. } => increase(rule, before.total(*measure), after.total(*measure)),
+        Rule::OverBudget => {
+            let (worst, budget) = (after.total(CostMeasure::WorstCase), after.budget?);
+            (worst > budget + 0.005).then(|| format!("worst case ${worst:.2}/h is above the budget ${budget:.2}/h"))
+        }
+        Rule::EstimatedPrices => {
+            let estimated: Vec<&str> = after.pools.iter().filter(|(_, p)| p.estimated_prices).map(|(n, _)| n.as_str()).collect();
+            (!estimated.is_empty()).then(|| format!("expected cost from estimated spot prices: {}", estimated.join(", ")))
+        }
+        Rule::NodePoolRemoved => None,
+    }
+}
+
+fn increase(rule: &Rule, before: f64, after: f64) -> Option<String> {
+    let Rule::Increase { inclusive, amount, .. } = rule else { return None };
+    let delta = cents(after - before);
+    if delta <= 0.0 {
+        return None;
+    }
+    let above = |value: f64, limit: f64| if *inclusive { value >= limit } else { value > limit };
+    let held = match amount {
+        Amount::Percent(p) => before <= 0.0 || above(delta / before * 100.0, *p),
+        Amount::PerHour(h) => above(delta, *h),
+    };
+    let percent = if before > 0.0 { format!(" ({:+.1}%)", delta / before * 100.0) } else { String::new() };
+    held.then(|| format!("${before:.2}/h → ${after:.2}/h, +${delta:.2}/h{percent}, +${:.0}/month", delta * HOURS_PER_MONTH))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grammar_reads_every_form_and_refuses_the_rest() {
+        let rule = |t: &str| t.parse::<Rule>();
+        assert_eq!(rule("worst-case.increase > 10%"), Ok(Rule::Increase { measure: CostMeasure::WorstCase, inclusive: false, amount: Amount::Percent(10.0) }));
+        assert_eq!(rule("drain-peak.increase>=$50/h"), Ok(Rule::Increase { measure: CostMeasure::DrainPeak, inclusive: true, amount: Amount::PerHour(50.0) }));
+        assert_eq!(rule("expected.increase > $730/month"), Ok(Rule::Increase { measure: CostMeasure::Expected, inclusive: false, amount: Amount::PerHour(1.0) }));
+        assert_eq!(rule(" over-budget "), Ok(Rule::OverBudget));
+        for bad in ["worst-case > 10%", "budget.increase > 1%", "worst-case.increase < 1%", "worst-case.increase > ten%", "worst-case.increase > $5", "worst-case.increase > -1%"] {
+            assert!(rule(bad).is_err(), "{bad} was read");
+        }
+        assert_eq!(rule("worst-case.increase >= $2.5/h").unwrap().to_string(), "worst-case.increase >= $2.5/h");
+    }
+
+    #[test]
+    fn an_increase_holds_by_percentage_or_dollars_and_from_nothing() {
+        let r = |t: &str| t.parse::<Rule>().unwrap();
+        assert!(increase(&r("worst-case.increase > 10%"), 100.0, 111.0).is_some());
+        assert!(increase(&r("worst-case.increase > 10%"), 100.0, 110.0).is_none(), "not above 10%");
+        assert!(increase(&r("worst-case.increase >= 10%"), 100.0, 110.0).is_some());
+        assert!(increase(&r("worst-case.increase > 10%"), 0.0, 1.0).is_some(), "from nothing is above every percentage");
+        assert!(increase(&r("worst-case.increase > $5/h"), 100.0, 104.0).is_none());
+        assert_eq!(increase(&r("worst-case.increase > $5/h"), 100.0, 106.0).as_deref(), Some("$100.00/h → $106.00/h, +$6.00/h (+6.0%), +$4380/month"));
+        assert!(increase(&r("worst-case.increase > 0%"), 100.0, 90.0).is_none(), "a decrease never holds");
+    }
+}
