@@ -7,6 +7,7 @@
 
 mod expr;
 mod fixture;
+mod gitlab;
 mod runner;
 
 use std::collections::BTreeMap;
