@@ -205,3 +205,45 @@ fn a_removed_nodepool_is_denied_unless_allowed_by_name() {
     let comment = only_comment(&pr, &run);
     assert!(comment.contains("- ✅ **pass** `nodepool-removed`") && comment.contains("- ✅ **pass** `over-budget`"), "{comment}");
 }
+
+/// Every chart of the comments (the snapshots of the cases above) parses with Mermaid's own parser
+/// (`mermaid.parse`, mermaid 11.12.0, tests/mermaid/check.mjs): GitHub and GitLab render ```mermaid blocks in
+/// comments, and a block that does not parse shows as an error box instead of the chart. `xychart-beta` is the
+/// keyword every Mermaid since 10.6 reads (11.10 also reads `xychart`). Needs node and `npm ci` in tests/mermaid
+/// (.ci/run does both).
+#[test]
+fn the_comments_charts_parse_with_mermaid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mermaid");
+    assert!(dir.join("node_modules/mermaid").is_dir(), "run `npm ci` in {} (.ci/run does)", dir.display());
+    let snapshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/action/snapshots");
+    let comments: String = std::fs::read_dir(&snapshots).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect();
+    assert!(comments.matches("```mermaid").count() >= 2, "the snapshots have charts");
+    let mut child = std::process::Command::new("node")
+        .arg("check.mjs")
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("node is not installed (run .ci/run)");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), comments.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && report.contains(" 0 invalid"), "{report}");
+    // The parser refuses a broken chart: the check can fail.
+    let mut child = std::process::Command::new("node").arg("check.mjs").current_dir(&dir).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"```mermaid\nxychart-beta\n    bar [1, 2\n```\n").unwrap();
+    assert!(!child.wait().unwrap().success(), "a broken chart parsed");
+}
+
+
+/// docs/pull-request-review.md shows the comment of the example change: it is the one the documented flow gets.
+#[test]
+fn the_docs_show_the_real_comment() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/pull-request-review.md")).unwrap();
+    let shown = doc.split("<!-- comment:begin -->\n").nth(1).and_then(|s| s.split("<!-- comment:end -->").next()).expect("the comment markers");
+    let snapshot = std::fs::read_to_string(root.join("tests/action/snapshots/action__documented_flow.snap")).unwrap();
+    let comment = snapshot.splitn(3, "---\n").nth(2).unwrap();
+    assert_eq!(shown, comment, "copy tests/action/snapshots/action__documented_flow.snap into the page");
+}

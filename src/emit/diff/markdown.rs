@@ -113,7 +113,7 @@ fn push_policy(s: &mut String, verdict: &Verdict) {
     }
     s.push_str("\n### Policies\n\n");
     let mut findings = verdict.findings.clone();
-    findings.sort_by(|a, b| b.level.cmp(&a.level));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     for f in &findings {
         let (icon, word) = if f.level == Level::Deny { ("❌", "deny") } else { ("⚠️", "warn") };
         s.push_str(&format!("- {icon} **{word}** `{}`, {}: {}\n", f.rule, f.scope, md_escape(&f.why)));
