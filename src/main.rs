@@ -1,5 +1,6 @@
 //! The `gpuplan` command: a thin layer over the library's stages. Exit codes: 0 ok, 1 differences or findings
-//! (`compile --check`, `diff --exit-code`, `lint --deny-warnings`), 2 error.
+//! (`compile --check`, `diff --exit-code`, `lint --deny-warnings`), 2 error, 3 a `diff --fail-on` policy denies the
+//! change.
 //!
 //! Each command is a file of [`cli`] holding its arguments and a short `run`; this file only parses the command
 //! line, hands each command to its `run`, and turns the result into the exit code.
