@@ -570,6 +570,12 @@ fn diff_shows_placement_changes() {
     let result = gpuplan(&["diff", "profiles/tiered-fallback.kdl", "--out", out.to_str().unwrap(), "--pods", pods.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(stdout.contains("ml-vision vision/detector-0: g5.2xlarge (vision-a10g-spot, spot) → g5.xlarge (vision-a10g-spot, spot), -$0.08/h"), "{stdout}\n{}", String::from_utf8_lossy(&result.stderr));
+    // In the pull-request comment: a table inside the comment, before its footer.
+    let result = gpuplan(&["diff", "profiles/tiered-fallback.kdl", "--out", out.to_str().unwrap(), "--pods", pods.to_str().unwrap(), "--format", "markdown"]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    let row = "| `ml-vision` | `vision/detector-0` | g5.2xlarge (vision-a10g-spot, spot) | g5.xlarge (vision-a10g-spot, spot) | -0.08 |";
+    let (table, footer) = (stdout.find(row), stdout.find("<sub>Worst case"));
+    assert!(table.is_some() && footer.is_some() && table < footer, "{stdout}");
 }
 
 // provisioning/suite_test.go "should not create NodeClaims for StaticNodePool": a NodePool with spec.replicas is

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use gpuplan::catalog::Catalog;
 use gpuplan::emit::diff::policy::{Level, Policy, Rule};
 use gpuplan::emit::diff::pools::figures;
-use gpuplan::emit::diff::ReviewContext;
+use gpuplan::compile::{Compilation, CompileOptions};
+use gpuplan::emit::diff::{ReviewContext, WorkloadAt, WorkloadRow};
 use gpuplan::emit::{self, diff::DiffFormat, gitops};
 use gpuplan::layout::OutputTree;
 use gpuplan::simulate::placement_diff::placement_changes;
@@ -67,6 +68,11 @@ impl From<Format> for DiffFormat {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let Args { inputs, out, base, format, exit_code, fail_on, warn_on, allow_removal, pods } = args;
     let mut compiled = inputs.compile()?;
+    // Before the output tree is taken: the workloads are simulated on the compiled objects.
+    let workloads = match (&base, format) {
+        (Some(rev), Format::Markdown) => workload_rows(compile_at(&inputs, rev).as_ref(), &compiled),
+        _ => Vec::new(),
+    };
     let tree = compiled.take_output_tree();
     let current = match &base {
         Some(rev) => gitops::out_at_revision(Path::new("."), &out, rev).map_err(CliError::msg)?,
@@ -88,7 +94,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let word = if f.level == Level::Deny { "error" } else { "warning" };
         eprintln!("{word}: policy `{}`, {}: {}", f.rule, f.scope, f.why);
     }
-    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled.catalogs, &tree)) };
+    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled.catalogs, &tree)), workloads };
     let rendered = emit::placement::render_with_placement(&current, &tree, format.into(), placement, &review).map_err(CliError::msg)?;
     match format {
         Format::Markdown if stale => print!("> [!CAUTION]\n> {}\n\n{rendered}", stale_message(&out)),
@@ -136,4 +142,42 @@ fn footer(catalogs: &BTreeMap<String, Catalog>, tree: &OutputTree) -> String {
         }
     }
     s
+}
+
+
+/// The profiles and catalogs as revision `rev` holds them, compiled by this binary in a temporary directory (None
+/// when they cannot be read or do not compile there): the "before" of the workloads' costs, which out/ cannot give.
+fn compile_at(inputs: &Inputs, rev: &str) -> Option<Compilation> {
+    let dir = tempfile::tempdir().ok()?;
+    let copy = |path: &Path| -> Option<PathBuf> {
+        // A profile path names a directory or a file; a file is read from its directory.
+        let (tree_dir, only) = if path.extension().is_some_and(|e| e == "kdl") { (path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")), path.file_name()) } else { (path, None) };
+        let tree = gitops::out_at_revision(Path::new("."), tree_dir, rev).ok()?;
+        let target = dir.path().join(tree_dir.strip_prefix(".").unwrap_or(tree_dir));
+        for (rel, text) in tree.files.iter().filter(|(rel, _)| only.is_none_or(|name| rel.as_os_str() == name)) {
+            std::fs::create_dir_all(target.join(rel).parent()?).ok()?;
+            std::fs::write(target.join(rel), text).ok()?;
+        }
+        Some(only.map_or(target.clone(), |name| target.join(name)))
+    };
+    let profiles: Vec<PathBuf> = inputs.profiles.iter().map(|p| copy(p)).collect::<Option<_>>()?;
+    let catalogs_dir = copy(&inputs.data.catalogs)?;
+    gpuplan::compile::compile(&CompileOptions { profiles, catalogs_dir, templates_dir: inputs.data.templates.clone() }).ok()
+}
+
+/// Each workload at max replicas in `before` (the base) and `after`, by cluster, profile and name.
+fn workload_rows(before: Option<&Compilation>, after: &Compilation) -> Vec<WorkloadRow> {
+    let placements = |c: &Compilation| -> BTreeMap<(String, String, String), WorkloadAt> {
+        c.plan
+            .clusters
+            .iter()
+            .flat_map(|cluster| gpuplan::report::explain::workload_placements(c, cluster).into_iter().map(move |w| (cluster.name.clone(), w)))
+            .map(|(cluster, w)| ((cluster, w.profile, format!("{}/{}", w.namespace, w.name)), WorkloadAt { replicas: w.replicas, usd_per_hour: w.usd_per_hour + 0.0, pending: w.pending }))
+            .collect()
+    };
+    let (b, a) = (before.map(placements).unwrap_or_default(), placements(after));
+    let keys: std::collections::BTreeSet<&(String, String, String)> = b.keys().chain(a.keys()).collect();
+    keys.into_iter()
+        .map(|k| WorkloadRow { cluster: k.0.clone(), profile: k.1.clone(), workload: k.2.clone(), before: b.get(k).copied(), after: a.get(k).copied() })
+        .collect()
 }

@@ -28,7 +28,16 @@ pub fn render_with_placement(
             let both = serde_json::json!({ "objects": objects, "placement": changes });
             serde_json::to_string_pretty(&both)? + "\n"
         }
+        (Some((changes, pods)), DiffFormat::Markdown) => with_placement_table(diff, &placement_diff::render_markdown(changes, pods)),
         (Some((changes, pods)), _) => diff + &placement_diff::render(changes, pods),
         (None, _) => diff,
     })
+}
+
+/// The placement table goes inside the comment, before its footer (the `<sub>` line), not after it.
+fn with_placement_table(diff: String, table: &str) -> String {
+    match diff.rfind("\n<sub>") {
+        Some(at) => format!("{}{table}{}", &diff[..at], &diff[at..]),
+        None => diff + table,
+    }
 }

@@ -101,6 +101,26 @@ fn side(l: &Option<Landing>) -> String {
 }
 
 /// One line per change: "ml-prod training/trainer-0: p4d.24xlarge (training, on-demand) → p5.48xlarge (…), +$43.08/h".
+/// The node $/h change of a pod's move, signed: `+0.08`, `-0.08`.
+fn delta(c: &PlacementChange) -> String {
+    let price = |l: &Option<Landing>| l.as_ref().map_or(0.0, |l| l.usd_per_hour);
+    let delta = price(&c.after) - price(&c.before);
+    format!("{}{:.2}", if delta < 0.0 { "-" } else { "+" }, delta.abs())
+}
+
+/// The placement changes as a markdown table, for the pull-request comment.
+pub fn render_markdown(changes: &[PlacementChange], pods: &[PathBuf]) -> String {
+    let files: Vec<String> = pods.iter().map(|p| format!("`{}`", p.display())).collect();
+    if changes.is_empty() {
+        return format!("\n#### Placement\n\nNo pod of {} changes NodePool, instance type or capacity type.\n", files.join(", "));
+    }
+    let mut out = format!("\n#### Placement\n\nPods of {} that move (node $/h, as `gpuplan simulate` plans them):\n\n| Cluster | Pod | Before | After | $/h |\n|---|---|---|---|---|\n", files.join(", "));
+    for (c, delta) in changes.iter().map(|c| (c, delta(c))) {
+        let _ = writeln!(out, "| `{}` | `{}` | {} | {} | {delta} |", c.cluster, c.pod, side(&c.before).replace('|', "\\|"), side(&c.after).replace('|', "\\|"));
+    }
+    out
+}
+
 pub fn render(changes: &[PlacementChange], pods: &[PathBuf]) -> String {
     let files: Vec<String> = pods.iter().map(|p| p.display().to_string()).collect();
     if changes.is_empty() {
@@ -108,10 +128,9 @@ pub fn render(changes: &[PlacementChange], pods: &[PathBuf]) -> String {
     }
     let mut out = format!("placement changes for {} (node $/h, as `gpuplan simulate` plans them):\n", files.join(", "));
     for c in changes {
-        let price = |l: &Option<Landing>| l.as_ref().map_or(0.0, |l| l.usd_per_hour);
-        let delta = price(&c.after) - price(&c.before);
-        let sign = if delta < 0.0 { "-" } else { "+" };
-        let _ = writeln!(out, "  {} {}: {} → {}, {sign}${:.2}/h", c.cluster, c.pod, side(&c.before), side(&c.after), delta.abs());
+        let d = delta(c);
+        let (sign, amount) = d.split_at(1);
+        let _ = writeln!(out, "  {} {}: {} → {}, {sign}${amount}/h", c.cluster, c.pod, side(&c.before), side(&c.after));
     }
     out
 }

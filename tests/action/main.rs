@@ -247,3 +247,17 @@ fn the_docs_show_the_real_comment() {
     let comment = snapshot.splitn(3, "---\n").nth(2).unwrap();
     assert_eq!(shown, comment, "copy tests/action/snapshots/action__documented_flow.snap into the page");
 }
+
+/// A change that leaves the NodePools as they were but lets a workload grow: the comment shows the workload at
+/// max replicas before → after (the base's profiles compiled by the same binary, since out/ does not record the
+/// pods' requests), simulated as `explain` simulates it.
+#[test]
+fn a_workloads_new_max_replicas_show_their_cost() {
+    let pr = PullRequest::new(edit_profile("replicas min=2 max=12", "replicas min=2 max=20"), true);
+    let run = run_action(&pr, &pr.checkout(), "ghs_test");
+    assert!(!run.failed, "{}", run.log);
+    let comment = only_comment(&pr, &run);
+    assert!(comment.contains("#### Profile `llm-inference`: NodePools unchanged"), "{comment}");
+    assert!(comment.contains("| `inference/llm-server` | 12 → 20 | 10.68 → 16.02 (+5.34) | 0 |"), "{comment}");
+    assert!(!comment.contains("inference/llm-batch"), "an unchanged workload is not listed:\n{comment}");
+}

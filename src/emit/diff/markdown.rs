@@ -20,6 +20,28 @@ fn md_escape(s: &str) -> String {
 pub struct ReviewContext<'a> {
     pub verdict: Option<&'a Verdict>,
     pub footer: Option<String>,
+    /// Each workload at max replicas before → after, simulated as `explain` does (the caller compiles both sides:
+    /// out/ does not record the pods' requests).
+    pub workloads: Vec<WorkloadRow>,
+}
+
+/// One workload of a profile at max replicas, on each side of the change (None: not declared there).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadRow {
+    pub cluster: String,
+    pub profile: String,
+    /// `namespace/name`.
+    pub workload: String,
+    pub before: Option<WorkloadAt>,
+    pub after: Option<WorkloadAt>,
+}
+
+/// Where a workload's replicas land at max replicas: how many, what their nodes cost, how many pend.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkloadAt {
+    pub replicas: u32,
+    pub usd_per_hour: f64,
+    pub pending: usize,
 }
 
 /// The markdown summary without policy or footer (see [`render_review`]).
@@ -64,7 +86,8 @@ pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) ->
     for cluster in clusters {
         let title = if cluster.is_empty() { "out/".to_owned() } else { format!("`{cluster}`") };
         s.push_str(&format!("\n### {title}\n\n"));
-        push_profiles(&mut s, before.get(&cluster), after.get(&cluster));
+        let workloads: Vec<&WorkloadRow> = ctx.workloads.iter().filter(|w| w.cluster == cluster && w.before != w.after).collect();
+        push_profiles(&mut s, before.get(&cluster), after.get(&cluster), &workloads);
         push_object_table(&mut s, &objects, &cluster);
         push_file_list(&mut s, &files, &cluster);
     }
@@ -127,15 +150,19 @@ fn push_policy(s: &mut String, verdict: &Verdict) {
 
 /// Per profile of the cluster that changed: its budget once, its NodePools' figures before → after, its fixed
 /// costs apart, and a chart of its worst case against its budget.
-fn push_profiles(s: &mut String, before: Option<&BTreeMap<String, ProfileFigures>>, after: Option<&BTreeMap<String, ProfileFigures>>) {
+fn push_profiles(s: &mut String, before: Option<&BTreeMap<String, ProfileFigures>>, after: Option<&BTreeMap<String, ProfileFigures>>, workloads: &[&WorkloadRow]) {
     let empty = ProfileFigures::default();
     let names: BTreeSet<&String> = before.into_iter().chain(after).flat_map(|m| m.keys()).collect();
     for name in names {
         let b = before.and_then(|m| m.get(name)).unwrap_or(&empty);
         let a = after.and_then(|m| m.get(name)).unwrap_or(&empty);
+        let rows: Vec<&WorkloadRow> = workloads.iter().copied().filter(|w| &w.profile == name).collect();
         if b != a {
             push_profile(s, name, b, a);
+        } else if !rows.is_empty() {
+            s.push_str(&format!("#### Profile `{name}`: NodePools unchanged\n\n"));
         }
+        push_workloads(s, &rows);
     }
 }
 
@@ -192,6 +219,23 @@ fn limit_change(before: Option<&PoolFigures>, after: Option<&PoolFigures>) -> St
         }
         _ => format!("{} → {}", whole(before), whole(after)),
     }
+}
+
+/// The profile's workloads at max replicas whose placement or cost changed, before → after.
+fn push_workloads(s: &mut String, changed: &[&WorkloadRow]) {
+    if changed.is_empty() {
+        return;
+    }
+    s.push_str("| Workload at max replicas | Replicas | Nodes $/h | Pending |\n|---|---|---|---|\n");
+    for w in changed {
+        let side = |f: fn(&WorkloadAt) -> String| match (w.before.as_ref().map(f), w.after.as_ref().map(f)) {
+            (Some(b), Some(a)) if b == a => a,
+            (b, a) => format!("{} → {}", b.unwrap_or_else(|| "none".into()), a.unwrap_or_else(|| "none".into())),
+        };
+        let cost = change(w.before.map(|b| b.usd_per_hour), w.after.map(|a| a.usd_per_hour));
+        s.push_str(&format!("| `{}` | {} | {cost} | {} |\n", w.workload, side(|x| x.replicas.to_string()), side(|x| x.pending.to_string())));
+    }
+    s.push_str("\nBefore: the base's profiles compiled by this gpuplan (out/ does not record the pods' requests); after: this change's. Pods placed as `gpuplan simulate` places them.\n\n");
 }
 
 fn per_hour(v: Option<f64>) -> String {

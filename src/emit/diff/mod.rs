@@ -20,7 +20,7 @@ pub use detail::{
     BUDGET_COST_ANNOTATION, CAPACITY_TYPE_LABEL, ClusterCost, CostMeasure, Detail, EXPECTED_COST_ANNOTATION,
     INSTANCE_TYPE_LABEL, ObjectChange, WORST_CASE_BASIS_ANNOTATION, WORST_CASE_COST_ANNOTATION,
 };
-pub use markdown::{ReviewContext, render_markdown, render_review};
+pub use markdown::{ReviewContext, WorkloadAt, WorkloadRow, render_markdown, render_review};
 pub use semantic::{REMOVAL_WARNING, RemovedNodePool, cluster_costs, removed_node_pools, semantic_changes};
 pub use unified::render_unified;
 
