@@ -394,3 +394,22 @@ fn unparsable_yaml_is_reported_not_fatal() {
         c[0].summary
     );
 }
+
+/// A Kueue queue's accelerator quota that changes is a row of the comment's queue table (what a team may run at
+/// once without borrowing); its cpu quota, which follows, is not.
+#[test]
+fn queue_quota_changes_are_a_table_in_the_comment() {
+    let queue = |gpus: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: team-a\nspec:\n  resourceGroups:\n  - coveredResources: [cpu, nvidia.com/gpu]\n    flavors:\n    - name: training\n      resources:\n      - name: cpu\n        nominalQuota: \"{gpus}0\"\n      - name: nvidia.com/gpu\n        nominalQuota: \"{gpus}\"\n"
+        )
+    };
+    let tree = |gpus: &str| {
+        let mut t = OutputTree::default();
+        t.insert("ml-prod/clusterqueue-team-a.yaml", with_header(SRC, &queue(gpus)));
+        t
+    };
+    let md = render_diff(&tree("16"), &tree("8"), DiffFormat::Markdown);
+    assert!(md.contains("#### Queues\n\n| ClusterQueue | Flavor | Resource | Nominal quota |\n|---|---|---|---|\n| `team-a` | `training` | nvidia.com/gpu | 16 → 8 |\n"), "{md}");
+    assert!(!md.contains("| cpu |"), "{md}");
+}

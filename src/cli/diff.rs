@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gpuplan::catalog::Catalog;
 use gpuplan::emit::diff::policy::{Level, Policy, Rule};
 use gpuplan::emit::diff::pools::figures;
 use gpuplan::compile::{Compilation, CompileOptions};
@@ -94,7 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let word = if f.level == Level::Deny { "error" } else { "warning" };
         eprintln!("{word}: policy `{}`, {}: {}", f.rule, f.scope, f.why);
     }
-    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled.catalogs, &tree)), workloads };
+    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled, &tree)), workloads };
     let rendered = emit::placement::render_with_placement(&current, &tree, format.into(), placement, &review).map_err(CliError::msg)?;
     match format {
         Format::Markdown if stale => print!("> [!CAUTION]\n> {}\n\n{rendered}", stale_message(&out)),
@@ -121,27 +120,53 @@ fn stale_message(out: &Path) -> String {
 /// The exit code of a change a `--fail-on` rule denies (1 stays "differences found", 2 an error).
 pub const DENIED: u8 = 3;
 
-/// The comment's footer: how many NodePools' expected costs use estimated prices, and each catalog's data date and
-/// age. The clock is `SOURCE_DATE_EPOCH` when set (the reproducible-builds convention, so a snapshot does not
+/// The comment's footer: how many of the instance types the NodePools admit are priced from observed prices and
+/// how many from estimates, which NodePools' expected costs use estimated spot prices, and each catalog's data date
+/// and age. The clock is `SOURCE_DATE_EPOCH` when set (the reproducible-builds convention, so a snapshot does not
 /// depend on the day), else the wall clock.
-fn footer(catalogs: &BTreeMap<String, Catalog>, tree: &OutputTree) -> String {
+fn footer(compiled: &Compilation, tree: &OutputTree) -> String {
     let now = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
         .map_or_else(std::time::SystemTime::now, |s| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s));
+    let types = priced_types(compiled);
+    let count = |f: fn(&(bool, bool)) -> bool| types.values().filter(|e| f(e)).count();
+    let mut s = format!(
+        "Prices of the {} instance types the NodePools admit: on-demand (the worst case's) observed for {}, estimated for {}; spot observed for {}, estimated for {}.",
+        types.len(),
+        count(|e| !e.0),
+        count(|e| e.0),
+        count(|e| !e.1),
+        count(|e| e.1)
+    );
     let pools: Vec<(String, bool)> = figures(tree).values().flat_map(|p| p.values()).flat_map(|p| p.pools.iter()).map(|(n, p)| (n.clone(), p.estimated_prices)).collect();
     let estimated: Vec<&str> = pools.iter().filter(|(_, e)| *e).map(|(n, _)| n.as_str()).collect();
-    let mut s = match estimated.len() {
-        0 => format!("Prices: every NodePool's expected cost uses observed prices ({} NodePool(s)).", pools.len()),
-        n => format!("Prices: {n} of {} NodePools' expected costs use estimated spot prices ({}).", pools.len(), estimated.join(", ")),
-    };
-    for c in catalogs.values() {
+    if !estimated.is_empty() {
+        s.push_str(&format!(" Expected costs from estimated spot prices: {}.", estimated.join(", ")));
+    }
+    for c in compiled.catalogs.values() {
         match (c.newest_fetch(), c.age_days(now)) {
             (Some(date), Some(days)) => s.push_str(&format!(" Catalog {}: data of {}, {days} days old.", c.region, date.get(..10).unwrap_or(date))),
             _ => s.push_str(&format!(" Catalog {}: no fetch date.", c.region)),
         }
     }
     s
+}
+
+/// Every (region, type) a NodePool admits, and whether its on-demand price, and any of its spot prices, is an
+/// estimate rather than an observed price.
+fn priced_types(compiled: &Compilation) -> BTreeMap<(String, String), (bool, bool)> {
+    let mut out = BTreeMap::new();
+    for cluster in &compiled.plan.clusters {
+        let Some(catalog) = compiled.catalogs.get(&cluster.region) else { continue };
+        for candidate in cluster.pools.iter().flat_map(|p| p.candidates.iter()) {
+            let Some(it) = catalog.get(&candidate.name) else { continue };
+            let on_demand = it.on_demand.as_ref().is_none_or(|p| catalog.is_estimate(p));
+            let spot = it.spot.values().any(|p| catalog.is_estimate(p));
+            out.insert((cluster.region.clone(), candidate.name.clone()), (on_demand, spot));
+        }
+    }
+    out
 }
 
 

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::detail::{CostMeasure, Detail, ObjectChange, money, signed_money};
 use super::policy::{HOURS_PER_MONTH, Level, Verdict};
-use super::pools::{Figures, PoolFigures, ProfileFigures, cents, figures};
+use super::pools::{Figures, PoolFigures, ProfileFigures, cents, figures, queue_quotas};
 use super::semantic::{REMOVAL_WARNING, change_words, removed_node_pools, semantic_changes};
 use super::unified::slash;
 use crate::emit::{ChangeKind, FileChange, changes};
@@ -64,6 +64,7 @@ pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) ->
     }
     let objects = semantic_changes(old, new);
     let (before, after) = (figures(old), figures(new));
+    let (quotas_before, quotas_after) = (queue_quotas(old), queue_quotas(new));
     let removed = removed_node_pools(old, new);
     let clusters: BTreeSet<String> = files.iter().map(|f| cluster_of(&f.path).unwrap_or_default()).chain(objects.iter().map(|o| o.cluster.clone())).collect();
     let count = |k: ChangeKind| objects.iter().filter(|o| o.change == k).count();
@@ -88,6 +89,7 @@ pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) ->
         s.push_str(&format!("\n### {title}\n\n"));
         let workloads: Vec<&WorkloadRow> = ctx.workloads.iter().filter(|w| w.cluster == cluster && w.before != w.after).collect();
         push_profiles(&mut s, before.get(&cluster), after.get(&cluster), &workloads);
+        push_queues(&mut s, quotas_before.get(&cluster), quotas_after.get(&cluster));
         push_object_table(&mut s, &objects, &cluster);
         push_file_list(&mut s, &files, &cluster);
     }
@@ -236,6 +238,25 @@ fn push_workloads(s: &mut String, changed: &[&WorkloadRow]) {
         s.push_str(&format!("| `{}` | {} | {cost} | {} |\n", w.workload, side(|x| x.replicas.to_string()), side(|x| x.pending.to_string())));
     }
     s.push_str("\nBefore: the base's profiles compiled by this gpuplan (out/ does not record the pods' requests); after: this change's. Pods placed as `gpuplan simulate` places them.\n\n");
+}
+
+/// The Kueue queues' accelerator quotas that change: what each team may run at once without borrowing.
+fn push_queues(s: &mut String, before: Option<&BTreeMap<(String, String, String), String>>, after: Option<&BTreeMap<(String, String, String), String>>) {
+    let keys: BTreeSet<&(String, String, String)> = before.into_iter().chain(after).flat_map(|m| m.keys()).collect();
+    let quota = |m: Option<&BTreeMap<(String, String, String), String>>, k| m.and_then(|m| m.get(k)).cloned();
+    let rows: Vec<String> = keys
+        .into_iter()
+        .filter(|k| quota(before, *k) != quota(after, *k))
+        .map(|k| {
+            let (b, a) = (quota(before, k).unwrap_or_else(|| "none".into()), quota(after, k).unwrap_or_else(|| "none".into()));
+            format!("| `{}` | `{}` | {} | {b} → {a} |\n", k.0, k.1, k.2)
+        })
+        .collect();
+    if !rows.is_empty() {
+        s.push_str("#### Queues\n\n| ClusterQueue | Flavor | Resource | Nominal quota |\n|---|---|---|---|\n");
+        s.push_str(&rows.concat());
+        s.push('\n');
+    }
 }
 
 fn per_hour(v: Option<f64>) -> String {

@@ -89,3 +89,29 @@ fn pool(v: &Value) -> PoolFigures {
 pub fn cents(v: f64) -> f64 {
     (v * 100.0).round() / 100.0 + 0.0
 }
+
+/// The accelerator resources a queue's quota is about (the others follow them).
+const ACCELERATORS: [&str; 4] = ["nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"];
+
+/// Per cluster, each ClusterQueue's accelerator quotas: (queue, flavor, resource) → nominalQuota as written.
+pub type QueueQuotas = BTreeMap<String, BTreeMap<(String, String, String), String>>;
+
+pub fn queue_quotas(tree: &OutputTree) -> QueueQuotas {
+    let mut out = QueueQuotas::new();
+    for (key, obj) in objects(tree) {
+        let Ok(v) = &obj.value else { continue };
+        if key.kind != "ClusterQueue" || !obj.api_version.starts_with("kueue.x-k8s.io/") {
+            continue;
+        }
+        let entry = out.entry(key.cluster.clone()).or_default();
+        let flavors = v["spec"]["resourceGroups"].as_array().into_iter().flatten().flat_map(|g| g["flavors"].as_array().into_iter().flatten());
+        for flavor in flavors {
+            for r in flavor["resources"].as_array().into_iter().flatten().filter(|r| r["name"].as_str().is_some_and(|n| ACCELERATORS.contains(&n))) {
+                let quota = r["nominalQuota"].as_str().map_or_else(|| r["nominalQuota"].to_string(), str::to_string);
+                let name = |v: &Value| v.as_str().unwrap_or_default().to_string();
+                entry.insert((key.name.clone(), name(&flavor["name"]), name(&r["name"])), quota);
+            }
+        }
+    }
+    out
+}
