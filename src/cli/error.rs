@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 use gpuplan::compile::CompileError;
 use gpuplan::emit::EmitError;
 
-use super::term;
-
 #[derive(Debug)]
 pub enum CliError {
     /// A complete message, printed after `error: ` (it may run over several lines).
@@ -43,11 +41,7 @@ impl CliError {
             CliError::Io { what, path, source } => format!("error: cannot {what} {}: {source}", path.display()),
             CliError::Compile(err) => {
                 let rendered = match err {
-                    CompileError::Profiles { diagnostics } => match super::messages::machine_lines(diagnostics) {
-                        None => term::render(diagnostics, color),
-                        Some(lines) if super::messages::format() == super::messages::MessageFormat::Json => lines,
-                        Some(lines) => lines + &term::render(diagnostics, color),
-                    },
+                    CompileError::Profiles { diagnostics } => super::messages::render(diagnostics, color),
                     _ => String::new(),
                 };
                 format!("{rendered}error: {err}")

@@ -9,7 +9,7 @@ use gpuplan::compile::Compilation;
 use gpuplan::report::lint::{lint_on, with_cluster_objects};
 
 use super::inputs::Inputs;
-use super::{CliError, color, term};
+use super::{CliError, color};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -45,7 +45,7 @@ fn lint_cluster_objects(compiled: &Compilation, manifests: &[PathBuf], cluster: 
     let printed: BTreeSet<(&str, &str, &str)> = compiled.warnings.iter().map(|w| (w.code.as_str(), w.message.as_str(), w.location.as_str())).collect();
     let new: Vec<_> = lint_on(compiled, &objects).into_iter().filter(|d| !printed.contains(&(d.code.as_str(), d.message.as_str(), d.location.as_str()))).collect();
     if !new.is_empty() {
-        eprint!("{}", term::render(&new, color()));
+        eprint!("{}", super::messages::render(&new, color()));
     }
     Ok(new.len())
 }

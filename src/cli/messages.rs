@@ -34,6 +34,16 @@ pub fn format() -> MessageFormat {
 /// GitHub's per-step limit for each of errors and warnings.
 const ANNOTATIONS_PER_STEP: usize = 10;
 
+/// `diagnostics` as the format prints them on stderr: the human reports (coloured when `color`), with a workflow
+/// command before them (github), or JSON lines instead (json).
+pub fn render(diagnostics: &[ProfileDiagnostic], color: bool) -> String {
+    match machine_lines(diagnostics) {
+        None => super::term::render(diagnostics, color),
+        Some(lines) if format() == MessageFormat::Json => lines,
+        Some(lines) => lines + &super::term::render(diagnostics, color),
+    }
+}
+
 /// What goes before (github) or instead of (json) the human reports of `diagnostics`; None: the reports alone.
 pub fn machine_lines(diagnostics: &[ProfileDiagnostic]) -> Option<String> {
     match format() {

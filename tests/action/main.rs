@@ -261,3 +261,13 @@ fn a_workloads_new_max_replicas_show_their_cost() {
     assert!(comment.contains("| `inference/llm-server` | 12 → 20 | 10.68 → 16.02 (+5.34) | 0 |"), "{comment}");
     assert!(!comment.contains("inference/llm-batch"), "an unchanged workload is not listed:\n{comment}");
 }
+
+/// `gpuplan lint --message-format github`: the findings are annotations too (lint is the other command that prints
+/// diagnostics without failing the compile).
+#[test]
+fn lint_findings_are_annotations_in_the_github_format() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), true);
+    let out = fixture::gpuplan(&pr.checkout(), &["lint", "--message-format", "github"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.lines().any(|l| l.starts_with("::warning file=profiles/llm-inference.kdl,line=35,col=14,title=GP018::")), "{stderr}");
+}
