@@ -69,7 +69,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut compiled = inputs.compile()?;
     // Before the output tree is taken: the workloads are simulated on the compiled objects.
     let workloads = match (&base, format) {
-        (Some(rev), Format::Markdown) => workload_rows(compile_at(&inputs, rev).as_ref(), &compiled),
+        // A base that cannot be compiled gives no table, rather than every workload shown as new.
+        (Some(rev), Format::Markdown) => compile_at(&inputs, rev).map(|before| workload_rows(Some(&before), &compiled)).unwrap_or_default(),
         _ => Vec::new(),
     };
     let tree = compiled.take_output_tree();
@@ -130,14 +131,15 @@ fn footer(compiled: &Compilation, tree: &OutputTree) -> String {
         .and_then(|s| s.parse::<u64>().ok())
         .map_or_else(std::time::SystemTime::now, |s| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s));
     let types = priced_types(compiled);
-    let count = |f: fn(&(bool, bool)) -> bool| types.values().filter(|e| f(e)).count();
+    let count = |f: fn(&(bool, Option<bool>)) -> bool| types.values().filter(|e| f(e)).count();
     let mut s = format!(
-        "Prices of the {} instance types the NodePools admit: on-demand (the worst case's) observed for {}, estimated for {}; spot observed for {}, estimated for {}.",
+        "Prices of the {} instance types the NodePools admit: on-demand (the worst case's) observed for {}, estimated for {}; spot observed for {}, estimated for {}, none for {}.",
         types.len(),
         count(|e| !e.0),
         count(|e| e.0),
-        count(|e| !e.1),
-        count(|e| e.1)
+        count(|e| e.1 == Some(false)),
+        count(|e| e.1 == Some(true)),
+        count(|e| e.1.is_none())
     );
     let pools: Vec<(String, bool)> = figures(tree).values().flat_map(|p| p.values()).flat_map(|p| p.pools.iter()).map(|(n, p)| (n.clone(), p.estimated_prices)).collect();
     let estimated: Vec<&str> = pools.iter().filter(|(_, e)| *e).map(|(n, _)| n.as_str()).collect();
@@ -153,16 +155,16 @@ fn footer(compiled: &Compilation, tree: &OutputTree) -> String {
     s
 }
 
-/// Every (region, type) a NodePool admits, and whether its on-demand price, and any of its spot prices, is an
-/// estimate rather than an observed price.
-fn priced_types(compiled: &Compilation) -> BTreeMap<(String, String), (bool, bool)> {
+/// Every (region, type) a NodePool admits, and whether its on-demand price, and any of its spot prices (None: it has
+/// none), is an estimate rather than an observed price.
+fn priced_types(compiled: &Compilation) -> BTreeMap<(String, String), (bool, Option<bool>)> {
     let mut out = BTreeMap::new();
     for cluster in &compiled.plan.clusters {
         let Some(catalog) = compiled.catalogs.get(&cluster.region) else { continue };
         for candidate in cluster.pools.iter().flat_map(|p| p.candidates.iter()) {
             let Some(it) = catalog.get(&candidate.name) else { continue };
             let on_demand = it.on_demand.as_ref().is_none_or(|p| catalog.is_estimate(p));
-            let spot = it.spot.values().any(|p| catalog.is_estimate(p));
+            let spot = (!it.spot.is_empty()).then(|| it.spot.values().any(|p| catalog.is_estimate(p)));
             out.insert((cluster.region.clone(), candidate.name.clone()), (on_demand, spot));
         }
     }
@@ -175,8 +177,12 @@ fn priced_types(compiled: &Compilation) -> BTreeMap<(String, String), (bool, boo
 fn compile_at(inputs: &Inputs, rev: &str) -> Option<Compilation> {
     let dir = tempfile::tempdir().ok()?;
     let copy = |path: &Path| -> Option<PathBuf> {
+        // Only plain relative paths: an absolute or `..` path would be joined outside the temporary directory.
+        if !path.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir)) {
+            return None;
+        }
         // A profile path names a directory or a file; a file is read from its directory.
-        let (tree_dir, only) = if path.extension().is_some_and(|e| e == "kdl") { (path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")), path.file_name()) } else { (path, None) };
+        let (tree_dir, only) = if path.is_file() { (path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")), path.file_name()) } else { (path, None) };
         let tree = gitops::out_at_revision(Path::new("."), tree_dir, rev).ok()?;
         let target = dir.path().join(tree_dir.strip_prefix(".").unwrap_or(tree_dir));
         for (rel, text) in tree.files.iter().filter(|(rel, _)| only.is_none_or(|name| rel.as_os_str() == name)) {
@@ -197,7 +203,7 @@ fn workload_rows(before: Option<&Compilation>, after: &Compilation) -> Vec<Workl
             .clusters
             .iter()
             .flat_map(|cluster| gpuplan::report::explain::workload_placements(c, cluster).into_iter().map(move |w| (cluster.name.clone(), w)))
-            .map(|(cluster, w)| ((cluster, w.profile, format!("{}/{}", w.namespace, w.name)), WorkloadAt { replicas: w.replicas, usd_per_hour: w.usd_per_hour + 0.0, pending: w.pending }))
+            .map(|(cluster, w)| ((cluster, w.profile, format!("{}/{}", w.namespace, w.name)), WorkloadAt { replicas: w.replicas, usd_per_hour: gpuplan::emit::diff::pools::cents(w.usd_per_hour), pending: w.pending }))
             .collect()
     };
     let (b, a) = (before.map(placements).unwrap_or_default(), placements(after));

@@ -100,11 +100,11 @@ fn side(l: &Option<Landing>) -> String {
     }
 }
 
-/// One line per change: "ml-prod training/trainer-0: p4d.24xlarge (training, on-demand) → p5.48xlarge (…), +$43.08/h".
 /// The node $/h change of a pod's move, signed: `+0.08`, `-0.08`.
 fn delta(c: &PlacementChange) -> String {
     let price = |l: &Option<Landing>| l.as_ref().map_or(0.0, |l| l.usd_per_hour);
-    let delta = price(&c.after) - price(&c.before);
+    // Rounded first: a move between equal prices is +0.00, never -0.00.
+    let delta = ((price(&c.after) - price(&c.before)) * 100.0).round() / 100.0;
     format!("{}{:.2}", if delta < 0.0 { "-" } else { "+" }, delta.abs())
 }
 
@@ -121,6 +121,7 @@ pub fn render_markdown(changes: &[PlacementChange], pods: &[PathBuf]) -> String 
     out
 }
 
+/// One line per change: "ml-prod training/trainer-0: p4d.24xlarge (training, on-demand) → p5.48xlarge (…), +$43.08/h".
 pub fn render(changes: &[PlacementChange], pods: &[PathBuf]) -> String {
     let files: Vec<String> = pods.iter().map(|p| p.display().to_string()).collect();
     if changes.is_empty() {

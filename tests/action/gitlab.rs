@@ -407,3 +407,23 @@ fn a_second_run_edits_the_note_in_place() {
         "one POST, then a PUT of the same note"
     );
 }
+
+/// A merge request that removes NodePools (the spot preset becomes one on-demand pool): `gpuplan diff` exits 3, the
+/// job still posts the note with the denial, then fails on the policy line (not at the diff, which `set -e` would do).
+#[test]
+fn a_removed_nodepool_is_noted_and_fails_the_job() {
+    let pr = PullRequest::new(
+        |dir: &Path| {
+            let path = dir.join(PROFILE);
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replacen("preset=\"inference-spot\"", "preset=\"inference-on-demand\"", 1)).unwrap();
+        },
+        true,
+    );
+    let gitlab = GitLab::new(&pr);
+    let job = run_job(&pr, &gitlab, Some(TOKEN), "1");
+    assert_eq!(job.code, Some(1), "{}", job.log);
+    assert!(job.last_command().contains("a policy denies this change"), "{}", job.log);
+    let note = gitlab.only_gpuplan_note(&job);
+    assert!(note.contains("- ❌ **deny** `nodepool-removed`, cluster `ml-prod`: removes NodePool `llm-inference-spot`"), "{note}");
+}

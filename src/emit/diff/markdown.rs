@@ -55,12 +55,14 @@ pub fn render_markdown(old: &OutputTree, new: &OutputTree) -> String {
 /// budget, the other changed objects, and the files.
 pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) -> String {
     let files = changes(old, new);
-    if files.is_empty() {
-        return "## gpuplan: no changes to out/\n".into();
-    }
     let mut policy = String::new();
     if let Some(verdict) = ctx.verdict {
         push_policy(&mut policy, verdict);
+    }
+    if files.is_empty() {
+        // The policy only when it found something (the rules it passes say nothing of a change that is not there).
+        let findings = ctx.verdict.is_some_and(|v| !v.findings.is_empty());
+        return format!("## gpuplan: no changes to out/\n{}", if findings { policy.as_str() } else { "" });
     }
     let objects = semantic_changes(old, new);
     let (before, after) = (figures(old), figures(new));

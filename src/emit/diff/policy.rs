@@ -10,7 +10,8 @@
 //! amount := N "%"                of the cost before (from nothing, any increase is above every percentage)
 //!         | "$" N "/h" | "$" N "/month"   (a month is 730 hours, as on the comment)
 //! ```
-//! A rule is evaluated for every cluster and every profile of either tree: `worst-case.increase > 10%` denies a
+//! A rule is evaluated for every cluster and every profile the change touches (`over-budget` and
+//! `estimated-prices` judge the state after it, so a profile left as it was is not judged again): `worst-case.increase > 10%` denies a
 //! change that raises one profile's worst case by 11% even when the cluster's total rises by 2%. The change is
 //! denied when any `--fail-on` rule holds anywhere, warned when any `--warn-on` rule does. `nodepool-removed` is a
 //! `--fail-on` rule unless the removed NodePools are each allowed by name (`--allow-removal NAME` or
@@ -31,6 +32,8 @@ pub const HOURS_PER_MONTH: f64 = 730.0;
 pub enum Amount {
     Percent(f64),
     PerHour(f64),
+    /// Kept as written, compared per hour (÷ 730).
+    PerMonth(f64),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -77,7 +80,7 @@ fn amount_of(text: &str) -> Option<Amount> {
     if let Some(h) = dollars.strip_suffix("/h") {
         return number(h).map(Amount::PerHour);
     }
-    number(dollars.strip_suffix("/month")?).map(|m| Amount::PerHour(m / HOURS_PER_MONTH))
+    number(dollars.strip_suffix("/month")?).map(Amount::PerMonth)
 }
 
 impl fmt::Display for Rule {
@@ -96,6 +99,7 @@ impl fmt::Display for Rule {
                 match amount {
                     Amount::Percent(p) => write!(f, "{metric}.increase {op} {p}%"),
                     Amount::PerHour(h) => write!(f, "{metric}.increase {op} ${h}/h"),
+                    Amount::PerMonth(m) => write!(f, "{metric}.increase {op} ${m}/month"),
                 }
             }
         }
@@ -187,6 +191,11 @@ fn scoped(rule: &Rule, before: &Figures, after: &Figures) -> Vec<(String, String
         for profile in profiles {
             let pb = b.and_then(|m| m.get(profile)).unwrap_or(&empty);
             let pa = a.and_then(|m| m.get(profile)).unwrap_or(&empty);
+            // A rule on the state after the change (over-budget, estimated-prices) judges the profiles the change
+            // touches: a pull request is not denied for a profile it leaves as it was.
+            if pb == pa {
+                continue;
+            }
             if let Some(why) = profile_rule(rule, pb, pa) {
                 out.push((format!("profile `{profile}` in `{cluster}`"), why));
             }
@@ -220,6 +229,7 @@ fn increase(rule: &Rule, before: f64, after: f64) -> Option<String> {
     let held = match amount {
         Amount::Percent(p) => before <= 0.0 || above(delta / before * 100.0, *p),
         Amount::PerHour(h) => above(delta, *h),
+        Amount::PerMonth(m) => above(delta * HOURS_PER_MONTH, *m),
     };
     let percent = if before > 0.0 { format!(" ({:+.1}%)", delta / before * 100.0) } else { String::new() };
     held.then(|| format!("${before:.2}/h → ${after:.2}/h, +${delta:.2}/h{percent}, +${:.0}/month", delta * HOURS_PER_MONTH))
@@ -234,7 +244,8 @@ mod tests {
         let rule = |t: &str| t.parse::<Rule>();
         assert_eq!(rule("worst-case.increase > 10%"), Ok(Rule::Increase { measure: CostMeasure::WorstCase, inclusive: false, amount: Amount::Percent(10.0) }));
         assert_eq!(rule("drain-peak.increase>=$50/h"), Ok(Rule::Increase { measure: CostMeasure::DrainPeak, inclusive: true, amount: Amount::PerHour(50.0) }));
-        assert_eq!(rule("expected.increase > $730/month"), Ok(Rule::Increase { measure: CostMeasure::Expected, inclusive: false, amount: Amount::PerHour(1.0) }));
+        assert_eq!(rule("expected.increase > $730/month"), Ok(Rule::Increase { measure: CostMeasure::Expected, inclusive: false, amount: Amount::PerMonth(730.0) }));
+        assert_eq!(rule("expected.increase >= $5000/month").unwrap().to_string(), "expected.increase >= $5000/month", "shown as written");
         assert_eq!(rule(" over-budget "), Ok(Rule::OverBudget));
         for bad in ["worst-case > 10%", "budget.increase > 1%", "worst-case.increase < 1%", "worst-case.increase > ten%", "worst-case.increase > $5", "worst-case.increase > -1%"] {
             assert!(rule(bad).is_err(), "{bad} was read");
@@ -252,5 +263,6 @@ mod tests {
         assert!(increase(&r("worst-case.increase > $5/h"), 100.0, 104.0).is_none());
         assert_eq!(increase(&r("worst-case.increase > $5/h"), 100.0, 106.0).as_deref(), Some("$100.00/h → $106.00/h, +$6.00/h (+6.0%), +$4380/month"));
         assert!(increase(&r("worst-case.increase > 0%"), 100.0, 90.0).is_none(), "a decrease never holds");
+        assert!(increase(&r("worst-case.increase > $730/month"), 100.0, 101.5).is_some() && increase(&r("worst-case.increase > $730/month"), 100.0, 100.5).is_none());
     }
 }
