@@ -1,4 +1,4 @@
-//! Kueue admission before Karpenter: which queued Workloads ([`super::pods::Queued`]) a ClusterQueue admits under its
+//! Kueue admission before Karpenter: which queued Workloads (`pods::Queued`) a ClusterQueue admits under its
 //! quotas, as Kueue's scheduler decides it (kubernetes-sigs/kueue v0.19.2, commit 8eab68778fc1, the version of the
 //! CRDs in `../shared/schemas/kueue`):
 //!

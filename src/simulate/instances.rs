@@ -13,7 +13,7 @@
 //!   is the type's maximum EFA interfaces (`types.go` `efas`, from `catalog::efa`).
 //! - NodeOverlay (karpenter.sh/v1alpha1): the heaviest matching overlay sets capacity, and each offering's price
 //!   (kubernetes-sigs/karpenter `pkg/controllers/nodeoverlay`); overlays in conflict are dropped before
-//!   ([`super::overlays`]).
+//!   (`overlays`).
 //! - Offerings: every catalog zone × usage class, priced from the catalog (spot estimates labelled). Reserved
 //!   offerings only for a NodeClass with `capacityReservationSelectorTerms` (which reservation holds which type, and
 //!   how many, is account state: such a class is assumed to hold one for every type the catalog lists as reservable,
@@ -58,7 +58,7 @@ pub struct SimType {
     pub offerings: Vec<Offering>,
     /// GPU, accelerator or metal (filter.go `ExoticInstanceTypeFilter`).
     pub exotic: bool,
-    /// The DaemonSets that run on this type in this NodePool ([`super::daemons`]); empty when the
+    /// The DaemonSets that run on this type in this NodePool (`daemons`); empty when the
     /// inputs hold no DaemonSet.
     pub daemons: Arc<super::daemons::DaemonOverhead>,
 }
@@ -388,7 +388,7 @@ pub fn offerings(catalog: &Catalog, it: &InstanceType, class: &NodeClass) -> Vec
 }
 
 /// Builds a type as `pool` sees it, NodeOverlays applied (heaviest matching overlay wins, per resource and for price;
-/// `overlays` are those Karpenter accepts, [`super::overlays::accepted`]).
+/// `overlays` are those Karpenter accepts, `overlays::accepted`).
 pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Requirements>, pool: &super::manifests::NodePool, class: &NodeClass, overlays: &[NodeOverlay]) -> SimType {
     let requirements = Arc::clone(requirements);
     let mut capacity = capacity(it, class);
@@ -396,7 +396,7 @@ pub fn sim_type(catalog: &Catalog, it: &InstanceType, requirements: &Arc<Require
     let mut offerings = offerings(catalog, it, class);
     // Karpenter's order (v1.14.1 pkg/apis/v1alpha1/nodeoverlay.go `OrderByWeight`): weight descending, then name
     // descending; the first to set a price or a resource keeps it. `overlays` are those Karpenter accepted: of two
-    // equal-weight overlays that both set one, it drops the later one everywhere ([`super::overlays::accepted`]).
+    // equal-weight overlays that both set one, it drops the later one everywhere (`overlays::accepted`).
     let mut matching: Vec<&NodeOverlay> = overlays.iter().filter(|o| super::manifests::selects(&requirements, pool, o)).collect();
     matching.sort_by(|a, b| b.weight.cmp(&a.weight).then(b.name.cmp(&a.name)));
     let mut set: Vec<&str> = Vec::new();

@@ -4,7 +4,7 @@
 //! `../shared/schemas/kueue` (kubernetes-sigs/kueue v0.19.2) define them. Other versions of Kueue's kinds are an error
 //! (a v1beta1 ClusterQueue read as nothing would leave every queued pod "LocalQueue not found"); a Cohort object is an
 //! error too: cohorts here are flat, the implicit cohort a `cohortName` creates, with no quota of its own.
-//! [`super::admission`] decides with what is read here.
+//! `admission` decides with what is read here.
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 //! the containers' sum and the largest init container, plus overhead. Requirements follow kubernetes-sigs/karpenter
 //! `pkg/scheduling/requirements.go` `newPodRequirements`: nodeSelector, the heaviest preferred term and the *first*
 //! required nodeSelectorTerm; the rest are kept for relaxation (`provisioning/scheduling/preferences.go`).
-//! Topology (read by [`super::topology`]): the pod's namespace and labels (what other pods' selectors match),
+//! Topology (read by `topology`): the pod's namespace and labels (what other pods' selectors match),
 //! `topologySpreadConstraints` and `podAffinity`/`podAntiAffinity` terms, as `scheduling/topology.go`
 //! `newForTopologies`/`newForAffinities` read them.
 
@@ -40,7 +40,7 @@ pub struct Pod {
     /// (the scheduler skips topology altogether when no pod [`PodTopology::constrains`]).
     pub topology: Option<Box<PodTopology>>,
     /// The Kueue Workload the pod belongs to, when its object has the `kueue.x-k8s.io/queue-name` label
-    /// ([`super::admission`] decides whether it runs).
+    /// (`admission` decides whether it runs).
     pub queued: Option<std::sync::Arc<Queued>>,
 }
 

@@ -31,7 +31,7 @@ pub struct Report {
     pub usd_per_hour: f64,
     /// True when any price in the total is an estimate.
     pub price_estimate: bool,
-    /// Kueue admission, when the manifests hold Kueue objects or a pod is queued ([`super::admission`]).
+    /// Kueue admission, when the manifests hold Kueue objects or a pod is queued (`admission`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admission: Option<super::admission::AdmissionReport>,
 }

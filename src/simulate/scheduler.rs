@@ -6,12 +6,12 @@
 //! preferred pod anti-affinity term, the heaviest preferred node affinity term, a ScheduleAnyway spread constraint,
 //! then tolerate PreferNoSchedule taints when a NodePool has one) and `pkg/utils/nodepool` `OrderByWeight` (weight
 //! descending, equal weights by name descending). Topology spread and pod (anti-)affinity narrow a NodeClaim's
-//! requirements in `can_add` and count a pod once it lands ([`super::topology`]); runs where no pod has such a
+//! requirements in `can_add` and count a pod once it lands (`topology`); runs where no pod has such a
 //! constraint skip that entirely.
 //!
-//! The only cluster state is the static NodePools' replicas ([`super::static_nodes`]), existing nodes tried before
+//! The only cluster state is the static NodePools' replicas (`static_nodes`), existing nodes tried before
 //! anything planned in this run; every other pod goes to a NodeClaim planned in this run. DaemonSets
-//! count as overhead per instance type ([`super::daemons`]). Not modelled: volume topology, DRA.
+//! count as overhead per instance type (`daemons`). Not modelled: volume topology, DRA.
 
 use std::collections::BTreeSet;
 
@@ -49,7 +49,7 @@ pub struct Claim {
     pub host_ports: Vec<super::pods::HostPort>,
     /// The placeholder hostname topology counts pods by (nodeclaim.go `NewNodeClaim`).
     pub hostname: String,
-    /// A static NodePool's node ([`super::static_nodes`]): launched up front, whatever the pods.
+    /// A static NodePool's node (`static_nodes`): launched up front, whatever the pods.
     pub fixed: bool,
 }
 

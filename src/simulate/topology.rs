@@ -334,7 +334,7 @@ fn identity(pod: &Pod) -> (&str, &BTreeMap<String, String>) {
     }
 }
 
-/// An existing node (a static NodePool's replica, [`super::static_nodes`]): its taints, requirements (single values
+/// An existing node (a static NodePool's replica, `static_nodes`): its taints, requirements (single values
 /// for the labels it carries) and hostname.
 pub struct Existing {
     pub taints: Vec<Taint>,
