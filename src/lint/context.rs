@@ -74,6 +74,12 @@ impl PoolCtx<'_> {
         }
     }
 
+    /// The resource the NodePool's limit is on; None for a static NodePool, which carries no resource limit (the
+    /// CRD allows only `nodes`: its size is its replicas).
+    pub fn limited_resource(&self) -> Option<&str> {
+        self.plan.static_pool.is_none().then(|| self.plan.resource())
+    }
+
     /// Where the pool's limit comes from in the profile: max-accelerators or the budget.
     pub fn limit_span(&self) -> Span {
         let s = &self.tier.settings;

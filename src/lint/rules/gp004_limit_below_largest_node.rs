@@ -17,11 +17,7 @@ pub const RULE: Rule = Rule {
 
 /// GP004: rendered limit below the largest node.
 pub fn check(ctx: &PoolCtx, out: &mut Findings) {
-    // A static NodePool carries no resource limit (the CRD allows only `nodes`): its size is its replicas.
-    if ctx.plan.static_pool.is_some() {
-        return;
-    }
-    let resource = ctx.plan.resource();
+    let Some(resource) = ctx.limited_resource() else { return };
     let Some(limit) = ctx.np.limit(resource) else { return };
     let largest = ctx
         .types()

@@ -16,11 +16,7 @@ pub const RULE: Rule = Rule {
 
 /// GP013: limit missing or not a string.
 pub fn check(ctx: &PoolCtx, out: &mut Findings) {
-    // A static NodePool carries no resource limit (the CRD allows only `nodes`): its size is its replicas.
-    if ctx.plan.static_pool.is_some() {
-        return;
-    }
-    let resource = ctx.plan.resource();
+    let Some(resource) = ctx.limited_resource() else { return };
     let Some(value) = ctx.np.limit_value(resource) else {
         out.pool(
             ctx,
