@@ -194,7 +194,7 @@ pub fn cluster_costs(old: &OutputTree, new: &OutputTree) -> Vec<ClusterCost> {
     let (a, b) = (sums(old), sums(new));
     let keys: BTreeSet<&(String, CostMeasure)> = a.keys().chain(b.keys()).collect();
     // Round sums to cents so 112.00 + 12.80 is 124.80, not 124.80000000000001.
-    let cents = |v: Option<&f64>| v.map(|v| (v * 100.0).round() / 100.0);
+    let cents = |v: Option<&f64>| v.copied().map(super::pools::cents);
     keys.into_iter()
         .map(|k| ClusterCost {
             cluster: k.0.clone(),
