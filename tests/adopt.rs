@@ -22,6 +22,11 @@ fn adopt(input: &Path, extra: &[&str]) -> (tempfile::TempDir, Output) {
 }
 
 fn hand_written() -> (tempfile::TempDir, Output) {
+    hand_written_with(&[])
+}
+
+/// [`hand_written`] with more arguments.
+fn hand_written_with(extra: &[&str]) -> (tempfile::TempDir, Output) {
     // Copied so that the provenance comments name a short relative path.
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("karpenter")).unwrap();
@@ -29,7 +34,7 @@ fn hand_written() -> (tempfile::TempDir, Output) {
         std::fs::copy(repo().join("tests/fixtures/adopt").join(f), dir.path().join("karpenter").join(f)).unwrap();
     }
     let catalogs = repo().join("catalogs");
-    let out = gpuplan(dir.path(), &["adopt", "karpenter", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json"]);
+    let out = gpuplan(dir.path(), &[&["adopt", "karpenter", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--format", "json"], extra].concat());
     (dir, out)
 }
 
@@ -614,11 +619,16 @@ fn the_report_shows_the_originals_defects_and_what_compiling_changes() {
     assert_eq!(spot["types_added"], serde_json::json!([]));
     assert_eq!(spot["types_removed"], serde_json::json!([]));
     assert_eq!(spot["worst_case_before"], spot["worst_case_after"]);
-    // The on-demand tier: price-ratio-max removes the dear large sizes, so the worst case falls.
+    // The on-demand tier keeps every type its original admits (adopt keeps behaviour), so its worst case too.
+    let od = pool(&report, "inference-on-demand");
+    assert_eq!((&od["types_removed"], &od["worst_case_after"]), (&serde_json::json!([]), &od["worst_case_before"]), "{od}");
+    assert_eq!((od["weight_before"].as_u64(), od["weight_after"].as_u64()), (Some(10), Some(10)));
+    // With --optimize, price-ratio-max removes the dear large sizes, so the worst case falls, and the report says it.
+    let (_dir, out) = hand_written_with(&["--optimize"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
     let od = pool(&report, "inference-on-demand");
     assert!(od["types_removed"].as_array().unwrap().iter().any(|t| t == "g5.16xlarge"), "{od}");
     assert!(od["worst_case_after"].as_f64().unwrap() < od["worst_case_before"].as_f64().unwrap(), "{od}");
-    assert_eq!((od["weight_before"].as_u64(), od["weight_after"].as_u64()), (Some(10), Some(10)));
 }
 
 #[test]

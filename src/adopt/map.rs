@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::consumed::Consumed;
 use super::model::{q, AdoptedPool, Line, Warning};
-use super::nodepool::{is_cpu_pool, sharing_of, units};
+use super::nodepool::{sharing_of, units};
 use super::read::Doc;
 use super::requirements::{bounds, capacity_types, requirements, Requirement};
 use crate::catalog::{Catalog, CapacityType};
@@ -37,6 +37,10 @@ pub struct PoolContext<'a> {
     /// The class's fields no setting says, when the class is not the profile's primary one (whose go to the cluster
     /// block): the pool's `raw "EC2NodeClass"`.
     pub class_raw: Option<Line>,
+    /// `--optimize`: no `admit "as-required"` line (gpuplan's selection).
+    pub optimize: bool,
+    /// The original class's name, where gpuplan would derive another: the pool's `node-class`.
+    pub class_name: Option<String>,
 }
 
 /// Maps one NodePool. Returns the pool, the zones its requirements name, and those requirements (`file NodePool/x
@@ -54,6 +58,14 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let reqs = requirements(np);
     let (kind_line, resource) = accelerator(np, &reqs, ctx.catalog, &mut used, &from);
     let mut lines = vec![kind_line];
+    // gpuplan's own NodePools are its selection already (their `types` pin it): only a hand-written one needs `admit`.
+    let ours = np["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    if !ctx.optimize && !ours {
+        lines.push(Line::new("admit \"as-required\"", from("spec.template.spec.requirements: exactly the types they admit (--optimize for gpuplan's selection)")));
+    }
+    if let Some(name) = &ctx.class_name {
+        lines.push(Line::new(format!("node-class {}", q(name)), from("spec.template.spec.nodeClassRef.name")));
+    }
     let mut missing = Vec::new();
     // A static NodePool's size is its replicas: no accelerator or cpu limit to adopt (the CRD allows only `nodes`).
     let static_line = super::static_pool::line(doc, &mut used, &from);
@@ -88,6 +100,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     }
     if !np["spec"]["limits"][&resource].is_null() {
         used.take(format!("spec.limits.{resource}"));
+    }
+    if resource == "aws.amazon.com/neuron" && !np["spec"]["limits"]["aws.amazon.com/neuroncore"].is_null() {
+        used.take("spec.limits.aws.amazon.com/neuroncore");
     }
     if let Some(w) = np["spec"]["weight"].as_u64() {
         used.take("spec.weight");
@@ -170,7 +185,7 @@ fn limit_line(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) ->
     let doc = ctx.doc;
     let np = &doc.object;
     let Some(limit) = limit(np, resource) else {
-        return unbounded(ctx, resource, warnings);
+        return neuroncore_limit(ctx, resource).unwrap_or_else(|| unbounded(ctx, resource, warnings));
     };
     let from = |field: &str| format!("{} {}/{} {field}", doc.file, doc.kind, doc.name);
     // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
@@ -252,14 +267,12 @@ fn cpu_block(reqs: &[Requirement], used: &mut Consumed, from: &dyn Fn(&str) -> S
 /// `gpu { … }` or `neuron { … }` from the limit's resource and the accelerator requirements; `cpu { … }` for a
 /// NodePool that names no accelerator.
 fn accelerator(np: &Value, reqs: &[Requirement], catalog: &Catalog, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> (Line, String) {
-    if is_cpu_pool(np, reqs, catalog) {
+    let kind = super::nodepool::kind(np, catalog);
+    if kind == crate::catalog::AcceleratorKind::Cpu {
         return cpu_block(reqs, used, from);
     }
-    let limits = np["spec"]["limits"].as_object().cloned().unwrap_or_default();
-    let neuron = limits.contains_key("aws.amazon.com/neuron") || reqs.iter().any(|r| r.key == "karpenter.k8s.aws/instance-accelerator-name");
-    let amd = limits.contains_key("amd.com/gpu")
-        || reqs.iter().any(|r| r.key == "karpenter.k8s.aws/instance-gpu-manufacturer" && r.operator == "In" && r.values == ["amd"]);
-    let resource = if neuron { "aws.amazon.com/neuron" } else if amd { "amd.com/gpu" } else { "nvidia.com/gpu" };
+    let neuron = kind == crate::catalog::AcceleratorKind::Neuron;
+    let resource = kind.resource();
     let mut children = Vec::new();
     for (i, r) in reqs.iter().enumerate() {
         let field = format!("spec.template.spec.requirements[{i}]");
@@ -396,7 +409,11 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
         "cpu" => (crate::catalog::AcceleratorKind::Cpu, "max-cpu", 64, "cpu"),
         _ => (crate::catalog::AcceleratorKind::Nvidia, "max-accelerators", 16, "accelerator"),
     };
-    let largest = super::nodepool::admitted(&ctx.doc.object, ctx.catalog).iter().map(|t| t.accelerators(kind)).max().unwrap_or(0);
+    let admitted = super::nodepool::admitted(&ctx.doc.object, ctx.catalog);
+    if let Some(line) = implied_by_cpu(ctx, &admitted, kind, keyword, resource, warnings) {
+        return line;
+    }
+    let largest = admitted.iter().map(|t| t.accelerators(kind)).max().unwrap_or(0);
     let chosen = (largest * 2).max(least);
     warnings.push(Warning {
         file: ctx.doc.file.clone(),
@@ -405,6 +422,39 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
         message: format!("no {what} limit (unbounded spend); the profile says {keyword} {chosen} (twice the largest admitted node, at least {least}): edit it"),
     });
     Line::new(format!("{keyword} {chosen}"), format!("{} NodePool/{} spec.limits.{resource}: absent, chosen by adopt", ctx.doc.file, ctx.doc.name))
+}
+
+/// A Neuron pool limited in cores (`aws.amazon.com/neuroncore`, what pods asking for cores request): `max-accelerators`
+/// counts devices, so the cores ÷ the fewest cores per device among the admitted types (the most devices the core
+/// limit allows). The Neuron device plugin advertises both resources, so the core limit and the device limit bind
+/// alike on types of one core count.
+fn neuroncore_limit(ctx: &PoolContext, resource: &str) -> Option<Line> {
+    let cores = limit(&ctx.doc.object, "aws.amazon.com/neuroncore").filter(|_| resource == "aws.amazon.com/neuron")?;
+    let cores: u64 = crate::simulate::yaml::milli(&cores).map(|m| m / 1000).and_then(|c| u64::try_from(c).ok())?;
+    let admitted = super::nodepool::admitted(&ctx.doc.object, ctx.catalog);
+    let per_device = admitted.iter().filter_map(|t| t.neuron.as_ref()).map(|n| u64::from(n.cores_per_device.max(1))).min()?;
+    let devices = u32::try_from(cores.div_ceil(per_device)).unwrap_or(u32::MAX).clamp(1, 100_000);
+    Some(Line::new(format!("max-accelerators {devices}"), format!("{} NodePool/{} spec.limits.aws.amazon.com/neuroncore {cores} ÷ {per_device} cores per device", ctx.doc.file, ctx.doc.name)))
+}
+
+/// An accelerated original bounded by its cpu limit alone: the most accelerators that limit lets Karpenter launch (on
+/// the admitted type with the most accelerators per vCPU), so the adopted limit binds no earlier than the original's
+/// (the cpu limit is kept beside it in `limits`). Named in a warning.
+fn implied_by_cpu(ctx: &PoolContext, admitted: &[&crate::catalog::InstanceType], kind: crate::catalog::AcceleratorKind, keyword: &str, resource: &str, warnings: &mut Vec<Warning>) -> Option<Line> {
+    if kind == crate::catalog::AcceleratorKind::Cpu {
+        return None;
+    }
+    let milli = limit(&ctx.doc.object, "cpu").and_then(|c| crate::simulate::yaml::milli(&c)).filter(|m| *m > 0)?;
+    let vcpus = u64::try_from(milli / 1000).ok()?;
+    let implied = admitted.iter().filter(|t| t.vcpu > 0).map(|t| vcpus / u64::from(t.vcpu) * u64::from(t.accelerators(kind))).max()?;
+    let implied = u32::try_from(implied).unwrap_or(u32::MAX).clamp(1, 100_000);
+    warnings.push(Warning {
+        file: ctx.doc.file.clone(),
+        object: format!("NodePool/{}", ctx.doc.name),
+        field: format!("spec.limits.{resource}"),
+        message: format!("no {resource} limit, but spec.limits.cpu bounds the pool: the profile says {keyword} {implied}, the most that cpu limit lets Karpenter launch (the cpu limit is kept too)"),
+    });
+    Some(Line::new(format!("{keyword} {implied}"), format!("{} NodePool/{} spec.limits.{resource}: absent, implied by spec.limits.cpu", ctx.doc.file, ctx.doc.name)))
 }
 
 fn limit(np: &Value, resource: &str) -> Option<String> {
@@ -488,6 +538,11 @@ fn sharing(labels: &serde_json::Map<String, Value>, used: &mut Consumed, from: &
     lines
 }
 
+/// What Karpenter applies when a NodePool leaves a disruption field out, in the order of `disruption`'s fields: the
+/// defaults of the NodePool CRD (karpenter.sh_nodepools.yaml, Karpenter v1.14.1: consolidationPolicy
+/// WhenEmptyOrUnderutilized, consolidateAfter 0s, expireAfter 720h) and no terminationGracePeriod ("none").
+pub const KARPENTER_DISRUPTION_DEFAULTS: [&str; 4] = ["WhenEmptyOrUnderutilized", "0s", "720h", "none"];
+
 fn disruption(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Line {
     let d = &np["spec"]["disruption"];
     let t = &np["spec"]["template"]["spec"];
@@ -498,10 +553,14 @@ fn disruption(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) ->
         ("expire-after", &t["expireAfter"], "spec.template.spec.expireAfter"),
         ("termination-grace-period", &t["terminationGracePeriod"], "spec.template.spec.terminationGracePeriod"),
     ];
-    for (name, value, field) in fields {
-        if let Some(v) = value.as_str() {
-            children.push(Line::new(format!("{name} {}", q(v)), from(field)));
-            used.take(field);
+    for ((name, value, field), default) in fields.into_iter().zip(KARPENTER_DISRUPTION_DEFAULTS) {
+        match value.as_str() {
+            Some(v) => {
+                children.push(Line::new(format!("{name} {}", q(v)), from(field)));
+                used.take(field);
+            }
+            // Absent: Karpenter's default, written out (a preset's default would change the pool's behaviour).
+            None => children.push(Line::new(format!("{name} {}", q(default)), absent(from, field, "Karpenter's default"))),
         }
     }
     for (i, b) in d["budgets"].as_array().into_iter().flatten().enumerate() {
@@ -519,7 +578,10 @@ fn disruption(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) ->
         children.push(Line::new(format!("budget {}", props.join(" ")), from(&field)));
         used.take(field);
     }
-    let origin = if d.is_null() { absent(from, "spec.disruption", "gpuplan's disruption defaults") } else { from("spec.disruption") };
+    if d["budgets"].as_array().is_none_or(Vec::is_empty) {
+        children.push(Line::new("budget nodes=\"10%\"", absent(from, "spec.disruption.budgets", "Karpenter's default")));
+    }
+    let origin = if d.is_null() { absent(from, "spec.disruption", "Karpenter's defaults") } else { from("spec.disruption") };
     Line::block("disruption", origin, children)
 }
 
@@ -536,7 +598,10 @@ fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -
     let mut lines = Vec::new();
     let all = np["spec"]["template"]["spec"]["taints"].as_array().cloned().unwrap_or_default();
     // A CPU pool (`resource` is `cpu`) never has an accelerator taint to leave out.
-    if resource != "cpu" && !all.iter().any(|t| t["key"] == resource && t["effect"].as_str().unwrap_or("NoSchedule") == "NoSchedule") {
+    // gpuplan's accelerator taint has no value: an original's with a value (`nvidia.com/gpu=true:NoSchedule`) is kept
+    // as written, since a pod tolerating it by value (`operator: Equal`) does not tolerate the key-only taint.
+    let is_ours = |t: &Value| t["key"] == resource && t["effect"].as_str().unwrap_or("NoSchedule") == "NoSchedule" && t["value"].as_str().is_none_or(str::is_empty);
+    if resource != "cpu" && !all.iter().any(is_ours) {
         let origin = if np["spec"]["template"]["spec"]["taints"].is_null() { absent(from, "spec.template.spec.taints", &format!("no {resource}:NoSchedule taint")) } else { from(&format!("spec.template.spec.taints: no {resource}:NoSchedule")) };
         lines.push(Line::new("accelerator-taint #false", origin));
     }
@@ -545,12 +610,12 @@ fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -
         let key = t["key"].as_str().unwrap_or("");
         let effect = t["effect"].as_str().unwrap_or("NoSchedule");
         let value = t["value"].as_str();
-        let derived = (key == resource && effect == "NoSchedule") || key == "gpuplan.dev/pool";
+        let derived = is_ours(t) || key == "gpuplan.dev/pool";
         used.take(field.clone());
         if derived {
             continue;
         }
-        let value = value.map(|v| format!(" value={}", q(v))).unwrap_or_default();
+        let value = value.filter(|v| !v.is_empty()).map(|v| format!(" value={}", q(v))).unwrap_or_default();
         lines.push(Line::new(format!("taint {}{value} effect={}", q(key), q(effect)), from(&field)));
     }
     lines

@@ -27,6 +27,7 @@ pub mod workloads;
 pub mod write;
 
 pub mod consumed;
+pub mod empty;
 pub mod nodepool;
 pub mod pool_report;
 
@@ -48,6 +49,8 @@ pub struct AdoptOptions {
     /// `--reservation NODEPOOL=INSTANCES`: how many instances the capacity reservation of a reserved NodePool holds,
     /// for reservations selected by id or tags (neither the YAML nor the catalog says).
     pub reservations: BTreeMap<String, u32>,
+    /// `--optimize`: gpuplan's `best-value` selection instead of `admit "as-required"` on every pool.
+    pub optimize: bool,
 }
 
 #[derive(Debug)]
@@ -78,6 +81,10 @@ pub enum AdoptError {
     /// field that gives them, before anything is written.
     #[error("the inputs do not say what the profiles need (nothing was written):\n  {}", .0.join("\n  "))]
     Missing(Vec<String>),
+    /// NodePools whose requirements admit no instance type of the catalog: a profile written from them would not
+    /// compile (E0140). Each named, with why.
+    #[error("{} NodePool(s) admit no instance type of the catalog, so their profiles could not compile (nothing was written):\n  {}", .0.len(), .0.join("\n  "))]
+    AdmitsNothing(Vec<String>),
     #[error("--reservation {0}=…: no NodePool {0} in the inputs (their NodePools: {1}); nothing was written")]
     UnknownReservation(String, String),
     /// More NodePools in one cluster than Karpenter has weights (1 to 100): gpuplan gives each its own (E0153), so the
@@ -199,12 +206,14 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     let mut monitoring = adopt_monitoring(&read, &groups, &mut warnings, &mut skipped);
     let mut profiles = Vec::new();
     let mut files = BTreeMap::new();
+    let mut admits_nothing = Vec::new();
     let options = &AdoptOptions { cluster: shared_cluster(options, &read, &class_facts), ..options.clone() };
     for (name, pools) in groups {
         let region = region(options, &pools);
         if !catalogs.contains_key(&region) {
             catalogs.insert(region.clone(), Catalog::load(&options.catalogs_dir, &region)?);
         }
+        admits_nothing.extend(pools.iter().filter_map(|np| empty::why(np, &catalogs[&region], &read.overlays)));
         let input = ProfileInput::new(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options);
         let mut profile = adopt_profile(&input, &read.gitops, &mut warnings);
         profile.monitoring = monitoring.remove(&name);
@@ -216,6 +225,9 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         sources.sort();
         sources.dedup();
         profiles.push((profile, sources));
+    }
+    if !admits_nothing.is_empty() {
+        return Err(AdoptError::AdmitsNothing(admits_nothing));
     }
     resolve_weights(&mut profiles, &read.node_pools)?;
     // NodeOverlays are cluster-wide; conflicts are checked on the first region's catalog (one cluster, one region).
@@ -475,7 +487,14 @@ fn pool_context<'a>(input: &ProfileInput<'a>, np: &'a Doc, class: Option<&'a Doc
     });
     let class_at = class.map(|c| format!("{} {}/{}", c.file, c.kind, c.name));
     let reservation_instances = input.options.reservations.get(&np.name).copied();
-    map::PoolContext { doc: np, catalog: input.catalog, reservation, reservation_instances, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw }
+    // The original class's name where gpuplan would derive another (local NVMe `-nvme`, time-slicing `-ts<N>`, or a
+    // profile grouped by annotation): `node-class` keeps it. A reserved pool's class stays gpuplan's (its fallback tier
+    // launches with the profile's class).
+    let class_name = class
+        .filter(|_| reservation.is_none() && !auto_mode(np))
+        .map(|c| c.name.clone())
+        .filter(|n| *n != crate::solve::default_class_name(input.name, instance_store_raid0, class_time_slicing));
+    map::PoolContext { doc: np, catalog: input.catalog, reservation, reservation_instances, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw, optimize: input.options.optimize, class_name }
 }
 
 /// The profile's cluster block, from its primary class (names, role, AMI, storage, user data, raw fields), with

@@ -3,44 +3,62 @@
 
 use serde_json::Value;
 
-use super::requirements::{capacity_types, matches, requirements, zones, Requirement};
-use crate::catalog::{Catalog, CapacityType, InstanceType};
+use super::requirements::{capacity_types, matches, requirements, zones};
+use crate::catalog::{AcceleratorKind, Catalog, CapacityType, InstanceType};
 use crate::profile::Sharing;
 
-/// Accelerator resources a probe may request, in the order a NodePool's limits, taints and requirements name them.
-const ACCELERATORS: [&str; 3] = ["nvidia.com/gpu", "aws.amazon.com/neuron", "amd.com/gpu"];
+/// Accelerator resources a NodePool's limits and taints name, with the kind each stands for (a Neuron pool may limit
+/// devices or cores: the Neuron device plugin advertises both).
+const ACCELERATORS: [(&str, AcceleratorKind); 4] = [
+    ("nvidia.com/gpu", AcceleratorKind::Nvidia),
+    ("aws.amazon.com/neuron", AcceleratorKind::Neuron),
+    ("aws.amazon.com/neuroncore", AcceleratorKind::Neuron),
+    ("amd.com/gpu", AcceleratorKind::Amd),
+];
 
-/// The accelerator resource a NodePool's pods request: the one its limits name, else its taints, else what its
-/// requirements select (GPU or Neuron labels); None for a CPU pool.
-pub(crate) fn accelerator(np: &Value) -> Option<&'static str> {
-    let spec = &np["spec"]["template"]["spec"];
-    let limited = ACCELERATORS.into_iter().find(|r| !np["spec"]["limits"][*r].is_null());
-    let tainted = || ACCELERATORS.into_iter().find(|r| spec["taints"].as_array().into_iter().flatten().any(|t| t["key"] == *r));
-    // EKS Auto Mode's `eks.amazonaws.com/instance-*` labels read as their `karpenter.k8s.aws/` twins.
-    let key_of = |r: &Value| r["key"].as_str().map(|k| crate::catalog::auto_mode::karpenter_label(k).unwrap_or_else(|| k.to_string()));
-    let keys: Vec<String> = spec["requirements"].as_array().into_iter().flatten().filter_map(key_of).collect();
-    let values = |key: &str| spec["requirements"].as_array().into_iter().flatten().filter(|r| key_of(r).as_deref() == Some(key)).flat_map(|r| r["values"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_lowercase)).collect::<Vec<_>>();
-    let required = || {
-        if values("karpenter.k8s.aws/instance-gpu-manufacturer").iter().any(|v| v == "amd") {
-            Some("amd.com/gpu")
-        } else if keys.iter().any(|k| k.starts_with("karpenter.k8s.aws/instance-gpu-")) {
-            Some("nvidia.com/gpu")
-        } else if keys.iter().any(|k| k.starts_with("karpenter.k8s.aws/instance-accelerator-")) || values("karpenter.k8s.aws/instance-family").iter().any(|f| f.starts_with("inf") || f.starts_with("trn")) {
-            Some("aws.amazon.com/neuron")
-        } else if values("karpenter.k8s.aws/instance-family").iter().any(|f| f.starts_with('g') || f.starts_with('p')) || values("karpenter.k8s.aws/instance-category").iter().any(|c| c == "g" || c == "p") {
-            Some("nvidia.com/gpu")
-        } else {
-            None
-        }
-    };
-    limited.or_else(tainted).or_else(required)
+/// The accelerator kind of an original NodePool, from every signal in the order that decides: its limits, its
+/// taints, its requirements on accelerator labels (GPU name, manufacturer, count, memory; Neuron's accelerator labels;
+/// EKS Auto Mode's twins), else the instance types it admits in the catalog (by family, category, type, …): when each
+/// has accelerators, the kind most of them have. A pool that admits types without accelerators too (`instance-category
+/// In [c, g]`) is a CPU pool, whose adopted profile admits its GPU types as well (`admit "as-required"`).
+pub fn kind(np: &Value, catalog: &Catalog) -> AcceleratorKind {
+    labelled_kind(np).unwrap_or_else(|| admitted_kind(np, catalog))
 }
 
-/// A CPU NodePool: nothing in it names an accelerator (no accelerator limit, taint or requirement: the probe of
-/// `adopt --verify` requests `cpu` for it too), and none of the instance types it names has one.
-pub fn is_cpu_pool(np: &Value, reqs: &[Requirement], catalog: &Catalog) -> bool {
-    let named = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| &r.values);
-    accelerator(np).is_none() && !named.filter_map(|n| catalog.get(n)).any(|t| !t.gpus.is_empty() || t.neuron.is_some())
+/// The kind a NodePool's limits, taints or accelerator-label requirements name, if they name one.
+fn labelled_kind(np: &Value) -> Option<AcceleratorKind> {
+    let spec = &np["spec"]["template"]["spec"];
+    let limited = ACCELERATORS.into_iter().find(|(r, _)| !np["spec"]["limits"][*r].is_null());
+    let tainted = || ACCELERATORS.into_iter().find(|(r, _)| spec["taints"].as_array().into_iter().flatten().any(|t| t["key"] == *r));
+    if let Some((_, kind)) = limited.or_else(tainted) {
+        return Some(kind);
+    }
+    let reqs = requirements(np);
+    let values = |key: &str| reqs.iter().filter(|r| r.key == key).flat_map(|r| r.values.iter().map(|v| v.to_lowercase())).collect::<Vec<_>>();
+    if values("karpenter.k8s.aws/instance-gpu-manufacturer").iter().any(|v| v == "amd") {
+        Some(AcceleratorKind::Amd)
+    } else if reqs.iter().any(|r| r.key.starts_with("karpenter.k8s.aws/instance-gpu-") && r.operator != "DoesNotExist") {
+        Some(AcceleratorKind::Nvidia)
+    } else if reqs.iter().any(|r| r.key.starts_with("karpenter.k8s.aws/instance-accelerator-") && r.operator != "DoesNotExist") {
+        Some(AcceleratorKind::Neuron)
+    } else {
+        None
+    }
+}
+
+/// The kind of the types a NodePool admits in the catalog: the kind most have when every one has accelerators (ties
+/// go to NVIDIA), else CPU.
+fn admitted_kind(np: &Value, catalog: &Catalog) -> AcceleratorKind {
+    let types = matching(np, catalog);
+    // A type without accelerators in a category the catalog's accelerated types have (trn2u.48xlarge, whose Neuron
+    // devices EC2 does not describe) says nothing about the pool; one in a CPU category (c, m, …) makes it a CPU pool.
+    let accelerated = |t: &InstanceType| !t.gpus.is_empty() || t.neuron.is_some();
+    let accelerated_categories: std::collections::BTreeSet<&str> = catalog.instance_types.iter().filter(|t| accelerated(t)).map(|t| t.category.as_str()).collect();
+    if types.is_empty() || types.iter().any(|t| !accelerated(t) && !accelerated_categories.contains(t.category.as_str())) {
+        return AcceleratorKind::Cpu;
+    }
+    let count = |kind: AcceleratorKind| types.iter().filter(|t| t.accelerators(kind) > 0 || (kind == AcceleratorKind::Nvidia && t.has_partial_gpus())).count();
+    [AcceleratorKind::Nvidia, AcceleratorKind::Neuron, AcceleratorKind::Amd].into_iter().max_by_key(|k| (count(*k), *k == AcceleratorKind::Nvidia)).unwrap_or(AcceleratorKind::Nvidia)
 }
 
 /// Schedulable units per physical GPU (the fewest among GPU models), from the GPU Operator labels gpuplan sets
@@ -59,20 +77,28 @@ pub fn sharing_of(np: &Value) -> Option<Sharing> {
     }
 }
 
-/// The instance types a NodePool admits (the accelerated ones; a CPU pool's, those without accelerators): every requirement gpuplan can evaluate on the catalog
-/// (see `requirements::matches`), offered in its zones and capacity types.
-pub fn admitted<'c>(np: &Value, catalog: &'c Catalog) -> Vec<&'c InstanceType> {
+/// The instance types a NodePool admits in the catalog: every requirement gpuplan can evaluate on it (see
+/// `requirements::matches`), offered in its zones and capacity types.
+pub fn matching<'c>(np: &Value, catalog: &'c Catalog) -> Vec<&'c InstanceType> {
     let reqs = requirements(np);
     let zones = zones(&reqs);
     let capacity = capacity_types(&reqs);
-    // A CPU pool admits the types without accelerators; every other pool, the accelerated ones.
-    let cpu = is_cpu_pool(np, &reqs, catalog);
     catalog
         .instance_types
         .iter()
-        .filter(|t| (!t.gpus.is_empty() || t.neuron.is_some()) != cpu)
         .filter(|t| reqs.iter().all(|r| matches(t, r).unwrap_or(true)))
         .filter(|t| zones.is_empty() || t.zones.iter().any(|z| zones.contains(z)))
         .filter(|t| capacity.iter().any(|c| t.capacity_types.contains(c) || *c == CapacityType::Reserved))
         .collect()
+}
+
+/// The instance types a NodePool admits for its pods: an accelerated pool's, those with its accelerator (a pod
+/// requesting it fits no other); a CPU pool's, every type it admits (a mixed pool's GPU types too).
+pub fn admitted<'c>(np: &Value, catalog: &'c Catalog) -> Vec<&'c InstanceType> {
+    let kind = kind(np, catalog);
+    let mut types = matching(np, catalog);
+    if kind != AcceleratorKind::Cpu {
+        types.retain(|t| crate::solve::has_only(kind, t));
+    }
+    types
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::nodepool::{admitted, is_cpu_pool, sharing_of};
+use super::nodepool::{admitted, sharing_of};
 use super::read::Doc;
 use super::requirements::{capacity_types, requirements, zones};
 use crate::catalog::cost::{self, Limits, NodeShape, SpotCeiling};
@@ -36,19 +36,6 @@ pub struct PoolReport {
     /// `CODE message`, sorted.
     pub findings_before: Vec<String>,
     pub findings_after: Vec<String>,
-}
-
-fn kind_of(np: &Value, catalog: &Catalog) -> AcceleratorKind {
-    let limits = &np["spec"]["limits"];
-    if is_cpu_pool(np, &requirements(np), catalog) {
-        AcceleratorKind::Cpu
-    } else if !limits["aws.amazon.com/neuron"].is_null() {
-        AcceleratorKind::Neuron
-    } else if !limits["amd.com/gpu"].is_null() {
-        AcceleratorKind::Amd
-    } else {
-        AcceleratorKind::Nvidia
-    }
 }
 
 fn limit(np: &Value, resource: &str) -> Option<String> {
@@ -82,7 +69,7 @@ fn costs(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: Accelerat
 }
 
 pub(super) fn pool_report(np: &Doc, rendered: Option<&Value>, profile: &str, catalog: &Catalog, before: &[crate::lint::Finding], after: &[crate::lint::Finding]) -> PoolReport {
-    let kind = kind_of(&np.object, catalog);
+    let kind = super::nodepool::kind(&np.object, catalog);
     let types_before = admitted(&np.object, catalog);
     let types_after: Vec<&InstanceType> = rendered.map(|r| admitted(r, catalog)).unwrap_or_default();
     let names = |ts: &[&InstanceType]| ts.iter().map(|t| t.name.clone()).collect::<BTreeSet<String>>();
@@ -131,7 +118,8 @@ pub(super) fn pool_report(np: &Doc, rendered: Option<&Value>, profile: &str, cat
 fn adopt_checks(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: AcceleratorKind) -> Vec<String> {
     let mut out = Vec::new();
     let tainted_nvidia = np["spec"]["template"]["spec"]["taints"].as_array().into_iter().flatten().any(|t| t["key"] == "nvidia.com/gpu");
-    let amd: Vec<&str> = types.iter().filter(|t| t.gpus.iter().any(|g| g.manufacturer.eq_ignore_ascii_case("amd"))).map(|t| t.name.as_str()).collect();
+    // Every type the requirements admit (`types` are those a pod of the pool's accelerator fits): the AMD ones too.
+    let amd: Vec<&str> = super::nodepool::matching(np, catalog).into_iter().filter(|t| t.gpus.iter().any(|g| g.manufacturer.eq_ignore_ascii_case("amd"))).map(|t| t.name.as_str()).collect();
     if tainted_nvidia && !amd.is_empty() {
         out.push(format!("AD001 AMD GPU types admitted under the nvidia.com/gpu taint ({}): NVIDIA pods tolerate it and land on GPUs they cannot use; constrain karpenter.k8s.aws/instance-gpu-manufacturer", amd.join(", ")));
     }
@@ -146,7 +134,7 @@ fn adopt_checks(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: Ac
     if let Some((priciest, name)) = per_accelerator.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0))
         && cheapest.is_finite() && priciest > cheapest * DEFAULT_PRICE_RATIO_MAX {
             out.push(format!(
-                "AD002 $/accelerator-hour spread {:.1}× (up to {name}): Karpenter may launch it at that price; gpuplan keeps types within {DEFAULT_PRICE_RATIO_MAX}× of the cheapest",
+                "AD002 $/accelerator-hour spread {:.1}× (up to {name}): Karpenter may launch it at that price (adopt keeps it; `--optimize` keeps types within {DEFAULT_PRICE_RATIO_MAX}× of the cheapest)",
                 priciest / cheapest
             ));
         }

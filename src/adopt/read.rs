@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+mod quantities;
+
 /// One object read from a file, with where it came from (for warnings and provenance comments).
 #[derive(Debug, Clone)]
 pub struct Doc {
@@ -60,10 +62,14 @@ pub enum ReadError {
     /// Placeholders left without a value (`super::placeholders::message`).
     #[error("{}", super::placeholders::message(.0))]
     Placeholders(Vec<super::placeholders::Unfilled>),
+    /// A Helm control structure or Terraform directive: a template to render before adopting it, located.
+    #[error("{0}")]
+    Template(String),
 }
 
 /// Every *.yaml / *.yml under `paths` (directories recursively, sorted), split into documents, with the
-/// placeholders `set` names filled (any other placeholder is an error: [`super::placeholders`]).
+/// placeholders `set` names filled (any other placeholder is an error: [`super::placeholders`]), and the quantities
+/// adopt reads in the form a profile writes them ([`quantities`]).
 pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, ReadError> {
     let mut files = Vec::new();
     for path in paths {
@@ -72,20 +78,42 @@ pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, R
     let mut read = Read::default();
     let mut unfilled: BTreeMap<String, super::placeholders::Unfilled> = BTreeMap::new();
     for file in files {
-        let text = crate::input::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
-        let text = super::placeholders::fill(&text, set);
+        let raw = crate::input::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
+        let shown = file.display().to_string();
+        let text = super::placeholders::fill(&raw, set);
         // Read as simulate reads manifests: each document with the line it starts on, so that a bad one is located.
-        let docs = crate::simulate::yaml::parse_docs(&file, &text).map_err(ReadError::Input)?;
-        let mut names = Vec::new();
-        docs.iter().filter(|d| matches!(d.kind(), "NodePool" | "EC2NodeClass" | "NodeClass" | "NodeOverlay")).for_each(|d| super::placeholders::names_in(&d.value, &mut names));
-        names.sort();
-        names.dedup();
-        for name in names {
-            let found = super::placeholders::locate(&file.display().to_string(), &text, &name);
-            unfilled.entry(name).and_modify(|u| u.places += found.places).or_insert(found);
+        let mut docs = match crate::simulate::yaml::parse_docs(&file, &text) {
+            Ok(docs) => docs,
+            Err(e) => {
+                // A template (`{{- if }}` lines) or a placeholder can be what makes the text unparseable (`{{ .Values.x }}`
+                // unquoted begins a flow mapping): then they are the error, wherever they are.
+                if let Some(message) = super::placeholders::directive_message(&shown, &text, |_| true) {
+                    return Err(ReadError::Template(message));
+                }
+                let found = super::placeholders::unfilled(&shown, &text, |_| true);
+                if found.is_empty() {
+                    return Err(ReadError::Input(e));
+                }
+                found.into_iter().for_each(|u| add_unfilled(&mut unfilled, u));
+                continue;
+            }
+        };
+        // Placeholders count in the kinds adopt reads; another kind's (a Deployment's `$IMAGE`) are its own business.
+        let read_lines: Vec<std::ops::Range<usize>> = docs
+            .iter()
+            .filter(|d| matches!(d.kind(), "NodePool" | "EC2NodeClass" | "NodeClass" | "NodeOverlay"))
+            .map(|d| d.line..d.line + d.text.lines().count())
+            .collect();
+        let counts = |line: usize| read_lines.iter().any(|r| r.contains(&line));
+        // A PrometheusRule's `{{ if }}` is Prometheus's own template; in a NodePool it is Helm's, to render first.
+        if let Some(message) = super::placeholders::directive_message(&shown, &text, counts) {
+            return Err(ReadError::Template(message));
         }
+        let found = super::placeholders::unfilled(&shown, &text, counts);
+        found.into_iter().for_each(|u| add_unfilled(&mut unfilled, u));
         // A placeholder in a typed field (`weight: ${WEIGHT}`) is reported as a placeholder, not as a bad type.
         if unfilled.is_empty() {
+            docs.iter_mut().try_for_each(quantities::normalise).map_err(ReadError::Input)?;
             check_types(&docs)?;
         }
         read.texts.push((file.clone(), text.clone()));
@@ -109,6 +137,11 @@ pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, R
         return Err(ReadError::Placeholders(unfilled.into_values().collect()));
     }
     Ok(read)
+}
+
+/// One name's places across files: the first file's place, every file's count.
+fn add_unfilled(all: &mut BTreeMap<String, super::placeholders::Unfilled>, u: super::placeholders::Unfilled) {
+    all.entry(u.name.clone()).and_modify(|first| first.places += u.places).or_insert(u);
 }
 
 /// The fields adopt reads from NodePools and EC2NodeClasses have the types Kubernetes gives them (a `weight: "heavy"`

@@ -20,7 +20,6 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::read::Doc;
-use super::nodepool::accelerator;
 use super::pool_report::PoolReport;
 use super::Adoption;
 use crate::compile::Compilation;
@@ -170,7 +169,7 @@ pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolR
         let after_m = crate::check::cluster_manifests(&rendered);
         let before_p = simulate::prepare(catalog, labels, &before_m, &before_m.node_pools);
         let after_p = simulate::prepare(catalog, labels, &after_m, &after_m.node_pools);
-        let runs: Vec<Vec<Pod>> = if pods.is_empty() { originals_here.iter().map(|np| probe(np)).collect::<Result<_, _>>()? } else { vec![originals.pods.clone()] };
+        let runs: Vec<Vec<Pod>> = if pods.is_empty() { originals_here.iter().map(|np| probes(np, catalog)).collect::<Result<Vec<_>, _>>()?.concat() } else { vec![originals.pods.clone()] };
         let dropped = |p: &simulate::Prepared| simulate::run_prepared(p, &[], &[]).nodepools.into_iter().filter_map(|n| Some((n.name, n.dropped?))).collect();
         let ctx = Context { adoption, compiled, cluster: &cluster.name, pool_reports, rendered: &rendered, dropped_before: dropped(&before_p), dropped_after: dropped(&after_p) };
         for run in runs {
@@ -191,7 +190,7 @@ pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolR
     let changed = placements.iter().filter(|p| p.change != Change::Same).count() + summaries.iter().filter(|r| r.counts()).count();
     let unexplained = placements.iter().filter(|p| p.change != Change::Same && p.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count()
         + summaries.iter().filter(|r| r.counts() && r.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count();
-    let described = if pods.is_empty() { "probe pods, one per original NodePool".to_string() } else { pods.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ") };
+    let described = if pods.is_empty() { "probe pods: per original NodePool, one requesting its accelerator (a CPU for a CPU pool), one per instance family it admits, one per accelerator kind of a mixed pool".to_string() } else { pods.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ") };
     Ok(Verification { pods: described, placements, runs: summaries, changed, unexplained, accepted: false })
 }
 
@@ -217,29 +216,61 @@ fn outcomes(r: &simulate::Report) -> BTreeMap<String, Outcome> {
     out
 }
 
-/// The probe pod of an original NodePool, parsed as `simulate` parses a user's pod.
-pub fn probe(np: &Doc) -> Result<Vec<Pod>, InputError> {
+/// The most families one NodePool's probes pin (one probe each): a general-purpose pool admits dozens.
+const MAX_FAMILY_PROBES: usize = 64;
+
+/// The probe pods of an original NodePool, parsed as `simulate` parses a user's pod: one requesting one of its
+/// accelerators (or a CPU for a CPU pool), tolerating its taints as written (by value where they have one) and
+/// selecting its template labels; then the same pinned to each instance family it admits
+/// (`karpenter.k8s.aws/instance-family`), so a family the adopted pool lost, or a `minValues` a one-family pod cannot
+/// meet, shows; and for a pool that admits CPU and accelerated types (a mixed pool), a probe per accelerator kind.
+pub fn probes(np: &Doc, catalog: &crate::catalog::Catalog) -> Result<Vec<Vec<Pod>>, InputError> {
+    use crate::catalog::AcceleratorKind;
+    let kind = super::nodepool::kind(&np.object, catalog);
+    let mut runs = vec![probe_pod(np, kind.resource(), None, String::new())?];
+    let admitted = super::nodepool::admitted(&np.object, catalog);
+    if kind == AcceleratorKind::Cpu {
+        for other in [AcceleratorKind::Nvidia, AcceleratorKind::Neuron, AcceleratorKind::Amd] {
+            if admitted.iter().any(|t| t.accelerators(other) > 0) {
+                runs.push(probe_pod(np, other.resource(), None, format!("-{}", other.resource().split('/').next().unwrap_or_default().replace('.', "-")))?);
+            }
+        }
+    }
+    let families: BTreeSet<&str> = admitted.iter().filter(|t| kind == AcceleratorKind::Cpu || t.accelerators(kind) > 0).map(|t| t.family.as_str()).collect();
+    if families.len() > 1 {
+        for family in families.into_iter().take(MAX_FAMILY_PROBES) {
+            runs.push(probe_pod(np, kind.resource(), Some(family), format!("-{family}"))?);
+        }
+    }
+    Ok(runs)
+}
+
+/// One probe: `probe-<NodePool><suffix>`, requesting one `resource`, pinned to `family` if given.
+fn probe_pod(np: &Doc, resource: &str, family: Option<&str>, suffix: String) -> Result<Vec<Pod>, InputError> {
     let spec = &np.object["spec"]["template"]["spec"];
-    let requests = match accelerator(&np.object) {
-        Some(resource) => json!({ resource: "1" }),
-        None => json!({ "cpu": "1" }),
-    };
+    let requests = json!({ resource: "1" });
     let tolerations: Vec<Value> = spec["taints"]
         .as_array()
         .into_iter()
         .flatten()
-        .map(|t| match t["value"].as_str() {
+        .map(|t| match t["value"].as_str().filter(|v| !v.is_empty()) {
             Some(v) => json!({ "key": t["key"], "operator": "Equal", "value": v, "effect": t["effect"] }),
             None => json!({ "key": t["key"], "operator": "Exists", "effect": t["effect"] }),
         })
         .collect();
-    let selector = np.object["spec"]["template"]["metadata"]["labels"].clone();
+    let mut selector = np.object["spec"]["template"]["metadata"]["labels"].clone();
+    if !selector.is_object() {
+        selector = json!({});
+    }
+    if let Some(family) = family {
+        selector["karpenter.k8s.aws/instance-family"] = json!(family);
+    }
     let pod = json!({
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": { "name": format!("probe-{}", np.name), "namespace": PROBE_NAMESPACE },
+        "metadata": { "name": format!("probe-{}{suffix}", np.name), "namespace": PROBE_NAMESPACE },
         "spec": {
-            "nodeSelector": if selector.is_object() { selector } else { json!({}) },
+            "nodeSelector": selector,
             "tolerations": tolerations,
             "containers": [{ "name": "probe", "image": "probe", "resources": { "requests": requests.clone(), "limits": requests } }],
         },

@@ -36,31 +36,46 @@ pub struct Args {
     /// adopt exits 1 then, after writing the profiles and the report.
     #[arg(long)]
     accept_changes: bool,
-    /// Fill a placeholder of the inputs (`$NAME`, `${NAME}` or `<<NAME>>`) with a value; repeat for each. Adopt
-    /// stops, writing nothing, while a placeholder has no value.
+    /// Fill a placeholder of the inputs with a value; repeat for each. NAME is what is written between the
+    /// placeholder's delimiters, surrounding spaces (and Helm's `-` trim markers) trimmed: `$CLUSTER_NAME`,
+    /// `${CLUSTER_NAME}`, `<<CLUSTER_NAME>>` → CLUSTER_NAME; Terraform `${module.eks.cluster_name}` →
+    /// module.eks.cluster_name, `${join(",", var.azs)}` → 'join(",", var.azs)'; Helm `{{ .Values.clusterName }}` →
+    /// .Values.clusterName (the delimiters may be written too: '${var.region}=us-east-1'). NAME ends at the first `=`
+    /// outside quotes and brackets; every place with that name is filled. A shell's `$VAR`/`${VAR}` in
+    /// spec.userData is the script's own and is left alone (Terraform's and Helm's there are filled), and
+    /// placeholders in YAML comments need no value. Adopt stops, writing nothing, while a placeholder has no value
+    /// (each is listed at file:line:col) or the input holds a Helm control structure or Terraform directive (render
+    /// the template first).
     #[arg(long, value_name = "NAME=VALUE")]
     set: Vec<String>,
     /// How many instances the capacity reservation of a reserved NodePool holds, when its EC2NodeClass selects the
     /// reservation by id or tags and no limit says (adopt asks for it by name); repeat for each.
     #[arg(long = "reservation", value_name = "NODEPOOL=INSTANCES")]
     reservations: Vec<String>,
+    /// Let gpuplan choose the types (its `best-value` selection: only the pool's accelerator kind, types within
+    /// price-ratio-max of the cheapest $/accelerator-hour, minValues 2 on a spot pool's families) instead of keeping
+    /// exactly the types each original admits; the report lists what that changes and its $/h.
+    #[arg(long)]
+    optimize: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let Args { paths, into, cluster, region, catalogs, format, verify, accept_changes, set, reservations } = args;
+    let Args { paths, into, cluster, region, catalogs, format, verify, accept_changes, set, reservations, optimize } = args;
     let set = set.iter().map(|s| placeholders::parse_set(s)).collect::<Result<_, _>>().map_err(|e| CliError::Message(format!("--set {e}")))?;
     let reservations = reservations.iter().map(|s| adopt::parse_reservation(s)).collect::<Result<_, _>>().map_err(|e| CliError::Message(format!("--reservation {e}")))?;
-    let options = adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone(), set, reservations };
+    let options = adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone(), set, reservations, optimize };
     let adoption = adopt::adopt(&options).map_err(CliError::msg)?;
     // Read before anything is written: a bad pod file stops adopt with nothing written.
     let originals = verify::read(&adoption.texts, &verify).map_err(CliError::msg)?;
     for warning in &adoption.warnings {
         eprintln!("{}", term::paint_prefixes(&warning.to_string(), color()));
     }
-    let written = write_profiles(&into, &adoption)?;
-    let compiled = compile_adopted(written, catalogs, &into)?;
+    // A failed compile or verification takes the written files back: a failed adopt leaves `into` as it was.
+    let written = Written::new(&into, &adoption)?;
+    let compiled = compile_adopted(written.paths(), catalogs, &into)?;
     let mut report = report::report(&adoption, &compiled);
     let mut verification = verify::verify(&adoption, &compiled, &report.pools, &originals).map_err(CliError::msg)?;
+    written.keep();
     verification.accepted = accept_changes;
     let changed = verification.changed > 0 && !accept_changes;
     report.verification = Some(verification);
@@ -68,17 +83,55 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     Ok(if changed { ExitCode::from(verify::EXIT_PLACEMENT_CHANGED) } else { ExitCode::SUCCESS })
 }
 
-/// Writes the adopted profiles into `into` (replacing files of the same name); their paths.
-fn write_profiles(into: &Path, adoption: &Adoption) -> Result<Vec<PathBuf>, CliError> {
-    std::fs::create_dir_all(into).map_err(CliError::io("create", into))?;
-    let mut written = Vec::new();
-    for (name, text) in &adoption.files {
-        let path = into.join(name);
-        std::fs::write(&path, text).map_err(CliError::io("write", &path))?;
-        written.push(path);
+/// The adopted profiles written into `into` (replacing files of the same name), taken back when dropped before
+/// [`Written::keep`]: each replaced file gets its old text again, each new one is removed, and so is `into` when
+/// adopt created it.
+struct Written {
+    /// Each written path with the text it had before (None: it did not exist).
+    files: Vec<(PathBuf, Option<Vec<u8>>)>,
+    created_dir: Option<PathBuf>,
+    kept: bool,
+}
+
+impl Written {
+    fn new(into: &Path, adoption: &Adoption) -> Result<Written, CliError> {
+        let created_dir = (!into.exists()).then(|| into.to_path_buf());
+        std::fs::create_dir_all(into).map_err(CliError::io("create", into))?;
+        let mut written = Written { files: Vec::new(), created_dir, kept: false };
+        for (name, text) in &adoption.files {
+            let path = into.join(name);
+            written.files.push((path.clone(), std::fs::read(&path).ok()));
+            std::fs::write(&path, text).map_err(CliError::io("write", &path))?;
+        }
+        eprintln!("wrote {}", written.files.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        Ok(written)
     }
-    eprintln!("wrote {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
-    Ok(written)
+
+    fn paths(&self) -> Vec<PathBuf> {
+        self.files.iter().map(|(p, _)| p.clone()).collect()
+    }
+
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        if self.kept || std::env::var_os("GPUPLAN_DEBUG_KEEP").is_some() {
+            return;
+        }
+        for (path, before) in &self.files {
+            let _ = match before {
+                Some(text) => std::fs::write(path, text),
+                None => std::fs::remove_file(path),
+            };
+        }
+        if let Some(dir) = &self.created_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+        eprintln!("adopt failed: the profiles it wrote were taken back ({} is as it was)", self.created_dir.as_ref().map_or("the directory".to_string(), |d| d.display().to_string()));
+    }
 }
 
 /// Compiled quietly: the report lists the adopted profiles' lint findings under each NodePool.

@@ -74,7 +74,8 @@ impl Parser<'_> {
                     }
                 }
                 "termination-grace-period" => {
-                    d.termination_grace_period = self.single_string(child).and_then(|v| self.duration(v, false));
+                    // "none": no terminationGracePeriod (Karpenter's default: a node waits for its pods however long).
+                    d.termination_grace_period = self.single_string(child).filter(|v| v.as_str() != "none").and_then(|v| self.duration(v, false));
                 }
                 "maintenance-window" => {
                     if let Some(window) = self.parse_maintenance_window(child) {

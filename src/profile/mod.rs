@@ -88,7 +88,7 @@ pub use pool::{Pool, Preset, Tier, DEFAULT_PRICE_RATIO_MAX, SERVING_GRACE_PERIOD
 pub use raw::Raw;
 pub use requirements::{expressible as requirement_expressible, is_well_known as requirements_is_well_known, NodeRequirement};
 pub use reserved::Reserved;
-pub use settings::{Settings, Sharing};
+pub use settings::{Admit, Settings, Sharing};
 pub use static_pool::StaticPool;
 
 use parser::Parser;

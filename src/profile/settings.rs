@@ -26,6 +26,22 @@ pub enum Sharing {
     Mig { config: String },
 }
 
+/// How a pool's instance types are chosen among those its settings admit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// gpuplan's selection (the default): only the pool's accelerator kind, whole accelerators, a CPU pool's
+    /// defaults, types within `price-ratio-max` of the cheapest, and spot pools spread over at least two families
+    /// (`minValues: 2`).
+    BestValue,
+    /// Exactly the types the pool's requirements admit, as Karpenter reads them: no accelerator-kind, price or CPU
+    /// default filter and no added `minValues`. What `adopt` writes, so that an adopted pool keeps its original's
+    /// behaviour (`--optimize` leaves it out).
+    AsRequired,
+}
+
+/// `admit`'s keywords.
+pub const ADMIT: [(&str, Admit); 2] = [("best-value", Admit::BestValue), ("as-required", Admit::AsRequired)];
+
 /// Everything that decides one NodePool.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -53,6 +69,12 @@ pub struct Settings {
     /// Explicit NodePool weight (1–100); computed from priority and tier order when absent.
     pub weight: Option<Spanned<u32>>,
     pub price_ratio_max: Spanned<f64>,
+    /// `admit "as-required"`: the types the requirements admit, no gpuplan narrowing ([`Admit`]).
+    pub admit: Spanned<Admit>,
+    /// `node-class "<name>"`: the name of the pool's EC2NodeClass (or NodeClass) instead of the one gpuplan derives
+    /// from the profile (`<profile>`, `-nvme`, `-ts<N>`): an adopted pool keeps its original class's name, so that its
+    /// NodePool's `nodeClassRef` does not change (a changed reference drifts every node).
+    pub node_class: Option<Spanned<String>>,
     /// What bounds a spot node's price in the worst case (see `cost`): on-demand (guaranteed) by default.
     pub spot_ceiling: Spanned<SpotCeiling>,
     /// `scratch "instance-store"`: local NVMe striped into one RAID0 volume for the kubelet and containers
@@ -116,6 +138,8 @@ impl Parser<'_> {
             "max-accelerators" => s.max_accelerators = self.bounded_u32(node, "max-accelerators", 1..=100_000),
             "weight" => s.weight = self.bounded_u32(node, "weight", 1..=100),
             "price-ratio-max" => set(&mut s.price_ratio_max, self.parse_price_ratio_max(node)),
+            "admit" => set(&mut s.admit, self.single_string(node).and_then(|v| self.keyword(&v, "admit", &ADMIT, "one of best-value (gpuplan's selection), as-required (exactly what the requirements admit)"))),
+            "node-class" => s.node_class = self.single_string(node).and_then(|v| self.class_name(v)),
             "spot-ceiling" => set(&mut s.spot_ceiling, self.parse_spot_ceiling(node)),
             "scratch" => set(&mut s.instance_store_scratch, self.parse_scratch(node)),
             "time-slicing" => set(&mut s.sharing, self.parse_time_slicing(node).map(Some)),
@@ -175,9 +199,24 @@ impl Parser<'_> {
         self.keyword(s, "capacity type", &CAPACITY_TYPES, "one of spot, on-demand, reserved")
     }
 
-    /// `price-ratio-max 1.6`: at least 1.0 (E0106 below).
+    /// `node-class "<name>"`: a Kubernetes object name (RFC 1123 subdomain, as the API server checks metadata.name).
+    fn class_name(&mut self, v: Spanned<String>) -> Option<Spanned<String>> {
+        let ok = !v.is_empty() && v.len() <= 253 && v.split('.').all(|part| {
+            !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') && !part.starts_with('-') && !part.ends_with('-')
+        });
+        if !ok {
+            self.error(v.span, ErrorCode::E0118, format!("`{}` is not an object name", v.value), "lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit (RFC 1123)");
+            return None;
+        }
+        Some(v)
+    }
+
+    /// `price-ratio-max 1.6`: at least 1.0 (E0106 below); `price-ratio-max "none"` admits every price.
     fn parse_price_ratio_max(&mut self, node: &KdlNode) -> Option<Spanned<f64>> {
         self.check_entries(node, &[], 1);
+        if let Some(none) = args(node).next().filter(|e| e.value().as_string() == Some("none")) {
+            return Some(Spanned::new(f64::INFINITY, self.span(none.span())));
+        }
         let r = args(node).next().and_then(|e| self.expect_number(e, "price-ratio-max"))?;
         if r.value < 1.0 {
             self.error(r.span, ErrorCode::E0106, "price-ratio-max must be at least 1.0 (1.0 admits only the cheapest $/accelerator-hour)", "");

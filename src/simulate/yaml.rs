@@ -107,7 +107,9 @@ pub fn parse_docs(path: &Path, text: &str) -> Result<Vec<Doc<'static>>, InputErr
         let value: Value = serde_saphyr::from_str(body).map_err(|e| {
             let line = e.location().map_or(0, |l| l.line() as usize).saturating_sub(1);
             let first = e.to_string().lines().next().unwrap_or("invalid YAML").to_string();
-            err(format!("{}:{}", path.display(), start + line), format!("invalid YAML: {first}"))
+            let column = e.location().map_or(0, |l| l.column() as usize);
+            let message = duplicate_key(path, start, body, line, column, &first).unwrap_or_else(|| format!("invalid YAML: {first}"));
+            err(format!("{}:{}", path.display(), start + line), message)
         })?;
         if !value.is_null() {
             docs.push(Doc { path: path.to_path_buf(), line: start, text: body.to_string(), value: Cow::Owned(value) });
@@ -126,6 +128,48 @@ pub fn parse_docs(path: &Path, text: &str) -> Result<Vec<Doc<'static>>, InputErr
     }
     flush(start, &current, &mut docs)?;
     Ok(docs)
+}
+
+/// The message for a key written twice in one mapping (the parser's error names the second, at `line` of `body`,
+/// 0-based, and `column`, 1-based): both lines, and what the API server does with it. YAML 1.2 forbids it ("each of
+/// the keys is unique", 3.2.1.1); the API server refuses the object under kubectl's default `--validate=strict`
+/// ("duplicate field"), and under `warn` or `ignore` keeps the last one: k8s.io/apimachinery
+/// `pkg/apis/meta/v1/types.go` `CreateOptions.FieldValidation` ("Warn: … will only persist the last of any duplicate
+/// fields", "Ignore: … will ignore all but the last duplicate field that the decoder encounters"). None for another error.
+fn duplicate_key(path: &Path, start: usize, body: &str, line: usize, column: usize, error: &str) -> Option<String> {
+    let key = error.split("duplicate mapping key: ").nth(1)?.split(',').next()?.trim().to_string();
+    let lines: Vec<&str> = body.lines().collect();
+    // The key's column of a line (after its indentation and any `- ` item markers), and whether it opens an item.
+    let key_column = |l: &str| {
+        let rest = l.trim_start_matches([' ', '-']);
+        (l.len() - rest.len(), l.trim_start().starts_with("- "))
+    };
+    let target = column.saturating_sub(1);
+    let mut first = None;
+    for i in (0..line.min(lines.len())).rev() {
+        let text = lines[i];
+        if text.trim().is_empty() || text.trim_start().starts_with('#') {
+            continue;
+        }
+        let (col, item) = key_column(text);
+        let rest = &text[col..];
+        if col == target && [format!("{key}:"), format!("\"{key}\":"), format!("'{key}':")].iter().any(|k| rest.starts_with(k.as_str())) {
+            first = Some(i);
+            break;
+        }
+        if col < target || item && col == target {
+            break;
+        }
+    }
+    let file = path.display();
+    let second = start + line;
+    let both = match first {
+        Some(i) => format!("{file}:{} and {file}:{second}", start + i),
+        None => format!("{file}:{second} and earlier in the same mapping"),
+    };
+    Some(format!(
+        "`{key}` is written twice in one mapping ({both}): YAML allows a key once; the API server refuses the object under kubectl's default --validate=strict (\"duplicate field\"), and under --validate=warn or ignore keeps only the last one ({file}:{second}), dropping the first without a word: delete the one you do not mean"
+    ))
 }
 
 /// The field `path` (dotted, as messages name it) of `value`, which must be a list when present: `path must be a
@@ -175,37 +219,77 @@ pub fn wrong_type(doc: &Doc, path: &str, kind: &str, value: &Value) -> InputErro
     err(doc.at(&format!("{key}:")), format!("{path} must be {kind}, not {}", crate::input::excerpt(&shown)))
 }
 
-/// A Kubernetes quantity in thousandths of its unit ("500m" → 500, "1Gi" → 1073741824000). None when malformed.
+/// A Kubernetes quantity in thousandths of its unit ("500m" → 500, "1Gi" → 1073741824000), rounded up to the nearest
+/// milli as `Quantity.MilliValue` rounds. None when malformed (see [`nano`]).
 pub fn milli(quantity: &str) -> Option<i128> {
+    let n = nano(quantity)?;
+    let magnitude = (n.abs() + 999_999) / 1_000_000;
+    Some(if n < 0 { -magnitude } else { magnitude })
+}
+
+/// A Kubernetes quantity in billionths of its unit, as the API server reads and stores it: k8s.io/apimachinery
+/// `pkg/api/resource/quantity.go` `ParseQuantity` and its grammar, `<signedNumber><suffix>` where the number is
+/// `1`, `1.5`, `1.` or `.5` with an optional `+`/`-`, and the suffix is binary (`Ki Mi Gi Ti Pi Ei`), decimal
+/// (`n u m "" k M G T P E`) or an exponent (`e`/`E` and a signed integer: `1e3`, `1E-3`). A non-zero value is rounded
+/// up (in magnitude) to the nearest nano, as `ParseQuantity` does ("if you want some resources, you should get some
+/// resources"). Surrounding spaces are trimmed, as `Quantity.UnmarshalJSON` trims them. None when malformed, and for
+/// magnitudes beyond about 10^29 (no resource gpuplan reads comes near).
+pub fn nano(quantity: &str) -> Option<i128> {
     let q = quantity.trim();
-    let split = q.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-')).unwrap_or(q.len());
-    let (number, suffix) = q.split_at(split);
-    let (scale_num, scale_den): (i128, i128) = match suffix {
-        "" => (1000, 1),
-        "m" => (1, 1),
-        "k" => (1_000_000, 1),
-        "M" => (1_000_000_000, 1),
-        "G" => (1_000_000_000_000, 1),
-        "T" => (1_000_000_000_000_000, 1),
-        "Ki" => (1024 * 1000, 1),
-        "Mi" => (1024 * 1024 * 1000, 1),
-        "Gi" => (1024 * 1024 * 1024 * 1000, 1),
-        "Ti" => (1024_i128.pow(4) * 1000, 1),
-        "Pi" => (1024_i128.pow(5) * 1000, 1),
-        s if s.starts_with(['e', 'E']) => (1000 * 10_i128.checked_pow(s[1..].parse::<u32>().ok()?)?, 1),
-        _ => return None,
+    let (negative, rest) = match q.as_bytes().first() {
+        Some(b'-') => (true, &q[1..]),
+        Some(b'+') => (false, &q[1..]),
+        _ => (false, q),
     };
-    let negative = number.starts_with('-');
-    let digits = number.trim_start_matches(['+', '-']);
-    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
-    if int.is_empty() && frac.is_empty() || !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit()) || frac.len() > 9 {
+    let split = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+    let (number, suffix) = rest.split_at(split);
+    let (int, frac) = number.split_once('.').unwrap_or((number, ""));
+    if int.is_empty() && frac.is_empty() || frac.contains('.') {
         return None;
     }
-    let den = 10_i128.pow(frac.len() as u32) * scale_den;
-    let whole: i128 = format!("{int}{frac}").parse().ok()?;
-    // Kubernetes rounds a quantity up to the nearest milli.
-    let value = (whole * scale_num + den - 1) / den;
-    Some(if negative { -value } else { value })
+    // The value is number × 2^binary × 10^decimal.
+    let (binary, decimal): (u32, i64) = match suffix {
+        "" => (0, 0),
+        "n" => (0, -9),
+        "u" => (0, -6),
+        "m" => (0, -3),
+        "k" => (0, 3),
+        "M" => (0, 6),
+        "G" => (0, 9),
+        "T" => (0, 12),
+        "P" => (0, 15),
+        "E" => (0, 18),
+        "Ki" => (10, 0),
+        "Mi" => (20, 0),
+        "Gi" => (30, 0),
+        "Ti" => (40, 0),
+        "Pi" => (50, 0),
+        "Ei" => (60, 0),
+        s if s.len() > 1 && s.starts_with(['e', 'E']) => {
+            let exponent = &s[1..];
+            let digits = exponent.trim_start_matches(['+', '-']);
+            if digits.is_empty() || exponent.len() - digits.len() > 1 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            (0, exponent.parse::<i64>().ok().filter(|e| e.abs() <= 1000)?)
+        }
+        _ => return None,
+    };
+    let frac = frac.trim_end_matches('0');
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    let mantissa: i128 = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    let mantissa = mantissa.checked_mul(1_i128 << binary)?;
+    let scale = decimal + 9 - frac.len() as i64;
+    let magnitude = if scale >= 0 {
+        mantissa.checked_mul(10_i128.checked_pow(u32::try_from(scale).ok()?)?)?
+    } else if -scale > 38 {
+        i128::from(mantissa > 0)
+    } else {
+        let den = 10_i128.pow((-scale) as u32);
+        mantissa / den + i128::from(mantissa % den != 0)
+    };
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 /// A resource list in milli-units, keyed by resource name.
@@ -273,6 +357,59 @@ mod tests {
         assert_eq!(milli("0.0001"), Some(1));
         assert_eq!(milli("abc"), None);
         assert_eq!(milli("1Zi"), None);
+    }
+
+    // k8s.io/apimachinery pkg/api/resource/quantity.go: every form of its grammar, and what it refuses.
+    #[test]
+    fn every_form_the_api_server_accepts_reads_as_it_does() {
+        let gi = 1024_i128.pow(3);
+        for (text, value) in [
+            ("1k", 1_000_000_000_000),
+            ("1000m", 1_000_000_000),
+            ("1e3", 1_000_000_000_000),
+            ("1E3", 1_000_000_000_000),
+            ("1e+3", 1_000_000_000_000),
+            ("1e-3", 1_000_000),
+            ("500Gi", 500 * gi * 1_000_000_000),
+            ("0.5", 500_000_000),
+            (".5", 500_000_000),
+            ("1.", 1_000_000_000),
+            ("+1", 1_000_000_000),
+            ("-1", -1_000_000_000),
+            ("1.5k", 1_500_000_000_000),
+            ("100M", 100_000_000_000_000_000),
+            ("2P", 2_000_000_000_000_000_000_000_000),
+            ("1E", 1_000_000_000_000_000_000_000_000_000),
+            ("1Ei", (1_i128 << 60) * 1_000_000_000),
+            ("5n", 5),
+            ("5u", 5_000),
+            ("0.1n", 1),
+            ("1.0000000001", 1_000_000_001),
+            ("0", 0),
+            (" 2 ", 2_000_000_000),
+        ] {
+            assert_eq!(nano(text), Some(value), "{text}");
+        }
+        for bad in ["", ".", "+", "1e", "1.5.0", "1K", "1ki", "1 k", "1e1.5", "1e--3", "k", "0x10", "1Mi2", "1e3k"] {
+            assert_eq!(nano(bad), None, "{bad:?}");
+        }
+        assert_eq!(milli("1u"), Some(1));
+        assert_eq!(milli("-1500u"), Some(-2));
+    }
+
+    // k8s.io/apimachinery pkg/apis/meta/v1/types.go CreateOptions.FieldValidation: Strict refuses duplicate fields,
+    // Warn and Ignore keep the last.
+    #[test]
+    fn a_duplicate_key_names_both_lines_and_the_value_the_api_server_keeps() {
+        let text = "kind: NodePool\nspec:\n  limits:\n    cpu: 100\n  # again\n  limits:\n    cpu: 1k\n";
+        let e = parse_docs(Path::new("f.yaml"), &format!("a: 1\n---\n{text}")).unwrap_err();
+        assert_eq!(e.location, "f.yaml:8");
+        assert!(e.message.starts_with("`limits` is written twice in one mapping (f.yaml:5 and f.yaml:8)"), "{e}");
+        assert!(e.message.contains("keeps only the last one (f.yaml:8)") && e.message.contains("--validate=strict"), "{e}");
+        // A Deployment's container with two `resources:` (items of a list: the first item's keys are another mapping).
+        let deployment = "spec:\n  containers:\n  - name: a\n    resources: {}\n  - name: b\n    resources: {}\n    resources: {limits: {cpu: 1}}\n";
+        let e = parse_docs(Path::new("d.yaml"), deployment).unwrap_err();
+        assert!(e.message.starts_with("`resources` is written twice in one mapping (d.yaml:6 and d.yaml:7)"), "{e}");
     }
 
     #[test]

@@ -182,7 +182,7 @@ fn class_name_collisions(sorted: &[NodeClassPlan], pools: &[WeightedPool], sourc
         let d = sources
             .error(span, ErrorCode::E0158, format!("node class `{}` would be written twice with different settings: for pool {first} and for pool {second}", a.name))
             .label("this pool's class")
-            .help("rename a pool or a profile (class names are `<profile>`, `<profile>-<pool>` for a pool's own kubelet or raw settings, `-nvme`, `-ts<N>`)");
+            .help("rename a pool or a profile, or change a pool's `node-class` (class names are the pool's `node-class`, else `<profile>`, `<profile>-<pool>` for a pool's own kubelet or raw settings, `-nvme`, `-ts<N>`)");
         out.push((a.name.clone(), d));
     }
     out.into_iter().map(|(_, d)| d).collect()

@@ -71,7 +71,15 @@ fn list(items: &[Spanned<String>]) -> Vec<String> {
 
 /// The accelerator kind (only it, whole), the accelerator names, and a CPU pool's defaults.
 fn accelerator_constraints(s: &Settings) -> Vec<Constraint<'_>> {
+    // `admit "as-required"`: Karpenter admits every type the requirements admit, whatever its devices; only the
+    // accelerator names said in the block still filter (they are the pool's `instance-gpu-name` requirement).
+    // An accelerated pool still admits only types with its accelerator: its limit counts accelerators, so a type
+    // without them would be unbounded (the adopt report names the types this leaves out).
     let kind = s.accelerator.value;
+    if s.admit.value == crate::profile::Admit::AsRequired {
+        let first = (kind != AcceleratorKind::Cpu).then(|| Constraint::new(format!("has {} (and no other accelerator)", kind.resource()), s.accelerator.span, move |t| has_only(kind, t)));
+        return first.into_iter().chain(accelerator_name_constraint(s)).collect();
+    }
     let named = named(s);
     let what = match kind {
         AcceleratorKind::Nvidia => "NVIDIA GPUs",
@@ -86,21 +94,26 @@ fn accelerator_constraints(s: &Settings) -> Vec<Constraint<'_>> {
             (!t.has_partial_gpus() && t.accelerators(kind) > 0) || named(t)
         }),
     ];
-    if !s.accelerator_names.is_empty() {
-        let names: Vec<String> = s.accelerator_names.iter().map(|n| n.value.to_ascii_lowercase()).collect();
-        let label = format!("accelerator name in [{}]", list(&s.accelerator_names).join(", "));
-        out.push(Constraint::new(label, s.accelerator_names[0].span, move |t| {
-            let model = match kind {
-                AcceleratorKind::Neuron => t.neuron.as_ref().map(|n| n.name.to_ascii_lowercase()),
-                _ => t.single_gpu_model().map(|g| g.name.to_ascii_lowercase()),
-            };
-            model.is_some_and(|m| names.contains(&m))
-        }));
-    }
+    out.extend(accelerator_name_constraint(s));
     if kind == AcceleratorKind::Cpu {
         out.extend(cpu_pool_defaults(s));
     }
     out
+}
+
+/// The accelerator names the pool's block lists (`gpu { name … }`), if any.
+fn accelerator_name_constraint(s: &Settings) -> Option<Constraint<'_>> {
+    let kind = s.accelerator.value;
+    let first = s.accelerator_names.first()?;
+    let names: Vec<String> = s.accelerator_names.iter().map(|n| n.value.to_ascii_lowercase()).collect();
+    let label = format!("accelerator name in [{}]", list(&s.accelerator_names).join(", "));
+    Some(Constraint::new(label, first.span, move |t| {
+        let model = match kind {
+            AcceleratorKind::Neuron => t.neuron.as_ref().map(|n| n.name.to_ascii_lowercase()),
+            _ => t.single_gpu_model().map(|g| g.name.to_ascii_lowercase()),
+        };
+        model.is_some_and(|m| names.contains(&m))
+    }))
 }
 
 /// The node's shape: memory per accelerator, accelerators per node, arch, generation.

@@ -62,7 +62,8 @@ impl OwnClasses {
 pub struct ProfileClasses {
     default: NodeClassPlan,
     reserved: Vec<NodeClassPlan>,
-    used: BTreeMap<(bool, Option<u32>, String), Own>,
+    /// By (local NVMe, time-slicing, base name, whether the base is the pool's own `node-class` name).
+    used: BTreeMap<(bool, Option<u32>, String, bool), Own>,
     own: OwnClasses,
 }
 
@@ -75,21 +76,30 @@ impl ProfileClasses {
     /// default class's variant for its local NVMe (`raid0`), time-slicing and own settings.
     pub fn for_tier(&mut self, tier: &Tier, raid0: bool, time_slicing: Option<u32>) -> String {
         let own = Own::of(&tier.settings);
+        let explicit = tier.settings.node_class.as_ref().map(|n| n.value.clone());
         match &tier.settings.reserved {
             Some(reserved) => {
+                let name = explicit.unwrap_or_else(|| tier.name.value.clone());
                 self.reserved.push(own.apply(NodeClassPlan {
-                    name: tier.name.value.clone(),
+                    name: name.clone(),
                     reserved: Some(reserved.value.clone()),
                     instance_store_raid0: raid0,
                     time_slicing,
                     ..self.default.clone()
                 }));
-                tier.name.value.clone()
+                name
+            }
+            // The pool names its class: that name, whatever its storage or sharing (two pools naming one class
+            // with different settings are two classes of one name: E0158).
+            None if explicit.is_some() => {
+                let name = explicit.unwrap_or_default();
+                self.used.insert((raid0, time_slicing, name.clone(), true), own);
+                name
             }
             None => {
                 let base = self.own.base(&self.default.name, &tier.name.value, &own);
                 let name = default_class_name(&base, raid0, time_slicing);
-                self.used.insert((raid0, time_slicing, base), own);
+                self.used.insert((raid0, time_slicing, base, false), own);
                 name
             }
         }
@@ -98,9 +108,9 @@ impl ProfileClasses {
     /// Every class the profile's pools use: the reservations' in tier order, then the default class's variants.
     pub fn finish(self) -> Vec<NodeClassPlan> {
         let ProfileClasses { default, mut reserved, used, .. } = self;
-        for ((raid0, time_slicing, base), own) in used {
+        for ((raid0, time_slicing, base, explicit), own) in used {
             reserved.push(own.apply(NodeClassPlan {
-                name: default_class_name(&base, raid0, time_slicing),
+                name: if explicit { base } else { default_class_name(&base, raid0, time_slicing) },
                 instance_store_raid0: raid0,
                 time_slicing,
                 ..default.clone()

@@ -87,9 +87,12 @@ impl ProfileContext<'_> {
         }
         // Local NVMe as scratch (RAID0) only where the pool asks and its types have any. Auto Mode
         // formats and stripes local NVMe itself (EKS User Guide, Auto Mode managed instances).
+        // A pool that names its class gets the policy as asked: pools sharing one named class (as an adopted class's
+        // NodePools do) must agree on it, and RAID0 leaves a type without local NVMe as it is (Karpenter docs,
+        // EC2NodeClass `instanceStorePolicy`).
         let raid0 = self.auto_mode.is_none()
             && tier.settings.instance_store_scratch.value
-            && selected.candidates.iter().any(|c| catalog.get(&c.name).is_some_and(|t| t.local_nvme_gb.is_some()));
+            && (tier.settings.node_class.is_some() || selected.candidates.iter().any(|c| catalog.get(&c.name).is_some_and(|t| t.local_nvme_gb.is_some())));
         let node_class = classes.for_tier(tier, raid0, class_time_slicing(tier, self.host_plugin));
         let mut plan = pool_plan(at, self.profile, self.source, node_class, self.zones, selected);
         for key in unchecked_requires(&tier.settings, catalog) {

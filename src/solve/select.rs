@@ -82,7 +82,9 @@ impl Selections {
         if let Some(selected) = self.memo.get(&key) {
             return Ok(selected.clone());
         }
-        let start = match index.by_kind.get(&s.accelerator.value) {
+        // A CPU pool that admits what its requirements admit (`admit "as-required"`, a mixed pool) starts from every type.
+        let as_required_cpu = s.admit.value == crate::profile::Admit::AsRequired && s.accelerator.value == AcceleratorKind::Cpu;
+        let start = match index.by_kind.get(&s.accelerator.value).filter(|_| !as_required_cpu) {
             Some(types) => types.clone(),
             // Only the index's types pass the first constraint; without any, it reports on the whole catalog.
             None => catalog.instance_types.iter().collect(),
@@ -100,7 +102,7 @@ impl Selections {
 /// The key tiers that select alike share: the constraints' words and every input of the ranking.
 fn memo_key(constraints: &[Constraint], s: &Settings, zones: &[String]) -> String {
     let mut key: String = constraints.iter().map(|c| c.label.as_str()).collect::<Vec<_>>().join("\n");
-    key.push_str(&format!("\n{:?} {:?} {:?} {} {:?} {zones:?}", s.accelerator.value, s.sharing.as_ref().map(|x| &x.value), s.spot_ceiling.value, s.price_ratio_max.value, s.capacity.value));
+    key.push_str(&format!("\n{:?} {:?} {:?} {} {:?} {:?} {zones:?}", s.accelerator.value, s.sharing.as_ref().map(|x| &x.value), s.spot_ceiling.value, s.price_ratio_max.value, s.admit.value, s.capacity.value));
     key.push_str(&overlays::memo_key(s));
     key
 }
@@ -206,7 +208,8 @@ fn cheapest_first(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
 /// somewhat worse $/accelerator-hour; the worst case still bounds the cost).
 pub fn admit_by_price(ranked: Vec<Candidate>, s: &Settings) -> (Vec<Candidate>, Option<Removal>) {
     let cheapest = ranked[0].usd_per_accelerator_hour;
-    let ratio = s.price_ratio_max.value;
+    // `admit "as-required"` keeps every price, as Karpenter does.
+    let ratio = if s.admit.value == crate::profile::Admit::AsRequired { f64::INFINITY } else { s.price_ratio_max.value };
     let spot = s.capacity.value.contains(&CapacityType::Spot);
     let (mut kept, mut dropped): (Vec<Candidate>, Vec<Candidate>) = ranked
         .into_iter()

@@ -141,7 +141,8 @@ pub fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate], au
         Requirement {
             key: if auto_mode { "eks.amazonaws.com/instance-family" } else { "karpenter.k8s.aws/instance-family" }.into(),
             operator: "In".into(),
-            min_values: (s.capacity.contains(&CapacityType::Spot) && families.len() >= 2).then_some(2),
+            // Spot diversity, gpuplan's own: `admit "as-required"` adds no minValues the original did not have.
+            min_values: (s.capacity.contains(&CapacityType::Spot) && families.len() >= 2 && s.admit.value == crate::profile::Admit::BestValue).then_some(2),
             values: families.into_iter().collect(),
         },
         Requirement { key: "node.kubernetes.io/instance-type".into(), operator: "In".into(), values: types, min_values: None },

@@ -22,7 +22,8 @@ pub fn check(ctx: &PoolCtx, out: &mut Findings) {
     if !ctx.plan.accelerator.is_accelerator() || ctx.plan.static_pool.is_some() {
         return;
     }
-    let policy = ctx.np.spec()["disruption"]["consolidationPolicy"].as_str().unwrap_or("");
+    // Absent, the NodePool CRD's default applies (karpenter.sh_nodepools.yaml: WhenEmptyOrUnderutilized).
+    let policy = ctx.np.spec()["disruption"]["consolidationPolicy"].as_str().unwrap_or("WhenEmptyOrUnderutilized");
     if policy == "WhenEmptyOrUnderutilized" {
         out.pool(
             ctx,

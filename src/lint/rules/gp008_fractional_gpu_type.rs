@@ -16,6 +16,11 @@ pub const RULE: Rule = Rule {
 
 /// GP008: fractional or zero-GPU types in the rendered NodePool.
 pub fn check(ctx: &PoolCtx, out: &mut Findings) {
+    // A CPU pool's pods request no GPU: a fractional-GPU type there is a CPU node like any other (a mixed pool adopted
+    // with `admit "as-required"` keeps its original's).
+    if ctx.plan.accelerator == crate::catalog::AcceleratorKind::Cpu {
+        return;
+    }
     for name in ctx.types() {
         let Some(t) = ctx.catalog.get(&name).filter(|t| t.has_partial_gpus()) else { continue };
         let gpu = t.gpus.iter().find(|g| g.count == 0 || g.partition_size < 1.0).expect("has_partial_gpus");

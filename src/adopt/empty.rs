@@ -1,0 +1,48 @@
+//! NodePools that admit no instance type of the catalog: adopt stops on them, naming each and why, rather than
+//! write a profile that fails E0140 at compile. The kinds of why: instance types the catalog does not have (retired
+//! types such as p3, or another region's), fractional-GPU types (g6f) that a GPU pod fits only with a NodeOverlay
+//! declaring their GPU capacity, or requirements that together leave nothing.
+
+use serde_json::Value;
+
+use super::nodepool::{admitted, kind, matching};
+use super::read::Doc;
+use crate::catalog::Catalog;
+
+/// Why `np` admits nothing in `catalog`, as one line (`file NodePool/name: …`); None when it admits a type.
+pub fn why(np: &Doc, catalog: &Catalog, overlays: &[Doc]) -> Option<String> {
+    if !admitted(&np.object, catalog).is_empty() {
+        return None;
+    }
+    let named: Vec<&str> = np.object["spec"]["template"]["spec"]["requirements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["key"] == "node.kubernetes.io/instance-type" && r["operator"] == "In")
+        .flat_map(|r| r["values"].as_array().into_iter().flatten().filter_map(Value::as_str))
+        .collect();
+    let unknown: Vec<&str> = named.iter().copied().filter(|n| catalog.get(n).is_none()).collect();
+    let region = &catalog.region;
+    let reason = if !named.is_empty() && unknown.len() == named.len() {
+        format!(
+            "its instance types {} are not in the {region} catalog (retired types such as p3 and p2 are no longer offered; a type of another region: pass --region): name types the catalog has (catalogs/{region}.json lists them)",
+            unknown.join(", ")
+        )
+    } else if fractional_only(np, catalog) {
+        let overlay = if overlays.is_empty() { "no NodeOverlay is among the inputs" } else { "the NodeOverlays among the inputs do not declare it" };
+        format!(
+            "it admits only fractional-GPU types ({}), which give a pod no whole {} unless a NodeOverlay declares their GPU capacity, and {overlay}: add the NodeOverlay to the inputs, or adopt the pool with `types` naming them",
+            matching(&np.object, catalog).iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
+            kind(&np.object, catalog).resource()
+        )
+    } else {
+        format!("its requirements together admit none of the {} types of the {region} catalog (in its zones and capacity types): check them against catalogs/{region}.json", catalog.instance_types.len())
+    };
+    Some(format!("{} NodePool/{}: {reason}", np.file, np.name))
+}
+
+/// Every type the requirements admit has only a fraction of a GPU.
+fn fractional_only(np: &Doc, catalog: &Catalog) -> bool {
+    let types = matching(&np.object, catalog);
+    !types.is_empty() && types.iter().all(|t| t.has_partial_gpus())
+}
