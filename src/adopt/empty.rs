@@ -28,6 +28,8 @@ pub fn why(np: &Doc, catalog: &Catalog, overlays: &[Doc]) -> Option<String> {
             "its instance types {} are not in the {region} catalog (retired types such as p3 and p2 are no longer offered; a type of another region: pass --region): name types the catalog has (catalogs/{region}.json lists them)",
             unknown.join(", ")
         )
+    } else if let Some(unoffered) = unoffered(np, catalog) {
+        format!("the types its requirements admit ({unoffered}) are offered in none of its zones of {region} in the catalog: pass --region for a region that offers them, or name types offered here")
     } else if fractional_only(np, catalog) {
         let overlay = if overlays.is_empty() { "no NodeOverlay is among the inputs" } else { "the NodeOverlays among the inputs do not declare it" };
         format!(
@@ -45,4 +47,11 @@ pub fn why(np: &Doc, catalog: &Catalog, overlays: &[Doc]) -> Option<String> {
 fn fractional_only(np: &Doc, catalog: &Catalog) -> bool {
     let types = matching(&np.object, catalog);
     !types.is_empty() && types.iter().all(|t| t.has_partial_gpus())
+}
+
+/// The types the requirements admit when none is offered in the pool's zones (`matching` leaves them out): listed.
+fn unoffered(np: &Doc, catalog: &Catalog) -> Option<String> {
+    let reqs = super::requirements::requirements(&np.object);
+    let types: Vec<&str> = catalog.instance_types.iter().filter(|t| reqs.iter().all(|r| super::requirements::matches(t, r).unwrap_or(true))).map(|t| t.name.as_str()).collect();
+    (!types.is_empty() && types.len() <= 16).then(|| types.join(", "))
 }

@@ -24,8 +24,8 @@ pub struct PoolContext<'a> {
     pub catalog: &'a Catalog,
     /// The EC2NodeClass's capacity reservation terms, for reserved pools.
     pub reservation: Option<(&'a Doc, Vec<Line>)>,
-    /// `--reservation NODEPOOL=INSTANCES`: the reservation's size when the user gave it.
-    pub reservation_instances: Option<u32>,
+    /// `--reservation`: what the reservation holds when the user gave it.
+    pub reservation_arg: Option<super::ReservationArg>,
     /// The EC2NodeClass stripes local NVMe (`instanceStorePolicy: RAID0`): the pool asks for `scratch`. The class
     /// (`file EC2NodeClass/name`), for provenance.
     pub instance_store_raid0: bool,
@@ -85,7 +85,8 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     }
     if reserved
         && let Some((_, reserved_lines)) = &ctx.reservation {
-            let (block, needed) = reserved_block(reserved_lines.clone(), &reqs, np, &resource, ctx);
+            let (mut block, needed) = super::reservations::reserved_block(reserved_lines.clone(), &reqs, np, &resource, ctx);
+            block.extend(super::reservations::capacity_block(&reqs, ctx, warnings));
             lines.push(Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), block));
             missing.extend(needed.map(|field| format!("{}: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: {field}, then adopt again", from("").trim_end())));
         }
@@ -457,42 +458,11 @@ fn implied_by_cpu(ctx: &PoolContext, admitted: &[&crate::catalog::InstanceType],
     Some(Line::new(format!("{keyword} {implied}"), format!("{} NodePool/{} spec.limits.{resource}: absent, implied by spec.limits.cpu", ctx.doc.file, ctx.doc.name)))
 }
 
-fn limit(np: &Value, resource: &str) -> Option<String> {
+pub(super) fn limit(np: &Value, resource: &str) -> Option<String> {
     match &np["spec"]["limits"][resource] {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         _ => None,
-    }
-}
-
-/// `reserved { id …; instance-type …; instances N }`: ids and tags from the EC2NodeClass; the type from the
-/// NodePool's single instance type, and the instance count from its limit (a reservation's capacity is what
-/// gpuplan sizes the limit to): the accelerator limit ÷ accelerators per instance, or for a type without
-/// accelerators the cpu limit ÷ its vCPUs. The catalog holds no reservations, so when the NodePool does not say
-/// them, the second value is what to add, named (adopt stops there rather than let compile fail with E0132).
-/// The `reserved` block's instance type (the NodePool's one type) and count: `--reservation`, else the NodePool's
-/// limit divided by what one instance holds. The `Option` is what to add when neither says.
-fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resource: &str, ctx: &PoolContext) -> (Vec<Line>, Option<String>) {
-    let types: Vec<&String> = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| &r.values).collect();
-    let [only] = types.as_slice() else {
-        let found = if types.is_empty() { "none".to_string() } else { types.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ") };
-        return (lines, Some(format!("add spec.template.spec.requirements: the reservation's instance type (node.kubernetes.io/instance-type In [one type]; found {found})")));
-    };
-    lines.push(Line::new(format!("instance-type {}", q(only)), "requirements node.kubernetes.io/instance-type"));
-    if let Some(n) = ctx.reservation_instances {
-        lines.push(Line::new(format!("instances {n}"), format!("--reservation {}={n}", ctx.doc.name)));
-        return (lines, None);
-    }
-    let t = ctx.catalog.get(only);
-    let accelerators = t.map_or(0, |t| if resource == "aws.amazon.com/neuron" { t.neuron.as_ref().map_or(0, |n| n.count) } else { t.gpus.iter().map(|g| g.count).sum() });
-    let (limited, per_node) = if accelerators > 0 { (resource, accelerators) } else { ("cpu", t.map_or(0, |t| t.vcpu)) };
-    match limit(np, limited).and_then(|l| l.parse::<u32>().ok()) {
-        Some(l) if per_node > 0 => {
-            lines.push(Line::new(format!("instances {}", l / per_node), format!("spec.limits.{limited} ÷ {per_node} per {only}")));
-            (lines, None)
-        }
-        _ if per_node == 0 => (lines, Some(format!("pass --reservation {}=INSTANCES ({only} is not in the catalog, so the count cannot be derived from a limit)", ctx.doc.name))),
-        _ => (lines, Some(format!("pass --reservation {}=INSTANCES (how many {only} it holds), or add spec.limits.{limited} = {per_node} × those instances ({only} has {per_node} {})", ctx.doc.name, if limited == "cpu" { "vCPUs" } else { limited }))),
     }
 }
 
@@ -674,7 +644,7 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
         used.take("spec.amiSelectorTerms");
     }
     let (discovery_tag, cluster_tag) = class_tags(c, &mut used);
-    let reservation = reservation_terms(c, &at, &mut used);
+    let reservation = super::reservations::reservation_terms(c, &at, &mut used);
     let time_slicing = c["spec"]["userData"].as_str().filter(|_| ami.as_deref().is_some_and(crate::solve::host_device_plugin)).and_then(super::bottlerocket::time_slicing);
     let user_data = c["spec"]["userData"].as_str().filter(|_| time_slicing.is_none()).map(str::to_string);
     if c["spec"]["userData"].is_string() {
@@ -730,23 +700,6 @@ fn class_tags(c: &Value, used: &mut Consumed) -> (Option<String>, Option<String>
         used.take(format!("spec.tags.{k}"));
     }
     (discovery_tag, cluster_tag)
-}
-
-/// The `reserved` block's `id` and `tag` lines, from the class's capacityReservationSelectorTerms.
-fn reservation_terms(c: &Value, at: &str, used: &mut Consumed) -> Vec<Line> {
-    let mut reservation = Vec::new();
-    for (i, term) in c["spec"]["capacityReservationSelectorTerms"].as_array().into_iter().flatten().enumerate() {
-        let field = format!("spec.capacityReservationSelectorTerms[{i}]");
-        if let Some(id) = term["id"].as_str() {
-            reservation.push(Line::new(format!("id {}", q(id)), format!("{at} {field}.id")));
-            used.take(format!("{field}.id"));
-        }
-        for (k, v) in term["tags"].as_object().into_iter().flatten() {
-            reservation.push(Line::new(format!("tag {} {}", q(k), q(v.as_str().unwrap_or_default())), format!("{at} {field}.tags")));
-            used.take(format!("{field}.tags.{k}"));
-        }
-    }
-    reservation
 }
 
 /// `spec.kubelet`'s fields a `kubelet` block says (the others stay for `raw`).

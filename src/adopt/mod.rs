@@ -16,6 +16,7 @@ pub mod overlays;
 pub mod placeholders;
 pub mod queues;
 pub mod raw;
+pub mod reservations;
 pub mod read;
 pub mod report;
 pub mod requirements;
@@ -28,6 +29,7 @@ pub mod write;
 
 pub mod consumed;
 pub mod empty;
+pub mod fields;
 pub mod nodepool;
 pub mod pool_report;
 
@@ -46,11 +48,15 @@ pub struct AdoptOptions {
     pub catalogs_dir: PathBuf,
     /// `--set NAME=value`: placeholders filled before the YAML is parsed.
     pub set: BTreeMap<String, String>,
-    /// `--reservation NODEPOOL=INSTANCES`: how many instances the capacity reservation of a reserved NodePool holds,
-    /// for reservations selected by id or tags (neither the YAML nor the catalog says).
-    pub reservations: BTreeMap<String, u32>,
+    /// `--reservation NODEPOOL=INSTANCES` or `ID=TYPExCOUNT`: what the capacity reservation of a reserved NodePool
+    /// holds, for reservations selected by id or tags (neither the YAML nor the catalog says), by NodePool or
+    /// reservation id.
+    pub reservations: BTreeMap<String, ReservationArg>,
     /// `--optimize`: gpuplan's `best-value` selection instead of `admit "as-required"` on every pool.
     pub optimize: bool,
+    /// `--classes DIR…`: EC2NodeClasses (and Auto Mode NodeClasses) of NodePools given without theirs; only classes
+    /// are read from them.
+    pub classes: Vec<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -67,6 +73,8 @@ pub struct Adoption {
     pub catalogs: BTreeMap<String, Catalog>,
     /// The input files' texts, placeholders filled (the originals the verification simulates).
     pub texts: Vec<(PathBuf, String)>,
+    /// The `--classes` files' texts: only their node classes are simulated.
+    pub class_texts: Vec<(PathBuf, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -85,7 +93,7 @@ pub enum AdoptError {
     /// compile (E0140). Each named, with why.
     #[error("{} NodePool(s) admit no instance type of the catalog, so their profiles could not compile (nothing was written):\n  {}", .0.len(), .0.join("\n  "))]
     AdmitsNothing(Vec<String>),
-    #[error("--reservation {0}=…: no NodePool {0} in the inputs (their NodePools: {1}); nothing was written")]
+    #[error("--reservation {0}=…: no NodePool or capacity reservation id {0} in the inputs (their NodePools and the ids their classes select: {1}); nothing was written")]
     UnknownReservation(String, String),
     /// More NodePools in one cluster than Karpenter has weights (1 to 100): gpuplan gives each its own (E0153), so the
     /// profiles could not compile.
@@ -175,15 +183,32 @@ fn gitops(cluster: &str, docs: &[Doc]) -> Option<(String, String)> {
     Some((line, origin))
 }
 
-/// `--reservation NODEPOOL=INSTANCES`.
-pub fn parse_reservation(arg: &str) -> Result<(String, u32), String> {
-    let (pool, count) = arg.split_once('=').ok_or_else(|| format!("`{arg}` is not NODEPOOL=INSTANCES (e.g. odcr-priority=2)"))?;
-    let count = count.trim().parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| format!("`{count}` in `{arg}` is not a number of instances (1 or more)"))?;
-    Ok((pool.trim().to_string(), count))
+/// What `--reservation` says a reservation holds: its instance type when given, and how many instances.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReservationArg {
+    pub instance_type: Option<String>,
+    pub instances: u32,
+    /// As written (`--reservation …`), for provenance comments.
+    pub given: String,
+}
+
+/// `--reservation NODEPOOL=INSTANCES` or `NODEPOOL|ID=TYPExCOUNT` (`×` or `x`, as EC2 writes `p5.48xlarge × 2`).
+pub fn parse_reservation(arg: &str) -> Result<(String, ReservationArg), String> {
+    let form = "NODEPOOL=INSTANCES or ID=TYPExCOUNT (e.g. odcr-priority=2, cr-0123456789abcdef0=p5.48xlarge×2)";
+    let (target, held) = arg.split_once('=').ok_or_else(|| format!("`{arg}` is not {form}"))?;
+    let held = held.trim();
+    // The count follows the last `x` or `×`: instance sizes contain an `x` of their own (`48xlarge`).
+    let (instance_type, count) = match held.rsplit_once(['x', '×']).filter(|(t, c)| t.contains('.') && c.trim().parse::<u32>().is_ok()) {
+        Some((t, c)) => (Some(t.trim().to_string()), c.trim()),
+        None => (None, held),
+    };
+    let instances = count.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| format!("`{count}` in `{arg}` is not a number of instances (1 or more): write {form}"))?;
+    Ok((target.trim().to_string(), ReservationArg { instance_type, instances, given: format!("--reservation {arg}") }))
 }
 
 pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
-    let read = read::read(&options.paths, &options.set)?;
+    let mut read = read::read(&options.paths, &options.set)?;
+    let class_texts = with_classes(&mut read, options)?;
     check_inputs(&read, options)?;
     let mut catalogs = BTreeMap::new();
     let mut warnings = Vec::new();
@@ -244,7 +269,22 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     if !missing.is_empty() {
         return Err(AdoptError::Missing(missing));
     }
-    Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs, texts: read.texts })
+    Ok(Adoption { files, profiles, warnings, skipped, node_pools: read.node_pools, node_classes: read.node_classes, catalogs, texts: read.texts, class_texts })
+}
+
+/// The node classes of `--classes`, added to the inputs' (a class of the same name among the inputs wins); the
+/// texts they came from.
+fn with_classes(read: &mut read::Read, options: &AdoptOptions) -> Result<Vec<(PathBuf, String)>, AdoptError> {
+    if options.classes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let given = read::read(&options.classes, &options.set)?;
+    for class in given.node_classes {
+        if !read.node_classes.iter().any(|c| c.name == class.name && c.kind == class.kind) {
+            read.node_classes.push(class);
+        }
+    }
+    Ok(given.texts)
 }
 
 /// Refuses inputs with no NodePool, and a `--reservation` for a NodePool that is not among them.
@@ -252,10 +292,17 @@ fn check_inputs(read: &read::Read, options: &AdoptOptions) -> Result<(), AdoptEr
     if read.node_pools.is_empty() {
         return Err(AdoptError::Nothing(options.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
-    if let Some(unknown) = options.reservations.keys().find(|name| !read.node_pools.iter().any(|np| &np.name == *name)) {
-        return Err(AdoptError::UnknownReservation(unknown.clone(), read.node_pools.iter().map(|np| np.name.as_str()).collect::<Vec<_>>().join(", ")));
+    let ids: Vec<&str> = read.node_classes.iter().flat_map(|c| reservation_ids(&c.object)).collect();
+    if let Some(unknown) = options.reservations.keys().find(|name| !read.node_pools.iter().any(|np| &np.name == *name) && !ids.contains(&name.as_str())) {
+        let known = read.node_pools.iter().map(|np| np.name.as_str()).chain(ids.iter().copied()).collect::<Vec<_>>().join(", ");
+        return Err(AdoptError::UnknownReservation(unknown.clone(), known));
     }
     Ok(())
+}
+
+/// The capacity reservation ids a node class selects (`capacityReservationSelectorTerms[].id`).
+fn reservation_ids(class: &serde_json::Value) -> Vec<&str> {
+    class["spec"]["capacityReservationSelectorTerms"].as_array().into_iter().flatten().filter_map(|t| t["id"].as_str()).collect()
 }
 
 /// gpuplan's workloads ([`workloads`]) of the adopted profiles; one whose profile has no NodePool among the inputs is
@@ -486,7 +533,8 @@ fn pool_context<'a>(input: &ProfileInput<'a>, np: &'a Doc, class: Option<&'a Doc
         (!rest.is_null()).then(|| raw::raw_line(&c.kind, &rest, from))
     });
     let class_at = class.map(|c| format!("{} {}/{}", c.file, c.kind, c.name));
-    let reservation_instances = input.options.reservations.get(&np.name).copied();
+    // By NodePool, else by an id the class selects.
+    let reservation_arg = input.options.reservations.get(&np.name).or_else(|| class.and_then(|c| reservation_ids(&c.object).into_iter().find_map(|id| input.options.reservations.get(id)))).cloned();
     // The original class's name where gpuplan would derive another (local NVMe `-nvme`, time-slicing `-ts<N>`, or a
     // profile grouped by annotation): `node-class` keeps it. A reserved pool's class stays gpuplan's (its fallback tier
     // launches with the profile's class).
@@ -494,7 +542,7 @@ fn pool_context<'a>(input: &ProfileInput<'a>, np: &'a Doc, class: Option<&'a Doc
         .filter(|_| reservation.is_none() && !auto_mode(np))
         .map(|c| c.name.clone())
         .filter(|n| *n != crate::solve::default_class_name(input.name, instance_store_raid0, class_time_slicing));
-    map::PoolContext { doc: np, catalog: input.catalog, reservation, reservation_instances, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw, optimize: input.options.optimize, class_name }
+    map::PoolContext { doc: np, catalog: input.catalog, reservation, reservation_arg, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw, optimize: input.options.optimize, class_name }
 }
 
 /// The profile's cluster block, from its primary class (names, role, AMI, storage, user data, raw fields), with
@@ -509,7 +557,10 @@ fn cluster_block(input: &ProfileInput, warnings: &mut Vec<Warning>, comments: &m
     cluster.discovery_tag = f.and_then(|f| f.discovery_tag.clone()).unwrap_or_else(|| cluster.name.clone());
     cluster.node_role = f.and_then(|f| f.role.clone()).unwrap_or_else(|| format!("KarpenterNodeRole-{}", cluster.name));
     cluster.instance_profile = f.and_then(|f| f.instance_profile.clone());
-    cluster.ami = f.and_then(|f| f.ami.clone()).unwrap_or_else(|| "al2023@latest".into());
+    // Without an alias, the class's `amiFamily` names the family its AMIs (carried by id in `raw`) belong to: the
+    // `ami` line says that family, since gpuplan derives the device plugin and volumes from it (E0159 otherwise).
+    let family = f.and_then(|f| f.raw_fragment.as_ref()).and_then(|r| r["spec"]["amiFamily"].as_str()).filter(|x| !x.eq_ignore_ascii_case("custom")).map(|x| format!("{}@latest", x.to_ascii_lowercase()));
+    cluster.ami = f.and_then(|f| f.ami.clone()).or(family).unwrap_or_else(|| "al2023@latest".into());
     cluster.auto_mode = pools.iter().any(|np| auto_mode(np));
     cluster.ephemeral_storage = f.and_then(|f| f.ephemeral_storage.clone());
     if cluster.auto_mode {

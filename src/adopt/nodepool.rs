@@ -87,7 +87,8 @@ pub fn matching<'c>(np: &Value, catalog: &'c Catalog) -> Vec<&'c InstanceType> {
         .instance_types
         .iter()
         .filter(|t| reqs.iter().all(|r| matches(t, r).unwrap_or(true)))
-        .filter(|t| zones.is_empty() || t.zones.iter().any(|z| zones.contains(z)))
+        // Offered in one of its zones (any zone of the region when it names none): a type without offerings launches nowhere.
+        .filter(|t| t.zones.iter().any(|z| zones.is_empty() || zones.contains(z)))
         .filter(|t| capacity.iter().any(|c| t.capacity_types.contains(c) || *c == CapacityType::Reserved))
         .collect()
 }

@@ -228,12 +228,84 @@ pub fn fill(text: &str, values: &BTreeMap<String, String>) -> String {
     for f in find(text).into_iter().filter(|f| !f.kind.is_directive()) {
         if let Some(value) = values.get(&f.name) {
             out.push_str(&text[last..f.at]);
-            out.push_str(value);
+            // A value of several lines (a YAML block, `--set NAME=@FILE`) continues at the placeholder's column, as
+            // Terraform's `indent(n, …)` and Helm's `nindent` place a block under its key.
+            let column = " ".repeat(text[..f.at].rsplit('\n').next().map_or(0, |l| l.chars().count()));
+            out.push_str(&value.trim_end_matches('\n').replace('\n', &format!("\n{column}")));
             last = f.at + f.len;
         }
     }
     out.push_str(&text[last..]);
     out
+}
+
+/// Terraform's conditional directives decided by `--set` values (`%{ if kms_key_id != "" ~}…%{ endif ~}`, the idiom of
+/// templates that add an optional field): each `if` whose condition names a set value keeps its branch and drops the
+/// other, honouring `~` (strip the whitespace on that side, Terraform's "Strip Markers"). Conditions of the forms
+/// `NAME`, `!NAME`, `NAME == "…"`, `NAME != "…"` are decided; any other directive (a `for`, or a condition on an unset
+/// name) is left as written, for the render-first error.
+pub fn decide_conditionals(text: &str, values: &BTreeMap<String, String>) -> String {
+    let directives: Vec<Found> = find(text).into_iter().filter(|f| f.kind == Kind::TerraformDirective).collect();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    // (decided value, in the else branch) for each open `if`; None for one left as written.
+    let mut open: Vec<Option<(bool, bool)>> = Vec::new();
+    let keeping = |open: &[Option<(bool, bool)>]| open.iter().flatten().all(|(value, in_else)| value != in_else);
+    for f in &directives {
+        let words: Vec<&str> = f.name.split_whitespace().collect();
+        let decided = match words.as_slice() {
+            ["if", rest @ ..] => Some(condition(&rest.join(" "), values)),
+            ["else"] | ["endif"] => open.last().copied().map(|o| o.map(|(v, _)| v)),
+            _ => None,
+        };
+        let Some(decided) = decided.flatten() else {
+            if words.first() == Some(&"if") {
+                open.push(None);
+            } else if words.first() == Some(&"endif") {
+                open.pop();
+            }
+            continue;
+        };
+        let written = &text[f.at..f.at + f.len];
+        let before = if written.starts_with("%{~") { text[last..f.at].trim_end_matches([' ', '\t', '\n', '\r']) } else { &text[last..f.at] };
+        if keeping(&open) {
+            out.push_str(before);
+        }
+        match words[0] {
+            "if" => open.push(Some((decided, false))),
+            "else" => {
+                open.pop();
+                open.push(Some((decided, true)));
+            }
+            _ => {
+                open.pop();
+            }
+        }
+        last = f.at + f.len;
+        if written.ends_with("~}") {
+            last += text[last..].len() - text[last..].trim_start_matches([' ', '\t', '\n', '\r']).len();
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// A directive's condition on set values: `NAME`, `!NAME`, `NAME == "v"`, `NAME != "v"`; None otherwise.
+fn condition(expression: &str, values: &BTreeMap<String, String>) -> Option<bool> {
+    let unquote = |v: &str| v.trim().strip_prefix('"').and_then(|v| v.strip_suffix('"')).map(str::to_string);
+    if let Some((name, v)) = expression.split_once("!=") {
+        return Some(values.get(name.trim())? != &unquote(v)?);
+    }
+    if let Some((name, v)) = expression.split_once("==") {
+        return Some(values.get(name.trim())? == &unquote(v)?);
+    }
+    let (negated, name) = expression.strip_prefix('!').map_or((false, expression), |n| (true, n));
+    let value = match values.get(name.trim())?.as_str() {
+        "true" => true,
+        "false" => false,
+        _ => return None,
+    };
+    Some(value != negated)
 }
 
 /// 1-based line and column (in characters) of byte `at`.
@@ -358,6 +430,25 @@ pub fn message(unfilled: &[Unfilled]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conditionals_on_set_values_keep_one_branch_and_strip_as_marked() {
+        let text = "a: 1\n%{ if kms != \"\" ~}\nkms: ${kms}\n%{ endif ~}\nb: 2\n";
+        let set = |v: &str| BTreeMap::from([("kms".to_string(), v.to_string())]);
+        assert_eq!(decide_conditionals(text, &set("")), "a: 1\nb: 2\n");
+        assert_eq!(decide_conditionals(text, &set("k1")), "a: 1\nkms: ${kms}\nb: 2\n");
+        let with_else = "%{ if gpu ~}\ng: 1\n%{ else ~}\nc: 1\n%{ endif ~}\n";
+        assert_eq!(decide_conditionals(with_else, &BTreeMap::from([("gpu".to_string(), "false".to_string())])), "c: 1\n");
+        // An unset name, or a `for`, stays for the render-first error.
+        assert_eq!(decide_conditionals(text, &BTreeMap::new()), text);
+        assert!(decide_conditionals("%{ for x in xs }${x}%{ endfor }", &set("")).contains("%{ for"));
+    }
+
+    #[test]
+    fn a_value_of_several_lines_continues_at_the_placeholders_column() {
+        let values = BTreeMap::from([("indent(2, ec2nodeclass)".to_string(), "role: r\namiSelectorTerms:\n  - alias: al2023@latest\n".to_string())]);
+        assert_eq!(fill("spec:\n  ${indent(2, ec2nodeclass)}\n", &values), "spec:\n  role: r\n  amiSelectorTerms:\n    - alias: al2023@latest\n");
+    }
 
     fn names(text: &str) -> Vec<(String, Kind)> {
         find(text).into_iter().map(|f| (f.name, f.kind)).collect()

@@ -80,7 +80,7 @@ pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, R
     for file in files {
         let raw = crate::input::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
         let shown = file.display().to_string();
-        let text = super::placeholders::fill(&raw, set);
+        let text = super::placeholders::fill(&super::placeholders::decide_conditionals(&raw, set), set);
         // Read as simulate reads manifests: each document with the line it starts on, so that a bad one is located.
         let mut docs = match crate::simulate::yaml::parse_docs(&file, &text) {
             Ok(docs) => docs,
@@ -217,7 +217,7 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
             .collect();
         entries.sort();
         for entry in entries {
-            if entry.is_dir() || entry.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+            if entry.is_dir() || is_manifest(&entry) {
                 collect(&entry, out)?;
             }
         }
@@ -228,4 +228,11 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
     } else {
         Err(ReadError::Io(path.to_path_buf(), std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory")))
     }
+}
+
+/// A file of manifests in a directory: `*.yaml`, `*.yml`, and the templates Terraform renders with `templatefile`
+/// (`*.yaml.tpl`, `*.yaml.tftpl`, `*.tftpl`; their `${…}` are placeholders for `--set`).
+fn is_manifest(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    [".yaml", ".yml", ".yaml.tpl", ".yml.tpl", ".yaml.tftpl", ".yml.tftpl", ".tftpl"].iter().any(|x| name.ends_with(x))
 }

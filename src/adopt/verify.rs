@@ -107,6 +107,16 @@ pub struct Verification {
     pub unexplained: usize,
     /// `--accept-changes` was given: changes are reported, and adopt exits 0.
     pub accepted: bool,
+    /// EC2NodeClasses the original NodePools name and the inputs lack: the originals were simulated with a stand-in
+    /// ([`STAND_IN_CLASS`]), so their pods are placed, not pending on both sides.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stand_in_classes: Vec<String>,
+    /// Behaviour fields of the original NodePools and node classes that differ after compiling, at Karpenter's
+    /// defaults ([`super::fields`]), each with what names it.
+    pub fields: Vec<super::fields::FieldChange>,
+    pub fields_changed: usize,
+    /// Field changes nothing of the adoption names (counted in `unexplained` too).
+    pub fields_unexplained: usize,
 }
 
 impl Verification {
@@ -122,6 +132,8 @@ type Outcome = (Option<Landing>, Option<String>);
 /// of the add-ons they configure) and the pods to verify with.
 pub struct Originals {
     manifests: Manifests,
+    /// Node classes the originals' NodePools name and the inputs lack, simulated as [`STAND_IN_CLASS`].
+    stand_ins: Vec<String>,
     pods: Vec<Pod>,
     /// The pod files (none: probes).
     files: Vec<PathBuf>,
@@ -129,15 +141,21 @@ pub struct Originals {
 
 /// Reads the pod files (before adopt writes anything, so that a bad one stops it with nothing written) and the
 /// originals from adopt's texts (placeholders filled), as `simulate::read_inputs` reads manifests and pods.
-pub fn read(texts: &[(PathBuf, String)], pods: &[PathBuf]) -> Result<Originals, InputError> {
+pub fn read(texts: &[(PathBuf, String)], class_texts: &[(PathBuf, String)], pods: &[PathBuf]) -> Result<Originals, InputError> {
     let mut docs = Vec::new();
     for (path, text) in texts {
         docs.extend(yaml::parse_docs(path, text)?);
+    }
+    // `--classes`: their node classes only, and not where the inputs have one of the same name.
+    for (path, text) in class_texts {
+        let have: BTreeSet<String> = docs.iter().filter(|d| matches!(d.kind(), "EC2NodeClass" | "NodeClass")).map(|d| d.value["metadata"]["name"].as_str().unwrap_or_default().to_string()).collect();
+        docs.extend(yaml::parse_docs(path, text)?.into_iter().filter(|d| matches!(d.kind(), "EC2NodeClass" | "NodeClass") && !have.contains(d.value["metadata"]["name"].as_str().unwrap_or_default())));
     }
     // Verification runs Karpenter's side only (`run_prepared`, no Kueue admission), and the Kueue objects of several
     // clusters' out/ share names (one ClusterQueue per cluster), which one simulation input refuses: left out.
     let karpenter_side: Vec<_> = docs.iter().filter(|d| !d.api_version().starts_with("kueue.x-k8s.io/")).cloned().collect();
     let mut manifests = simulate::manifests::manifests(&karpenter_side)?;
+    let stand_ins = add_stand_in_classes(&mut manifests)?;
     let pod_docs = yaml::read_docs(pods)?;
     let parsed = simulate::pods::pods(&pod_docs)?;
     manifests.daemon_sets.extend(simulate::pods::daemon_sets(&docs)?);
@@ -147,7 +165,23 @@ pub fn read(texts: &[(PathBuf, String)], pods: &[PathBuf]) -> Result<Originals, 
     let objects: Vec<&Value> = docs.iter().map(|d| &*d.value).collect();
     let add_ons = simulate::daemons::add_ons(&objects, &manifests.daemon_sets);
     manifests.daemon_sets.extend(simulate::daemons::daemon_pods(&add_ons));
-    Ok(Originals { manifests, pods: parsed, files: pods.to_vec() })
+    Ok(Originals { manifests, stand_ins, pods: parsed, files: pods.to_vec() })
+}
+
+/// The class a NodePool without its EC2NodeClass among the inputs is simulated with: what `adopt` compiles for it
+/// (AL2023, Karpenter's default volumes and kubelet), so that its pods are placed on both sides instead of pending on
+/// both (which would prove nothing).
+pub const STAND_IN_CLASS: &str = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: NAME}\nspec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n  role: stand-in\n  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: stand-in}}]\n  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: stand-in}}]\n";
+
+/// Adds a [`STAND_IN_CLASS`] for each EC2NodeClass the NodePools name and the manifests lack; their names.
+fn add_stand_in_classes(manifests: &mut Manifests) -> Result<Vec<String>, InputError> {
+    let missing: BTreeSet<String> = manifests.node_pools.iter().map(|p| p.node_class.clone()).filter(|c| !c.is_empty() && !manifests.node_classes.iter().any(|k| &k.name == c)).collect();
+    for name in &missing {
+        let text = STAND_IN_CLASS.replace("NAME", name);
+        let docs = yaml::parse_docs(std::path::Path::new("stand-in class"), &text)?;
+        manifests.node_classes.extend(simulate::manifests::manifests(&docs)?.node_classes);
+    }
+    Ok(missing.into_iter().collect())
 }
 
 /// Simulates the pods (or probes) on the originals and on `compiled`, cluster by cluster.
@@ -191,7 +225,10 @@ pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolR
     let unexplained = placements.iter().filter(|p| p.change != Change::Same && p.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count()
         + summaries.iter().filter(|r| r.counts() && r.reasons.iter().all(|r| r.starts_with(UNEXPLAINED))).count();
     let described = if pods.is_empty() { "probe pods: per original NodePool, one requesting its accelerator (a CPU for a CPU pool), one per instance family it admits, one per accelerator kind of a mixed pool".to_string() } else { pods.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ") };
-    Ok(Verification { pods: described, placements, runs: summaries, changed, unexplained, accepted: false })
+    let fields = super::fields::compare(adoption, compiled, pool_reports);
+    let fields_unexplained = fields.iter().filter(|f| !f.explained()).count();
+    let (fields_changed, unexplained) = (fields.len(), unexplained + fields_unexplained);
+    Ok(Verification { pods: described, placements, runs: summaries, changed, unexplained, accepted: false, stand_in_classes: originals.stand_ins.clone(), fields, fields_changed, fields_unexplained })
 }
 
 const UNEXPLAINED: &str = "no change adopt knows of explains it";
@@ -487,6 +524,9 @@ pub fn render(v: &Verification, md: bool) -> String {
     // Under each changed line: indented text in the table, a nested list in markdown.
     let because = if md { "  - because" } else { "      because" };
     let mut out = format!("\n{}placement before → after adopting ({}, as `gpuplan simulate` plans them){}:\n", if md { "**" } else { "" }, v.pods, if md { "**" } else { "" });
+    if !v.stand_in_classes.is_empty() {
+        out.push_str(&format!("  the originals name EC2NodeClass(es) not among the inputs ({}): simulated with a stand-in (AL2023, Karpenter's defaults); pass --classes with yours to verify against them\n", v.stand_in_classes.join(", ")));
+    }
     for p in &v.placements {
         let mark = if p.change == Change::Same { "=" } else { "≠" };
         out.push_str(&format!("{bullet}{mark} {} {}: {} → {}\n", p.cluster, p.pod, side(&p.before, &p.pending_before), side(&p.after, &p.pending_after)));
@@ -500,6 +540,11 @@ pub fn render(v: &Verification, md: bool) -> String {
         for reason in &r.reasons {
             out.push_str(&format!("{because} {reason}\n"));
         }
+    }
+    out.push_str(&super::fields::render(&v.fields, md));
+    if v.fields_unexplained > 0 {
+        let then = if v.accepted { "accepted (--accept-changes)".to_string() } else { format!("exit {EXIT_PLACEMENT_CHANGED}") };
+        out.push_str(&format!("{bullet}{} field change(s) no part of the adoption names: {then}\n", v.fields_unexplained));
     }
     let verdict = match (v.changed, v.accepted) {
         (0, _) => format!("no pod changes NodePool, instance type or capacity type ({} simulated)", v.placements.len()),

@@ -45,28 +45,36 @@ pub struct Args {
     /// spec.userData is the script's own and is left alone (Terraform's and Helm's there are filled), and
     /// placeholders in YAML comments need no value. Adopt stops, writing nothing, while a placeholder has no value
     /// (each is listed at file:line:col) or the input holds a Helm control structure or Terraform directive (render
-    /// the template first).
+    /// the template first). `NAME=@FILE` takes the value from FILE; a value of several lines continues at the
+    /// placeholder's column (as Terraform's `indent` and Helm's `nindent` place a block).
     #[arg(long, value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// How many instances the capacity reservation of a reserved NodePool holds, when its EC2NodeClass selects the
-    /// reservation by id or tags and no limit says (adopt asks for it by name); repeat for each.
-    #[arg(long = "reservation", value_name = "NODEPOOL=INSTANCES")]
+    /// What the capacity reservation (ODCR or Capacity Block) of a reserved NodePool holds, when its EC2NodeClass
+    /// selects it by id or tags and the NodePool does not say (adopt asks for it by name): NODEPOOL=INSTANCES, or by
+    /// NodePool or reservation id with its instance type, ID=TYPExCOUNT (`×` too, e.g. cr-0123456789abcdef0=p5.48xlarge×2);
+    /// repeat for each.
+    #[arg(long = "reservation", value_name = "NODEPOOL|ID=[TYPEx]COUNT")]
     reservations: Vec<String>,
     /// Let gpuplan choose the types (its `best-value` selection: only the pool's accelerator kind, types within
     /// price-ratio-max of the cheapest $/accelerator-hour, minValues 2 on a spot pool's families) instead of keeping
     /// exactly the types each original admits; the report lists what that changes and its $/h.
     #[arg(long)]
     optimize: bool,
+    /// Files or directories holding the EC2NodeClasses (or Auto Mode NodeClasses) of NodePools given without theirs
+    /// (only classes are read from them). Without them such a NodePool is adopted with a placeholder cluster block and
+    /// verified against a stand-in class, which the report names.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    classes: Vec<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let Args { paths, into, cluster, region, catalogs, format, verify, accept_changes, set, reservations, optimize } = args;
-    let set = set.iter().map(|s| placeholders::parse_set(s)).collect::<Result<_, _>>().map_err(|e| CliError::Message(format!("--set {e}")))?;
+    let Args { paths, into, cluster, region, catalogs, format, verify, accept_changes, set, reservations, optimize, classes } = args;
+    let set = set.iter().map(|s| set_value(s)).collect::<Result<_, _>>()?;
     let reservations = reservations.iter().map(|s| adopt::parse_reservation(s)).collect::<Result<_, _>>().map_err(|e| CliError::Message(format!("--reservation {e}")))?;
-    let options = adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone(), set, reservations, optimize };
+    let options = adopt::AdoptOptions { paths, cluster, region, catalogs_dir: catalogs.clone(), set, reservations, optimize, classes };
     let adoption = adopt::adopt(&options).map_err(CliError::msg)?;
     // Read before anything is written: a bad pod file stops adopt with nothing written.
-    let originals = verify::read(&adoption.texts, &verify).map_err(CliError::msg)?;
+    let originals = verify::read(&adoption.texts, &adoption.class_texts, &verify).map_err(CliError::msg)?;
     for warning in &adoption.warnings {
         eprintln!("{}", term::paint_prefixes(&warning.to_string(), color()));
     }
@@ -77,10 +85,19 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut verification = verify::verify(&adoption, &compiled, &report.pools, &originals).map_err(CliError::msg)?;
     written.keep();
     verification.accepted = accept_changes;
-    let changed = verification.changed > 0 && !accept_changes;
+    let changed = (verification.changed > 0 || verification.fields_unexplained > 0) && !accept_changes;
     report.verification = Some(verification);
     print!("{}", report::render(&report, format));
     Ok(if changed { ExitCode::from(verify::EXIT_PLACEMENT_CHANGED) } else { ExitCode::SUCCESS })
+}
+
+/// One `--set NAME=VALUE`; `NAME=@FILE` takes the value from FILE (a block of YAML a template inserts).
+fn set_value(arg: &str) -> Result<(String, String), CliError> {
+    let (name, value) = placeholders::parse_set(arg).map_err(|e| CliError::Message(format!("--set {e}")))?;
+    match value.strip_prefix('@') {
+        Some(file) => Ok((name, std::fs::read_to_string(file).map_err(CliError::io("read", Path::new(file)))?)),
+        None => Ok((name, value)),
+    }
 }
 
 /// The adopted profiles written into `into` (replacing files of the same name), taken back when dropped before
@@ -118,7 +135,7 @@ impl Written {
 
 impl Drop for Written {
     fn drop(&mut self) {
-        if self.kept || std::env::var_os("GPUPLAN_DEBUG_KEEP").is_some() {
+        if self.kept {
             return;
         }
         for (path, before) in &self.files {

@@ -24,6 +24,29 @@ pub struct Reserved {
     /// whether used or not, so its full cost is fixed and counted first against the budget.
     pub instance_type: Option<Spanned<String>>,
     pub instances: Option<Spanned<u32>>,
+    /// `capacity-block …`: the reservation is a Capacity Block for ML, priced per block (paid up front), not by the
+    /// on-demand table.
+    pub capacity_block: Option<Spanned<CapacityBlock>>,
+}
+
+/// A Capacity Block for ML: its up-front price for the whole block and the hours between its start and end (EC2
+/// `describe-capacity-block-offerings` gives both: UpfrontFee, StartDate, EndDate).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CapacityBlock {
+    /// USD paid up front for every instance of the block over its whole duration; None: not said (the cost figures
+    /// then say they leave it out).
+    pub price_usd: Option<f64>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    /// Hours from start to end, when both are given and parse (RFC 3339).
+    pub hours: Option<f64>,
+}
+
+impl CapacityBlock {
+    /// The block's price spread over its hours: what it costs per hour while it runs.
+    pub fn usd_per_hour(&self) -> Option<f64> {
+        Some(self.price_usd? / self.hours.filter(|h| *h > 0.0)?)
+    }
 }
 
 impl Parser<'_> {
@@ -45,6 +68,7 @@ impl Parser<'_> {
                 "instance-type" => reserved.instance_type = self.single_string(child),
                 "instances" => reserved.instances = self.bounded_u32(child, "instances", 1..=10_000),
                 "tag" => self.reservation_tag(child, &mut reserved.tags),
+                "capacity-block" => reserved.capacity_block = Some(self.parse_capacity_block(child)),
                 _ => self.unknown_node(child, &schema::names("reserved"), "`reserved`"),
             }
         }
@@ -62,6 +86,38 @@ impl Parser<'_> {
             );
         }
         Spanned::new(reserved, node_span)
+    }
+
+    /// `capacity-block price-usd=31464.0 start="2026-12-01T11:30:00Z" end="2026-12-08T11:30:00Z"` (all optional): E0121
+    /// for a date that is not RFC 3339, E0106 for an end not after the start or a negative price.
+    fn parse_capacity_block(&mut self, node: &KdlNode) -> Spanned<CapacityBlock> {
+        let span = self.span(node.span());
+        self.check_entries(node, &["price-usd", "start", "end"], 0);
+        let price_usd = super::parser::prop(node, "price-usd").and_then(|e| self.expect_number(e, "price-usd"));
+        if let Some(p) = price_usd.as_ref().filter(|p| p.value < 0.0) {
+            self.error(p.span, ErrorCode::E0106, "a Capacity Block's price-usd cannot be negative", "write the UpfrontFee of the block in USD");
+        }
+        let date = |this: &mut Self, key: &str| {
+            let v = super::parser::prop(node, key).and_then(|e| this.expect_string(e, key))?;
+            match time::OffsetDateTime::parse(&v.value, &time::format_description::well_known::Rfc3339) {
+                Ok(t) => Some((v.value.clone(), t)),
+                Err(e) => {
+                    this.error(v.span, ErrorCode::E0121, format!("`{}` is not an RFC 3339 date ({e})", v.value), "write it as EC2 gives it, e.g. \"2026-12-01T11:30:00Z\"");
+                    None
+                }
+            }
+        };
+        let (start, end) = (date(self, "start"), date(self, "end"));
+        let hours = match (&start, &end) {
+            (Some((_, s)), Some((_, e))) if e > s => Some((*e - *s).as_seconds_f64() / 3600.0),
+            (Some(_), Some(_)) => {
+                self.error(span, ErrorCode::E0106, "a Capacity Block ends after it starts", "check `start` and `end`");
+                None
+            }
+            _ => None,
+        };
+        let block = CapacityBlock { price_usd: price_usd.map(|p| p.value), start: start.map(|s| s.0), end: end.map(|e| e.0), hours };
+        Spanned::new(block, span)
     }
 
     /// `tag "key" "value"` in a `reserved` block.

@@ -121,6 +121,7 @@ pub const NODES: &[NodeSpec] = &[
     n("disruption", "budget", "", &["nodes=<count|percent>", "schedule=<cron>", "duration=<duration>", "reasons=<Underutilized,Empty,Drifted>"], "nodes 10%", "A Karpenter disruption budget; explicit budgets replace the preset's.", "budget nodes=\"10%\""),
     n("reserved", "id", "<string>…", &[], "none", "Capacity reservation ids.", "id \"cr-0123456789abcdef0\""),
     n("reserved", "tag", "<key> <value>", &[], "none", "Select reservations by tag.", "tag \"team\" \"ml\""),
+    n("reserved", "capacity-block", "", &["price-usd=<number>", "start=<RFC 3339>", "end=<RFC 3339>"], "none (an on-demand capacity reservation)", "The reservation is a Capacity Block for ML: paid up front for the whole block (price-usd, EC2's UpfrontFee), from start to end, not at on-demand prices. The worst case counts price-usd ÷ the block's hours; without them it says it leaves the block out.", "capacity-block price-usd=31464 start=\"2026-12-01T11:30:00Z\" end=\"2026-12-08T11:30:00Z\""),
     n("reserved", "instance-type", "<string>", &[], "none", "The reserved instance type.", "instance-type \"p5.48xlarge\""),
     n("reserved", "instances", "<integer>", &[], "none", "How many instances the reservation holds (billed whether used or not).", "instances 1"),
     n("workload", "selector", "<key> <value>", &[], "required", "Pod label selector (the PDB's matchLabels): a Kubernetes label key and value, each key once (E0182, E0183).", "selector \"app\" \"w\""),

@@ -279,15 +279,26 @@ fn size_reservations(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
     for (plan, tier) in pools.iter_mut() {
         let Some(r) = &tier.settings.reserved else { continue };
         let (Some(instances), Some(candidate)) = (&r.instances, plan.candidates.first()) else { continue };
-        let fixed = f64::from(instances.value) * candidate.ceiling_usd_per_hour;
+        let held = format!("{} × {} ({} {} each)", instances.value, candidate.name, candidate.units, plan.resource());
         plan.limit = instances.value * candidate.units;
-        plan.limit_reason = format!(
-            "capacity reservation: {} × {} ({} {} each), billed ${fixed:.2}/h whether used or not",
-            instances.value,
-            candidate.name,
-            candidate.units,
-            plan.resource()
-        );
+        let fixed = match r.capacity_block.as_ref().map(|b| &b.value) {
+            // A Capacity Block is paid up front for the block: its price over its hours, not the on-demand table.
+            Some(block) => match block.usd_per_hour() {
+                Some(per_hour) => {
+                    plan.limit_reason = format!("Capacity Block: {held}, ${:.2} paid up front for {:.0} h ({} to {}): ${per_hour:.2}/h while it runs, none outside it", block.price_usd.unwrap_or_default(), block.hours.unwrap_or_default(), block.start.as_deref().unwrap_or("?"), block.end.as_deref().unwrap_or("?"));
+                    per_hour
+                }
+                None => {
+                    plan.limit_reason = format!("Capacity Block: {held}; its up-front price is NOT in the worst case (give `capacity-block price-usd=… start=… end=…`)");
+                    0.0
+                }
+            },
+            None => {
+                let fixed = f64::from(instances.value) * candidate.ceiling_usd_per_hour;
+                plan.limit_reason = format!("capacity reservation: {held}, billed ${fixed:.2}/h whether used or not");
+                fixed
+            }
+        };
         plan.fixed_usd_per_hour = Some(fixed);
         total += fixed;
     }
