@@ -51,12 +51,13 @@ impl FieldChange {
 
 /// Every field change of the adoption, originals in input order.
 pub fn compare(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolReport]) -> Vec<FieldChange> {
-    let rendered = compiled.manifests();
     let mut out = Vec::new();
     let mut classes_done = BTreeSet::new();
     for np in &adoption.node_pools {
         let tier_of = np.object["spec"]["template"]["metadata"]["labels"][crate::solve::POOL_LABEL].as_str();
-        let Some((profile, pool)) = adopted_pool(adoption, &np.name, tier_of) else { continue };
+        let Some((profile, pool)) = adopted_pool(adoption, np, tier_of) else { continue };
+        // The cluster's objects: two clusters' NodePools and classes may share names.
+        let rendered = compiled.manifests_of(&profile.cluster.name);
         let Some(catalog) = adoption.catalogs.get(&profile.cluster.region).or_else(|| adoption.catalogs.values().next()) else { continue };
         let Some(twin) = rendered.iter().find(|m| m.kind() == "NodePool" && m.object["metadata"]["name"] == np.name.as_str()) else { continue };
         // Tiers gpuplan compiles for this pool, unless an original NodePool of that name is their counterpart.
@@ -68,28 +69,35 @@ pub fn compare(adoption: &Adoption, compiled: &Compilation, pool_reports: &[Pool
             .collect();
         let names = Names { warnings: &adoption.warnings, cluster_from: Some(&profile.cluster.from), pool, report: pool_reports.iter().find(|r| r.node_pool == np.name) };
         let object = format!("NodePool/{}", np.name);
-        let mut diff = Diff { object: object.clone(), names: &names, out: Vec::new() };
+        let reserves = adoption.node_classes.iter().any(|c| np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"] == c.name.as_str() && c.object["spec"]["capacityReservationSelectorTerms"].as_array().is_some_and(|t| !t.is_empty()));
+        let mut diff = Diff { object: object.clone(), names: &names, out: Vec::new(), reserves };
         node_pool(&np.object, &twin.object, &tiers, catalog, &mut diff);
         out.append(&mut diff.out);
         // The original's class and the compiled NodePool's.
         let class_of = |v: &Value| v["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().map(str::to_string);
-        let Some(original_class) = class_of(&np.object).and_then(|c| adoption.node_classes.iter().find(|d| d.name == c)) else { continue };
+        let dir = |file: &str| std::path::Path::new(file).parent().map(std::path::Path::to_path_buf);
+        let named: Vec<&super::read::Doc> = class_of(&np.object).map(|c| adoption.node_classes.iter().filter(|d| d.name == c).collect()).unwrap_or_default();
+        let Some(original_class) = named.iter().find(|d| dir(&d.file) == dir(&np.file)).or(named.first()).copied() else { continue };
         let Some(compiled_class) = class_of(&twin.object).and_then(|c| rendered.iter().find(|m| m.kind() == original_class.kind && m.object["metadata"]["name"] == c.as_str())) else { continue };
-        if !classes_done.insert((original_class.name.clone(), compiled_class.object["metadata"]["name"].to_string())) {
+        if !classes_done.insert((original_class.file.clone(), original_class.name.clone(), profile.cluster.name.clone(), compiled_class.object["metadata"]["name"].to_string())) {
             continue;
         }
         let tier_classes: Vec<&Value> = tiers.iter().filter_map(|t| class_of(t)).filter_map(|c| rendered.iter().find(|m| m.kind() == original_class.kind && m.object["metadata"]["name"] == c.as_str())).map(|m| &m.object).collect();
-        let mut diff = Diff { object: format!("{}/{}", original_class.kind, original_class.name), names: &names, out: Vec::new() };
+        let mut diff = Diff { object: format!("{}/{}", original_class.kind, original_class.name), names: &names, out: Vec::new(), reserves };
         node_class(&original_class.object, &compiled_class.object, &tier_classes, &mut diff);
         out.append(&mut diff.out);
     }
     out
 }
 
-/// The adopted profile and pool of an original NodePool (its own, or the pool it is a gpuplan tier of).
-fn adopted_pool<'a>(adoption: &'a Adoption, name: &str, tier_of: Option<&str>) -> Option<(&'a AdoptedProfile, Option<&'a AdoptedPool>)> {
-    let own = adoption.profiles.iter().find_map(|p| p.pools.iter().find(|x| x.name == name).map(|x| (p, Some(x))));
-    own.or_else(|| adoption.profiles.iter().find_map(|p| p.pools.iter().find(|x| Some(x.name.as_str()) == tier_of).map(|x| (p, Some(x)))))
+/// The adopted profile and pool of an original NodePool (its own, or the pool it is a gpuplan tier of): by name, and
+/// by the file the pool came from where NodePools of several clusters share the name.
+fn adopted_pool<'a>(adoption: &'a Adoption, np: &super::read::Doc, tier_of: Option<&str>) -> Option<(&'a AdoptedProfile, Option<&'a AdoptedPool>)> {
+    let find = |name: Option<&str>| {
+        let all: Vec<(&AdoptedProfile, &AdoptedPool)> = adoption.profiles.iter().flat_map(|p| p.pools.iter().filter(|x| Some(x.name.as_str()) == name).map(move |x| (p, x))).collect();
+        all.iter().find(|(_, x)| x.from.contains(&np.file)).or(all.first()).map(|(p, x)| (*p, Some(*x)))
+    };
+    find(Some(np.name.as_str())).or_else(|| find(tier_of))
 }
 
 /// NodePool spec defaults (karpenter.sh_nodepools.yaml, v1.14.1): `spec.disruption` defaults to `{consolidateAfter:
@@ -242,7 +250,10 @@ fn requirement_changes(original: &Value, sides: &[&Value], catalog: &Catalog, di
         let reason = listed.then(|| "the pool report lists the types added and removed".to_string());
         diff.push_text("spec.template.spec.requirements (instance types admitted)", &format!("{} types", types_before.len()), &after_text, reason);
     }
-    let capacity = |rs: &[Requirement]| capacity_types(rs).into_iter().map(|c| c.as_str().to_string()).collect::<BTreeSet<_>>();
+    // `reserved` launches only from a reservation the node class selects (aws/karpenter-provider-aws v1.14.1
+    // `pkg/providers/instance/instance.go`, see `requirements::capacity_types`): admitted without one, it is not.
+    let reserves = diff.reserves;
+    let capacity = |rs: &[Requirement]| capacity_types(rs).into_iter().filter(|c| reserves || *c != crate::catalog::CapacityType::Reserved).map(|c| c.as_str().to_string()).collect::<BTreeSet<_>>();
     let (cb, ca) = (capacity(&before), after.iter().flat_map(|rs| capacity(rs)).collect::<BTreeSet<_>>());
     if cb != ca {
         diff.push_text(&field("karpenter.sh/capacity-type"), &list(&cb), &list(&ca), None);
@@ -269,7 +280,7 @@ fn requirement_changes(original: &Value, sides: &[&Value], catalog: &Catalog, di
         }
         let (wb, wa) = (written(&b), written(&a));
         if wb != wa {
-            let linux = key == "kubernetes.io/os" && b.is_empty() && wa == "In [linux]";
+            let linux = key == "kubernetes.io/os" && ((b.is_empty() && wa == "In [linux]") || (a.is_empty() && wb == "In [linux]"));
             let reason = linux.then(|| "EKS nodes Karpenter launches run Linux only: `kubernetes.io/os In [linux]` admits every node the original does".to_string());
             diff.push_text(&field(key), &wb, &wa, reason);
         }
@@ -281,7 +292,7 @@ fn written(rs: &[Requirement]) -> String {
     if rs.is_empty() {
         return "absent".into();
     }
-    let mut parts: Vec<String> = rs.iter().map(|r| format!("{} {}", r.operator, list(&r.values.iter().collect::<BTreeSet<_>>()))).collect();
+    let mut parts: Vec<String> = rs.iter().map(|r| format!("{} {}", r.operator, list(r.values.iter().collect::<BTreeSet<_>>()))).collect();
     parts.sort();
     parts.join("; ")
 }
@@ -364,6 +375,8 @@ struct Diff<'a> {
     object: String,
     names: &'a Names<'a>,
     out: Vec<FieldChange>,
+    /// The original NodePool's node class selects capacity reservations.
+    reserves: bool,
 }
 
 impl Diff<'_> {
@@ -505,7 +518,7 @@ mod tests {
     /// The changes between two NodePools, nothing of an adoption naming them.
     fn changes(before: &Value, after: &Value) -> Vec<FieldChange> {
         let names = Names::default();
-        let mut diff = Diff { object: "NodePool/gpu".into(), names: &names, out: Vec::new() };
+        let mut diff = Diff { object: "NodePool/gpu".into(), names: &names, out: Vec::new(), reserves: false };
         node_pool(before, after, &[], &catalog(), &mut diff);
         diff.out
     }
@@ -552,7 +565,7 @@ mod tests {
         let lines = vec![Line::new("weight 100", "f.yaml NodePool/gpu no spec.weight (Karpenter reads 0)")];
         let adopted = AdoptedPool { name: "gpu".into(), tier_of: None, preset: "general", from: String::new(), lines, comments: vec![], missing: vec![] };
         let names = Names { pool: Some(&adopted), ..Names::default() };
-        let mut diff = Diff { object: "NodePool/gpu".into(), names: &names, out: Vec::new() };
+        let mut diff = Diff { object: "NodePool/gpu".into(), names: &names, out: Vec::new(), reserves: false };
         node_pool(&pool("  template: {spec: {}}\n"), &pool("  weight: 100\n  template: {spec: {}}\n"), &[], &catalog(), &mut diff);
         assert!(diff.out.len() == 1 && diff.out[0].reason.as_deref().is_some_and(|r| r.contains("`weight 100`")), "{:#?}", diff.out);
     }

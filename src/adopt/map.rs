@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::consumed::Consumed;
 use super::model::{q, AdoptedPool, Line, Warning};
-use super::nodepool::{sharing_of, units};
+use super::nodepool::{limit, sharing_of, units};
 use super::read::Doc;
 use super::requirements::{bounds, capacity_types, requirements, Requirement};
 use crate::catalog::{Catalog, CapacityType};
@@ -83,10 +83,18 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
         lines.push(Line::new("scratch \"instance-store\"", format!("{class} spec.instanceStorePolicy: RAID0")));
     }
+    if !reserved && let Some((class, _)) = &ctx.reservation {
+        warnings.push(Warning {
+            file: class.file.clone(),
+            object: format!("{}/{}", class.kind, class.name),
+            field: "spec.capacityReservationSelectorTerms".into(),
+            message: format!("NodePool {} admits no reserved capacity (karpenter.sh/capacity-type), so Karpenter launches nothing into these reservations: not carried (add `reserved` to its capacity types to use them)", doc.name),
+        });
+    }
     if reserved
         && let Some((_, reserved_lines)) = &ctx.reservation {
-            let (mut block, needed) = super::reservations::reserved_block(reserved_lines.clone(), &reqs, np, &resource, ctx);
-            block.extend(super::reservations::capacity_block(&reqs, ctx, warnings));
+            let (mut block, needed) = super::reservations::reserved_block(reserved_lines.clone(), &reqs, &resource, doc, ctx.catalog, ctx.reservation_arg.as_ref());
+            block.extend(super::reservations::capacity_block(&reqs, doc, warnings));
             lines.push(Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), block));
             missing.extend(needed.map(|field| format!("{}: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: {field}, then adopt again", from("").trim_end())));
         }
@@ -115,6 +123,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         // gpuplan writes the same settings into the class (plus fail-requests-greater-than-one), and a NodeOverlay
         // with the sliced capacity for the pool's types, as the hand-written ones do.
         lines.push(Line::new(format!("time-slicing replicas={replicas}"), "the EC2NodeClass's spec.userData: Bottlerocket settings.kubelet-device-plugins.nvidia time-slicing"));
+        time_slicing_warnings(ctx, warnings);
     }
     if !reserved && !is_static {
         lines.extend(resource_limits(np, &mut used, &from));
@@ -132,6 +141,32 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let tier_of = tier_of(&template_labels, &doc.name);
     let zone_fields = reqs.iter().enumerate().filter(|(_, r)| r.key == "topology.kubernetes.io/zone").map(|(i, _)| from(&format!("spec.template.spec.requirements[{i}]"))).collect();
     (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments, missing }, zones, zone_fields)
+}
+
+/// What compiling a Bottlerocket time-sliced pool writes beyond the original, named: gpuplan's settings of the class's
+/// time-slicing (`fail-requests-greater-than-one`, so a pod asking for two slices is refused rather than given two
+/// slices of one GPU).
+fn time_slicing_warnings(ctx: &PoolContext, warnings: &mut Vec<Warning>) {
+    if let Some((file, object)) = ctx.class_at.as_deref().and_then(|at| at.rsplit_once(' ')) {
+        warnings.push(Warning {
+            file: file.to_string(),
+            object: object.to_string(),
+            field: "spec.userData".into(),
+            message: "gpuplan writes the time-slicing settings itself, with fail-requests-greater-than-one = true: a pod requesting two slices is refused instead of being given two slices of one GPU".into(),
+        });
+    }
+}
+
+/// The GPU Operator labels gpuplan puts on an accelerated pool whose AMI runs its own device plugin (Bottlerocket),
+/// named: `nvidia.com/gpu.deploy.device-plugin=false` and `…mig-manager=false` leave the device plugin to the host's,
+/// as on the original's nodes.
+pub fn host_plugin_labels_warning(doc: &Doc) -> Warning {
+    Warning {
+        file: doc.file.clone(),
+        object: format!("NodePool/{}", doc.name),
+        field: "spec.template.metadata.labels".into(),
+        message: "its nodes run Bottlerocket's own device plugin: gpuplan labels them nvidia.com/gpu.deploy.device-plugin=false and nvidia.com/gpu.deploy.mig-manager=false, so that the GPU Operator (if installed) does not run a second one".into(),
+    }
 }
 
 /// `disruption { … }`; a static NodePool's consolidation is dropped (with a warning: Karpenter ignores it there).
@@ -458,13 +493,6 @@ fn implied_by_cpu(ctx: &PoolContext, admitted: &[&crate::catalog::InstanceType],
     Some(Line::new(format!("{keyword} {implied}"), format!("{} NodePool/{} spec.limits.{resource}: absent, implied by spec.limits.cpu", ctx.doc.file, ctx.doc.name)))
 }
 
-pub(super) fn limit(np: &Value, resource: &str) -> Option<String> {
-    match &np["spec"]["limits"][resource] {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
 
 /// `limits cpu=… memory=…` from `spec.limits` (a shared pool's cpu limit is gpuplan's backstop, taken before).
 fn resource_limits(np: &Value, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Option<Line> {
@@ -618,6 +646,9 @@ pub struct ClassFacts {
 }
 
 pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
+    let (with_storage_defaults, defaults) = auto_mode_storage_defaults(doc).unzip();
+    let defaults = defaults.unwrap_or_default();
+    let doc = with_storage_defaults.as_ref().unwrap_or(doc);
     let c = &doc.object;
     let mut used = Consumed::default();
     for f in ["apiVersion", "kind", "metadata.name"] {
@@ -631,6 +662,7 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     take_gpuplan_metadata(c, &mut used);
     let at = format!("{} {}/{}", doc.file, doc.kind, doc.name);
     let ephemeral_storage = auto_mode_storage(c, &mut used);
+    warnings.extend(default_selectors(doc));
     let role = c["spec"]["role"].as_str().map(str::to_string);
     if role.is_some() {
         used.take("spec.role");
@@ -654,7 +686,7 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     super::raw::take_gitops_annotations(doc, &mut used);
     let with_default_volumes = default_volumes(doc, ours);
     let doc = with_default_volumes.as_ref().unwrap_or(doc);
-    let (raw, owned) = super::raw::carry(doc, &used, &doc.kind, warnings);
+    let (raw, owned) = super::raw::carry_with_defaults(doc, &used, &doc.kind, &defaults, warnings);
     let comments = used.leftovers(doc, &owned, warnings);
     let raw_fragment = super::raw::unconsumed(doc, &used);
     ClassFacts { role, instance_profile, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
@@ -725,6 +757,45 @@ fn default_volumes(doc: &Doc, ours: bool) -> Option<Doc> {
     let mut with_null = doc.clone();
     with_null.object["spec"]["blockDeviceMappings"] = Value::Null;
     Some(with_null)
+}
+
+/// An EKS Auto Mode NodeClass without subnet or security-group selectors launches into the cluster's own (EKS User
+/// Guide, Node Class Specification); gpuplan's NodeClass selects both by its discovery tag: named, for each.
+fn default_selectors(doc: &Doc) -> Vec<Warning> {
+    if doc.kind != "NodeClass" || doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
+        return Vec::new();
+    }
+    ["subnetSelectorTerms", "securityGroupSelectorTerms"]
+        .into_iter()
+        .filter(|terms| doc.object["spec"][*terms].is_null())
+        .map(|terms| Warning {
+            file: doc.file.clone(),
+            object: format!("{}/{}", doc.kind, doc.name),
+            field: format!("spec.{terms}"),
+            message: format!("absent: Auto Mode uses the cluster's own; gpuplan's NodeClass writes {terms} selecting the tag karpenter.sh/discovery: <the profile's discovery-tag>: tag those subnets or security groups so, or edit `discovery-tag`"),
+        })
+        .collect()
+}
+
+/// A hand-written EKS Auto Mode NodeClass launches with the ephemeral storage the EKS User Guide gives as defaults
+/// ("Create a Node Class for Amazon EKS", Node Class Specification: 80Gi, 3000 IOPS, 125 MiB/s), where gpuplan's
+/// NodeClass template writes its own (200Gi, 10000, 500): the fields the original leaves out are written in at those
+/// defaults, so that `ephemeral-storage` and the class's `raw` block keep the original's disk.
+fn auto_mode_storage_defaults(doc: &Doc) -> Option<(Doc, Vec<String>)> {
+    let ours = doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    if ours || doc.kind != "NodeClass" || !doc.object["spec"].is_object() {
+        return None;
+    }
+    let mut with = doc.clone();
+    let mut defaulted = Vec::new();
+    let storage = &mut with.object["spec"]["ephemeralStorage"];
+    for (field, default) in [("size", serde_json::json!("80Gi")), ("iops", serde_json::json!(3000)), ("throughput", serde_json::json!(125))] {
+        if storage.get(field).is_none_or(Value::is_null) {
+            storage[field] = default;
+            defaulted.push(format!("spec.ephemeralStorage.{field}"));
+        }
+    }
+    Some((with, defaulted))
 }
 
 /// An Auto Mode NodeClass's `ephemeralStorage`: the size becomes `ephemeral-storage`; IOPS and throughput are consumed

@@ -492,6 +492,11 @@ fn map_pools(input: &ProfileInput, warnings: &mut Vec<Warning>) -> MappedPools {
         let class = class_of(np, input.classes);
         let ctx = pool_context(input, np, class);
         let (pool, pool_zones, fields) = map::map_pool(&ctx, warnings);
+        let ami = class.and_then(|c| input.facts.get(&c.name)).and_then(|f| f.ami.clone().or_else(|| f.raw_fragment.as_ref()?["spec"]["amiFamily"].as_str().map(|f| format!("{}@latest", f.to_lowercase()))));
+        let accelerated = nodepool::kind(&np.object, input.catalog) != crate::catalog::AcceleratorKind::Cpu;
+        if accelerated && np.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] != "gpuplan" && ami.as_deref().is_some_and(crate::solve::host_device_plugin) {
+            warnings.push(map::host_plugin_labels_warning(np));
+        }
         mapped.zone_fields.extend(fields);
         for z in pool_zones {
             if !mapped.zones.contains(&z) {
@@ -538,10 +543,15 @@ fn pool_context<'a>(input: &ProfileInput<'a>, np: &'a Doc, class: Option<&'a Doc
     // The original class's name where gpuplan would derive another (local NVMe `-nvme`, time-slicing `-ts<N>`, or a
     // profile grouped by annotation): `node-class` keeps it. A reserved pool's class stays gpuplan's (its fallback tier
     // launches with the profile's class).
-    let class_name = class
-        .filter(|_| reservation.is_none() && !auto_mode(np))
-        .map(|c| c.name.clone())
-        .filter(|n| *n != crate::solve::default_class_name(input.name, instance_store_raid0, class_time_slicing));
+    // A reserved-only pool's class is named after its NodePool (gpuplan gives a reservation a class of its own).
+    let capacity = requirements::capacity_types(&requirements::requirements(&np.object));
+    let reserved_only = !capacity.is_empty() && capacity.iter().all(|c| *c == crate::catalog::CapacityType::Reserved);
+    let derived = match &reservation {
+        Some(_) if reserved_only => Some(np.name.clone()),
+        Some(_) => None,
+        None => Some(crate::solve::default_class_name(input.name, instance_store_raid0, class_time_slicing)),
+    };
+    let class_name = class.filter(|c| !(auto_mode(np) && c.name == "default")).map(|c| c.name.clone()).filter(|n| derived.as_ref().is_some_and(|d| d != n));
     map::PoolContext { doc: np, catalog: input.catalog, reservation, reservation_arg, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw, optimize: input.options.optimize, class_name }
 }
 
@@ -579,7 +589,9 @@ fn cluster_block(input: &ProfileInput, warnings: &mut Vec<Warning>, comments: &m
             cluster.from.insert("user-data", format!("{at} spec.userData, verbatim"));
         }
         if f.ephemeral_storage.is_some() {
-            cluster.from.insert("ephemeral-storage", format!("{at} spec.ephemeralStorage.size"));
+            let said = primary.is_some_and(|c| !c.object["spec"]["ephemeralStorage"]["size"].is_null());
+            let from = if said { format!("{at} spec.ephemeralStorage.size") } else { format!("absent from {at} (no spec.ephemeralStorage.size): EKS Auto Mode's default") };
+            cluster.from.insert("ephemeral-storage", from);
         }
         if f.cluster_tag.is_some() && options.cluster.is_none() {
             cluster.from.insert("name", format!("{at} spec.tags.gpuplan.dev/cluster"));

@@ -103,3 +103,12 @@ pub fn admitted<'c>(np: &Value, catalog: &'c Catalog) -> Vec<&'c InstanceType> {
     }
     types
 }
+
+/// A NodePool's `spec.limits.<resource>` as written (a number or a string quantity).
+pub fn limit(np: &Value, resource: &str) -> Option<String> {
+    match &np["spec"]["limits"][resource] {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}

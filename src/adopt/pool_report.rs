@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::nodepool::{admitted, sharing_of};
+use super::nodepool::{admitted, limit, sharing_of};
 use super::read::Doc;
 use super::requirements::{capacity_types, requirements, zones};
 use crate::catalog::cost::{self, Limits, NodeShape, SpotCeiling};
@@ -36,14 +36,6 @@ pub struct PoolReport {
     /// `CODE message`, sorted.
     pub findings_before: Vec<String>,
     pub findings_after: Vec<String>,
-}
-
-fn limit(np: &Value, resource: &str) -> Option<String> {
-    match &np["spec"]["limits"][resource] {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
 }
 
 fn costs(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: AcceleratorKind) -> (Option<f64>, Option<f64>) {

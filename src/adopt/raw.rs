@@ -47,6 +47,12 @@ fn split(value: &Value, path: &str, used: &Consumed, kind: &str, owned: &mut Vec
 /// A `raw` line for the object's unconsumed fields (with one warning per top-level field carried, naming it), and
 /// the unconsumed paths gpuplan owns (for [`Consumed::leftovers`]).
 pub fn carry(doc: &Doc, used: &Consumed, kind: &str, warnings: &mut Vec<Warning>) -> (Option<Line>, Vec<String>) {
+    carry_with_defaults(doc, used, kind, &[], warnings)
+}
+
+/// [`carry`], where `defaults` are fields the original lacks and adopt wrote in at the value the original gets by
+/// default (an Auto Mode NodeClass's ephemeral storage): named as such, not as the original's.
+pub fn carry_with_defaults(doc: &Doc, used: &Consumed, kind: &str, defaults: &[String], warnings: &mut Vec<Warning>) -> (Option<Line>, Vec<String>) {
     let mut owned = Vec::new();
     let fragment = split(&doc.object, "", used, kind, &mut owned);
     let Some(fragment) = fragment else { return (None, owned) };
@@ -55,7 +61,9 @@ pub fn carry(doc: &Doc, used: &Consumed, kind: &str, warnings: &mut Vec<Warning>
     let mut deleted = Vec::new();
     null_paths(&fragment, "", &mut deleted);
     for field in &fields {
-        let message = if deleted.contains(field) {
+        let message = if defaults.contains(field) {
+            format!("not in the original: its default written in a `raw {}` block, so gpuplan's template's value does not apply", q(kind))
+        } else if deleted.contains(field) {
             format!("not in the original (Karpenter's default applies): `{field}: null` in a `raw {}` block keeps out what gpuplan's template writes there (delete that line to take gpuplan's)", q(kind))
         } else {
             format!("no profile setting says it; carried verbatim in a `raw {}` block", q(kind))
@@ -63,8 +71,12 @@ pub fn carry(doc: &Doc, used: &Consumed, kind: &str, warnings: &mut Vec<Warning>
         warnings.push(Warning { file: doc.file.clone(), object: format!("{}/{}", doc.kind, doc.name), field: field.clone(), message });
     }
     // The comment names only fields the original has: a deletion is of a field it lacks, said as such.
+    let (defaulted, fields): (Vec<String>, Vec<String>) = fields.into_iter().partition(|f| defaults.contains(f));
     let (absent, carried): (Vec<String>, Vec<String>) = fields.into_iter().partition(|f| deleted.contains(f));
     let mut from = Vec::new();
+    if !defaulted.is_empty() {
+        from.push(format!("absent from {} {}/{}: {} (the default written in, so gpuplan's template's does not apply)", doc.file, doc.kind, doc.name, defaulted.join(", ")));
+    }
     if !carried.is_empty() {
         from.push(format!("{} {}/{}: no profile setting for {}: carried verbatim", doc.file, doc.kind, doc.name, carried.join(", ")));
     }

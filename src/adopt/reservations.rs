@@ -5,7 +5,10 @@
 use serde_json::Value;
 
 use super::consumed::Consumed;
-use super::map::{limit, PoolContext};
+use super::nodepool::limit;
+use super::read::Doc;
+use super::ReservationArg;
+use crate::catalog::Catalog;
 use super::model::{q, Line, Warning};
 use super::requirements::Requirement;
 
@@ -15,10 +18,10 @@ use super::requirements::Requirement;
 /// divided by what one instance holds (a reservation's capacity is what gpuplan sizes the limit to). The catalog holds
 /// no reservations, so when neither says, the second value is what to add, named (adopt stops there rather than let
 /// compile fail with E0132).
-pub(super) fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Value, resource: &str, ctx: &PoolContext) -> (Vec<Line>, Option<String>) {
-    let arg = ctx.reservation_arg.as_ref();
+pub(super) fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], resource: &str, doc: &Doc, catalog: &Catalog, arg: Option<&ReservationArg>) -> (Vec<Line>, Option<String>) {
+    let np = &doc.object;
     let types: Vec<&String> = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| &r.values).collect();
-    let flag = format!("--reservation {}", ctx.doc.name);
+    let flag = format!("--reservation {}", doc.name);
     let only = match (arg.and_then(|a| a.instance_type.as_ref()), types.as_slice()) {
         (Some(t), _) => {
             lines.push(Line::new(format!("instance-type {}", q(t)), arg.map_or_else(String::new, |a| a.given.clone())));
@@ -37,7 +40,7 @@ pub(super) fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Va
         lines.push(Line::new(format!("instances {}", arg.instances), arg.given.clone()));
         return (lines, None);
     }
-    let t = ctx.catalog.get(&only);
+    let t = catalog.get(&only);
     let accelerators = t.map_or(0, |t| if resource == "aws.amazon.com/neuron" { t.neuron.as_ref().map_or(0, |n| n.count) } else { t.gpus.iter().map(|g| g.count).sum() });
     let (limited, per_node) = if accelerators > 0 { (resource, accelerators) } else { ("cpu", t.map_or(0, |t| t.vcpu)) };
     match limit(np, limited).and_then(|l| crate::simulate::yaml::milli(&l)).and_then(|m| u32::try_from(m / 1000).ok()) {
@@ -54,15 +57,15 @@ pub(super) fn reserved_block(mut lines: Vec<Line>, reqs: &[Requirement], np: &Va
 /// [capacity-block]`, the label Karpenter v1.3+ puts on reserved offerings): priced per block, not by the on-demand
 /// table. The YAML has no price or dates, so a warning asks for them; until then the worst case says it leaves the
 /// block out.
-pub(super) fn capacity_block(reqs: &[Requirement], ctx: &PoolContext, warnings: &mut Vec<Warning>) -> Option<Line> {
+pub(super) fn capacity_block(reqs: &[Requirement], doc: &Doc, warnings: &mut Vec<Warning>) -> Option<Line> {
     let i = reqs.iter().position(|r| r.key == "karpenter.k8s.aws/capacity-reservation-type" && r.operator == "In" && r.values.iter().all(|v| v == "capacity-block"))?;
     warnings.push(Warning {
-        file: ctx.doc.file.clone(),
-        object: format!("NodePool/{}", ctx.doc.name),
+        file: doc.file.clone(),
+        object: format!("NodePool/{}", doc.name),
         field: format!("spec.template.spec.requirements[{i}]"),
         message: "a Capacity Block is paid up front, not at on-demand prices, and the YAML does not say its price or dates: add `price-usd=… start=… end=…` to the profile's `capacity-block` line (EC2 describe-capacity-block-offerings: UpfrontFee, StartDate, EndDate); until then the worst case leaves the block out".into(),
     });
-    Some(Line::new("capacity-block", format!("{} NodePool/{} spec.template.spec.requirements[{i}] (capacity-reservation-type capacity-block)", ctx.doc.file, ctx.doc.name)))
+    Some(Line::new("capacity-block", format!("{} NodePool/{} spec.template.spec.requirements[{i}] (capacity-reservation-type capacity-block)", doc.file, doc.name)))
 }
 
 /// The `reserved` block's `id` and `tag` lines, from the class's capacityReservationSelectorTerms.

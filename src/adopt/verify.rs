@@ -357,7 +357,7 @@ impl Context<'_> {
             let what = if capacity.is_empty() { "price".to_string() } else { format!("capacity {}", capacity.join(", ")) };
             s.reasons.push(format!("the original NodeOverlay {} ({what}) has no counterpart in the adopted output (adopt skipped it: see the skipped objects)", o.name));
         }
-        for w in self.adoption.warnings.iter().filter(|w| w.field == "spec.userData") {
+        for w in self.adoption.warnings.iter().filter(|w| w.field == "spec.userData" && w.message.starts_with("not expressible")) {
             s.reasons.push(format!("adopt did not carry {} {} {} (settings there, such as Bottlerocket's time-slicing, are lost)", w.file, w.object, w.field));
         }
         if s.reasons.is_empty() {
