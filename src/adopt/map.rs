@@ -5,7 +5,7 @@
 //! `gpuplan.dev/pool` label and taint, the accelerator's NoSchedule taint, `kubernetes.io/os: linux`, and the
 //! instance-family requirement when it only restates the named instance types.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
@@ -58,14 +58,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let reqs = requirements(np);
     let (kind_line, resource) = accelerator(np, &reqs, ctx.catalog, &mut used, &from);
     let mut lines = vec![kind_line];
-    // gpuplan's own NodePools are its selection already (their `types` pin it): only a hand-written one needs `admit`.
-    let ours = np["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
-    if !ctx.optimize && !ours {
-        lines.push(Line::new("admit \"as-required\"", from("spec.template.spec.requirements: exactly the types they admit (--optimize for gpuplan's selection)")));
-    }
-    if let Some(name) = &ctx.class_name {
-        lines.push(Line::new(format!("node-class {}", q(name)), from("spec.template.spec.nodeClassRef.name")));
-    }
+    lines.extend(keeping_lines(ctx, &from));
     let mut missing = Vec::new();
     // A static NodePool's size is its replicas: no accelerator or cpu limit to adopt (the CRD allows only `nodes`).
     let static_line = super::static_pool::line(doc, &mut used, &from);
@@ -83,21 +76,9 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
         let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
         lines.push(Line::new("scratch \"instance-store\"", format!("{class} spec.instanceStorePolicy: RAID0")));
     }
-    if !reserved && let Some((class, _)) = &ctx.reservation {
-        warnings.push(Warning {
-            file: class.file.clone(),
-            object: format!("{}/{}", class.kind, class.name),
-            field: "spec.capacityReservationSelectorTerms".into(),
-            message: format!("NodePool {} admits no reserved capacity (karpenter.sh/capacity-type), so Karpenter launches nothing into these reservations: not carried (add `reserved` to its capacity types to use them)", doc.name),
-        });
-    }
-    if reserved
-        && let Some((_, reserved_lines)) = &ctx.reservation {
-            let (mut block, needed) = super::reservations::reserved_block(reserved_lines.clone(), &reqs, &resource, doc, ctx.catalog, ctx.reservation_arg.as_ref());
-            block.extend(super::reservations::capacity_block(&reqs, doc, warnings));
-            lines.push(Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), block));
-            missing.extend(needed.map(|field| format!("{}: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: {field}, then adopt again", from("").trim_end())));
-        }
+    let (reserved_line, needed) = reserved_line(ctx, &reqs, &resource, reserved, &from, warnings);
+    lines.extend(reserved_line);
+    missing.extend(needed);
     // A reserved pool that falls back to other capacity types: the original limit bounds the whole NodePool, so the
     // fallback tier (the reservation's tier is bounded by the reservation) keeps it.
     if !reserved_only && !is_static {
@@ -169,6 +150,41 @@ pub fn host_plugin_labels_warning(doc: &Doc) -> Warning {
     }
 }
 
+/// The lines that keep a hand-written pool's behaviour: `admit "as-required"` (unless `--optimize`; gpuplan's own
+/// NodePools are its selection already, their `types` pin it) and `node-class` where gpuplan would rename the class.
+fn keeping_lines(ctx: &PoolContext, from: &dyn Fn(&str) -> String) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let ours = ctx.doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    if !ctx.optimize && !ours {
+        lines.push(Line::new("admit \"as-required\"", from("spec.template.spec.requirements: exactly the types they admit (--optimize for gpuplan's selection)")));
+    }
+    if let Some(name) = &ctx.class_name {
+        lines.push(Line::new(format!("node-class {}", q(name)), from("spec.template.spec.nodeClassRef.name")));
+    }
+    lines
+}
+
+/// The `reserved { … }` block of a reserved pool, with what the inputs lack to say it; for a pool whose class selects
+/// reservations it admits no capacity of, a warning that they are not carried.
+fn reserved_line(ctx: &PoolContext, reqs: &[Requirement], resource: &str, reserved: bool, from: &dyn Fn(&str) -> String, warnings: &mut Vec<Warning>) -> (Option<Line>, Option<String>) {
+    let doc = ctx.doc;
+    let Some((class, reserved_lines)) = &ctx.reservation else { return (None, None) };
+    if !reserved {
+        warnings.push(Warning {
+            file: class.file.clone(),
+            object: format!("{}/{}", class.kind, class.name),
+            field: "spec.capacityReservationSelectorTerms".into(),
+            message: format!("NodePool {} admits no reserved capacity (karpenter.sh/capacity-type), so Karpenter launches nothing into these reservations: not carried (add `reserved` to its capacity types to use them)", doc.name),
+        });
+        return (None, None);
+    }
+    let (mut block, needed) = super::reservations::reserved_block(reserved_lines.clone(), reqs, resource, doc, ctx.catalog, ctx.reservation_arg.as_ref());
+    block.extend(super::reservations::capacity_block(reqs, doc, warnings));
+    let line = Line::block("reserved", from("capacity-type reserved + EC2NodeClass capacityReservationSelectorTerms"), block);
+    let needed = needed.map(|field| format!("{}: a reserved pool needs what its capacity reservation holds, and the catalog knows no reservations: {field}, then adopt again", from("").trim_end()));
+    (Some(line), needed)
+}
+
 /// `disruption { … }`; a static NodePool's consolidation is dropped (with a warning: Karpenter ignores it there).
 fn disruption_line(doc: &Doc, is_static: bool, used: &mut Consumed, from: &dyn Fn(&str) -> String, warnings: &mut Vec<Warning>) -> Line {
     if is_static {
@@ -192,7 +208,7 @@ fn tier_of(template_labels: &serde_json::Map<String, Value>, name: &str) -> Opti
 
 /// gpuplan's own metadata on an object it wrote: its `gpuplan.dev/*` annotations and its managed-by label, consumed
 /// without a line.
-fn take_gpuplan_metadata(object: &Value, used: &mut Consumed) {
+pub(super) fn take_gpuplan_metadata(object: &Value, used: &mut Consumed) {
     if let Some(annotations) = object["metadata"]["annotations"].as_object() {
         for k in annotations.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
             used.take(format!("metadata.annotations.{k}"));
@@ -617,197 +633,4 @@ fn taints(np: &Value, resource: &str, used: &mut Consumed, from: &dyn Fn(&str) -
         lines.push(Line::new(format!("taint {}{value} effect={}", q(key), q(effect)), from(&field)));
     }
     lines
-}
-
-/// The EC2NodeClass fields that become the cluster block (and reservation lines); the rest become warnings.
-pub struct ClassFacts {
-    pub role: Option<String>,
-    /// `spec.instanceProfile`: the cluster's `instance-profile` (written instead of `node-role`).
-    pub instance_profile: Option<String>,
-    pub ami: Option<String>,
-    pub discovery_tag: Option<String>,
-    pub cluster_tag: Option<String>,
-    pub reservation: Vec<Line>,
-    /// `instanceStorePolicy: RAID0`: the class's pools use local NVMe as scratch.
-    pub instance_store_raid0: bool,
-    /// Bottlerocket user data that only time-slices the GPUs: the replicas (the class's pools say `time-slicing`).
-    pub time_slicing: Option<u32>,
-    /// Any other userData, verbatim: the profile's cluster `user-data` (for the profile's primary class).
-    pub user_data: Option<String>,
-    /// An EKS Auto Mode NodeClass's `ephemeralStorage.size` (`ephemeral-storage` in the cluster block).
-    pub ephemeral_storage: Option<String>,
-    /// `spec.kubelet`'s fields a `kubelet` block says (the class's pools write it).
-    pub kubelet: Option<Value>,
-    /// The fields no setting says: a `raw` block (the cluster block's for the profile's primary class, else each pool's).
-    pub raw: Option<Line>,
-    /// The fragment `raw` carries (to leave out of another class's what the primary class's already says).
-    pub raw_fragment: Option<Value>,
-    pub comments: Vec<String>,
-}
-
-pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
-    let (with_storage_defaults, defaults) = auto_mode_storage_defaults(doc).unzip();
-    let defaults = defaults.unwrap_or_default();
-    let doc = with_storage_defaults.as_ref().unwrap_or(doc);
-    let c = &doc.object;
-    let mut used = Consumed::default();
-    for f in ["apiVersion", "kind", "metadata.name"] {
-        used.take(f);
-    }
-    let ours = take_gpuplan_hardware(c, &mut used);
-    let instance_store_raid0 = c["spec"]["instanceStorePolicy"] == "RAID0";
-    if instance_store_raid0 {
-        used.take("spec.instanceStorePolicy");
-    }
-    take_gpuplan_metadata(c, &mut used);
-    let at = format!("{} {}/{}", doc.file, doc.kind, doc.name);
-    let ephemeral_storage = auto_mode_storage(c, &mut used);
-    warnings.extend(default_selectors(doc));
-    let role = c["spec"]["role"].as_str().map(str::to_string);
-    if role.is_some() {
-        used.take("spec.role");
-    }
-    let instance_profile = c["spec"]["instanceProfile"].as_str().map(str::to_string);
-    if instance_profile.is_some() {
-        used.take("spec.instanceProfile");
-    }
-    let ami = c["spec"]["amiSelectorTerms"][0]["alias"].as_str().map(str::to_string);
-    if ami.is_some() && c["spec"]["amiSelectorTerms"].as_array().is_some_and(|a| a.len() == 1) {
-        used.take("spec.amiSelectorTerms");
-    }
-    let (discovery_tag, cluster_tag) = class_tags(c, &mut used);
-    let reservation = super::reservations::reservation_terms(c, &at, &mut used);
-    let time_slicing = c["spec"]["userData"].as_str().filter(|_| ami.as_deref().is_some_and(crate::solve::host_device_plugin)).and_then(super::bottlerocket::time_slicing);
-    let user_data = c["spec"]["userData"].as_str().filter(|_| time_slicing.is_none()).map(str::to_string);
-    if c["spec"]["userData"].is_string() {
-        used.take("spec.userData");
-    }
-    let kubelet = class_kubelet(c, &at, &mut used);
-    super::raw::take_gitops_annotations(doc, &mut used);
-    let with_default_volumes = default_volumes(doc, ours);
-    let doc = with_default_volumes.as_ref().unwrap_or(doc);
-    let (raw, owned) = super::raw::carry_with_defaults(doc, &used, &doc.kind, &defaults, warnings);
-    let comments = used.leftovers(doc, &owned, warnings);
-    let raw_fragment = super::raw::unconsumed(doc, &used);
-    ClassFacts { role, instance_profile, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
-}
-
-/// gpuplan's own volumes and metadata options, consumed without a line; whether the class is gpuplan's.
-fn take_gpuplan_hardware(c: &Value, used: &mut Consumed) -> bool {
-    // So are gpuplan's own volumes (size, gp3 IOPS and throughput; image-cache snapshots aside). A hand-written
-    // class's volumes and metadata options are its own: they go to its `raw` block, so the pools keep them.
-    let ours = c["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
-    let snapshot = c["spec"]["blockDeviceMappings"].as_array().into_iter().flatten().any(|m| m["ebs"].get("snapshotID").is_some());
-    if ours && !snapshot {
-        used.take("spec.blockDeviceMappings");
-    }
-    // metadataOptions (IMDSv2 only, hop limit 1) is gpuplan's fixed hardening (the template's): another value is the
-    // class's own.
-    let hardening = serde_json::json!({"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"});
-    if ours || c["spec"]["metadataOptions"] == hardening {
-        used.take("spec.metadataOptions");
-    }
-    ours
-}
-
-/// The class's `karpenter.sh/discovery` tag (its subnet selector's; the selectors are consumed when they select by it
-/// alone) and gpuplan's `gpuplan.dev/cluster` tag.
-fn class_tags(c: &Value, used: &mut Consumed) -> (Option<String>, Option<String>) {
-    let tag = |terms: &str| c["spec"][terms][0]["tags"]["karpenter.sh/discovery"].as_str().map(str::to_string);
-    let discovery_tag = tag("subnetSelectorTerms");
-    for terms in ["subnetSelectorTerms", "securityGroupSelectorTerms"] {
-        let only_discovery = c["spec"][terms].as_array().is_some_and(|a| a.len() == 1 && a[0]["tags"].as_object().is_some_and(|t| t.len() == 1));
-        if tag(terms).is_some() && tag(terms) == discovery_tag && only_discovery {
-            used.take(format!("spec.{terms}"));
-        }
-    }
-    let mut tags: BTreeMap<String, String> = BTreeMap::new();
-    if let Some(t) = c["spec"]["tags"].as_object() {
-        for (k, v) in t {
-            tags.insert(k.clone(), v.as_str().unwrap_or_default().to_string());
-        }
-    }
-    let cluster_tag = tags.get("gpuplan.dev/cluster").cloned();
-    for k in tags.keys().filter(|k| k.starts_with("gpuplan.dev/")) {
-        used.take(format!("spec.tags.{k}"));
-    }
-    (discovery_tag, cluster_tag)
-}
-
-/// `spec.kubelet`'s fields a `kubelet` block says (the others stay for `raw`).
-fn class_kubelet(c: &Value, at: &str, used: &mut Consumed) -> Option<Value> {
-    let mut kubelet_fields = Consumed::default();
-    super::raw::kubelet_block(&c["spec"]["kubelet"], "spec.kubelet", at, &mut kubelet_fields).map(|_| {
-        let known: serde_json::Map<String, Value> = c["spec"]["kubelet"].as_object().into_iter().flatten().filter(|(k, _)| kubelet_fields.covers(&format!("spec.kubelet.{k}"))).map(|(k, v)| (k.clone(), v.clone())).collect();
-        known.keys().for_each(|k| used.take(format!("spec.kubelet.{k}")));
-        Value::Object(known)
-    })
-}
-
-/// A hand-written EC2NodeClass without `blockDeviceMappings` launches with Karpenter's default volumes (AL2023: a 20Gi
-/// gp3 root volume; aws/karpenter-provider-aws v1.14.1 `pkg/providers/amifamily` `DefaultBlockDeviceMappings`), while
-/// gpuplan's class template adds its own 200Gi volume: a bigger disk, more ephemeral storage, another EBS bill. The
-/// class then carries `blockDeviceMappings: null` in its `raw` block, which deletes gpuplan's volume again when compile
-/// merges it: the adopted nodes get the disk the original's get.
-fn default_volumes(doc: &Doc, ours: bool) -> Option<Doc> {
-    let spec = doc.object.get("spec")?.as_object()?;
-    if ours || doc.kind != "EC2NodeClass" || spec.contains_key("blockDeviceMappings") {
-        return None;
-    }
-    let mut with_null = doc.clone();
-    with_null.object["spec"]["blockDeviceMappings"] = Value::Null;
-    Some(with_null)
-}
-
-/// An EKS Auto Mode NodeClass without subnet or security-group selectors launches into the cluster's own (EKS User
-/// Guide, Node Class Specification); gpuplan's NodeClass selects both by its discovery tag: named, for each.
-fn default_selectors(doc: &Doc) -> Vec<Warning> {
-    if doc.kind != "NodeClass" || doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
-        return Vec::new();
-    }
-    ["subnetSelectorTerms", "securityGroupSelectorTerms"]
-        .into_iter()
-        .filter(|terms| doc.object["spec"][*terms].is_null())
-        .map(|terms| Warning {
-            file: doc.file.clone(),
-            object: format!("{}/{}", doc.kind, doc.name),
-            field: format!("spec.{terms}"),
-            message: format!("absent: Auto Mode uses the cluster's own; gpuplan's NodeClass writes {terms} selecting the tag karpenter.sh/discovery: <the profile's discovery-tag>: tag those subnets or security groups so, or edit `discovery-tag`"),
-        })
-        .collect()
-}
-
-/// A hand-written EKS Auto Mode NodeClass launches with the ephemeral storage the EKS User Guide gives as defaults
-/// ("Create a Node Class for Amazon EKS", Node Class Specification: 80Gi, 3000 IOPS, 125 MiB/s), where gpuplan's
-/// NodeClass template writes its own (200Gi, 10000, 500): the fields the original leaves out are written in at those
-/// defaults, so that `ephemeral-storage` and the class's `raw` block keep the original's disk.
-fn auto_mode_storage_defaults(doc: &Doc) -> Option<(Doc, Vec<String>)> {
-    let ours = doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
-    if ours || doc.kind != "NodeClass" || !doc.object["spec"].is_object() {
-        return None;
-    }
-    let mut with = doc.clone();
-    let mut defaulted = Vec::new();
-    let storage = &mut with.object["spec"]["ephemeralStorage"];
-    for (field, default) in [("size", serde_json::json!("80Gi")), ("iops", serde_json::json!(3000)), ("throughput", serde_json::json!(125))] {
-        if storage.get(field).is_none_or(Value::is_null) {
-            storage[field] = default;
-            defaulted.push(format!("spec.ephemeralStorage.{field}"));
-        }
-    }
-    Some((with, defaulted))
-}
-
-/// An Auto Mode NodeClass's `ephemeralStorage`: the size becomes `ephemeral-storage`; IOPS and throughput are consumed
-/// only when they are gpuplan's own (10000, 500: the NodeClass template's), any other value stays a warning.
-fn auto_mode_storage(c: &Value, used: &mut Consumed) -> Option<String> {
-    let storage = &c["spec"]["ephemeralStorage"];
-    for (field, ours) in [("iops", 10000), ("throughput", 500)] {
-        if storage[field].as_u64() == Some(ours) {
-            used.take(format!("spec.ephemeralStorage.{field}"));
-        }
-    }
-    let size = storage["size"].as_str()?;
-    used.take("spec.ephemeralStorage.size");
-    Some(size.to_string())
 }

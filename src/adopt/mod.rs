@@ -9,6 +9,7 @@
 //! → [`report`] (compile the result; compare with the originals: types, limits, weights, $/h, lint findings).
 
 pub mod bottlerocket;
+pub mod class;
 pub mod map;
 pub mod model;
 pub mod monitoring;
@@ -218,7 +219,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     }
     let mut class_facts = BTreeMap::new();
     for class in &read.node_classes {
-        class_facts.insert(class.name.clone(), map::map_class(class, &mut warnings));
+        class_facts.insert(class.name.clone(), class::map_class(class, &mut warnings));
     }
     let mut skipped = read.skipped.clone();
     for class in &read.node_classes {
@@ -373,12 +374,12 @@ fn adopt_monitoring(read: &read::Read, groups: &BTreeMap<String, Vec<&Doc>>, war
 
 /// The cluster every profile names: `--cluster`, else for hand-written classes (none records gpuplan's cluster tag)
 /// one shared name; `None` when the classes record gpuplan's cluster tags (each profile takes its class's).
-fn shared_cluster(options: &AdoptOptions, read: &read::Read, class_facts: &BTreeMap<String, map::ClassFacts>) -> Option<String> {
+fn shared_cluster(options: &AdoptOptions, read: &read::Read, class_facts: &BTreeMap<String, class::ClassFacts>) -> Option<String> {
     // Hand-written classes of one cluster (none records gpuplan's cluster tag) name one cluster: the first discovery
     // tag among the referenced classes, else `adopted`. Otherwise each profile would take its own class's tag, and
     // a class selecting subnets by id would put its pools in another cluster.
     options.cluster.clone().or_else(|| {
-        let referenced: Vec<&map::ClassFacts> = read.node_classes.iter().filter(|c| read.node_pools.iter().any(|np| class_of(np, &read.node_classes).is_some_and(|r| r.name == c.name))).filter_map(|c| class_facts.get(&c.name)).collect();
+        let referenced: Vec<&class::ClassFacts> = read.node_classes.iter().filter(|c| read.node_pools.iter().any(|np| class_of(np, &read.node_classes).is_some_and(|r| r.name == c.name))).filter_map(|c| class_facts.get(&c.name)).collect();
         let tagged = referenced.iter().any(|f| f.cluster_tag.is_some());
         (!tagged).then(|| referenced.iter().find_map(|f| f.discovery_tag.clone()).unwrap_or_else(|| "adopted".into()))
     })
@@ -422,7 +423,7 @@ struct ProfileInput<'a> {
     /// first pool's.
     ordered: Vec<&'a Doc>,
     classes: &'a [Doc],
-    facts: &'a BTreeMap<String, map::ClassFacts>,
+    facts: &'a BTreeMap<String, class::ClassFacts>,
     catalog: &'a Catalog,
     options: &'a AdoptOptions,
 }
@@ -432,7 +433,7 @@ impl<'a> ProfileInput<'a> {
         name: &'a str,
         pools: &'a [&'a Doc],
         classes: &'a [Doc],
-        facts: &'a BTreeMap<String, map::ClassFacts>,
+        facts: &'a BTreeMap<String, class::ClassFacts>,
         catalog: &'a Catalog,
         options: &'a AdoptOptions,
     ) -> ProfileInput<'a> {
@@ -611,7 +612,7 @@ fn cluster_block(input: &ProfileInput, warnings: &mut Vec<Warning>, comments: &m
 }
 
 /// The warning for a profile without an AMI alias (it says `al2023@latest`).
-fn no_ami_alias(input: &ProfileInput, primary: Option<&Doc>, f: Option<&map::ClassFacts>) -> Warning {
+fn no_ami_alias(input: &ProfileInput, primary: Option<&Doc>, f: Option<&class::ClassFacts>) -> Warning {
     let name = input.name;
     // Named by the EC2NodeClass that has no alias, else (no EC2NodeClass among the inputs) by the first NodePool.
     let (file, object) = match primary {
@@ -671,7 +672,7 @@ fn training_presets(profile: &mut AdoptedProfile, workloads: &[&workloads::Adopt
 /// The provenance comments of the cluster lines the primary class says: the field each came from, and only a field the
 /// class has; a line the class does not say is gpuplan's default, and its comment says so (a comment naming
 /// `spec.role` for a class with none would send the reader to a field that is not there).
-fn class_provenance(cluster: &mut model::ClusterBlock, f: &map::ClassFacts, at: &str) {
+fn class_provenance(cluster: &mut model::ClusterBlock, f: &class::ClassFacts, at: &str) {
     let absent = |what: &str, default: &str| format!("absent from {at} (no {what}): gpuplan's default, {default}");
     let discovery = match &f.discovery_tag {
         Some(_) => format!("{at} spec.subnetSelectorTerms[0].tags.karpenter.sh/discovery"),
