@@ -47,6 +47,8 @@ fn kept(dir: &Path, out: &Output, report: &Value, name: &str) -> String {
     assert!(out.status.success(), "{}", text(out));
     let v = &report["verification"];
     assert_eq!((v["changed"].as_u64(), v["unexplained"].as_u64()), (Some(0), Some(0)), "{v:#}");
+    // The NodePool's own probe lands on both sides (pending on both would prove nothing).
+    assert!(v["placements"][0]["before"].is_object() && v["placements"][0]["after"].is_object(), "{v:#}");
     std::fs::read_to_string(dir.join("profiles").join(format!("{name}.kdl"))).unwrap()
 }
 
@@ -88,7 +90,8 @@ fn a_mixed_cpu_and_gpu_pool_keeps_both_kinds_of_types() {
     let pool = &report["pools"][0];
     assert_eq!(pool["types_removed"], serde_json::json!([]), "{pool:#}");
     let probes: Vec<&str> = report["verification"]["placements"].as_array().unwrap().iter().map(|p| p["pod"].as_str().unwrap()).collect();
-    assert!(probes.contains(&"gpuplan-verify/probe-mixed-nvidia-com"), "{probes:?}");
+    let gpu = report["verification"]["placements"].as_array().unwrap().iter().find(|p| p["pod"] == "gpuplan-verify/probe-mixed-nvidia-com").unwrap_or_else(|| panic!("{probes:?}"));
+    assert!(gpu["before"]["instance_type"].as_str().is_some_and(|t| t.starts_with('g')) && gpu["before"] == gpu["after"], "{gpu:#}");
 }
 
 /// Item 3: no `minValues` is added (a pod pinned to one family of a spot pool still schedules), no
@@ -169,4 +172,60 @@ fn optimize_narrows_and_reports_what_it_removes() {
     let pool = &report["pools"][0];
     assert!(pool["types_removed"].as_array().unwrap().iter().any(|t| t == "g5.16xlarge"), "{pool:#}");
     assert!(pool["worst_case_after"].as_f64() < pool["worst_case_before"].as_f64(), "{pool:#}");
+}
+
+/// A failed adopt leaves `--into` as it was (the rollback itself: `adopt::write` unit test): a profile of the same name
+/// already there keeps its text when adopt stops; two NodePools of one name (one object to the API server) stop adopt
+/// at once (before: profiles written, then E0153 at compile).
+#[test]
+fn a_failed_adopt_leaves_into_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = "      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}\n";
+    let np = |c: &str| pool("gpu", c, template, "  limits:\n    nvidia.com/gpu: 8\n");
+    std::fs::write(dir.path().join("a.yaml"), [class("a", false), np("a")].join("---\n")).unwrap();
+    std::fs::write(dir.path().join("b.yaml"), [class("b", false), np("b")].join("---\n")).unwrap();
+    std::fs::create_dir(dir.path().join("profiles")).unwrap();
+    std::fs::write(dir.path().join("profiles/a.kdl"), "// mine\n").unwrap();
+    let out = gpuplan(dir.path(), &["adopt", "a.yaml", "b.yaml", "--into", "profiles", "--catalogs", repo().join("catalogs").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("two NodePools named `gpu` (a.yaml and b.yaml)"), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(dir.path().join("profiles/a.kdl")).unwrap(), "// mine\n");
+    assert!(!dir.path().join("profiles/b.kdl").exists());
+}
+
+/// A Capacity Block's worst case is its up-front price over its hours, not the on-demand table; without a price the
+/// figure says it leaves the block out (Capacity Blocks for ML: paid up front for the block, from start to end).
+#[test]
+fn a_capacity_block_is_priced_per_block_or_says_it_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("profiles")).unwrap();
+    let profile = |block: &str| format!("profile \"cb\" priority=1\ncluster \"ml\" {{\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251001\"\n}}\npool \"train\" preset=\"training-on-demand\" {{\n    capacity \"reserved\"\n    reserved {{ id \"cr-0123456789abcdef0\"; instance-type \"p5.48xlarge\"; instances 2; {block} }}\n}}\n");
+    let explain = |block: &str| {
+        std::fs::write(dir.path().join("profiles/cb.kdl"), profile(block)).unwrap();
+        let out = gpuplan(dir.path(), &["explain", "cb", "--catalogs", repo().join("catalogs").to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // 168 hours, $31,464 for the block: $187.29/h while it runs.
+    let priced = explain("capacity-block price-usd=31464 start=\"2026-12-01T11:30:00Z\" end=\"2026-12-08T11:30:00Z\"");
+    assert!(priced.contains("Capacity Block: 2 × p5.48xlarge") && priced.contains("$31464.00 paid up front for 168 h") && priced.contains("$187.29/h while it runs"), "{priced}");
+    let unpriced = explain("capacity-block");
+    assert!(unpriced.contains("its up-front price is NOT in the worst case"), "{unpriced}");
+}
+
+/// Item 6: a pool of fractional-GPU types alone (g6f: EC2 reports a fraction of an L4) launches nothing for a GPU pod
+/// unless a NodeOverlay declares whole GPUs on them: without one adopt stops, naming the types; with the overlay, as
+/// such manifests publish it, the pool adopts and its probe lands on g6f on both sides.
+#[test]
+fn fractional_gpu_types_need_the_overlay_that_declares_their_gpu() {
+    let template = "      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6f]}\n      taints:\n        - {key: nvidia.com/gpu, effect: NoSchedule}\n";
+    let np = pool("frac", "frac", template, "  limits:\n    nvidia.com/gpu: 8\n");
+    let (dir, out, _) = adopt(&[&class("frac", false), &np], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("it admits only fractional-GPU types (g6f."), "{}", text(&out));
+    assert!(!dir.path().join("profiles").exists());
+    let overlay = "apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata:\n  name: g6f-gpu\nspec:\n  requirements:\n    - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6f]}\n  capacity:\n    nvidia.com/gpu: \"1\"\n";
+    let (dir, out, report) = adopt(&[&class("frac", false), &np, overlay], &[]);
+    kept(dir.path(), &out, &report, "frac");
+    assert!(report["verification"]["placements"][0]["before"]["instance_type"].as_str().is_some_and(|t| t.starts_with("g6f.")), "{:#}", report["verification"]);
 }

@@ -11,7 +11,9 @@ use crate::catalog::Catalog;
 
 /// Why `np` admits nothing in `catalog`, as one line (`file NodePool/name: …`); None when it admits a type.
 pub fn why(np: &Doc, catalog: &Catalog, overlays: &[Doc]) -> Option<String> {
-    if !admitted(&np.object, catalog).is_empty() {
+    // Fractional-GPU types alone (g6f) launch for a GPU pod only where a NodeOverlay declares whole GPUs on them.
+    let fractional = fractional_only(np, catalog) && !overlays.iter().any(|o| declares_gpus(o));
+    if !fractional && !admitted(&np.object, catalog).is_empty() {
         return None;
     }
     let named: Vec<&str> = np.object["spec"]["template"]["spec"]["requirements"]
@@ -28,30 +30,36 @@ pub fn why(np: &Doc, catalog: &Catalog, overlays: &[Doc]) -> Option<String> {
             "its instance types {} are not in the {region} catalog (retired types such as p3 and p2 are no longer offered; a type of another region: pass --region): name types the catalog has (catalogs/{region}.json lists them)",
             unknown.join(", ")
         )
-    } else if let Some(unoffered) = unoffered(np, catalog) {
-        format!("the types its requirements admit ({unoffered}) are offered in none of its zones of {region} in the catalog: pass --region for a region that offers them, or name types offered here")
-    } else if fractional_only(np, catalog) {
+    } else if fractional {
         let overlay = if overlays.is_empty() { "no NodeOverlay is among the inputs" } else { "the NodeOverlays among the inputs do not declare it" };
         format!(
             "it admits only fractional-GPU types ({}), which give a pod no whole {} unless a NodeOverlay declares their GPU capacity, and {overlay}: add the NodeOverlay to the inputs, or adopt the pool with `types` naming them",
             matching(&np.object, catalog).iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
             kind(&np.object, catalog).resource()
         )
+    } else if let Some(unoffered) = unoffered(np, catalog) {
+        format!("the types its requirements admit ({unoffered}) are offered in none of its zones of {region} in the catalog: pass --region for a region that offers them, or name types offered here")
     } else {
         format!("its requirements together admit none of the {} types of the {region} catalog (in its zones and capacity types): check them against catalogs/{region}.json", catalog.instance_types.len())
     };
     Some(format!("{} NodePool/{}: {reason}", np.file, np.name))
 }
 
-/// Every type the requirements admit has only a fraction of a GPU.
+/// Every type the requirements admit has only a fraction of a GPU, and the pool is a GPU pool.
 fn fractional_only(np: &Doc, catalog: &Catalog) -> bool {
     let types = matching(&np.object, catalog);
-    !types.is_empty() && types.iter().all(|t| t.has_partial_gpus())
+    kind(&np.object, catalog) == crate::catalog::AcceleratorKind::Nvidia && !types.is_empty() && types.iter().all(|t| t.has_partial_gpus())
 }
 
-/// The types the requirements admit when none is offered in the pool's zones (`matching` leaves them out): listed.
+/// A NodeOverlay that declares GPU capacity (`spec.capacity.nvidia.com/gpu`), as the g6f examples write one.
+fn declares_gpus(overlay: &Doc) -> bool {
+    !overlay.object["spec"]["capacity"]["nvidia.com/gpu"].is_null()
+}
+
+/// The types the requirements admit when none of them is offered in a zone of the catalog (`matching` leaves such
+/// types out): listed.
 fn unoffered(np: &Doc, catalog: &Catalog) -> Option<String> {
     let reqs = super::requirements::requirements(&np.object);
-    let types: Vec<&str> = catalog.instance_types.iter().filter(|t| reqs.iter().all(|r| super::requirements::matches(t, r).unwrap_or(true))).map(|t| t.name.as_str()).collect();
-    (!types.is_empty() && types.len() <= 16).then(|| types.join(", "))
+    let types: Vec<&crate::catalog::InstanceType> = catalog.instance_types.iter().filter(|t| reqs.iter().all(|r| super::requirements::matches(t, r).unwrap_or(true))).collect();
+    (!types.is_empty() && types.len() <= 16 && types.iter().all(|t| t.zones.is_empty())).then(|| types.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "))
 }

@@ -59,6 +59,14 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let (kind_line, resource) = accelerator(np, &reqs, ctx.catalog, &mut used, &from);
     let mut lines = vec![kind_line];
     lines.extend(keeping_lines(ctx, &from));
+    if ctx.optimize && np["metadata"]["labels"]["app.kubernetes.io/managed-by"] != "gpuplan" {
+        warnings.push(Warning {
+            file: doc.file.clone(),
+            object: format!("NodePool/{}", doc.name),
+            field: "spec.template.spec.requirements".into(),
+            message: "--optimize: gpuplan's selection replaces the original's: only types with the pool's accelerator, whole, within price-ratio-max of the cheapest $/accelerator-hour (the types removed and the $/h they change are in the pool's report), and minValues 2 on instance-family for a spot pool of two families or more (a pod pinned to one family then pends)".into(),
+        });
+    }
     let mut missing = Vec::new();
     // A static NodePool's size is its replicas: no accelerator or cpu limit to adopt (the CRD allows only `nodes`).
     let static_line = super::static_pool::line(doc, &mut used, &from);
@@ -237,7 +245,7 @@ fn limit_line(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) ->
     let doc = ctx.doc;
     let np = &doc.object;
     let Some(limit) = limit(np, resource) else {
-        return neuroncore_limit(ctx, resource).unwrap_or_else(|| unbounded(ctx, resource, warnings));
+        return neuroncore_limit(ctx, resource, warnings).unwrap_or_else(|| unbounded(ctx, resource, warnings));
     };
     let from = |field: &str| format!("{} {}/{} {field}", doc.file, doc.kind, doc.name);
     // A shared pool's limit counts slices (time-slicing replicas, MIG devices); max-accelerators counts GPUs.
@@ -477,16 +485,28 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
 }
 
 /// A Neuron pool limited in cores (`aws.amazon.com/neuroncore`, what pods asking for cores request): `max-accelerators`
-/// counts devices, so the cores ÷ the fewest cores per device among the admitted types (the most devices the core
-/// limit allows). The Neuron device plugin advertises both resources, so the core limit and the device limit bind
-/// alike on types of one core count.
-fn neuroncore_limit(ctx: &PoolContext, resource: &str) -> Option<Line> {
+/// counts devices, so the cores ÷ the cores per device, rounded down (Karpenter launches nothing past a limit). Types
+/// of different core counts per device (trn2: 8, inf2: 2) make the two limits bind apart: then the fewest cores per
+/// device (the most devices) is taken, and a warning says the core limit is not carried.
+fn neuroncore_limit(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> Option<Line> {
     let cores = limit(&ctx.doc.object, "aws.amazon.com/neuroncore").filter(|_| resource == "aws.amazon.com/neuron")?;
     let cores: u64 = crate::simulate::yaml::milli(&cores).map(|m| m / 1000).and_then(|c| u64::try_from(c).ok())?;
     let admitted = super::nodepool::admitted(&ctx.doc.object, ctx.catalog);
-    let per_device = admitted.iter().filter_map(|t| t.neuron.as_ref()).map(|n| u64::from(n.cores_per_device.max(1))).min()?;
-    let devices = u32::try_from(cores.div_ceil(per_device)).unwrap_or(u32::MAX).clamp(1, 100_000);
-    Some(Line::new(format!("max-accelerators {devices}"), format!("{} NodePool/{} spec.limits.aws.amazon.com/neuroncore {cores} ÷ {per_device} cores per device", ctx.doc.file, ctx.doc.name)))
+    let per_device: BTreeSet<u64> = admitted.iter().filter_map(|t| t.neuron.as_ref()).map(|n| u64::from(n.cores_per_device.max(1))).collect();
+    let fewest = *per_device.first()?;
+    let devices = u32::try_from(cores / fewest).unwrap_or(u32::MAX).clamp(1, 100_000);
+    let mixed = per_device.len() > 1;
+    warnings.push(Warning {
+        file: ctx.doc.file.clone(),
+        object: format!("NodePool/{}", ctx.doc.name),
+        field: "spec.limits.aws.amazon.com/neuroncore".into(),
+        message: if mixed {
+            format!("{cores} cores: the profile says max-accelerators {devices} (÷ {fewest} cores per device, the fewest among its types: {}); on types with more cores per device the device limit allows more cores than the original's (the core limit is not carried)", per_device.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
+        } else {
+            format!("{cores} cores: the profile says max-accelerators {devices} ({fewest} cores per device on every admitted type), the same bound in devices")
+        },
+    });
+    Some(Line::new(format!("max-accelerators {devices}"), format!("{} NodePool/{} spec.limits.aws.amazon.com/neuroncore {cores} ÷ {fewest} cores per device", ctx.doc.file, ctx.doc.name)))
 }
 
 /// An accelerated original bounded by its cpu limit alone: the most accelerators that limit lets Karpenter launch (on

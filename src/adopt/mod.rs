@@ -94,6 +94,8 @@ pub enum AdoptError {
     /// compile (E0140). Each named, with why.
     #[error("{} NodePool(s) admit no instance type of the catalog, so their profiles could not compile (nothing was written):\n  {}", .0.len(), .0.join("\n  "))]
     AdmitsNothing(Vec<String>),
+    #[error("two NodePools named `{0}` ({1} and {2}): NodePool names are cluster-wide, so the API server keeps one object and the later apply replaces the earlier; adopt the files of one cluster, or rename one (nothing was written)")]
+    DuplicateNodePool(String, String, String),
     #[error("--reservation {0}=…: no NodePool or capacity reservation id {0} in the inputs (their NodePools and the ids their classes select: {1}); nothing was written")]
     UnknownReservation(String, String),
     /// More NodePools in one cluster than Karpenter has weights (1 to 100): gpuplan gives each its own (E0153), so the
@@ -292,6 +294,13 @@ fn with_classes(read: &mut read::Read, options: &AdoptOptions) -> Result<Vec<(Pa
 fn check_inputs(read: &read::Read, options: &AdoptOptions) -> Result<(), AdoptError> {
     if read.node_pools.is_empty() {
         return Err(AdoptError::Nothing(options.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+    }
+    // NodePool names are cluster-wide: two of one name are one object to the API server (the later apply wins).
+    let mut seen: BTreeMap<&str, &Doc> = BTreeMap::new();
+    for np in &read.node_pools {
+        if let Some(first) = seen.insert(np.name.as_str(), np) {
+            return Err(AdoptError::DuplicateNodePool(np.name.clone(), first.file.clone(), np.file.clone()));
+        }
     }
     let ids: Vec<&str> = read.node_classes.iter().flat_map(|c| reservation_ids(&c.object)).collect();
     if let Some(unknown) = options.reservations.keys().find(|name| !read.node_pools.iter().any(|np| &np.name == *name) && !ids.contains(&name.as_str())) {

@@ -33,13 +33,17 @@ fn labelled_kind(np: &Value) -> Option<AcceleratorKind> {
     if let Some((_, kind)) = limited.or_else(tainted) {
         return Some(kind);
     }
+    // Only a requirement a type without the label fails says the pool wants the label's accelerator
+    // (kubernetes-sigs/karpenter pkg/scheduling/requirement.go: an absent label fails In, Exists, Gt, Gte, Lt and Lte,
+    // and passes NotIn and DoesNotExist); the rest is left to the types the pool admits.
+    let requires = |r: &&super::requirements::Requirement| !matches!(r.operator.as_str(), "NotIn" | "DoesNotExist");
     let reqs = requirements(np);
-    let values = |key: &str| reqs.iter().filter(|r| r.key == key).flat_map(|r| r.values.iter().map(|v| v.to_lowercase())).collect::<Vec<_>>();
-    if values("karpenter.k8s.aws/instance-gpu-manufacturer").iter().any(|v| v == "amd") {
+    let amd_only = reqs.iter().filter(requires).any(|r| r.key == "karpenter.k8s.aws/instance-gpu-manufacturer" && r.operator == "In" && !r.values.is_empty() && r.values.iter().all(|v| v.eq_ignore_ascii_case("amd")));
+    if amd_only {
         Some(AcceleratorKind::Amd)
-    } else if reqs.iter().any(|r| r.key.starts_with("karpenter.k8s.aws/instance-gpu-") && r.operator != "DoesNotExist") {
+    } else if reqs.iter().filter(requires).any(|r| r.key.starts_with("karpenter.k8s.aws/instance-gpu-") && !(r.key.ends_with("manufacturer") && r.values.iter().any(|v| v.eq_ignore_ascii_case("amd")))) {
         Some(AcceleratorKind::Nvidia)
-    } else if reqs.iter().any(|r| r.key.starts_with("karpenter.k8s.aws/instance-accelerator-") && r.operator != "DoesNotExist") {
+    } else if reqs.iter().filter(requires).any(|r| r.key.starts_with("karpenter.k8s.aws/instance-accelerator-")) {
         Some(AcceleratorKind::Neuron)
     } else {
         None

@@ -148,8 +148,9 @@ pub fn read(texts: &[(PathBuf, String)], class_texts: &[(PathBuf, String)], pods
     }
     // `--classes`: their node classes only, and not where the inputs have one of the same name.
     for (path, text) in class_texts {
-        let have: BTreeSet<String> = docs.iter().filter(|d| matches!(d.kind(), "EC2NodeClass" | "NodeClass")).map(|d| d.value["metadata"]["name"].as_str().unwrap_or_default().to_string()).collect();
-        docs.extend(yaml::parse_docs(path, text)?.into_iter().filter(|d| matches!(d.kind(), "EC2NodeClass" | "NodeClass") && !have.contains(d.value["metadata"]["name"].as_str().unwrap_or_default())));
+        let key = |d: &yaml::Doc| (d.kind().to_string(), d.value["metadata"]["name"].as_str().unwrap_or_default().to_string());
+        let have: BTreeSet<(String, String)> = docs.iter().filter(|d| matches!(d.kind(), "EC2NodeClass" | "NodeClass")).map(key).collect();
+        docs.extend(yaml::parse_docs(path, text)?.into_iter().filter(|d| matches!(d.kind(), "EC2NodeClass" | "NodeClass") && !have.contains(&key(d))));
     }
     // Verification runs Karpenter's side only (`run_prepared`, no Kueue admission), and the Kueue objects of several
     // clusters' out/ share names (one ClusterQueue per cluster), which one simulation input refuses: left out.
@@ -168,20 +169,29 @@ pub fn read(texts: &[(PathBuf, String)], class_texts: &[(PathBuf, String)], pods
     Ok(Originals { manifests, stand_ins, pods: parsed, files: pods.to_vec() })
 }
 
-/// The class a NodePool without its EC2NodeClass among the inputs is simulated with: what `adopt` compiles for it
-/// (AL2023, Karpenter's default volumes and kubelet), so that its pods are placed on both sides instead of pending on
-/// both (which would prove nothing).
+/// The class a NodePool without its node class among the inputs is simulated with: what `adopt` compiles for it
+/// (AL2023 and Karpenter's defaults; an EKS Auto Mode NodeClass with Auto Mode's for an Auto Mode pool), so that its
+/// pods are placed on both sides instead of pending on both (which would prove nothing).
 pub const STAND_IN_CLASS: &str = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: NAME}\nspec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n  role: stand-in\n  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: stand-in}}]\n  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: stand-in}}]\n";
 
-/// Adds a [`STAND_IN_CLASS`] for each EC2NodeClass the NodePools name and the manifests lack; their names.
+/// [`STAND_IN_CLASS`] of an EKS Auto Mode pool.
+const STAND_IN_AUTO_MODE_CLASS: &str = "apiVersion: eks.amazonaws.com/v1\nkind: NodeClass\nmetadata: {name: NAME}\nspec:\n  role: stand-in\n";
+
+/// Adds a stand-in for each node class the NodePools name and the manifests lack (by name and kind: an Auto Mode pool's
+/// NodeClass is not an EC2NodeClass of the same name); their names.
 fn add_stand_in_classes(manifests: &mut Manifests) -> Result<Vec<String>, InputError> {
-    let missing: BTreeSet<String> = manifests.node_pools.iter().map(|p| p.node_class.clone()).filter(|c| !c.is_empty() && !manifests.node_classes.iter().any(|k| &k.name == c)).collect();
-    for name in &missing {
-        let text = STAND_IN_CLASS.replace("NAME", name);
+    let missing: BTreeSet<(String, bool)> = manifests
+        .node_pools
+        .iter()
+        .filter(|p| !p.node_class.is_empty() && !manifests.node_classes.iter().any(|k| k.serves(p)))
+        .map(|p| (p.node_class.clone(), p.auto_mode))
+        .collect();
+    for (name, auto_mode) in &missing {
+        let text = if *auto_mode { STAND_IN_AUTO_MODE_CLASS } else { STAND_IN_CLASS }.replace("NAME", name);
         let docs = yaml::parse_docs(std::path::Path::new("stand-in class"), &text)?;
-        manifests.node_classes.extend(simulate::manifests::manifests(&docs)?.node_classes);
+        manifests.node_classes.extend(simulate::manifests::manifests(&docs)?.node_classes.into_iter().filter(|c| c.auto_mode == *auto_mode));
     }
-    Ok(missing.into_iter().collect())
+    Ok(missing.into_iter().map(|(name, _)| name).collect())
 }
 
 /// Simulates the pods (or probes) on the originals and on `compiled`, cluster by cluster.

@@ -1,5 +1,8 @@
 //! Adopted profiles as KDL text: every line ends with a comment naming the original file, object and field.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
 use super::model::{q, AdoptedPool, AdoptedProfile, Line};
 
 pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
@@ -105,4 +108,81 @@ fn write_line(out: &mut String, line: &Line, depth: usize) {
         write_line(out, child, depth + 1);
     }
     out.push_str(&format!("{indent}}}\n"));
+}
+
+/// The adopted profiles written into `into` (replacing files of the same name), taken back when dropped before
+/// [`Written::keep`]: each replaced file gets its old text again, each new one is removed, and so is `into` when
+/// adopt created it.
+pub struct Written {
+    /// Each written path with the text it had before (None: it did not exist).
+    files: Vec<(PathBuf, Option<Vec<u8>>)>,
+    created_dir: Option<PathBuf>,
+    kept: bool,
+}
+
+impl Written {
+    /// Writes `files` (file name → text) into `into`; on failure, the error and the path it failed on (what was
+    /// written before is taken back).
+    pub fn new(into: &Path, files: &BTreeMap<String, String>) -> Result<Written, (std::io::Error, PathBuf)> {
+        let created_dir = (!into.exists()).then(|| into.to_path_buf());
+        std::fs::create_dir_all(into).map_err(|e| (e, into.to_path_buf()))?;
+        let mut written = Written { files: Vec::new(), created_dir, kept: false };
+        for (name, text) in files {
+            let path = into.join(name);
+            written.files.push((path.clone(), std::fs::read(&path).ok()));
+            std::fs::write(&path, text).map_err(|e| (e, path.clone()))?;
+        }
+        eprintln!("wrote {}", written.files.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        Ok(written)
+    }
+
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.files.iter().map(|(p, _)| p.clone()).collect()
+    }
+
+    pub fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
+        for (path, before) in &self.files {
+            let _ = match before {
+                Some(text) => std::fs::write(path, text),
+                None => std::fs::remove_file(path),
+            };
+        }
+        if let Some(dir) = &self.created_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+        eprintln!("adopt failed: the profiles it wrote were taken back ({} is as it was)", self.created_dir.as_ref().map_or("the directory".to_string(), |d| d.display().to_string()));
+    }
+}
+
+#[cfg(test)]
+mod written_tests {
+    use super::*;
+
+    /// A failed adopt leaves `--into` as it was: a replaced file gets its old text, a new one goes, and so does a
+    /// directory adopt created; kept, they stay.
+    #[test]
+    fn dropped_without_keep_takes_back_what_it_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let into = dir.path().join("profiles");
+        std::fs::create_dir(&into).unwrap();
+        std::fs::write(into.join("a.kdl"), "// mine\n").unwrap();
+        let files = BTreeMap::from([("a.kdl".to_string(), "new a".to_string()), ("b.kdl".to_string(), "new b".to_string())]);
+        drop(Written::new(&into, &files).unwrap());
+        assert_eq!(std::fs::read_to_string(into.join("a.kdl")).unwrap(), "// mine\n");
+        assert!(!into.join("b.kdl").exists());
+        let fresh = dir.path().join("fresh");
+        drop(Written::new(&fresh, &files).unwrap());
+        assert!(!fresh.exists());
+        Written::new(&fresh, &files).unwrap().keep();
+        assert_eq!(std::fs::read_to_string(fresh.join("b.kdl")).unwrap(), "new b");
+    }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gpuplan::adopt::{self, Adoption, placeholders, report, verify};
+use gpuplan::adopt::{self, placeholders, report, verify};
 use gpuplan::compile::{Compilation, CompileOptions, compile};
 
 use super::{CliError, color, term};
@@ -79,7 +79,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         eprintln!("{}", term::paint_prefixes(&warning.to_string(), color()));
     }
     // A failed compile or verification takes the written files back: a failed adopt leaves `into` as it was.
-    let written = Written::new(&into, &adoption)?;
+    let written = adopt::write::Written::new(&into, &adoption.files).map_err(|(e, path)| CliError::io("write", &path)(e))?;
     let compiled = compile_adopted(written.paths(), catalogs, &into)?;
     let mut report = report::report(&adoption, &compiled);
     let mut verification = verify::verify(&adoption, &compiled, &report.pools, &originals).map_err(CliError::msg)?;
@@ -100,62 +100,11 @@ fn set_value(arg: &str) -> Result<(String, String), CliError> {
     }
 }
 
-/// The adopted profiles written into `into` (replacing files of the same name), taken back when dropped before
-/// [`Written::keep`]: each replaced file gets its old text again, each new one is removed, and so is `into` when
-/// adopt created it.
-struct Written {
-    /// Each written path with the text it had before (None: it did not exist).
-    files: Vec<(PathBuf, Option<Vec<u8>>)>,
-    created_dir: Option<PathBuf>,
-    kept: bool,
-}
-
-impl Written {
-    fn new(into: &Path, adoption: &Adoption) -> Result<Written, CliError> {
-        let created_dir = (!into.exists()).then(|| into.to_path_buf());
-        std::fs::create_dir_all(into).map_err(CliError::io("create", into))?;
-        let mut written = Written { files: Vec::new(), created_dir, kept: false };
-        for (name, text) in &adoption.files {
-            let path = into.join(name);
-            written.files.push((path.clone(), std::fs::read(&path).ok()));
-            std::fs::write(&path, text).map_err(CliError::io("write", &path))?;
-        }
-        eprintln!("wrote {}", written.files.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", "));
-        Ok(written)
-    }
-
-    fn paths(&self) -> Vec<PathBuf> {
-        self.files.iter().map(|(p, _)| p.clone()).collect()
-    }
-
-    fn keep(mut self) {
-        self.kept = true;
-    }
-}
-
-impl Drop for Written {
-    fn drop(&mut self) {
-        if self.kept {
-            return;
-        }
-        for (path, before) in &self.files {
-            let _ = match before {
-                Some(text) => std::fs::write(path, text),
-                None => std::fs::remove_file(path),
-            };
-        }
-        if let Some(dir) = &self.created_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-        eprintln!("adopt failed: the profiles it wrote were taken back ({} is as it was)", self.created_dir.as_ref().map_or("the directory".to_string(), |d| d.display().to_string()));
-    }
-}
-
 /// Compiled quietly: the report lists the adopted profiles' lint findings under each NodePool.
 fn compile_adopted(profiles: Vec<PathBuf>, catalogs_dir: PathBuf, into: &Path) -> Result<Compilation, CliError> {
     let options = CompileOptions { profiles, catalogs_dir, templates_dir: None };
     compile(&options).map_err(|e| {
-        let what = format!("the adopted profiles in {} do not compile (edit them, or report a gpuplan bug)", into.display());
+        let what = format!("the adopted profiles do not compile, so adopt took back what it wrote into {} (the errors above show the lines; report it as a gpuplan bug)", into.display());
         CliError::Then(Box::new(CliError::Compile(e)), what)
     })
 }

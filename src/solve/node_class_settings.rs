@@ -62,8 +62,9 @@ impl OwnClasses {
 pub struct ProfileClasses {
     default: NodeClassPlan,
     reserved: Vec<NodeClassPlan>,
-    /// By (local NVMe, time-slicing, base name, whether the base is the pool's own `node-class` name).
-    used: BTreeMap<(bool, Option<u32>, String, bool), Own>,
+    /// By (local NVMe, time-slicing, base name, whether the base is the pool's own `node-class` name, and for such a
+    /// name the settings' key: two pools naming one class with different settings make two plans, for E0158).
+    used: BTreeMap<(bool, Option<u32>, String, bool, String), Own>,
     own: OwnClasses,
 }
 
@@ -93,13 +94,13 @@ impl ProfileClasses {
             // with different settings are two classes of one name: E0158).
             None if explicit.is_some() => {
                 let name = explicit.unwrap_or_default();
-                self.used.insert((raid0, time_slicing, name.clone(), true), own);
+                self.used.insert((raid0, time_slicing, name.clone(), true, own.key()), own);
                 name
             }
             None => {
                 let base = self.own.base(&self.default.name, &tier.name.value, &own);
                 let name = default_class_name(&base, raid0, time_slicing);
-                self.used.insert((raid0, time_slicing, base, false), own);
+                self.used.insert((raid0, time_slicing, base, false, String::new()), own);
                 name
             }
         }
@@ -108,7 +109,7 @@ impl ProfileClasses {
     /// Every class the profile's pools use: the reservations' in tier order, then the default class's variants.
     pub fn finish(self) -> Vec<NodeClassPlan> {
         let ProfileClasses { default, mut reserved, used, .. } = self;
-        for ((raid0, time_slicing, base, explicit), own) in used {
+        for ((raid0, time_slicing, base, explicit, _), own) in used {
             reserved.push(own.apply(NodeClassPlan {
                 name: if explicit { base } else { default_class_name(&base, raid0, time_slicing) },
                 instance_store_raid0: raid0,

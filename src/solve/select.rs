@@ -213,7 +213,7 @@ pub fn admit_by_price(ranked: Vec<Candidate>, s: &Settings) -> (Vec<Candidate>, 
     let spot = s.capacity.value.contains(&CapacityType::Spot);
     let (mut kept, mut dropped): (Vec<Candidate>, Vec<Candidate>) = ranked
         .into_iter()
-        .partition(|c| c.usd_per_accelerator_hour <= cheapest * ratio + 1e-9 || s.types.iter().any(|t| t.value == c.name));
+        .partition(|c| ratio.is_infinite() || c.usd_per_accelerator_hour <= cheapest * ratio + 1e-9 || s.types.iter().any(|t| t.value == c.name));
     if spot && kept.len() < SPOT_MIN_TYPES {
         let widen = ratio.max(SPOT_DIVERSITY_RATIO_MAX);
         let admit: Vec<usize> = dropped
