@@ -12,7 +12,7 @@ use crate::catalog::Catalog;
 /// Why `np` admits nothing in `catalog`, as one line (`file NodePool/name: …`); None when it admits a type.
 pub fn why(np: &Doc, catalog: &Catalog, overlays: &[Doc]) -> Option<String> {
     // Fractional-GPU types alone (g6f) launch for a GPU pod only where a NodeOverlay declares whole GPUs on them.
-    let fractional = fractional_only(np, catalog) && !overlays.iter().any(|o| declares_gpus(o));
+    let fractional = fractional_only(np, catalog) && !overlays.iter().any(declares_gpus);
     if !fractional && !admitted(&np.object, catalog).is_empty() {
         return None;
     }
