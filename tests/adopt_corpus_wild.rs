@@ -69,11 +69,12 @@ fn every_wild_entry_adopts_and_verifies_or_stops_with_its_error_and_nothing_writ
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// At least 40 NodePools from at least 8 sources beyond the first three (the bar), every one of them pinned.
+/// At least 40 NodePools that adopt (the bar: the entries that stop do not count), from at least 8 sources
+/// beyond the first three (the README's origins), every one of them pinned.
 #[test]
-fn the_wild_corpus_is_at_least_forty_node_pools() {
+fn at_least_forty_wild_node_pools_adopt() {
     let mut node_pools = 0;
-    for name in entries().keys() {
+    for (name, _) in entries().iter().filter(|(_, e)| e.outcome == "adopts") {
         for file in std::fs::read_dir(corpus().join(name)).unwrap() {
             let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
             node_pools += text.lines().filter(|l| l.trim_end() == "kind: NodePool").count();

@@ -229,3 +229,24 @@ fn fractional_gpu_types_need_the_overlay_that_declares_their_gpu() {
     kept(dir.path(), &out, &report, "frac");
     assert!(report["verification"]["placements"][0]["before"]["instance_type"].as_str().is_some_and(|t| t.starts_with("g6f.")), "{:#}", report["verification"]);
 }
+
+/// `minValues` on the family or type requirement (Karpenter's spot-diversity examples) adopts as `family-min-values` /
+/// `type-min-values` and compiles back onto gpuplan's own family and type requirements (before: dropped, unseen).
+#[test]
+fn min_values_on_family_and_type_are_kept() {
+    let template = "      requirements:\n        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m]}\n        - {key: karpenter.k8s.aws/instance-family, operator: Exists, minValues: 5}\n        - {key: node.kubernetes.io/instance-type, operator: Exists, minValues: 10}\n        - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}\n";
+    let (dir, out, report) = adopt(&[&class("cpu", false), &pool("cpu", "cpu", template, "  limits:\n    cpu: 1000\n")], &[]);
+    let profile = kept(dir.path(), &out, &report, "cpu");
+    assert!(has_line(&profile, "family-min-values 5") && has_line(&profile, "type-min-values 10"), "{profile}");
+    assert_eq!(report["verification"]["fields_unexplained"], 0, "{:#}", report["verification"]);
+}
+
+/// A Windows NodePool stops adopt, saying why (gpuplan compiles Linux nodes; before: adopted as Linux, unseen).
+#[test]
+fn a_windows_pool_stops_adopt() {
+    let template = "      requirements:\n        - {key: kubernetes.io/os, operator: In, values: [windows]}\n";
+    let (dir, out, _) = adopt(&[&class("win", false), &pool("win", "win", template, "  limits:\n    cpu: 100\n")], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("it asks for kubernetes.io/os In [windows], and gpuplan compiles Linux nodes only"), "{}", text(&out));
+    assert!(!dir.path().join("profiles").exists());
+}

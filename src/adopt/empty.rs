@@ -11,6 +11,9 @@ use crate::catalog::Catalog;
 
 /// Why `np` admits nothing in `catalog`, as one line (`file NodePool/name: …`); None when it admits a type.
 pub fn why(np: &Doc, catalog: &Catalog, overlays: &[Doc]) -> Option<String> {
+    if let Some(os) = not_linux(np) {
+        return Some(format!("{} NodePool/{}: it asks for kubernetes.io/os In [{os}], and gpuplan compiles Linux nodes only (its AMIs, device plugins and kubelet settings are Linux's): keep this NodePool out of the adopted files", np.file, np.name));
+    }
     // Fractional-GPU types alone (g6f) launch for a GPU pod only where a NodeOverlay declares whole GPUs on them.
     let fractional = fractional_only(np, catalog) && !overlays.iter().any(declares_gpus);
     if !fractional && !admitted(&np.object, catalog).is_empty() {
@@ -62,4 +65,11 @@ fn unoffered(np: &Doc, catalog: &Catalog) -> Option<String> {
     let reqs = super::requirements::requirements(&np.object);
     let types: Vec<&crate::catalog::InstanceType> = catalog.instance_types.iter().filter(|t| reqs.iter().all(|r| super::requirements::matches(t, r).unwrap_or(true))).collect();
     (!types.is_empty() && types.len() <= 16 && types.iter().all(|t| t.zones.is_empty())).then(|| types.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "))
+}
+
+/// The operating systems a NodePool asks for when Linux is not among them (a Windows pool).
+fn not_linux(np: &Doc) -> Option<String> {
+    let reqs = super::requirements::requirements(&np.object);
+    let os = reqs.iter().find(|r| r.key == "kubernetes.io/os" && r.operator == "In")?;
+    (!os.values.iter().any(|v| v == "linux")).then(|| os.values.join(", "))
 }

@@ -71,7 +71,8 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     // A static NodePool's size is its replicas: no accelerator or cpu limit to adopt (the CRD allows only `nodes`).
     let static_line = super::static_pool::line(doc, &mut used, &from);
     let is_static = static_line.is_some();
-    lines.extend(requirement_lines(&reqs, ctx.catalog, &mut used, &from));
+    let ours = np["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    lines.extend(requirement_lines(&reqs, ctx.catalog, ours, &mut used, &from));
     let capacity = capacity_types(&reqs);
     let reserved = capacity.contains(&CapacityType::Reserved);
     // A reserved pool's other capacity types are its fallback tiers; reserved alone makes the pool the reservation.
@@ -391,7 +392,7 @@ fn catalog_name(catalog: &Catalog, label: &str) -> String {
 }
 
 /// Instance-type selection: types, families, generation, arch; os linux and zones (cluster-level) consumed.
-fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
+fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, ours: bool, used: &mut Consumed, from: &dyn Fn(&str) -> String) -> Vec<Line> {
     let mut lines = Vec::new();
     let named: Vec<&str> = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| r.values.iter().map(String::as_str)).collect();
     let named_families: BTreeSet<String> = named.iter().filter_map(|n| catalog.get(n).map(|t| t.family.clone())).collect();
@@ -402,10 +403,28 @@ fn requirement_lines(reqs: &[Requirement], catalog: &Catalog, used: &mut Consume
         // The family requirement restating the named types is gpuplan's own (with the minValues it derives for
         // spot diversity): derived, consumed.
         if r.key == "karpenter.k8s.aws/instance-family" && r.operator == "In" && !named.is_empty() && r.values.iter().cloned().collect::<BTreeSet<_>>() == named_families {
+            // Its minValues is gpuplan's spot default on gpuplan's own output, else the original's.
+            if let Some(m) = r.min_values.filter(|m| *m != 2 || !ours) {
+                lines.push(Line::new(format!("family-min-values {m}"), from(&format!("{field}.minValues"))));
+            }
             used.take(field);
             continue;
         }
-        if r.min_values.is_some() {
+        // minValues on the family or type requirement: gpuplan writes those requirements itself, with the pool's
+        // `family-min-values` / `type-min-values`; an `Exists` says nothing else (the types are the pool's anyway).
+        let setting = match r.key.as_str() {
+            "karpenter.k8s.aws/instance-family" => Some("family-min-values"),
+            "node.kubernetes.io/instance-type" => Some("type-min-values"),
+            _ => None,
+        };
+        if let (Some(setting), Some(m)) = (setting, r.min_values) {
+            lines.push(Line::new(format!("{setting} {m}"), from(&format!("{field}.minValues"))));
+            if r.operator == "Exists" {
+                used.take(field);
+                continue;
+            }
+        }
+        if r.min_values.is_some() && setting.is_none() {
             // Only `require` says minValues (a derived key's is kept for the warning).
             if let Some(line) = require_line(r, &field, used) {
                 lines.push(Line::new(line, from(&field)));

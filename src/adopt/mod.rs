@@ -92,7 +92,7 @@ pub enum AdoptError {
     Missing(Vec<String>),
     /// NodePools whose requirements admit no instance type of the catalog: a profile written from them would not
     /// compile (E0140). Each named, with why.
-    #[error("{} NodePool(s) admit no instance type of the catalog, so their profiles could not compile (nothing was written):\n  {}", .0.len(), .0.join("\n  "))]
+    #[error("{} NodePool(s) cannot be adopted: gpuplan could compile no node for them (nothing was written):\n  {}", .0.len(), .0.join("\n  "))]
     AdmitsNothing(Vec<String>),
     #[error("two NodePools named `{0}` ({1} and {2}): NodePool names are cluster-wide, so the API server keeps one object and the later apply replaces the earlier; adopt the files of one cluster, or rename one (nothing was written)")]
     DuplicateNodePool(String, String, String),
@@ -514,6 +514,16 @@ fn map_pools(input: &ProfileInput, warnings: &mut Vec<Warning>) -> MappedPools {
             }
         }
         mapped.pools.push(pool);
+        let reference = &np.object["spec"]["template"]["spec"]["nodeClassRef"];
+        if reference["name"].is_string() && (reference["group"].is_null() || reference["kind"].is_null()) {
+            // The v1 NodePool CRD requires all three (karpenter.sh_nodepools.yaml nodeClassRef: group, kind, name).
+            warnings.push(Warning {
+                file: np.file.clone(),
+                object: format!("NodePool/{}", np.name),
+                field: "spec.template.spec.nodeClassRef".into(),
+                message: "names its class without group and kind, which the karpenter.sh/v1 NodePool CRD requires: gpuplan writes them (karpenter.k8s.aws EC2NodeClass, or eks.amazonaws.com NodeClass in Auto Mode)".into(),
+            });
+        }
         if np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().is_some() && class.is_none() {
             let ref_name = np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap_or_default();
             warnings.push(Warning {

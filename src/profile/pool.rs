@@ -276,6 +276,8 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         price_ratio_max: Spanned::new(DEFAULT_PRICE_RATIO_MAX, span),
         admit: Spanned::new(super::settings::Admit::BestValue, span),
         node_class: None,
+        family_min_values: None,
+        type_min_values: None,
         spot_ceiling: Spanned::new(SpotCeiling::OnDemand, span),
         // Training reads datasets and writes checkpoints locally: p4d/p5 carry 8 TB–30 TB of NVMe.
         instance_store_scratch: Spanned::new(preset == Preset::TrainingOnDemand, span),

@@ -75,6 +75,10 @@ pub struct Settings {
     /// from the profile (`<profile>`, `-nvme`, `-ts<N>`): an adopted pool keeps its original class's name, so that its
     /// NodePool's `nodeClassRef` does not change (a changed reference drifts every node).
     pub node_class: Option<Spanned<String>>,
+    /// `family-min-values N` / `type-min-values N`: `minValues` on the NodePool's instance-family / instance-type
+    /// requirement (Karpenter launches only when that many families / types can satisfy the pods), as an original says.
+    pub family_min_values: Option<Spanned<u32>>,
+    pub type_min_values: Option<Spanned<u32>>,
     /// What bounds a spot node's price in the worst case (see `cost`): on-demand (guaranteed) by default.
     pub spot_ceiling: Spanned<SpotCeiling>,
     /// `scratch "instance-store"`: local NVMe striped into one RAID0 volume for the kubelet and containers
@@ -140,6 +144,8 @@ impl Parser<'_> {
             "price-ratio-max" => set(&mut s.price_ratio_max, self.parse_price_ratio_max(node)),
             "admit" => set(&mut s.admit, self.single_string(node).and_then(|v| self.keyword(&v, "admit", &ADMIT, "one of best-value (gpuplan's selection), as-required (exactly what the requirements admit)"))),
             "node-class" => s.node_class = self.single_string(node).and_then(|v| self.class_name(v)),
+            "family-min-values" => s.family_min_values = self.bounded_u32(node, "family-min-values", 1..=50),
+            "type-min-values" => s.type_min_values = self.bounded_u32(node, "type-min-values", 1..=50),
             "spot-ceiling" => set(&mut s.spot_ceiling, self.parse_spot_ceiling(node)),
             "scratch" => set(&mut s.instance_store_scratch, self.parse_scratch(node)),
             "time-slicing" => set(&mut s.sharing, self.parse_time_slicing(node).map(Some)),

@@ -142,10 +142,10 @@ pub fn requirements(s: &Settings, zones: &[String], candidates: &[Candidate], au
             key: if auto_mode { "eks.amazonaws.com/instance-family" } else { "karpenter.k8s.aws/instance-family" }.into(),
             operator: "In".into(),
             // Spot diversity, gpuplan's own: `admit "as-required"` adds no minValues the original did not have.
-            min_values: (s.capacity.contains(&CapacityType::Spot) && families.len() >= 2 && s.admit.value == crate::profile::Admit::BestValue).then_some(2),
+            min_values: s.family_min_values.as_ref().map(|m| m.value).or((s.capacity.contains(&CapacityType::Spot) && families.len() >= 2 && s.admit.value == crate::profile::Admit::BestValue).then_some(2)),
             values: families.into_iter().collect(),
         },
-        Requirement { key: "node.kubernetes.io/instance-type".into(), operator: "In".into(), values: types, min_values: None },
+        Requirement { key: "node.kubernetes.io/instance-type".into(), operator: "In".into(), values: types, min_values: s.type_min_values.as_ref().map(|m| m.value) },
     ];
     let arch: BTreeSet<&str> = if s.arch.is_empty() {
         BTreeSet::from(["amd64"])
