@@ -33,7 +33,7 @@ fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adopt-corpus")
 }
 
-pub fn entries() -> BTreeMap<String, Entry> {
+fn entries() -> BTreeMap<String, Entry> {
     serde_json::from_str(&std::fs::read_to_string(corpus().join("wild.json")).unwrap()).unwrap()
 }
 

@@ -613,7 +613,7 @@ fn gpu_operator_release_and_image_overrides() {
     let bad = |m: &str| format!("{CLUSTER}{INFERENCE_POOL}monitoring {{\n    {m}\n}}\n");
     let (message, help) = one_error(&bad("gpu-operator version=\"v26.7\""), "E0179");
     assert_eq!(message, "unknown GPU Operator release `v26.7`");
-    assert!(help.contains("did you mean `v26.7.0`?") && help.contains("src/ops/gpu_operator.rs"), "{help}");
+    assert!(help.contains("did you mean `v26.7.0`?") && help.contains("src/profile/gpu_operator_releases.rs"), "{help}");
     let (message, help) = one_error(&bad("gpu-operator { image \"devicePlugn\" version=\"v1\"; }"), "E0118");
     assert_eq!(message, "unknown GPU Operator component `devicePlugn`");
     assert!(help.contains("did you mean `devicePlugin`?") && help.contains("migManager"), "{help}");

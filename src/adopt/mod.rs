@@ -295,10 +295,12 @@ fn check_inputs(read: &read::Read, options: &AdoptOptions) -> Result<(), AdoptEr
     if read.node_pools.is_empty() {
         return Err(AdoptError::Nothing(options.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
     }
-    // NodePool names are cluster-wide: two of one name are one object to the API server (the later apply wins).
-    let mut seen: BTreeMap<&str, &Doc> = BTreeMap::new();
+    // NodePool names are cluster-wide: two of one name in one cluster are one object to the API server (the later
+    // apply wins). gpuplan's own output says each NodePool's cluster (its class's `gpuplan.dev/cluster` tag).
+    let cluster_of = |np: &Doc| class_of(np, &read.node_classes).and_then(|c| c.object["spec"]["tags"]["gpuplan.dev/cluster"].as_str().map(str::to_string));
+    let mut seen: BTreeMap<(Option<String>, &str), &Doc> = BTreeMap::new();
     for np in &read.node_pools {
-        if let Some(first) = seen.insert(np.name.as_str(), np) {
+        if let Some(first) = seen.insert((cluster_of(np), np.name.as_str()), np) {
             return Err(AdoptError::DuplicateNodePool(np.name.clone(), first.file.clone(), np.file.clone()));
         }
     }

@@ -196,7 +196,7 @@ fn gpu_operator(o: &Objects, defaults: &Monitoring, warnings: &mut Vec<Warning>)
                 file: policy.file.clone(),
                 object: format!("ClusterPolicy/{}", policy.name),
                 field: "metadata.annotations.gpuplan.dev/gpu-operator-release".into(),
-                message: format!("GPU Operator release `{annotated}` is not one gpuplan pins (src/ops/gpu_operator.rs): images are compared with {}'s", gpu_operator::DEFAULT_RELEASE),
+                message: format!("GPU Operator release `{annotated}` is not one gpuplan pins (src/profile/gpu_operator_releases.rs): images are compared with {}'s", gpu_operator::DEFAULT_RELEASE),
             });
             &gpu_operator::RELEASES[0]
         });

@@ -223,20 +223,29 @@ pub fn find(text: &str) -> Vec<Found> {
 
 /// The text with every placeholder named in `values` replaced by its value (a directive is never filled).
 pub fn fill(text: &str, values: &BTreeMap<String, String>) -> String {
+    fill_tracked(text, values).0
+}
+
+/// [`fill`], with the byte ranges of the values it inserted: a value is literal text (a block from `--set NAME=@FILE`
+/// may hold a script's `$VAR`), so what looks like a placeholder inside it is none.
+pub fn fill_tracked(text: &str, values: &BTreeMap<String, String>) -> (String, Vec<Range<usize>>) {
+    let mut inserted = Vec::new();
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
     for f in find(text).into_iter().filter(|f| !f.kind.is_directive()) {
         if let Some(value) = values.get(&f.name) {
             out.push_str(&text[last..f.at]);
-            // A value of several lines (a YAML block, `--set NAME=@FILE`) continues at the placeholder's column, as
-            // Terraform's `indent(n, …)` and Helm's `nindent` place a block under its key.
+            // A value of several lines (a YAML block, `--set NAME=@FILE`) continues at the placeholder's column: where
+            // a block placeholder written alone on its line (`  ${indent(2, ec2nodeclass)}`) puts it.
             let column = " ".repeat(text[..f.at].rsplit('\n').next().map_or(0, |l| l.chars().count()));
+            let start = out.len();
             out.push_str(&value.trim_end_matches('\n').replace('\n', &format!("\n{column}")));
+            inserted.push(start..out.len());
             last = f.at + f.len;
         }
     }
     out.push_str(&text[last..]);
-    out
+    (out, inserted)
 }
 
 /// Terraform's conditional directives decided by `--set` values (`%{ if kms_key_id != "" ~}…%{ endif ~}`, the idiom of
@@ -347,12 +356,12 @@ fn comment_ranges(text: &str) -> Vec<Range<usize>> {
 
 /// The placeholders of `text` on the lines `counts` admits, one per name at its first place, with how many places use
 /// it; comments aside ([`comment_ranges`]).
-pub fn unfilled(file: &str, text: &str, counts: impl Fn(usize) -> bool) -> Vec<Unfilled> {
+pub fn unfilled(file: &str, text: &str, counts: impl Fn(usize, usize) -> bool) -> Vec<Unfilled> {
     let comments = comment_ranges(text);
     let mut by_name: BTreeMap<String, Unfilled> = BTreeMap::new();
     for f in find(text).into_iter().filter(|f| !f.kind.is_directive()) {
         let (line, col) = position(text, f.at);
-        if !counts(line) || comments.iter().any(|r| r.contains(&f.at)) {
+        if !counts(line, f.at) || comments.iter().any(|r| r.contains(&f.at)) {
             continue;
         }
         by_name.entry(f.name.clone()).and_modify(|u| u.places += 1).or_insert_with(|| Unfilled {
@@ -367,11 +376,11 @@ pub fn unfilled(file: &str, text: &str, counts: impl Fn(usize) -> bool) -> Vec<U
 
 /// The first Helm control structure or Terraform directive of `text` on a line `counts` admits, as an error message
 /// (`file:line:col`, as written, and how to render the template first); None when there is none.
-pub fn directive_message(file: &str, text: &str, counts: impl Fn(usize) -> bool) -> Option<String> {
+pub fn directive_message(file: &str, text: &str, counts: impl Fn(usize, usize) -> bool) -> Option<String> {
     let (f, line, col) = find(text).into_iter().filter(|f| f.kind.is_directive()).map(|f| {
         let (line, col) = position(text, f.at);
         (f, line, col)
-    }).find(|(_, line, _)| counts(*line))?;
+    }).find(|(f, line, _)| counts(*line, f.at))?;
     let written = crate::input::excerpt(&text[f.at..f.at + f.len]);
     Some(if f.kind == Kind::HelmControl {
         format!("{file}:{line}:{col}: `{written}` is a Helm control structure, not a value --set can fill: render the chart first (helm template <release> <chart> -f values.yaml > rendered.yaml) and adopt rendered.yaml (nothing was written)")
@@ -445,6 +454,15 @@ mod tests {
     }
 
     #[test]
+    fn what_a_value_inserts_is_literal_text() {
+        let values = BTreeMap::from([("script".to_string(), "echo $HOME ${USER}".to_string())]);
+        let (text, inserted) = fill_tracked("a: ${script}\nb: ${var.c}\n", &values);
+        let outside = |_: usize, at: usize| !inserted.iter().any(|r| r.contains(&at));
+        let names: Vec<String> = unfilled("f.yaml", &text, outside).into_iter().map(|u| u.name).collect();
+        assert_eq!(names, ["var.c"]);
+    }
+
+    #[test]
     fn a_value_of_several_lines_continues_at_the_placeholders_column() {
         let values = BTreeMap::from([("indent(2, ec2nodeclass)".to_string(), "role: r\namiSelectorTerms:\n  - alias: al2023@latest\n".to_string())]);
         assert_eq!(fill("spec:\n  ${indent(2, ec2nodeclass)}\n", &values), "spec:\n  role: r\n  amiSelectorTerms:\n    - alias: al2023@latest\n");
@@ -506,7 +524,7 @@ mod tests {
 
     #[test]
     fn unfilled_counts_lines_and_characters_from_one_and_places_per_name() {
-        let u = unfilled("f.yaml", "a: b\nc: é ${X}\nd: $X\ne: {{ .Values.y }}\n", |_| true);
+        let u = unfilled("f.yaml", "a: b\nc: é ${X}\nd: $X\ne: {{ .Values.y }}\n", |_, _| true);
         let got: Vec<(&str, &str, &str, usize)> = u.iter().map(|u| (u.name.as_str(), u.at.as_str(), u.written.as_str(), u.places)).collect();
         assert_eq!(got, [(".Values.y", "f.yaml:4:4", "{{ .Values.y }}", 1), ("X", "f.yaml:2:6", "${X}", 2)]);
     }
@@ -514,18 +532,18 @@ mod tests {
     #[test]
     fn a_placeholder_in_a_comment_is_not_one_to_fill() {
         let text = "# replace ${CLUSTER_NAME}\nrole: \"a#${ROLE}\" # or ${OTHER}\nx: 'it # ${Q}'\nuserData: |\n  # ${var.x}\n";
-        let names: Vec<String> = unfilled("f.yaml", text, |_| true).into_iter().map(|u| u.name).collect();
+        let names: Vec<String> = unfilled("f.yaml", text, |_, _| true).into_iter().map(|u| u.name).collect();
         assert_eq!(names, ["Q", "ROLE", "var.x"]);
     }
 
     #[test]
     fn a_directive_is_reported_at_its_place_with_how_to_render() {
-        let m = directive_message("c.yaml", "a: 1\n{{- if .Values.gpu }}\n", |_| true).unwrap();
+        let m = directive_message("c.yaml", "a: 1\n{{- if .Values.gpu }}\n", |_, _| true).unwrap();
         assert!(m.starts_with("c.yaml:2:1: `{{- if .Values.gpu }}` is a Helm control structure") && m.contains("helm template"), "{m}");
-        let m = directive_message("t.yaml", "x: %{ for z in var.azs }\n", |_| true).unwrap();
+        let m = directive_message("t.yaml", "x: %{ for z in var.azs }\n", |_, _| true).unwrap();
         assert!(m.starts_with("t.yaml:1:4: `%{ for z in var.azs }` is a Terraform template directive"), "{m}");
-        assert_eq!(directive_message("p.yaml", "a: ${var.x}\n", |_| true), None);
-        assert_eq!(directive_message("p.yaml", "a: 1\nb: '{{ if .x }}'\n", |line| line == 1), None);
+        assert_eq!(directive_message("p.yaml", "a: ${var.x}\n", |_, _| true), None);
+        assert_eq!(directive_message("p.yaml", "a: 1\nb: '{{ if .x }}'\n", |line, _| line == 1), None);
     }
 
     #[test]

@@ -80,17 +80,19 @@ pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, R
     for file in files {
         let raw = crate::input::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
         let shown = file.display().to_string();
-        let text = super::placeholders::fill(&super::placeholders::decide_conditionals(&raw, set), set);
+        let (text, inserted) = super::placeholders::fill_tracked(&super::placeholders::decide_conditionals(&raw, set), set);
+        // What a value inserted is its own text, not a placeholder.
+        let outside = |at: usize| !inserted.iter().any(|r| r.contains(&at));
         // Read as simulate reads manifests: each document with the line it starts on, so that a bad one is located.
         let mut docs = match crate::simulate::yaml::parse_docs(&file, &text) {
             Ok(docs) => docs,
             Err(e) => {
                 // A template (`{{- if }}` lines) or a placeholder can be what makes the text unparseable (`{{ .Values.x }}`
                 // unquoted begins a flow mapping): then they are the error, wherever they are.
-                if let Some(message) = super::placeholders::directive_message(&shown, &text, |_| true) {
+                if let Some(message) = super::placeholders::directive_message(&shown, &text, |_, at| outside(at)) {
                     return Err(ReadError::Template(message));
                 }
-                let found = super::placeholders::unfilled(&shown, &text, |_| true);
+                let found = super::placeholders::unfilled(&shown, &text, |_, at| outside(at));
                 if found.is_empty() {
                     return Err(ReadError::Input(e));
                 }
@@ -104,7 +106,7 @@ pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, R
             .filter(|d| matches!(d.kind(), "NodePool" | "EC2NodeClass" | "NodeClass" | "NodeOverlay"))
             .map(|d| d.line..d.line + d.text.lines().count())
             .collect();
-        let counts = |line: usize| read_lines.iter().any(|r| r.contains(&line));
+        let counts = |line: usize, at: usize| outside(at) && read_lines.iter().any(|r| r.contains(&line));
         // A PrometheusRule's `{{ if }}` is Prometheus's own template; in a NodePool it is Helm's, to render first.
         if let Some(message) = super::placeholders::directive_message(&shown, &text, counts) {
             return Err(ReadError::Template(message));

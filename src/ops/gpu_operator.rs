@@ -102,7 +102,7 @@ fn check_image(c: &Value, pointer: &str, component: &str, out: &mut Vec<(String,
     out.push((
         pointer.to_string(),
         format!(
-            "{component} is enabled but has no {}: the GPU Operator's Helm chart gives the operator only DRIVER_MANAGER_IMAGE and VALIDATOR_IMAGE, so this component fails with \"empty image path provided through both ClusterPolicy CR and ENV\" (or \"repository, image and version must all be set\"); set repository, image and version (GPU Operator {DEFAULT_RELEASE} values in src/ops/gpu_operator.rs)",
+            "{component} is enabled but has no {}: the GPU Operator's Helm chart gives the operator only DRIVER_MANAGER_IMAGE and VALIDATOR_IMAGE, so this component fails with \"empty image path provided through both ClusterPolicy CR and ENV\" (or \"repository, image and version must all be set\"); set repository, image and version (GPU Operator {DEFAULT_RELEASE} values in src/profile/gpu_operator_releases.rs)",
             missing.join(", ")
         ),
     ));

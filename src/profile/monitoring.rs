@@ -236,7 +236,7 @@ impl Parser<'_> {
             } else {
                 let mut help = did_you_mean(&v, known.iter().copied()).map(|d| format!("{d} ")).unwrap_or_default();
                 help.push_str(&format!(
-                    "gpuplan pins the images of GPU Operator release(s) {} (src/ops/gpu_operator.rs); override single images with `image \"<component>\" version=\"…\"` inside this node",
+                    "gpuplan pins the images of GPU Operator release(s) {} (src/profile/gpu_operator_releases.rs); override single images with `image \"<component>\" version=\"…\"` inside this node",
                     known.join(", ")
                 ));
                 self.error(v.span, ErrorCode::E0179, format!("unknown GPU Operator release `{}`", v.value), help);
