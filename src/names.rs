@@ -38,18 +38,26 @@ pub fn check_label_key(key: &str) -> Result<(), String> {
         [prefix, name] => (Some(*prefix), *name),
         _ => return Err("a label key has at most one '/' (prefix/name)".into()),
     };
-    if let Some(prefix) = prefix {
-        // DNS-1123 labels separated by dots: lowercase alphanumerics and '-', alphanumeric at both ends.
-        let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-        let label = |l: &str| l.starts_with(lower) && l.ends_with(lower) && l.chars().all(|c| lower(c) || c == '-');
-        if prefix.is_empty() || prefix.len() > 253 || !prefix.split('.').all(label) {
+    if let Some(prefix) = prefix
+        && check_dns_subdomain(prefix).is_err() {
             return Err(format!("the prefix `{}` must be a lowercase DNS subdomain of at most 253 characters (like example.com)", excerpt(prefix)));
         }
-    }
     if name.is_empty() {
         return Err("the name part is empty".into());
     }
     check_label_name(name, "the name part")
+}
+
+/// A lowercase DNS subdomain (apimachinery `validation.IsDNS1123Subdomain`, what the API server checks most objects'
+/// `metadata.name` by, and a label key's prefix): at most 253 characters, DNS-1123 labels separated by dots, each of
+/// lowercase alphanumerics and '-', alphanumeric at both ends.
+pub fn check_dns_subdomain(name: &str) -> Result<(), String> {
+    let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let label = |l: &str| l.starts_with(lower) && l.ends_with(lower) && l.chars().all(|c| lower(c) || c == '-');
+    if name.is_empty() || name.len() > 253 || !name.split('.').all(label) {
+        return Err("it must be lowercase letters, digits, '-' and '.', at most 253 characters, each part between dots starting and ending with a letter or digit (a DNS subdomain)".into());
+    }
+    Ok(())
 }
 
 /// A Kubernetes label value (apimachinery `validation.IsValidLabelValue`): empty, or a name of at most 63

@@ -38,6 +38,16 @@ pub struct ClassFacts {
     pub comments: Vec<String>,
 }
 
+impl ClassFacts {
+    /// The image the profile's `ami` line says for this class: its alias, else (AMIs selected by id, carried in `raw`)
+    /// the `amiFamily` they belong to, as `<family>@latest`, since gpuplan derives the device plugin and volumes from
+    /// the family (E0159 otherwise); None for neither, or a `Custom` family.
+    pub fn ami_alias(&self) -> Option<String> {
+        let family = || self.raw_fragment.as_ref()?["spec"]["amiFamily"].as_str().filter(|x| !x.eq_ignore_ascii_case("custom")).map(|x| format!("{}@latest", x.to_ascii_lowercase()));
+        self.ami.clone().or_else(family)
+    }
+}
+
 pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     let (with_storage_defaults, defaults) = auto_mode_storage_defaults(doc).unzip();
     let defaults = defaults.unwrap_or_default();
@@ -89,7 +99,7 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
 fn take_gpuplan_hardware(c: &Value, used: &mut Consumed) -> bool {
     // So are gpuplan's own volumes (size, gp3 IOPS and throughput; image-cache snapshots aside). A hand-written
     // class's volumes and metadata options are its own: they go to its `raw` block, so the pools keep them.
-    let ours = c["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    let ours = super::read::generated_by_gpuplan(c);
     let snapshot = c["spec"]["blockDeviceMappings"].as_array().into_iter().flatten().any(|m| m["ebs"].get("snapshotID").is_some());
     if ours && !snapshot {
         used.take("spec.blockDeviceMappings");
@@ -155,7 +165,7 @@ fn default_volumes(doc: &Doc, ours: bool) -> Option<Doc> {
 /// An EKS Auto Mode NodeClass without subnet or security-group selectors launches into the cluster's own (EKS User
 /// Guide, Node Class Specification); gpuplan's NodeClass selects both by its discovery tag: named, for each.
 fn default_selectors(doc: &Doc) -> Vec<Warning> {
-    if doc.kind != "NodeClass" || doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
+    if doc.kind != "NodeClass" || doc.is_gpuplans() {
         return Vec::new();
     }
     ["subnetSelectorTerms", "securityGroupSelectorTerms"]
@@ -175,7 +185,7 @@ fn default_selectors(doc: &Doc) -> Vec<Warning> {
 /// NodeClass template writes its own (200Gi, 10000, 500): the fields the original leaves out are written in at those
 /// defaults, so that `ephemeral-storage` and the class's `raw` block keep the original's disk.
 fn auto_mode_storage_defaults(doc: &Doc) -> Option<(Doc, Vec<String>)> {
-    let ours = doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    let ours = doc.is_gpuplans();
     if ours || doc.kind != "NodeClass" || !doc.object["spec"].is_object() {
         return None;
     }

@@ -3,10 +3,9 @@
 //! types such as p3, or another region's), fractional-GPU types (g6f) that a GPU pod fits only with a NodeOverlay
 //! declaring their GPU capacity, or requirements that together leave nothing.
 
-use serde_json::Value;
-
 use super::nodepool::{admitted, kind, matching};
 use super::read::Doc;
+use super::requirements::{matches, requirements};
 use crate::catalog::Catalog;
 
 /// Why `np` admits nothing in `catalog`, as one line (`file NodePool/name: …`); None when it admits a type.
@@ -19,13 +18,8 @@ pub fn why(np: &Doc, catalog: &Catalog, overlays: &[Doc]) -> Option<String> {
     if !fractional && !admitted(&np.object, catalog).is_empty() {
         return None;
     }
-    let named: Vec<&str> = np.object["spec"]["template"]["spec"]["requirements"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|r| r["key"] == "node.kubernetes.io/instance-type" && r["operator"] == "In")
-        .flat_map(|r| r["values"].as_array().into_iter().flatten().filter_map(Value::as_str))
-        .collect();
+    let reqs = requirements(&np.object);
+    let named: Vec<&str> = reqs.iter().filter(|r| r.key == "node.kubernetes.io/instance-type" && r.operator == "In").flat_map(|r| r.values.iter().map(String::as_str)).collect();
     let unknown: Vec<&str> = named.iter().copied().filter(|n| catalog.get(n).is_none()).collect();
     let region = &catalog.region;
     let reason = if !named.is_empty() && unknown.len() == named.len() {
@@ -62,14 +56,14 @@ fn declares_gpus(overlay: &Doc) -> bool {
 /// The types the requirements admit when none of them is offered in a zone of the catalog (`matching` leaves such
 /// types out): listed.
 fn unoffered(np: &Doc, catalog: &Catalog) -> Option<String> {
-    let reqs = super::requirements::requirements(&np.object);
-    let types: Vec<&crate::catalog::InstanceType> = catalog.instance_types.iter().filter(|t| reqs.iter().all(|r| super::requirements::matches(t, r).unwrap_or(true))).collect();
+    let reqs = requirements(&np.object);
+    let types: Vec<&crate::catalog::InstanceType> = catalog.instance_types.iter().filter(|t| reqs.iter().all(|r| matches(t, r).unwrap_or(true))).collect();
     (!types.is_empty() && types.len() <= 16 && types.iter().all(|t| t.zones.is_empty())).then(|| types.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "))
 }
 
 /// The operating systems a NodePool asks for when Linux is not among them (a Windows pool).
 fn not_linux(np: &Doc) -> Option<String> {
-    let reqs = super::requirements::requirements(&np.object);
+    let reqs = requirements(&np.object);
     let os = reqs.iter().find(|r| r.key == "kubernetes.io/os" && r.operator == "In")?;
     (!os.values.iter().any(|v| v == "linux")).then(|| os.values.join(", "))
 }

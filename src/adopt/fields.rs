@@ -448,31 +448,10 @@ fn canonical(v: &Value, literal: bool) -> String {
     }
 }
 
-/// Seconds in a Go duration of h, m, s (and ms) parts, as Karpenter's durations are written (`168h0m0s`); None for
-/// anything else (a bare number is a quantity, not a duration).
-fn seconds(s: &str) -> Option<f64> {
-    let (mut total, mut number, mut parts) = (0.0, String::new(), 0);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c.is_ascii_digit() || c == '.' {
-            number.push(c);
-            continue;
-        }
-        let unit = match c {
-            'h' => 3600.0,
-            'm' if chars.peek() == Some(&'s') => {
-                chars.next();
-                0.001
-            }
-            'm' => 60.0,
-            's' => 1.0,
-            _ => return None,
-        };
-        total += number.parse::<f64>().ok()? * unit;
-        number.clear();
-        parts += 1;
-    }
-    (number.is_empty() && parts > 0).then_some(total)
+/// Seconds in a Go duration of h, m and s parts, as Karpenter's durations are written (`168h0m0s`) and the profile
+/// reads them; None for anything else (a bare number is a quantity, not a duration).
+fn seconds(s: &str) -> Option<u32> {
+    crate::profile::duration_seconds(s)
 }
 
 /// The changes per object, for the text and markdown reports: each with its reason, or "not named".
@@ -573,7 +552,7 @@ mod tests {
     #[test]
     fn durations_compare_by_value() {
         assert_eq!(seconds("168h0m0s"), seconds("168h"));
-        assert_eq!(seconds("90s"), Some(90.0));
+        assert_eq!(seconds("90s"), Some(90));
         assert_eq!(seconds("10%"), None);
         assert_eq!(seconds("100"), None);
     }

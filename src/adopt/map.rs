@@ -58,21 +58,12 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let reqs = requirements(np);
     let (kind_line, resource) = accelerator(np, &reqs, ctx.catalog, &mut used, &from);
     let mut lines = vec![kind_line];
-    lines.extend(keeping_lines(ctx, &from));
-    if ctx.optimize && np["metadata"]["labels"]["app.kubernetes.io/managed-by"] != "gpuplan" {
-        warnings.push(Warning {
-            file: doc.file.clone(),
-            object: format!("NodePool/{}", doc.name),
-            field: "spec.template.spec.requirements".into(),
-            message: "--optimize: gpuplan's selection replaces the original's: only types with the pool's accelerator, whole, within price-ratio-max of the cheapest $/accelerator-hour (the types removed and the $/h they change are in the pool's report), and minValues 2 on instance-family for a spot pool of two families or more (a pod pinned to one family then pends)".into(),
-        });
-    }
+    lines.extend(keeping_lines(ctx, &from, warnings));
     let mut missing = Vec::new();
     // A static NodePool's size is its replicas: no accelerator or cpu limit to adopt (the CRD allows only `nodes`).
     let static_line = super::static_pool::line(doc, &mut used, &from);
     let is_static = static_line.is_some();
-    let ours = np["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
-    lines.extend(requirement_lines(&reqs, ctx.catalog, ours, &mut used, &from));
+    lines.extend(requirement_lines(&reqs, ctx.catalog, doc.is_gpuplans(), &mut used, &from));
     let capacity = capacity_types(&reqs);
     let reserved = capacity.contains(&CapacityType::Reserved);
     // A reserved pool's other capacity types are its fallback tiers; reserved alone makes the pool the reservation.
@@ -159,13 +150,21 @@ pub fn host_plugin_labels_warning(doc: &Doc) -> Warning {
     }
 }
 
-/// The lines that keep a hand-written pool's behaviour: `admit "as-required"` (unless `--optimize`; gpuplan's own
-/// NodePools are its selection already, their `types` pin it) and `node-class` where gpuplan would rename the class.
-fn keeping_lines(ctx: &PoolContext, from: &dyn Fn(&str) -> String) -> Vec<Line> {
+/// The lines that keep a hand-written pool's behaviour: `admit "as-required"` (gpuplan's own NodePools are its
+/// selection already, their `types` pin it), or with `--optimize` a warning naming what gpuplan's selection changes;
+/// and `node-class` where gpuplan would rename the class.
+fn keeping_lines(ctx: &PoolContext, from: &dyn Fn(&str) -> String, warnings: &mut Vec<Warning>) -> Vec<Line> {
     let mut lines = Vec::new();
-    let ours = ctx.doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
-    if !ctx.optimize && !ours {
+    let doc = ctx.doc;
+    if !doc.is_gpuplans() && !ctx.optimize {
         lines.push(Line::new("admit \"as-required\"", from("spec.template.spec.requirements: exactly the types they admit (--optimize for gpuplan's selection)")));
+    } else if !doc.is_gpuplans() {
+        warnings.push(Warning {
+            file: doc.file.clone(),
+            object: format!("NodePool/{}", doc.name),
+            field: "spec.template.spec.requirements".into(),
+            message: "--optimize: gpuplan's selection replaces the original's: only types with the pool's accelerator, whole, within price-ratio-max of the cheapest $/accelerator-hour (the types removed and the $/h they change are in the pool's report), and minValues 2 on instance-family for a spot pool of two families or more (a pod pinned to one family then pends)".into(),
+        });
     }
     if let Some(name) = &ctx.class_name {
         lines.push(Line::new(format!("node-class {}", q(name)), from("spec.template.spec.nodeClassRef.name")));
@@ -223,7 +222,7 @@ pub(super) fn take_gpuplan_metadata(object: &Value, used: &mut Consumed) {
             used.take(format!("metadata.annotations.{k}"));
         }
     }
-    if object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan" {
+    if super::read::generated_by_gpuplan(object) {
         used.take("metadata.labels.app.kubernetes.io/managed-by");
     }
 }
@@ -488,7 +487,7 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
         "cpu" => (crate::catalog::AcceleratorKind::Cpu, "max-cpu", 64, "cpu"),
         _ => (crate::catalog::AcceleratorKind::Nvidia, "max-accelerators", 16, "accelerator"),
     };
-    let admitted = super::nodepool::admitted(&ctx.doc.object, ctx.catalog);
+    let admitted = super::nodepool::admitted_as(&ctx.doc.object, ctx.catalog, kind);
     if let Some(line) = implied_by_cpu(ctx, &admitted, kind, keyword, resource, warnings) {
         return line;
     }
@@ -510,7 +509,7 @@ fn unbounded(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> 
 fn neuroncore_limit(ctx: &PoolContext, resource: &str, warnings: &mut Vec<Warning>) -> Option<Line> {
     let cores = limit(&ctx.doc.object, "aws.amazon.com/neuroncore").filter(|_| resource == "aws.amazon.com/neuron")?;
     let cores: u64 = crate::simulate::yaml::milli(&cores).map(|m| m / 1000).and_then(|c| u64::try_from(c).ok())?;
-    let admitted = super::nodepool::admitted(&ctx.doc.object, ctx.catalog);
+    let admitted = super::nodepool::admitted_as(&ctx.doc.object, ctx.catalog, crate::catalog::AcceleratorKind::Neuron);
     let per_device: BTreeSet<u64> = admitted.iter().filter_map(|t| t.neuron.as_ref()).map(|n| u64::from(n.cores_per_device.max(1))).collect();
     let fewest = *per_device.first()?;
     let devices = u32::try_from(cores / fewest).unwrap_or(u32::MAX).clamp(1, 100_000);

@@ -504,9 +504,9 @@ fn map_pools(input: &ProfileInput, warnings: &mut Vec<Warning>) -> MappedPools {
         let class = class_of(np, input.classes);
         let ctx = pool_context(input, np, class);
         let (pool, pool_zones, fields) = map::map_pool(&ctx, warnings);
-        let ami = class.and_then(|c| input.facts.get(&c.name)).and_then(|f| f.ami.clone().or_else(|| f.raw_fragment.as_ref()?["spec"]["amiFamily"].as_str().map(|f| format!("{}@latest", f.to_lowercase()))));
+        let ami = class.and_then(|c| input.facts.get(&c.name)).and_then(class::ClassFacts::ami_alias);
         let accelerated = nodepool::kind(&np.object, input.catalog) != crate::catalog::AcceleratorKind::Cpu;
-        if accelerated && np.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] != "gpuplan" && ami.as_deref().is_some_and(crate::solve::host_device_plugin) {
+        if accelerated && !np.is_gpuplans() && ami.as_deref().is_some_and(crate::solve::host_device_plugin) {
             warnings.push(map::host_plugin_labels_warning(np));
         }
         mapped.zone_fields.extend(fields);
@@ -589,10 +589,7 @@ fn cluster_block(input: &ProfileInput, warnings: &mut Vec<Warning>, comments: &m
     cluster.discovery_tag = f.and_then(|f| f.discovery_tag.clone()).unwrap_or_else(|| cluster.name.clone());
     cluster.node_role = f.and_then(|f| f.role.clone()).unwrap_or_else(|| format!("KarpenterNodeRole-{}", cluster.name));
     cluster.instance_profile = f.and_then(|f| f.instance_profile.clone());
-    // Without an alias, the class's `amiFamily` names the family its AMIs (carried by id in `raw`) belong to: the
-    // `ami` line says that family, since gpuplan derives the device plugin and volumes from it (E0159 otherwise).
-    let family = f.and_then(|f| f.raw_fragment.as_ref()).and_then(|r| r["spec"]["amiFamily"].as_str()).filter(|x| !x.eq_ignore_ascii_case("custom")).map(|x| format!("{}@latest", x.to_ascii_lowercase()));
-    cluster.ami = f.and_then(|f| f.ami.clone()).or(family).unwrap_or_else(|| "al2023@latest".into());
+    cluster.ami = f.and_then(class::ClassFacts::ami_alias).unwrap_or_else(|| "al2023@latest".into());
     cluster.auto_mode = pools.iter().any(|np| auto_mode(np));
     cluster.ephemeral_storage = f.and_then(|f| f.ephemeral_storage.clone());
     if cluster.auto_mode {
@@ -600,7 +597,7 @@ fn cluster_block(input: &ProfileInput, warnings: &mut Vec<Warning>, comments: &m
         cluster.from.insert("auto-mode", format!("{} NodePool/{} spec.template.spec.nodeClassRef.group {}", np.file, np.name, crate::catalog::auto_mode::GROUP));
     }
     if f.and_then(|f| f.ami.as_ref()).is_none() && !cluster.auto_mode {
-        warnings.push(no_ami_alias(input, primary, f));
+        warnings.push(no_ami_alias(input, primary, f, &cluster.ami));
     }
     if let Some(f) = f {
         comments.extend(f.comments.iter().cloned());
@@ -633,7 +630,7 @@ fn cluster_block(input: &ProfileInput, warnings: &mut Vec<Warning>, comments: &m
 }
 
 /// The warning for a profile without an AMI alias (it says `al2023@latest`).
-fn no_ami_alias(input: &ProfileInput, primary: Option<&Doc>, f: Option<&class::ClassFacts>) -> Warning {
+fn no_ami_alias(input: &ProfileInput, primary: Option<&Doc>, f: Option<&class::ClassFacts>, ami: &str) -> Warning {
     let name = input.name;
     // Named by the EC2NodeClass that has no alias, else (no EC2NodeClass among the inputs) by the first NodePool.
     let (file, object) = match primary {
@@ -642,9 +639,9 @@ fn no_ami_alias(input: &ProfileInput, primary: Option<&Doc>, f: Option<&class::C
     };
     let carried = f.and_then(|f| f.raw_fragment.as_ref()).is_some_and(|raw| !raw["spec"]["amiSelectorTerms"].is_null());
     let message = if carried {
-        format!("no AMI alias: the class's amiSelectorTerms are carried in its `raw` block and replace the alias in the output; profile `{name}` says `al2023@latest` for what gpuplan derives from the AMI family (root volume, Bottlerocket settings): write the AMIs' family")
+        format!("no AMI alias: the class's amiSelectorTerms are carried in its `raw` block and replace the alias in the output; profile `{name}` says `{ami}` for what gpuplan derives from the AMI family (root volume, Bottlerocket settings): check it is the AMIs' family")
     } else {
-        format!("no AMI alias: profile `{name}` says `al2023@latest`; pin a version")
+        format!("no AMI alias: profile `{name}` says `{ami}`; pin a version")
     };
     Warning { file, object, field: "spec.amiSelectorTerms".into(), message }
 }
@@ -708,9 +705,10 @@ fn class_provenance(cluster: &mut model::ClusterBlock, f: &class::ClassFacts, at
         None => absent("spec.role", "KarpenterNodeRole-<cluster>"),
     };
     cluster.from.insert("node-role", role);
-    let ami = match &f.ami {
-        Some(_) => format!("{at} spec.amiSelectorTerms[0].alias"),
-        None => absent("AMI alias", "al2023@latest"),
+    let ami = match (&f.ami, f.ami_alias()) {
+        (Some(_), _) => format!("{at} spec.amiSelectorTerms[0].alias"),
+        (None, Some(_)) => format!("{at} spec.amiFamily (its AMIs, selected by id, are carried in `raw`)"),
+        (None, None) => absent("AMI alias", "al2023@latest"),
     };
     cluster.from.insert("ami", ami);
 }

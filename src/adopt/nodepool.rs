@@ -100,7 +100,11 @@ pub fn matching<'c>(np: &Value, catalog: &'c Catalog) -> Vec<&'c InstanceType> {
 /// The instance types a NodePool admits for its pods: an accelerated pool's, those with its accelerator (a pod
 /// requesting it fits no other); a CPU pool's, every type it admits (a mixed pool's GPU types too).
 pub fn admitted<'c>(np: &Value, catalog: &'c Catalog) -> Vec<&'c InstanceType> {
-    let kind = kind(np, catalog);
+    admitted_as(np, catalog, kind(np, catalog))
+}
+
+/// [`admitted`] for a NodePool whose [`kind`] the caller has.
+pub fn admitted_as<'c>(np: &Value, catalog: &'c Catalog, kind: AcceleratorKind) -> Vec<&'c InstanceType> {
     let mut types = matching(np, catalog);
     if kind != AcceleratorKind::Cpu {
         types.retain(|t| crate::solve::has_only(kind, t));

@@ -81,7 +81,7 @@ pub(super) fn pool_report(np: &Doc, rendered: Option<&Value>, profile: &str, cat
     let mut findings_before = select(before);
     // gpuplan's own NodePools were built under these rules (with the profile's explicit price-ratio-max and
     // allows): only hand-written ones get the adopt checks.
-    if np.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] != "gpuplan" {
+    if !np.is_gpuplans() {
         findings_before.extend(adopt_checks(&np.object, &types_before, catalog, kind));
     }
     findings_before.sort();

@@ -128,7 +128,7 @@ pub fn deletions(base: &Value, object: &Value) -> Option<Value> {
 /// gpuplan's own GitOps annotations on its own objects (prune protection, Argo CD sync waves and options:
 /// `render::gitops_annotations`) are derived from the cluster's `gitops` line, not the object's fields.
 pub fn take_gitops_annotations(doc: &Doc, used: &mut Consumed) {
-    if doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] != "gpuplan" {
+    if !doc.is_gpuplans() {
         return;
     }
     for (key, _) in crate::render::gitops_annotations(&doc.kind, &doc.name, true) {

@@ -21,7 +21,18 @@ pub struct Doc {
     pub hand_edited: bool,
 }
 
+/// Whether gpuplan generated an object (its `app.kubernetes.io/managed-by: gpuplan` label): adopt reads its own
+/// output back as the profile that wrote it, and a hand-written object as the behaviour to keep.
+pub fn generated_by_gpuplan(object: &Value) -> bool {
+    object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan"
+}
+
 impl Doc {
+    /// [`generated_by_gpuplan`].
+    pub fn is_gpuplans(&self) -> bool {
+        generated_by_gpuplan(&self.object)
+    }
+
     /// `file NodePool/name`, how warnings and comments name an object.
     pub fn at(&self) -> String {
         format!("{} {}/{}", self.file, self.kind, self.name)
@@ -169,7 +180,7 @@ fn group(object: &Value) -> &str {
 
 /// What adopt does with one object, by kind, API group and whether gpuplan generated it.
 fn role(doc: &Doc) -> Role {
-    let ours = doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    let ours = doc.is_gpuplans();
     match (doc.kind.as_str(), group(&doc.object)) {
         ("NodePool", "karpenter.sh") => Role::NodePool,
         ("EC2NodeClass", "karpenter.k8s.aws") | ("NodeClass", "eks.amazonaws.com") => Role::NodeClass,

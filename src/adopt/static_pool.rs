@@ -36,7 +36,7 @@ fn node_limit(np: &Value) -> Option<u64> {
 /// own output) rather than written.
 pub fn drop_consolidation(doc: &Doc, used: &mut Consumed, warnings: &mut Vec<Warning>) {
     // gpuplan writes them itself on a static NodePool (the CRD requires consolidateAfter): nothing is lost.
-    let own = doc.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplan";
+    let own = doc.is_gpuplans();
     for (key, field) in [("consolidationPolicy", "spec.disruption.consolidationPolicy"), ("consolidateAfter", "spec.disruption.consolidateAfter")] {
         let Some(v) = doc.object["spec"]["disruption"][key].as_str() else { continue };
         used.take(field);

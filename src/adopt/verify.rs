@@ -275,7 +275,7 @@ pub fn probes(np: &Doc, catalog: &crate::catalog::Catalog) -> Result<Vec<Vec<Pod
     use crate::catalog::AcceleratorKind;
     let kind = super::nodepool::kind(&np.object, catalog);
     let mut runs = vec![probe_pod(np, kind.resource(), None, String::new())?];
-    let admitted = super::nodepool::admitted(&np.object, catalog);
+    let admitted = super::nodepool::admitted_as(&np.object, catalog, kind);
     if kind == AcceleratorKind::Cpu {
         for other in [AcceleratorKind::Nvidia, AcceleratorKind::Neuron, AcceleratorKind::Amd] {
             if admitted.iter().any(|t| t.accelerators(other) > 0) {

@@ -111,7 +111,7 @@ impl Parser<'_> {
         let hours = match (&start, &end) {
             (Some((_, s)), Some((_, e))) if e > s => Some((*e - *s).as_seconds_f64() / 3600.0),
             (Some(_), Some(_)) => {
-                self.error(span, ErrorCode::E0106, "a Capacity Block ends after it starts", "check `start` and `end`");
+                self.error(span, ErrorCode::E0106, "a Capacity Block's `end` must come after its `start`", "check `start` and `end`");
                 None
             }
             _ => None,

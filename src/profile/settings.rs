@@ -143,7 +143,7 @@ impl Parser<'_> {
             "weight" => s.weight = self.bounded_u32(node, "weight", 1..=100),
             "price-ratio-max" => set(&mut s.price_ratio_max, self.parse_price_ratio_max(node)),
             "admit" => set(&mut s.admit, self.single_string(node).and_then(|v| self.keyword(&v, "admit", &ADMIT, "one of best-value (gpuplan's selection), as-required (exactly what the requirements admit)"))),
-            "node-class" => s.node_class = self.single_string(node).and_then(|v| self.class_name(v)),
+            "node-class" => s.node_class = self.single_string(node).filter(|v| self.is_class_name(v)),
             "family-min-values" => s.family_min_values = self.bounded_u32(node, "family-min-values", 1..=50),
             "type-min-values" => s.type_min_values = self.bounded_u32(node, "type-min-values", 1..=50),
             "spot-ceiling" => set(&mut s.spot_ceiling, self.parse_spot_ceiling(node)),
@@ -205,16 +205,11 @@ impl Parser<'_> {
         self.keyword(s, "capacity type", &CAPACITY_TYPES, "one of spot, on-demand, reserved")
     }
 
-    /// `node-class "<name>"`: a Kubernetes object name (RFC 1123 subdomain, as the API server checks metadata.name).
-    fn class_name(&mut self, v: Spanned<String>) -> Option<Spanned<String>> {
-        let ok = !v.is_empty() && v.len() <= 253 && v.split('.').all(|part| {
-            !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') && !part.starts_with('-') && !part.ends_with('-')
-        });
-        if !ok {
-            self.error(v.span, ErrorCode::E0118, format!("`{}` is not an object name", v.value), "lower-case letters, digits, `-` and `.`, starting and ending with a letter or digit (RFC 1123)");
-            return None;
-        }
-        Some(v)
+    /// `node-class "<name>"`: the class's `metadata.name`, a DNS subdomain (E0113 otherwise).
+    fn is_class_name(&mut self, v: &Spanned<String>) -> bool {
+        let valid = crate::names::check_dns_subdomain(v).is_ok();
+        self.check_value(v, crate::names::check_dns_subdomain, ErrorCode::E0113, "node class name", "write the EC2NodeClass's metadata.name, e.g. node-class \"gpu\"");
+        valid
     }
 
     /// `price-ratio-max 1.6`: at least 1.0 (E0106 below); `price-ratio-max "none"` admits every price.

@@ -71,10 +71,10 @@ fn list(items: &[Spanned<String>]) -> Vec<String> {
 
 /// The accelerator kind (only it, whole), the accelerator names, and a CPU pool's defaults.
 fn accelerator_constraints(s: &Settings) -> Vec<Constraint<'_>> {
-    // `admit "as-required"`: Karpenter admits every type the requirements admit, whatever its devices; only the
-    // accelerator names said in the block still filter (they are the pool's `instance-gpu-name` requirement).
-    // An accelerated pool still admits only types with its accelerator: its limit counts accelerators, so a type
-    // without them would be unbounded (the adopt report names the types this leaves out).
+    // `admit "as-required"` keeps what Karpenter admits: a CPU pool every type its requirements admit, whatever its
+    // devices; an accelerated pool only the types with its accelerator, since its limit counts accelerators and a type
+    // without them would be unbounded (the adopt report names the types this leaves out). The accelerator names the
+    // block lists still filter (they are the pool's `instance-gpu-name` requirement).
     let kind = s.accelerator.value;
     if s.admit.value == crate::profile::Admit::AsRequired {
         let first = (kind != AcceleratorKind::Cpu).then(|| Constraint::new(format!("has {} (and no other accelerator)", kind.resource()), s.accelerator.span, move |t| has_only(kind, t)));
