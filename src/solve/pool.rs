@@ -139,12 +139,21 @@ pub struct PoolPlan {
     pub budget_usd_per_hour: Option<f64>,
     /// Lint codes the profile silenced for this pool.
     pub allow: BTreeSet<String>,
+    /// `admit "as-required"`, what `adopt` writes: the pool keeps its original's behaviour, so a whole-cluster problem
+    /// the original YAML already had is a warning, not an error ([`PoolPlan::whole_cluster_severity`]).
+    pub adopted: bool,
     pub notes: Vec<String>,
     /// `raw "NodePool"` fragments, merged after rendering (the pool's, then the tier's).
     pub raws: Vec<Spanned<crate::profile::Raw>>,
 }
 
 impl PoolPlan {
+    /// A whole-cluster check's diagnostic as this pool reports it: an error, or a warning on an adopted pool (the
+    /// YAML it was adopted from already had the problem; issue 32's severity rule).
+    pub fn whole_cluster_severity(&self, diagnostic: crate::diagnostic::ProfileDiagnostic) -> crate::diagnostic::ProfileDiagnostic {
+        if self.adopted { diagnostic.warning() } else { diagnostic }
+    }
+
     /// Whether the node's OS runs the NVIDIA device plugin (Bottlerocket), so the GPU Operator's must stay off it.
     pub fn host_device_plugin(&self) -> bool {
         self.labels.get(DEPLOY_DEVICE_PLUGIN_LABEL).is_some_and(|v| v == "false")

@@ -69,6 +69,7 @@ pub fn pool_plan(at: TierAt, profile: &Profile, source: &str, node_class: String
         drain_peak_usd_per_hour: 0.0,
         budget_usd_per_hour: None,
         allow,
+        adopted: s.admit.value == crate::profile::Admit::AsRequired,
         notes: Vec::new(),
     }
 }
