@@ -237,7 +237,11 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
         return ClusterOutcome::Unschedulable(in_kubelet);
     }
     // What a schema cannot say: ClusterPolicy images, the adapter config, HPA metrics served.
-    let checks = crate::check::ops::rendered(&manifests);
+    let mut checks = crate::check::ops::rendered(&manifests);
+    // Nothing the GPU Operator creates itself, where it runs (not on EKS Auto Mode, whose pools need no add-on).
+    if cluster.pools.iter().any(|p| crate::ops::addons::devices(p).contains(&crate::charts::add_ons::Device::Nvidia)) {
+        checks.extend(crate::check::ops::operator_owned(&manifests, &cluster.ops.monitoring.gpu_operator_namespace));
+    }
     if !schema.is_empty() || !checks.is_empty() {
         return ClusterOutcome::Invalid { schema, checks };
     }
@@ -440,12 +444,21 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
     let mut per_cluster: BTreeMap<String, (Lines, Lines, Lines)> = BTreeMap::new();
     for g in generated.iter().filter(|g| !crate::render::is_gitops_app(&g.path)) {
         let Some(cluster) = crate::layout::cluster_of(&g.path) else { continue };
-        let (namespaces, crds, helm) = per_cluster.entry(cluster).or_default();
+        let (namespaces, crds, helm) = per_cluster.entry(cluster.clone()).or_default();
+        // values/ is applied on its own (with the namespace it needs): its objects are not this kustomization's.
+        if g.path.starts_with(Path::new(&cluster).join(crate::layout::VALUES_DIR)) {
+            if let (Some(ns), Some(chart)) = (&g.namespace, crate::charts::add_ons::chart_of_values_file(&g.path)) {
+                let name = g.path.file_stem().unwrap_or_default().to_string_lossy().trim_start_matches("configmap-").to_string();
+                helm.insert(format!(
+                    "Helm values for {chart}: values/{}/{name}.yaml (helm -f, Argo CD multi-source $values), or ConfigMap {ns}/{name} (key {}; Flux valuesFrom) applied by values/",
+                    crate::layout::HELM_VALUES_DIR,
+                    crate::charts::add_ons::VALUES_KEY
+                ));
+            }
+            continue;
+        }
         if let Some(ns) = &g.namespace {
             namespaces.insert(ns.clone());
-            if let Some(chart) = crate::charts::add_ons::chart_of_values_file(&g.path) {
-                helm.insert(format!("Helm values for {chart}: ConfigMap {ns}/{} (key {})", g.path.file_stem().unwrap_or_default().to_string_lossy().trim_start_matches("configmap-"), crate::charts::add_ons::VALUES_KEY));
-            }
         }
         let api_version = g.api_version.as_str();
         let from = match api_version.split('/').next().unwrap_or("") {

@@ -16,6 +16,9 @@
 //! out/<cluster>/kustomization.yaml         lists the files above, sorted (`render::kustomization`)
 //! out/<cluster>/gitops/argocd-application.yaml   optional (`render`'s GitOps objects); NOT listed in the
 //! out/<cluster>/gitops/flux-kustomization.yaml   cluster kustomization, so Argo CD / Flux never manage themselves
+//! out/<cluster>/values/configmap-<name>.yaml     the add-on charts' Helm values (Flux `valuesFrom`), with their
+//! out/<cluster>/values/kustomization.yaml        namespace; NOT listed in the cluster kustomization (see VALUES_DIR)
+//! out/<cluster>/values/helm/<name>.yaml          the same values as plain files (`helm -f`, Argo CD `$values`)
 //! ```
 //! The `gitops/` objects are meant to be applied once (bootstrap), or picked up by an "app of apps" pointing at
 //! `out/<cluster>/gitops`.
@@ -37,6 +40,12 @@ pub const GPUPLAN_SOURCE: &str = "the profiles of this cluster";
 pub const KUSTOMIZATION_FILE: &str = "kustomization.yaml";
 /// Sub-directory of a cluster directory holding the GitOps application objects.
 pub const GITOPS_DIR: &str = "gitops";
+/// Sub-directory of a cluster directory holding the add-on charts' Helm values: their ConfigMaps (and the namespace
+/// they live in) with a kustomization.yaml of their own, so that Flux applies them in a Kustomization that does not
+/// wait for the charts that read them; and, under [`HELM_VALUES_DIR`], the same values as plain files.
+pub const VALUES_DIR: &str = "values";
+/// Under [`VALUES_DIR`]: each chart's values as a plain file (`helm -f`, Argo CD's multi-source `$values`).
+pub const HELM_VALUES_DIR: &str = "helm";
 
 /// The files compile produces: path relative to out/ (e.g. "ml-prod/nodepool-llm-inference-spot.yaml") → full
 /// text. BTreeMap so iteration (and everything derived from it) is sorted.

@@ -369,11 +369,12 @@ fn flux_follows_the_profiles_repository_and_waits_for_the_crds() {
     let c = examples();
     let gitops: Vec<gpuplan::render::Manifest> = c.manifests().into_iter().filter(|m| m.path.starts_with("ml-vision/gitops")).collect();
     let repo = &gitops.iter().find(|m| m.kind() == "GitRepository").unwrap().object;
-    let kustomization = &gitops.iter().find(|m| m.kind() == "Kustomization").unwrap().object;
+    let kustomization = &gitops.iter().find(|m| m.kind() == "Kustomization" && m.object["metadata"]["name"] == "gpuplan-ml-vision").unwrap().object;
     assert_eq!(repo["spec"]["url"], "https://github.com/example/gpu-platform.git");
     assert_eq!(repo["spec"]["ref"], json!({ "branch": "main" }));
     assert_eq!(kustomization["spec"]["sourceRef"], json!({ "kind": "GitRepository", "name": repo["metadata"]["name"] }));
-    assert_eq!(kustomization["spec"]["dependsOn"], json!([{ "name": "karpenter" }, { "name": "gpu-operator" }]));
+    // The profile's `depends-on`, as written (profiles/tiered-fallback.kdl).
+    assert_eq!(kustomization["spec"]["dependsOn"], json!([{ "name": "karpenter" }, { "name": "kube-prometheus-stack" }]));
     assert_eq!(kustomization["spec"]["wait"], true);
     assert_eq!(gpuplan::render::flux_ref_kind("v1.2.3"), "tag");
     assert_eq!(gpuplan::render::flux_ref_kind("0123456789abcdef0123456789abcdef01234567"), "commit");

@@ -254,9 +254,10 @@ fn gpu_operator_agrees_with_the_pools() {
         let monitors = in_cluster("ServiceMonitor");
         assert!(monitors.iter().any(|m| m["metadata"]["name"] == "karpenter" && m["metadata"]["namespace"] == "kube-system"));
         if cluster.name == "ml-vision" {
-            // The operator is managed elsewhere here: no ClusterPolicy, gpuplan scrapes dcgm-exporter itself.
+            // The operator is managed elsewhere here: no ClusterPolicy, and its own dcgm-exporter ServiceMonitor
+            // (configured by gpuplan's values) is the only one.
             assert!(policies.is_empty());
-            assert!(monitors.iter().any(|m| m["metadata"]["name"] == "nvidia-dcgm-exporter" && m["metadata"]["namespace"] == "gpu-operator"));
+            assert!(!monitors.iter().any(|m| m["metadata"]["name"] == "nvidia-dcgm-exporter"), "the operator creates it and replaces any rival");
             continue;
         }
         assert_eq!(policies.len(), 1, "{}", cluster.name);
@@ -705,9 +706,9 @@ fn dcgm_service_monitors_honor_the_exporters_labels() {
     for policy in objects(&c, "ClusterPolicy") {
         assert_eq!(policy["spec"]["dcgmExporter"]["serviceMonitor"]["honorLabels"], true);
     }
+    let values = gpu_operator_values(&c, "ml-vision");
+    assert_eq!(values["dcgmExporter"]["serviceMonitor"]["honorLabels"], true);
     let vision = in_cluster(&c, "ml-vision", "ServiceMonitor");
-    let dcgm = vision.iter().find(|m| m["metadata"]["name"] == "nvidia-dcgm-exporter").expect("gpuplan's own dcgm ServiceMonitor");
-    assert_eq!(dcgm["spec"]["endpoints"][0]["honorLabels"], true);
     let karpenter = vision.iter().find(|m| m["metadata"]["name"] == "karpenter").unwrap();
     assert_eq!(karpenter["spec"]["endpoints"][0]["honorLabels"], false);
 }
@@ -1081,4 +1082,79 @@ fn mig_on_bottlerocket_is_e0185() {
     let (message, help) = one_error(&format!("{BOTTLEROCKET_CLUSTER}{pool}"), "E0185");
     assert!(message.contains("MIG on Bottlerocket: pool `mig`"), "{message}");
     assert!(help.contains("al2023"), "{help}");
+}
+
+/// The GPU Operator chart values gpuplan wrote for a cluster.
+fn gpu_operator_values(c: &Compilation, cluster: &str) -> Value {
+    helm_values(c, cluster, "gpuplan-gpu-operator-values")
+}
+
+/// NVIDIA/gpu-operator v26.7.0 `deployments/gpu-operator/values.yaml`: `dcgmExporter.serviceMonitor.enabled: true`
+/// (commit 2e241753f "dcgm-exporter: enable ServiceMonitor by default"), and `controllers/object_controls.go`
+/// `ServiceMonitor` replaces ServiceMonitor `nvidia-dcgm-exporter` in the operator's namespace on every reconcile.
+/// With `manage=#false` (ml-vision) gpuplan configures that object through the chart's values (copied into the
+/// chart's ClusterPolicy by `templates/clusterpolicy.yaml`) with the monitoring block's labels, and writes none itself.
+#[test]
+fn dcgm_service_monitor_is_configured_through_the_values_when_the_chart_owns_the_cluster_policy() {
+    let c = examples();
+    let monitor = &gpu_operator_values(&c, "ml-vision")["dcgmExporter"]["serviceMonitor"];
+    assert_eq!(monitor["enabled"], true);
+    assert_eq!(monitor["interval"], "30s");
+    assert_eq!(monitor["additionalLabels"]["release"], "kube-prometheus-stack");
+    assert!(!in_cluster(&c, "ml-vision", "ServiceMonitor").iter().any(|m| m["metadata"]["name"] == "nvidia-dcgm-exporter"));
+}
+
+/// The same object with `manage=#true`: the ClusterPolicy's `dcgmExporter.serviceMonitor` (labels from the
+/// monitoring block), and the chart's values leave it alone.
+#[test]
+fn dcgm_service_monitor_is_configured_through_the_cluster_policy_when_gpuplan_owns_it() {
+    let c = examples();
+    let policy = in_cluster(&c, "ml-prod", "ClusterPolicy").pop().expect("ml-prod's ClusterPolicy");
+    assert_eq!(policy["spec"]["dcgmExporter"]["serviceMonitor"]["additionalLabels"]["release"], "kube-prometheus-stack");
+    assert!(gpu_operator_values(&c, "ml-prod").get("dcgmExporter").is_none());
+}
+
+/// Every example's output against the hand-kept table of what NVIDIA/gpu-operator v26.7.0 creates by default
+/// (`src/charts/gpu_operator.rs` `OWNED`, each row citing its `assets/` or chart template): gpuplan emits none of
+/// them in the operator's namespace (nor the chart's ClusterPolicy while its values let the chart create it).
+#[test]
+fn no_example_emits_an_object_the_gpu_operator_creates() {
+    let c = examples();
+    for cluster in &c.plan.clusters {
+        let manifests = c.manifests_of(&cluster.name);
+        let collisions = gpuplan::check::ops::operator_owned(&manifests, &cluster.ops.monitoring.gpu_operator_namespace);
+        assert!(collisions.is_empty(), "{}: {collisions:?}", cluster.name);
+    }
+}
+
+/// The check itself: a rival `nvidia-dcgm-exporter` ServiceMonitor in the operator's namespace (what ml-vision had)
+/// is reported with the upstream file that creates it; the same name in another namespace is not the operator's.
+#[test]
+fn a_rival_dcgm_service_monitor_in_the_operator_namespace_is_reported() {
+    let c = examples();
+    let mut manifests = c.manifests_of("ml-vision");
+    let mut rival = manifests.iter().find(|m| m.kind() == "ServiceMonitor").unwrap().clone();
+    rival.object["metadata"]["name"] = "nvidia-dcgm-exporter".into();
+    rival.object["metadata"]["namespace"] = "gpu-operator".into();
+    rival.path = PathBuf::from("ml-vision/servicemonitor-nvidia-dcgm-exporter.yaml");
+    manifests.push(rival.clone());
+    let collisions = gpuplan::check::ops::operator_owned(&manifests, "gpu-operator");
+    assert_eq!(collisions.len(), 1, "{collisions:?}");
+    assert!(collisions[0].1.message.contains("assets/state-dcgm-exporter/0500_service_monitor.yaml"), "{}", collisions[0].1.message);
+    assert!(gpuplan::check::ops::operator_owned(&manifests, "nvidia").is_empty());
+}
+
+/// `templates/clusterpolicy.yaml` renders only `{{- if .Values.clusterPolicy.deployCR }}`: gpuplan's own
+/// `cluster-policy` is a rival unless its values set `deployCR: false` (they do with `manage=#true`).
+#[test]
+fn gpuplans_cluster_policy_is_a_rival_only_when_its_values_let_the_chart_create_one() {
+    let c = examples();
+    let mut manifests = c.manifests_of("ml-prod");
+    assert!(gpuplan::check::ops::operator_owned(&manifests, "gpu-operator").is_empty());
+    let values = manifests.iter_mut().find(|m| m.object["metadata"]["name"] == "gpuplan-gpu-operator-values").unwrap();
+    let text = values.object["data"]["values.yaml"].as_str().unwrap().replace("deployCR: false", "deployCR: true");
+    values.object["data"]["values.yaml"] = text.into();
+    let collisions = gpuplan::check::ops::operator_owned(&manifests, "gpu-operator");
+    assert_eq!(collisions.len(), 1, "{collisions:?}");
+    assert!(collisions[0].1.message.contains("ClusterPolicy cluster-policy"), "{}", collisions[0].1.message);
 }

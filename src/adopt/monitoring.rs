@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::model::{q, Line, Warning};
 use super::read::Doc;
 use crate::ops::alerts::{LOW_UTILIZATION, NEAR_LIMIT, PODS_PENDING};
+use crate::charts::add_ons::GPU_OPERATOR_VALUES;
 use crate::charts::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP;
 use crate::profile::gpu_operator_releases as gpu_operator;
 use crate::ops::render::MONITORING_PROFILE_ANNOTATION;
@@ -44,6 +45,9 @@ struct Objects<'a> {
     adapter: Option<&'a Doc>,
     device_plugin: Option<&'a Doc>,
     policy: Option<&'a Doc>,
+    /// gpuplan's Helm values for the GPU Operator chart: without `clusterPolicy.deployCR: false`, the chart owns the
+    /// ClusterPolicy (`manage=#false`).
+    operator_values: Option<&'a Doc>,
     /// A KEDA ScaledObject of one of the cluster's profiles: its triggers' `serverAddress` is `prometheus url=…`.
     scaled_object: Option<&'a Doc>,
 }
@@ -69,6 +73,7 @@ pub fn adopt(ops: &[Doc], warnings: &mut Vec<Warning>) -> (Vec<ClusterMonitoring
             ("ServiceMonitor", "nvidia-dcgm-exporter") => &mut o.dcgm,
             ("ConfigMap", adapter::CONFIG_MAP) => &mut o.adapter,
             ("ConfigMap", DEVICE_PLUGIN_CONFIG_MAP) => &mut o.device_plugin,
+            ("ConfigMap", GPU_OPERATOR_VALUES) => &mut o.operator_values,
             ("ClusterPolicy", _) => &mut o.policy,
             (kind, _) => {
                 skipped.push(format!(
@@ -184,9 +189,16 @@ fn gpu_operator(o: &Objects, defaults: &Monitoring, warnings: &mut Vec<Warning>)
         props.push(format!("namespace={}", q(d.object["metadata"]["namespace"].as_str().unwrap_or_default())));
         from.push(format!("{} metadata.namespace", d.at()));
     }
+    let chart_owns_policy = |d: &&Doc| {
+        let values = crate::charts::add_ons::rendered_values(&[&d.object], GPU_OPERATOR_VALUES);
+        values.and_then(|v| v.pointer("/clusterPolicy/deployCR").and_then(serde_json::Value::as_bool)) != Some(false)
+    };
     if let Some(d) = o.dcgm {
         props.push("manage=#false".into());
-        from.push(format!("{}: gpuplan scrapes dcgm-exporter itself when it does not manage the GPU Operator", d.at()));
+        from.push(format!("{}: gpuplan scrapes dcgm-exporter itself when it does not manage the GPU Operator (EKS Auto Mode)", d.at()));
+    } else if let Some(d) = o.operator_values.filter(chart_owns_policy) {
+        props.push("manage=#false".into());
+        from.push(format!("{}: the values leave the ClusterPolicy to the chart (no clusterPolicy.deployCR: false)", d.at()));
     }
     let mut images = Vec::new();
     if let Some(policy) = o.policy {

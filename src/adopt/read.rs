@@ -194,7 +194,7 @@ fn role(doc: &Doc) -> Role {
         {
             Role::Ops
         }
-        ("ConfigMap", "") if ours && [crate::ops::adapter::CONFIG_MAP, crate::charts::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP].contains(&doc.name.as_str()) => Role::Ops,
+        ("ConfigMap", "") if ours && [crate::ops::adapter::CONFIG_MAP, crate::charts::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP, crate::charts::add_ons::GPU_OPERATOR_VALUES].contains(&doc.name.as_str()) => Role::Ops,
         ("ClusterQueue", "kueue.x-k8s.io") if ours => Role::Queue,
         ("ResourceFlavor" | "LocalQueue", "kueue.x-k8s.io") if ours => Role::Skipped("gpuplan's own: compiled again from the adopted queues"),
         ("ClusterQueue" | "ResourceFlavor" | "LocalQueue", "kueue.x-k8s.io") => Role::Skipped(

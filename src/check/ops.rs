@@ -101,3 +101,26 @@ fn hpa_metrics_served(hpa: &Manifest, manifests: &[Manifest]) -> Vec<Violation> 
     }
     out
 }
+
+/// Objects of one cluster that the GPU Operator running in `operator_namespace` creates itself (the hand-kept
+/// [`crate::charts::gpu_operator::OWNED`] table): each is a second writer of one object, which the operator replaces
+/// or deletes on every reconcile (a ServiceMonitor loses gpuplan's labels and `honorLabels`, and the alerts fed by it
+/// go silent or flap). gpuplan configures the operator's own object instead (Helm values or ClusterPolicy), so this
+/// fires on a `--templates` override or a gpuplan bug.
+pub fn operator_owned(manifests: &[Manifest], operator_namespace: &str) -> Vec<(PathBuf, Violation)> {
+    let objects: Vec<&Value> = manifests.iter().map(|m| &m.object).collect();
+    let values = crate::charts::add_ons::rendered_values(&objects, crate::charts::add_ons::GPU_OPERATOR_VALUES);
+    manifests
+        .iter()
+        .filter_map(|m| {
+            let metadata = &m.object["metadata"];
+            let name = metadata["name"].as_str()?;
+            let owned = crate::charts::gpu_operator::owner(m.kind(), metadata["namespace"].as_str(), name, operator_namespace, values.as_ref())?;
+            let message = format!(
+                "the GPU Operator creates {} {name} itself (NVIDIA/gpu-operator v26.7.0 {}) and overwrites or deletes any other writer's on every reconcile: configure the operator's object (its Helm values or the ClusterPolicy) instead of emitting a rival",
+                owned.kind, owned.from
+            );
+            Some((m.path.clone(), violation("/metadata/name", message)))
+        })
+        .collect()
+}

@@ -8,7 +8,8 @@
 //! with tolerations for every pool taint. The GPU Operator's values also say who owns the ClusterPolicy: with
 //! `gpu-operator manage=#true` (the default) gpuplan writes it and the values set `clusterPolicy.deployCR: false`,
 //! so the chart does not create a second `cluster-policy`; with `manage=#false` the chart creates it from the
-//! values' `daemonsets.tolerations`. With `values=#false` gpuplan writes no values and assumes the chart defaults.
+//! values' `daemonsets.tolerations` and `dcgmExporter.serviceMonitor` (gpuplan never writes an object the operator
+//! creates itself: `charts::gpu_operator::OWNED`). With `values=#false` gpuplan writes no values and assumes the chart defaults.
 //! [`unreachable`] checks the rendered objects (a `--templates` override included) against the nodes each pool
 //! launches: a pool whose node would never get its device plugin is a compile error (E0184).
 
@@ -97,8 +98,9 @@ pub fn tolerations_for(base: &[(&str, &str, &str)], pools: &[&PoolPlan]) -> Vec<
 }
 
 /// The Helm values gpuplan hands each chart the cluster's pools need, by ConfigMap name: tolerations for every
-/// pool taint, and for the GPU Operator who owns the ClusterPolicy.
-pub fn values(pools: &[PoolPlan], manage_cluster_policy: bool, gpu_operator_values: bool) -> BTreeMap<&'static str, Value> {
+/// pool taint, and for the GPU Operator who owns the ClusterPolicy and how its dcgm-exporter ServiceMonitor is
+/// labelled (`monitoring_labels`, what Prometheus selects it by).
+pub fn values(pools: &[PoolPlan], manage_cluster_policy: bool, gpu_operator_values: bool, monitoring_labels: &BTreeMap<String, String>) -> BTreeMap<&'static str, Value> {
     let needing = |d: Device| -> Vec<&PoolPlan> { pools.iter().filter(|p| devices(p).contains(&d)).collect() };
     let defaults = |config_map: &str| values_add_on(config_map).map_or(&[][..], |a| a.defaults);
     let mut out = BTreeMap::new();
@@ -112,6 +114,7 @@ pub fn values(pools: &[PoolPlan], manage_cluster_policy: bool, gpu_operator_valu
             v["clusterPolicy"] = json!({ "deployCR": false });
         } else {
             v["daemonsets"] = json!({ "tolerations": tolerations_for(OPERAND_DEFAULTS, &nvidia) });
+            v["dcgmExporter"] = json!({ "serviceMonitor": dcgm_service_monitor(monitoring_labels) });
         }
         out.insert(GPU_OPERATOR_VALUES, v);
     }
@@ -128,6 +131,17 @@ pub fn values(pools: &[PoolPlan], manage_cluster_policy: bool, gpu_operator_valu
         out.insert(EFA_VALUES, json!({ "tolerations": tolerations_for(defaults(EFA_VALUES), &efa) }));
     }
     out
+}
+
+/// The chart's `dcgmExporter.serviceMonitor`, which the chart copies into its ClusterPolicy and the operator turns
+/// into ServiceMonitor `nvidia-dcgm-exporter` in its namespace (NVIDIA/gpu-operator v26.7.0
+/// `deployments/gpu-operator/templates/clusterpolicy.yaml` `serviceMonitor: {{ toYaml .Values.dcgmExporter.serviceMonitor }}`,
+/// `controllers/object_controls.go` `ServiceMonitor`; enabled by default since commit 2e241753f). The operator
+/// replaces that object on every reconcile, so gpuplan configures it rather than writing one of its own: the same
+/// fields as the managed ClusterPolicy's (`templates/clusterpolicy.yaml.j2`). `honorLabels` keeps dcgm-exporter's
+/// `pod`/`namespace` labels (those of the workload using the GPU), which the HPA rules and workload alerts read.
+pub fn dcgm_service_monitor(monitoring_labels: &BTreeMap<String, String>) -> Value {
+    json!({ "enabled": true, "interval": "30s", "honorLabels": true, "additionalLabels": monitoring_labels })
 }
 
 /// The Neuron device plugin runs only on the chart's `neuronInstances` (a required node affinity on the instance type),

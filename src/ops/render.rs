@@ -27,7 +27,13 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("device-plugin-configmap.yaml.j2", include_str!("../../templates/device-plugin-configmap.yaml.j2")),
     ("prometheus-adapter-configmap.yaml.j2", include_str!("../../templates/prometheus-adapter-configmap.yaml.j2")),
     ("helm-values-configmap.yaml.j2", include_str!("../../templates/helm-values-configmap.yaml.j2")),
+    ("namespace.yaml.j2", include_str!("../../templates/namespace.yaml.j2")),
 ];
+
+/// helm-controller reconciles a HelmRelease when a ConfigMap its `valuesFrom` names changes, if the ConfigMap carries
+/// this label (fluxcd/pkg apis/meta `labels.go` `LabelKeyWatch`/`LabelValueWatchEnabled`; helm-controller v1.6.3
+/// docs/spec/v2/helmreleases.md "all ConfigMaps and Secrets referenced in valuesFrom should be labelled").
+pub const FLUX_WATCH_LABEL: (&str, &str) = ("reconcile.fluxcd.io/watch", "Enabled");
 
 /// On the PrometheusRule: the profile whose `monitoring` block the cluster uses (absent when none has one).
 pub const MONITORING_PROFILE_ANNOTATION: &str = "gpuplan.dev/monitoring-profile";
@@ -291,17 +297,32 @@ fn device_plugin_config_map(objects: &Objects, g: &GpuOperatorPlan, annotations:
     objects.manifest("configmap", DEVICE_PLUGIN_CONFIG_MAP, "device-plugin-configmap.yaml.j2", context)
 }
 
-/// One ConfigMap of Helm values per add-on chart the cluster's pools need (see `ops::addons`).
+/// One ConfigMap of Helm values per add-on chart the cluster's pools need (see `ops::addons`), in out/<cluster>/values/
+/// with the namespace they need (kube-system always exists): applied on their own, before the charts that read them.
 fn addon_values(objects: &Objects, annotations: &BTreeMap<String, String>) -> Result<Vec<Manifest>, RenderError> {
     let cluster = objects.cluster;
     let monitoring = &cluster.ops.monitoring;
-    let values = addons::values(&cluster.pools, cluster.ops.gpu_operator.is_some(), monitoring.gpu_operator_values);
+    let values = addons::values(&cluster.pools, cluster.ops.gpu_operator.is_some(), monitoring.gpu_operator_values, &monitoring.labels);
+    let dir = std::path::Path::new(&cluster.name).join(crate::layout::VALUES_DIR);
+    let mut labels = common_labels();
+    labels[FLUX_WATCH_LABEL.0] = json!(FLUX_WATCH_LABEL.1);
     let mut out = Vec::new();
+    let mut namespaces = BTreeSet::new();
     for (name, values) in values {
         let namespace = if name == GPU_OPERATOR_VALUES { monitoring.gpu_operator_namespace.as_str() } else { DEVICE_PLUGIN_NAMESPACE };
+        if namespace != DEVICE_PLUGIN_NAMESPACE {
+            namespaces.insert(namespace);
+        }
         let data = BTreeMap::from([(VALUES_KEY.to_string(), to_yaml(&values))]);
-        let context = json!({ "name": name, "namespace": namespace, "labels": common_labels(), "annotations": annotations, "data": data });
-        out.push(objects.manifest("configmap", name, "helm-values-configmap.yaml.j2", context)?);
+        let context = json!({ "name": name, "namespace": namespace, "labels": labels, "annotations": annotations, "data": data });
+        let mut m = objects.manifest("configmap", name, "helm-values-configmap.yaml.j2", context)?;
+        m.path = dir.join(format!("configmap-{name}.yaml"));
+        out.push(m);
+    }
+    for namespace in namespaces {
+        let mut m = objects.manifest("namespace", namespace, "namespace.yaml.j2", json!({ "name": namespace, "labels": common_labels() }))?;
+        m.path = dir.join(format!("namespace-{namespace}.yaml"));
+        out.push(m);
     }
     Ok(out)
 }

@@ -211,22 +211,27 @@ impl Renderer {
                     }
                 }
         }
-        manifests.extend(self.render_gitops_apps(cluster)?);
+        let values = manifests.iter().any(|m| m.path.starts_with(Path::new(&cluster.name).join(crate::layout::VALUES_DIR)));
+        manifests.extend(self.render_gitops_apps(cluster, values)?);
         manifests.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(manifests)
     }
 }
 
 impl Renderer {
-    /// The Argo CD Application and/or Flux Kustomization that sync out/<cluster>, when the cluster asks for them.
-    /// They go to out/<cluster>/gitops/, which the cluster's kustomization does not list.
-    fn render_gitops_apps(&self, cluster: &ClusterPlan) -> Result<Vec<Manifest>, RenderError> {
+    /// The Argo CD Application and/or Flux Kustomization that sync out/<cluster>, when the cluster asks for them, and
+    /// for Flux a second Kustomization applying out/<cluster>/values/ (when `values`: the cluster has add-on Helm
+    /// values) with no `dependsOn`, so that the charts reading them can wait for it while gpuplan's main
+    /// Kustomization waits for the charts (the profile's `depends-on`): no cycle. They go to out/<cluster>/gitops/,
+    /// which the cluster's kustomization does not list.
+    fn render_gitops_apps(&self, cluster: &ClusterPlan, values: bool) -> Result<Vec<Manifest>, RenderError> {
         let Some(gitops) = &cluster.gitops else { return Ok(Vec::new()) };
         let out_path = gitops.path.trim_matches('/');
         let path = if out_path.is_empty() || out_path == "." { cluster.name.clone() } else { format!("{out_path}/{}", cluster.name) };
         let name = format!("gpuplan-{}", cluster.name);
         let context = json!({
             "name": name,
+            "source": name,
             "path": path,
             "gitops": {
                 "repo": gitops.repo,
@@ -252,8 +257,26 @@ impl Renderer {
                 });
             }
         }
+        if gitops.flux && values {
+            let values_name = flux_values_kustomization(&cluster.name);
+            let mut values_context = context.clone();
+            values_context["name"] = json!(values_name);
+            values_context["path"] = json!(format!("{path}/{}", crate::layout::VALUES_DIR));
+            values_context["gitops"]["depends_on"] = json!([]);
+            apps.push(Manifest {
+                path: dir.join("flux-kustomization-values.yaml"),
+                source: crate::layout::GPUPLAN_SOURCE.to_string(),
+                object: self.render(flux_kustomization, &values_name, values_context)?,
+            });
+        }
         Ok(apps)
     }
+}
+
+/// The Flux Kustomization applying a cluster's add-on Helm values (out/<cluster>/values/): the one the user's GPU
+/// Operator Kustomization `dependsOn`.
+pub fn flux_values_kustomization(cluster: &str) -> String {
+    format!("gpuplan-{cluster}-values")
 }
 
 /// Which `spec.ref` field of a Flux GitRepository a revision goes in: a 40-hex commit, a `v1.2.3`-like tag, or
@@ -275,8 +298,9 @@ pub fn flux_ref_kind(revision: &str) -> &'static str {
 /// EC2NodeClass (or EKS Auto Mode NodeClass) blocks every node of the pools that name it; without the ClusterPolicy or the device-plugin config the
 /// GPU Operator tears its operands down. Renaming a pool (or changing a preset, which renames its NodePools) would
 /// otherwise prune the old fleet on the next sync; `gpuplan commit` names such removals and wants `--allow-removal`.
+/// A Namespace (the GPU Operator's, written with its Helm values) would take the operator installed in it along.
 pub fn prune_protected(kind: &str, name: &str) -> bool {
-    matches!(kind, "NodePool" | "EC2NodeClass" | "NodeClass" | "ClusterPolicy") || (kind == "ConfigMap" && name == crate::charts::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP)
+    matches!(kind, "NodePool" | "EC2NodeClass" | "NodeClass" | "ClusterPolicy" | "Namespace") || (kind == "ConfigMap" && name == crate::charts::gpu_operator::DEVICE_PLUGIN_CONFIG_MAP)
 }
 
 /// The GitOps annotations of one object: prune protection for Argo CD (`argocd.argoproj.io/sync-options:

@@ -24,8 +24,10 @@ pub struct OpsPlan {
     pub workloads: Vec<WorkloadPlan>,
     /// Present when the cluster has NVIDIA pools and gpuplan manages the operator.
     pub gpu_operator: Option<GpuOperatorPlan>,
-    /// gpuplan's own dcgm-exporter ServiceMonitor: only when the operator is managed elsewhere (the managed
-    /// ClusterPolicy has the operator create one; two would scrape every GPU twice).
+    /// gpuplan's own dcgm-exporter ServiceMonitor: only for an exporter the user runs on EKS Auto Mode (`manage=#false`
+    /// there). Where the GPU Operator runs, it creates ServiceMonitor `nvidia-dcgm-exporter` itself and replaces any
+    /// other writer's (`charts::gpu_operator::OWNED`): gpuplan configures it, through the ClusterPolicy
+    /// (`manage=#true`) or the chart's values (`manage=#false`).
     pub dcgm_service_monitor: bool,
 }
 
@@ -51,7 +53,7 @@ pub fn plan_cluster(cluster: ClusterPools, profiles: &[&Profile], sources: &Sour
         return Err(diagnostics);
     }
     Ok(OpsPlan {
-        dcgm_service_monitor: nvidia && !monitoring.manage_gpu_operator,
+        dcgm_service_monitor: nvidia && !monitoring.manage_gpu_operator && cluster.auto_mode,
         monitoring,
         monitoring_from: monitoring_from.map(|(p, s, _)| (p, s)),
         workloads,
