@@ -413,8 +413,9 @@ fn kustomization_lists_the_clusters_prerequisites() {
     let c = examples();
     let tree = c.output_tree();
     let prod = &tree.files[Path::new("ml-prod/kustomization.yaml")];
-    assert!(prod.contains("#   namespaces: gpu-operator, inference, kube-system, ml-research, monitoring, training"), "{prod}");
-    assert!(prod.contains("#   Helm values for NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml): ConfigMap gpu-operator/gpuplan-gpu-operator-values (key values.yaml)"), "{prod}");
+    // gpu-operator is not among them: values/ applies it with the values (a kustomization of its own).
+    assert!(prod.contains("#   namespaces: inference, kube-system, ml-research, monitoring, training"), "{prod}");
+    assert!(prod.contains("#   Helm values for NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml): values/helm/gpuplan-gpu-operator-values.yaml (helm -f, Argo CD multi-source $values), or ConfigMap gpu-operator/gpuplan-gpu-operator-values (key values.yaml; Flux valuesFrom) applied by values/"), "{prod}");
     assert!(prod.contains("#   CRD: NodePool karpenter.sh/v1 (from Karpenter)"));
     // ReservedCapacity is beta and on by default since Karpenter v1.6 (aws/karpenter-provider-aws
     // website/content/en/v1.14/reference/settings.md, "Feature Gates"): noted, not asked for.
@@ -492,7 +493,8 @@ fn flux_needs_an_explicit_revision() {
 /// `argocd.argoproj.io/sync-options: Prune=false` (argoproj/argo-cd docs/user-guide/sync-options.md, "No Prune
 /// Resources"; several options comma-separated), Flux those annotated `kustomize.toolkit.fluxcd.io/prune: disabled`
 /// (fluxcd/kustomize-controller docs/spec/v1/kustomizations.md, "Prune"). Every cluster's NodePools,
-/// EC2NodeClasses and ClusterPolicy carry both, whoever syncs them; nothing else does.
+/// EC2NodeClasses and ClusterPolicy carry both, whoever syncs them, and so does the GPU Operator's namespace written
+/// with its Helm values (pruning it would delete the operator); nothing else does.
 #[test]
 fn nodepools_nodeclasses_and_the_cluster_policy_are_protected_from_gitops_prune() {
     let c = examples();
@@ -500,7 +502,7 @@ fn nodepools_nodeclasses_and_the_cluster_policy_are_protected_from_gitops_prune(
         let annotations = &m.object["metadata"]["annotations"];
         let name = m.object["metadata"]["name"].as_str().unwrap_or_default();
         let protected = gpuplan::render::prune_protected(m.kind(), name);
-        assert_eq!(protected, matches!(m.kind(), "NodePool" | "EC2NodeClass" | "ClusterPolicy") || name == "gpuplan-device-plugin-config", "{}", m.path.display());
+        assert_eq!(protected, matches!(m.kind(), "NodePool" | "EC2NodeClass" | "ClusterPolicy" | "Namespace") || name == "gpuplan-device-plugin-config", "{}", m.path.display());
         let flux = annotations["kustomize.toolkit.fluxcd.io/prune"].as_str();
         let argo: Vec<&str> = annotations["argocd.argoproj.io/sync-options"].as_str().unwrap_or_default().split(',').collect();
         assert_eq!(flux == Some("disabled"), protected, "{}", m.path.display());

@@ -60,12 +60,19 @@ fn every_file_in_out_validates_against_the_shared_crds() {
     let mut checked = 0;
     let mut gitops_apps = 0;
     for (path, text) in &tree.files {
+        // values/helm/ holds Helm values files, not objects (tests/bootstrap.rs compares them with their ConfigMaps).
+        if path.components().nth(2).is_some_and(|c| c.as_os_str() == "helm") {
+            checked += 1;
+            continue;
+        }
         let object: serde_json::Value = serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         // The GitOps objects point at their cluster's directory; Flux's GitRepository has no CRD in
         // ../shared/schemas, so its fields are checked here (source-controller docs, spec/v1/gitrepositories.md).
         if path.components().any(|c| c.as_os_str() == "gitops") {
             let cluster = path.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
-            assert_eq!(object["metadata"]["name"], format!("gpuplan-{cluster}"));
+            // The cluster's own, or the Flux Kustomization of its add-on values (out/<cluster>/values).
+            let values = object["metadata"]["name"] == format!("gpuplan-{cluster}-values");
+            assert!(values || object["metadata"]["name"] == format!("gpuplan-{cluster}"), "{}", path.display());
             gitops_apps += 1;
             if object["kind"] == "GitRepository" {
                 assert_eq!(object["apiVersion"], "source.toolkit.fluxcd.io/v1");
@@ -76,7 +83,8 @@ fn every_file_in_out_validates_against_the_shared_crds() {
                 continue;
             }
             let target = object["spec"]["source"]["path"].as_str().or(object["spec"]["path"].as_str()).unwrap();
-            assert!(target.trim_start_matches("./") == format!("out/{cluster}"), "{}: points at {target}", path.display());
+            let dir = if values { format!("out/{cluster}/values") } else { format!("out/{cluster}") };
+            assert!(target.trim_start_matches("./") == dir, "{}: points at {target}", path.display());
         }
         let violations = validator.validate(&object);
         assert!(violations.is_empty(), "{}: {violations:#?}", path.display());
@@ -85,7 +93,7 @@ fn every_file_in_out_validates_against_the_shared_crds() {
         checked += 1;
     }
     assert_eq!(checked, tree.files.len());
-    assert_eq!(gitops_apps, 3, "the examples ask for an Argo CD Application, and a Flux GitRepository and Kustomization");
+    assert_eq!(gitops_apps, 4, "the examples ask for an Argo CD Application, and a Flux GitRepository and two Kustomizations (output, add-on values)");
     for kind in ["NodePool", "NodeOverlay", "EC2NodeClass", "PodDisruptionBudget", "HorizontalPodAutoscaler", "PrometheusRule", "ServiceMonitor", "ClusterPolicy", "ConfigMap", "Kustomization", "ResourceFlavor", "ClusterQueue", "LocalQueue", "ScaledObject"] {
         assert!(kinds.contains(kind), "the examples produce no {kind}");
     }
@@ -95,8 +103,9 @@ fn every_file_in_out_validates_against_the_shared_crds() {
 fn every_object_carries_provenance() {
     for (path, text) in &examples().files {
         let object: serde_json::Value = serde_saphyr::from_str(text).unwrap();
-        // kustomization.yaml and the Argo CD / Flux objects belong to the cluster directory, not to one profile.
-        if object["kind"] == "Kustomization" || path.components().any(|c| c.as_os_str() == "gitops") {
+        // kustomization.yaml and the Argo CD / Flux objects belong to the cluster directory, not to one profile; a
+        // plain Helm values file (values/helm/) is no object.
+        if object["kind"] == "Kustomization" || path.components().any(|c| c.as_os_str() == "gitops" || c.as_os_str() == "helm") {
             continue;
         }
         let annotations = &object["metadata"]["annotations"];

@@ -1061,6 +1061,29 @@ fn bottlerocket_gpu_nodes_keep_the_operators_device_plugin_and_mig_manager_off()
     assert!(gpuplan::ops::addons::unreachable(&cluster.pools, &c.manifests_of("t")).is_empty());
 }
 
+/// Issue 32 item 13: GFD, the validator and dcgm-exporter are still scheduled on Bottlerocket GPU nodes, on purpose.
+/// Upstream state (NVIDIA/gpu-operator read with the `fetch` tool at v26.7.0 and at HEAD a22dbf671): no code path,
+/// value or doc names Bottlerocket. The only per-node switches are the `nvidia.com/gpu.deploy.<operand>` labels
+/// and `nvidia.com/gpu.deploy.operands=false` (controllers/state_manager.go `updateGPUStateLabels`,
+/// `hasOperandsDisabled`). Switching off the validator alone would strand GFD and dcgm-exporter: both wait in their
+/// `toolkit-validation` init container for the validator's `/run/nvidia/validations/toolkit-ready`
+/// (assets/gpu-feature-discovery/0500_daemonset.yaml, assets/state-dcgm-exporter/0800_daemonset.yaml); switching
+/// off every operand removes dcgm-exporter, the source of the GPU-utilization alerts and the HPA metric. So gpuplan
+/// switches off only what the host already does (device plugin, MIG manager) and the README says how to opt a
+/// pool out of the rest (`label "nvidia.com/gpu.deploy.operands" "false"`, losing its DCGM metrics).
+#[test]
+fn bottlerocket_gpu_nodes_keep_gfd_the_validator_and_dcgm_exporter_which_depend_on_each_other() {
+    let c = compile_text(&format!("{BOTTLEROCKET_CLUSTER}{SHARED_T4}")).expect("compiles");
+    let np = in_cluster(&c, "t", "NodePool").pop().unwrap();
+    let node = gpuplan::ops::addons::node_of(&np);
+    let running: Vec<&str> = gpuplan::ops::addons::daemons(&c.manifests_of("t")).into_iter().filter(|d| d.runs_on(&node)).map(|d| d.add_on.daemonset).collect();
+    for operand in ["nvidia-operator-validator", "gpu-feature-discovery", "nvidia-dcgm-exporter"] {
+        assert!(running.contains(&operand), "{operand} not on the node: {running:?}");
+    }
+    assert!(!running.contains(&"nvidia-device-plugin-daemonset"), "{running:?}");
+    assert!(np["spec"]["template"]["metadata"]["labels"].get("nvidia.com/gpu.deploy.operands").is_none());
+}
+
 /// bottlerocket.dev API settings "kubelet-device-plugins", NVIDIA Time-Slicing: `device-sharing-strategy =
 /// "time-slicing"` and `time-slicing.replicas`; `rename-by-default = false` keeps advertising `nvidia.com/gpu`.
 #[test]

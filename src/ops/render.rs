@@ -320,7 +320,7 @@ fn addon_values(objects: &Objects, annotations: &BTreeMap<String, String>) -> Re
         out.push(m);
     }
     for namespace in namespaces {
-        let mut m = objects.manifest("namespace", namespace, "namespace.yaml.j2", json!({ "name": namespace, "labels": common_labels() }))?;
+        let mut m = objects.manifest("namespace", namespace, "namespace.yaml.j2", json!({ "name": namespace, "labels": common_labels(), "annotations": annotations }))?;
         m.path = dir.join(format!("namespace-{namespace}.yaml"));
         out.push(m);
     }

@@ -91,7 +91,7 @@ fn dcgm_in_auto_mode(cluster: ClusterPools, monitoring: &Monitoring, w: &Workloa
     if MetricSources::of(cluster.auto_mode, monitoring).dcgm {
         return Vec::new();
     }
-    let help = "Auto Mode installs no GPU Operator, so no dcgm-exporter runs: install one yourself and say so with `monitoring { gpu-operator manage=#false }` (gpuplan then writes its ServiceMonitor), or scale on a metric that exists (`autoscale metric=\"…\"`, or a KEDA `trigger`)";
+    let help = "Auto Mode installs no GPU Operator, so no dcgm-exporter runs: install one yourself and say so with `monitoring { gpu-operator manage=#false }` (gpuplan then writes its ServiceMonitor), or scale on a metric that exists (`autoscale metric=\"…\"`, or a KEDA `trigger`: for an LLM server, its queue depth, e.g. vLLM's `vllm:num_requests_waiting`)";
     let mut out = Vec::new();
     if let Some(a) = w.autoscale.as_ref().filter(|a| !(cpu_pool && a.value.metric.is_none()) && a.value.metric.as_deref().is_none_or(is_dcgm_metric)) {
         let metric = a.value.metric.as_deref().unwrap_or(DEFAULT_GPU_METRIC);
