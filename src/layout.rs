@@ -47,6 +47,17 @@ pub const VALUES_DIR: &str = "values";
 /// Under [`VALUES_DIR`]: each chart's values as a plain file (`helm -f`, Argo CD's multi-source `$values`).
 pub const HELM_VALUES_DIR: &str = "helm";
 
+/// The Flux Kustomization (and Argo CD Application) syncing out/<cluster>.
+pub fn flux_kustomization(cluster: &str) -> String {
+    format!("gpuplan-{cluster}")
+}
+
+/// The Flux Kustomization applying a cluster's add-on Helm values (out/<cluster>/values/): the one the user's GPU
+/// Operator Kustomization `dependsOn`.
+pub fn flux_values_kustomization(cluster: &str) -> String {
+    format!("gpuplan-{cluster}-values")
+}
+
 /// The files compile produces: path relative to out/ (e.g. "ml-prod/nodepool-llm-inference-spot.yaml") → full
 /// text. BTreeMap so iteration (and everything derived from it) is sorted.
 #[derive(Debug, Clone, Default, PartialEq)]

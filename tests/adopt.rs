@@ -86,13 +86,15 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     let readme = read(&repo(), "README.md");
     assert!(readme.contains(&format!("(test `adopt`: all {compared} files)")), "README.md's Adopting section should say `all {compared} files`");
     // Every gpuplan object of out/ is adopted or derived: only the kustomizations, NodeOverlays, the add-ons'
-    // Helm values and the queues' ResourceFlavors and LocalQueues are listed as skipped, each with its reason
+    // Helm values (ConfigMaps but the GPU Operator's, which says who owns the ClusterPolicy; their plain files and
+    // namespace) and the queues' ResourceFlavors and LocalQueues are listed as skipped, each with its reason
     // (compile writes them again).
     let report = String::from_utf8_lossy(&out.stdout);
     let skipped = &report[report.find("skipped (").expect("a skipped section")..];
-    assert_eq!(skipped.lines().filter(|l| l.starts_with("  ")).count(), 21, "{skipped}");
+    assert_eq!(skipped.lines().filter(|l| l.starts_with("  ")).count(), 31, "{skipped}");
     assert!(skipped.contains("ml-prod/resourceflavor-training-reserved.yaml ResourceFlavor/training-reserved (gpuplan's own: compiled again from the adopted queues)"), "{skipped}");
-    assert!(skipped.contains("ml-prod/configmap-gpuplan-neuron-values.yaml ConfigMap/gpuplan-neuron-values (gpuplan's own: compiled again from the adopted pools' taints)"), "{skipped}");
+    assert!(skipped.contains("ml-prod/values/configmap-gpuplan-neuron-values.yaml ConfigMap/gpuplan-neuron-values (gpuplan's own: compiled again from the adopted pools' taints)"), "{skipped}");
+    assert!(skipped.contains("ml-prod/values/helm/gpuplan-neuron-values.yaml <no kind>/<no name> (gpuplan's own Helm values file"), "{skipped}");
     assert!(skipped.contains("ml-research/nodeoverlay-small-models-8gpu-x7.yaml NodeOverlay/small-models-8gpu-x7 (gpuplan's own: compiled again"), "{skipped}");
 
     assert!(read(dir.path(), "profiles/batch-west.kdl").contains("gitops repo=\"https://github.com/example/gpu-platform.git\" revision=\"main\" path=\"out\" argocd=#true flux=#false"));

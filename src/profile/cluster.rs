@@ -122,6 +122,9 @@ impl Parser<'_> {
                 self.no_children(child);
             }
             self.cluster_line(child, &mut lines);
+            if child.name().value() == "gitops" {
+                self.check_depends_on(child, &name.value);
+            }
         }
         let Some(region) = lines.region.take() else {
             self.error(node_span, ErrorCode::E0107, "the cluster has no `region`", "add region \"us-east-1\" to the cluster block");
@@ -216,6 +219,28 @@ impl Parser<'_> {
             None => self.error(self.span(child.span()), ErrorCode::E0107, "`image-cache` needs snapshot", "write image-cache snapshot=\"snap-0123456789abcdef0\""),
         }
         None
+    }
+
+    /// E0360: a `depends-on` naming the Kustomization gpuplan writes for this cluster (`gpuplan-<cluster>`, which
+    /// would wait for itself) or for its add-on values (`gpuplan-<cluster>-values`, which the charts the main one
+    /// waits for read: the operator's Kustomization depends on it, so the edge points the other way). Flux reconciles
+    /// a Kustomization only once every `dependsOn` is Ready (fluxcd/kustomize-controller v1.9.4
+    /// `checkDependencies`): either never syncs.
+    fn check_depends_on(&mut self, gitops: &KdlNode, cluster: &str) {
+        let own = [crate::layout::flux_kustomization(cluster), crate::layout::flux_values_kustomization(cluster)];
+        for grandchild in gitops.children().map(|c| c.nodes()).unwrap_or_default().iter().filter(|n| n.name().value() == "depends-on") {
+            for d in args(grandchild).filter_map(|e| e.value().as_string().map(|v| (v.to_string(), e.span()))) {
+                if own.contains(&d.0) {
+                    let span = self.span(d.1);
+                    self.error(
+                        span,
+                        ErrorCode::E0360,
+                        format!("`depends-on \"{}\"` names a Kustomization gpuplan writes for cluster `{cluster}`: it would wait for itself, and Flux never syncs either", d.0),
+                        format!("list only the Kustomizations that install what the output needs (Karpenter, the GPU Operator, kube-prometheus-stack); the GPU Operator's depends on {} instead", own[1]),
+                    );
+                }
+            }
+        }
     }
 
     /// `gitops repo="…" revision="main" path="out" argocd=#true flux=#false { depends-on "…" }`: E0157 for Flux

@@ -228,7 +228,7 @@ impl Renderer {
         let Some(gitops) = &cluster.gitops else { return Ok(Vec::new()) };
         let out_path = gitops.path.trim_matches('/');
         let path = if out_path.is_empty() || out_path == "." { cluster.name.clone() } else { format!("{out_path}/{}", cluster.name) };
-        let name = format!("gpuplan-{}", cluster.name);
+        let name = flux_kustomization(&cluster.name);
         let context = json!({
             "name": name,
             "source": name,
@@ -273,11 +273,7 @@ impl Renderer {
     }
 }
 
-/// The Flux Kustomization applying a cluster's add-on Helm values (out/<cluster>/values/): the one the user's GPU
-/// Operator Kustomization `dependsOn`.
-pub fn flux_values_kustomization(cluster: &str) -> String {
-    format!("gpuplan-{cluster}-values")
-}
+pub use crate::layout::{flux_kustomization, flux_values_kustomization};
 
 /// Which `spec.ref` field of a Flux GitRepository a revision goes in: a 40-hex commit, a `v1.2.3`-like tag, or
 /// a branch (source-controller docs, spec/v1/gitrepositories.md: `ref.branch`, `ref.tag`, `ref.commit`).
