@@ -489,6 +489,20 @@ fn flux_needs_an_explicit_revision() {
     the_error(&c, "E0157", "gitops");
 }
 
+/// Flux reconciles a Kustomization only once every `dependsOn` is Ready (fluxcd/kustomize-controller v1.9.4
+/// internal/controller/kustomization_controller.go `checkDependencies`): a `depends-on` naming gpuplan's own
+/// Kustomization of the cluster, or the values one its charts read, is a cycle (E0360, at the name).
+#[test]
+fn flux_depends_on_gpuplans_own_kustomizations_is_e0360() {
+    for own in ["gpuplan-ml", "gpuplan-ml-values"] {
+        let c = compile_one(format!(
+            "profile \"p\"\ncluster \"ml\" {{\n    region \"us-east-1\"\n    ami \"al2023@v20251023\"\n    gitops repo=\"https://example.com/r.git\" revision=\"main\" argocd=#false flux=#true {{\n        depends-on \"karpenter\" \"{own}\"\n    }}\n}}\npool \"w\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 4\n}}\n"
+        ));
+        let e = the_error(&c, "E0360", &format!("\"{own}\""));
+        assert!(e.help.as_deref().unwrap().contains("gpuplan-ml-values"), "{:?}", e.help);
+    }
+}
+
 /// A GitOps prune must never delete a GPU fleet: Argo CD skips pruning objects annotated
 /// `argocd.argoproj.io/sync-options: Prune=false` (argoproj/argo-cd docs/user-guide/sync-options.md, "No Prune
 /// Resources"; several options comma-separated), Flux those annotated `kustomize.toolkit.fluxcd.io/prune: disabled`
