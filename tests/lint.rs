@@ -326,6 +326,22 @@ fn gp015_monitoring_without_selector_label() {
     assert_none(&c.lint(), "GP015");
 }
 
+/// NVIDIA/gpu-operator v26.7.0 `deployments/gpu-operator/values.yaml`: `dcgmExporter.serviceMonitor` is on by
+/// default with `honorLabels: false` and no `additionalLabels` (commit 2e241753f), and the operator replaces any
+/// other writer's `nvidia-dcgm-exporter` (`controllers/object_controls.go` `ServiceMonitor`). With `values=#false`
+/// gpuplan configures neither it nor a rival: GP042 at the monitoring block; with gpuplan's values, nothing.
+#[test]
+fn gp042_warns_when_nothing_configures_the_operators_dcgm_service_monitor() {
+    let body = |props: &str| format!("{}monitoring {{\n    gpu-operator {props}\n}}\n", clean_pool(""));
+    let c = compile_one(profile("p", 10, AMI, &body("manage=#false values=#false")));
+    let d = c.lint();
+    let f = assert_one(&d, "GP042", "runs the GPU Operator with Helm values gpuplan does not write", &c.loc("p.kdl", "monitoring"));
+    assert!(f.help.as_deref().unwrap().contains("additionalLabels: {release: kube-prometheus-stack}"), "{:?}", f.help);
+    for props in ["manage=#false", "manage=#true values=#false"] {
+        assert_none(&compile_one(profile("p", 10, AMI, &body(props))).lint(), "GP042");
+    }
+}
+
 #[test]
 fn gp000_unknown_allow_code() {
     let c = compile_one(profile("p", 10, AMI, &format!("allow \"GP01\"\n{}", clean_pool("    allow \"GP006\" \"nonsense\"\n"))));
