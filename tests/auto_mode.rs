@@ -77,8 +77,15 @@ fn an_auto_mode_cluster_gets_no_ec2nodeclass_gpu_operator_device_plugin_values_o
 
 #[test]
 fn the_add_on_daemonsets_model_sees_nothing_installed_in_an_auto_mode_cluster() {
+    // The cluster's objects and its add-on values (values/, where the charts' ConfigMaps go; not values/helm/).
     let objects = |dir: &Path| -> Vec<serde_json::Value> {
-        files(dir).iter().map(|f| serde_saphyr::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()).collect()
+        [dir.to_path_buf(), dir.join("values")]
+            .iter()
+            .filter(|d| d.is_dir())
+            .flat_map(|d| files(d).into_iter().map(move |f| d.join(f)))
+            .filter(|p| p.is_file())
+            .map(|p| serde_saphyr::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+            .collect()
     };
     let auto = compiled_example();
     let values = objects(&auto.path().join("out/ml-auto"));

@@ -332,7 +332,9 @@ fn gp015_monitoring_without_selector_label() {
 /// gpuplan configures neither it nor a rival: GP042 at the monitoring block; with gpuplan's values, nothing.
 #[test]
 fn gp042_warns_when_nothing_configures_the_operators_dcgm_service_monitor() {
-    let body = |props: &str| format!("{}monitoring {{\n    gpu-operator {props}\n}}\n", clean_pool(""));
+    // A pool without gpuplan's pool taint: the chart's default tolerations reach it (no E0184 with values=#false).
+    let pool = "budget usd-per-hour=100\npool \"web\" preset=\"general\" {\n    gpu { name \"L4\"; per-node max=1; }\n}\n";
+    let body = |props: &str| format!("{pool}monitoring {{\n    gpu-operator {props}\n}}\n");
     let c = compile_one(profile("p", 10, AMI, &body("manage=#false values=#false")));
     let d = c.lint();
     let f = assert_one(&d, "GP042", "runs the GPU Operator with Helm values gpuplan does not write", &c.loc("p.kdl", "monitoring"));
