@@ -503,6 +503,20 @@ fn flux_depends_on_gpuplans_own_kustomizations_is_e0360() {
     }
 }
 
+/// What `adopt` wrote (`admit "as-required"`) keeps its original's behaviour: the YAML already waited for itself,
+/// so E0360 is a warning there and the compile goes on (issue 32's severity rule).
+#[test]
+fn flux_depends_on_gpuplans_own_kustomization_is_a_warning_in_an_adopted_profile() {
+    let c = compile_one(
+        "profile \"p\"\ncluster \"ml\" {\n    region \"us-east-1\"\n    ami \"al2023@v20251023\"\n    gitops repo=\"https://example.com/r.git\" revision=\"main\" argocd=#false flux=#true {\n        depends-on \"gpuplan-ml\"\n    }\n}\npool \"w\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; per-node max=1; }\n    admit \"as-required\"\n    max-accelerators 4\n}\n"
+            .to_string(),
+    );
+    let warnings = with_code(&c.ok().warnings, "E0360");
+    assert_eq!(warnings.len(), 1);
+    assert!(!warnings[0].is_error());
+    assert_eq!(warnings[0].location, c.loc("p.kdl", "\"gpuplan-ml\""));
+}
+
 /// A GitOps prune must never delete a GPU fleet: Argo CD skips pruning objects annotated
 /// `argocd.argoproj.io/sync-options: Prune=false` (argoproj/argo-cd docs/user-guide/sync-options.md, "No Prune
 /// Resources"; several options comma-separated), Flux those annotated `kustomize.toolkit.fluxcd.io/prune: disabled`

@@ -64,6 +64,7 @@ impl Parser<'_> {
         if !wrote_pools {
             self.error(whole, ErrorCode::E0111, "the profile has no `pool`", "add pool \"name\" preset=\"inference-spot\" { gpu { … } }");
         }
+        self.adopted_cluster_warnings(&pools);
         self.check_nodepool_names(&pools);
         self.check_overlays(&pools);
         let ops = self.parse_ops(&top.workloads, &top.monitoring, &pools);
@@ -159,6 +160,19 @@ impl Parser<'_> {
             "monitoring" => top.monitoring.push(node),
             "queue" => top.queues.push(node),
             _ => self.unknown_node(node, &schema::names("profile"), "a profile"),
+        }
+    }
+
+    /// A profile `adopt` wrote (pools with `admit "as-required"`) keeps its original's behaviour: a cluster-level
+    /// problem its YAML already had (E0360, a Flux Kustomization waiting for its own) is a warning, as
+    /// `PoolPlan::whole_cluster_severity` makes a whole-cluster one.
+    fn adopted_cluster_warnings(&mut self, pools: &[Pool]) {
+        let adopted = pools.iter().flat_map(|p| &p.tiers).any(|t| t.settings.admit.value == super::Admit::AsRequired);
+        if !adopted {
+            return;
+        }
+        for d in self.diagnostics.iter_mut().filter(|d| d.code == crate::diagnostic::DiagnosticCode::Error(ErrorCode::E0360)) {
+            *d = d.clone().warning();
         }
     }
 
