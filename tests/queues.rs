@@ -73,7 +73,7 @@ fn every_kueue_object_of_the_examples_passes_the_shared_crd_schemas() {
     let kueue: Vec<_> = c.manifests().into_iter().filter(|m| m.api_version() == "kueue.x-k8s.io/v1beta2").collect();
     let kinds: std::collections::BTreeSet<&str> = kueue.iter().map(|m| m.kind()).collect();
     assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["ClusterQueue", "LocalQueue", "ResourceFlavor"]);
-    assert_eq!(kueue.len(), 12, "4 queues (2 objects each) and 4 flavors");
+    assert_eq!(kueue.len(), 11, "4 queues (2 objects each) and 3 flavors (the trainer fills training-reserved: no flavor)");
     for m in &kueue {
         let violations = validator.validate(&m.object);
         assert!(violations.is_empty(), "{}: {violations:?}", m.path.display());
@@ -271,4 +271,45 @@ fn a_flavors_node_labels_stay_within_the_crds_eight() {
     let flavor = &c.ok().plan.clusters[0].queues.flavors[0];
     let keys: Vec<&str> = flavor.node_labels.keys().map(String::as_str).collect();
     assert_eq!(keys, ["gpuplan.dev/pool", "karpenter.sh/nodepool", "l0", "l1", "l2", "l3", "l4", "l5"]);
+}
+
+// Issue 32, item 1: queues and non-queued workloads share one pool.
+
+/// The issue's reproduction, kept: `gpuplan simulate --manifests out/ml-prod` with the `trainer` StatefulSet
+/// (4 × 8 GPUs, no queue) and one 2 × 8-GPU Job per ClusterQueue. When both queues shared out all 64 GPUs, the
+/// production Job borrowed the reservation's flavor, which the trainer fills, and its pods pended there (Kueue's
+/// flavor pins them to `karpenter.sh/nodepool: training-reserved`) while `training` had room. Now every pod runs.
+#[test]
+fn the_trainer_and_a_job_per_queue_all_run_on_the_examples_out() {
+    let opts = gpuplan::simulate::Options {
+        manifests: vec![repo().join("out/ml-prod")],
+        pods: vec![repo().join("tests/fixtures/queues/trainer-and-a-job-per-queue.yaml")],
+        region: None,
+        catalogs_dir: repo().join("catalogs"),
+        unavailable: Vec::new(),
+        daemonsets: Vec::new(),
+        add_on_daemonsets: true,
+    };
+    let report = gpuplan::simulate::simulate(&opts).unwrap();
+    assert!(report.pending.is_empty(), "pending: {:?}", report.pending);
+    let admitted: Vec<_> = report.admission.as_ref().unwrap().workloads.iter().map(|w| (w.name.as_str(), w.admitted)).collect();
+    assert_eq!(admitted, [("training/prod-job", true), ("ml-research/research-job", true)]);
+    let placed: usize = report.nodeclaims.iter().map(|n| n.pods.len()).sum();
+    assert_eq!(placed, 8, "4 trainer replicas and 2 pods per Job");
+}
+
+/// training.kdl: the trainer (4 × 8 GPUs) fills the reservation's 16 GPUs (weight 80, tried first) and 16 of the
+/// on-demand 48, so each 50% share is 16 of the 32 left, in flavor `training` only; the reservation is no flavor.
+#[test]
+fn a_share_divides_what_the_non_queued_workloads_leave() {
+    let c = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
+    let ml_prod = c.plan.clusters.iter().find(|c| c.name == "ml-prod").unwrap();
+    for q in &ml_prod.queues.queues {
+        let flavors: Vec<_> = q.flavors.iter().map(|f| (f.flavor.as_str(), f.limit, f.non_queued, f.nominal)).collect();
+        assert_eq!(flavors, [("training", 48, 16, 16)], "queue {}", q.name);
+        assert_eq!(q.full, ["training-reserved"], "queue {}", q.name);
+    }
+    let explain = gpuplan::report::explain::explain(&c, Some("training"), gpuplan::report::explain::ExplainFormat::Table).unwrap();
+    assert!(explain.contains("(limit 48 nvidia.com/gpu, 16 held by non-queued workloads at max replicas): nominal 16"), "{explain}");
+    assert!(explain.contains("→ NodePool training-reserved: no flavor, non-queued workloads at max replicas hold its whole limit"), "{explain}");
 }
