@@ -254,12 +254,28 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     if unschedulable.is_empty() {
         unschedulable = crate::check::workload_diagnostics(&ctx, &simulated);
     }
+    // Then every declared demand at once, queues' quotas in use included (E0340; a warning on adopted pools).
+    let mut demands = Vec::new();
+    if unschedulable.is_empty() {
+        (unschedulable, demands) = unfit_demands(&ctx, &simulated);
+    }
     if !unschedulable.is_empty() {
         return ClusterOutcome::Unschedulable(unschedulable);
     }
-    let findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
+    let mut findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
+    findings.extend(demands);
     let generated = manifests.par_iter().map(Generated::new).collect();
     ClusterOutcome::Compiled { generated, findings }
+}
+
+/// E0340 as errors, and as findings where it is a warning (adopted pools: the YAML they came from had the problem).
+fn unfit_demands(ctx: &ClusterCtx, simulated: &crate::simulate::manifests::Manifests) -> (Vec<ProfileDiagnostic>, Vec<Finding>) {
+    let (errors, warnings): (Vec<_>, Vec<_>) = crate::check::demand_diagnostics(ctx, simulated).into_iter().partition(|u| u.diagnostic.is_error());
+    let findings = warnings
+        .into_iter()
+        .map(|u| Finding { code: ErrorCode::E0340.as_str(), cluster: ctx.cluster.name.clone(), profile: u.profile, pool: Some(u.nodepool), span: u.span, diagnostic: u.diagnostic })
+        .collect();
+    (errors.into_iter().map(|u| u.diagnostic).collect(), findings)
 }
 
 /// The `raw` fragment of the rendered object at `path` whose fields the violation is at (or under, or above: a CEL

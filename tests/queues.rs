@@ -313,3 +313,39 @@ fn a_share_divides_what_the_non_queued_workloads_leave() {
     assert!(explain.contains("(limit 48 nvidia.com/gpu, 16 held by non-queued workloads at max replicas): nominal 16"), "{explain}");
     assert!(explain.contains("→ NodePool training-reserved: no flavor, non-queued workloads at max replicas hold its whole limit"), "{explain}");
 }
+
+/// The web pool (8 L4) with a 6-replica workload beside `queue`.
+fn beside_six_replicas(queue: &str, admit: &str) -> String {
+    profile("p", 10, AMI, &format!("pool \"web\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 8\n{admit}}}\nworkload \"server\" namespace=\"web\" pool=\"web\" {{\n    selector \"app\" \"server\"\n    replicas 6\n}}\n{queue}"))
+}
+
+/// Compile simulates every declared demand at once (Kueue admission, then Karpenter's scheduler): the workload at 6
+/// replicas and the queue's nominal 4 in use by whole-node gang jobs need 10 of the NodePool's 8 GPUs. E0340 at the
+/// quota, naming the pending pods and the limit; each alone fits (no E0180, no E0210).
+#[test]
+fn a_quota_that_does_not_fit_beside_a_workload_is_e0340_at_the_quota() {
+    let c = compile_one(beside_six_replicas("queue \"batch\" namespace=\"batch\" pool=\"web\" { gpus nominal=4; }\n", ""));
+    let d = assert_error(&c, "E0340", "queue `batch`'s nominal quota does not fit beside the cluster's other declared demands: 2 of the 4 pods", "nominal=4");
+    assert!(d.help.as_deref().unwrap().contains("exceed limits for nodepool (limits: nvidia.com/gpu 8)"), "{:?}", d.help);
+    assert_eq!(errors(&c).len(), 1, "one diagnostic for the one cause");
+}
+
+/// A share divides what the workload leaves: 100% of 8 − 6 is 2, and everything fits.
+#[test]
+fn a_share_beside_a_workload_fits_in_what_it_leaves() {
+    let c = compile_one(beside_six_replicas("queue \"batch\" namespace=\"batch\" pool=\"web\" { gpus share=\"100%\"; }\n", ""));
+    let q = &c.ok().plan.clusters[0].queues.queues[0];
+    assert_eq!((q.flavors[0].limit, q.flavors[0].non_queued, q.flavors[0].nominal), (8, 6, 2));
+    assert!(c.ok().warnings.iter().all(|w| w.code != "E0340"));
+}
+
+/// Issue 32's severity rule: on a pool `adopt` wrote (`admit "as-required"`), the original YAML already had the
+/// problem, so E0340 is a warning and compile writes the output.
+#[test]
+fn e0340_is_a_warning_on_an_adopted_pool() {
+    let c = compile_one(beside_six_replicas("queue \"batch\" namespace=\"batch\" pool=\"web\" { gpus nominal=4; }\n", "    admit \"as-required\"\n"));
+    let found: Vec<_> = c.ok().warnings.iter().filter(|w| w.code == "E0340").collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(!found[0].is_error());
+    assert_eq!(found[0].location, c.loc("p.kdl", "nominal=4"));
+}
