@@ -246,7 +246,7 @@ fn explain_shows_queue_flavor_nodepool_and_price() {
 fn a_gang_queue_puts_wait_for_pods_ready_into_the_prerequisites() {
     let c = compile_one(with_queues(TWO_QUEUES));
     let k = file(&c, "ml/kustomization.yaml");
-    assert!(k.contains("#   Kueue Configuration (config.kueue.x-k8s.io/v1beta2, ConfigMap kueue-system/kueue-manager-config): waitForPodsReady: {timeout: 10m, blockAdmission: true} (gang admission for queues team-a:"), "{k}");
+    assert!(k.contains("#   Kueue Configuration (config.kueue.x-k8s.io/v1beta2, ConfigMap kueue-system/kueue-manager-config): waitForPodsReady: {timeout: 20m, blockAdmission: true} (gang admission for queues team-a:"), "{k}");
     assert!(k.contains("#   CRD: ClusterQueue kueue.x-k8s.io/v1beta2 (from Kueue"), "{k}");
     let c = compile_one(with_queues("queue \"q\" namespace=\"a\" pool=\"web\" { gpus nominal=1; }\n"));
     assert!(!file(&c, "ml/kustomization.yaml").contains("waitForPodsReady"));
@@ -348,4 +348,100 @@ fn e0340_is_a_warning_on_an_adopted_pool() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(!found[0].is_error());
     assert_eq!(found[0].location, c.loc("p.kdl", "nominal=4"));
+}
+
+// Issue 32, item 3: quotas in node units, the gang timeout, ephemeral-storage.
+
+/// Issue 32's split: 60/40 of 2 × 8 H100 on an on-demand training pool, in one cohort.
+fn sixty_forty(allow: &str) -> String {
+    profile("p", 10, AMI, &format!("{allow}pool \"train\" preset=\"training-on-demand\" {{\n    gpu {{\n        name \"H100\"\n        per-node min=8\n    }}\n    max-accelerators 16\n}}\nqueue \"big\" namespace=\"big\" pool=\"train\" {{\n    gpus share=\"60%\"\n    cohort \"ml\"\n}}\nqueue \"small\" namespace=\"small\" pool=\"train\" {{\n    gpus share=\"40%\"\n    cohort \"ml\"\n}}\n"))
+}
+
+fn lint_codes<'d>(diagnostics: &'d [ProfileDiagnostic], code: &str) -> Vec<&'d ProfileDiagnostic> {
+    diagnostics.iter().filter(|d| d.code == code).collect()
+}
+
+/// 40% of 16 is 6 GPUs: below one 8-GPU node, so the team runs an 8-GPU job only by borrowing (Kueue admits a pod
+/// set whole within quota + borrowing: kueue v0.19.2 `pkg/scheduler/flavorassigner/flavorassigner.go`
+/// `fitsResourceQuota`). GP034 at that queue's quota, not at the 60% queue's (9 ≥ 8).
+#[test]
+fn gp034_a_quota_below_one_node_is_reported_at_the_queue() {
+    let c = compile_one(sixty_forty(""));
+    let found = lint_codes(&c.ok().warnings, "GP034");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].message.contains("queue `small`'s nominal quota in flavor `train` is 6 nvidia.com/gpu, below one node of NodePool `train` (8 nvidia.com/gpu)"), "{}", found[0].message);
+    assert_eq!(found[0].location, c.loc("p.kdl", "share=\"40%\""));
+}
+
+/// 60% + 40% = 100%, but 9 + 6 = 15 of 16: one GPU in no queue (a cohort lends only its members' nominal quotas:
+/// kueue v0.19.2 `pkg/cache/scheduler/resource_node.go` `SubtreeQuota`). GP035 at the first queue, with the numbers.
+#[test]
+fn gp035_shares_that_round_down_leave_accelerators_in_no_queue() {
+    let c = compile_one(sixty_forty(""));
+    let found = lint_codes(&c.ok().warnings, "GP035");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].message.contains("add up to 100% of its 16 accelerators, but round down to 15 (big 9, small 6): 1 in no queue"), "{}", found[0].message);
+    assert_eq!(found[0].location, c.loc("p.kdl", "share=\"60%\""));
+}
+
+#[test]
+fn gp034_and_gp035_are_silenced_by_allow_in_the_profile() {
+    let c = compile_one(sixty_forty("allow \"GP034\" \"GP035\"\n"));
+    assert!(c.ok().warnings.iter().all(|w| w.code != "GP034" && w.code != "GP035"), "{:?}", c.ok().warnings);
+}
+
+/// 50/50 of the same pool is a node each: neither rule fires (nor on the examples, `the_compilers_own_queues_raise_no_queue_lint`).
+#[test]
+fn whole_node_shares_raise_neither_gp034_nor_gp035() {
+    let c = compile_one(sixty_forty("").replace("60%", "50%").replace("40%", "50%"));
+    assert!(c.ok().warnings.iter().all(|w| w.code != "GP034" && w.code != "GP035"), "{:?}", c.ok().warnings);
+}
+
+/// Kueue's own Configuration, as `lint --manifests` reads it, with a 10m `waitForPodsReady.timeout`: shorter than a
+/// gang pool's cold start (Karpenter allows a node 15m to register: karpenter v1.14.1
+/// `pkg/controllers/nodeclaim/lifecycle/liveness.go` `registrationTimeout`; + 5m to advertise its GPUs). GP036; the
+/// prerequisites' own 20m raises nothing.
+#[test]
+fn gp036_a_wait_for_pods_ready_timeout_below_the_cold_start_is_reported() {
+    let config = |timeout: &str| {
+        let text = format!("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady:\n  timeout: {timeout}\n  blockAdmission: true\n");
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"}, "data": {"controller_manager_config.yaml": text}})
+    };
+    let mut c = compile_one(with_queues(TWO_QUEUES));
+    let mut manifests = c.ok().manifests();
+    manifests.push(gpuplan::render::Manifest { path: "ml/configmap-kueue-manager-config.yaml".into(), source: "cluster".into(), object: config("10m") });
+    c.edited = Some(manifests.clone());
+    let found: Vec<_> = c.lint().into_iter().filter(|d| d.code == "GP036").collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].message.contains("waitForPodsReady timeout (10m, ConfigMap kueue-manager-config) is shorter than the 20m a node of gang queue `team-a`'s pool may take to start"), "{}", found[0].message);
+    manifests.last_mut().unwrap().object = config("20m");
+    c.edited = Some(manifests);
+    assert!(c.lint().iter().all(|d| d.code != "GP036"));
+}
+
+/// Kueue refuses a Workload requesting a resource its ClusterQueue does not cover (kueue v0.19.2
+/// `pkg/scheduler/flavorassigner/flavorassigner.go` `findFlavorForPodSets`: "resource ephemeral-storage unavailable
+/// in ClusterQueue"), as simulate's admission models it on the examples' out/; so every cluster with queues lists
+/// `resources.excludeResourcePrefixes: [ephemeral-storage]` in its prerequisites, which makes Kueue drop the
+/// request (`pkg/workload/workload.go` `dropExcludedResources`).
+#[test]
+fn a_pod_requesting_ephemeral_storage_needs_the_excluded_prefix_in_the_prerequisites() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: scratch\n  namespace: training\n  labels:\n    kueue.x-k8s.io/queue-name: production\nspec:\n  parallelism: 1\n  completions: 1\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        resources:\n          limits:\n            nvidia.com/gpu: 8\n            ephemeral-storage: 100Gi\n";
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let opts = gpuplan::simulate::Options {
+        manifests: vec![repo().join("out/ml-prod")],
+        pods: vec![dir.path().join("job.yaml")],
+        region: None,
+        catalogs_dir: repo().join("catalogs"),
+        unavailable: Vec::new(),
+        daemonsets: Vec::new(),
+        add_on_daemonsets: true,
+    };
+    let report = gpuplan::simulate::simulate(&opts).unwrap();
+    assert!(report.pending.iter().any(|p| p.reason.contains("resource ephemeral-storage unavailable in ClusterQueue")), "{:?}", report.pending);
+    for cluster in ["ml-prod", "ml-research"] {
+        let k = std::fs::read_to_string(repo().join("out").join(cluster).join("kustomization.yaml")).unwrap();
+        assert!(k.contains("ConfigMap kueue-system/kueue-manager-config): resources: {excludeResourcePrefixes: [ephemeral-storage]}"), "{cluster}: {k}");
+    }
 }

@@ -23,6 +23,15 @@ use super::non_queued::non_queued_use;
 use super::ops::workload::WorkloadPlan;
 use super::pool::{ClusterPools, PoolPlan, NODEPOOL_LABEL, POOL_LABEL};
 
+/// How long a node of a gang's pool may take from launch to running the gang's pods, which Kueue's
+/// `waitForPodsReady.timeout` must not cut short (issue 32, item 3): Karpenter lets a launched node take up to 15 minutes
+/// to register before it deletes it as failed (kubernetes-sigs/karpenter v1.14.1
+/// `pkg/controllers/nodeclaim/lifecycle/liveness.go`, `registrationTimeout = time.Minute * 15`), and a registered GPU
+/// node then needs its device plugin to advertise the accelerators (the GPU Operator's validator runs first): 5 more
+/// minutes allowed here. A shorter timeout evicts and requeues a gang whose nodes are still coming up normally,
+/// and with `blockAdmission` nothing else is admitted meanwhile.
+pub const GANG_COLD_START_SECONDS: u32 = 20 * 60;
+
 /// Everything Kueue needs for one cluster.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct KueuePlan {
