@@ -6,7 +6,7 @@
 //!
 //! A queue's quota is filled with one Job per flavor whose pods each request one node of the flavor's NodePool
 //! (its largest type's accelerators, and the EFA interfaces gpuplan tells such pods to request): the whole-node
-//! jobs a training queue exists for. Kueue admits a Job's pods together (kubernetes-sigs/kueue v0.19.2
+//! jobs a training queue exists for; the rest of the quota is one smaller pod. Kueue admits a Job's pods together (kubernetes-sigs/kueue v0.19.2
 //! `pkg/workload/workload.go` `TotalRequests`: one Workload per Job, its pod set's requests × count) and adds its
 //! flavor's nodeLabels and tolerations (`pkg/podset/podset.go` `FromAssignment`), so the pods land on that
 //! flavor's NodePool or nowhere.
@@ -26,28 +26,36 @@ use super::context::ClusterCtx;
 use super::simulated::workload_pods;
 use super::workloads::replica_of;
 
-/// The gang jobs that hold every queue's nominal quota: per queue and flavor, one Job of `nominal ÷ node` pods.
+/// The gang jobs that hold every queue's nominal quota: per queue and flavor, one Job of `nominal ÷ node` whole-node
+/// pods, and one pod of the rest (a quota of 12 MIG devices on a 56-device node is one pod of 12).
 pub fn quota_pods(ctx: &ClusterCtx) -> Vec<Pod> {
     let mut pods = Vec::new();
     for (order, q) in ctx.cluster.queues.queues.iter().enumerate() {
         for f in q.flavors.iter().filter(|f| f.node > 0) {
             let Some(pool) = ctx.cluster.pools.iter().find(|p| p.name == f.flavor) else { continue };
             let job = job_name(q, &f.flavor);
-            let queued = Arc::new(Queued {
-                workload: format!("{}/{job}", q.namespace),
-                namespace: q.namespace.clone(),
-                queue: q.name.clone(),
-                workload_priority_class: None,
-                priority_class_name: None,
-                created: None,
-                order,
-            });
-            let mut requests = Resources::from([(pool.resource().to_string(), i128::from(f.node) * 1000), ("pods".to_string(), 1000)]);
-            requests.extend(pool.efa_request(f.node).map(|n| (crate::catalog::efa::EFA_RESOURCE.to_string(), i128::from(n) * 1000)));
-            pods.extend((0..f.nominal / f.node).map(|i| Pod { key: format!("{}/{job}-{i}", q.namespace), requests: requests.clone(), queued: Some(queued.clone()), ..Pod::default() }));
+            pods.extend(job_pods(q, pool, &job, order, f.node, f.nominal / f.node));
+            pods.extend(job_pods(q, pool, &format!("{job}-rest"), order, f.nominal % f.node, u32::from(f.nominal % f.node > 0)));
         }
     }
     pods
+}
+
+/// `count` pods of one Job in the queue's LocalQueue, each requesting `units` of the pool's accelerator (and the EFA
+/// interfaces such a pod requests on an EFA pool).
+fn job_pods(q: &QueuePlan, pool: &PoolPlan, job: &str, order: usize, units: u32, count: u32) -> Vec<Pod> {
+    let queued = Arc::new(Queued {
+        workload: format!("{}/{job}", q.namespace),
+        namespace: q.namespace.clone(),
+        queue: q.name.clone(),
+        workload_priority_class: None,
+        priority_class_name: None,
+        created: None,
+        order,
+    });
+    let mut requests = Resources::from([(pool.resource().to_string(), i128::from(units) * 1000), ("pods".to_string(), 1000)]);
+    requests.extend(pool.efa_request(units).map(|n| (crate::catalog::efa::EFA_RESOURCE.to_string(), i128::from(n) * 1000)));
+    (0..count).map(|i| Pod { key: format!("{}/{job}-{i}", q.namespace), requests: requests.clone(), queued: Some(queued.clone()), ..Pod::default() }).collect()
 }
 
 fn job_name(q: &QueuePlan, flavor: &str) -> String {
@@ -89,12 +97,12 @@ pub fn demand_diagnostics(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<UnfitD
         let pending: Vec<&PendingPod> = report.pending.iter().filter(|p| q.flavors.iter().any(|f| p.pod.starts_with(&format!("{}/{}-", q.namespace, job_name(q, &f.flavor))))).collect();
         let Some(spec) = ctx.profile(&q.profile).into_iter().flat_map(|p| &p.queues).find(|x| x.name.value == q.name) else { continue };
         let (Some(first), Some(pool)) = (pending.first(), q.flavors.first().and_then(|f| pool(ctx, &f.flavor))) else { continue };
-        let total: u32 = q.flavors.iter().map(|f| f.nominal / f.node.max(1)).sum();
+        let total: u32 = q.flavors.iter().map(|f| f.nominal.div_ceil(f.node.max(1))).sum();
         let node = q.flavors.first().map_or(0, |f| f.node);
         let d = ctx
             .sources
             .error(spec.quota.value.nominal.span, ErrorCode::E0340, format!(
-                "queue `{}`'s nominal quota does not fit beside the cluster's other declared demands: {} of the {total} pods of its whole-node gang jobs ({node} {} each) stay pending",
+                "queue `{}`'s nominal quota does not fit beside the cluster's other declared demands: {} of the {total} pods of its gang jobs (a node of {node} {} each, one pod of the rest) stay pending",
                 q.name,
                 pending.len(),
                 q.accelerator.resource()
