@@ -321,7 +321,10 @@ fn beside_six_replicas(queue: &str, admit: &str) -> String {
 
 /// Compile simulates every declared demand at once (Kueue admission, then Karpenter's scheduler): the workload at 6
 /// replicas and the queue's nominal 4 in use by whole-node gang jobs need 10 of the NodePool's 8 GPUs. E0340 at the
-/// quota, naming the pending pods and the limit; each alone fits (no E0180, no E0210).
+/// quota, naming the pending pods and the limit; each alone fits (no E0180, no E0210). Upstream: a Job is admitted
+/// whole (kueue v0.19.2 `pkg/workload/workload.go` `Info.TotalRequests`), its pods pinned to the flavor's NodePool
+/// (`pkg/podset/podset.go` `FromAssignment`), and Karpenter launches nothing past the limit (karpenter v1.14.1
+/// `pkg/controllers/provisioning/scheduling/scheduler.go`: "all available instance types exceed limits for nodepool").
 #[test]
 fn a_quota_that_does_not_fit_beside_a_workload_is_e0340_at_the_quota() {
     let c = compile_one(beside_six_replicas("queue \"batch\" namespace=\"batch\" pool=\"web\" { gpus nominal=4; }\n", ""));
@@ -444,4 +447,19 @@ fn a_pod_requesting_ephemeral_storage_needs_the_excluded_prefix_in_the_prerequis
         let k = std::fs::read_to_string(repo().join("out").join(cluster).join("kustomization.yaml")).unwrap();
         assert!(k.contains("ConfigMap kueue-system/kueue-manager-config): resources: {excludeResourcePrefixes: [ephemeral-storage]}"), "{cluster}: {k}");
     }
+}
+
+/// `gpuplan lint` compiles first, so it reports E0340 too (exit 2, as compile).
+#[test]
+fn lint_reports_e0340_as_compile_does() {
+    let c = compile_one(beside_six_replicas("queue \"batch\" namespace=\"batch\" pool=\"web\" { gpus nominal=4; }\n", ""));
+    let catalogs = repo().join("catalogs");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .current_dir(c.dir.path())
+        .args(["lint", "--catalogs", catalogs.to_str().unwrap(), "--color", "never"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("E0340") && text.contains("queue `batch`'s nominal quota does not fit"), "{text}");
 }

@@ -7,7 +7,7 @@
 //! A queue's quota is filled with one Job per flavor whose pods each request one node of the flavor's NodePool
 //! (its largest type's accelerators, and the EFA interfaces gpuplan tells such pods to request): the whole-node
 //! jobs a training queue exists for; the rest of the quota is one smaller pod. Kueue admits a Job's pods together (kubernetes-sigs/kueue v0.19.2
-//! `pkg/workload/workload.go` `TotalRequests`: one Workload per Job, its pod set's requests × count) and adds its
+//! `pkg/workload/workload.go` `Info.TotalRequests`: one Workload per Job, its pod set's requests × count) and adds its
 //! flavor's nodeLabels and tolerations (`pkg/podset/podset.go` `FromAssignment`), so the pods land on that
 //! flavor's NodePool or nowhere.
 
