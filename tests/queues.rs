@@ -393,7 +393,20 @@ fn gp034_and_gp035_are_silenced_by_allow_in_the_profile() {
     assert!(c.ok().warnings.iter().all(|w| w.code != "GP034" && w.code != "GP035"), "{:?}", c.ok().warnings);
 }
 
-/// 50/50 of the same pool is a node each: neither rule fires (nor on the examples, `the_compilers_own_queues_raise_no_queue_lint`).
+/// The examples raise no queue rule of issue 32 and no E0340: ml-prod's shares are whole nodes of what the trainer
+/// leaves, and ml-research's `evaluation` (12 MIG devices, below a 56-device p4d) is on a shared pool, whose jobs take
+/// slices, not nodes (GP034 leaves those out).
+#[test]
+fn the_examples_raise_no_gp034_gp035_gp036_or_e0340() {
+    let c = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
+    let codes = ["GP034", "GP035", "GP036", "E0340"];
+    let found: Vec<_> = c.warnings.iter().filter(|w| codes.contains(&w.code.as_str())).collect();
+    assert!(found.is_empty(), "{found:?}");
+    let evaluation = c.plan.clusters.iter().flat_map(|c| &c.queues.queues).find(|q| q.name == "evaluation").unwrap();
+    assert_eq!((evaluation.flavors[0].nominal, evaluation.flavors[0].node), (12, 56));
+}
+
+/// 50/50 of the same pool is a node each: neither rule fires.
 #[test]
 fn whole_node_shares_raise_neither_gp034_nor_gp035() {
     let c = compile_one(sixty_forty("").replace("60%", "50%").replace("40%", "50%"));
