@@ -258,12 +258,28 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     if unschedulable.is_empty() {
         unschedulable = crate::check::workload_diagnostics(&ctx, &simulated);
     }
+    // Then every declared demand at once, queues' quotas in use included (E0340; a warning on adopted pools).
+    let mut demands = Vec::new();
+    if unschedulable.is_empty() {
+        (unschedulable, demands) = unfit_demands(&ctx, &simulated);
+    }
     if !unschedulable.is_empty() {
         return ClusterOutcome::Unschedulable(unschedulable);
     }
-    let findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
+    let mut findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
+    findings.extend(demands);
     let generated = manifests.par_iter().map(Generated::new).collect();
     ClusterOutcome::Compiled { generated, findings }
+}
+
+/// E0340 as errors, and as findings where it is a warning (adopted pools: the YAML they came from had the problem).
+fn unfit_demands(ctx: &ClusterCtx, simulated: &crate::simulate::manifests::Manifests) -> (Vec<ProfileDiagnostic>, Vec<Finding>) {
+    let (errors, warnings): (Vec<_>, Vec<_>) = crate::check::demand_diagnostics(ctx, simulated).into_iter().partition(|u| u.diagnostic.is_error());
+    let findings = warnings
+        .into_iter()
+        .map(|u| Finding { code: ErrorCode::E0340.as_str(), cluster: ctx.cluster.name.clone(), profile: u.profile, pool: Some(u.nodepool), span: u.span, diagnostic: u.diagnostic })
+        .collect();
+    (errors.into_iter().map(|u| u.diagnostic).collect(), findings)
 }
 
 /// The `raw` fragment of the rendered object at `path` whose fields the violation is at (or under, or above: a CEL
@@ -524,15 +540,26 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
 /// `site/content/en/docs/tasks/manage/setup_wait_for_pods_ready.md`), in the `kueue-manager-config` ConfigMap of
 /// Kueue's install, which gpuplan does not manage. `blockAdmission: true` admits the next job only once the last
 /// one's pods all run, so two half-started gangs never hold each other's GPUs.
-fn kueue_configuration(cluster: &solve::ClusterPlan) -> Option<String> {
+/// Every cluster with queues also excludes `ephemeral-storage` from Kueue's quota check
+/// (`queue::render::EXCLUDE_RESOURCE_PREFIXES`): otherwise a pod requesting scratch space is never admitted.
+fn kueue_configuration(cluster: &solve::ClusterPlan) -> Vec<String> {
+    if cluster.queues.queues.is_empty() {
+        return Vec::new();
+    }
+    const WHERE: &str = "Kueue Configuration (config.kueue.x-k8s.io/v1beta2, ConfigMap kueue-system/kueue-manager-config)";
+    let mut lines = vec![format!(
+        "  {WHERE}: {} (Kueue refuses a pod requesting a resource its ClusterQueue does not cover; the nodes' ephemeral store is theirs)",
+        crate::queue::render::EXCLUDE_RESOURCE_PREFIXES
+    )];
     let gangs: Vec<&str> = cluster.queues.queues.iter().filter(|q| q.gang).map(|q| q.name.as_str()).collect();
-    (!gangs.is_empty()).then(|| {
-        format!(
-            "  Kueue Configuration (config.kueue.x-k8s.io/v1beta2, ConfigMap kueue-system/kueue-manager-config): {} (gang admission for queues {}: a job's pods all start within the timeout, or it is evicted and requeued)",
+    if !gangs.is_empty() {
+        lines.push(format!(
+            "  {WHERE}: {} (gang admission for queues {}: a job's pods all start within the timeout, or it is evicted and requeued; the timeout covers a node's cold start, up to Karpenter's 15m registration timeout + 5m to advertise its GPUs)",
             crate::queue::render::WAIT_FOR_PODS_READY,
             gangs.join(", ")
-        )
-    })
+        ));
+    }
+    lines
 }
 
 /// The run of `generated` (sorted by path) whose first path component is `cluster`.

@@ -367,9 +367,9 @@ fn deployment_pods_are_admitted_one_by_one() {
 }
 
 // The README's example, through the command line, on out/ml-prod's own queues (the `queue` blocks of
-// profiles/training.kdl): finetune goes first (priority) into the reservation's flavor, pretrain does not fit what is
-// left there and takes the next flavor (flavorassigner.go: flavors in resourceGroup order), eval borrows production's
-// idle reserved GPUs, and the 40-worker sweep waits whole in its queue and launches nothing.
+// profiles/training.kdl): research's only flavor is on-demand `training` (the trainer, no queue, fills the reservation),
+// nominal 16; finetune goes first (priority), pretrain and eval borrow production's idle quota (resource_node.go
+// `available`), and the 40-worker sweep, above the 32 research can ever have, waits whole and launches nothing.
 #[test]
 fn readme_example_admits_by_priority_then_borrows() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
@@ -379,14 +379,13 @@ fn readme_example_admits_by_priority_then_borrows() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     for line in [
-        "training-reserved nvidia.com/gpu 12/8 (borrowed 4, borrowing limit 8)",
-        "training nvidia.com/gpu 12/24 (borrowing limit 24)",
-        "  admitted ml-research/finetune (8 pods, priority 1000): training-reserved\n",
-        "  admitted ml-research/pretrain (12 pods, priority 0): training\n",
-        "  admitted ml-research/eval (4 pods, priority 0): training-reserved, borrowing\n",
-        "  pending  ml-research/sweep (40 pods, priority 0): pending in queue ml-research/research (ClusterQueue research): flavor training-reserved: needs 40 nvidia.com/gpu, more than the 16 it can ever have (nominal 8, borrowed 4 of 8); flavor training: needs 40 nvidia.com/gpu, 36 of 48 free (nominal 24, used 12, borrowed 0 of 24, cohort ml has 36 of training unused)",
-        "  training-reserved (weight 80): 2 nodeclaims; nvidia.com/gpu 16/16",
-        "  training (weight 70): 2 nodeclaims; nvidia.com/gpu 16/48",
+        "training nvidia.com/gpu 24/16 (borrowed 8, borrowing limit 16)",
+        "  admitted ml-research/finetune (8 pods, priority 1000): training\n",
+        "  admitted ml-research/pretrain (12 pods, priority 0): training, borrowing\n",
+        "  admitted ml-research/eval (4 pods, priority 0): training, borrowing\n",
+        "  pending  ml-research/sweep (40 pods, priority 0): pending in queue ml-research/research (ClusterQueue research): flavor training: needs 40 nvidia.com/gpu, more than the 32 it can ever have (nominal 16, borrowed 8 of 16)",
+        "  training-reserved (weight 80): 0 nodeclaims; nvidia.com/gpu 0/16",
+        "  training (weight 70): 3 nodeclaims; nvidia.com/gpu 24/48",
     ] {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }

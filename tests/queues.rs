@@ -73,7 +73,7 @@ fn every_kueue_object_of_the_examples_passes_the_shared_crd_schemas() {
     let kueue: Vec<_> = c.manifests().into_iter().filter(|m| m.api_version() == "kueue.x-k8s.io/v1beta2").collect();
     let kinds: std::collections::BTreeSet<&str> = kueue.iter().map(|m| m.kind()).collect();
     assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["ClusterQueue", "LocalQueue", "ResourceFlavor"]);
-    assert_eq!(kueue.len(), 12, "4 queues (2 objects each) and 4 flavors");
+    assert_eq!(kueue.len(), 11, "4 queues (2 objects each) and 3 flavors (the trainer fills training-reserved: no flavor)");
     for m in &kueue {
         let violations = validator.validate(&m.object);
         assert!(violations.is_empty(), "{}: {violations:?}", m.path.display());
@@ -246,7 +246,7 @@ fn explain_shows_queue_flavor_nodepool_and_price() {
 fn a_gang_queue_puts_wait_for_pods_ready_into_the_prerequisites() {
     let c = compile_one(with_queues(TWO_QUEUES));
     let k = file(&c, "ml/kustomization.yaml");
-    assert!(k.contains("#   Kueue Configuration (config.kueue.x-k8s.io/v1beta2, ConfigMap kueue-system/kueue-manager-config): waitForPodsReady: {timeout: 10m, blockAdmission: true} (gang admission for queues team-a:"), "{k}");
+    assert!(k.contains("#   Kueue Configuration (config.kueue.x-k8s.io/v1beta2, ConfigMap kueue-system/kueue-manager-config): waitForPodsReady: {timeout: 20m, blockAdmission: true} (gang admission for queues team-a:"), "{k}");
     assert!(k.contains("#   CRD: ClusterQueue kueue.x-k8s.io/v1beta2 (from Kueue"), "{k}");
     let c = compile_one(with_queues("queue \"q\" namespace=\"a\" pool=\"web\" { gpus nominal=1; }\n"));
     assert!(!file(&c, "ml/kustomization.yaml").contains("waitForPodsReady"));
@@ -271,4 +271,208 @@ fn a_flavors_node_labels_stay_within_the_crds_eight() {
     let flavor = &c.ok().plan.clusters[0].queues.flavors[0];
     let keys: Vec<&str> = flavor.node_labels.keys().map(String::as_str).collect();
     assert_eq!(keys, ["gpuplan.dev/pool", "karpenter.sh/nodepool", "l0", "l1", "l2", "l3", "l4", "l5"]);
+}
+
+// Issue 32, item 1: queues and non-queued workloads share one pool.
+
+/// The issue's reproduction, kept: `gpuplan simulate --manifests out/ml-prod` with the `trainer` StatefulSet
+/// (4 × 8 GPUs, no queue) and one 2 × 8-GPU Job per ClusterQueue. When both queues shared out all 64 GPUs, the
+/// production Job borrowed the reservation's flavor, which the trainer fills, and its pods pended there (Kueue's
+/// flavor pins them to `karpenter.sh/nodepool: training-reserved`) while `training` had room. Now every pod runs.
+#[test]
+fn the_trainer_and_a_job_per_queue_all_run_on_the_examples_out() {
+    let opts = gpuplan::simulate::Options {
+        manifests: vec![repo().join("out/ml-prod")],
+        pods: vec![repo().join("tests/fixtures/queues/trainer-and-a-job-per-queue.yaml")],
+        region: None,
+        catalogs_dir: repo().join("catalogs"),
+        unavailable: Vec::new(),
+        daemonsets: Vec::new(),
+        add_on_daemonsets: true,
+    };
+    let report = gpuplan::simulate::simulate(&opts).unwrap();
+    assert!(report.pending.is_empty(), "pending: {:?}", report.pending);
+    let admitted: Vec<_> = report.admission.as_ref().unwrap().workloads.iter().map(|w| (w.name.as_str(), w.admitted)).collect();
+    assert_eq!(admitted, [("training/prod-job", true), ("ml-research/research-job", true)]);
+    let placed: usize = report.nodeclaims.iter().map(|n| n.pods.len()).sum();
+    assert_eq!(placed, 8, "4 trainer replicas and 2 pods per Job");
+}
+
+/// training.kdl: the trainer (4 × 8 GPUs) fills the reservation's 16 GPUs (weight 80, tried first) and 16 of the
+/// on-demand 48, so each 50% share is 16 of the 32 left, in flavor `training` only; the reservation is no flavor.
+#[test]
+fn a_share_divides_what_the_non_queued_workloads_leave() {
+    let c = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
+    let ml_prod = c.plan.clusters.iter().find(|c| c.name == "ml-prod").unwrap();
+    for q in &ml_prod.queues.queues {
+        let flavors: Vec<_> = q.flavors.iter().map(|f| (f.flavor.as_str(), f.limit, f.non_queued, f.nominal)).collect();
+        assert_eq!(flavors, [("training", 48, 16, 16)], "queue {}", q.name);
+        assert_eq!(q.full, ["training-reserved"], "queue {}", q.name);
+    }
+    let explain = gpuplan::report::explain::explain(&c, Some("training"), gpuplan::report::explain::ExplainFormat::Table).unwrap();
+    assert!(explain.contains("(limit 48 nvidia.com/gpu, 16 held by non-queued workloads at max replicas): nominal 16"), "{explain}");
+    assert!(explain.contains("→ NodePool training-reserved: no flavor, non-queued workloads at max replicas hold its whole limit"), "{explain}");
+}
+
+/// The web pool (8 L4) with a 6-replica workload beside `queue`.
+fn beside_six_replicas(queue: &str, admit: &str) -> String {
+    profile("p", 10, AMI, &format!("pool \"web\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 8\n{admit}}}\nworkload \"server\" namespace=\"web\" pool=\"web\" {{\n    selector \"app\" \"server\"\n    replicas 6\n}}\n{queue}"))
+}
+
+/// Compile simulates every declared demand at once (Kueue admission, then Karpenter's scheduler): the workload at 6
+/// replicas and the queue's nominal 4 in use by whole-node gang jobs need 10 of the NodePool's 8 GPUs. E0340 at the
+/// quota, naming the pending pods and the limit; each alone fits (no E0180, no E0210). Upstream: a Job is admitted
+/// whole (kueue v0.19.2 `pkg/workload/workload.go` `Info.TotalRequests`), its pods pinned to the flavor's NodePool
+/// (`pkg/podset/podset.go` `FromAssignment`), and Karpenter launches nothing past the limit (karpenter v1.14.1
+/// `pkg/controllers/provisioning/scheduling/scheduler.go`: "all available instance types exceed limits for nodepool").
+#[test]
+fn a_quota_that_does_not_fit_beside_a_workload_is_e0340_at_the_quota() {
+    let c = compile_one(beside_six_replicas("queue \"batch\" namespace=\"batch\" pool=\"web\" { gpus nominal=4; }\n", ""));
+    let d = assert_error(&c, "E0340", "queue `batch`'s nominal quota does not fit beside the cluster's other declared demands: 2 of the 4 pods", "nominal=4");
+    assert!(d.help.as_deref().unwrap().contains("exceed limits for nodepool (limits: nvidia.com/gpu 8)"), "{:?}", d.help);
+    assert_eq!(errors(&c).len(), 1, "one diagnostic for the one cause");
+}
+
+/// A share divides what the workload leaves: 100% of 8 − 6 is 2, and everything fits.
+#[test]
+fn a_share_beside_a_workload_fits_in_what_it_leaves() {
+    let c = compile_one(beside_six_replicas("queue \"batch\" namespace=\"batch\" pool=\"web\" { gpus share=\"100%\"; }\n", ""));
+    let q = &c.ok().plan.clusters[0].queues.queues[0];
+    assert_eq!((q.flavors[0].limit, q.flavors[0].non_queued, q.flavors[0].nominal), (8, 6, 2));
+    assert!(c.ok().warnings.iter().all(|w| w.code != "E0340"));
+}
+
+/// Issue 32's severity rule: on a pool `adopt` wrote (`admit "as-required"`), the original YAML already had the
+/// problem, so E0340 is a warning and compile writes the output.
+#[test]
+fn e0340_is_a_warning_on_an_adopted_pool() {
+    let c = compile_one(beside_six_replicas("queue \"batch\" namespace=\"batch\" pool=\"web\" { gpus nominal=4; }\n", "    admit \"as-required\"\n"));
+    let found: Vec<_> = c.ok().warnings.iter().filter(|w| w.code == "E0340").collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(!found[0].is_error());
+    assert_eq!(found[0].location, c.loc("p.kdl", "nominal=4"));
+}
+
+// Issue 32, item 3: quotas in node units, the gang timeout, ephemeral-storage.
+
+/// Issue 32's split: 60/40 of 2 × 8 H100 on an on-demand training pool, in one cohort.
+fn sixty_forty(allow: &str) -> String {
+    profile("p", 10, AMI, &format!("{allow}pool \"train\" preset=\"training-on-demand\" {{\n    gpu {{\n        name \"H100\"\n        per-node min=8\n    }}\n    max-accelerators 16\n}}\nqueue \"big\" namespace=\"big\" pool=\"train\" {{\n    gpus share=\"60%\"\n    cohort \"ml\"\n}}\nqueue \"small\" namespace=\"small\" pool=\"train\" {{\n    gpus share=\"40%\"\n    cohort \"ml\"\n}}\n"))
+}
+
+fn lint_codes<'d>(diagnostics: &'d [ProfileDiagnostic], code: &str) -> Vec<&'d ProfileDiagnostic> {
+    diagnostics.iter().filter(|d| d.code == code).collect()
+}
+
+/// 40% of 16 is 6 GPUs: below one 8-GPU node, so the team runs an 8-GPU job only by borrowing (Kueue admits a pod
+/// set whole within quota + borrowing: kueue v0.19.2 `pkg/scheduler/flavorassigner/flavorassigner.go`
+/// `fitsResourceQuota`). GP034 at that queue's quota, not at the 60% queue's (9 ≥ 8).
+#[test]
+fn gp034_a_quota_below_one_node_is_reported_at_the_queue() {
+    let c = compile_one(sixty_forty(""));
+    let found = lint_codes(&c.ok().warnings, "GP034");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].message.contains("queue `small`'s nominal quota in flavor `train` is 6 nvidia.com/gpu, below one node of NodePool `train` (8 nvidia.com/gpu)"), "{}", found[0].message);
+    assert_eq!(found[0].location, c.loc("p.kdl", "share=\"40%\""));
+}
+
+/// 60% + 40% = 100%, but 9 + 6 = 15 of 16: one GPU in no queue (a cohort lends only its members' nominal quotas:
+/// kueue v0.19.2 `pkg/cache/scheduler/resource_node.go` `SubtreeQuota`). GP035 at the first queue, with the numbers.
+#[test]
+fn gp035_shares_that_round_down_leave_accelerators_in_no_queue() {
+    let c = compile_one(sixty_forty(""));
+    let found = lint_codes(&c.ok().warnings, "GP035");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].message.contains("add up to 100% of its 16 accelerators, but round down to 15 (big 9, small 6): 1 in no queue"), "{}", found[0].message);
+    assert_eq!(found[0].location, c.loc("p.kdl", "share=\"60%\""));
+}
+
+#[test]
+fn gp034_and_gp035_are_silenced_by_allow_in_the_profile() {
+    let c = compile_one(sixty_forty("allow \"GP034\" \"GP035\"\n"));
+    assert!(c.ok().warnings.iter().all(|w| w.code != "GP034" && w.code != "GP035"), "{:?}", c.ok().warnings);
+}
+
+/// The examples raise no queue rule of issue 32 and no E0340: ml-prod's shares are whole nodes of what the trainer
+/// leaves, and ml-research's `evaluation` (12 MIG devices, below a 56-device p4d) is on a shared pool, whose jobs take
+/// slices, not nodes (GP034 leaves those out).
+#[test]
+fn the_examples_raise_no_gp034_gp035_gp036_or_e0340() {
+    let c = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
+    let codes = ["GP034", "GP035", "GP036", "E0340"];
+    let found: Vec<_> = c.warnings.iter().filter(|w| codes.contains(&w.code.as_str())).collect();
+    assert!(found.is_empty(), "{found:?}");
+    let evaluation = c.plan.clusters.iter().flat_map(|c| &c.queues.queues).find(|q| q.name == "evaluation").unwrap();
+    assert_eq!((evaluation.flavors[0].nominal, evaluation.flavors[0].node), (12, 56));
+}
+
+/// 50/50 of the same pool is a node each: neither rule fires.
+#[test]
+fn whole_node_shares_raise_neither_gp034_nor_gp035() {
+    let c = compile_one(sixty_forty("").replace("60%", "50%").replace("40%", "50%"));
+    assert!(c.ok().warnings.iter().all(|w| w.code != "GP034" && w.code != "GP035"), "{:?}", c.ok().warnings);
+}
+
+/// Kueue's own Configuration, as `lint --manifests` reads it, with a 10m `waitForPodsReady.timeout`: shorter than a
+/// gang pool's cold start (Karpenter allows a node 15m to register: karpenter v1.14.1
+/// `pkg/controllers/nodeclaim/lifecycle/liveness.go` `registrationTimeout`; + 5m to advertise its GPUs). GP036; the
+/// prerequisites' own 20m raises nothing.
+#[test]
+fn gp036_a_wait_for_pods_ready_timeout_below_the_cold_start_is_reported() {
+    let config = |timeout: &str| {
+        let text = format!("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady:\n  timeout: {timeout}\n  blockAdmission: true\n");
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"}, "data": {"controller_manager_config.yaml": text}})
+    };
+    let mut c = compile_one(with_queues(TWO_QUEUES));
+    let mut manifests = c.ok().manifests();
+    manifests.push(gpuplan::render::Manifest { path: "ml/configmap-kueue-manager-config.yaml".into(), source: "cluster".into(), object: config("10m") });
+    c.edited = Some(manifests.clone());
+    let found: Vec<_> = c.lint().into_iter().filter(|d| d.code == "GP036").collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].message.contains("waitForPodsReady timeout (10m, ConfigMap kueue-manager-config) is shorter than the 20m a node of gang queue `team-a`'s pool may take to start"), "{}", found[0].message);
+    manifests.last_mut().unwrap().object = config("20m");
+    c.edited = Some(manifests);
+    assert!(c.lint().iter().all(|d| d.code != "GP036"));
+}
+
+/// Kueue refuses a Workload requesting a resource its ClusterQueue does not cover (kueue v0.19.2
+/// `pkg/scheduler/flavorassigner/flavorassigner.go` `findFlavorForPodSets`: "resource ephemeral-storage unavailable
+/// in ClusterQueue"), as simulate's admission models it on the examples' out/; so every cluster with queues lists
+/// `resources.excludeResourcePrefixes: [ephemeral-storage]` in its prerequisites, which makes Kueue drop the
+/// request (`pkg/workload/workload.go` `dropExcludedResources`).
+#[test]
+fn a_pod_requesting_ephemeral_storage_needs_the_excluded_prefix_in_the_prerequisites() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: scratch\n  namespace: training\n  labels:\n    kueue.x-k8s.io/queue-name: production\nspec:\n  parallelism: 1\n  completions: 1\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        resources:\n          limits:\n            nvidia.com/gpu: 8\n            ephemeral-storage: 100Gi\n";
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let opts = gpuplan::simulate::Options {
+        manifests: vec![repo().join("out/ml-prod")],
+        pods: vec![dir.path().join("job.yaml")],
+        region: None,
+        catalogs_dir: repo().join("catalogs"),
+        unavailable: Vec::new(),
+        daemonsets: Vec::new(),
+        add_on_daemonsets: true,
+    };
+    let report = gpuplan::simulate::simulate(&opts).unwrap();
+    assert!(report.pending.iter().any(|p| p.reason.contains("resource ephemeral-storage unavailable in ClusterQueue")), "{:?}", report.pending);
+    for cluster in ["ml-prod", "ml-research"] {
+        let k = std::fs::read_to_string(repo().join("out").join(cluster).join("kustomization.yaml")).unwrap();
+        assert!(k.contains("ConfigMap kueue-system/kueue-manager-config): resources: {excludeResourcePrefixes: [ephemeral-storage]}"), "{cluster}: {k}");
+    }
+}
+
+/// `gpuplan lint` compiles first, so it reports E0340 too (exit 2, as compile).
+#[test]
+fn lint_reports_e0340_as_compile_does() {
+    let c = compile_one(beside_six_replicas("queue \"batch\" namespace=\"batch\" pool=\"web\" { gpus nominal=4; }\n", ""));
+    let catalogs = repo().join("catalogs");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .current_dir(c.dir.path())
+        .args(["lint", "--catalogs", catalogs.to_str().unwrap(), "--color", "never"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("E0340") && text.contains("queue `batch`'s nominal quota does not fit"), "{text}");
 }

@@ -7,6 +7,8 @@
 //! * [`workloads`]: every `workload` at its max replicas on the freshly generated manifests (E0180 when a replica
 //!   cannot schedule within its pool, naming the limit; E0181 when it lands on another pool), and per-workload
 //!   placement and cost for `explain`.
+//! * [`demands`]: every declared demand at once, workloads at max replicas beside every queue's quota in use by
+//!   whole-node gang jobs (E0340 when a pod pends; a warning on an adopted pool).
 //! * [`fit`]: which types of a workload's pool hold one replica (lint GP018, `explain`).
 //! * [`tiers`]: the fallback order of tiered pools, as [`TierGap`]s (lint GP016 reports them: a tier that never
 //!   receives pods).
@@ -16,6 +18,7 @@
 //! returns diagnostics or typed values; it never builds lint findings.
 
 pub mod context;
+pub mod demands;
 pub mod fit;
 pub mod kubelet;
 pub mod ops;
@@ -24,6 +27,7 @@ pub mod tiers;
 pub mod workloads;
 
 pub use context::ClusterCtx;
+pub use demands::{demand_diagnostics, simulate_demands, UnfitDemand};
 pub use fit::{replica_fits, FitSummary, ReplicaFit};
 pub use kubelet::kubelet_diagnostics;
 pub use simulated::{cluster_manifests, pool_pods, workload_pods};

@@ -13,12 +13,12 @@ use crate::simulate::requirements::{Requirement, Requirements, Toleration};
 use crate::simulate::yaml::{Doc, Resources};
 use crate::solve::{ClusterPlan, PoolPlan};
 
-/// A cluster's generated NodePools, EC2NodeClasses and NodeOverlays (`manifests`, the cluster's objects), and the
+/// A cluster's generated NodePools, EC2NodeClasses, NodeOverlays and Kueue objects (`manifests`, the cluster's objects), and the
 /// DaemonSets of the add-ons they configure, as `simulate --manifests out/<cluster>` would read them.
 pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
     let docs: Vec<Doc> = manifests
         .iter()
-        .filter(|m| matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeClass" | "NodeOverlay"))
+        .filter(|m| matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeClass" | "NodeOverlay" | "ResourceFlavor" | "ClusterQueue" | "LocalQueue"))
         // The text only locates input errors, which generated (schema-validated) objects do not have.
         .map(|m| Doc { path: PathBuf::from("out").join(&m.path), line: 1, text: String::new(), value: Cow::Borrowed(&m.object) })
         .collect();

@@ -27,7 +27,7 @@ pub fn simulate_workloads(ctx: &ClusterCtx, simulated: &Manifests) -> Option<Rep
 }
 
 /// Whether the pod `key` is one of the workload's replicas (`<namespace>/<name>-<i>`).
-fn replica_of(key: &str, namespace: &str, name: &str) -> bool {
+pub(super) fn replica_of(key: &str, namespace: &str, name: &str) -> bool {
     key.strip_prefix(&format!("{namespace}/{name}-")).is_some_and(|i| i.chars().all(|c| c.is_ascii_digit()))
 }
 

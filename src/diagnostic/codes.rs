@@ -191,6 +191,7 @@ error_codes! {
     E0330: "GPU-utilization autoscaling in EKS Auto Mode without a DCGM exporter",
     E0331: "a KEDA trigger on a DCGM metric in EKS Auto Mode without a DCGM exporter",
     E0332: "an overlay in an EKS Auto Mode cluster",
+    E0340: "the cluster's declared demands do not fit at once",
     E0360: "a Flux depends-on that waits for gpuplan's own Kustomization of the cluster",
 }
 

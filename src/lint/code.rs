@@ -53,6 +53,9 @@ rule_codes! {
     Gp028 "GP028",
     Gp032 "GP032",
     Gp033 "GP033",
+    Gp034 "GP034",
+    Gp035 "GP035",
+    Gp036 "GP036",
     Gp042 "GP042",
 }
 

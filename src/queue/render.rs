@@ -21,8 +21,16 @@ pub const POOL_ANNOTATION: &str = "gpuplan.dev/pool";
 pub const QUOTA_ANNOTATION: &str = "gpuplan.dev/quota";
 /// On a ClusterQueue that asked for gang admission.
 pub const GANG_ANNOTATION: &str = "gpuplan.dev/gang";
-/// The Kueue Configuration that all-or-nothing admission needs (see `compile::kueue_configuration`).
-pub const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 10m, blockAdmission: true}";
+/// The Kueue Configuration that all-or-nothing admission needs (see `compile::kueue_configuration`): the timeout is
+/// the pools' cold start (`solve::queue::GANG_COLD_START_SECONDS`).
+pub const WAIT_FOR_PODS_READY: &str = "waitForPodsReady: {timeout: 20m, blockAdmission: true}";
+/// The Kueue Configuration every cluster with queues needs: Kueue refuses a Workload requesting a resource its
+/// ClusterQueue does not cover ("resource ephemeral-storage unavailable in ClusterQueue", kubernetes-sigs/kueue
+/// v0.19.2 `pkg/scheduler/flavorassigner/flavorassigner.go` `findFlavorForPodSets`), and the pools' nodes keep
+/// their pods' scratch on the ephemeral store (the training classes' NVMe RAID0): with the prefix excluded, Kueue
+/// drops the request from the Workload's (`pkg/workload/workload.go` `dropExcludedResources`) and the kubelet alone
+/// accounts for it.
+pub const EXCLUDE_RESOURCE_PREFIXES: &str = "resources: {excludeResourcePrefixes: [ephemeral-storage]}";
 /// What the gang annotation says: Kueue's all-or-nothing admission is the cluster-wide `waitForPodsReady`.
 pub const GANG_TEXT: &str = "all-or-nothing admission: needs Kueue's Configuration waitForPodsReady (see the kustomization's prerequisites)";
 

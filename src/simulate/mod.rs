@@ -125,8 +125,14 @@ pub fn run(catalog: &Catalog, m: &manifests::Manifests, pods: &[pods::Pod], unav
     if m.kueue.is_empty() && pods.iter().all(|p| p.queued.is_none()) {
         return run_prepared(&prepared, pods, unavailable);
     }
-    let admitted = admission::admit(&m.kueue, pods);
-    let mut report = run_prepared(&prepared, &admitted.pods, unavailable);
+    run_admitted(&prepared, &m.kueue, pods, unavailable)
+}
+
+/// Kueue admission under `kueue`, then Karpenter on prepared NodePools for the pods that run; the pods Kueue leaves
+/// pending are pending in the report with its reason.
+pub fn run_admitted(prepared: &Prepared, kueue: &kueue::Kueue, pods: &[pods::Pod], unavailable: &[Unavailable]) -> Report {
+    let admitted = admission::admit(kueue, pods);
+    let mut report = run_prepared(prepared, &admitted.pods, unavailable);
     report.pending.extend(admitted.pending.into_iter().map(|(pod, reason)| report::PendingPod { pod, reason }));
     report.pending.sort_by(|a, b| a.pod.cmp(&b.pod));
     report.admission = Some(admitted.report);

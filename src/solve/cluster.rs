@@ -110,7 +110,7 @@ fn solve_cluster(name: &str, profiles: &[&Profile], sources: &Sources, region: R
     let finished = ClusterPools { name, auto_mode, accelerated_ami, pools: &pools };
     let overlays = overlays::plan_overlays(finished, profiles, sources)?;
     let ops = ops::plan_cluster(finished, profiles, sources)?;
-    let queues = queue::plan_cluster(finished, profiles, sources, region.catalog)?;
+    let queues = queue::plan_cluster(finished, &ops.workloads, profiles, sources, region.catalog)?;
     Ok(ClusterPlan {
         name: name.to_string(),
         region: region.catalog.region.clone(),

@@ -28,6 +28,7 @@ mod limits;
 pub mod mig;
 mod node_class;
 mod node_class_settings;
+mod non_queued;
 pub mod ops;
 /// `overlay` blocks: ranking by the overlaid price, units from capacity overlays, the NodeOverlays to render.
 mod overlays;

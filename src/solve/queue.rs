@@ -19,7 +19,18 @@ use crate::profile::Profile;
 use crate::profile::queue::{Amount, Queue};
 use crate::simulate::requirements::Toleration;
 
+use super::non_queued::non_queued_use;
+use super::ops::workload::WorkloadPlan;
 use super::pool::{ClusterPools, PoolPlan, NODEPOOL_LABEL, POOL_LABEL};
+
+/// How long a node of a gang's pool may take from launch to running the gang's pods, which Kueue's
+/// `waitForPodsReady.timeout` must not cut short (issue 32, item 3): Karpenter lets a launched node take up to 15 minutes
+/// to register before it deletes it as failed (kubernetes-sigs/karpenter v1.14.1
+/// `pkg/controllers/nodeclaim/lifecycle/liveness.go`, `registrationTimeout = time.Minute * 15`), and a registered GPU
+/// node then needs its device plugin to advertise the accelerators (the GPU Operator's validator runs first): 5 more
+/// minutes allowed here. A shorter timeout evicts and requeues a gang whose nodes are still coming up normally,
+/// and with `blockAdmission` nothing else is admitted meanwhile.
+pub const GANG_COLD_START_SECONDS: u32 = 20 * 60;
 
 /// Everything Kueue needs for one cluster.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -66,6 +77,8 @@ pub struct QueuePlan {
     pub efa: bool,
     /// In the pool's fallback order (tier order).
     pub flavors: Vec<FlavorQuota>,
+    /// The pool's NodePools left out of a share because the non-queued workloads fill them (`nodepools_with_room`).
+    pub full: Vec<String>,
     pub cohort: Option<String>,
     pub gang: bool,
     /// withinClusterQueue, reclaimWithinCohort, borrowWithinCohort.policy.
@@ -90,6 +103,11 @@ pub struct FlavorQuota {
     pub flavor: String,
     /// The NodePool's limit, in the same units.
     pub limit: u32,
+    /// What the cluster's non-queued workloads hold of the NodePool at max replicas (`non_queued`): a share divides
+    /// the limit minus this.
+    pub non_queued: u32,
+    /// Accelerators on the NodePool's largest node: the size of the whole-node job a quota is measured in.
+    pub node: u32,
     pub nominal: u32,
     pub borrowing_limit: Option<u32>,
     pub lending_limit: Option<u32>,
@@ -110,8 +128,9 @@ pub struct ResourceQuota {
 
 /// The cluster's queues against its pools; E0205 (a name twice in the cluster), E0208 (lending above nominal
 /// once shares are resolved), E0210 (Σ nominal above a NodePool's limit), E0211 (over the budget).
-pub fn plan_cluster(cluster: ClusterPools, profiles: &[&Profile], sources: &Sources, catalog: &Catalog) -> Result<KueuePlan, Vec<ProfileDiagnostic>> {
+pub fn plan_cluster(cluster: ClusterPools, workloads: &[WorkloadPlan], profiles: &[&Profile], sources: &Sources, catalog: &Catalog) -> Result<KueuePlan, Vec<ProfileDiagnostic>> {
     let mut diagnostics = Vec::new();
+    let non_queued = non_queued_use(cluster.pools, workloads);
     let mut plan = KueuePlan::default();
     let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
     for profile in profiles {
@@ -121,12 +140,14 @@ pub fn plan_cluster(cluster: ClusterPools, profiles: &[&Profile], sources: &Sour
                 diagnostics.push(sources.error(q.name.span, ErrorCode::E0205, format!("queue `{}` is also defined by profile `{other}` in cluster `{}`", q.name.value, cluster.name)).help("a queue is a cluster-wide ClusterQueue: rename one"));
                 continue;
             }
-            let nodepools = nodepools_of(cluster, &profile.name.value, &q.pool.value);
+            let all = nodepools_of(cluster, &profile.name.value, &q.pool.value);
+            let nodepools = nodepools_with_room(q, all.clone(), &non_queued);
             if let Some(d) = too_many_taints(q, &nodepools, sources) {
                 diagnostics.push(d);
                 continue;
             }
-            let queue = queue_plan(q, &profile.name.value, &source, &nodepools, catalog);
+            let mut queue = queue_plan(q, &profile.name.value, &source, &nodepools, &non_queued, catalog);
+            queue.full = all.iter().filter(|p| !nodepools.iter().any(|n| n.name == p.name)).map(|p| p.name.clone()).collect();
             diagnostics.extend(lending_above_nominal(q, &queue, sources));
             plan.queues.push(queue);
             for p in nodepools {
@@ -167,11 +188,21 @@ fn flavor_plan(p: &PoolPlan) -> FlavorPlan {
     FlavorPlan { name: p.name.clone(), profile: p.profile.clone(), source: p.source.clone(), node_labels, tolerations }
 }
 
-fn queue_plan(q: &Queue, profile: &str, source: &str, nodepools: &[&PoolPlan], catalog: &Catalog) -> QueuePlan {
+/// A share of a NodePool the non-queued workloads fill is a share of nothing: such flavors are left out (Kueue would
+/// admit nothing there) while another tier of the pool has room. Counts stay as written in every flavor.
+fn nodepools_with_room<'c>(q: &Queue, nodepools: Vec<&'c PoolPlan>, non_queued: &BTreeMap<String, u32>) -> Vec<&'c PoolPlan> {
+    let room = |p: &&PoolPlan| p.limit > non_queued.get(&p.name).copied().unwrap_or(0);
+    if !matches!(q.quota.value.nominal.value, Amount::Percent(_)) || !nodepools.iter().any(room) {
+        return nodepools;
+    }
+    nodepools.into_iter().filter(room).collect()
+}
+
+fn queue_plan(q: &Queue, profile: &str, source: &str, nodepools: &[&PoolPlan], non_queued: &BTreeMap<String, u32>, catalog: &Catalog) -> QueuePlan {
     let quota = &q.quota.value;
     // Every flavor covers the same resources (Kueue's rule): EFA interfaces when any tier is an EFA pool.
     let efa = nodepools.iter().any(|p| p.efa);
-    let flavors: Vec<FlavorQuota> = nodepools.iter().map(|p| flavor_quota(q, p, catalog, efa)).collect();
+    let flavors: Vec<FlavorQuota> = nodepools.iter().map(|p| flavor_quota(q, p, non_queued.get(&p.name).copied().unwrap_or(0), catalog, efa)).collect();
     let mut quota_kdl = format!("{} {}={}", quota.node, if matches!(quota.nominal.value, Amount::Percent(_)) { "share" } else { "nominal" }, quota.nominal.kdl());
     if let Some(b) = &quota.borrowing_limit {
         quota_kdl.push_str(&format!(" borrowing-limit={}", b.kdl()));
@@ -190,17 +221,21 @@ fn queue_plan(q: &Queue, profile: &str, source: &str, nodepools: &[&PoolPlan], c
         accelerator: nodepools.first().map_or(AcceleratorKind::Nvidia, |p| p.accelerator),
         efa,
         flavors,
+        full: Vec::new(),
         cohort: q.cohort.as_ref().map(|c| c.value.clone()),
         gang: q.gang.as_ref().is_some_and(|g| g.value),
         preemption: [p.within_cluster_queue().to_string(), p.reclaim_within_cohort().to_string(), p.borrow_within_cohort().to_string()],
     }
 }
 
-fn flavor_quota(q: &Queue, p: &PoolPlan, catalog: &Catalog, efa: bool) -> FlavorQuota {
+/// A share divides what the NodePool has left once the non-queued workloads hold theirs (`non_queued`), so admitted
+/// jobs and those workloads fit together.
+fn flavor_quota(q: &Queue, p: &PoolPlan, non_queued: u32, catalog: &Catalog, efa: bool) -> FlavorQuota {
     let quota = &q.quota.value;
-    let nominal = quota.nominal.of(p.limit);
-    let borrowing_limit = quota.borrowing_limit.as_ref().map(|b| b.of(p.limit));
-    let lending_limit = quota.lending_limit.as_ref().map(|l| l.of(p.limit));
+    let room = p.limit.saturating_sub(non_queued);
+    let nominal = quota.nominal.of(room);
+    let borrowing_limit = quota.borrowing_limit.as_ref().map(|b| b.of(room));
+    let lending_limit = quota.lending_limit.as_ref().map(|l| l.of(room));
     let per_node = NodeResources::of(p, catalog);
     let covered = ["cpu", "memory", p.resource(), crate::catalog::efa::EFA_RESOURCE];
     let resources = covered
@@ -215,6 +250,8 @@ fn flavor_quota(q: &Queue, p: &PoolPlan, catalog: &Catalog, efa: bool) -> Flavor
     FlavorQuota {
         flavor: p.name.clone(),
         limit: p.limit,
+        non_queued,
+        node: p.largest_node(),
         nominal,
         borrowing_limit,
         lending_limit,

@@ -43,5 +43,8 @@ rules! {
     gp028_static_pool_price_spread,
     gp032_budget_alert_in_auto_mode,
     gp033_raw_field_filters_types,
+    gp034_queue_quota_below_one_node,
+    gp035_queue_shares_leave_accelerators_unqueued,
+    gp036_wait_for_pods_ready_below_cold_start,
     gp042_operator_service_monitor_unconfigured,
 }

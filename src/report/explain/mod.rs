@@ -36,8 +36,9 @@
 //!         "findings": [ … ] } ] } ],
 //!     "workloads": [ … ],                                               // as `gpuplan simulate` places them
 //!     "queues": [ { "name", "namespace", "profile", "cohort", "gang", "resource", "quota" (as written),
-//!       "flavors": [ { "flavor" (= its NodePool), "nodepool_limit", "nominal", "borrowing_limit", "lending_limit",
-//!         "nominal_usd_per_hour", "with_borrowing_usd_per_hour" } ] } ] } ],   // flavors in Kueue's try order
+//!       "flavors": [ { "flavor" (= its NodePool), "nodepool_limit", "non_queued" (held by non-queued workloads),
+//!         "nominal", "borrowing_limit", "lending_limit", "nominal_usd_per_hour", "with_borrowing_usd_per_hour" } ],
+//!       "full": [ NodePool names the non-queued workloads fill: no flavor ] } ] } ],   // flavors in Kueue's try order
 //!   "estimate_sources": [ { "id", "description", "fetched_at" } ] }  // every estimate source used above
 //! ```
 
@@ -78,6 +79,7 @@ fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExpl
                 .map(|f| QueueFlavorExplanation {
                     flavor: f.flavor.clone(),
                     nodepool_limit: f.limit,
+                    non_queued: f.non_queued,
                     nominal: f.nominal,
                     borrowing_limit: f.borrowing_limit,
                     lending_limit: f.lending_limit,
@@ -85,6 +87,7 @@ fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExpl
                     with_borrowing_usd_per_hour: r4(f.reach_usd_per_hour),
                 })
                 .collect(),
+            full: q.full.clone(),
         })
         .collect()
 }

@@ -59,6 +59,8 @@ pub struct QueueExplanation {
     pub quota: String,
     /// In the order Kueue tries them (the pool's fallback order).
     pub flavors: Vec<QueueFlavorExplanation>,
+    /// The pool's NodePools the non-queued workloads fill at max replicas: not flavors of a share.
+    pub full: Vec<String>,
 }
 
 /// One flavor of a queue: the NodePool it stands for, the quota there and its worst-case price.
@@ -67,6 +69,8 @@ pub struct QueueFlavorExplanation {
     /// The ResourceFlavor, named after its NodePool.
     pub flavor: String,
     pub nodepool_limit: u32,
+    /// What non-queued workloads hold of the NodePool at max replicas: a share divides the limit minus this.
+    pub non_queued: u32,
     pub nominal: u32,
     pub borrowing_limit: Option<u32>,
     pub lending_limit: Option<u32>,

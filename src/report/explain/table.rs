@@ -22,7 +22,8 @@ fn write_queues(out: &mut String, queues: &[QueueExplanation]) {
         }
         let _ = writeln!(out, "    queue {} ({}: {})", q.name, about.join(", "), q.quota);
         for f in &q.flavors {
-            let mut line = format!("      → flavor {0} → NodePool {0} (limit {1} {2}): nominal {3} → ${4:.2}/h", f.flavor, f.nodepool_limit, q.resource, f.nominal, f.nominal_usd_per_hour);
+            let held = if f.non_queued > 0 { format!(", {} held by non-queued workloads at max replicas", f.non_queued) } else { String::new() };
+            let mut line = format!("      → flavor {0} → NodePool {0} (limit {1} {2}{held}): nominal {3} → ${4:.2}/h", f.flavor, f.nodepool_limit, q.resource, f.nominal, f.nominal_usd_per_hour);
             if let Some(b) = f.borrowing_limit {
                 let _ = write!(line, "; + borrowing {b} → ${:.2}/h", f.with_borrowing_usd_per_hour);
             }
@@ -30,6 +31,9 @@ fn write_queues(out: &mut String, queues: &[QueueExplanation]) {
                 let _ = write!(line, "; lends at most {l}");
             }
             let _ = writeln!(out, "{line}");
+        }
+        for nodepool in &q.full {
+            let _ = writeln!(out, "      → NodePool {nodepool}: no flavor, non-queued workloads at max replicas hold its whole limit");
         }
     }
 }
