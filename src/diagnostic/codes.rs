@@ -191,6 +191,9 @@ error_codes! {
     E0330: "GPU-utilization autoscaling in EKS Auto Mode without a DCGM exporter",
     E0331: "a KEDA trigger on a DCGM metric in EKS Auto Mode without a DCGM exporter",
     E0332: "an overlay in an EKS Auto Mode cluster",
+    E0380: "a Karpenter version whose CRDs gpuplan does not pin",
+    E0381: "an invalid interruption queue name",
+    E0382: "two interruption queues for one cluster",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

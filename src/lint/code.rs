@@ -53,6 +53,7 @@ rule_codes! {
     Gp028 "GP028",
     Gp032 "GP032",
     Gp033 "GP033",
+    Gp050 "GP050",
 }
 
 impl RuleCode {

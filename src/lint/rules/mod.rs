@@ -43,4 +43,5 @@ rules! {
     gp028_static_pool_price_spread,
     gp032_budget_alert_in_auto_mode,
     gp033_raw_field_filters_types,
+    gp050_spot_without_interruption_queue,
 }
