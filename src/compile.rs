@@ -250,14 +250,18 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     let ctx = c.cluster_ctx(cluster);
     // A probe pod per pool with kubelet settings (E0160: they can leave no room for a pod), then every workload at
     // max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
-    let mut unschedulable = crate::check::kubelet_diagnostics(&ctx, &simulated);
+    let (placement, placement_warnings): (Vec<_>, Vec<_>) = crate::check::placement::placement_group_zones(&ctx, &manifests).into_iter().partition(|s| s.diagnostic.is_error());
+    let mut unschedulable: Vec<ProfileDiagnostic> = placement.into_iter().map(|s| s.diagnostic).collect();
+    unschedulable.extend(crate::check::kubelet_diagnostics(&ctx, &simulated));
     if unschedulable.is_empty() {
         unschedulable = crate::check::workload_diagnostics(&ctx, &simulated);
     }
     if !unschedulable.is_empty() {
         return ClusterOutcome::Unschedulable(unschedulable);
     }
-    let findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
+    let mut findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
+    // A whole-cluster error on adopted pools is a warning (issue 32): printed with the findings.
+    findings.extend(placement_warnings.into_iter().map(|s| Finding { code: ErrorCode::E0383.as_str(), cluster: cluster.name.clone(), profile: s.profile, pool: Some(s.nodepool), span: s.span, diagnostic: s.diagnostic }));
     let generated = manifests.par_iter().map(Generated::new).collect();
     ClusterOutcome::Compiled { generated, findings }
 }
@@ -470,7 +474,7 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
         }
         lines.extend(crds.iter().map(|c| format!("  CRD: {c}")));
         lines.extend(helm.iter().map(|h| format!("  {h}")));
-        lines.extend(solve::prerequisites::karpenter(cluster));
+        lines.extend(solve::prerequisites::lines(cluster));
         lines.extend(kueue_configuration(cluster));
         notes.insert(cluster.name.clone(), lines);
     }

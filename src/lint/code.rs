@@ -54,6 +54,7 @@ rule_codes! {
     Gp032 "GP032",
     Gp033 "GP033",
     Gp050 "GP050",
+    Gp051 "GP051",
 }
 
 impl RuleCode {

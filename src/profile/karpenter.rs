@@ -57,6 +57,31 @@ impl Parser<'_> {
     }
 }
 
+/// What an EC2 placement group name may be (EC2 `CreatePlacementGroup`, `GroupName`: "Up to 255 ASCII
+/// characters"; the EC2NodeClass CRD's `placementGroupSelector.name` has `minLength: 1`).
+pub fn check_placement_group_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 255 {
+        return Err(format!("{} characters, where a placement group name has 1 to 255", name.len()));
+    }
+    match name.chars().find(|c| !c.is_ascii() || c.is_ascii_control()) {
+        Some(c) => Err(format!("`{}` is not a printable ASCII character", c.escape_default())),
+        None => Ok(()),
+    }
+}
+
+impl Parser<'_> {
+    /// `placement-group "<name>"`: the EC2 placement group of the pool's nodes (E0384 for a name EC2 refuses).
+    pub(super) fn parse_placement_group(&mut self, node: &KdlNode) -> Option<Spanned<String>> {
+        let group = self.single_string(node)?;
+        if let Err(reason) = check_placement_group_name(&group.value) {
+            let message = format!("placement group `{}` is not an EC2 placement group name: {reason}", crate::input::excerpt(&group.value));
+            self.error_labelled(group.span, ErrorCode::E0384, message, "a placement group name", "write the name of a cluster placement group created in the pool's zone, e.g. placement-group \"training-ml-prod\"");
+            return None;
+        }
+        Some(group)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::check_queue_name;

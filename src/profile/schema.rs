@@ -68,6 +68,7 @@ pub const NODES: &[NodeSpec] = &[
     n("pool", "types", "<string>…", &[], "any", "Only these instance types (named types also pass price-ratio-max).", "types \"g5.xlarge\""),
     n("pool", "exclude-types", "<string>…", &[], "none", "Never these instance types.", "exclude-types \"g5.48xlarge\""),
     n("pool", "efa", "<bool>", &["zone=<string>"], "either", "Require EFA networking; the pool's nodes then launch in one zone (EFA stays in a subnet), `zone` or the first of the cluster's zones that offers every type.", "efa #true zone=\"us-east-1a\""),
+    n("pool", "placement-group", "<string>", &[], "none", "An EC2 cluster placement group (created beforehand, in the pool's zone) the pool's nodes launch into: its EC2NodeClass's placementGroupSelector, for low-latency multi-node jobs. A cluster placement group is in one zone: the pool must launch in one (efa #true pins one; E0383 otherwise); lint GP051 suggests it for EFA pools. A reservation the pool uses must be in the group. Not in EKS Auto Mode (E0385).", "placement-group \"training\""),
     n("pool", "capacity", "<spot|on-demand|reserved>…", &[], "from the preset", "Capacity types of the NodePool.", "capacity \"spot\" \"on-demand\""),
     n("pool", "max-accelerators", "<integer>", &[], "sized from the budget", "The NodePool limit on its accelerator resource, in physical accelerators.", "max-accelerators 16"),
     n("pool", "max-cpu", "<integer>", &[], "sized from the budget", "A CPU pool's NodePool limit, in vCPUs (limits.cpu); accelerated pools use max-accelerators.", "max-cpu 64"),

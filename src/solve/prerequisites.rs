@@ -80,11 +80,18 @@ pub fn spot_pools(cluster: &ClusterPlan) -> String {
     pool_names(cluster, |p| p.capacity_types.contains(&CapacityType::Spot))
 }
 
-/// The kustomization header's lines about Karpenter: the release, its feature gates, the interruption queue.
-pub fn karpenter(cluster: &ClusterPlan) -> Vec<String> {
+/// The kustomization header's lines about Karpenter (the release, its feature gates, the interruption queue) and
+/// about EFA networking.
+pub fn lines(cluster: &ClusterPlan) -> Vec<String> {
     if cluster.auto_mode {
         return Vec::new();
     }
+    let mut lines = karpenter(cluster);
+    lines.extend(efa(cluster));
+    lines
+}
+
+fn karpenter(cluster: &ClusterPlan) -> Vec<String> {
     let mut lines = vec![format!("  Karpenter {KARPENTER_VERSION} (the release whose CRDs validated this output: cluster setting karpenter-version)")];
     for (gate, uses) in feature_gates(cluster) {
         let default = if gate.default_on() { "on by default: keep it on" } else { "off by default: turn it on" };
@@ -95,6 +102,46 @@ pub fn karpenter(cluster: &ClusterPlan) -> Vec<String> {
         Some(queue) => lines.push(format!("  Karpenter interruption queue: SQS queue {queue} (settings.interruptionQueue) with the EventBridge rules that feed it EC2 spot interruptions, rebalance recommendations, scheduled events and instance state changes")),
         None if !spot.is_empty() => lines.push(format!("  Karpenter interruption queue (settings.interruptionQueue; cluster setting interruption-queue): none named, so spot pools {spot} are not drained ahead of a spot interruption (lint GP050)")),
         None => {}
+    }
+    lines
+}
+
+/// EFA pools need what gpuplan cannot create: their nodes' security group must let EFA traffic through between the
+/// group's own members, inbound and outbound ("Prepare an EFA-enabled security group", AWS EC2 User Guide, Elastic
+/// Fabric Adapter: "allows all inbound and outbound traffic to and from the security group itself"; without it
+/// NCCL's EFA traffic between nodes is dropped), and each `placement-group` must exist in its pools' zone (a
+/// reservation used there must have been created in it: EC2 User Guide, "Capacity Reservations in cluster
+/// placement groups").
+fn efa(cluster: &ClusterPlan) -> Vec<String> {
+    let mut lines = Vec::new();
+    let efa: Vec<&PoolPlan> = cluster.pools.iter().filter(|p| p.efa).collect();
+    if !efa.is_empty() {
+        let mut tags: Vec<&str> = efa.iter().filter_map(|p| cluster.node_classes.iter().find(|c| c.name == p.node_class)).map(|c| c.discovery_tag.as_str()).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        lines.push(format!(
+            "  EFA security group (pools {}): the security groups tagged karpenter.sh/discovery={} need a rule allowing all traffic from the group itself, inbound and outbound (AWS EC2 User Guide, \"Prepare an EFA-enabled security group\")",
+            efa.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
+            tags.join(" / ")
+        ));
+    }
+    let mut groups: std::collections::BTreeMap<&str, Vec<&PoolPlan>> = std::collections::BTreeMap::new();
+    for pool in &cluster.pools {
+        if let Some(group) = cluster.node_classes.iter().find(|c| c.name == pool.node_class).and_then(|c| c.placement_group.as_deref()) {
+            groups.entry(group).or_default().push(pool);
+        }
+    }
+    for (group, pools) in groups {
+        let mut zones: Vec<&str> = pools.iter().flat_map(|p| p.zones.iter().map(String::as_str)).collect();
+        zones.sort_unstable();
+        zones.dedup();
+        let reserved = pools.iter().any(|p| p.capacity_types.contains(&CapacityType::Reserved));
+        lines.push(format!(
+            "  EC2 placement group {group} (strategy cluster, in {}; pools {}): create it beforehand{}",
+            zones.join(", "),
+            pools.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
+            if reserved { "; the capacity reservations these pools use must have been created in it" } else { "" }
+        ));
     }
     lines
 }

@@ -44,4 +44,5 @@ rules! {
     gp032_budget_alert_in_auto_mode,
     gp033_raw_field_filters_types,
     gp050_spot_without_interruption_queue,
+    gp051_efa_without_placement_group,
 }
