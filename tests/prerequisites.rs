@@ -163,3 +163,95 @@ fn interruption_queue_option_is_karpenter_provider_aws_v1_14_1s() {
     let values = std::fs::read_to_string(dir.join("charts/karpenter/values.yaml")).unwrap();
     assert!(values.contains("  interruptionQueue: \"\""), "the Helm value the prerequisites name");
 }
+
+// ---- item 9: EFA pools, placement groups ----
+
+const EFA_POOL: &str = "pool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"H100\" }\n    efa #true\n    max-accelerators 16\n}\n";
+
+/// `EFA_POOL` with `line` added after its `efa #true`.
+fn efa_pool_with(line: &str) -> String {
+    EFA_POOL.replace("    efa #true\n", &format!("    efa #true\n    {line}\n"))
+}
+
+fn refusal(text: String, code: &str) -> (common::Compiled, gpuplan::diagnostic::ProfileDiagnostic) {
+    let c = compile_one(text);
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("expected {code}") };
+    let found = with_code(diagnostics, code);
+    assert_eq!(found.len(), 1, "{}", gpuplan::diagnostic::render_plain(diagnostics));
+    let d = found[0].clone();
+    (c, d)
+}
+
+#[test]
+fn placement_group_on_an_efa_pool_sets_its_ec2nodeclass_placement_group_selector() {
+    // aws/karpenter-provider-aws v1.14.1 pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml: placementGroupSelector
+    // {name | id}; the compile validates the class against that CRD.
+    let c = compile_one(with_cluster("", &efa_pool_with("placement-group \"train-ml\"")));
+    let manifests = c.ok().manifests();
+    let np = manifests.iter().find(|m| m.kind() == "NodePool" && m.object["metadata"]["name"] == "train").expect("NodePool train");
+    let class = np.object["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap();
+    let ec2 = manifests.iter().find(|m| m.kind() == "EC2NodeClass" && m.object["metadata"]["name"] == class).unwrap();
+    assert_eq!(ec2.object["spec"]["placementGroupSelector"], serde_json::json!({"name": "train-ml"}));
+    assert!(with_code(&c.lint(), "GP051").is_empty(), "a placement group silences GP051");
+}
+
+#[test]
+fn placement_group_is_listed_in_the_prerequisites_with_its_zone() {
+    let k = kustomization(with_cluster("", &efa_pool_with("placement-group \"train-ml\"")));
+    assert!(k.contains("#   EC2 placement group train-ml (strategy cluster, in us-east-1"), "{k}");
+    assert!(k.contains("pools train): create it beforehand\n"), "{k}");
+}
+
+#[test]
+fn efa_pool_lists_the_self_referencing_security_group_rule() {
+    // AWS EC2 User Guide, "Prepare an EFA-enabled security group": all traffic from and to the group itself.
+    let k = kustomization(with_cluster("", EFA_POOL));
+    assert!(k.contains("#   EFA security group (pools train): the security groups tagged karpenter.sh/discovery=ml need a rule allowing all traffic from the group itself, inbound and outbound"), "{k}");
+    assert!(!kustomization(with_cluster("", GPU_POOL)).contains("EFA security group"));
+}
+
+#[test]
+fn efa_pool_without_placement_group_is_gp051_at_its_efa_line() {
+    let c = compile_one(with_cluster("", EFA_POOL));
+    let lint = c.lint();
+    let f = with_code(&lint, "GP051");
+    assert_eq!(f.len(), 1, "{lint:?}");
+    assert_eq!(f[0].location, c.loc("p.kdl", "#true"));
+    assert!(f[0].help.as_deref().unwrap_or("").contains("placement-group"), "{:?}", f[0].help);
+}
+
+#[test]
+fn placement_group_on_a_pool_of_several_zones_is_e0383_at_its_line() {
+    // A cluster placement group is in one Availability Zone (AWS EC2 User Guide, "Placement strategies for your
+    // placement groups"); a non-EFA pool launches in all three zones of the cluster.
+    let pool = "pool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"A10G\" }\n    placement-group \"pg\"\n    max-accelerators 8\n}\n";
+    let (c, d) = refusal(with_cluster("", pool), "E0383");
+    assert_eq!(d.location, c.loc("p.kdl", "\"pg\""));
+    assert!(d.message.contains("us-east-1a, us-east-1b, us-east-1c"), "{}", d.message);
+}
+
+#[test]
+fn placement_group_on_an_adopted_pool_of_several_zones_is_a_warning() {
+    // Issue 32's severity rule: a pool adopt wrote (`admit "as-required"`) keeps its original's behaviour, so the
+    // problem is reported, not refused.
+    let pool = "pool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"A10G\" }\n    admit \"as-required\"\n    placement-group \"pg\"\n    max-accelerators 8\n}\n";
+    let c = compile_one(with_cluster("", pool));
+    let warnings = &c.ok().warnings;
+    let w = with_code(warnings, "E0383");
+    assert_eq!(w.len(), 1, "{}", gpuplan::diagnostic::render_plain(warnings));
+    assert_eq!(w[0].severity, miette::Severity::Warning);
+    assert_eq!(w[0].location, c.loc("p.kdl", "\"pg\""));
+}
+
+#[test]
+fn placement_group_name_empty_is_e0384() {
+    refusal(with_cluster("", &efa_pool_with("placement-group \"\"")), "E0384");
+}
+
+#[test]
+fn placement_group_in_auto_mode_is_e0385() {
+    let text = profile("p", 10, "al2023@v20251023", "pool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"L4\" }\n    placement-group \"pg\"\n    max-accelerators 8\n}\n")
+        .replace("    ami \"al2023@v20251023\"\n", "    node-role \"AmazonEKSAutoNodeRole\"\n    auto-mode #true\n");
+    let (c, d) = refusal(text, "E0385");
+    assert_eq!(d.location, c.loc("p.kdl", "\"pg\""));
+}
