@@ -255,3 +255,52 @@ fn placement_group_in_auto_mode_is_e0385() {
     let (c, d) = refusal(text, "E0385");
     assert_eq!(d.location, c.loc("p.kdl", "\"pg\""));
 }
+
+// ---- item 9: the cluster's own DaemonSets against the pools' taints (lint --manifests) ----
+
+const TAINTED_POOL: &str = "pool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"A10G\" }\n    taint \"workload\" value=\"training\" effect=\"NoSchedule\"\n    max-accelerators 8\n}\n";
+
+/// A logging DaemonSet with these `tolerations` and `node_selector` (YAML flow maps), linted with the compile of
+/// `TAINTED_POOL` as `lint --manifests` does: its GP052 findings.
+fn gp052(tolerations: &str, node_selector: &str) -> (common::Compiled, Vec<gpuplan::diagnostic::ProfileDiagnostic>) {
+    let c = compile_one(with_cluster("", TAINTED_POOL));
+    let ds = format!(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {{name: fluent-bit, namespace: logging}}\nspec:\n  selector: {{matchLabels: {{app: fluent-bit}}}}\n  template:\n    metadata: {{labels: {{app: fluent-bit}}}}\n    spec:\n      nodeSelector: {node_selector}\n      tolerations: {tolerations}\n      containers: [{{name: fb, image: fluent/fluent-bit:3.2}}]\n"
+    );
+    let file = c.dir.path().join("fluent-bit.yaml");
+    std::fs::write(&file, ds).unwrap();
+    let objects = gpuplan::report::lint::with_cluster_objects("ml", c.ok().manifests(), &[file]).unwrap();
+    let found: Vec<_> = gpuplan::report::lint::lint_on(c.ok(), &objects).into_iter().filter(|d| d.code == "GP052").collect();
+    (c, found)
+}
+
+#[test]
+fn daemonset_tolerating_only_the_gpu_taint_is_gp052_naming_the_pool_and_the_toleration_to_add() {
+    let (c, found) = gp052("[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]", "{kubernetes.io/os: linux}");
+    assert_eq!(found.len(), 1, "one finding per DaemonSet: {found:?}");
+    assert!(found[0].message.contains("DaemonSet logging/fluent-bit") && found[0].message.contains("NodePool train"), "{}", found[0].message);
+    assert!(found[0].help.as_deref().unwrap_or("").contains("{key: workload, operator: Exists, effect: NoSchedule}"), "{:?}", found[0].help);
+    assert!(!found[0].help.as_deref().unwrap_or("").contains("nvidia.com/gpu"), "a tolerated taint is not asked for: {:?}", found[0].help);
+    assert_eq!(found[0].location, c.loc("p.kdl", "\"train\""));
+}
+
+#[test]
+fn daemonset_tolerating_every_taint_is_silent() {
+    assert!(gp052("[{operator: Exists}]", "{}").1.is_empty());
+}
+
+#[test]
+fn daemonset_whose_node_selector_keeps_it_off_the_pool_is_silent() {
+    // It does not want these nodes: the controller's node affinity check fails before taints matter.
+    assert!(gp052("[]", "{node-role.example.com/system: \"true\"}").1.is_empty());
+}
+
+#[test]
+fn daemonset_controller_counts_only_noschedule_and_noexecute_taints() {
+    // kubernetes v1.37.2 pkg/controller/daemon/daemon_controller.go `predicates`, the rule GP052 encodes.
+    let Some(dir) = module_dir("consumers", "k8s.io/kubernetes") else { return };
+    let source = std::fs::read_to_string(dir.join("pkg/controller/daemon/daemon_controller.go")).unwrap();
+    let predicates = source.split("func predicates(").nth(1).expect("predicates");
+    let body = &predicates[..predicates.find("\n}\n").unwrap()];
+    assert!(body.contains("return t.Effect == v1.TaintEffectNoExecute || t.Effect == v1.TaintEffectNoSchedule"), "{body}");
+}

@@ -55,6 +55,7 @@ rule_codes! {
     Gp033 "GP033",
     Gp050 "GP050",
     Gp051 "GP051",
+    Gp052 "GP052",
 }
 
 impl RuleCode {

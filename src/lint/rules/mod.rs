@@ -45,4 +45,5 @@ rules! {
     gp033_raw_field_filters_types,
     gp050_spot_without_interruption_queue,
     gp051_efa_without_placement_group,
+    gp052_daemonset_misses_pool_taint,
 }
