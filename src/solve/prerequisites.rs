@@ -80,6 +80,9 @@ pub fn spot_pools(cluster: &ClusterPlan) -> String {
     pool_names(cluster, |p| p.capacity_types.contains(&CapacityType::Spot))
 }
 
+/// How the header names a named queue, before its name (adopt reads the name back: no object records it).
+pub const INTERRUPTION_QUEUE_LINE: &str = "  Karpenter interruption queue: SQS queue ";
+
 /// The kustomization header's lines about Karpenter (the release, its feature gates, the interruption queue) and
 /// about EFA networking.
 pub fn lines(cluster: &ClusterPlan) -> Vec<String> {
@@ -99,7 +102,7 @@ fn karpenter(cluster: &ClusterPlan) -> Vec<String> {
     }
     let spot = spot_pools(cluster);
     match &cluster.interruption_queue {
-        Some(queue) => lines.push(format!("  Karpenter interruption queue: SQS queue {queue} (settings.interruptionQueue) with the EventBridge rules that feed it EC2 spot interruptions, rebalance recommendations, scheduled events and instance state changes")),
+        Some(queue) => lines.push(format!("{INTERRUPTION_QUEUE_LINE}{queue} (settings.interruptionQueue) with the EventBridge rules that feed it EC2 spot interruptions, rebalance recommendations, scheduled events and instance state changes")),
         None if !spot.is_empty() => lines.push(format!("  Karpenter interruption queue (settings.interruptionQueue; cluster setting interruption-queue): none named, so spot pools {spot} are not drained ahead of a spot interruption (lint GP050)")),
         None => {}
     }
