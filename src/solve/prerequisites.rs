@@ -110,9 +110,9 @@ fn karpenter(cluster: &ClusterPlan) -> Vec<String> {
 }
 
 /// EFA pools need what gpuplan cannot create: their nodes' security group must let EFA traffic through between the
-/// group's own members, inbound and outbound ("Prepare an EFA-enabled security group", AWS EC2 User Guide, Elastic
-/// Fabric Adapter: "allows all inbound and outbound traffic to and from the security group itself"; without it
-/// NCCL's EFA traffic between nodes is dropped), and each `placement-group` must exist in its pools' zone (a
+/// group's own members, inbound and outbound (AWS EC2 User Guide, Elastic Fabric Adapter, "Prepare an EFA-enabled
+/// security group": an inbound and an outbound rule for all traffic whose source/destination is the group itself;
+/// without them NCCL's EFA traffic between nodes is dropped), and each `placement-group` must exist in its pools' zone (a
 /// reservation used there must have been created in it: EC2 User Guide, "Capacity Reservations in cluster
 /// placement groups").
 fn efa(cluster: &ClusterPlan) -> Vec<String> {
