@@ -304,3 +304,15 @@ fn daemonset_controller_counts_only_noschedule_and_noexecute_taints() {
     let body = &predicates[..predicates.find("\n}\n").unwrap()];
     assert!(body.contains("return t.Effect == v1.TaintEffectNoExecute || t.Effect == v1.TaintEffectNoSchedule"), "{body}");
 }
+
+// ---- adopt reads them back ----
+
+#[test]
+fn adopt_reads_back_the_placement_group_and_the_interruption_queue() {
+    // The queue is no object's field: adopt reads it from the kustomization header compile wrote; the placement
+    // group is the class's placementGroupSelector. The adopted profile compiles back to the same out/, byte for byte.
+    let text = with_cluster("    interruption-queue \"Karpenter-ml\"\n", &efa_pool_with("placement-group \"train-ml\""));
+    let adopted = common::assert_round_trip(&text);
+    assert!(adopted.contains("    interruption-queue \"Karpenter-ml\""), "{adopted}");
+    assert!(adopted.contains("placement-group \"train-ml\""), "{adopted}");
+}
