@@ -316,3 +316,23 @@ fn adopt_reads_back_the_placement_group_and_the_interruption_queue() {
     assert!(adopted.contains("    interruption-queue \"Karpenter-ml\""), "{adopted}");
     assert!(adopted.contains("placement-group \"train-ml\""), "{adopted}");
 }
+
+#[test]
+fn lint_manifests_on_a_daemonset_tolerating_only_the_gpu_taint_prints_gp052() {
+    // What the issue found: `gpuplan lint --manifests <dir>` said nothing on such a DaemonSet.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("profiles")).unwrap();
+    std::fs::create_dir_all(dir.path().join("live")).unwrap();
+    std::fs::write(dir.path().join("profiles/p.kdl"), with_cluster("", TAINTED_POOL)).unwrap();
+    std::fs::write(
+        dir.path().join("live/agent.yaml"),
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: security-agent, namespace: security}\nspec:\n  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    spec:\n      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n      containers: [{name: agent, image: example/agent:1}]\n",
+    )
+    .unwrap();
+    let catalogs = common::repo().join("catalogs");
+    let out = common::gpuplan(dir.path(), &["lint", "profiles", "--catalogs", catalogs.to_str().unwrap(), "--manifests", "live"]);
+    let text = common::text(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("GP052") && text.contains("DaemonSet security/security-agent does not tolerate the taints of NodePool train"), "{text}");
+    assert!(text.contains("{key: workload, operator: Exists, effect: NoSchedule}"), "{text}");
+}
