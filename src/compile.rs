@@ -254,7 +254,9 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     let ctx = c.cluster_ctx(cluster);
     // A probe pod per pool with kubelet settings (E0160: they can leave no room for a pod), then every workload at
     // max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
-    let mut unschedulable = crate::check::kubelet_diagnostics(&ctx, &simulated);
+    let (placement, placement_warnings): (Vec<_>, Vec<_>) = crate::check::placement::placement_group_zones(&ctx, &manifests).into_iter().partition(|s| s.diagnostic.is_error());
+    let mut unschedulable: Vec<ProfileDiagnostic> = placement.into_iter().map(|s| s.diagnostic).collect();
+    unschedulable.extend(crate::check::kubelet_diagnostics(&ctx, &simulated));
     if unschedulable.is_empty() {
         unschedulable = crate::check::workload_diagnostics(&ctx, &simulated);
     }
@@ -268,6 +270,8 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     }
     let mut findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
     findings.extend(demands);
+    // A whole-cluster error on adopted pools is a warning (issue 32): printed with the findings.
+    findings.extend(placement_warnings.into_iter().map(|s| Finding { code: ErrorCode::E0383.as_str(), cluster: cluster.name.clone(), profile: s.profile, pool: Some(s.nodepool), span: s.span, diagnostic: s.diagnostic }));
     let generated = manifests.par_iter().map(Generated::new).collect();
     ClusterOutcome::Compiled { generated, findings }
 }
@@ -499,36 +503,7 @@ fn prerequisites_of(plan: &Plan, generated: &[Generated]) -> BTreeMap<String, Ve
         }
         lines.extend(crds.iter().map(|c| format!("  CRD: {c}")));
         lines.extend(helm.iter().map(|h| format!("  {h}")));
-        let mut gates = Vec::new();
-        // Without the gate Karpenter ignores every NodeOverlay: shared pools then count physical GPUs, and an
-        // overlay block's price no longer ranks the types (its capacity is not offered either).
-        let shared = cluster.pools.iter().any(|p| p.sharing.is_some() && p.replicas() > 1);
-        let overlays: Vec<&str> = cluster.overlays.iter().map(|o| o.name.as_str()).collect();
-        let gate = match (shared, overlays.is_empty()) {
-            (true, true) => "NodeOverlay=true (time-sliced/MIG pools)".to_string(),
-            (false, false) => format!("NodeOverlay=true (overlay blocks: {})", overlays.join(", ")),
-            (true, false) => format!("NodeOverlay=true (time-sliced/MIG pools; overlay blocks: {})", overlays.join(", ")),
-            (false, true) => String::new(),
-        };
-        if !gate.is_empty() {
-            gates.push(gate);
-        }
-        // Alpha and off by default (kubernetes-sigs/karpenter v1.14.1 `pkg/operator/options/options.go`, FEATURE_GATES default
-        // `StaticCapacity=false`):
-        // without it the NodePool is accepted and no node is ever launched for it.
-        // EKS Auto Mode has no gates to set: it supports static NodePools itself (EKS User Guide, "Static-capacity node
-        // pools in EKS Auto Mode", since 2025-11-19).
-        if cluster.pools.iter().any(|p| p.static_pool.is_some()) && !cluster.auto_mode {
-            gates.push("StaticCapacity=true (static pools)".to_string());
-        }
-        if !gates.is_empty() {
-            lines.push(format!("  Karpenter feature gates: {}", gates.join(", ")));
-        }
-        // Beta since Karpenter v1.6 and on by default (website reference/settings.md, "Feature Gates"): nothing to
-        // set, but turning it off leaves the reservations unused.
-        if cluster.pools.iter().any(|p| p.capacity_types.contains(&crate::catalog::CapacityType::Reserved)) {
-            lines.push("  Karpenter feature gate ReservedCapacity: on by default since v1.6 (beta); keep it on (reserved pools)".to_string());
-        }
+        lines.extend(solve::prerequisites::lines(cluster));
         lines.extend(kueue_configuration(cluster));
         notes.insert(cluster.name.clone(), lines);
     }

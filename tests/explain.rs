@@ -118,7 +118,7 @@ fn lint_findings_are_listed_under_their_pool() {
         "p",
         10,
         "al2023@latest",
-        "budget usd-per-hour=40\npool \"web\" preset=\"batch-spot\" {\n    gpu { name \"T4\"; per-node max=1; }\n}\n",
+        "allow \"GP050\"\nbudget usd-per-hour=40\npool \"web\" preset=\"batch-spot\" {\n    gpu { name \"T4\"; per-node max=1; }\n}\n",
     ));
     let e = explanation(c.ok(), Some("p")).unwrap();
     let p = &e.clusters[0].profiles[0];

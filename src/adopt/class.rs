@@ -23,6 +23,8 @@ pub struct ClassFacts {
     pub reservation: Vec<Line>,
     /// `instanceStorePolicy: RAID0`: the class's pools use local NVMe as scratch.
     pub instance_store_raid0: bool,
+    /// `placementGroupSelector: {name: …}`: the class's pools say `placement-group` (a selector by id stays raw).
+    pub placement_group: Option<String>,
     /// Bottlerocket user data that only time-slices the GPUs: the replicas (the class's pools say `time-slicing`).
     pub time_slicing: Option<u32>,
     /// Any other userData, verbatim: the profile's cluster `user-data` (for the profile's primary class).
@@ -62,6 +64,11 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     if instance_store_raid0 {
         used.take("spec.instanceStorePolicy");
     }
+    let selector = c["spec"]["placementGroupSelector"].as_object();
+    let placement_group = selector.filter(|s| s.len() == 1).and_then(|s| s.get("name")?.as_str()).map(str::to_string);
+    if placement_group.is_some() {
+        used.take("spec.placementGroupSelector.name");
+    }
     take_gpuplan_metadata(c, &mut used);
     let at = format!("{} {}/{}", doc.file, doc.kind, doc.name);
     let ephemeral_storage = auto_mode_storage(c, &mut used);
@@ -92,7 +99,7 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     let (raw, owned) = super::raw::carry_with_defaults(doc, &used, &doc.kind, &defaults, warnings);
     let comments = used.leftovers(doc, &owned, warnings);
     let raw_fragment = super::raw::unconsumed(doc, &used);
-    ClassFacts { role, instance_profile, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
+    ClassFacts { role, instance_profile, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, placement_group, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
 }
 
 /// gpuplan's own volumes and metadata options, consumed without a line; whether the class is gpuplan's.

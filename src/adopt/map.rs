@@ -30,6 +30,8 @@ pub struct PoolContext<'a> {
     /// (`file EC2NodeClass/name`), for provenance.
     pub instance_store_raid0: bool,
     pub class_at: Option<String>,
+    /// The class's `placementGroupSelector.name`: the pool's `placement-group`.
+    pub placement_group: Option<String>,
     /// The EC2NodeClass's Bottlerocket user data time-slices the GPUs this many times (`bottlerocket::time_slicing`).
     pub class_time_slicing: Option<u32>,
     /// The class's `spec.kubelet` (`kubelet` is a pool setting), with where it came from.
@@ -75,6 +77,10 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     if ctx.instance_store_raid0 {
         let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
         lines.push(Line::new("scratch \"instance-store\"", format!("{class} spec.instanceStorePolicy: RAID0")));
+    }
+    if let Some(group) = &ctx.placement_group {
+        let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
+        lines.push(Line::new(format!("placement-group {}", super::model::q(group)), format!("{class} spec.placementGroupSelector.name")));
     }
     let (reserved_line, needed) = reserved_line(ctx, &reqs, &resource, reserved, &from, warnings);
     lines.extend(reserved_line);

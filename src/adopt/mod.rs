@@ -244,6 +244,10 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         admits_nothing.extend(pools.iter().filter_map(|np| empty::why(np, &catalogs[&region], &read.overlays)));
         let input = ProfileInput::new(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options);
         let mut profile = adopt_profile(&input, &read.gitops, &mut warnings);
+        if let Some((queue, origin)) = interruption_queue(&profile.cluster.name, &read.texts) {
+            profile.cluster.interruption_queue = Some(queue);
+            profile.cluster.from.insert("interruption-queue", origin);
+        }
         profile.monitoring = monitoring.remove(&name);
         let own: Vec<&workloads::AdoptedWorkload> = workloads.iter().filter(|w| w.profile == name).collect();
         training_presets(&mut profile, &own, &mut warnings);
@@ -539,12 +543,26 @@ fn map_pools(input: &ProfileInput, warnings: &mut Vec<Warning>) -> MappedPools {
     mapped
 }
 
+/// The interruption queue of a cluster, as the header of gpuplan's `<cluster>/kustomization.yaml` lists it (Karpenter's
+/// queue is a setting of its install, which no object records), with where it was read.
+fn interruption_queue(cluster: &str, texts: &[(PathBuf, String)]) -> Option<(String, String)> {
+    let prefix = format!("# {}", crate::solve::prerequisites::INTERRUPTION_QUEUE_LINE);
+    texts
+        .iter()
+        .filter(|(path, _)| path.file_name().is_some_and(|f| f == crate::layout::KUSTOMIZATION_FILE) && path.parent().and_then(|d| d.file_name()).is_some_and(|d| d == cluster))
+        .find_map(|(path, text)| {
+            let queue = text.lines().find_map(|l| l.strip_prefix(&prefix)?.split(' ').next())?;
+            Some((queue.to_string(), format!("{}: its prerequisites' interruption queue", path.display())))
+        })
+}
+
 /// What [`map::map_pool`] needs of a NodePool's class: its reservation, storage, time-slicing, kubelet and, for a
 /// class other than the profile's primary one, its raw fields.
 fn pool_context<'a>(input: &ProfileInput<'a>, np: &'a Doc, class: Option<&'a Doc>) -> map::PoolContext<'a> {
     let facts = input.facts;
     let reservation = class.and_then(|c| facts.get(&c.name).map(|f| (c, f.reservation.clone()))).filter(|(_, r)| !r.is_empty());
     let instance_store_raid0 = class.and_then(|c| facts.get(&c.name)).is_some_and(|f| f.instance_store_raid0);
+    let placement_group = class.and_then(|c| facts.get(&c.name)).and_then(|f| f.placement_group.clone());
     let class_time_slicing = class.and_then(|c| facts.get(&c.name)).and_then(|f| f.time_slicing);
     let class_kubelet = class.and_then(|c| facts.get(&c.name).and_then(|f| f.kubelet.clone()).map(|k| (k, format!("{} {}/{}", c.file, c.kind, c.name))));
     // The primary class's raw fields go to the cluster block (every class of the profile), another class's to its pools.
@@ -574,7 +592,7 @@ fn pool_context<'a>(input: &ProfileInput<'a>, np: &'a Doc, class: Option<&'a Doc
         None => Some(crate::solve::default_class_name(input.name, instance_store_raid0, class_time_slicing)),
     };
     let class_name = class.filter(|c| !(auto_mode(np) && c.name == "default")).map(|c| c.name.clone()).filter(|n| derived.as_ref().is_some_and(|d| d != n));
-    map::PoolContext { doc: np, catalog: input.catalog, reservation, reservation_arg, instance_store_raid0, class_at, class_time_slicing, class_kubelet, class_raw, optimize: input.options.optimize, class_name }
+    map::PoolContext { doc: np, catalog: input.catalog, reservation, reservation_arg, instance_store_raid0, class_at, placement_group, class_time_slicing, class_kubelet, class_raw, optimize: input.options.optimize, class_name }
 }
 
 /// The profile's cluster block, from its primary class (names, role, AMI, storage, user data, raw fields), with

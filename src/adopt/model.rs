@@ -71,6 +71,8 @@ pub struct ClusterBlock {
     pub user_data: Option<String>,
     /// `raw "EC2NodeClass"` (or `"NodeClass"`): the primary class's fields no setting says.
     pub raw: Option<Line>,
+    /// `interruption-queue`: the queue gpuplan's kustomization header names (no object carries it).
+    pub interruption_queue: Option<String>,
     /// Provenance per cluster field.
     pub from: BTreeMap<&'static str, String>,
 }

@@ -33,6 +33,9 @@ pub fn profile_text(p: &AdoptedProfile, sources: &[String]) -> String {
     } else {
         out.push_str(&format!("    ami {}{}\n", q(&c.ami), from("ami")));
     }
+    if let Some(queue) = &c.interruption_queue {
+        out.push_str(&format!("    interruption-queue {}{}\n", q(queue), from("interruption-queue")));
+    }
     if let Some(user_data) = &c.user_data {
         out.push_str(&format!("    user-data {}{}\n", super::model::q_text(user_data), from("user-data")));
     }

@@ -12,6 +12,7 @@
 //! * [`fit`]: which types of a workload's pool hold one replica (lint GP018, `explain`).
 //! * [`tiers`]: the fallback order of tiered pools, as [`TierGap`]s (lint GP016 reports them: a tier that never
 //!   receives pods).
+//! * [`placement`]: E0383, a pool in a cluster placement group that may launch in more than one zone.
 //! * [`simulated`]: the cluster's objects in the simulator's form and the pods gpuplan tells users to write.
 //!
 //! A check sees one [`ClusterCtx`], which compile builds (sources, the cluster's plan and profiles, its catalog), and
@@ -22,6 +23,7 @@ pub mod demands;
 pub mod fit;
 pub mod kubelet;
 pub mod ops;
+pub mod placement;
 pub mod simulated;
 pub mod tiers;
 pub mod workloads;

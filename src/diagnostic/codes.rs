@@ -193,6 +193,12 @@ error_codes! {
     E0332: "an overlay in an EKS Auto Mode cluster",
     E0340: "the cluster's declared demands do not fit at once",
     E0360: "a Flux depends-on that waits for gpuplan's own Kustomization of the cluster",
+    E0380: "a Karpenter version whose CRDs gpuplan does not pin",
+    E0381: "an invalid interruption queue name",
+    E0382: "two interruption queues for one cluster",
+    E0383: "a placement group on a pool that launches in more than one zone",
+    E0384: "an invalid placement group name",
+    E0385: "a placement group in an EKS Auto Mode cluster",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

@@ -57,6 +57,9 @@ rule_codes! {
     Gp035 "GP035",
     Gp036 "GP036",
     Gp042 "GP042",
+    Gp050 "GP050",
+    Gp051 "GP051",
+    Gp052 "GP052",
 }
 
 impl RuleCode {

@@ -72,7 +72,7 @@ pub fn devices(pool: &PoolPlan) -> BTreeSet<Device> {
 
 /// The DaemonSet controller adds these to every daemon pod (kubernetes `pkg/controller/daemon/util/daemonset_util.go`
 /// `AddOrUpdateDaemonPodTolerations`), so a node carrying them still runs daemons.
-fn tolerated_by_every_daemon(taint: &Taint) -> bool {
+pub fn tolerated_by_every_daemon(taint: &Taint) -> bool {
     const NO_EXECUTE: &[&str] = &["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
     const NO_SCHEDULE: &[&str] = &[
         "node.kubernetes.io/disk-pressure",

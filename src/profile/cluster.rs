@@ -50,6 +50,9 @@ pub struct Cluster {
     pub ephemeral_storage: Option<Spanned<String>>,
     /// `raw "EC2NodeClass" "<YAML>"` (or `"NodeClass"`): fragments merged into every node class of the profile.
     pub raws: Vec<Spanned<Raw>>,
+    /// `interruption-queue "<SQS queue>"`: the queue Karpenter reads EC2's interruption events from (its Helm value
+    /// `settings.interruptionQueue`); listed in the prerequisites, and its absence is lint GP050 on spot pools.
+    pub interruption_queue: Option<Spanned<String>>,
     pub span: Span,
 }
 
@@ -83,6 +86,7 @@ struct ClusterLines {
     image_cache_snapshot: Option<Spanned<String>>,
     user_data: Option<Spanned<String>>,
     raws: Vec<Spanned<Raw>>,
+    interruption_queue: Option<Spanned<String>>,
 }
 
 impl ClusterLines {
@@ -102,6 +106,7 @@ impl ClusterLines {
             image_cache_snapshot: None,
             user_data: None,
             raws: Vec::new(),
+            interruption_queue: None,
         }
     }
 }
@@ -138,6 +143,7 @@ impl Parser<'_> {
             image_cache_snapshot: lines.image_cache_snapshot,
             user_data: lines.user_data,
             raws: lines.raws,
+            interruption_queue: lines.interruption_queue,
             auto_mode: lines.auto_mode,
             ephemeral_storage: lines.ephemeral_storage,
             discovery_tag: lines.discovery_tag.unwrap_or_else(|| name.clone()),
@@ -206,6 +212,8 @@ impl Parser<'_> {
                 }
             }
             "gitops" => lines.gitops = Some(self.parse_gitops(child)),
+            "karpenter-version" => self.parse_karpenter_version(child),
+            "interruption-queue" => lines.interruption_queue = self.parse_interruption_queue(child),
             _ => self.unknown_node(child, &schema::names("cluster"), "`cluster`"),
         }
     }

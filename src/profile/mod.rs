@@ -42,6 +42,8 @@ mod document;
 mod fast_kdl;
 /// The `cluster` block.
 mod cluster;
+/// The cluster's Karpenter: the version the output targets and its interruption queue.
+pub mod karpenter;
 /// `pool` blocks, presets and tiers.
 mod pool;
 /// One NodePool's settings and the dispatcher over their parsers.

@@ -269,6 +269,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         exclude_types: Vec::new(),
         efa: None,
         efa_zone: None,
+        placement_group: None,
         capacity: Spanned::new(capacity, span),
         max_accelerators: None,
         max_cpu: None,

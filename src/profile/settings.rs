@@ -62,6 +62,9 @@ pub struct Settings {
     /// `efa #true zone="…"`: the one zone the pool's nodes launch in (default: chosen by the solver). EFA traffic
     /// stays within a subnet, hence a zone, so a multi-node job must not spread.
     pub efa_zone: Option<Spanned<String>>,
+    /// `placement-group "<name>"`: the EC2 cluster placement group the pool's nodes launch into (its class's
+    /// `placementGroupSelector`), so a multi-node job's nodes sit close together; one zone only (E0383).
+    pub placement_group: Option<Spanned<String>>,
     pub capacity: Spanned<Vec<CapacityType>>,
     pub max_accelerators: Option<Spanned<u32>>,
     /// A CPU pool's limit in vCPUs (`max-cpu`): the same role as `max_accelerators` (see [`Settings::max_units`]).
@@ -138,6 +141,7 @@ impl Parser<'_> {
             "types" => s.types = self.strings(node),
             "exclude-types" => s.exclude_types = self.strings(node),
             "efa" => (s.efa, s.efa_zone) = self.parse_efa(node),
+            "placement-group" => s.placement_group = self.parse_placement_group(node),
             "capacity" => set(&mut s.capacity, self.parse_capacity(node)),
             "max-accelerators" => s.max_accelerators = self.bounded_u32(node, "max-accelerators", 1..=100_000),
             "weight" => s.weight = self.bounded_u32(node, "weight", 1..=100),

@@ -603,6 +603,7 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "image_cache_snapshot": class.image_cache_snapshot,
             "ephemeral_storage": class.ephemeral_storage,
             "kubelet": class.kubelet,
+            "placement_group": class.placement_group,
         },
     })
 }

@@ -91,6 +91,7 @@ pub fn solve(
 /// profile is planned, and the cluster-wide checks run on what was planned.
 fn solve_cluster(name: &str, profiles: &[&Profile], sources: &Sources, region: Region, catalog_digest: String) -> Result<ClusterPlan, Vec<ProfileDiagnostic>> {
     let mut diagnostics: Vec<ProfileDiagnostic> = mixed_auto_mode(name, profiles, sources).into_iter().collect();
+    let interruption_queue = super::prerequisites::interruption_queue(name, profiles, sources).map_err(|d| diagnostics.push(d)).ok().flatten();
     let planned = plan_profiles(profiles, region, sources, &mut diagnostics);
     let Some(pools) = weights::order(planned.pools, name, sources, &mut diagnostics) else { return Err(diagnostics) };
     diagnostics.extend(names_twice(&pools, name, sources));
@@ -117,6 +118,7 @@ fn solve_cluster(name: &str, profiles: &[&Profile], sources: &Sources, region: R
         catalog_digest,
         accelerated_ami,
         auto_mode,
+        interruption_queue,
         gitops: profiles.iter().find_map(|p| p.cluster.gitops.as_ref().map(|g| g.value.clone())),
         node_classes,
         pools,

@@ -34,6 +34,8 @@ pub mod ops;
 mod overlays;
 mod plan;
 mod pool;
+/// What the cluster's Karpenter needs for the output: release, feature gates, interruption queue, EFA networking.
+pub mod prerequisites;
 mod profile_pools;
 pub mod queue;
 mod refusals;

@@ -35,6 +35,8 @@ pub struct NodeClassPlan {
     pub kubelet: Option<serde_json::Map<String, serde_json::Value>>,
     /// `raw` class fragments, merged in order after rendering: the cluster block's, then the pool's.
     pub raws: Vec<Spanned<crate::profile::Raw>>,
+    /// `placement-group "<name>"` of the pools that use this class: `spec.placementGroupSelector.name`.
+    pub placement_group: Option<String>,
 }
 
 /// The Auto Mode NodeClass's disk when the cluster names none: the size of the EC2NodeClass's gp3 volume, so that
@@ -67,6 +69,7 @@ pub fn default_class(profile: &Profile, source: &str) -> NodeClassPlan {
         ephemeral_storage: profile.cluster.ephemeral_storage.as_ref().map_or(AUTO_MODE_EPHEMERAL_STORAGE, |s| s.value.as_str()).to_string(),
         kubelet: None,
         raws: profile.cluster.raws.clone(),
+        placement_group: None,
     }
 }
 
@@ -90,5 +93,5 @@ pub fn class_time_slicing(tier: &Tier, host_plugin: bool) -> Option<u32> {
 /// their own `raw` lines' spans).
 pub fn class_settings(c: &NodeClassPlan) -> impl PartialEq + '_ {
     let raws: Vec<(&String, &serde_json::Value)> = c.raws.iter().map(|r| (&r.value.kind, &r.value.patch)).collect();
-    ((&c.profile, &c.role, &c.ami_alias, &c.discovery_tag, &c.reserved, c.instance_store_raid0), (&c.image_cache_snapshot, c.time_slicing, &c.user_data, c.auto_mode, &c.ephemeral_storage, &c.kubelet, raws))
+    ((&c.profile, &c.role, &c.ami_alias, &c.discovery_tag, &c.reserved, c.instance_store_raid0), (&c.image_cache_snapshot, c.time_slicing, &c.user_data, c.auto_mode, &c.ephemeral_storage, &c.kubelet, raws, &c.placement_group))
 }

@@ -18,6 +18,7 @@ use crate::profile::{Profile, Raw, Settings, Tier};
 pub struct Own {
     kubelet: Option<Map<String, Value>>,
     raws: Vec<Spanned<Raw>>,
+    placement_group: Option<String>,
 }
 
 impl Own {
@@ -25,19 +26,21 @@ impl Own {
         Own {
             kubelet: s.kubelet.as_ref().map(|k| k.value.clone()),
             raws: s.raws.iter().filter(|r| r.kind != "NodePool").cloned().collect(),
+            placement_group: s.placement_group.as_ref().map(|g| g.value.clone()),
         }
     }
 
     /// The key two pools share a class by: the kubelet fields and the fragments' values, not where they were written.
     fn key(&self) -> String {
         let raws: Vec<&Value> = self.raws.iter().map(|r| &r.patch).collect();
-        serde_json::json!([self.kubelet, raws]).to_string()
+        serde_json::json!([self.kubelet, raws, self.placement_group]).to_string()
     }
 
     /// The class with this pool's settings: the cluster block's fragments first, then the pool's.
     pub fn apply(self, mut class: NodeClassPlan) -> NodeClassPlan {
         class.kubelet = self.kubelet;
         class.raws.extend(self.raws);
+        class.placement_group = self.placement_group;
         class
     }
 }
@@ -138,6 +141,19 @@ pub fn auto_mode_refusals(profile: &Profile, auto_mode: Option<Span>, sources: &
                     .help("leave out `kubelet` (Auto Mode configures the kubelet itself), or leave out `auto-mode #true` to emit an EC2NodeClass that carries it"),
             );
         }
+    }
+    // The Auto Mode NodeClass has no placement group field either (EKS User Guide, "Create a Node Class for Amazon
+    // EKS", Node Class Specification).
+    let mut groups: Vec<&Spanned<String>> = profile.pools.iter().flat_map(|p| &p.tiers).filter_map(|t| t.settings.placement_group.as_ref()).collect();
+    groups.sort_by_key(|g| (g.span.offset, g.span.len));
+    groups.dedup_by_key(|g| g.span);
+    for group in groups.into_iter().filter(|_| auto_mode.is_some()) {
+        out.push(
+            sources
+                .error(group.span, ErrorCode::E0385, "an EKS Auto Mode NodeClass has no placement group: this `placement-group` would be dropped")
+                .label("a placement group")
+                .help("leave out `placement-group` in Auto Mode, or leave out `auto-mode #true` to emit an EC2NodeClass with placementGroupSelector"),
+        );
     }
     for raw in crate::profile::raw::fragments_once(profile, other, |_| false) {
         let mode = if auto_mode.is_some() { "an EKS Auto Mode cluster" } else { "a cluster outside EKS Auto Mode" };

@@ -21,6 +21,8 @@ pub struct ClusterPlan {
     /// EKS Auto Mode (`auto-mode #true`): NodeClasses instead of EC2NodeClasses, and no GPU Operator or device-plugin
     /// add-ons (`ops`): Auto Mode ships them.
     pub auto_mode: bool,
+    /// The SQS queue Karpenter's interruption handling reads (`interruption-queue`), as the cluster's profiles name it.
+    pub interruption_queue: Option<String>,
     /// Argo CD / Flux objects to generate for out/<cluster> (the first profile of the cluster that asks).
     pub gitops: Option<crate::profile::Gitops>,
     pub node_classes: Vec<NodeClassPlan>,
