@@ -254,10 +254,17 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     if unschedulable.is_empty() {
         unschedulable = crate::check::workload_diagnostics(&ctx, &simulated);
     }
+    // Then each tier of a tiered pool alone (E0350): a fallback tier must carry the work of the tier above. On an
+    // adopted pool it is a warning, reported with lint's findings below.
+    let (tier_errors, tier_warnings): (Vec<_>, Vec<_>) =
+        if unschedulable.is_empty() { crate::check::tier_load_diagnostics(&ctx, &simulated).into_iter().partition(|s| s.diagnostic.is_error()) } else { Default::default() };
+    unschedulable.extend(tier_errors.into_iter().map(|s| s.diagnostic));
     if !unschedulable.is_empty() {
         return ClusterOutcome::Unschedulable(unschedulable);
     }
-    let findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
+    let mut findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
+    findings.extend(tier_warnings.into_iter().map(|s| Finding { code: ErrorCode::E0350.as_str(), cluster: cluster.name.clone(), profile: s.profile, pool: Some(s.nodepool), span: s.span, diagnostic: s.diagnostic }));
+    crate::lint::sort(&mut findings);
     let generated = manifests.par_iter().map(Generated::new).collect();
     ClusterOutcome::Compiled { generated, findings }
 }

@@ -7,6 +7,8 @@
 //! * [`workloads`]: every `workload` at its max replicas on the freshly generated manifests (E0180 when a replica
 //!   cannot schedule within its pool, naming the limit; E0181 when it lands on another pool), and per-workload
 //!   placement and cost for `explain`.
+//! * [`tier_load`]: E0350, a tier of a tiered pool that cannot hold the pool's workloads alone (a fallback tier must
+//!   carry the work of the tier above), and what each tier holds alone for `explain`.
 //! * [`fit`]: which types of a workload's pool hold one replica (lint GP018, `explain`).
 //! * [`tiers`]: the fallback order of tiered pools, as [`TierGap`]s (lint GP016 reports them: a tier that never
 //!   receives pods).
@@ -20,6 +22,7 @@ pub mod fit;
 pub mod kubelet;
 pub mod ops;
 pub mod simulated;
+pub mod tier_load;
 pub mod tiers;
 pub mod workloads;
 
@@ -27,5 +30,6 @@ pub use context::ClusterCtx;
 pub use fit::{replica_fits, FitSummary, ReplicaFit};
 pub use kubelet::kubelet_diagnostics;
 pub use simulated::{cluster_manifests, pool_pods, workload_pods};
+pub use tier_load::{tier_load_diagnostics, tiers_alone, Held, PoolAlone, TierAlone, TierShortfall};
 pub use tiers::{tier_gaps, TierGap};
 pub use workloads::{simulate_workloads, workload_diagnostics, workload_placements, write_placements, WorkloadPlacement};

@@ -191,6 +191,7 @@ error_codes! {
     E0330: "GPU-utilization autoscaling in EKS Auto Mode without a DCGM exporter",
     E0331: "a KEDA trigger on a DCGM metric in EKS Auto Mode without a DCGM exporter",
     E0332: "an overlay in an EKS Auto Mode cluster",
+    E0350: "a fallback tier cannot carry its pool's workloads alone",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

@@ -1,0 +1,99 @@
+//! Issue 32, items 2, 10 and 11: tiers and inference availability. A fallback tier carries the work alone (E0350),
+//! on-demand fallback tiers of inference presets give pods a way back to spot, and inference workloads spread over
+//! zones and hosts (blast radius).
+
+mod common;
+
+use gpuplan::compile::CompileError;
+use gpuplan::diagnostic::render_plain;
+
+/// An `inference-spot` pool of 24 GiB-class GPUs (spot widening admits g5.48xlarge at $2.036/GPU-h on demand) and one
+/// workload of `replicas` 1-GPU replicas under a `budget` $/h.
+fn spot_inference(budget: u32, replicas: u32, extra: &str) -> String {
+    common::profile(
+        "p",
+        50,
+        "al2023@v20251023",
+        &format!(
+            "budget usd-per-hour={budget}\npool \"llm\" preset=\"inference-spot\" {{\n    gpu {{ name \"A10G\" \"L4\" \"L40S\"; memory-min \"22GiB\"; per-node max=8; }}\n    arch \"amd64\"\n    generation-min 5\n    allow \"GP014\"\n{extra}}}\nworkload \"server\" namespace=\"inference\" pool=\"llm\" {{\n    selector \"app\" \"server\"\n    replicas min=2 max={replicas}\n}}\n"
+        ),
+    )
+}
+
+fn e0350(compiled: &common::Compiled) -> gpuplan::diagnostic::ProfileDiagnostic {
+    let Err(CompileError::Profiles { diagnostics }) = &compiled.result else { panic!("compiled") };
+    let found = common::with_code(diagnostics, "E0350");
+    assert_eq!(found.len(), 1, "one diagnostic per pool, not per NodePool: {}", render_plain(diagnostics));
+    found[0].clone()
+}
+
+// --- item 2: a fallback tier carries the work alone ----------------------------------------------------------------
+
+// Karpenter schedules a NodePool's pods only while its limits leave room (sigs.k8s.io/karpenter@v1.14.1
+// pkg/controllers/provisioning/scheduling/scheduler.go: "all available instance types exceed limits for nodepool",
+// from `remainingResources`), so with spot dry (`simulate --unavailable '*:*:spot'`) only the on-demand tier's limit
+// holds the workload. At $20/h each tier gets 6 GPUs: 10 replicas fit the two tiers together (E0180 passes) but not
+// the fallback alone.
+#[test]
+fn fallback_tier_below_the_workload_is_e0350_saying_what_each_tier_holds() {
+    let compiled = common::compile_one(spot_inference(20, 10, ""));
+    let e = e0350(&compiled);
+    assert!(e.is_error());
+    assert!(e.location.ends_with(":8:6"), "at the pool line: {}", e.location);
+    assert!(e.message.contains("llm-spot alone holds 6 of 10 replicas of inference/server (limit 6 nvidia.com/gpu)"), "{}", e.message);
+    assert!(e.message.contains("llm-on-demand alone holds 6 of 10 replicas"), "{}", e.message);
+    let help = e.help.unwrap();
+    assert!(help.contains("need 10 nvidia.com/gpu on each tier") && help.contains("raise the budget from $20.00/h to about $33.00/h"), "{help}");
+}
+
+// The budget the help names is a real fix: at $33/h both tiers hold all 10 replicas, and explain says so.
+#[test]
+fn e0350_budget_figure_makes_every_tier_hold_the_workload_alone() {
+    let compiled = common::compile_one(spot_inference(33, 10, ""));
+    let c = compiled.ok();
+    let placements = gpuplan::report::explain::workload_placements(c, &c.plan.clusters[0]);
+    let alone: Vec<(String, u32, u32)> = placements[0].alone.iter().map(|t| (t.nodepool.clone(), t.held[0].replicas, t.held[0].max_replicas)).collect();
+    assert_eq!(alone, [("llm-spot".to_string(), 10, 10), ("llm-on-demand".to_string(), 10, 10)]);
+}
+
+// When the budget leaves room for the work on every tier once the spot tier's dearest types go (its worst case is
+// priced at its dearest admitted type, on demand), the help names them, and excluding them compiles.
+#[test]
+fn e0350_names_fewer_cheaper_spot_types_and_naming_them_in_the_spot_tier_compiles() {
+    let compiled = common::compile_one(spot_inference(25, 8, ""));
+    let help = e0350(&compiled).help.unwrap();
+    assert!(help.contains("admit fewer, cheaper spot types: llm-spot's worst case is priced at its dearest type, g5.24xlarge ($2.0360/nvidia.com/gpu"), "{help}");
+    assert!(help.contains("keeping the 11 types at most $1.9136/nvidia.com/gpu"), "{help}");
+    assert!(help.contains("make the pool `tiered` and name them in its spot tier's `types`"), "{help}");
+    let kept = "\"g6.xlarge\" \"g6.2xlarge\" \"g5.xlarge\" \"g6.12xlarge\" \"g5.2xlarge\" \"g6.4xlarge\" \"g5.12xlarge\" \"gr6.4xlarge\" \"g5.4xlarge\" \"g6.24xlarge\" \"g6e.xlarge\"";
+    let body = format!("budget usd-per-hour=25\nallow \"GP006\"\npool \"llm\" preset=\"tiered\" {{\n    gpu {{ name \"A10G\" \"L4\" \"L40S\"; memory-min \"22GiB\"; per-node max=8; }}\n    arch \"amd64\"\n    generation-min 5\n    allow \"GP014\"\n    tier \"spot\" capacity=\"spot\" {{\n        types {kept}\n        weight 100\n    }}\n    tier \"on-demand\" capacity=\"on-demand\" {{\n        weight 90\n    }}\n}}\nworkload \"server\" namespace=\"inference\" pool=\"llm\" {{\n    selector \"app\" \"server\"\n    replicas min=2 max=8\n}}\n");
+    let fixed = common::compile_one(common::profile("p", 50, "al2023@v20251023", &body));
+    assert!(fixed.result.is_ok(), "{:?}", fixed.result.as_ref().err().map(|e| e.to_string()));
+}
+
+// Issue 32's severity rule: on a pool `adopt` wrote (`admit "as-required"`) the YAML already had the problem, so the
+// shortfall is a warning and the compile succeeds. Without a budget the help names the tier limits.
+#[test]
+fn e0350_is_a_warning_on_an_adopted_pool() {
+    let body = "allow \"GP006\"\npool \"vision\" preset=\"tiered\" {\n    gpu { name \"A10G\"; per-node max=1; }\n    admit \"as-required\"\n    tier \"spot\" capacity=\"spot\" {\n        max-accelerators 10\n        weight 100\n    }\n    tier \"fallback\" capacity=\"on-demand\" {\n        max-accelerators 4\n        weight 10\n    }\n}\nworkload \"detector\" namespace=\"vision\" pool=\"vision\" {\n    selector \"app\" \"detector\"\n    replicas 10\n}\n";
+    let compiled = common::compile_one(common::profile("p", 50, "al2023@v20251023", body));
+    let c = compiled.ok();
+    let found: Vec<_> = c.findings.iter().filter(|f| f.code == "E0350").collect();
+    assert_eq!(found.len(), 1);
+    assert!(!found[0].diagnostic.is_error());
+    assert!(found[0].diagnostic.message.contains("vision-fallback alone holds 4 of 10"), "{}", found[0].diagnostic.message);
+    assert!(found[0].diagnostic.help.as_deref().unwrap().contains("raise each tier's max-accelerators to 10"));
+}
+
+// A reservation is the first tier, smaller by design (its size is bought): only the fallbacks must hold it all.
+#[test]
+fn reserved_first_tier_smaller_than_the_workload_is_not_e0350() {
+    let text = std::fs::read_to_string(common::repo().join("profiles/training.kdl")).unwrap();
+    let compiled = common::compile_one(text);
+    let c = compiled.ok();
+    let placements = gpuplan::report::explain::workload_placements(c, &c.plan.clusters[0]);
+    let trainer = placements.iter().find(|w| w.name == "trainer").unwrap();
+    assert_eq!(trainer.alone[0].nodepool, "training-reserved");
+    assert_eq!(trainer.alone[0].held[0].replicas, 2, "two reserved p5 hold 2 of the 4 8-GPU replicas");
+    assert!(c.findings.iter().all(|f| f.code != "E0350"));
+}
