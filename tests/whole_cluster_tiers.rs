@@ -97,3 +97,54 @@ fn reserved_first_tier_smaller_than_the_workload_is_not_e0350() {
     assert_eq!(trainer.alone[0].held[0].replicas, 2, "two reserved p5 hold 2 of the 4 8-GPU replicas");
     assert!(c.findings.iter().all(|f| f.code != "E0350"));
 }
+
+// --- item 10: back from the fallback --------------------------------------------------------------------------------
+
+fn disruption(c: &gpuplan::compile::Compilation, nodepool: &str) -> serde_json::Value {
+    let m = c.manifests_of("ml").into_iter().find(|m| m.kind() == "NodePool" && m.object["metadata"]["name"] == nodepool).unwrap();
+    m.object["spec"]["disruption"].clone()
+}
+
+// Karpenter v1.14.1 has a third policy, `Balanced` (sigs.k8s.io/karpenter@v1.14.1 pkg/apis/v1/nodepool.go:
+// `ConsolidationPolicyBalanced`, scored with the fixed `BalancedK int32 = 2`; no feature gate in
+// pkg/operator/options/options.go), and consolidation replaces an on-demand node by a spot one
+// (pkg/controllers/disruption/consolidation.go: "consolidating a node from OD -> [OD,Spot]"). The on-demand fallback
+// of `inference-spot` uses it, so pods return to spot after a shortage; the spot tier stays WhenEmpty. The compile
+// validates the NodePool against the pinned CRD (src/crds/karpenter/karpenter.sh_nodepools.yaml lists Balanced).
+#[test]
+fn inference_spot_on_demand_fallback_consolidates_balanced() {
+    let compiled = common::compile_one(spot_inference(33, 10, ""));
+    let c = compiled.ok();
+    let od = disruption(c, "llm-on-demand");
+    assert_eq!((od["consolidationPolicy"].as_str(), od["consolidateAfter"].as_str()), (Some("Balanced"), Some("30m")));
+    assert_eq!(disruption(c, "llm-spot")["consolidationPolicy"], "WhenEmpty");
+    let crd = std::fs::read_to_string(common::repo().join("src/crds/karpenter/karpenter.sh_nodepools.yaml")).unwrap();
+    assert!(crd.contains("- Balanced"), "the pinned CRD accepts Balanced");
+}
+
+// A consolidation the profile writes is kept: the preset's default changes, not the user's choice.
+#[test]
+fn explicit_consolidation_on_the_pool_is_kept_on_the_fallback() {
+    let compiled = common::compile_one(spot_inference(33, 10, "    disruption { consolidation \"WhenEmpty\"; }\n"));
+    assert_eq!(disruption(compiled.ok(), "llm-on-demand")["consolidationPolicy"], "WhenEmpty");
+}
+
+// GP001's advice on an on-demand fallback of spot is the policy that brings pods back (Balanced), not WhenEmpty.
+#[test]
+fn gp001_on_an_on_demand_fallback_advises_balanced() {
+    let compiled = common::compile_one(spot_inference(33, 10, "    disruption { consolidation \"WhenEmptyOrUnderutilized\"; }\n"));
+    let c = compiled.ok();
+    let gp001: Vec<_> = c.findings.iter().filter(|f| f.code == "GP001").collect();
+    let od = gp001.iter().find(|f| f.pool.as_deref() == Some("llm-on-demand")).unwrap();
+    assert!(od.diagnostic.help.as_deref().unwrap().starts_with("use `consolidation \"Balanced\"` in the tier's disruption block"), "{:?}", od.diagnostic.help);
+    let spot = gp001.iter().find(|f| f.pool.as_deref() == Some("llm-spot")).unwrap();
+    assert!(spot.diagnostic.help.as_deref().unwrap().starts_with("use `consolidation \"WhenEmpty\"`"), "{:?}", spot.diagnostic.help);
+}
+
+// explain says how pods return from each fallback tier of a spot tier.
+#[test]
+fn explain_says_how_pods_return_from_the_fallback() {
+    let compiled = common::compile_one(spot_inference(33, 10, ""));
+    let text = gpuplan::report::explain::explain(compiled.ok(), None, gpuplan::report::explain::ExplainFormat::Table).unwrap();
+    assert!(text.contains("way back   Balanced consolidation: 30m after a node's last pod change, Karpenter replaces it by a cheaper node of llm-spot"), "{text}");
+}

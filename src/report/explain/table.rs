@@ -223,6 +223,9 @@ fn write_pool_sizing(out: &mut String, pool: &PoolExplanation) {
     if let Some(basis) = &pool.drain_peak_basis {
         let _ = writeln!(out, "    drain peak {}: {basis}", per_hour(pool.drain_peak_usd_per_hour, pool.worst_case_is_estimate));
     }
+    if let Some(way_back) = &pool.way_back {
+        let _ = writeln!(out, "    way back   {way_back}");
+    }
 }
 
 /// The candidate types as a table, cheapest $/unit-hour first, and the types ranked at an overlay's price.
