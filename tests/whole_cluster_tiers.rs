@@ -148,3 +148,59 @@ fn explain_says_how_pods_return_from_the_fallback() {
     let text = gpuplan::report::explain::explain(compiled.ok(), None, gpuplan::report::explain::ExplainFormat::Table).unwrap();
     assert!(text.contains("way back   Balanced consolidation: 30m after a node's last pod change, Karpenter replaces it by a cheaper node of llm-spot"), "{text}");
 }
+
+// --- item 11: high availability ---------------------------------------------------------------------------------------
+
+// The finding: 12 `llm-server` replicas without a spread pack 8 on one spot g6.48xlarge, all in one zone.
+// simulate reports it per workload (a spot interruption ignores disruption budgets).
+#[test]
+fn simulate_reports_the_blast_radius_of_a_packed_workload() {
+    let repo = common::repo();
+    let out = common::gpuplan(&repo, &["simulate", "--manifests", "out/ml-prod", "--pods", "tests/fixtures/llm-server-12-replicas.yaml"]);
+    let text = common::text(&out);
+    assert!(text.contains("inference/llm-server: one node's interruption takes 8 of 12 replicas (llm-inference-spot-1), one zone's 12 (us-east-1a)"), "{text}");
+}
+
+// Inference presets tell pods to spread over zones and hosts ("pods need"), as preferences (ScheduleAnyway): Karpenter
+// tries a preference as required before relaxing it (sigs.k8s.io/karpenter@v1.14.1
+// pkg/controllers/provisioning/scheduling/preferences.go `removeTopologySpreadScheduleAnyway`).
+#[test]
+fn inference_pools_tell_pods_to_spread_over_zones_and_hosts() {
+    let compiled = common::compile_one(spot_inference(33, 10, ""));
+    let text = gpuplan::report::explain::explain(compiled.ok(), None, gpuplan::report::explain::ExplainFormat::Table).unwrap();
+    assert!(text.contains("topologySpreadConstraint {topologyKey: topology.kubernetes.io/zone, maxSkew: 1, whenUnsatisfiable: ScheduleAnyway}"), "{text}");
+    assert!(text.contains("topologySpreadConstraint {topologyKey: kubernetes.io/hostname, maxSkew: 1, whenUnsatisfiable: ScheduleAnyway}"), "{text}");
+}
+
+// compile's simulation carries the spread: the example's llm-server no longer packs onto one node.
+#[test]
+fn compiled_placement_of_llm_server_spreads_one_replica_per_node() {
+    let text = std::fs::read_to_string(common::repo().join("profiles/llm-inference.kdl")).unwrap();
+    let compiled = common::compile_one(text);
+    let c = compiled.ok();
+    let placements = gpuplan::report::explain::workload_placements(c, &c.plan.clusters[0]);
+    let server = placements.iter().find(|w| w.name == "llm-server").unwrap();
+    let per_node: Vec<usize> = server.nodeclaims.iter().map(|n| n.pods.iter().filter(|p| p.starts_with("inference/llm-server-")).count()).collect();
+    assert_eq!(per_node.iter().sum::<usize>(), 12);
+    assert!(per_node.iter().all(|&n| n == 1), "{per_node:?}");
+    let zones: std::collections::BTreeSet<&str> = server.nodeclaims.iter().map(|n| n.zone.as_str()).collect();
+    assert_eq!(zones.len(), 3);
+}
+
+// `max-per-node 2` caps the replicas on one node: a hard host spread of skew 2, which Karpenter satisfies by launching
+// nodes (a node it may create is a host domain with none of the pods: sigs.k8s.io/karpenter@v1.14.1
+// pkg/controllers/provisioning/scheduling/topologygroup.go). Without it, 4-GPU nodes take 4 replicas each.
+#[test]
+fn max_per_node_caps_replicas_on_one_node() {
+    let profile = |cap: &str| {
+        common::profile("p", 50, "al2023@v20251023", &format!("pool \"g\" preset=\"general\" {{\n    gpu {{ name \"L4\"; }}\n    types \"g6.12xlarge\"\n    max-accelerators 16\n}}\nworkload \"w\" namespace=\"ns\" pool=\"g\" {{\n    selector \"app\" \"w\"\n    replicas 8\n{cap}}}\n"))
+    };
+    let most = |cap: &str| {
+        let compiled = common::compile_one(profile(cap));
+        let c = compiled.ok();
+        let placements = gpuplan::report::explain::workload_placements(c, &c.plan.clusters[0]);
+        placements[0].nodeclaims.iter().map(|n| n.pods.len()).max().unwrap()
+    };
+    assert_eq!(most(""), 4);
+    assert_eq!(most("    max-per-node 2\n"), 2);
+}

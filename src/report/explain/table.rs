@@ -166,6 +166,9 @@ fn write_pool(out: &mut String, pool: &PoolExplanation) {
     for t in &pool.placement.tolerations {
         let _ = writeln!(out, "               toleration {t}");
     }
+    for spread in &pool.placement.spread {
+        let _ = writeln!(out, "               topologySpreadConstraint {spread} over the workload's pods (labelSelector: its selector)");
+    }
     if !pool.placement.requests.is_empty() {
         let _ = writeln!(out, "               requests {{{}}} per pod of {} {}", pool.placement.requests_text(), pool.largest_node, pool.resource);
     }

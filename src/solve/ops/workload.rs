@@ -36,6 +36,8 @@ pub struct WorkloadPlan {
     pub replicas_min: u32,
     pub replicas_max: u32,
     pub gpus_per_replica: u32,
+    /// `max-per-node`: at most this many replicas on one node.
+    pub max_per_node: Option<u32>,
     /// CPU and memory per replica as the profile wrote them (`requests cpu=… memory=…`), Kubernetes quantities.
     pub requests: BTreeMap<String, String>,
 }
@@ -134,6 +136,7 @@ pub fn plan_workload(w: &Workload, profile: &Profile, source: &str, nodepools: &
         replicas_min: w.replicas_min.value,
         replicas_max: w.replicas_max.value,
         gpus_per_replica: w.gpus_per_replica.value,
+        max_per_node: w.max_per_node.as_ref().map(|m| m.value),
         requests: w.requests.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
     };
     if w.keda() {
