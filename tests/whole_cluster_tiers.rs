@@ -204,3 +204,31 @@ fn max_per_node_caps_replicas_on_one_node() {
     assert_eq!(most(""), 4);
     assert_eq!(most("    max-per-node 2\n"), 2);
 }
+
+fn packed(extra: &str) -> String {
+    common::profile("p", 50, "al2023@v20251023", &format!("pool \"g\" preset=\"general\" {{\n    gpu {{ name \"L4\"; }}\n    types \"g6.12xlarge\"\n    max-accelerators 32\n}}\nworkload \"w\" namespace=\"ns\" pool=\"g\" {{\n    selector \"app\" \"w\"\n    replicas 8\n    disruption-budget max-unavailable=1\n{extra}}}\n"))
+}
+
+// A PodDisruptionBudget bounds evictions only (k8s.io/kubernetes pkg/controller/disruption/disruption.go
+// `disruptionsAllowed`); a spot interruption takes the node after a two-minute notice whatever it says
+// (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html). 8 replicas on
+// 4-GPU nodes put 4 on one node against max-unavailable=1: GP038 at the disruption-budget line.
+#[test]
+fn gp038_warns_when_one_node_holds_more_than_the_budget_allows() {
+    let compiled = common::compile_one(packed(""));
+    let c = compiled.ok();
+    let found: Vec<_> = c.findings.iter().filter(|f| f.code == "GP038").collect();
+    assert_eq!(found.len(), 1);
+    let d = &found[0].diagnostic;
+    assert!(d.location.contains(":15:"), "at the disruption-budget line: {}", d.location);
+    assert!(d.message.contains("at 8 replicas one node holds 4 of workload `ns/w`") && d.message.contains("lets go at once (1)"), "{}", d.message);
+    assert!(d.help.as_deref().unwrap().starts_with("add `max-per-node 1`"));
+}
+
+// Its fix: `max-per-node 1` puts one replica per node (8 nodes: the pool's limit must hold 8 × 4 GPUs, or E0180 says
+// which replicas pend), and GP038 is silent.
+#[test]
+fn gp038_is_silent_when_max_per_node_fits_the_budget() {
+    let compiled = common::compile_one(packed("    max-per-node 1\n"));
+    assert!(compiled.ok().findings.iter().all(|f| f.code != "GP038"));
+}

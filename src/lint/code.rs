@@ -53,6 +53,7 @@ rule_codes! {
     Gp028 "GP028",
     Gp032 "GP032",
     Gp033 "GP033",
+    Gp038 "GP038",
 }
 
 impl RuleCode {

@@ -43,4 +43,5 @@ rules! {
     gp028_static_pool_price_spread,
     gp032_budget_alert_in_auto_mode,
     gp033_raw_field_filters_types,
+    gp038_blast_radius_above_disruption_budget,
 }
