@@ -108,3 +108,8 @@ fn topology(w: &WorkloadPlan) -> Option<Box<PodTopology>> {
         .collect();
     Some(Box::new(PodTopology { namespace: w.namespace.clone(), labels: w.selector.clone(), spread, ..PodTopology::default() }))
 }
+
+/// Whether the pod `key` is one of the workload's replicas (`<namespace>/<name>-<i>`).
+pub(super) fn replica_of(key: &str, namespace: &str, name: &str) -> bool {
+    key.strip_prefix(&format!("{namespace}/{name}-")).is_some_and(|i| i.chars().all(|c| c.is_ascii_digit()))
+}

@@ -14,9 +14,8 @@ use crate::solve::ops::workload::WorkloadPlan;
 use crate::solve::PoolPlan;
 
 use super::context::ClusterCtx;
-use super::simulated::replicas;
+use super::simulated::{replica_of, replicas};
 use super::tiers::tiered_pools;
-use super::workloads::replica_of;
 
 /// One tier of a pool, simulated alone with every workload that may land on it at max replicas.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -13,7 +13,7 @@ use crate::simulate::{self, Report};
 
 use super::context::ClusterCtx;
 use super::fit::{replica_fits, FitSummary};
-use super::simulated::{workload_pods, workload_pools};
+use super::simulated::{replica_of, workload_pods, workload_pools};
 use super::tier_load::{tiers_alone, TierAlone};
 
 /// Every workload of the cluster at max replicas, simulated together (they share pools and limits) on the
@@ -27,10 +27,6 @@ pub fn simulate_workloads(ctx: &ClusterCtx, simulated: &Manifests) -> Option<Rep
     Some(simulate::run_prepared(&simulate::prepare(ctx.catalog, ctx.type_labels, simulated, &simulated.node_pools), &pods, &[]))
 }
 
-/// Whether the pod `key` is one of the workload's replicas (`<namespace>/<name>-<i>`).
-pub(super) fn replica_of(key: &str, namespace: &str, name: &str) -> bool {
-    key.strip_prefix(&format!("{namespace}/{name}-")).is_some_and(|i| i.chars().all(|c| c.is_ascii_digit()))
-}
 
 /// compile's check on one cluster: E0180 (a replica stays pending; the reason names the limit) and E0181 (a replica
 /// lands on a NodePool that is not the workload's).

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::report::NodeClaimReport;
 
 /// One workload's replicas and the most of them on one node and in one zone.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -32,17 +31,18 @@ pub fn workload_of(key: &str) -> &str {
     }
 }
 
-/// Per workload with more than one replica placed (one replica has no radius to cap), in name order.
-pub fn blast_radius(nodeclaims: &[NodeClaimReport]) -> Vec<BlastRadius> {
+/// Per workload with more than one replica placed (one replica has no radius to cap), in name order, from each
+/// NodeClaim's (name, zone, pod keys).
+pub fn blast_radius<'a>(nodeclaims: impl IntoIterator<Item = (&'a str, &'a str, &'a [String])>) -> Vec<BlastRadius> {
     // workload → (replicas, per node, per zone)
     type Counts = (usize, BTreeMap<String, usize>, BTreeMap<String, usize>);
     let mut by: BTreeMap<&str, Counts> = BTreeMap::new();
-    for nc in nodeclaims {
-        for pod in &nc.pods {
+    for (name, zone, pods) in nodeclaims {
+        for pod in pods {
             let e = by.entry(workload_of(pod)).or_default();
             e.0 += 1;
-            *e.1.entry(nc.name.clone()).or_default() += 1;
-            *e.2.entry(nc.zone.clone()).or_default() += 1;
+            *e.1.entry(name.to_string()).or_default() += 1;
+            *e.2.entry(zone.to_string()).or_default() += 1;
         }
     }
     let most = |m: &BTreeMap<String, usize>| m.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(k, v)| (k.clone(), *v)).unwrap_or_default();

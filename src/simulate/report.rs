@@ -116,7 +116,7 @@ pub fn build(catalog: &Catalog, templates: &[Template], pods: &[Pod], outcome: &
         region: catalog.region.clone(),
         usd_per_hour: round(nodeclaims.iter().map(|c| c.usd_per_hour).sum()),
         price_estimate: nodeclaims.iter().any(|c| c.price_estimate),
-        blast_radius: super::blast::blast_radius(&nodeclaims),
+        blast_radius: super::blast::blast_radius(nodeclaims.iter().map(|c| (c.name.as_str(), c.zone.as_str(), c.pods.as_slice()))),
         nodeclaims,
         pending,
         nodepools,
