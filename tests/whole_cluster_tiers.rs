@@ -203,6 +203,10 @@ fn max_per_node_caps_replicas_on_one_node() {
     };
     assert_eq!(most(""), 4);
     assert_eq!(most("    max-per-node 2\n"), 2);
+    // The workload's objects tell its pods the same (the gpuplan.dev/placement annotation).
+    let compiled = common::compile_one(profile("    max-per-node 2\n"));
+    let described = compiled.ok().plan.clusters[0].ops.workloads[0].placement.describe();
+    assert!(described.contains("topologySpreadConstraint {topologyKey: kubernetes.io/hostname, maxSkew: 2, whenUnsatisfiable: DoNotSchedule}"), "{described}");
 }
 
 fn packed(extra: &str) -> String {

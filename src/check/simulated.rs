@@ -9,7 +9,6 @@ use crate::solve::ops::workload::WorkloadPlan;
 use crate::render::Manifest;
 use crate::simulate::manifests::{self, Manifests};
 use crate::simulate::pods::{Pod, PodTopology, Selector, Spread};
-use crate::solve::SpreadAdvice;
 use crate::simulate::requirements::{Requirement, Requirements, Toleration};
 use crate::simulate::yaml::{Doc, Resources};
 use crate::solve::{ClusterPlan, PoolPlan};
@@ -77,19 +76,10 @@ pub(super) fn replicas(cluster: &ClusterPlan, w: &WorkloadPlan, count: u32) -> V
     pods
 }
 
-/// The spread gpuplan tells a workload's pods to carry (`PodPlacement::spread`, the serving pools' zone and host
-/// preferences, and `max-per-node`'s hard host spread), over its own pods: labelled with its selector, selecting by it.
-pub fn workload_spread(w: &WorkloadPlan) -> Vec<SpreadAdvice> {
-    let mut spread = w.placement.pod.spread.clone();
-    if let Some(n) = w.max_per_node {
-        spread.retain(|s| s.topology_key != crate::solve::HOST_KEY);
-        spread.push(SpreadAdvice::max_per_node(n));
-    }
-    spread
-}
-
+/// The spread gpuplan tells a workload's pods to carry (`PodPlacement::spread`: the serving pools' zone and host
+/// preferences, `max-per-node`'s hard host spread), over its own pods: labelled with its selector, selecting by it.
 fn topology(w: &WorkloadPlan) -> Option<Box<PodTopology>> {
-    let spread = workload_spread(w);
+    let spread = &w.placement.pod.spread;
     if spread.is_empty() {
         return None;
     }

@@ -334,6 +334,7 @@ impl PodPlacement {
         let selector: Vec<String> = self.node_selector.iter().map(|(k, v)| format!("{k}: {v}")).collect();
         let mut items = vec![format!("nodeSelector {{{}}}", selector.join(", "))];
         items.extend(self.tolerations.iter().map(|t| format!("toleration {t}")));
+        items.extend(self.spread.iter().map(|s| format!("topologySpreadConstraint {s}")));
         if !self.requests.is_empty() {
             items.push(format!("requests {{{}}}", self.requests_text()));
         }
