@@ -254,36 +254,38 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     let ctx = c.cluster_ctx(cluster);
     // A probe pod per pool with kubelet settings (E0160: they can leave no room for a pod), then every workload at
     // max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
-    let (placement, placement_warnings): (Vec<_>, Vec<_>) = crate::check::placement::placement_group_zones(&ctx, &manifests).into_iter().partition(|s| s.diagnostic.is_error());
-    let mut unschedulable: Vec<ProfileDiagnostic> = placement.into_iter().map(|s| s.diagnostic).collect();
+    // The pools' placement groups, a probe pod per pool with kubelet settings (E0160: they can leave no room for a
+    // pod), every workload at max replicas on the generated NodePools (E0180/E0181), then the whole-cluster checks:
+    // every declared demand at once (E0340) and each tier of a tiered pool alone (E0350). On adopted pools these
+    // are warnings, reported with lint's findings (issue 32: the YAML they came from had the problem).
+    let (mut unschedulable, mut adopted) = by_severity(crate::check::placement::placement_group_zones(&ctx, &manifests));
     unschedulable.extend(crate::check::kubelet_diagnostics(&ctx, &simulated));
     if unschedulable.is_empty() {
         unschedulable = crate::check::workload_diagnostics(&ctx, &simulated);
     }
-    // Then every declared demand at once, queues' quotas in use included (E0340; a warning on adopted pools).
-    let mut demands = Vec::new();
-    if unschedulable.is_empty() {
-        (unschedulable, demands) = unfit_demands(&ctx, &simulated);
+    let whole_cluster: [&dyn Fn() -> Vec<crate::check::PoolDiagnostic>; 2] =
+        [&|| crate::check::demand_diagnostics(&ctx, &simulated), &|| crate::check::tier_load_diagnostics(&ctx, &simulated)];
+    for check in whole_cluster {
+        if unschedulable.is_empty() {
+            let (errors, warnings) = by_severity(check());
+            unschedulable.extend(errors);
+            adopted.extend(warnings);
+        }
     }
     if !unschedulable.is_empty() {
         return ClusterOutcome::Unschedulable(unschedulable);
     }
     let mut findings = crate::lint::cluster_findings(&ctx, &manifests, &simulated);
-    findings.extend(demands);
-    // A whole-cluster error on adopted pools is a warning (issue 32): printed with the findings.
-    findings.extend(placement_warnings.into_iter().map(|s| Finding { code: ErrorCode::E0383.as_str(), cluster: cluster.name.clone(), profile: s.profile, pool: Some(s.nodepool), span: s.span, diagnostic: s.diagnostic }));
+    findings.extend(adopted.into_iter().map(|d| Finding { code: d.diagnostic.code.as_str(), cluster: cluster.name.clone(), profile: d.profile, pool: Some(d.nodepool), span: d.span, diagnostic: d.diagnostic }));
+    crate::lint::sort(&mut findings);
     let generated = manifests.par_iter().map(Generated::new).collect();
     ClusterOutcome::Compiled { generated, findings }
 }
 
-/// E0340 as errors, and as findings where it is a warning (adopted pools: the YAML they came from had the problem).
-fn unfit_demands(ctx: &ClusterCtx, simulated: &crate::simulate::manifests::Manifests) -> (Vec<ProfileDiagnostic>, Vec<Finding>) {
-    let (errors, warnings): (Vec<_>, Vec<_>) = crate::check::demand_diagnostics(ctx, simulated).into_iter().partition(|u| u.diagnostic.is_error());
-    let findings = warnings
-        .into_iter()
-        .map(|u| Finding { code: ErrorCode::E0340.as_str(), cluster: ctx.cluster.name.clone(), profile: u.profile, pool: Some(u.nodepool), span: u.span, diagnostic: u.diagnostic })
-        .collect();
-    (errors.into_iter().map(|u| u.diagnostic).collect(), findings)
+/// A whole-cluster check's diagnostics split into the errors that stop the compile and the warnings of adopted pools.
+fn by_severity(diagnostics: Vec<crate::check::PoolDiagnostic>) -> (Vec<ProfileDiagnostic>, Vec<crate::check::PoolDiagnostic>) {
+    let (errors, warnings): (Vec<_>, Vec<_>) = diagnostics.into_iter().partition(|d| d.diagnostic.is_error());
+    (errors.into_iter().map(|d| d.diagnostic).collect(), warnings)
 }
 
 /// The `raw` fragment of the rendered object at `path` whose fields the violation is at (or under, or above: a CEL

@@ -814,7 +814,7 @@ fn workload_objects_and_alerts_refer_to_their_pool_only() {
     let llm = pdbs.iter().find(|p| p["metadata"]["name"] == "llm-server").unwrap();
     assert_eq!(
         llm["metadata"]["annotations"]["gpuplan.dev/placement"],
-        "pods need nodeSelector {gpuplan.dev/pool: llm-inference}, toleration {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule} and toleration {key: gpuplan.dev/pool, operator: Equal, value: llm-inference, effect: NoSchedule} to run on pool llm-inference only"
+        "pods need nodeSelector {gpuplan.dev/pool: llm-inference}, toleration {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}, toleration {key: gpuplan.dev/pool, operator: Equal, value: llm-inference, effect: NoSchedule}, topologySpreadConstraint {topologyKey: topology.kubernetes.io/zone, maxSkew: 1, whenUnsatisfiable: ScheduleAnyway} and topologySpreadConstraint {topologyKey: kubernetes.io/hostname, maxSkew: 1, whenUnsatisfiable: ScheduleAnyway} to run on pool llm-inference only"
     );
     let rule = &in_cluster(&c, "ml-prod", "PrometheusRule")[0];
     let rules: Vec<&Value> = rule["spec"]["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()).collect();

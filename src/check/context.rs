@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::catalog::Catalog;
-use crate::diagnostic::Sources;
+use crate::diagnostic::{ProfileDiagnostic, Sources, Span};
 use crate::profile::Profile;
 use crate::simulate::instances::TypeLabels;
 use crate::solve::ClusterPlan;
@@ -37,4 +37,16 @@ impl<'a> ClusterCtx<'a> {
     pub fn profile(&self, name: &str) -> Option<&'a Profile> {
         self.by_name.get(name).copied()
     }
+}
+
+/// A whole-cluster check's diagnostic and the pool it is about: an error, or on an adopted pool a warning
+/// ([`crate::solve::PoolPlan::whole_cluster_severity`]) that compile reports among lint's findings (the check stage
+/// builds no findings).
+#[derive(Debug, Clone)]
+pub struct PoolDiagnostic {
+    pub profile: String,
+    /// The NodePool it is reported under.
+    pub nodepool: String,
+    pub span: Span,
+    pub diagnostic: ProfileDiagnostic,
 }

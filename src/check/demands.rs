@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use crate::diagnostic::{ErrorCode, ProfileDiagnostic, Span};
+use crate::diagnostic::ErrorCode;
 use crate::simulate::manifests::Manifests;
 use crate::simulate::pods::{Pod, Queued};
 use crate::simulate::report::PendingPod;
@@ -22,20 +22,23 @@ use crate::simulate::{self, Report};
 use crate::solve::queue::QueuePlan;
 use crate::solve::PoolPlan;
 
-use super::context::ClusterCtx;
+use super::context::{ClusterCtx, PoolDiagnostic};
 use super::simulated::workload_pods;
-use super::workloads::replica_of;
+use super::simulated::replica_of;
 
 /// The gang jobs that hold every queue's nominal quota: per queue and flavor, one Job of `nominal ÷ node` whole-node
-/// pods, and one pod of the rest (a quota of 12 MIG devices on a 56-device node is one pod of 12).
+/// pods, and one pod of the rest. On a time-sliced or MIG pool a job's pod takes one slice or MIG device (as lint
+/// GP034 reads such quotas): a pod asking for a whole node's slices is not what runs there, and would need an empty
+/// node where the workloads' spread leaves none.
 pub fn quota_pods(ctx: &ClusterCtx) -> Vec<Pod> {
     let mut pods = Vec::new();
     for (order, q) in ctx.cluster.queues.queues.iter().enumerate() {
         for f in q.flavors.iter().filter(|f| f.node > 0) {
             let Some(pool) = ctx.cluster.pools.iter().find(|p| p.name == f.flavor) else { continue };
             let job = job_name(q, &f.flavor);
-            pods.extend(job_pods(q, pool, &job, order, f.node, f.nominal / f.node));
-            pods.extend(job_pods(q, pool, &format!("{job}-rest"), order, f.nominal % f.node, u32::from(f.nominal % f.node > 0)));
+            let pod = if pool.sharing.is_some() { 1 } else { f.node };
+            pods.extend(job_pods(q, pool, &job, order, pod, f.nominal / pod));
+            pods.extend(job_pods(q, pool, &format!("{job}-rest"), order, f.nominal % pod, u32::from(f.nominal % pod > 0)));
         }
     }
     pods
@@ -75,19 +78,8 @@ pub fn simulate_demands(ctx: &ClusterCtx, simulated: &Manifests) -> Option<Repor
     Some(simulate::run_admitted(&prepared, &simulated.kueue, &pods, &[]))
 }
 
-/// A declared demand that pends beside the others: E0340, an error or (on an adopted pool) a warning, with what a
-/// lint finding needs to carry the warning.
-#[derive(Debug, Clone)]
-pub struct UnfitDemand {
-    pub profile: String,
-    /// The NodePool the queue's first flavor or the workload's first NodePool stands for.
-    pub nodepool: String,
-    pub span: Span,
-    pub diagnostic: ProfileDiagnostic,
-}
-
 /// E0340 per queue and per workload with pods pending when every declared demand runs at once.
-pub fn demand_diagnostics(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<UnfitDemand> {
+pub fn demand_diagnostics(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<PoolDiagnostic> {
     let Some(report) = simulate_demands(ctx, simulated) else { return Vec::new() };
     if report.pending.is_empty() {
         return Vec::new();
@@ -113,7 +105,7 @@ pub fn demand_diagnostics(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<UnfitD
                 first.pod, first.reason
             ));
         let span = spec.quota.value.nominal.span;
-        out.push(UnfitDemand { profile: q.profile.clone(), nodepool: pool.name.clone(), span, diagnostic: pool.whole_cluster_severity(d) });
+        out.push(PoolDiagnostic { profile: q.profile.clone(), nodepool: pool.name.clone(), span, diagnostic: pool.whole_cluster_severity(d) });
     }
     for w in &ctx.cluster.ops.workloads {
         let pending: Vec<&PendingPod> = report.pending.iter().filter(|p| replica_of(&p.pod, &w.namespace, &w.name)).collect();
@@ -131,7 +123,7 @@ pub fn demand_diagnostics(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<UnfitD
             .label(format!("{} pending", pending.len()))
             .help(format!("{}: {} — lower the queues' quotas on its pool (a share leaves the workload's replicas room) or its max replicas, or raise the pool's limit", first.pod, first.reason));
         let span = spec.replicas_max.span;
-        out.push(UnfitDemand { profile: w.profile.clone(), nodepool: pool.name.clone(), span, diagnostic: pool.whole_cluster_severity(d) });
+        out.push(PoolDiagnostic { profile: w.profile.clone(), nodepool: pool.name.clone(), span, diagnostic: pool.whole_cluster_severity(d) });
     }
     out
 }

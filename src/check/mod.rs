@@ -9,6 +9,8 @@
 //!   placement and cost for `explain`.
 //! * [`demands`]: every declared demand at once, workloads at max replicas beside every queue's quota in use by
 //!   whole-node gang jobs (E0340 when a pod pends; a warning on an adopted pool).
+//! * [`tier_load`]: E0350, a tier of a tiered pool that cannot hold the pool's workloads alone (a fallback tier must
+//!   carry the work of the tier above), and what each tier holds alone for `explain`.
 //! * [`fit`]: which types of a workload's pool hold one replica (lint GP018, `explain`).
 //! * [`tiers`]: the fallback order of tiered pools, as [`TierGap`]s (lint GP016 reports them: a tier that never
 //!   receives pods).
@@ -25,13 +27,15 @@ pub mod kubelet;
 pub mod ops;
 pub mod placement;
 pub mod simulated;
+pub mod tier_load;
 pub mod tiers;
 pub mod workloads;
 
-pub use context::ClusterCtx;
-pub use demands::{demand_diagnostics, simulate_demands, UnfitDemand};
+pub use context::{ClusterCtx, PoolDiagnostic};
+pub use demands::{demand_diagnostics, simulate_demands};
 pub use fit::{replica_fits, FitSummary, ReplicaFit};
 pub use kubelet::kubelet_diagnostics;
 pub use simulated::{cluster_manifests, pool_pods, workload_pods};
+pub use tier_load::{tier_load_diagnostics, tiers_alone, Held, PoolAlone, TierAlone};
 pub use tiers::{tier_gaps, TierGap};
 pub use workloads::{simulate_workloads, workload_diagnostics, workload_placements, write_placements, WorkloadPlacement};

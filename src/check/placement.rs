@@ -10,25 +10,16 @@
 //! `placementGroupCompatibility`; every GPU and EFA type of DescribeInstanceTypes but vt1.24xlarge supports
 //! `cluster`), but adds no zone requirement.
 
-use crate::diagnostic::{ErrorCode, ProfileDiagnostic, Span, Spanned};
+use crate::diagnostic::{ErrorCode, Spanned};
 use crate::render::Manifest;
 use crate::solve::PoolPlan;
 
-use super::ClusterCtx;
-
-/// One E0383, with the NodePool and profile it is reported under.
-pub struct SpreadGroup {
-    pub profile: String,
-    pub nodepool: String,
-    pub span: Span,
-    /// An error, or a warning on adopted pools.
-    pub diagnostic: ProfileDiagnostic,
-}
+use super::{ClusterCtx, PoolDiagnostic};
 
 /// E0383 per class with a placement group whose NodePools may launch in more than one zone: one diagnostic at the
 /// `placement-group` line, naming every such NodePool and its zones. A warning when every one of them was adopted
 /// (`PoolPlan::whole_cluster_severity`).
-pub fn placement_group_zones(ctx: &ClusterCtx, manifests: &[Manifest]) -> Vec<SpreadGroup> {
+pub fn placement_group_zones(ctx: &ClusterCtx, manifests: &[Manifest]) -> Vec<PoolDiagnostic> {
     let mut out = Vec::new();
     for class in ctx.cluster.node_classes.iter().filter(|c| !c.auto_mode) {
         let Some(group) = &class.placement_group else { continue };
@@ -58,7 +49,7 @@ pub fn placement_group_zones(ctx: &ClusterCtx, manifests: &[Manifest]) -> Vec<Sp
             .help("pin the pool to the group's zone with `efa #true zone=\"<zone>\"` (an EFA pool launches in one zone; other pools launch in every zone of the cluster's `zones`), or leave out `placement-group`");
         let first = spread[0].0;
         let diagnostic = if spread.iter().all(|(p, _)| p.adopted) { first.whole_cluster_severity(d) } else { d };
-        out.push(SpreadGroup { profile: first.profile.clone(), nodepool: first.name.clone(), span: line.span, diagnostic });
+        out.push(PoolDiagnostic { profile: first.profile.clone(), nodepool: first.name.clone(), span: line.span, diagnostic });
     }
     out
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::solve::ops::workload::WorkloadPlan;
 use crate::render::Manifest;
 use crate::simulate::manifests::{self, Manifests};
-use crate::simulate::pods::Pod;
+use crate::simulate::pods::{Pod, PodTopology, Selector, Spread};
 use crate::simulate::requirements::{Requirement, Requirements, Toleration};
 use crate::simulate::yaml::{Doc, Resources};
 use crate::solve::{ClusterPlan, PoolPlan};
@@ -68,8 +68,38 @@ pub fn workload_pods(cluster: &ClusterPlan) -> Vec<Pod> {
 pub(super) fn replicas(cluster: &ClusterPlan, w: &WorkloadPlan, count: u32) -> Vec<Pod> {
     let mut pods = pool_pods(&w.namespace, &w.name, &workload_pools(cluster, &w.nodepools), w.gpus_per_replica.max(1), count);
     let requests: Resources = w.requests.iter().filter_map(|(k, v)| Some((k.clone(), crate::simulate::yaml::milli(v)?))).collect();
+    let topology = topology(w);
     for pod in &mut pods {
         pod.requests.extend(requests.clone());
+        pod.topology = topology.clone();
     }
     pods
+}
+
+/// The spread gpuplan tells a workload's pods to carry (`PodPlacement::spread`: the serving pools' zone and host
+/// preferences, `max-per-node`'s hard host spread), over its own pods: labelled with its selector, selecting by it.
+fn topology(w: &WorkloadPlan) -> Option<Box<PodTopology>> {
+    let spread = &w.placement.pod.spread;
+    if spread.is_empty() {
+        return None;
+    }
+    let selector = Selector { match_labels: w.selector.clone(), expressions: Vec::new() };
+    let spread = spread
+        .iter()
+        .map(|s| Spread {
+            key: s.topology_key.clone(),
+            max_skew: s.max_skew as i32,
+            schedule_anyway: s.when_unsatisfiable == "ScheduleAnyway",
+            selector: Some(selector.clone()),
+            min_domains: None,
+            honor_taints: false,
+            honor_affinity: true,
+        })
+        .collect();
+    Some(Box::new(PodTopology { namespace: w.namespace.clone(), labels: w.selector.clone(), spread, ..PodTopology::default() }))
+}
+
+/// Whether the pod `key` is one of the workload's replicas (`<namespace>/<name>-<i>`).
+pub(super) fn replica_of(key: &str, namespace: &str, name: &str) -> bool {
+    key.strip_prefix(&format!("{namespace}/{name}-")).is_some_and(|i| i.chars().all(|c| c.is_ascii_digit()))
 }

@@ -15,7 +15,7 @@ use super::context::ClusterCtx;
 use super::simulated::pool_pods;
 
 /// The tiers of one pool, in fallback order (highest weight first).
-fn tiered_pools(cluster: &ClusterPlan) -> BTreeMap<(String, String), Vec<&PoolPlan>> {
+pub(super) fn tiered_pools(cluster: &ClusterPlan) -> BTreeMap<(String, String), Vec<&PoolPlan>> {
     let mut pools: BTreeMap<(String, String), Vec<&PoolPlan>> = BTreeMap::new();
     for p in &cluster.pools {
         pools.entry((p.profile.clone(), p.pool.clone())).or_default().push(p);

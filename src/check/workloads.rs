@@ -13,7 +13,8 @@ use crate::simulate::{self, Report};
 
 use super::context::ClusterCtx;
 use super::fit::{replica_fits, FitSummary};
-use super::simulated::{workload_pods, workload_pools};
+use super::simulated::{replica_of, workload_pods, workload_pools};
+use super::tier_load::{tiers_alone, TierAlone};
 
 /// Every workload of the cluster at max replicas, simulated together (they share pools and limits) on the
 /// cluster's generated objects (`simulated`, from `cluster_manifests`).
@@ -26,10 +27,6 @@ pub fn simulate_workloads(ctx: &ClusterCtx, simulated: &Manifests) -> Option<Rep
     Some(simulate::run_prepared(&simulate::prepare(ctx.catalog, ctx.type_labels, simulated, &simulated.node_pools), &pods, &[]))
 }
 
-/// Whether the pod `key` is one of the workload's replicas (`<namespace>/<name>-<i>`).
-pub(super) fn replica_of(key: &str, namespace: &str, name: &str) -> bool {
-    key.strip_prefix(&format!("{namespace}/{name}-")).is_some_and(|i| i.chars().all(|c| c.is_ascii_digit()))
-}
 
 /// compile's check on one cluster: E0180 (a replica stays pending; the reason names the limit) and E0181 (a replica
 /// lands on a NodePool that is not the workload's).
@@ -90,12 +87,16 @@ pub struct WorkloadPlacement {
     /// Which of the pool's types hold one replica (when the workload declares `requests`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fit: Option<FitSummary>,
+    /// On a tiered pool: each tier simulated alone with the pool's workloads (`tier_load`), this workload's share.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alone: Vec<TierAlone>,
 }
 
 /// Every workload of the cluster at max replicas on its objects (`simulated`, from `cluster_manifests`), for `explain`.
 pub fn workload_placements(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<WorkloadPlacement> {
     let cluster = ctx.cluster;
     let Some(report) = simulate_workloads(ctx, simulated) else { return Vec::new() };
+    let alone: Vec<TierAlone> = tiers_alone(ctx, simulated).into_iter().flat_map(|p| p.tiers.into_iter().map(|(_, t)| t)).collect();
     cluster
         .ops
         .workloads
@@ -104,6 +105,7 @@ pub fn workload_placements(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<Workl
             let nodeclaims: Vec<_> = report.nodeclaims.iter().filter(|nc| nc.pods.iter().any(|p| replica_of(p, &w.namespace, &w.name))).cloned().collect();
             WorkloadPlacement {
                 fit: FitSummary::new(replica_fits(cluster, simulated, ctx.catalog, w)),
+                alone: alone.iter().filter_map(|t| t.only(&format!("{}/{}", w.namespace, w.name))).collect(),
                 profile: w.profile.clone(),
                 namespace: w.namespace.clone(),
                 name: w.name.clone(),
@@ -135,6 +137,11 @@ pub fn write_placements(out: &mut String, placements: &[WorkloadPlacement]) {
         }
         for ((pool, ty, ct), (count, usd, est)) in groups {
             let _ = writeln!(out, "    NodePool {pool}: {count} × {ty} ({ct}) {}/h", price(usd, est));
+        }
+        if !w.alone.is_empty() {
+            // Each tier alone, with the pool's other workloads at max replicas beside this one (they share its limit).
+            let tiers: Vec<String> = w.alone.iter().flat_map(|t| t.held.iter().map(move |h| format!("{} {} of {} (limit {})", t.nodepool, h.replicas, h.max_replicas, t.limit))).collect();
+            let _ = writeln!(out, "    alone      each tier with the others out of capacity holds: {}", tiers.join(", "));
         }
         if let Some(fit) = w.fit.as_ref().filter(|f| !f.too_small.is_empty()) {
             let _ = writeln!(out, "    too small  one replica does not fit on {}", fit.too_small_text());

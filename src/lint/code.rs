@@ -60,6 +60,7 @@ rule_codes! {
     Gp050 "GP050",
     Gp051 "GP051",
     Gp052 "GP052",
+    Gp038 "GP038",
 }
 
 impl RuleCode {

@@ -42,7 +42,9 @@ pub struct Disruption {
     pub budgets: Vec<Spanned<DisruptionBudget>>,
 }
 
-const CONSOLIDATION_POLICIES: [&str; 2] = ["WhenEmpty", "WhenEmptyOrUnderutilized"];
+/// Karpenter v1.14.1's policies (sigs.k8s.io/karpenter@v1.14.1 pkg/apis/v1/nodepool.go, the `ConsolidationPolicy`
+/// enum; `Balanced` needs no feature gate: pkg/operator/options/options.go lists none for it).
+const CONSOLIDATION_POLICIES: [&str; 3] = ["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"];
 const BUDGET_REASONS: [&str; 3] = ["Underutilized", "Empty", "Drifted"];
 const WEEKDAYS: [&str; 7] = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 
@@ -59,7 +61,7 @@ impl Parser<'_> {
                         if CONSOLIDATION_POLICIES.contains(&p.as_str()) {
                             d.consolidation_policy = p;
                         } else {
-                            self.unknown_keyword(&p, "consolidation policy", CONSOLIDATION_POLICIES, "one of WhenEmpty, WhenEmptyOrUnderutilized");
+                            self.unknown_keyword(&p, "consolidation policy", CONSOLIDATION_POLICIES, "one of WhenEmpty, WhenEmptyOrUnderutilized, Balanced");
                         }
                     }
                 }

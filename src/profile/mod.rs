@@ -86,7 +86,7 @@ pub use labels::Taint;
 pub use limits::ResourceLimits;
 pub(crate) use ops::is_training_pool;
 pub use overlay::{Overlay, OverlayPrice};
-pub use pool::{Pool, Preset, Tier, DEFAULT_PRICE_RATIO_MAX, SERVING_GRACE_PERIOD};
+pub use pool::{on_demand_after_spot, Pool, Preset, Tier, DEFAULT_PRICE_RATIO_MAX, FALLBACK_CONSOLIDATE_AFTER, SERVING_GRACE_PERIOD};
 pub use raw::Raw;
 pub use requirements::{expressible as requirement_expressible, is_well_known as requirements_is_well_known, NodeRequirement};
 pub use reserved::Reserved;

@@ -32,7 +32,7 @@ use super::{Pool, Preset};
 use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{did_you_mean, Span, Spanned};
 
-const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "requests", "disruption-budget", "autoscale", "scale-to-zero", "trigger"];
+const WORKLOAD_CHILDREN: &[&str] = &["selector", "replicas", "gpus-per-replica", "max-per-node", "requests", "disruption-budget", "autoscale", "scale-to-zero", "trigger"];
 const TRIGGER_TYPES: [&str; 2] = ["prometheus", "kueue-pending"];
 const TARGET_KINDS: [&str; 2] = ["Deployment", "StatefulSet"];
 
@@ -56,6 +56,8 @@ pub struct Workload {
     pub replicas_min: Spanned<u32>,
     pub replicas_max: Spanned<u32>,
     pub gpus_per_replica: Spanned<u32>,
+    /// `max-per-node N`: at most N replicas on one node (a hard host spread of skew N, as Karpenter provisions it).
+    pub max_per_node: Option<Spanned<u32>>,
     /// `requests cpu=… memory=…`: Kubernetes quantities per replica, as written (each parsed once here).
     pub requests: BTreeMap<String, Spanned<String>>,
     pub disruption_budget: Option<Spanned<PdbBudget>>,
@@ -154,6 +156,7 @@ struct WorkloadBody {
     selector_keys: BTreeMap<String, Span>,
     replicas: Option<(Spanned<u32>, Spanned<u32>)>,
     gpus_per_replica: Spanned<u32>,
+    max_per_node: Option<Spanned<u32>>,
     disruption_budget: Option<Spanned<PdbBudget>>,
     autoscale: Option<Spanned<Autoscale>>,
     scale_to_zero: Option<Spanned<ScaleToZero>>,
@@ -169,6 +172,7 @@ impl WorkloadBody {
             selector_keys: BTreeMap::new(),
             replicas: None,
             gpus_per_replica: Spanned::new(1, at),
+            max_per_node: None,
             disruption_budget: None,
             autoscale: None,
             scale_to_zero: None,
@@ -274,6 +278,7 @@ impl Parser<'_> {
             replicas_min,
             replicas_max,
             gpus_per_replica: body.gpus_per_replica,
+            max_per_node: body.max_per_node,
             requests: body.requests,
             disruption_budget: body.disruption_budget,
             autoscale: body.autoscale,
@@ -343,6 +348,11 @@ impl Parser<'_> {
             "gpus-per-replica" => {
                 if let Some(v) = self.bounded_u32(child, "gpus-per-replica", 1..=64) {
                     body.gpus_per_replica = v;
+                }
+            }
+            "max-per-node" => {
+                if let Some(v) = self.bounded_u32(child, "max-per-node", 1..=1000) {
+                    body.max_per_node = Some(v);
                 }
             }
             "requests" => body.requests = self.parse_requests(child),

@@ -153,7 +153,9 @@ impl Parser<'_> {
                 "add tier \"a10g-spot\" capacity=\"spot\" { gpu { name \"A10G\" } } in fallback order",
             );
         }
-        tier_nodes.iter().filter_map(|tier_node| self.parse_tier(tier_node, name, settings)).collect()
+        let mut tiers: Vec<Tier> = tier_nodes.iter().filter_map(|tier_node| self.parse_tier(tier_node, name, settings)).collect();
+        way_back_from_fallback(&mut tiers, preset.span);
+        tiers
     }
 
     /// `tier "name" [capacity="…"] { … }`: the NodePool `<pool>-<tier>`; a tier with a `reserved` block launches
@@ -208,8 +210,38 @@ impl Parser<'_> {
             let tier_name = if suffix.is_empty() { name.value.clone() } else { format!("{}-{suffix}", name.value) };
             tiers.push(Tier { name: Spanned::new(tier_name, name.span), settings: tier_settings });
         }
+        way_back_from_fallback(&mut tiers, preset.span);
         tiers
     }
+}
+
+/// How long an on-demand fallback node waits, after its last pod change, before Balanced consolidation may move its
+/// pods back to spot: long enough for a spot pool that just recovered to hold, short next to the 720h expiry that
+/// was the only way back under `WhenEmpty`.
+pub const FALLBACK_CONSOLIDATE_AFTER: &str = "30m";
+
+/// An on-demand tier after a spot tier is where pods go in a spot shortage. Under `WhenEmpty` they stay there until
+/// their node expires (720h) at on-demand prices; `Balanced` (Karpenter v1.14.1, sigs.k8s.io/karpenter@v1.14.1
+/// pkg/controllers/disruption/balanced.go) replaces such a node by a spot one (consolidation.go: "consolidating a
+/// node from OD -> [OD,Spot]") when the saving, as a share of the NodePool's cost, is at least half the share of
+/// its pods moved (`BalancedK = 2`, pkg/apis/v1/nodepool.go): the ~60% spot discount passes, a marginal repack does
+/// not. Only where the profile left the preset's consolidation (its span is the preset's).
+fn way_back_from_fallback(tiers: &mut [Tier], preset: Span) {
+    for i in 0..tiers.len() {
+        let fallback = on_demand_after_spot(tiers, i);
+        let d = &mut tiers[i].settings.disruption;
+        if fallback && d.consolidation_policy.span == preset {
+            d.consolidation_policy.value = "Balanced".into();
+            if d.consolidate_after.span == preset {
+                d.consolidate_after.value = FALLBACK_CONSOLIDATE_AFTER.into();
+            }
+        }
+    }
+}
+
+/// Whether tier `i` is an on-demand fallback of a spot tier: on-demand only, after a tier that allows spot.
+pub fn on_demand_after_spot(tiers: &[Tier], i: usize) -> bool {
+    tiers[i].settings.capacity.value.as_slice() == [CapacityType::OnDemand] && tiers[..i].iter().any(|t| t.settings.capacity.contains(&CapacityType::Spot))
 }
 
 /// A reservation backs its pool: `<pool>-reserved`, a tier of the pool (same label and taints, the highest weight

@@ -25,6 +25,7 @@
 //! the number of reserved instances a capacity reservation holds.
 
 pub mod admission;
+pub mod blast;
 pub mod daemons;
 pub mod instances;
 pub mod kueue;

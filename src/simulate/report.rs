@@ -34,6 +34,9 @@ pub struct Report {
     /// Kueue admission, when the manifests hold Kueue objects or a pod is queued (`admission`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admission: Option<super::admission::AdmissionReport>,
+    /// Per workload of several replicas: what one node's or one zone's interruption takes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blast_radius: Vec<super::blast::BlastRadius>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -113,6 +116,7 @@ pub fn build(catalog: &Catalog, templates: &[Template], pods: &[Pod], outcome: &
         region: catalog.region.clone(),
         usd_per_hour: round(nodeclaims.iter().map(|c| c.usd_per_hour).sum()),
         price_estimate: nodeclaims.iter().any(|c| c.price_estimate),
+        blast_radius: super::blast::blast_radius(nodeclaims.iter().map(|c| (c.name.as_str(), c.zone.as_str(), c.pods.as_slice()))),
         nodeclaims,
         pending,
         nodepools,
@@ -188,6 +192,13 @@ fn table(r: &Report) -> String {
     out.push_str("\nnodepools (weight order):\n");
     for p in &r.nodepools {
         let _ = writeln!(out, "  {} ({}): {} nodeclaims; {}{}", p.name, pool_rank(p), p.nodeclaims, usage_text(p), p.dropped.as_ref().map(|d| format!("; takes no pods: {d}")).unwrap_or_default());
+    }
+    if !r.blast_radius.is_empty() {
+        // Forceful disruption (spot interruption, maintenance events, node repair) ignores disruption budgets.
+        out.push_str("\nblast radius (replicas one interruption takes, whatever the PodDisruptionBudget):\n");
+        for b in &r.blast_radius {
+            let _ = writeln!(out, "  {}", b.text());
+        }
     }
     let _ = writeln!(out, "\ntotal: {}/h{}", price(r.usd_per_hour, r.price_estimate), if r.price_estimate { " (~ = estimated spot price)" } else { "" });
     out

@@ -93,3 +93,21 @@ pub fn outside_window(w: &MaintenanceWindow) -> (String, String) {
     let duration = if rest.is_multiple_of(60) { format!("{}h", rest / 60) } else { format!("{}h{}m", rest / 60, rest % 60) };
     (schedule, duration)
 }
+
+/// How pods on a fallback tier of a spot tier return to `first` (the pool's first tier) once it has capacity again,
+/// as its consolidation policy decides (explain's "way back"). Consolidation simulates every NodePool, so a
+/// replacement comes from the highest-weight tier that fits, and only a cheaper one is launched
+/// (sigs.k8s.io/karpenter@v1.14.1 pkg/controllers/disruption/consolidation.go: "consolidating a node from OD ->
+/// [OD,Spot]"); spot to spot needs the SpotToSpotConsolidation feature gate (off by default,
+/// pkg/operator/options/options.go).
+pub fn way_back(d: &DisruptionPlan, first: &str, from_on_demand: bool) -> String {
+    let after = &d.consolidate_after;
+    let gate = if from_on_demand { "" } else { " (spot to spot: only with Karpenter's SpotToSpotConsolidation feature gate)" };
+    match d.consolidation_policy.as_str() {
+        "Balanced" => format!(
+            "Balanced consolidation: {after} after a node's last pod change, Karpenter replaces it by a cheaper node of {first}, its pods with it, when the saving, as a share of this NodePool's cost, is at least half the share of its pods disrupted (BalancedK = 2){gate}"
+        ),
+        "WhenEmptyOrUnderutilized" => format!("WhenEmptyOrUnderutilized consolidation: {after} after a node's last pod change, any cheaper placement moves its pods (back to {first} when it fits){gate}"),
+        _ => format!("none while pods run: WhenEmpty removes only empty nodes, so pods stay here until their node expires ({}) or they scale away; `consolidation \"Balanced\"` brings them back to {first}{gate}", d.expire_after),
+    }
+}

@@ -47,14 +47,14 @@ mod weights;
 
 pub use cluster::solve;
 pub use constraints::{has_only, CPU_POOL_MEMORY_MIB_PER_VCPU};
-pub use disruption::{outside_window, without_redundant_budgets, PROTECTED_REASONS};
+pub use disruption::{outside_window, way_back, without_redundant_budgets, PROTECTED_REASONS};
 pub use limits::VCPUS_PER_ACCELERATOR;
 pub use node_class::{default_class_name, host_device_plugin, NodeClassPlan, AUTO_MODE_EPHEMERAL_STORAGE};
 pub use overlays::{idle as idle_overlays, OverlayPlan};
 pub use plan::{ClusterPlan, Plan, ProfileSummary};
 pub use pool::{
-    units_per_accelerator, units_per_gpu, workload_placement, Candidate, ClusterPools, DisruptionPlan, PodPlacement, PoolPlan, Removal, Requirement,
-    NODEPOOL_LABEL, POOL_LABEL,
+    units_per_accelerator, units_per_gpu, workload_placement, Candidate, ClusterPools, DisruptionPlan, PodPlacement, PoolPlan, Removal, Requirement, SpreadAdvice,
+    HOST_KEY, NODEPOOL_LABEL, POOL_LABEL, ZONE_KEY,
 };
 pub use select::{SPOT_DIVERSITY_RATIO_MAX, SPOT_MIN_TYPES};
 

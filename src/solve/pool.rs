@@ -142,6 +142,9 @@ pub struct PoolPlan {
     /// `admit "as-required"`, what `adopt` writes: the pool keeps its original's behaviour, so a whole-cluster problem
     /// the original YAML already had is a warning, not an error ([`PoolPlan::whole_cluster_severity`]).
     pub adopted: bool,
+    /// An inference preset's pool (`inference-spot`, `inference-on-demand`, `tiered`): its pods are told to spread
+    /// over zones and hosts ([`PodPlacement::spread`]).
+    pub serving: bool,
     pub notes: Vec<String>,
     /// `raw "NodePool"` fragments, merged after rendering (the pool's, then the tier's).
     pub raws: Vec<Spanned<crate::profile::Raw>>,
@@ -193,7 +196,8 @@ impl PoolPlan {
             })
             .collect();
         let requests = self.efa_request(accelerators).map(|n| (crate::catalog::efa::EFA_RESOURCE.to_string(), n)).into_iter().collect();
-        PodPlacement { node_selector, tolerations, requests }
+        let spread = if self.serving { SpreadAdvice::serving() } else { Vec::new() };
+        PodPlacement { node_selector, tolerations, requests, spread }
     }
 
     /// The EFA interfaces a pod with `accelerators` should request on an `efa #true` pool. Karpenter attaches EFA
@@ -280,6 +284,47 @@ pub struct PodPlacement {
     /// Requests besides the accelerators (`vpc.amazonaws.com/efa` on EFA pools), per pod.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub requests: BTreeMap<String, u32>,
+    /// `topologySpreadConstraints` over the workload's own pods (labelSelector: its selector), on serving pools.
+    #[serde(rename = "topologySpreadConstraints", skip_serializing_if = "Vec::is_empty")]
+    pub spread: Vec<SpreadAdvice>,
+}
+
+/// One `topologySpreadConstraint` gpuplan tells a workload's pods to carry (the labelSelector is the workload's).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SpreadAdvice {
+    #[serde(rename = "topologyKey")]
+    pub topology_key: String,
+    #[serde(rename = "maxSkew")]
+    pub max_skew: u32,
+    #[serde(rename = "whenUnsatisfiable")]
+    pub when_unsatisfiable: String,
+}
+
+/// The zone label Karpenter and the scheduler spread over.
+pub const ZONE_KEY: &str = "topology.kubernetes.io/zone";
+/// The host label: one domain per node.
+pub const HOST_KEY: &str = "kubernetes.io/hostname";
+
+impl SpreadAdvice {
+    /// A serving workload's spread: zones, then hosts, each `maxSkew: 1` as a preference (`ScheduleAnyway`): a spot
+    /// shortage in one zone must not leave replicas pending, and Karpenter tries a preference as required before it
+    /// relaxes it (sigs.k8s.io/karpenter@v1.14.1 pkg/controllers/provisioning/scheduling/preferences.go
+    /// `removeTopologySpreadScheduleAnyway`), so new nodes follow it.
+    pub fn serving() -> Vec<SpreadAdvice> {
+        [ZONE_KEY, HOST_KEY].iter().map(|k| SpreadAdvice { topology_key: k.to_string(), max_skew: 1, when_unsatisfiable: "ScheduleAnyway".into() }).collect()
+    }
+
+    /// `max-per-node N`: a hard host spread of skew N. Karpenter counts a node it may still create as a host domain
+    /// holding none of the pods, so no node gets more than N (pkg/controllers/provisioning/scheduling/topologygroup.go).
+    pub fn max_per_node(n: u32) -> SpreadAdvice {
+        SpreadAdvice { topology_key: HOST_KEY.into(), max_skew: n, when_unsatisfiable: "DoNotSchedule".into() }
+    }
+}
+
+impl std::fmt::Display for SpreadAdvice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{{topologyKey: {}, maxSkew: {}, whenUnsatisfiable: {}}}", self.topology_key, self.max_skew, self.when_unsatisfiable)
+    }
 }
 
 impl PodPlacement {
@@ -289,6 +334,7 @@ impl PodPlacement {
         let selector: Vec<String> = self.node_selector.iter().map(|(k, v)| format!("{k}: {v}")).collect();
         let mut items = vec![format!("nodeSelector {{{}}}", selector.join(", "))];
         items.extend(self.tolerations.iter().map(|t| format!("toleration {t}")));
+        items.extend(self.spread.iter().map(|s| format!("topologySpreadConstraint {s}")));
         if !self.requests.is_empty() {
             items.push(format!("requests {{{}}}", self.requests_text()));
         }
@@ -310,7 +356,7 @@ impl PodPlacement {
 pub fn workload_placement(pools: &[&PoolPlan], accelerators: u32) -> PodPlacement {
     let mut placements = pools.iter().map(|p| p.pod_placement(accelerators));
     let Some(mut out) = placements.next() else {
-        return PodPlacement { node_selector: BTreeMap::new(), tolerations: Vec::new(), requests: BTreeMap::new() };
+        return PodPlacement { node_selector: BTreeMap::new(), tolerations: Vec::new(), requests: BTreeMap::new(), spread: Vec::new() };
     };
     for other in placements {
         for t in other.tolerations {

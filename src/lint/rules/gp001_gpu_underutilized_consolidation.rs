@@ -34,7 +34,19 @@ pub fn check(ctx: &PoolCtx, out: &mut Findings) {
                 ctx.plan.name,
                 ctx.plan.resource()
             ),
-            "use `consolidation \"WhenEmpty\"` in the pool's disruption block (the preset default): empty GPU nodes still go, busy ones stay".into(),
+            advice(ctx),
         );
+    }
+}
+
+/// The policy GP001 advises: on an on-demand fallback of a spot tier, `Balanced` (the preset default there: pods go
+/// back to spot when the saving outweighs the move, `BalancedK = 2` in sigs.k8s.io/karpenter@v1.14.1
+/// pkg/apis/v1/nodepool.go); elsewhere `WhenEmpty`, or `Balanced` when cheaper placements should still win.
+fn advice(ctx: &PoolCtx) -> String {
+    let index = ctx.pool.tiers.iter().position(|t| t.name.value == ctx.tier.name.value);
+    if index.is_some_and(|i| crate::profile::on_demand_after_spot(&ctx.pool.tiers, i)) {
+        "use `consolidation \"Balanced\"` in the tier's disruption block (the preset default for an on-demand fallback of spot): pods move back to spot when the saving is at least half the disruption (Karpenter's BalancedK = 2), not for a marginal repack".into()
+    } else {
+        "use `consolidation \"WhenEmpty\"` in the pool's disruption block (the preset default): empty GPU nodes still go, busy ones stay; or `consolidation \"Balanced\"`, which moves busy nodes only when the saving is at least half the disruption (Karpenter's BalancedK = 2)".into()
     }
 }

@@ -50,4 +50,5 @@ rules! {
     gp050_spot_without_interruption_queue,
     gp051_efa_without_placement_group,
     gp052_daemonset_misses_pool_taint,
+    gp038_blast_radius_above_disruption_budget,
 }

@@ -256,6 +256,11 @@ fn explain_pool(
         draining_nodes: plan.draining_nodes,
         drain_peak_usd_per_hour: r4(plan.drain_peak_usd_per_hour),
         drain_peak_basis: (plan.draining_nodes > 0).then(|| crate::render::drain_peak_basis(plan)),
+        way_back: tier.and_then(|(p, t)| {
+            let i = p.tiers.iter().position(|x| x.name.value == t.name.value)?;
+            let after_spot = p.tiers[..i].iter().any(|t| t.settings.capacity.contains(&crate::catalog::CapacityType::Spot));
+            (after_spot && plan.fixed_usd_per_hour.is_none()).then(|| crate::solve::way_back(&plan.disruption, &p.tiers[0].name.value, crate::profile::on_demand_after_spot(&p.tiers, i)))
+        }),
         cpu_limit: plan.cpu_limit,
         fixed_usd_per_hour: plan.fixed_usd_per_hour.map(r4),
         placement: plan.pod_placement(plan.largest_node()),

@@ -138,6 +138,9 @@ pub struct PoolExplanation {
     pub draining_nodes: u32,
     pub drain_peak_usd_per_hour: f64,
     pub drain_peak_basis: Option<String>,
+    /// On a fallback tier: how its pods return to the tiers above once they have capacity again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub way_back: Option<String>,
     /// The cpu limit that caps physical nodes of a shared (time-sliced/MIG) pool.
     pub cpu_limit: Option<u32>,
     /// A capacity reservation's fixed $/h.

@@ -170,6 +170,9 @@ fn write_pool(out: &mut String, pool: &PoolExplanation) {
     for t in &pool.placement.tolerations {
         let _ = writeln!(out, "               toleration {t}");
     }
+    for spread in &pool.placement.spread {
+        let _ = writeln!(out, "               topologySpreadConstraint {spread} over the workload's pods (labelSelector: its selector)");
+    }
     if !pool.placement.requests.is_empty() {
         let _ = writeln!(out, "               requests {{{}}} per pod of {} {}", pool.placement.requests_text(), pool.largest_node, pool.resource);
     }
@@ -226,6 +229,9 @@ fn write_pool_sizing(out: &mut String, pool: &PoolExplanation) {
     );
     if let Some(basis) = &pool.drain_peak_basis {
         let _ = writeln!(out, "    drain peak {}: {basis}", per_hour(pool.drain_peak_usd_per_hour, pool.worst_case_is_estimate));
+    }
+    if let Some(way_back) = &pool.way_back {
+        let _ = writeln!(out, "    way back   {way_back}");
     }
 }
 

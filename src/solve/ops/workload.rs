@@ -36,6 +36,8 @@ pub struct WorkloadPlan {
     pub replicas_min: u32,
     pub replicas_max: u32,
     pub gpus_per_replica: u32,
+    /// `max-per-node`: at most this many replicas on one node.
+    pub max_per_node: Option<u32>,
     /// CPU and memory per replica as the profile wrote them (`requests cpu=… memory=…`), Kubernetes quantities.
     pub requests: BTreeMap<String, String>,
 }
@@ -114,7 +116,12 @@ pub fn plan_workload(w: &Workload, profile: &Profile, source: &str, nodepools: &
     });
     // As the solver labelled and tainted the workload's NodePools (a tier name resolves to its pool).
     let pool_name = nodepools.first().map_or_else(|| w.pool.value.clone(), |p| p.pool.clone());
-    let pod = workload_placement(nodepools, w.gpus_per_replica.value);
+    let mut pod = workload_placement(nodepools, w.gpus_per_replica.value);
+    // `max-per-node N` replaces the serving pools' host preference by a hard host spread of skew N.
+    if let Some(n) = &w.max_per_node {
+        pod.spread.retain(|s| s.topology_key != crate::solve::HOST_KEY);
+        pod.spread.push(crate::solve::SpreadAdvice::max_per_node(n.value));
+    }
     let mut names: Vec<String> = nodepools.iter().map(|p| p.name.clone()).collect();
     names.sort();
     let mut plan = WorkloadPlan {
@@ -134,6 +141,7 @@ pub fn plan_workload(w: &Workload, profile: &Profile, source: &str, nodepools: &
         replicas_min: w.replicas_min.value,
         replicas_max: w.replicas_max.value,
         gpus_per_replica: w.gpus_per_replica.value,
+        max_per_node: w.max_per_node.as_ref().map(|m| m.value),
         requests: w.requests.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
     };
     if w.keda() {
