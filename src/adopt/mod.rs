@@ -251,6 +251,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
         profile.monitoring = monitoring.remove(&name);
         let own: Vec<&workloads::AdoptedWorkload> = workloads.iter().filter(|w| w.profile == name).collect();
         training_presets(&mut profile, &own, &mut warnings);
+        spread_settings(&mut profile, &own);
         profile.workloads = own.into_iter().map(|w| w.line.clone()).collect();
         profile.queues = queues.iter().filter(|q| q.profile == name).map(|q| q.line.clone()).collect();
         let mut sources: Vec<String> = pools.iter().map(|p| p.file.clone()).collect();
@@ -679,6 +680,22 @@ fn merge_keep_nulls(a: serde_json::Value, b: serde_json::Value) -> serde_json::V
         }
         (serde_json::Value::Null, b) => b,
         (a, _) => a,
+    }
+}
+
+/// `spread` where a pool's adopted preset would advise otherwise than its workloads' placement annotations say (the
+/// inference presets spread; adopt picks a preset for its taint, not for this).
+fn spread_settings(profile: &mut AdoptedProfile, workloads: &[&workloads::AdoptedWorkload]) {
+    for w in workloads {
+        let Some(spread) = w.spread else { continue };
+        let tiered = profile.pools.iter().any(|p| p.tier_of.as_deref() == Some(w.pool.as_str()));
+        for pool in profile.pools.iter_mut().filter(|p| p.name == w.pool || p.tier_of.as_deref() == Some(w.pool.as_str())) {
+            let preset_spreads = tiered || matches!(pool.preset, "inference-on-demand" | "inference-spot");
+            let kdl = format!("spread #{spread}");
+            if preset_spreads != spread && !pool.lines.iter().any(|l| l.kdl == kdl) {
+                pool.lines.push(model::Line::new(kdl, format!("workload {}/{}: its placement annotation", w.namespace, w.name)));
+            }
+        }
     }
 }
 

@@ -20,6 +20,7 @@ use crate::ops::workload::{parse_replicas_record, parse_selector_record, REPLICA
 use crate::profile::ops::{IntOrPercent, PdbBudget};
 use crate::solve::ops::metrics::{gpu_metric, metric_is_ratio};
 use crate::solve::ops::scaling::{HpaPlan, ScalingStyle};
+use crate::solve::{SpreadAdvice, HOST_KEY};
 
 /// One adopted `workload` block and what the profile's pools must agree with.
 #[derive(Debug, Clone)]
@@ -32,6 +33,9 @@ pub struct AdoptedWorkload {
     /// The HPA scales like a training or batch pool's (ops::plan gives that behaviour by the pool's preset only),
     /// so the pool must be adopted with a training preset.
     pub training: bool,
+    /// Whether its `gpuplan.dev/placement` annotation tells pods to spread over zones and hosts (an inference preset's
+    /// advice); None without the annotation. The pool's `spread` setting follows it.
+    pub spread: Option<bool>,
     pub line: Line,
     /// The first of its objects (`file`, `Kind/name`), for warnings and the skipped list.
     pub file: String,
@@ -179,6 +183,16 @@ fn workload(profile: String, namespace: String, name: String, t: &Traces, node_p
     if let (Some(budget), Some(doc)) = (pdb, t.pdb) {
         children.push(Line::new(budget_kdl(budget), format!("{} spec", doc.at())));
     }
+    // What the pods were told to need: the placement annotation, or the unschedulable alert's description (a
+    // workload with neither PDB nor HPA) — both `PodPlacement::describe`.
+    let placement = t
+        .docs()
+        .find_map(|d| Some((d.at() + " metadata.annotations.gpuplan.dev/placement", d.object["metadata"]["annotations"]["gpuplan.dev/placement"].as_str()?)))
+        .or_else(|| t.recorded("description").map(|(text, at)| (at, text)));
+    if let Some(line) = placement.as_ref().and_then(|(at, text)| max_per_node(at, text)) {
+        children.push(line);
+    }
+    let spread = placement.map(|(_, text)| text.contains(&format!("topologySpreadConstraint {}", SpreadAdvice::serving()[0])));
     let mut training = false;
     if let Some(doc) = t.hpa {
         let (line, is_training) = autoscale(doc, node_pools);
@@ -200,7 +214,7 @@ fn workload(profile: String, namespace: String, name: String, t: &Traces, node_p
     }
     let line = Line::block(props, format!("{}; pool from {pool_from}", t.origin()), children);
     let (file, object) = first_trace(t);
-    Some(AdoptedWorkload { profile, namespace, name, pool, training, line, file, object })
+    Some(AdoptedWorkload { profile, namespace, name, pool, training, spread, line, file, object })
 }
 
 /// The pool as written: the `gpuplan.dev/pool` annotation of the PDB/HPA; else the alert's pool, narrowed to one
@@ -449,4 +463,12 @@ fn percent_of(metric: &str, quantity: &str) -> Option<u32> {
         (true, Some(milli)) => milli.parse::<u32>().ok().map(|m| m / 10),
         (true, None) => quantity.parse::<u32>().ok().map(|r| r * 100),
     }
+}
+
+/// `max-per-node N` from the placement annotation's hard host spread (`SpreadAdvice::max_per_node`).
+fn max_per_node(at: &str, placement: &str) -> Option<Line> {
+    let (_, rest) = placement.split_once(&format!("topologySpreadConstraint {{topologyKey: {HOST_KEY}, maxSkew: "))?;
+    let (n, rest) = rest.split_once(", ")?;
+    let n: u32 = n.parse().ok()?;
+    rest.starts_with("whenUnsatisfiable: DoNotSchedule}").then(|| Line::new(format!("max-per-node {n}"), at.to_string()))
 }

@@ -302,6 +302,7 @@ fn preset_defaults(preset: Preset, span: Span) -> Settings {
         efa: None,
         efa_zone: None,
         placement_group: None,
+        spread: None,
         capacity: Spanned::new(capacity, span),
         max_accelerators: None,
         max_cpu: None,

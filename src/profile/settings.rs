@@ -65,6 +65,9 @@ pub struct Settings {
     /// `placement-group "<name>"`: the EC2 cluster placement group the pool's nodes launch into (its class's
     /// `placementGroupSelector`), so a multi-node job's nodes sit close together; one zone only (E0383).
     pub placement_group: Option<Spanned<String>>,
+    /// `spread #true|#false`: whether the pool's workloads are told to spread over zones and hosts (None: the
+    /// preset's choice, on for the inference presets). Adopt writes it where a pool's original workloads say otherwise.
+    pub spread: Option<Spanned<bool>>,
     pub capacity: Spanned<Vec<CapacityType>>,
     pub max_accelerators: Option<Spanned<u32>>,
     /// A CPU pool's limit in vCPUs (`max-cpu`): the same role as `max_accelerators` (see [`Settings::max_units`]).
@@ -142,6 +145,7 @@ impl Parser<'_> {
             "exclude-types" => s.exclude_types = self.strings(node),
             "efa" => (s.efa, s.efa_zone) = self.parse_efa(node),
             "placement-group" => s.placement_group = self.parse_placement_group(node),
+            "spread" => s.spread = self.single_bool(node, "spread"),
             "capacity" => set(&mut s.capacity, self.parse_capacity(node)),
             "max-accelerators" => s.max_accelerators = self.bounded_u32(node, "max-accelerators", 1..=100_000),
             "weight" => s.weight = self.bounded_u32(node, "weight", 1..=100),
@@ -165,7 +169,7 @@ impl Parser<'_> {
             "raw" => s.raws.extend(self.parse_raw(node, &raw::RAW_KINDS)),
             "overlay" => self.apply_overlay(node, s),
             "static" => self.apply_static(node, s),
-            "accelerator-taint" => set(&mut s.accelerator_taint, self.parse_accelerator_taint(node)),
+            "accelerator-taint" => set(&mut s.accelerator_taint, self.single_bool(node, "accelerator-taint")),
             _ => self.unknown_node(node, &schema::names("pool"), context),
         }
     }
@@ -275,12 +279,12 @@ impl Parser<'_> {
         Some(Spanned::new(Sharing::TimeSlicing { replicas: r.value as u32 }, node_span))
     }
 
-    /// `accelerator-taint #false`: E0107 when the value is missing.
-    fn parse_accelerator_taint(&mut self, node: &KdlNode) -> Option<Spanned<bool>> {
+    /// A setting of one boolean (`accelerator-taint #false`, `spread #false`): E0107 when the value is missing.
+    fn single_bool(&mut self, node: &KdlNode, what: &str) -> Option<Spanned<bool>> {
         self.check_entries(node, &[], 1);
-        let value = args(node).next().and_then(|e| self.expect_bool(e, "accelerator-taint"));
+        let value = args(node).next().and_then(|e| self.expect_bool(e, what));
         if value.is_none() && args(node).next().is_none() {
-            self.error(self.span(node.span()), ErrorCode::E0107, "`accelerator-taint` needs #true or #false", "write accelerator-taint #false");
+            self.error(self.span(node.span()), ErrorCode::E0107, format!("`{what}` needs #true or #false"), format!("write {what} #false"));
         }
         value
     }
