@@ -547,6 +547,20 @@ fn reserved_block_makes_the_reservation_the_pools_first_tier() {
     assert_eq!((capacity(&reserved), capacity(&on_demand)), (json!(["reserved"]), json!(["on-demand"])));
 }
 
+/// A reservation's nodes are billed whether they run pods or not, so consolidation must not remove them: Karpenter
+/// v1.14.1 marks a NodeClaim consolidatable only when `consolidateAfter` has a duration
+/// (sigs.k8s.io/karpenter@v1.14.1 pkg/controllers/nodeclaim/disruption/consolidation.go: `ConsolidateAfter.Duration
+/// == nil` returns before the Consolidatable condition is set) and has no exception of its own for reserved capacity
+/// (pkg/controllers/disruption/emptiness.go). The on-demand fallback tier keeps the preset's `1h`.
+#[test]
+fn reserved_tier_is_never_consolidated_while_its_fallback_is() {
+    let body = format!("budget usd-per-hour=300\n{}{TRAINER}", h100_pool("train", RESERVATION));
+    let c = compile_one(profile("p", 10, AMI, &body));
+    let pools: Vec<Value> = c.ok().manifests().into_iter().filter(|m| m.kind() == "NodePool").map(|m| m.object).collect();
+    let after = |n: &str| pools.iter().find(|p| p["metadata"]["name"] == n).unwrap()["spec"]["disruption"]["consolidateAfter"].clone();
+    assert_eq!((after("train-reserved"), after("train")), (json!("Never"), json!("1h")));
+}
+
 /// EFA's OS-bypass traffic stays within an Availability Zone (AWS EC2 user guide, "Elastic Fabric Adapter"), so every
 /// tier of an EFA pool launches in the same single zone; `efa zone=…` picks it.
 #[test]
