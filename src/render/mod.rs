@@ -497,12 +497,10 @@ pub fn drain_peak_basis(pool: &PoolPlan) -> String {
         Some(g) => format!("for up to terminationGracePeriod {g}"),
         None => "with no terminationGracePeriod, so a drain a PodDisruptionBudget blocks never ends".to_string(),
     };
-    let why = if pool.disruption.expire_after != "Never" {
-        format!("expireAfter {}: every node can expire at once, and expiration ignores disruption budgets", pool.disruption.expire_after)
-    } else {
-        "the always-on disruption budgets' node count".to_string()
-    };
-    format!("{nodes} {grace} ({why}); Karpenter leaves nodes being deleted out of the limits")
+    format!(
+        "{nodes} {grace}: every node the limits allow, since forceful drains ignore disruption budgets ({}); Karpenter leaves nodes being deleted out of the limits",
+        pool.forceful_drains()
+    )
 }
 
 /// The `gpuplan.dev/worst-case-basis` annotation: what the worst case assumes, in words. It is a steady-state

@@ -154,6 +154,12 @@ impl PoolPlan {
         if self.adopted { diagnostic.warning() } else { diagnostic }
     }
 
+    /// The forceful drains that can take every node of this pool at once, disruption budgets or not
+    /// (`cost::forceful_drains`, which cites Karpenter's code for each).
+    pub fn forceful_drains(&self) -> String {
+        cost::forceful_drains(&self.disruption.expire_after, self.capacity_types.contains(&CapacityType::Spot))
+    }
+
     /// Whether the node's OS runs the NVIDIA device plugin (Bottlerocket), so the GPU Operator's must stay off it.
     pub fn host_device_plugin(&self) -> bool {
         self.labels.get(DEPLOY_DEVICE_PLUGIN_LABEL).is_some_and(|v| v == "false")
