@@ -143,6 +143,12 @@ impl NodeShape {
         NodeShape { accelerators, units: accelerators * units_per_accelerator, vcpu: t.vcpu, memory_mib, expected: quote.expected, ceiling: quote.ceiling }
     }
 
+    /// The shape with a cost every node carries beside its instance (its EBS volumes: `catalog::ebs`) added to both
+    /// prices: per schedulable unit it weighs most on the smallest nodes, so the worst case may come from them.
+    pub fn with_node_cost(self, usd_per_hour: f64) -> NodeShape {
+        NodeShape { expected: self.expected + usd_per_hour, ceiling: self.ceiling + usd_per_hour, ..self }
+    }
+
     /// The node's devices are shared: it offers more schedulable units than physical accelerators.
     fn shared(&self) -> bool {
         self.units > self.accelerators.max(1)

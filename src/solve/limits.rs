@@ -292,7 +292,8 @@ fn size_reservations(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
                 }
             },
             None => {
-                let fixed = f64::from(instances.value) * candidate.ceiling_usd_per_hour;
+                // The reservation bills the instances; each running node adds its volumes.
+                let fixed = f64::from(instances.value) * (candidate.ceiling_usd_per_hour + plan.node_storage_usd_per_hour);
                 plan.limit_reason = format!("capacity reservation: {held}, billed ${fixed:.2}/h whether used or not");
                 fixed
             }

@@ -45,14 +45,15 @@ pub(super) fn size(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
             plan.fixed_usd_per_hour = Some(0.0);
             continue;
         }
-        let fixed = f64::from(s.replicas) * top.ceiling_usd_per_hour;
+        let node = top.ceiling_usd_per_hour + plan.node_storage_usd_per_hour;
+        let fixed = f64::from(s.replicas) * node;
         plan.limit = s.replicas * plan.candidates.iter().map(|c| c.units).min().unwrap_or(0);
         plan.limit_reason = format!(
-            "static: {} replicas kept whatever the pods, billed always; at most ${fixed:.2}/h ({} × the dearest admitted type, {} at ${:.2}/h){}",
+            "static: {} replicas kept whatever the pods, billed always; at most ${fixed:.2}/h ({} × the dearest admitted type, {} at ${:.2}/h with its volumes){}",
             s.replicas,
             s.replicas,
             top.name,
-            top.ceiling_usd_per_hour,
+            node,
             s.max_nodes.map(|m| format!("; limits.nodes {m} during replacements")).unwrap_or_default(),
         );
         plan.fixed_usd_per_hour = Some(fixed);
@@ -64,7 +65,7 @@ pub(super) fn size(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
 /// Expected, worst-case and drain-peak figures of a static pool (after [`size`]).
 pub(super) fn finish(plan: &mut PoolPlan, s: StaticPool) {
     let worst = plan.fixed_usd_per_hour.unwrap_or(0.0);
-    let top = dearest(plan).map_or(0.0, |c| c.ceiling_usd_per_hour);
+    let top = dearest(plan).map_or(0.0, |c| c.ceiling_usd_per_hour + plan.node_storage_usd_per_hour);
     plan.expected_usd_per_hour = round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour));
     plan.worst_case_usd_per_hour = round_cents(worst);
     plan.draining_nodes = match s.max_nodes {
