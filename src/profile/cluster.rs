@@ -50,6 +50,9 @@ pub struct Cluster {
     pub ephemeral_storage: Option<Spanned<String>>,
     /// `raw "EC2NodeClass" "<YAML>"` (or `"NodeClass"`): fragments merged into every node class of the profile.
     pub raws: Vec<Spanned<Raw>>,
+    /// `node-daemons "aws-node" "kube-proxy" …`: the EKS node DaemonSets every node runs, whose requests the fit checks
+    /// count (`charts::node_daemons`); None: the default (all four, none in Auto Mode); `"none"`: empty.
+    pub node_daemons: Option<Vec<Spanned<String>>>,
     pub span: Span,
 }
 
@@ -83,6 +86,7 @@ struct ClusterLines {
     image_cache_snapshot: Option<Spanned<String>>,
     user_data: Option<Spanned<String>>,
     raws: Vec<Spanned<Raw>>,
+    node_daemons: Option<Vec<Spanned<String>>>,
 }
 
 impl ClusterLines {
@@ -90,6 +94,7 @@ impl ClusterLines {
         ClusterLines {
             region: None,
             zones: Vec::new(),
+            node_daemons: None,
             discovery_tag: None,
             node_role: None,
             instance_profile: None,
@@ -135,6 +140,7 @@ impl Parser<'_> {
             image_cache_snapshot: lines.image_cache_snapshot,
             user_data: lines.user_data,
             raws: lines.raws,
+            node_daemons: lines.node_daemons,
             auto_mode: lines.auto_mode,
             ephemeral_storage: lines.ephemeral_storage,
             discovery_tag: lines.discovery_tag.unwrap_or_else(|| name.clone()),
@@ -160,6 +166,17 @@ impl Parser<'_> {
                 }
             }
             "zones" => lines.zones = self.strings(child),
+            "node-daemons" => {
+                let mut names = self.strings(child);
+                let mut choices: Vec<(&str, ())> = crate::charts::node_daemons::EKS_NODE_DAEMONS.iter().map(|d| (d.name, ())).collect();
+                choices.push(("none", ()));
+                let help = "name the EKS node DaemonSets the cluster runs: aws-node, kube-proxy, ebs-csi-node, eks-pod-identity-agent (or \"none\")";
+                for n in &names {
+                    self.keyword(n, "node DaemonSet", &choices, help);
+                }
+                names.retain(|n| n.value != "none");
+                lines.node_daemons = Some(names);
+            }
             "discovery-tag" => {
                 lines.discovery_tag = self.single_string(child);
                 if let Some(tag) = &lines.discovery_tag {

@@ -100,7 +100,7 @@ pub fn read_inputs(opts: &Options) -> Result<Inputs, InputError> {
     let mut add_on_daemon_sets = Vec::new();
     if opts.add_on_daemonsets {
         let objects: Vec<&serde_json::Value> = manifest_docs.iter().map(|d| &*d.value).collect();
-        add_on_daemon_sets = daemons::add_ons(&objects, &manifests.daemon_sets);
+        add_on_daemon_sets = daemons::add_ons(&objects, &manifests.daemon_sets, &daemons::default_node_daemons(&objects));
         manifests.daemon_sets.extend(daemons::daemon_pods(&add_on_daemon_sets));
     }
     let region = opts

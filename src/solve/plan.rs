@@ -21,6 +21,9 @@ pub struct ClusterPlan {
     /// EKS Auto Mode (`auto-mode #true`): NodeClasses instead of EC2NodeClasses, and no GPU Operator or device-plugin
     /// add-ons (`ops`): Auto Mode ships them.
     pub auto_mode: bool,
+    /// The EKS node DaemonSets every node runs (`cluster { node-daemons … }`, else `charts::node_daemons::default_names`):
+    /// the fit checks count their requests.
+    pub node_daemons: Vec<String>,
     /// Argo CD / Flux objects to generate for out/<cluster> (the first profile of the cluster that asks).
     pub gitops: Option<crate::profile::Gitops>,
     pub node_classes: Vec<NodeClassPlan>,
