@@ -430,7 +430,7 @@ fn a_7800m_replica_on_g6_2xlarge_pends_once_the_eks_node_daemon_sets_are_counted
     let c = compile_one(l4_workload("7800m", ""));
     let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("compiled") };
     let e = diagnostics.iter().find(|d| d.code == "E0180").unwrap_or_else(|| panic!("{diagnostics:?}"));
-    assert_eq!(e.location, c.loc("p.kdl", "cpu=\"7800m\""), "{}", e.message);
+    assert_eq!(e.location, c.loc("p.kdl", "1\n    requests cpu"), "{}", e.message);
     // `node-daemons "none"` (a cluster with its own CNI and no kube-proxy): only the GPU Operator's 5m, and it fits.
     let none = compile_one(l4_workload("7800m", "").replacen("    ami ", "    node-daemons \"none\"\n    ami ", 1));
     let d = none.lint();
