@@ -85,11 +85,17 @@ fn on_demand(t: &Value) -> f64 {
 ///   pkg/controllers/provisioning/scheduling/scheduler.go: remaining resources = limits − usage, instance types
 ///   whose capacity exceeds them are filtered out). A limit written in time-slices is therefore a limit on
 ///   *physical* GPUs until nodes register; only the cpu limit (counted the same in both phases) caps that burst.
+/// Every example node's EBS volume: 200 GiB gp3 at 10,000 IOPS and 500 MiB/s, $16 + 7,000 × $0.005 + 375 × $0.04 =
+/// $66 a month at us-east-1 list prices (https://aws.amazon.com/ebs/pricing/, gp3), billed per second of the calendar
+/// month: at most $66 / 672 h an hour (February).
+const EBS_PER_NODE: f64 = 66.0 / 672.0;
+
 fn independent_worst_case(np: &Value, catalog: &BTreeMap<String, Value>, units_per_gpu: f64) -> f64 {
     let types: Vec<&Value> = requirement(np, "node.kubernetes.io/instance-type").iter().map(|t| &catalog[*t]).collect();
     let gpu_limit = limit(np, "nvidia.com/gpu").or(limit(np, "aws.amazon.com/neuron")).unwrap();
-    let per_gpu = types.iter().map(|t| on_demand(t) / gpus(t)).fold(0.0, f64::max);
-    let per_vcpu = types.iter().map(|t| on_demand(t) / t["vcpu"].as_f64().unwrap()).fold(0.0, f64::max);
+    let node = |t: &Value| on_demand(t) + EBS_PER_NODE;
+    let per_gpu = types.iter().map(|t| node(t) / gpus(t)).fold(0.0, f64::max);
+    let per_vcpu = types.iter().map(|t| node(t) / t["vcpu"].as_f64().unwrap()).fold(0.0, f64::max);
     let counted_as_slices = (gpu_limit / units_per_gpu).ceil() * per_gpu;
     let counted_as_physical = match limit(np, "cpu") {
         Some(cpu) => (gpu_limit * per_gpu).min(cpu * per_vcpu),
@@ -221,7 +227,7 @@ fn reserved_capacity_is_a_fixed_cost_counted_first() {
     let c = examples();
     let catalog = catalog_json(&repo().join("catalogs"), "us-east-1");
     let reserved = &object(&c, "NodePool", "training-reserved");
-    let fixed = 2.0 * on_demand(&catalog["p5.48xlarge"]);
+    let fixed = 2.0 * (on_demand(&catalog["p5.48xlarge"]) + EBS_PER_NODE);
     for key in ["gpuplan.dev/fixed-usd-per-hour", "gpuplan.dev/expected-usd-per-hour", "gpuplan.dev/worst-case-usd-per-hour"] {
         assert!((annotation(reserved, key) - fixed).abs() < 0.01, "{key}");
     }
@@ -646,7 +652,7 @@ fn drain_peak_covers_every_node_of_a_pool_that_never_expires() {
     assert_eq!(always_on_nodes(np, "Drifted"), Some(1), "the budget holds drift to one node, not forceful drains");
     let priciest_node = requirement(np, "node.kubernetes.io/instance-type").iter().map(|t| on_demand(&catalog[*t])).fold(0.0, f64::max);
     let steady = independent_worst_case(np, &catalog, 1.0);
-    let nodes = (steady / priciest_node).round();
+    let nodes = (steady / (priciest_node + EBS_PER_NODE)).round();
     let peak = annotation(np, "gpuplan.dev/drain-peak-usd-per-hour");
     assert!((peak - 2.0 * steady).abs() <= 0.011, "drain peak {peak} ≠ 2 × {steady}");
     let basis = np["metadata"]["annotations"]["gpuplan.dev/drain-peak-basis"].as_str().unwrap();
@@ -732,7 +738,7 @@ fn estimated_prices_are_never_called_guaranteed() {
     let before = c.output_tree();
     for (path, file) in raised.files.iter_mut() {
         if path.ends_with("nodepool-batch.yaml") {
-            *file = file.replace("worst-case-usd-per-hour: \"38.68\"", "worst-case-usd-per-hour: \"39.00\"");
+            *file = file.replace("worst-case-usd-per-hour: \"38.03\"", "worst-case-usd-per-hour: \"39.00\"");
         }
     }
     let md = gpuplan::emit::diff::render_markdown(&before, &raised);

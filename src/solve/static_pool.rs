@@ -66,7 +66,7 @@ pub(super) fn size(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
 pub(super) fn finish(plan: &mut PoolPlan, s: StaticPool) {
     let worst = plan.fixed_usd_per_hour.unwrap_or(0.0);
     let top = dearest(plan).map_or(0.0, |c| c.ceiling_usd_per_hour + plan.node_storage_usd_per_hour);
-    plan.expected_usd_per_hour = round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour));
+    plan.expected_usd_per_hour = round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour + plan.node_storage_usd_per_hour));
     plan.worst_case_usd_per_hour = round_cents(worst);
     plan.draining_nodes = match s.max_nodes {
         // A parked pool has no node to replace: max-nodes only caps a later raise.
