@@ -249,7 +249,7 @@ fn reserved_capacity_is_a_fixed_cost_counted_first() {
         "budget usd-per-hour=50\npool \"r\" preset=\"training-on-demand\" {\n    gpu { name \"H100\"; }\n    reserved { id \"cr-0123456789abcdef0\"; instance-type \"p5.48xlarge\"; instances 1; }\n}\n",
     ));
     let e = the_error(&c, "E0143", "usd-per-hour=50");
-    assert!(e.message.contains("cost $55.04/h, more than its budget of $50.00/h"), "{}", e.message);
+    assert!(e.message.contains("cost $55.14/h, more than its budget of $50.00/h"), "{}", e.message);
 }
 
 /// `gpuplan.dev/source` (and the header) are repository paths: `./profiles`, `profiles` and the absolute path
