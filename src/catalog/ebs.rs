@@ -85,8 +85,22 @@ pub fn rendered_volumes(node_class: &serde_json::Value) -> Vec<EbsVolume> {
         let e = &spec["ephemeralStorage"];
         return vec![performance(e, "ephemeralStorage".into(), &e["size"])];
     }
-    let mappings = spec["blockDeviceMappings"].as_array().map(Vec::as_slice).unwrap_or_default();
-    mappings.iter().map(|m| performance(&m["ebs"], m["deviceName"].as_str().unwrap_or_default().to_string(), &m["ebs"]["volumeSize"])).collect()
+    match spec["blockDeviceMappings"].as_array() {
+        Some(mappings) => mappings.iter().map(|m| performance(&m["ebs"], m["deviceName"].as_str().unwrap_or_default().to_string(), &m["ebs"]["volumeSize"])).collect(),
+        None => {
+            let alias = spec["amiSelectorTerms"][0]["alias"].as_str().unwrap_or_default();
+            karpenter_default_volumes(alias.starts_with("bottlerocket"))
+        }
+    }
+}
+
+/// The volumes Karpenter gives a node whose EC2NodeClass sets no `blockDeviceMappings` (karpenter-provider-aws v1.14.1
+/// pkg/providers/amifamily/al2023.go and bottlerocket.go `DefaultBlockDeviceMappings`, resolver.go `DefaultEBS`: a
+/// 20 GiB gp3 root volume;
+/// Bottlerocket a 4 GiB OS volume and a 20 GiB data volume), at gp3's baseline performance.
+pub fn karpenter_default_volumes(bottlerocket: bool) -> Vec<EbsVolume> {
+    let gp3 = |device: &str, size_gib| EbsVolume { device: device.into(), size_gib, iops: GP3_BASELINE_IOPS, throughput_mibps: GP3_BASELINE_THROUGHPUT_MIBPS };
+    if bottlerocket { vec![gp3("/dev/xvda", 4), gp3("/dev/xvdb", 20)] } else { vec![gp3("/dev/xvda", 20)] }
 }
 
 /// GiB (rounded up) of a Kubernetes quantity as volume sizes take it: `Gi`, `G`, `Ti`, `T`.

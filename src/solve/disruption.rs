@@ -24,8 +24,9 @@ pub fn disruption_plan(s: &Settings) -> DisruptionPlan {
 /// NodeClaim consolidatable only when `consolidateAfter` has a duration
 /// (pkg/controllers/nodeclaim/disruption/consolidation.go: `ConsolidateAfter.Duration == nil` → not consolidatable).
 /// Drift and expiry still replace reserved nodes, under the budgets.
+/// A pool `adopt` wrote (`admit "as-required"`) keeps its original's value: adopting changes no behaviour.
 fn consolidate_after(s: &Settings) -> String {
-    if s.capacity.value == [CapacityType::Reserved] {
+    if s.capacity.value == [CapacityType::Reserved] && s.admit.value != crate::profile::Admit::AsRequired {
         return RESERVED_CONSOLIDATE_AFTER.to_string();
     }
     s.disruption.consolidate_after.value.clone()

@@ -47,6 +47,12 @@ impl NodeClassPlan {
     /// has one volume, `ephemeralStorage`, at Auto Mode's default performance (EKS user guide, "Create a Node Class
     /// for Amazon EKS": iops 3000, throughput 125).
     pub fn volumes(&self) -> Vec<EbsVolume> {
+        // A raw fragment that writes `blockDeviceMappings` (adopt's `null` keeps Karpenter's default) decides them.
+        if let Some(raw) = self.raws.iter().rev().find(|r| r.value.patch["spec"].get("blockDeviceMappings").is_some()) {
+            let mut class = serde_json::json!({ "spec": raw.value.patch["spec"].clone() });
+            class["spec"]["amiSelectorTerms"] = serde_json::json!([{ "alias": self.ami_alias }]);
+            return crate::catalog::ebs::rendered_volumes(&class);
+        }
         if self.auto_mode {
             let size_gib = size_gib(&self.ephemeral_storage).unwrap_or(200);
             return vec![EbsVolume { device: "ephemeralStorage".into(), size_gib, iops: GP3_BASELINE_IOPS, throughput_mibps: GP3_BASELINE_THROUGHPUT_MIBPS }];
