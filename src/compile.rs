@@ -250,7 +250,7 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     if !unreachable.is_empty() {
         return ClusterOutcome::Unschedulable(unreachable);
     }
-    let simulated = crate::check::cluster_manifests(&manifests);
+    let simulated = crate::check::cluster_manifests(&manifests, &cluster.node_daemons);
     let ctx = c.cluster_ctx(cluster);
     // A probe pod per pool with kubelet settings (E0160: they can leave no room for a pod), then every workload at
     // max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.

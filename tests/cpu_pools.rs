@@ -72,7 +72,8 @@ fn a_cpu_pool_beside_a_gpu_pool_shares_the_budget_and_the_worst_case_bound_holds
     assert_eq!(web.limit % gpuplan::solve::VCPUS_PER_ACCELERATOR, 0, "{}", web.limit_reason);
     assert!(web.limit / gpuplan::solve::VCPUS_PER_ACCELERATOR >= llm.limit, "{} vs {}", web.limit, llm.limit);
     // Σ limit × worst $/unit-hour ≤ budget, each pool bounded by its own worst $/vCPU- or $/GPU-hour.
-    let worst = |p: &gpuplan::solve::PoolPlan| f64::from(p.limit) * p.candidates.iter().map(|c| c.ceiling_usd_per_accelerator_hour).fold(0.0, f64::max);
+    // Each node also carries its EBS volumes (`catalog::ebs`), which weigh most per unit on the smallest nodes.
+    let worst = |p: &gpuplan::solve::PoolPlan| f64::from(p.limit) * p.candidates.iter().map(|c| (c.ceiling_usd_per_hour + p.node_storage_usd_per_hour) / f64::from(c.units)).fold(0.0, f64::max);
     assert!(worst(web) + worst(llm) <= 30.0 + 1e-6, "{} + {}", worst(web), worst(llm));
     assert!(web.worst_case_usd_per_hour <= worst(web) + 0.01 && web.worst_case_usd_per_hour + llm.worst_case_usd_per_hour <= 30.0 + 0.01);
     assert!(web.candidates.iter().all(|c| c.vcpu <= 16));
@@ -86,8 +87,9 @@ fn a_cpu_only_profile_counts_single_vcpus_and_prices_the_ratio_per_vcpu_hour() {
     assert!(web.candidates.iter().all(|c| c.usd_per_accelerator_hour <= cheapest * 1.6 + 1e-9));
     assert!(web.removed.iter().any(|r| r.constraint.starts_with("$/vCPU-hour ≤ 1.6")), "{:?}", web.removed);
     assert!(web.removed.iter().any(|r| r.constraint == "memory per vCPU ≥ 8192 MiB"), "{:?}", web.removed);
-    let worst = f64::from(web.limit) * web.candidates.iter().map(|c| c.ceiling_usd_per_accelerator_hour).fold(0.0, f64::max);
-    assert!(worst <= 10.0 + 1e-6 && worst > 9.0, "{worst}: the budget is used, to within one vCPU's price");
+    let per_vcpu = web.candidates.iter().map(|c| (c.ceiling_usd_per_hour + web.node_storage_usd_per_hour) / f64::from(c.units)).fold(0.0, f64::max);
+    let worst = f64::from(web.limit) * per_vcpu;
+    assert!(worst <= 10.0 + 1e-6 && worst + per_vcpu > 10.0, "{worst}: the budget is used, to within one vCPU's price");
 }
 
 #[test]

@@ -432,8 +432,35 @@ fn l4_workload(cpu: &str, allow: &str) -> String {
 fn gp018_replica_that_fills_a_whole_xlarge_does_not_fit_it() {
     let c = compile_one(l4_workload("4", ""));
     let d = c.lint();
-    let found = assert_one(&d, "GP018", "one replica of workload `ns/w` does not fit on g6.xlarge (cpu 4.00 > 3.92 allocatable, 5m of it to DaemonSets)", &c.loc("p.kdl", "cpu=\"4\""));
+    let found = assert_one(&d, "GP018", "one replica of workload `ns/w` does not fit on g6.xlarge (cpu 4.00 > 3.92 allocatable, 140m of it to DaemonSets)", &c.loc("p.kdl", "cpu=\"4\""));
     assert!(found.message.contains("the cheapest type it fits, g6.2xlarge"), "{}", found.message);
+}
+
+/// Every EKS node runs aws-node (25m: aws/eks-charts `stable/aws-vpc-cni/values.yaml` v1.23.0 `resources.requests`),
+/// kube-proxy (100m: the EKS kube-proxy add-on, docs.aws.amazon.com/eks/latest/userguide/managing-kube-proxy.html),
+/// ebs-csi-node (10m: kubernetes-sigs/aws-ebs-csi-driver `charts/aws-ebs-csi-driver/values.yaml` `node.resources`) and
+/// eks-pod-identity-agent (aws/eks-pod-identity-agent `charts/eks-pod-identity-agent/values.yaml`: a pod slot), all
+/// tolerating every taint; Karpenter subtracts them from each type before it fits a pod (kubernetes-sigs/karpenter
+/// v1.14.1 scheduler.go `buildDaemonOverheadGroups`). g6.2xlarge has 7.91 CPU allocatable: 7.8 fits beside the GPU
+/// Operator's 5m, not beside 140m.
+#[test]
+fn a_7800m_replica_on_g6_2xlarge_pends_once_the_eks_node_daemon_sets_are_counted() {
+    let c = compile_one(l4_workload("7800m", ""));
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("compiled") };
+    let e = diagnostics.iter().find(|d| d.code == "E0180").unwrap_or_else(|| panic!("{diagnostics:?}"));
+    assert_eq!(e.location, c.loc("p.kdl", "1\n    requests cpu"), "{}", e.message);
+    // `node-daemons "none"` (a cluster with its own CNI and no kube-proxy): only the GPU Operator's 5m, and it fits.
+    let none = compile_one(l4_workload("7800m", "").replacen("    ami ", "    node-daemons \"none\"\n    ami ", 1));
+    let d = none.lint();
+    assert!(with_code(&d, "GP018").iter().all(|f| !f.message.contains("g6.2xlarge (")), "{d:?}");
+}
+
+/// An unknown name in `node-daemons` is E0118, with the list.
+#[test]
+fn node_daemons_with_an_unknown_name_is_e0118() {
+    let c = compile_one(l4_workload("1", "").replacen("    ami ", "    node-daemons \"calico-node\"\n    ami ", 1));
+    let Err(gpuplan::compile::CompileError::Profiles { diagnostics }) = &c.result else { panic!("compiled") };
+    assert!(diagnostics.iter().any(|d| d.code == "E0118" && d.message.contains("calico-node")), "{diagnostics:?}");
 }
 
 #[test]

@@ -68,7 +68,8 @@ fn a_price_overlay_makes_the_pool_launch_the_discounted_type_and_keeps_the_bound
         let list = catalog.get(&cand.name).and_then(|t| t.on_demand.as_ref()).unwrap().usd_per_hour;
         assert_eq!((cand.usd_per_hour, cand.ceiling_usd_per_hour), (list, list), "{} keeps its list price in the cost figures", cand.name);
     }
-    let priciest = p.candidates.iter().map(|c| c.ceiling_usd_per_hour).fold(0.0, f64::max);
+    // Each node at its list price plus its EBS volumes (`catalog::ebs`).
+    let priciest = p.candidates.iter().map(|c| c.ceiling_usd_per_hour).fold(0.0, f64::max) + p.node_storage_usd_per_hour;
     assert!((p.worst_case_usd_per_hour - 4.0 * priciest).abs() < 0.005, "{} vs 4 × {priciest} (to the cent)", p.worst_case_usd_per_hour);
     assert!(p.candidates.iter().any(|c| c.name == "g5.2xlarge" && c.ceiling_usd_per_hour > 1.2), "the discounted g5.2xlarge is admitted and bounded at its list $1.212");
 }
@@ -348,6 +349,6 @@ fn a_spot_overlay_on_one_zone_ranks_by_that_offering_and_the_bound_stays_at_list
         let t = catalog.get(&cand.name).unwrap();
         assert_eq!((cand.usd_per_hour, cand.ceiling_usd_per_hour), (t.spot["us-east-1b"].usd_per_hour, t.on_demand.as_ref().unwrap().usd_per_hour), "{} keeps its list prices", cand.name);
     }
-    let priciest = p.candidates.iter().map(|c| c.ceiling_usd_per_hour).fold(0.0, f64::max);
+    let priciest = p.candidates.iter().map(|c| c.ceiling_usd_per_hour).fold(0.0, f64::max) + p.node_storage_usd_per_hour;
     assert!((p.worst_case_usd_per_hour - 4.0 * priciest).abs() < 0.005, "{} vs 4 × {priciest}", p.worst_case_usd_per_hour);
 }

@@ -197,16 +197,27 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                 ));
             }
             alerts::LAUNCH_FAILURES => {
-                let l = [("controller", "nodeclaim.lifecycle"), ("method", "Create"), ("provider", "aws"), ("error", "InsufficientCapacityError")];
-                let shown = [("controller", "nodeclaim.lifecycle"), ("method", "Create"), ("error", "InsufficientCapacityError")];
+                // Karpenter's `error` label (sigs.k8s.io/karpenter@v1.14.1 pkg/cloudprovider/metrics/cloudprovider.go,
+                // GetErrorTypeLabelValue): "InsufficientCapacityError", "NodeClassNotReadyError",
+                // "NodeClaimNotFoundError", or empty (absent) for any other error.
+                let l = [("controller", "nodeclaim.lifecycle"), ("method", "Create"), ("provider", "aws"), ("error", "NodeClassNotReadyError")];
+                let shown = [("controller", "nodeclaim.lifecycle"), ("method", "Create"), ("error", "NodeClassNotReadyError")];
                 tests.push(test(
                     vec![series("karpenter_cloudprovider_errors_total", &l, "0+1x60")],
                     vec![case(&rule.alert, "10m", vec![]), case(&rule.alert, "40m", vec![expected(rule, &shown, "")])],
                 ));
-                // Failures of other calls, and a Create counter that stopped growing: silent.
+                // The spot tier finding no capacity for 40 minutes while its on-demand fallback launches (Karpenter
+                // marks the offering unavailable and the next NodePool by weight takes the pod: the normal
+                // spot → on-demand fallback), failures of other calls, and a Create counter that stopped growing:
+                // silent.
+                let ice = [("controller", "nodeclaim.lifecycle"), ("method", "Create"), ("provider", "aws"), ("error", "InsufficientCapacityError")];
                 let other = [("controller", "nodeclaim.disruption"), ("method", "Delete"), ("provider", "aws"), ("error", "NodeClaimNotFoundError")];
                 tests.push(test(
-                    vec![series("karpenter_cloudprovider_errors_total", &other, "0+1x60"), series("karpenter_cloudprovider_errors_total", &l, "3x60")],
+                    vec![
+                        series("karpenter_cloudprovider_errors_total", &ice, "0+2x60"),
+                        series("karpenter_cloudprovider_errors_total", &other, "0+1x60"),
+                        series("karpenter_cloudprovider_errors_total", &l, "3x60"),
+                    ],
                     vec![case(&rule.alert, "40m", vec![])],
                 ));
             }

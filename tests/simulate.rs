@@ -543,7 +543,7 @@ fn lint_finds_a_tier_that_never_receives_pods() {
 #[test]
 fn example_tiers_fall_back_in_declared_order() {
     let compiled = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();
-    let gaps: Vec<_> = compiled.plan.clusters.iter().flat_map(|cluster| gpuplan::check::tier_gaps(&compiled.cluster_ctx(cluster), &gpuplan::check::cluster_manifests(&compiled.manifests_of(&cluster.name)))).collect();
+    let gaps: Vec<_> = compiled.plan.clusters.iter().flat_map(|cluster| gpuplan::check::tier_gaps(&compiled.cluster_ctx(cluster), &gpuplan::check::cluster_manifests(&compiled.manifests_of(&cluster.name), &cluster.node_daemons))).collect();
     assert!(compiled.plan.clusters.iter().any(|c| c.pools.iter().any(|p| p.tier_index > 0)), "the examples have a tiered pool");
     assert!(gaps.is_empty(), "{gaps:?}");
 }

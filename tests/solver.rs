@@ -26,9 +26,9 @@ fn pool<'a>(c: &'a Compilation, name: &str) -> &'a PoolPlan {
     c.plan.clusters.iter().flat_map(|c| &c.pools).find(|p| p.name == name).unwrap_or_else(|| panic!("no pool {name}"))
 }
 
-/// The worst-case price per accelerator: spot at its ceiling (on-demand), see `cost`.
+/// The worst-case price per accelerator: spot at its ceiling (on-demand), with each node's EBS volumes, see `cost`.
 fn worst_per_unit(p: &PoolPlan) -> f64 {
-    p.candidates.iter().map(|c| c.ceiling_usd_per_accelerator_hour).fold(0.0, f64::max)
+    p.candidates.iter().map(|c| (c.ceiling_usd_per_hour + p.node_storage_usd_per_hour) / f64::from(c.units)).fold(0.0, f64::max)
 }
 
 #[test]
@@ -312,8 +312,9 @@ fn cpu_and_memory_limits_are_carried_beside_the_accelerator_limit_and_only_lower
     let text = nodepool_text(&capped, "x");
     assert!(text.contains("nvidia.com/gpu: \"16\"") && text.contains("cpu: \"16\"") && text.contains("memory: 64Gi"), "{text}");
     // 16 vCPU hold at most 4 g5.xlarge-sized nodes: the bound is what the tightest limit allows, at the priciest $/vCPU.
-    let per_vcpu = p.candidates.iter().map(|c| c.ceiling_usd_per_hour / f64::from(c.vcpu)).fold(0.0, f64::max);
-    let per_mib = p.candidates.iter().map(|c| c.ceiling_usd_per_hour / c.memory_mib as f64).fold(0.0, f64::max);
+    let node = |c: &gpuplan::solve::Candidate| c.ceiling_usd_per_hour + p.node_storage_usd_per_hour;
+    let per_vcpu = p.candidates.iter().map(|c| node(c) / f64::from(c.vcpu)).fold(0.0, f64::max);
+    let per_mib = p.candidates.iter().map(|c| node(c) / c.memory_mib as f64).fold(0.0, f64::max);
     let expected_bound = f.worst_case_usd_per_hour.min(16.0 * per_vcpu).min(64.0 * 1024.0 * per_mib);
     assert!((p.worst_case_usd_per_hour - expected_bound).abs() < 0.011, "{} vs {expected_bound}", p.worst_case_usd_per_hour);
     assert!(p.worst_case_usd_per_hour < f.worst_case_usd_per_hour);

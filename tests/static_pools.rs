@@ -77,16 +77,17 @@ fn a_static_pool_compiles_to_a_nodepool_with_replicas_no_weight_and_only_a_node_
 }
 
 /// The replicas run whatever the pods, and any admitted type can hold one (a spot interruption or a replacement
-/// launches again): the bound is replicas × the dearest admitted type (g5.2xlarge, $1.212/h on-demand here), the
-/// expected cost replicas × the cheapest (g6.xlarge, $0.8048/h).
+/// launches again): the bound is replicas × the dearest admitted type (g5.2xlarge, $1.212/h on-demand here) with its
+/// EBS volume ($66/month: 200 GiB gp3 at 10,000 IOPS / 500 MiB/s, https://aws.amazon.com/ebs/pricing/, over a 28-day
+/// month: $0.0982/h), the expected cost replicas × the cheapest (g6.xlarge, $0.8048/h) with its volume.
 #[test]
 fn a_static_pool_costs_its_replicas_at_the_dearest_admitted_type_even_with_no_pods() {
     let (dir, out) = compile(WARM);
     assert!(out.status.success(), "{}", text(&out));
     let np = read(dir.path(), "nodepool-warm.yaml");
-    assert_eq!(field(&np, "gpuplan.dev/worst-case-usd-per-hour"), Some("2.42"), "{np}");
-    assert_eq!(field(&np, "gpuplan.dev/fixed-usd-per-hour"), Some("2.42"), "{np}");
-    assert_eq!(field(&np, "gpuplan.dev/expected-usd-per-hour"), Some("1.61"), "{np}");
+    assert_eq!(field(&np, "gpuplan.dev/worst-case-usd-per-hour"), Some("2.62"), "{np}");
+    assert_eq!(field(&np, "gpuplan.dev/fixed-usd-per-hour"), Some("2.62"), "{np}");
+    assert_eq!(field(&np, "gpuplan.dev/expected-usd-per-hour"), Some("1.81"), "{np}");
     assert!(field(&np, "gpuplan.dev/worst-case-basis").is_some_and(|b| b.contains("2 nodes billed whether pods run or not") && b.contains("g5.2xlarge")), "{np}");
     // With no pod at all, simulate launches (and bills) both replicas.
     let pods = dir.path().join("none.yaml");
@@ -107,7 +108,7 @@ fn explain_says_a_static_pool_has_replicas_and_no_weight() {
     let t = text(&explained);
     assert!(t.contains("NodePool warm (pool warm, tier 1 of 1; on-demand; static, 2 replicas)"), "{t}");
     assert!(t.contains("static     2 replicas (spec.replicas); weight none"), "{t}");
-    assert!(t.contains("at most $2.42/h (2 × the dearest admitted type, g5.2xlarge at $1.21/h)"), "{t}");
+    assert!(t.contains("at most $2.62/h (2 × the dearest admitted type, g5.2xlarge at $1.31/h with its volumes)"), "{t}");
 }
 
 #[test]
@@ -118,13 +119,13 @@ fn a_static_pool_counts_its_replicas_against_the_budget_before_the_other_pools()
     let spot = read(dir.path(), "nodepool-burst-spot.yaml");
     let worst: f64 = field(&spot, "gpuplan.dev/worst-case-usd-per-hour").unwrap().parse().unwrap();
     let on_demand: f64 = field(&read(dir.path(), "nodepool-burst-on-demand.yaml"), "gpuplan.dev/worst-case-usd-per-hour").unwrap().parse().unwrap();
-    assert!(2.42 + worst + on_demand <= 20.0 + 1e-9, "the static pool's $2.42/h leaves {} for the rest: {worst} + {on_demand}", 20.0 - 2.42);
+    assert!(2.62 + worst + on_demand <= 20.0 + 1e-9, "the static pool's $2.62/h leaves {} for the rest: {worst} + {on_demand}", 20.0 - 2.62);
 }
 
 #[test]
 fn static_pools_that_cost_more_than_the_budget_are_refused_at_the_static_line() {
     let stderr = refused(&format!("budget usd-per-hour=2\n{WARM}"), "E0306", "p.kdl:12:5");
-    assert!(stderr.contains("cost up to $2.42/h") && stderr.contains("billed whether pods run or not"), "{stderr}");
+    assert!(stderr.contains("cost up to $2.62/h") && stderr.contains("billed whether pods run or not"), "{stderr}");
 }
 
 #[test]

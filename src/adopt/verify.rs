@@ -164,7 +164,7 @@ pub fn read(texts: &[(PathBuf, String)], class_texts: &[(PathBuf, String)], pods
     let mut seen = BTreeSet::new();
     manifests.daemon_sets.retain(|d| seen.insert(d.key.clone()));
     let objects: Vec<&Value> = docs.iter().map(|d| &*d.value).collect();
-    let add_ons = simulate::daemons::add_ons(&objects, &manifests.daemon_sets);
+    let add_ons = simulate::daemons::add_ons(&objects, &manifests.daemon_sets, &simulate::daemons::default_node_daemons(&objects));
     manifests.daemon_sets.extend(simulate::daemons::daemon_pods(&add_ons));
     Ok(Originals { manifests, stand_ins, pods: parsed, files: pods.to_vec() })
 }
@@ -210,7 +210,7 @@ pub fn verify(adoption: &Adoption, compiled: &Compilation, pool_reports: &[PoolR
         let mut before_m = originals.manifests.clone();
         before_m.node_pools.retain(|p| keep.contains(p.name.as_str()));
         let rendered = compiled.manifests_of(&cluster.name);
-        let after_m = crate::check::cluster_manifests(&rendered);
+        let after_m = crate::check::cluster_manifests(&rendered, &cluster.node_daemons);
         let before_p = simulate::prepare(catalog, labels, &before_m, &before_m.node_pools);
         let after_p = simulate::prepare(catalog, labels, &after_m, &after_m.node_pools);
         let runs: Vec<Vec<Pod>> = if pods.is_empty() { originals_here.iter().map(|np| probes(np, catalog)).collect::<Result<Vec<_>, _>>()?.concat() } else { vec![originals.pods.clone()] };

@@ -143,6 +143,12 @@ impl NodeShape {
         NodeShape { accelerators, units: accelerators * units_per_accelerator, vcpu: t.vcpu, memory_mib, expected: quote.expected, ceiling: quote.ceiling }
     }
 
+    /// The shape with a cost every node carries beside its instance (its EBS volumes: `catalog::ebs`) added to both
+    /// prices: per schedulable unit it weighs most on the smallest nodes, so the worst case may come from them.
+    pub fn with_node_cost(self, usd_per_hour: f64) -> NodeShape {
+        NodeShape { expected: self.expected + usd_per_hour, ceiling: self.ceiling + usd_per_hour, ..self }
+    }
+
     /// The node's devices are shared: it offers more schedulable units than physical accelerators.
     fn shared(&self) -> bool {
         self.units > self.accelerators.max(1)
@@ -212,17 +218,38 @@ pub fn worst_case(shapes: &[NodeShape], limits: Limits) -> f64 {
 /// `nodes.Active()` (kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go; `MarkedForDeletion` in
 /// pkg/controllers/state/statenode.go), and `limits.nodes` is counted the same way, so it bounds nothing here. A
 /// pool at its limit therefore launches the replacements of its draining nodes next to them, for up to the
-/// NodePool's `terminationGracePeriod`. `draining` is how many nodes can be deleting at once
-/// ([`draining_nodes`]); each is at most the priciest node, and together never more than the steady bound (they
+/// NodePool's `terminationGracePeriod`. `draining` is how many nodes can be deleting at once (every node:
+/// [`forceful_drains`]); each is at most the priciest node, and together never more than the steady bound (they
 /// were active nodes of the pool).
 pub fn drain_peak(shapes: &[NodeShape], limits: Limits, draining: u32) -> f64 {
     let steady = worst_case(shapes, limits);
     steady + (f64::from(draining) * max_by(shapes, |s| s.ceiling)).min(steady)
 }
 
+/// The most nodes a NodePool's limits let be active at once: its accelerator limit in its smallest nodes, counted
+/// as Karpenter counts them — schedulable units once nodes register (or with a NodeOverlay), physical accelerators
+/// for nodes still launching (so a shared pool's physical phase may hold more nodes, up to what its cpu limit
+/// allows) — and never more than the cpu or memory limit allows in the smallest nodes
+/// (kubernetes-sigs/karpenter v1.14.1 `scheduler.go` `filterByRemainingResources`).
+pub fn max_nodes(shapes: &[NodeShape], limits: Limits) -> u32 {
+    let fewest = |f: &dyn Fn(&NodeShape) -> u64| shapes.iter().map(|s| f(s).max(1)).min().unwrap_or(1);
+    let accelerators = u64::from(limits.accelerators);
+    let mut nodes = accelerators / fewest(&|s| u64::from(s.units));
+    if shapes.iter().any(NodeShape::shared) {
+        nodes = nodes.max(accelerators / fewest(&|s| u64::from(s.accelerators)));
+    }
+    if let Some(cpu) = limits.cpu {
+        nodes = nodes.min(u64::from(cpu) / fewest(&|s| u64::from(s.vcpu)));
+    }
+    if let Some(mib) = limits.memory_mib {
+        nodes = nodes.min(mib / fewest(&|s| s.memory_mib));
+    }
+    nodes.min(u64::from(u32::MAX)) as u32
+}
+
 /// One NodePool disruption budget as the profile writes it (`karpenter.sh/v1` `spec.disruption.budgets[]`): how many
-/// nodes may be disrupted at once, when, and for which reasons. Defined here, beside [`draining_nodes`] which reads
-/// it, so the cost model needs nothing above the catalog; `profile` re-exports it.
+/// nodes may be disrupted at once, when, and for which reasons. Defined here, with the rest of the cost model's
+/// inputs, so the cost model needs nothing above the catalog; `profile` re-exports it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DisruptionBudget {
     pub nodes: String,
@@ -231,42 +258,37 @@ pub struct DisruptionBudget {
     pub reasons: Vec<String>,
 }
 
-/// How many nodes of a pool can be deleting at once, for a pool of at most `nodes` nodes.
+/// The forceful drains that let every node of a pool be deleting at once, beside its replacement (the drain peak
+/// counts all of [`max_nodes`]), in the words of the drain-peak basis, for a pool with this `expireAfter` that may
+/// or may not launch spot.
 ///
-/// Expiration is forceful: the expiration controller deletes an expired NodeClaim without consulting disruption
-/// budgets (pkg/controllers/nodeclaim/expiration/controller.go), and nodes launched together expire together, so
-/// a pool whose nodes expire can have every node draining. Otherwise only budgeted disruption (Drifted,
-/// Underutilized, Empty) deletes nodes, and Karpenter allows per reason the most restrictive active budget minus
-/// the nodes already disrupting (pkg/controllers/disruption/helpers.go, `BuildDisruptionBudgetMapping`): the
-/// always-on budgets bound it; a reason no always-on budget covers is unbounded (a scheduled budget is inactive
-/// most of the time). A percentage is of the pool's nodes, deleting ones included, rounded up
-/// (pkg/apis/v1/nodepool.go, `GetAllowedDisruptions`).
-pub fn draining_nodes(nodes: u32, expires: bool, budgets: &[DisruptionBudget]) -> u32 {
-    if expires {
-        return nodes;
+/// Disruption budgets hold back only Karpenter's voluntary disruption (Drifted, Underutilized, Empty:
+/// pkg/controllers/disruption/helpers.go, `BuildDisruptionBudgetMapping`). The forceful ones ignore them
+/// (Karpenter v1.14.1 docs, concepts/disruption, "Forceful Methods": "these methods do not respect disruption
+/// budgets"), and each can take every node of a pool at once:
+/// * expiration: the expiration controller deletes an expired NodeClaim without consulting budgets
+///   (sigs.k8s.io/karpenter@v1.14.1 pkg/controllers/nodeclaim/expiration/controller.go), and nodes launched
+///   together expire together (only with `expireAfter`; `Never` turns it off);
+/// * interruption: a spot reclaim, and scheduled maintenance events and failed status checks, which
+///   karpenter-provider-aws v1.14.1 finds by polling DescribeInstanceStatus whether or not the interruption queue is
+///   configured (pkg/controllers/interruption/instancestatus_controller.go, registered unconditionally in
+///   pkg/controllers/controllers.go); each deletes the NodeClaim (interruption/utils.go `deleteNodeClaim`);
+/// * node repair (feature gate `NodeRepair`, off by default): up to 20% of a pool's nodes, rounded up
+///   (pkg/controllers/node/health/controller.go `allowedUnhealthyPercent`).
+///
+/// A node EC2 reclaims (spot) stops billing two minutes after the notice; one drained for a maintenance event runs
+/// until its pods leave or `terminationGracePeriod` ends, so the bound takes every node for the whole period.
+pub fn forceful_drains(expire_after: &str, spot: bool) -> String {
+    let mut causes = Vec::new();
+    if expire_after != "Never" {
+        causes.push(format!("expiration after {expire_after}"));
     }
-    let allowed = |reason: &str| {
-        budgets
-            .iter()
-            .filter(|b| b.schedule.is_none() && (b.reasons.is_empty() || b.reasons.iter().any(|r| r == reason)))
-            .map(|b| budget_nodes(&b.nodes, nodes))
-            .min()
-            .unwrap_or(nodes)
-    };
-    ["Drifted", "Underutilized", "Empty"].into_iter().map(allowed).max().unwrap_or(nodes).min(nodes)
-}
-
-/// The node count a budget allows in a pool of `nodes` active nodes: a percentage counts the deleting nodes too
-/// (the largest d with d ≤ ⌈p × (nodes + d)⌉).
-fn budget_nodes(budget: &str, nodes: u32) -> u32 {
-    let Some(percent) = budget.strip_suffix('%').and_then(|p| p.parse::<u64>().ok()) else {
-        return budget.parse().unwrap_or(nodes);
-    };
-    let mut d = 0u64;
-    while d < u64::from(nodes) && d < (percent * (u64::from(nodes) + d + 1)).div_ceil(100) {
-        d += 1;
+    if spot {
+        causes.push("spot interruption".to_string());
     }
-    d as u32
+    causes.push("scheduled maintenance events and failed status checks found by polling DescribeInstanceStatus even without the interruption queue".into());
+    causes.push("node repair".into());
+    causes.join(", ")
 }
 
 /// The expected $/h of a NodePool at its limit: every schedulable unit on the cheapest type's expected price.
@@ -332,10 +354,17 @@ mod tests {
     }
 
     #[test]
-    fn percentage_budgets_count_the_deleting_nodes() {
-        assert_eq!(budget_nodes("10%", 46), 6, "⌈10% × (46 + 6)⌉ = 6");
-        assert_eq!(budget_nodes("10%", 1), 1);
-        assert_eq!(budget_nodes("0", 10), 0);
-        assert_eq!(budget_nodes("100%", 5), 5);
+    fn max_nodes_counts_nodes_not_slices() {
+        // 1-GPU nodes with 4 slices each, 4 or 8 vCPU: 32 slices are 8 registered nodes, but while Karpenter counts
+        // physical GPUs up to 32 nodes launch, as many as the cpu backstop's 64 vCPU allow in 4-vCPU nodes: 16.
+        let shapes = [shape(1, 4, 4, 0.5, 1.0), shape(1, 4, 8, 0.6, 1.2)];
+        let limits = Limits { accelerators: 32, cpu: Some(64), memory_mib: None };
+        assert_eq!(max_nodes(&shapes, limits), 16);
+        // Unshared 8-GPU nodes: 16 GPUs are 2 nodes.
+        let whole = [shape(8, 8, 96, 30.0, 40.0)];
+        assert_eq!(max_nodes(&whole, Limits { accelerators: 16, cpu: None, memory_mib: None }), 2);
+        // MIG: 2 nodes of 8 GPUs × 7 devices = 112 units, and a cpu backstop of 192 vCPU.
+        let mig = [shape(8, 56, 96, 30.0, 40.0)];
+        assert_eq!(max_nodes(&mig, Limits { accelerators: 112, cpu: Some(192), memory_mib: None }), 2);
     }
 }

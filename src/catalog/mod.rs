@@ -11,6 +11,7 @@ pub mod auto_mode;
 pub mod aws;
 pub mod changes;
 pub mod cost;
+pub mod ebs;
 pub mod efa;
 pub mod import;
 pub mod plausible;

@@ -17,3 +17,4 @@ pub mod add_ons;
 pub mod daemon_sets;
 pub mod gpu_operator;
 pub mod instance_types;
+pub mod node_daemons;

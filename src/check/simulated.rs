@@ -13,9 +13,10 @@ use crate::simulate::requirements::{Requirement, Requirements, Toleration};
 use crate::simulate::yaml::{Doc, Resources};
 use crate::solve::{ClusterPlan, PoolPlan};
 
-/// A cluster's generated NodePools, EC2NodeClasses, NodeOverlays and Kueue objects (`manifests`, the cluster's objects), and the
-/// DaemonSets of the add-ons they configure, as `simulate --manifests out/<cluster>` would read them.
-pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
+/// A cluster's generated NodePools, EC2NodeClasses, NodeOverlays and Kueue objects (`manifests`, the cluster's
+/// objects), the DaemonSets of the add-ons they configure and the EKS node DaemonSets the cluster runs
+/// (`node_daemons`: its `ClusterPlan::node_daemons`), as `simulate --manifests out/<cluster>` would read them.
+pub fn cluster_manifests(manifests: &[Manifest], node_daemons: &[String]) -> Manifests {
     let docs: Vec<Doc> = manifests
         .iter()
         .filter(|m| matches!(m.kind(), "NodePool" | "EC2NodeClass" | "NodeClass" | "NodeOverlay" | "ResourceFlavor" | "ClusterQueue" | "LocalQueue"))
@@ -26,7 +27,7 @@ pub fn cluster_manifests(manifests: &[Manifest]) -> Manifests {
     let mut out = manifests::manifests(&docs).unwrap_or_default();
     // The add-ons' DaemonSets take their requests from every node they run on, as `simulate` counts them.
     let objects: Vec<&serde_json::Value> = manifests.iter().map(|m| &m.object).collect();
-    out.daemon_sets = crate::simulate::daemons::daemon_pods(&crate::simulate::daemons::add_ons(&objects, &[]));
+    out.daemon_sets = crate::simulate::daemons::daemon_pods(&crate::simulate::daemons::add_ons(&objects, &[], node_daemons));
     out
 }
 

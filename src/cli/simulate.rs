@@ -26,6 +26,10 @@ pub struct Args {
     /// Do not count the add-ons' DaemonSets that are not given as input.
     #[arg(long)]
     no_add_on_daemonsets: bool,
+    /// The EKS node DaemonSets every node runs (aws-node, kube-proxy, ebs-csi-node, eks-pod-identity-agent; `none`
+    /// for none), as a cluster's `node-daemons` line; default: all four, none on EKS Auto Mode manifests.
+    #[arg(long, num_args = 1..)]
+    node_daemons: Option<Vec<String>>,
     /// Catalog region (default: the manifests' gpuplan.dev/catalog annotation, else us-east-1).
     #[arg(long)]
     region: Option<String>,
@@ -42,8 +46,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let Args { manifests, pods, daemonsets, no_add_on_daemonsets, region, unavailable, catalogs, format, exit_code } = args;
-    let options = simulate::Options { manifests, pods, region, catalogs_dir: catalogs, unavailable, daemonsets, add_on_daemonsets: !no_add_on_daemonsets };
+    let Args { manifests, pods, daemonsets, no_add_on_daemonsets, node_daemons, region, unavailable, catalogs, format, exit_code } = args;
+    let node_daemons = node_daemons.map(|names| names.into_iter().filter(|n| n != "none").collect());
+    let options = simulate::Options { manifests, pods, region, catalogs_dir: catalogs, unavailable, daemonsets, add_on_daemonsets: !no_add_on_daemonsets, node_daemons };
     let report = simulate::simulate(&options).map_err(CliError::msg)?;
     print!("{}", simulate::report::render(&report, format));
     Ok(if exit_code && !report.pending.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })

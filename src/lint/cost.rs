@@ -36,6 +36,11 @@ pub fn rendered_cost(ctx: &PoolCtx) -> Option<RenderedCost> {
     let cpu = ctx.np.limit("cpu").and_then(|c| u32::try_from(c).ok());
     let memory_mib = ctx.np.limit_value("memory").and_then(|m| m.as_str()).and_then(crate::simulate::yaml::milli).map(|m| u64::try_from((m / 1000 / (1024 * 1024)).max(0)).unwrap_or(u64::MAX));
     let limits = Limits { accelerators, cpu, memory_mib };
+    // Every node's volumes, as the node class the NodePool references renders them.
+    let class = &ctx.np.spec()["template"]["spec"]["nodeClassRef"];
+    let class = class["name"].as_str().and_then(|n| ctx.rendered.get(class["kind"].as_str().unwrap_or("EC2NodeClass"), n));
+    let storage = class.map_or(0.0, |c| crate::catalog::ebs::node_usd_per_hour(&crate::catalog::ebs::rendered_volumes(c), &ctx.catalog.region));
+    let shapes: Vec<NodeShape> = shapes.into_iter().map(|s| s.with_node_cost(storage)).collect();
     (!shapes.is_empty()).then(|| RenderedCost {
         expected: cost::expected(&shapes, limits),
         worst_case: cost::worst_case(&shapes, limits),

@@ -225,23 +225,30 @@ fn launch_errors(sources: MetricSources, karpenter: &'static str) -> &'static st
     }
 }
 
-/// `GpuplanKarpenterLaunchFailures`: CloudProvider Create errors for 15 minutes.
+/// Karpenter's `error` label for a launch that found no capacity (sigs.k8s.io/karpenter@v1.14.1
+/// pkg/cloudprovider/metrics/cloudprovider.go, `GetErrorTypeLabelValue`: `InsufficientCapacityError`; every other
+/// error is `NodeClassNotReadyError`, `NodeClaimNotFoundError` or empty).
+pub const ICE_ERROR: &str = "InsufficientCapacityError";
+
+/// `GpuplanKarpenterLaunchFailures`: CloudProvider Create errors other than insufficient capacity for 15 minutes.
+/// Insufficient capacity is how a spot tier hands over to its on-demand fallback (Karpenter marks the offering
+/// unavailable and retries the next one), so it is normal on any tiered pool; capacity missing on every tier shows
+/// as pods that stay unschedulable, which `GpuplanAcceleratorPodsPending` and the workloads' alerts report.
 fn launch_failures_rule(cluster: &ClusterPlan) -> AlertRule {
     AlertRule {
         alert: LAUNCH_FAILURES.into(),
-        expr: "sum by (controller, method, error) (increase(karpenter_cloudprovider_errors_total{method=\"Create\"}[10m])) > 0\n".into(),
+        expr: format!("sum by (controller, method, error) (increase(karpenter_cloudprovider_errors_total{{method=\"Create\",error!=\"{ICE_ERROR}\"}}[10m])) > 0\n"),
         for_: "15m".into(),
         labels: labels(&[("severity", "warning"), ("gpuplan_cluster", &cluster.name)]),
         annotations: labels(&[
             ("summary", &format!("Karpenter in cluster {} keeps failing to launch nodes ({{{{ $labels.error }}}})", cluster.name)),
             ("description", &format!(
-                "Instance launches (CloudProvider Create) have failed for 15 minutes in cluster {}. {}InsufficientCapacity on every allowed type means the pools are too narrow.",
-                cluster.name,
-                if cluster.pools.iter().any(|p| p.accelerator.is_accelerator()) { "GPU capacity is scarce: " } else { "" }
+                "Instance launches (CloudProvider Create) have failed for 15 minutes in cluster {} for a reason other than insufficient capacity (an empty error is an EC2 or IAM error: launch template, subnet, quota, permissions). {ICE_ERROR} is left out: it is how a spot tier falls back to on-demand; capacity missing on every tier shows as unschedulable pods ({PODS_PENDING}).",
+                cluster.name
             )),
             ("runbook", &format!(
-                "kubectl logs -n <karpenter namespace> deploy/karpenter | grep -i 'launching nodeclaim\\|insufficient'; kubectl get nodeclaims; widen the pool's {} or zones, or add an on-demand fallback tier.",
-                if cluster.pools.iter().any(|p| p.accelerator.is_accelerator()) { "GPU list" } else { "instance types" }
+                "kubectl logs -n <karpenter namespace> deploy/karpenter | grep -i 'launching nodeclaim\\|error'; kubectl get nodeclaims; kubectl describe ec2nodeclass (its Ready condition names a missing subnet, security group, AMI or instance profile); check the EC2 service quotas of the {} types.",
+                if cluster.pools.iter().any(|p| p.accelerator.is_accelerator()) { "GPU" } else { "instance" }
             )),
         ]),
     }

@@ -53,6 +53,9 @@ pub struct Cluster {
     /// `interruption-queue "<SQS queue>"`: the queue Karpenter reads EC2's interruption events from (its Helm value
     /// `settings.interruptionQueue`); listed in the prerequisites, and its absence is lint GP050 on spot pools.
     pub interruption_queue: Option<Spanned<String>>,
+    /// `node-daemons "aws-node" "kube-proxy" …`: the EKS node DaemonSets every node runs, whose requests the fit checks
+    /// count (`charts::node_daemons`); None: the default (all four, none in Auto Mode); `"none"`: empty.
+    pub node_daemons: Option<Vec<Spanned<String>>>,
     pub span: Span,
 }
 
@@ -87,6 +90,7 @@ struct ClusterLines {
     user_data: Option<Spanned<String>>,
     raws: Vec<Spanned<Raw>>,
     interruption_queue: Option<Spanned<String>>,
+    node_daemons: Option<Vec<Spanned<String>>>,
 }
 
 impl ClusterLines {
@@ -94,6 +98,7 @@ impl ClusterLines {
         ClusterLines {
             region: None,
             zones: Vec::new(),
+            node_daemons: None,
             discovery_tag: None,
             node_role: None,
             instance_profile: None,
@@ -144,6 +149,7 @@ impl Parser<'_> {
             user_data: lines.user_data,
             raws: lines.raws,
             interruption_queue: lines.interruption_queue,
+            node_daemons: lines.node_daemons,
             auto_mode: lines.auto_mode,
             ephemeral_storage: lines.ephemeral_storage,
             discovery_tag: lines.discovery_tag.unwrap_or_else(|| name.clone()),
@@ -169,6 +175,17 @@ impl Parser<'_> {
                 }
             }
             "zones" => lines.zones = self.strings(child),
+            "node-daemons" => {
+                let mut names = self.strings(child);
+                let mut choices: Vec<(&str, ())> = crate::charts::node_daemons::EKS_NODE_DAEMONS.iter().map(|d| (d.name, ())).collect();
+                choices.push(("none", ()));
+                let help = "name the EKS node DaemonSets the cluster runs: aws-node, kube-proxy, ebs-csi-node, eks-pod-identity-agent (or \"none\")";
+                for n in &names {
+                    self.keyword(n, "node DaemonSet", &choices, help);
+                }
+                names.retain(|n| n.value != "none");
+                lines.node_daemons = Some(names);
+            }
             "discovery-tag" => {
                 lines.discovery_tag = self.single_string(child);
                 if let Some(tag) = &lines.discovery_tag {

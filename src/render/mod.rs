@@ -517,12 +517,10 @@ pub fn drain_peak_basis(pool: &PoolPlan) -> String {
         Some(g) => format!("for up to terminationGracePeriod {g}"),
         None => "with no terminationGracePeriod, so a drain a PodDisruptionBudget blocks never ends".to_string(),
     };
-    let why = if pool.disruption.expire_after != "Never" {
-        format!("expireAfter {}: every node can expire at once, and expiration ignores disruption budgets", pool.disruption.expire_after)
-    } else {
-        "the always-on disruption budgets' node count".to_string()
-    };
-    format!("{nodes} {grace} ({why}); Karpenter leaves nodes being deleted out of the limits")
+    format!(
+        "{nodes} {grace}: every node the limits allow, since forceful drains ignore disruption budgets ({}); Karpenter leaves nodes being deleted out of the limits",
+        pool.forceful_drains()
+    )
 }
 
 /// The `gpuplan.dev/worst-case-basis` annotation: what the worst case assumes, in words. It is a steady-state
@@ -556,6 +554,14 @@ pub fn worst_case_basis(pool: &PoolPlan) -> String {
     if !user.is_empty() {
         basis.push_str(&format!("; at most what the limits {} allow at the priciest $/vCPU and $/GiB", user.join(", ")));
     }
+    if pool.node_storage_usd_per_hour > 0.0 {
+        basis.push_str(&format!(
+            "; every node with its volumes ({}, ${:.4}/h at most: EBS list prices over a 28-day month); covers {}",
+            pool.node_storage,
+            pool.node_storage_usd_per_hour,
+            crate::catalog::ebs::COVERS
+        ));
+    }
     basis
 }
 
@@ -580,8 +586,6 @@ fn user_data(class: &NodeClassPlan) -> Option<String> {
 }
 
 fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
-    // Bottlerocket keeps container images on its second volume; AL2023 on the root volume.
-    let root_device = if class.ami_alias.starts_with("bottlerocket") { "/dev/xvdb" } else { "/dev/xvda" };
     let tags = BTreeMap::from([
         ("gpuplan.dev/profile".to_string(), class.profile.clone()),
         ("gpuplan.dev/cluster".to_string(), cluster.name.clone()),
@@ -596,7 +600,7 @@ fn node_class_context(cluster: &ClusterPlan, class: &NodeClassPlan) -> Value {
             "instance_profile": class.instance_profile,
             "ami_alias": class.ami_alias,
             "discovery_tag": class.discovery_tag,
-            "root_device": root_device,
+            "volumes": class.volumes().iter().map(|v| json!({ "device": v.device, "size_gib": v.size_gib, "iops": v.iops, "throughput_mibps": v.throughput_mibps })).collect::<Vec<_>>(),
             "reserved": class.reserved.as_ref().map(|r| json!({ "ids": r.ids, "tags": r.tags })),
             "instance_store_raid0": class.instance_store_raid0,
             "user_data": user_data(class),

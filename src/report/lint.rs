@@ -40,7 +40,7 @@ pub fn findings_on(c: &Compilation, manifests: &[Manifest]) -> Vec<Finding> {
         .par_iter()
         .flat_map_iter(|cluster| {
             let own = by_cluster.get(&cluster.name).unwrap_or(&none);
-            crate::lint::cluster_findings(&c.cluster_ctx(cluster), own, &crate::check::cluster_manifests(own))
+            crate::lint::cluster_findings(&c.cluster_ctx(cluster), own, &crate::check::cluster_manifests(own, &cluster.node_daemons))
         })
         .collect();
     crate::lint::sort(&mut out);

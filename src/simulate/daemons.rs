@@ -62,9 +62,10 @@ impl DaemonOverhead {
     }
 }
 
-/// The DaemonSets of the add-ons the cluster's objects configure (`crate::charts::daemon_sets`), less those of a
-/// `namespace/name` in `given`: a DaemonSet given as input describes the cluster better than the chart's defaults.
-pub fn add_ons(objects: &[&serde_json::Value], given: &[Pod]) -> Vec<serde_json::Value> {
+/// The DaemonSets of the add-ons the cluster's objects configure (`crate::charts::daemon_sets`) and the EKS node
+/// DaemonSets named in `node_daemons` (`crate::charts::node_daemons`), less those of a `namespace/name` in `given`: a
+/// DaemonSet given as input describes the cluster better than the chart's defaults.
+pub fn add_ons(objects: &[&serde_json::Value], given: &[Pod], node_daemons: &[String]) -> Vec<serde_json::Value> {
     let key = |o: &serde_json::Value| {
         format!(
             "{}/{}",
@@ -74,8 +75,17 @@ pub fn add_ons(objects: &[&serde_json::Value], given: &[Pod]) -> Vec<serde_json:
     };
     crate::charts::daemon_sets::daemon_set_objects(objects)
         .into_iter()
+        .chain(crate::charts::node_daemons::daemon_set_objects(node_daemons))
         .filter(|o| !given.iter().any(|g| g.key == key(o)))
         .collect()
+}
+
+/// The EKS node DaemonSets a cluster of these objects runs when nothing says otherwise
+/// (`crate::charts::node_daemons::default_names`): none when its nodes are all EKS Auto Mode's (an
+/// `eks.amazonaws.com` NodeClass and no EC2NodeClass), all four otherwise.
+pub fn default_node_daemons(objects: &[&serde_json::Value]) -> Vec<String> {
+    let has = |kind: &str| objects.iter().any(|o| o["kind"] == kind);
+    crate::charts::node_daemons::default_names(has("NodeClass") && !has("EC2NodeClass"))
 }
 
 /// The pods of DaemonSet objects gpuplan built (`add_ons`).

@@ -66,6 +66,9 @@ pub struct Options {
     /// Whether the DaemonSets of the add-ons the manifests configure are counted ([`daemons::add_ons`]) when the
     /// inputs do not hold a DaemonSet of the same namespace and name.
     pub add_on_daemonsets: bool,
+    /// The EKS node DaemonSets counted with the add-ons (`charts::node_daemons`); None: the default for the manifests
+    /// ([`daemons::default_node_daemons`]: all four, none when every node class is EKS Auto Mode's).
+    pub node_daemons: Option<Vec<String>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -101,7 +104,8 @@ pub fn read_inputs(opts: &Options) -> Result<Inputs, InputError> {
     let mut add_on_daemon_sets = Vec::new();
     if opts.add_on_daemonsets {
         let objects: Vec<&serde_json::Value> = manifest_docs.iter().map(|d| &*d.value).collect();
-        add_on_daemon_sets = daemons::add_ons(&objects, &manifests.daemon_sets);
+        let node_daemons = opts.node_daemons.clone().unwrap_or_else(|| daemons::default_node_daemons(&objects));
+        add_on_daemon_sets = daemons::add_ons(&objects, &manifests.daemon_sets, &node_daemons);
         manifests.daemon_sets.extend(daemons::daemon_pods(&add_on_daemon_sets));
     }
     let region = opts

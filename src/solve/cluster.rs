@@ -119,6 +119,10 @@ fn solve_cluster(name: &str, profiles: &[&Profile], sources: &Sources, region: R
         accelerated_ami,
         auto_mode,
         interruption_queue,
+        node_daemons: profiles
+            .iter()
+            .find_map(|p| p.cluster.node_daemons.as_ref().map(|d| d.iter().map(|n| n.value.clone()).collect()))
+            .unwrap_or_else(|| crate::charts::node_daemons::default_names(auto_mode)),
         gitops: profiles.iter().find_map(|p| p.cluster.gitops.as_ref().map(|g| g.value.clone())),
         node_classes,
         pools,

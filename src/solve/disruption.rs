@@ -1,6 +1,7 @@
 //! A NodePool's disruption settings: consolidation and expiry as the tier says them, and the budgets, with a
 //! maintenance window turned into scheduled ones ([`disruption_plan`]).
 
+use crate::catalog::CapacityType;
 use crate::profile::{DisruptionBudget, MaintenanceWindow, Settings};
 
 use super::pool::DisruptionPlan;
@@ -9,12 +10,30 @@ use super::pool::DisruptionPlan;
 pub fn disruption_plan(s: &Settings) -> DisruptionPlan {
     DisruptionPlan {
         consolidation_policy: s.disruption.consolidation_policy.value.clone(),
-        consolidate_after: s.disruption.consolidate_after.value.clone(),
+        consolidate_after: consolidate_after(s),
         expire_after: s.disruption.expire_after.value.clone(),
         termination_grace_period: s.disruption.termination_grace_period.as_ref().map(|g| g.value.clone()),
         budgets: budgets(s),
     }
 }
+
+/// How long an empty node waits before consolidation removes it: `Never` for a reservation. Its nodes are billed
+/// whether they run or not (an ODCR or a Capacity Block costs its hourly rate either way), so removing an empty one
+/// saves nothing and costs the next pod a cold start; Karpenter v1.14.1 has no capacity-type exception of its own
+/// (pkg/controllers/disruption/emptiness.go and consolidation.go treat a reserved node as any other) and marks a
+/// NodeClaim consolidatable only when `consolidateAfter` has a duration
+/// (pkg/controllers/nodeclaim/disruption/consolidation.go: `ConsolidateAfter.Duration == nil` → not consolidatable).
+/// Drift and expiry still replace reserved nodes, under the budgets.
+/// A pool `adopt` wrote (`admit "as-required"`) keeps its original's value: adopting changes no behaviour.
+fn consolidate_after(s: &Settings) -> String {
+    if s.capacity.value == [CapacityType::Reserved] && s.admit.value != crate::profile::Admit::AsRequired {
+        return RESERVED_CONSOLIDATE_AFTER.to_string();
+    }
+    s.disruption.consolidate_after.value.clone()
+}
+
+/// `consolidateAfter` of a reservation's NodePool (see [`consolidate_after`]).
+pub const RESERVED_CONSOLIDATE_AFTER: &str = "Never";
 
 /// Disruption budgets. Explicit budgets win, as written.
 ///

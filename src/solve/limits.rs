@@ -189,7 +189,7 @@ fn finish_pools(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &So
         plan.cpu_limit = limits.cpu;
         plan.expected_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::expected(&shapes, limits)));
         plan.worst_case_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::worst_case(&shapes, limits)));
-        plan.draining_nodes = draining_nodes(plan);
+        plan.draining_nodes = draining_nodes(plan, &shapes, limits);
         plan.drain_peak_usd_per_hour =
             round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::drain_peak(&shapes, limits, plan.draining_nodes)));
         plan.budget_usd_per_hour = profile.budget_usd_per_hour.as_ref().map(|b| b.value);
@@ -260,17 +260,15 @@ fn limit_keyword(kind: AcceleratorKind) -> (&'static str, u32) {
     if kind == AcceleratorKind::Cpu { ("max-cpu", 64) } else { ("max-accelerators", 16) }
 }
 
-/// Nodes of the pool that can be deleting at once, beside their replacements (`cost::draining_nodes`). A reserved
-/// pool has none beside its reservation: a replacement cannot launch into a reservation its draining node still
-/// holds, and the reservation is billed in full anyway. The pool's node count at its limit is counted in the
-/// smallest nodes, physical accelerators (what Karpenter counts at launch).
-fn draining_nodes(plan: &PoolPlan) -> u32 {
+/// Nodes of the pool that can be deleting at once, beside their replacements: every node its limits allow
+/// (`cost::max_nodes`; forceful drains ignore disruption budgets: `cost::forceful_drains`). A reserved pool has
+/// none beside its reservation: a replacement cannot launch into a reservation its draining node still holds, and
+/// the reservation is billed in full anyway.
+fn draining_nodes(plan: &PoolPlan, shapes: &[NodeShape], limits: cost::Limits) -> u32 {
     if plan.fixed_usd_per_hour.is_some() {
         return 0;
     }
-    let smallest = plan.candidates.iter().map(|c| c.accelerators.max(1)).min().unwrap_or(1);
-    let nodes = plan.limit / smallest;
-    cost::draining_nodes(nodes, plan.disruption.expire_after != "Never", &plan.disruption.budgets)
+    cost::max_nodes(shapes, limits)
 }
 
 /// Reserved pools: the limit is the reservation, the cost its full price. Returns the total fixed $/h.
@@ -294,7 +292,8 @@ fn size_reservations(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
                 }
             },
             None => {
-                let fixed = f64::from(instances.value) * candidate.ceiling_usd_per_hour;
+                // The reservation bills the instances; each running node adds its volumes.
+                let fixed = f64::from(instances.value) * (candidate.ceiling_usd_per_hour + plan.node_storage_usd_per_hour);
                 plan.limit_reason = format!("capacity reservation: {held}, billed ${fixed:.2}/h whether used or not");
                 fixed
             }

@@ -23,6 +23,9 @@ pub struct ClusterPlan {
     pub auto_mode: bool,
     /// The SQS queue Karpenter's interruption handling reads (`interruption-queue`), as the cluster's profiles name it.
     pub interruption_queue: Option<String>,
+    /// The EKS node DaemonSets every node runs (`cluster { node-daemons … }`, else `charts::node_daemons::default_names`):
+    /// the fit checks count their requests.
+    pub node_daemons: Vec<String>,
     /// Argo CD / Flux objects to generate for out/<cluster> (the first profile of the cluster that asks).
     pub gitops: Option<crate::profile::Gitops>,
     pub node_classes: Vec<NodeClassPlan>,

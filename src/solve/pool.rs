@@ -132,7 +132,12 @@ pub struct PoolPlan {
     pub expected_usd_per_hour: f64,
     /// Steady state: the active nodes at the pool's limits.
     pub worst_case_usd_per_hour: f64,
-    /// Nodes that can be deleting at once (outside the limit, beside their replacements): see `cost::draining_nodes`.
+    /// What every node's EBS volumes cost, at most ($/h; its node class's `volumes`, priced by `catalog::ebs`): added
+    /// to each type's price in every cost figure.
+    pub node_storage_usd_per_hour: f64,
+    /// Those volumes in words ("200 GiB gp3 at 10000 IOPS / 500 MiB/s").
+    pub node_storage: String,
+    /// Nodes that can be deleting at once (outside the limit, beside their replacements): every node (`cost::max_nodes`).
     pub draining_nodes: u32,
     /// The steady bound plus the draining nodes, for up to `terminationGracePeriod`.
     pub drain_peak_usd_per_hour: f64,
@@ -155,6 +160,12 @@ impl PoolPlan {
     /// YAML it was adopted from already had the problem; issue 32's severity rule).
     pub fn whole_cluster_severity(&self, diagnostic: crate::diagnostic::ProfileDiagnostic) -> crate::diagnostic::ProfileDiagnostic {
         if self.adopted { diagnostic.warning() } else { diagnostic }
+    }
+
+    /// The forceful drains that can take every node of this pool at once, disruption budgets or not
+    /// (`cost::forceful_drains`, which cites Karpenter's code for each).
+    pub fn forceful_drains(&self) -> String {
+        cost::forceful_drains(&self.disruption.expire_after, self.capacity_types.contains(&CapacityType::Spot))
     }
 
     /// Whether the node's OS runs the NVIDIA device plugin (Bottlerocket), so the GPU Operator's must stay off it.
@@ -234,7 +245,7 @@ impl PoolPlan {
     }
 
     pub fn shapes(&self) -> Vec<NodeShape> {
-        self.candidates.iter().map(Candidate::shape).collect()
+        self.candidates.iter().map(|c| c.shape().with_node_cost(self.node_storage_usd_per_hour)).collect()
     }
 
     /// The NodePool's limits for an accelerator limit `accelerators` on these shapes (the cpu backstop follows it).

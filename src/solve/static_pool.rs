@@ -14,11 +14,11 @@
 //!
 //! Replacements: Karpenter creates a drifted or expired node's replacement before it deletes the node, within
 //! `limits.nodes` (`designs/static-capacity.md`, "Disruption"). With `max-nodes` the nodes above the replicas are
-//! at most `max-nodes − replicas`; without it, as many as the disruption budgets (or expiry, which ignores them) let
-//! go at once (`cost::draining_nodes`). They are the drain peak, as for the other pools.
+//! at most `max-nodes − replicas`; without it, every replica (forceful drains ignore the disruption budgets:
+//! `cost::forceful_drains`). They are the drain peak, as for the other pools.
 
 use super::pool::{Candidate, PoolPlan};
-use crate::catalog::cost::{self, round_cents};
+use crate::catalog::cost::round_cents;
 use crate::profile::{StaticPool, Tier};
 
 /// The admitted type a replica costs most on (worst-case price; ties by name, so the figure is deterministic).
@@ -45,14 +45,15 @@ pub(super) fn size(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
             plan.fixed_usd_per_hour = Some(0.0);
             continue;
         }
-        let fixed = f64::from(s.replicas) * top.ceiling_usd_per_hour;
+        let node = top.ceiling_usd_per_hour + plan.node_storage_usd_per_hour;
+        let fixed = f64::from(s.replicas) * node;
         plan.limit = s.replicas * plan.candidates.iter().map(|c| c.units).min().unwrap_or(0);
         plan.limit_reason = format!(
-            "static: {} replicas kept whatever the pods, billed always; at most ${fixed:.2}/h ({} × the dearest admitted type, {} at ${:.2}/h){}",
+            "static: {} replicas kept whatever the pods, billed always; at most ${fixed:.2}/h ({} × the dearest admitted type, {} at ${:.2}/h with its volumes){}",
             s.replicas,
             s.replicas,
             top.name,
-            top.ceiling_usd_per_hour,
+            node,
             s.max_nodes.map(|m| format!("; limits.nodes {m} during replacements")).unwrap_or_default(),
         );
         plan.fixed_usd_per_hour = Some(fixed);
@@ -64,14 +65,15 @@ pub(super) fn size(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
 /// Expected, worst-case and drain-peak figures of a static pool (after [`size`]).
 pub(super) fn finish(plan: &mut PoolPlan, s: StaticPool) {
     let worst = plan.fixed_usd_per_hour.unwrap_or(0.0);
-    let top = dearest(plan).map_or(0.0, |c| c.ceiling_usd_per_hour);
-    plan.expected_usd_per_hour = round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour));
+    let top = dearest(plan).map_or(0.0, |c| c.ceiling_usd_per_hour + plan.node_storage_usd_per_hour);
+    plan.expected_usd_per_hour = round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour + plan.node_storage_usd_per_hour));
     plan.worst_case_usd_per_hour = round_cents(worst);
     plan.draining_nodes = match s.max_nodes {
         // A parked pool has no node to replace: max-nodes only caps a later raise.
         _ if s.replicas == 0 => 0,
         Some(m) => m - s.replicas,
-        None => cost::draining_nodes(s.replicas, plan.disruption.expire_after != "Never", &plan.disruption.budgets),
+        // Forceful drains ignore disruption budgets: every replica can be replaced at once (`cost::forceful_drains`).
+        None => s.replicas,
     };
     plan.drain_peak_usd_per_hour = round_cents(worst + f64::from(plan.draining_nodes) * top);
 }
@@ -81,8 +83,7 @@ pub fn drain_peak_basis(plan: &PoolPlan, s: StaticPool) -> String {
     let n = plan.draining_nodes;
     let why = match s.max_nodes {
         Some(m) => format!("limits.nodes {m} − {} replicas", s.replicas),
-        None if plan.disruption.expire_after != "Never" => format!("no limits.nodes, and expireAfter {} lets every replica expire at once", plan.disruption.expire_after),
-        None => "no limits.nodes: as many as the always-on disruption budgets let drift at once".to_string(),
+        None => format!("no limits.nodes, and forceful drains ignore disruption budgets: {}", plan.forceful_drains()),
     };
     let grace = plan.disruption.termination_grace_period.as_deref().map_or("with no terminationGracePeriod".to_string(), |g| format!("for up to terminationGracePeriod {g}"));
     format!("{n} replacement node(s) launched beside the replicas they replace ({why}), {grace}")

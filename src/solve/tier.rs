@@ -65,6 +65,8 @@ pub fn pool_plan(at: TierAt, profile: &Profile, source: &str, node_class: String
         efa: s.efa.as_ref().is_some_and(|e| e.value),
         expected_usd_per_hour: 0.0,
         worst_case_usd_per_hour: 0.0,
+        node_storage_usd_per_hour: 0.0,
+        node_storage: String::new(),
         draining_nodes: 0,
         drain_peak_usd_per_hour: 0.0,
         budget_usd_per_hour: None,

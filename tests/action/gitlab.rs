@@ -327,7 +327,7 @@ fn the_documented_flow_notes_what_the_merge_request_changes() {
     assert!(note.starts_with("<!-- gpuplan-diff -->\n## gpuplan: changes to out/"), "{note}");
     // The budget and the limits it sizes, before → after.
     assert!(note.contains("#### Profile `llm-inference`: budget $150.00/h → $100.00/h"), "{note}");
-    assert!(note.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 46→30,"), "{note}");
+    assert!(note.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 43→29,"), "{note}");
     assert!(!note.contains("is not what its profiles compile to"), "{note}");
     let query = "?per_page=100&sort=asc&order_by=created_at";
     assert_eq!(gitlab.calls(), [format!("GET {NOTES}{query}"), format!("POST {NOTES}")]);

@@ -76,7 +76,7 @@ fn the_documented_flow_comments_what_the_pull_request_changes() {
     assert!(!comment.contains("no changes to out/"), "the review is empty again:\n{comment}");
     // The budget and the limits it sizes, before → after.
     assert!(comment.contains("| Budget | $150.00/h | $100.00/h | **-$50.00/h** (-$36,500.00/month) |"), "{comment}");
-    assert!(comment.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 46→30,"), "{comment}");
+    assert!(comment.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 43→29,"), "{comment}");
     assert!(comment.contains("| **Worst case** (steady state) | $149.41/h | $97.44/h | **-$51.97/h** (-$37,938.10/month) |"), "{comment}");
     assert!(run.summary.contains(comment.trim_start_matches("<!-- gpuplan-diff -->\n")), "the job summary has the comment");
     assert_eq!(run.outcome("Fetch the pull request's base"), "success");

@@ -37,6 +37,8 @@ pub struct Case {
     pub unavailable: Vec<String>,
     /// The catalogs directory both read (`--catalogs`).
     pub catalogs: PathBuf,
+    /// gpuplan's `--node-daemons` (None: its default, the four EKS node DaemonSets), given to the oracle as DaemonSets.
+    pub node_daemons: Option<Vec<String>>,
 }
 
 impl Case {
@@ -49,6 +51,7 @@ impl Case {
             pods: vec!["pods.yaml".into()],
             daemonsets: Vec::new(),
             unavailable,
+            node_daemons: None,
         }
     }
 }
@@ -79,6 +82,7 @@ fn read_case(dir: &Path, case: &Case) -> Result<simulate::Inputs, String> {
         pods: resolved(&case.pods),
         daemonsets: resolved(&case.daemonsets),
         add_on_daemonsets: true,
+        node_daemons: case.node_daemons.clone(),
         region: None,
         catalogs_dir: case.catalogs.clone(),
         unavailable: Vec::new(),
@@ -259,7 +263,7 @@ fn fixture_cases() -> Vec<Case> {
         let path = e.unwrap().path();
         let cluster = path.file_stem().unwrap().to_string_lossy().to_string();
         let manifests = vec![root.join("out").join(&cluster)];
-        cases.push(Case { name: format!("fixture-{cluster}"), files: Vec::new(), manifests, pods: vec![path], daemonsets: Vec::new(), unavailable: Vec::new(), catalogs: root.join("catalogs") });
+        cases.push(Case { name: format!("fixture-{cluster}"), files: Vec::new(), manifests, pods: vec![path], daemonsets: Vec::new(), unavailable: Vec::new(), catalogs: root.join("catalogs"), node_daemons: None });
     }
     cases.sort_by(|a, b| a.name.cmp(&b.name));
     cases
@@ -685,6 +689,8 @@ fn example_workloads_on_their_own_out_schedule_as_karpenter_schedules_them() {
             daemonsets: Vec::new(),
             unavailable: Vec::new(),
             catalogs: go::root().join("catalogs"),
+            // The cluster's own: what compile's fit checks counted.
+            node_daemons: Some(cluster.node_daemons.clone()),
         });
     }
     assert!(cases.len() >= 2, "the examples declare workloads in several clusters");
@@ -710,7 +716,8 @@ fn replicas(n: u32, extra_spec: &str) -> String {
 /// Runs one hand-written case through both; None (with the reason printed) without Go.
 fn run_one(name: &str, manifests: &str, pods: &str) -> Option<Outcome> {
     let oracle = oracle()?;
-    let case = Case::from_yaml(name, manifests, pods, Vec::new(), &go::root().join("catalogs"));
+    // One behaviour per case: only the DaemonSets the case names (no EKS node DaemonSets, `--node-daemons none`).
+    let case = Case { node_daemons: Some(Vec::new()), ..Case::from_yaml(name, manifests, pods, Vec::new(), &go::root().join("catalogs")) };
     let root = go::root().join(format!("target/conformance/karpenter-known/{name}"));
     Some(run(&oracle, &root, &[case]).pop().unwrap())
 }

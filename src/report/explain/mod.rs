@@ -149,7 +149,7 @@ pub fn workload_placements(c: &Compilation, cluster: &ClusterPlan) -> Vec<crate:
     if cluster.ops.workloads.is_empty() {
         return Vec::new();
     }
-    let simulated = crate::check::cluster_manifests(&c.manifests_of(&cluster.name));
+    let simulated = crate::check::cluster_manifests(&c.manifests_of(&cluster.name), &cluster.node_daemons);
     crate::check::workload_placements(&c.cluster_ctx(cluster), &simulated)
 }
 fn finding(f: &Finding) -> FindingExplanation {

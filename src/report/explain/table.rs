@@ -53,6 +53,7 @@ fn write_profile_bounds(out: &mut String, p: &ProfileExplanation) {
         Bound::Guaranteed => "guaranteed bound: every pool at its limits on its priciest type, spot at the on-demand price",
     };
     let _ = writeln!(out, "  worst case   {}  (steady state; {bound})", per_hour(p.worst_case_usd_per_hour, p.worst_case_is_estimate));
+    let _ = writeln!(out, "  covers       {}", crate::catalog::ebs::COVERS);
     let over = p.budget_usd_per_hour.filter(|b| p.drain_peak_usd_per_hour > b + 1e-9).map(|b| format!("; over the budget by ${:.2}/h", p.drain_peak_usd_per_hour - b));
     let duration = p.drain_peak_for.as_ref().map_or_else(|| "with no end (a pool has no terminationGracePeriod)".to_string(), |g| format!("for up to {g}"));
     let _ = writeln!(

@@ -1,0 +1,157 @@
+//! What the EBS volumes gpuplan gives every node cost: a cited price table per region, and the $/h of a node's
+//! volumes, which the cost bounds add to every node ([`crate::catalog::cost::NodeShape`]).
+//!
+//! Prices: the Amazon EBS pricing page (<https://aws.amazon.com/ebs/pricing/>, "General Purpose SSD (gp3)"), the
+//! same figures as the Price List API's AmazonEC2 offer file
+//! (`https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/<region>/index.json`, products of
+//! family "Storage" with `volumeApiName` gp3/gp2, "System Operation" `group` EBS IOPS and "Provisioned Throughput"
+//! `group` EBS Throughput), read 2026-07-20 with the committed catalogs. gp3 includes 3,000 IOPS and 125 MiB/s;
+//! provisioned IOPS and throughput above them are billed per IOPS-month and per MiB/s-month. gpuplan renders only
+//! gp3 volumes; io1/io2 are not in the table because no template writes them.
+//!
+//! Volumes are billed per second, prorated over the seconds of the calendar month (the pricing page's examples), so
+//! an hour costs most in February: the bound divides a month's price by 672 hours (28 days), not the 730-hour
+//! average month, to stay an upper bound.
+
+/// The hours of the shortest month: a month's price over them is the most an hour of it can cost.
+pub const HOURS_IN_SHORTEST_MONTH: f64 = 28.0 * 24.0;
+
+/// gp3's included performance (AWS EBS user guide, "General Purpose SSD volumes": 3,000 IOPS and 125 MiB/s at any
+/// size, free).
+pub const GP3_BASELINE_IOPS: u32 = 3_000;
+pub const GP3_BASELINE_THROUGHPUT_MIBPS: u32 = 125;
+
+/// One region's EBS list prices ($ per month).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EbsPrices {
+    pub gp3_per_gib_month: f64,
+    pub gp3_per_iops_month: f64,
+    pub gp3_per_mibps_month: f64,
+}
+
+/// The regions the committed catalogs cover (us-east-1, US East (N. Virginia); us-west-2, US West (Oregon)): the
+/// same gp3 prices in both.
+const PRICES: [(&str, EbsPrices); 2] = [
+    ("us-east-1", EbsPrices { gp3_per_gib_month: 0.08, gp3_per_iops_month: 0.005, gp3_per_mibps_month: 0.04 }),
+    ("us-west-2", EbsPrices { gp3_per_gib_month: 0.08, gp3_per_iops_month: 0.005, gp3_per_mibps_month: 0.04 }),
+];
+
+/// The region's EBS prices, and whether they are the region's own (false: us-east-1's, an estimate, as for a
+/// catalog region the table does not list).
+pub fn prices(region: &str) -> (EbsPrices, bool) {
+    match PRICES.iter().find(|(r, _)| *r == region) {
+        Some((_, p)) => (*p, true),
+        None => (PRICES[0].1, false),
+    }
+}
+
+/// One gp3 volume a node gets (an EC2NodeClass `blockDeviceMappings[].ebs`, or Auto Mode's ephemeral storage).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EbsVolume {
+    pub device: String,
+    pub size_gib: u32,
+    pub iops: u32,
+    pub throughput_mibps: u32,
+}
+
+impl EbsVolume {
+    /// The most an hour of this volume costs at `prices`: size, plus IOPS and throughput above gp3's baseline.
+    pub fn usd_per_hour(&self, prices: &EbsPrices) -> f64 {
+        let month = f64::from(self.size_gib) * prices.gp3_per_gib_month
+            + f64::from(self.iops.saturating_sub(GP3_BASELINE_IOPS)) * prices.gp3_per_iops_month
+            + f64::from(self.throughput_mibps.saturating_sub(GP3_BASELINE_THROUGHPUT_MIBPS)) * prices.gp3_per_mibps_month;
+        month / HOURS_IN_SHORTEST_MONTH
+    }
+
+    /// "200 GiB gp3 at 10000 IOPS / 500 MiB/s".
+    pub fn describe(&self) -> String {
+        format!("{} GiB gp3 at {} IOPS / {} MiB/s", self.size_gib, self.iops, self.throughput_mibps)
+    }
+}
+
+/// The gp3 volumes a rendered node class gives each node: an EC2NodeClass's `spec.blockDeviceMappings[].ebs`
+/// (karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go `BlockDevice`: volumeSize, iops, throughput; a gp3
+/// without them gets the baseline) or an Auto Mode NodeClass's `spec.ephemeralStorage` (size, iops, throughput).
+/// lint prices what was rendered with these, independently of the plan.
+pub fn rendered_volumes(node_class: &serde_json::Value) -> Vec<EbsVolume> {
+    let spec = &node_class["spec"];
+    let performance = |v: &serde_json::Value, device: String, size: &serde_json::Value| EbsVolume {
+        device,
+        size_gib: size.as_str().and_then(size_gib).unwrap_or(0),
+        iops: v["iops"].as_u64().map_or(GP3_BASELINE_IOPS, |i| i as u32),
+        throughput_mibps: v["throughput"].as_u64().map_or(GP3_BASELINE_THROUGHPUT_MIBPS, |t| t as u32),
+    };
+    if spec["ephemeralStorage"].is_object() {
+        let e = &spec["ephemeralStorage"];
+        return vec![performance(e, "ephemeralStorage".into(), &e["size"])];
+    }
+    match spec["blockDeviceMappings"].as_array() {
+        Some(mappings) => mappings.iter().map(|m| performance(&m["ebs"], m["deviceName"].as_str().unwrap_or_default().to_string(), &m["ebs"]["volumeSize"])).collect(),
+        None => {
+            let alias = spec["amiSelectorTerms"][0]["alias"].as_str().unwrap_or_default();
+            karpenter_default_volumes(alias.starts_with("bottlerocket"))
+        }
+    }
+}
+
+/// The volumes Karpenter gives a node whose EC2NodeClass sets no `blockDeviceMappings` (karpenter-provider-aws v1.14.1
+/// pkg/providers/amifamily/al2023.go and bottlerocket.go `DefaultBlockDeviceMappings`, resolver.go `DefaultEBS`: a
+/// 20 GiB gp3 root volume;
+/// Bottlerocket a 4 GiB OS volume and a 20 GiB data volume), at gp3's baseline performance.
+pub fn karpenter_default_volumes(bottlerocket: bool) -> Vec<EbsVolume> {
+    let gp3 = |device: &str, size_gib| EbsVolume { device: device.into(), size_gib, iops: GP3_BASELINE_IOPS, throughput_mibps: GP3_BASELINE_THROUGHPUT_MIBPS };
+    if bottlerocket { vec![gp3("/dev/xvda", 4), gp3("/dev/xvdb", 20)] } else { vec![gp3("/dev/xvda", 20)] }
+}
+
+/// GiB (rounded up) of a Kubernetes quantity as volume sizes take it: `Gi`, `G`, `Ti`, `T`.
+pub fn size_gib(size: &str) -> Option<u32> {
+    let split = size.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = size.split_at(split);
+    let n: f64 = n.parse().ok()?;
+    let gib = match unit {
+        "Gi" => n,
+        "G" => n * 1e9 / f64::from(1u32 << 30),
+        "Ti" => n * 1024.0,
+        "T" => n * 1e12 / f64::from(1u32 << 30),
+        _ => return None,
+    };
+    Some(gib.ceil() as u32)
+}
+
+/// What a node's volumes cost per hour, at most, in `region`.
+pub fn node_usd_per_hour(volumes: &[EbsVolume], region: &str) -> f64 {
+    let (prices, _) = prices(region);
+    volumes.iter().map(|v| v.usd_per_hour(&prices)).sum()
+}
+
+/// What the cost bounds cover and leave out, for the worst-case basis and explain.
+pub const COVERS: &str = "instances and the EBS volumes gpuplan gives each node; not data transfer, public IPv4 addresses, EKS or Auto Mode fees, load balancers, snapshots or anything the cluster adds";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The figure: 200 GiB gp3 at 10,000 IOPS / 500 MiB/s is $66 a month in us-east-1 ($16 + 7,000 × $0.005 +
+    /// 375 × $0.04, <https://aws.amazon.com/ebs/pricing/>): $0.090/h over the 730-hour average month, $0.098/h over
+    /// February's 672 hours, the bound.
+    #[test]
+    fn a_200_gib_gp3_volume_at_10000_iops_costs_66_dollars_a_month() {
+        let v = EbsVolume { device: "/dev/xvda".into(), size_gib: 200, iops: 10_000, throughput_mibps: 500 };
+        let (p, own) = prices("us-east-1");
+        assert!(own);
+        assert!((v.usd_per_hour(&p) * HOURS_IN_SHORTEST_MONTH - 66.0).abs() < 1e-9);
+        assert!((66.0_f64 / 730.0 - 0.0904).abs() < 1e-4 && (v.usd_per_hour(&p) - 0.0982).abs() < 1e-4);
+        assert!((node_usd_per_hour(std::slice::from_ref(&v), "us-east-1") - 66.0 / 672.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn baseline_iops_and_throughput_are_free() {
+        let v = EbsVolume { device: "/dev/xvda".into(), size_gib: 4, iops: 3_000, throughput_mibps: 125 };
+        assert!((v.usd_per_hour(&prices("us-west-2").0) * HOURS_IN_SHORTEST_MONTH - 0.32).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_region_the_table_lacks_gets_us_east_1_prices_marked_as_not_its_own() {
+        assert_eq!(prices("eu-west-1"), (prices("us-east-1").0, false));
+    }
+}
