@@ -145,7 +145,7 @@ pub fn write_placements(out: &mut String, placements: &[WorkloadPlacement]) {
         }
         if let Some(fit) = w.fit.as_ref().filter(|f| !f.too_small.is_empty()) {
             let _ = writeln!(out, "    too small  one replica does not fit on {}", fit.too_small_text());
-            let _ = writeln!(out, "               {} (DaemonSet requests not modelled)", fit.price_text());
+            let _ = writeln!(out, "               {}", fit.price_text());
         } else if let Some(fit) = &w.fit {
             let _ = writeln!(out, "    fits       one replica fits on every type of the pool ({})", fit.fits.len());
         }
