@@ -252,8 +252,6 @@ fn compile_cluster(c: &Compilation, renderer: &Renderer, validator: &crate::vali
     }
     let simulated = crate::check::cluster_manifests(&manifests, &cluster.node_daemons);
     let ctx = c.cluster_ctx(cluster);
-    // A probe pod per pool with kubelet settings (E0160: they can leave no room for a pod), then every workload at
-    // max replicas on the generated NodePools (E0180/E0181): proves the limits hold its pods.
     // The pools' placement groups, a probe pod per pool with kubelet settings (E0160: they can leave no room for a
     // pod), every workload at max replicas on the generated NodePools (E0180/E0181), then the whole-cluster checks:
     // every declared demand at once (E0340) and each tier of a tiered pool alone (E0350). On adopted pools these

@@ -242,6 +242,37 @@ fn adopting_compiled_operations_settings_round_trips() {
     for line in ["gpu-operator manage=#false", "alerts near-limit=90 low-gpu-utilization=10 pending-for=\"30m\"", "gpus-per-replica 2"] {
         assert!(unmanaged.contains(line), "missing `{line}` in:\n{unmanaged}");
     }
+    // A batch-spot pool is tainted, so adopt writes the tainting one-NodePool preset (inference-on-demand), which
+    // would tell the etl pods to spread: its unschedulable alert says they were not told to, so `spread #false`.
+    assert!(unmanaged.contains("spread #false // workload batch/etl: its placement annotation"), "{unmanaged}");
+}
+
+/// Issue 32 item 11: an inference pool's spread and a workload's `max-per-node` come back from the output: the
+/// placement annotation (`gpuplan.dev/placement`, on the PDB) says what the pods were told, and compiling the adopted
+/// profile writes the same objects.
+#[test]
+fn adopting_spread_and_max_per_node_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogs = repo().join("catalogs");
+    std::fs::create_dir_all(dir.path().join("original/profiles")).unwrap();
+    let profile = "profile \"srv\" priority=10\ncluster \"ops-s\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1b\"\n    ami \"al2023@v20251023\"\n}\n\
+        pool \"packed\" preset=\"inference-on-demand\" {\n    gpu { name \"L4\"; }\n    types \"g6.12xlarge\"\n    max-accelerators 16\n    spread #false\n}\n\
+        workload \"w\" namespace=\"ns\" pool=\"packed\" {\n    selector \"app\" \"w\"\n    replicas 4\n    max-per-node 2\n    disruption-budget max-unavailable=1\n}\n\
+        workload \"one\" namespace=\"ns\" pool=\"packed\" {\n    selector \"app\" \"one\"\n    replicas 2\n    max-per-node 1\n    disruption-budget max-unavailable=1\n}\n";
+    std::fs::write(dir.path().join("original/profiles/srv.kdl"), profile).unwrap();
+    let compiled = gpuplan(&dir.path().join("original"), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let pdb = read(dir.path(), "original/out/ops-s/poddisruptionbudget-ns-w.yaml");
+    assert!(pdb.contains("maxSkew: 2, whenUnsatisfiable: DoNotSchedule") && !pdb.contains("ScheduleAnyway"), "{pdb}");
+    let one = read(dir.path(), "original/out/ops-s/poddisruptionbudget-ns-one.yaml");
+    assert!(one.contains("podAntiAffinity over the workload's pods {topologyKey: kubernetes.io/hostname, requiredDuringSchedulingIgnoredDuringExecution}"), "{one}");
+    let out = gpuplan(dir.path(), &["adopt", "original/out", "--into", "profiles", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let adopted = read(dir.path(), "profiles/srv.kdl");
+    assert!(adopted.contains("spread #false") && adopted.contains("max-per-node 2") && adopted.contains("max-per-node 1"), "{adopted}");
+    let again = gpuplan(dir.path(), &["compile", "--catalogs", catalogs.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(assert_same_tree(&dir.path().join("original/out/ops-s"), &dir.path().join("out/ops-s")) >= 4);
 }
 
 /// Compiles tests/fixtures/adopt/ops (each profile's text passed through `edit`) into <tmp>/original/out.

@@ -423,12 +423,11 @@ fn kustomization_lists_the_clusters_prerequisites() {
     assert!(prod.contains("#   namespaces: inference, kube-system, ml-research, monitoring, training"), "{prod}");
     assert!(prod.contains("#   Helm values for NVIDIA GPU Operator v26.7.0 (deployments/gpu-operator/values.yaml): values/helm/gpuplan-gpu-operator-values.yaml (helm -f, Argo CD multi-source $values), or ConfigMap gpu-operator/gpuplan-gpu-operator-values (key values.yaml; Flux valuesFrom) applied by values/"), "{prod}");
     assert!(prod.contains("#   CRD: NodePool karpenter.sh/v1 (from Karpenter)"));
-    // ReservedCapacity is beta and on by default since Karpenter v1.6 (aws/karpenter-provider-aws
-    // website/content/en/v1.14/reference/settings.md, "Feature Gates"): noted, not asked for.
-    assert!(prod.contains("#   Karpenter feature gate ReservedCapacity: on by default since v1.6 (beta); keep it on (reserved pools)"), "{prod}");
-    assert!(!prod.contains("ReservedCapacity=true"), "{prod}");
+    // ReservedCapacity is beta and on by default (sigs.k8s.io/karpenter@v1.14.1 pkg/operator/options/options.go
+    // FEATURE_GATES default): noted as one to keep on; NodeOverlay is alpha and off: to turn on.
+    assert!(prod.contains("#   Karpenter feature gate ReservedCapacity=true (settings.featureGates.reservedCapacity; on by default: keep it on): reserved pools: training-reserved"), "{prod}");
     let research = &tree.files[Path::new("ml-research/kustomization.yaml")];
-    assert!(research.contains("NodeOverlay=true (time-sliced/MIG pools)"), "{research}");
+    assert!(research.contains("NodeOverlay=true (settings.featureGates.nodeOverlay; off by default: turn it on): time-sliced/MIG pools"), "{research}");
 }
 
 /// Large GPU nodes: with `instanceStorePolicy: RAID0` Karpenter stripes the instance's NVMe disks into one

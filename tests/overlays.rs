@@ -86,7 +86,7 @@ fn a_pool_overlay_renders_one_nodeoverlay_scoped_to_every_nodepool_of_the_pool_a
     assert!(overlay.contains("priceAdjustment: -40%") && overlay.contains("- g5\n"), "{overlay}");
     assert_eq!(c.generated.iter().filter(|g| g.kind == "NodeOverlay").count(), 1);
     let kustomization = &c.output_tree().files[Path::new("c/kustomization.yaml")];
-    assert!(kustomization.contains("Karpenter feature gates: NodeOverlay=true (overlay blocks: g5-discount)"), "{kustomization}");
+    assert!(kustomization.contains("Karpenter feature gate NodeOverlay=true (settings.featureGates.nodeOverlay; off by default: turn it on): overlay blocks: g5-discount"), "{kustomization}");
     // The other pool's ranking is untouched.
     assert!(pool(&c, "other").candidates.iter().all(|c| c.overlay.is_none()));
 }

@@ -289,6 +289,7 @@ fn the_trainer_and_a_job_per_queue_all_run_on_the_examples_out() {
         unavailable: Vec::new(),
         daemonsets: Vec::new(),
         add_on_daemonsets: true,
+        node_daemons: None,
     };
     let report = gpuplan::simulate::simulate(&opts).unwrap();
     assert!(report.pending.is_empty(), "pending: {:?}", report.pending);
@@ -453,6 +454,7 @@ fn a_pod_requesting_ephemeral_storage_needs_the_excluded_prefix_in_the_prerequis
         unavailable: Vec::new(),
         daemonsets: Vec::new(),
         add_on_daemonsets: true,
+        node_daemons: None,
     };
     let report = gpuplan::simulate::simulate(&opts).unwrap();
     assert!(report.pending.iter().any(|p| p.reason.contains("resource ephemeral-storage unavailable in ClusterQueue")), "{:?}", report.pending);

@@ -193,7 +193,7 @@ fn compiled_placement_of_llm_server_spreads_one_replica_per_node() {
 #[test]
 fn max_per_node_caps_replicas_on_one_node() {
     let profile = |cap: &str| {
-        common::profile("p", 50, "al2023@v20251023", &format!("pool \"g\" preset=\"general\" {{\n    gpu {{ name \"L4\"; }}\n    types \"g6.12xlarge\"\n    max-accelerators 16\n}}\nworkload \"w\" namespace=\"ns\" pool=\"g\" {{\n    selector \"app\" \"w\"\n    replicas 8\n{cap}}}\n"))
+        common::profile("p", 50, "al2023@v20251023", &format!("pool \"g\" preset=\"general\" {{\n    gpu {{ name \"L4\"; }}\n    types \"g6.12xlarge\"\n    max-accelerators 32\n}}\nworkload \"w\" namespace=\"ns\" pool=\"g\" {{\n    selector \"app\" \"w\"\n    replicas 8\n{cap}}}\n"))
     };
     let most = |cap: &str| {
         let compiled = common::compile_one(profile(cap));
@@ -203,6 +203,9 @@ fn max_per_node_caps_replicas_on_one_node() {
     };
     assert_eq!(most(""), 4);
     assert_eq!(most("    max-per-node 2\n"), 2);
+    // 1 is a required anti-affinity (k8s.io/kubernetes pkg/scheduler/framework/plugins/interpodaffinity/filtering.go:
+    // a node with a matching pod fails the filter), the strict cap a skew cannot give.
+    assert_eq!(most("    max-per-node 1\n"), 1);
     // The workload's objects tell its pods the same (the gpuplan.dev/placement annotation).
     let compiled = common::compile_one(profile("    max-per-node 2\n"));
     let described = compiled.ok().plan.clusters[0].ops.workloads[0].placement.describe();

@@ -59,7 +59,7 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     for f in ["apiVersion", "kind", "metadata.name"] {
         used.take(f);
     }
-    let ours = take_gpuplan_hardware(c, &mut used);
+    take_gpuplan_hardware(c, &mut used);
     let instance_store_raid0 = c["spec"]["instanceStorePolicy"] == "RAID0";
     if instance_store_raid0 {
         used.take("spec.instanceStorePolicy");
@@ -94,7 +94,7 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     }
     let kubelet = class_kubelet(c, &at, &mut used);
     super::raw::take_gitops_annotations(doc, &mut used);
-    let with_default_volumes = default_volumes(doc, ours);
+    let with_default_volumes = default_volumes(doc);
     let doc = with_default_volumes.as_ref().unwrap_or(doc);
     let (raw, owned) = super::raw::carry_with_defaults(doc, &used, &doc.kind, &defaults, warnings);
     let comments = used.leftovers(doc, &owned, warnings);
@@ -102,13 +102,14 @@ pub fn map_class(doc: &Doc, warnings: &mut Vec<Warning>) -> ClassFacts {
     ClassFacts { role, instance_profile, ami, discovery_tag, cluster_tag, reservation, instance_store_raid0, placement_group, time_slicing, user_data, ephemeral_storage, kubelet, raw, raw_fragment, comments }
 }
 
-/// gpuplan's own volumes and metadata options, consumed without a line; whether the class is gpuplan's.
-fn take_gpuplan_hardware(c: &Value, used: &mut Consumed) -> bool {
+/// gpuplan's own volumes and metadata options, consumed without a line (a class of gpuplan's without volumes is
+/// `default_volumes`'s `null`, carried).
+fn take_gpuplan_hardware(c: &Value, used: &mut Consumed) {
     // So are gpuplan's own volumes (size, gp3 IOPS and throughput; image-cache snapshots aside). A hand-written
     // class's volumes and metadata options are its own: they go to its `raw` block, so the pools keep them.
     let ours = super::read::generated_by_gpuplan(c);
     let snapshot = c["spec"]["blockDeviceMappings"].as_array().into_iter().flatten().any(|m| m["ebs"].get("snapshotID").is_some());
-    if ours && !snapshot {
+    if ours && !snapshot && c["spec"]["blockDeviceMappings"].is_array() {
         used.take("spec.blockDeviceMappings");
     }
     // metadataOptions (IMDSv2 only, hop limit 1) is gpuplan's fixed hardening (the template's): another value is the
@@ -117,7 +118,6 @@ fn take_gpuplan_hardware(c: &Value, used: &mut Consumed) -> bool {
     if ours || c["spec"]["metadataOptions"] == hardening {
         used.take("spec.metadataOptions");
     }
-    ours
 }
 
 /// The class's `karpenter.sh/discovery` tag (its subnet selector's; the selectors are consumed when they select by it
@@ -158,10 +158,12 @@ fn class_kubelet(c: &Value, at: &str, used: &mut Consumed) -> Option<Value> {
 /// gp3 root volume; aws/karpenter-provider-aws v1.14.1 `pkg/providers/amifamily` `DefaultBlockDeviceMappings`), while
 /// gpuplan's class template adds its own 200Gi volume: a bigger disk, more ephemeral storage, another EBS bill. The
 /// class then carries `blockDeviceMappings: null` in its `raw` block, which deletes gpuplan's volume again when compile
-/// merges it: the adopted nodes get the disk the original's get.
-fn default_volumes(doc: &Doc, ours: bool) -> Option<Doc> {
+/// merges it: the adopted nodes get the disk the original's get. gpuplan's own class without them is one whose profile
+/// said that `null` (its template always writes volumes): the same line comes back, or the volumes and the cost bound
+/// that prices them would change on the round trip.
+fn default_volumes(doc: &Doc) -> Option<Doc> {
     let spec = doc.object.get("spec")?.as_object()?;
-    if ours || doc.kind != "EC2NodeClass" || spec.contains_key("blockDeviceMappings") {
+    if doc.kind != "EC2NodeClass" || spec.contains_key("blockDeviceMappings") {
         return None;
     }
     let mut with_null = doc.clone();

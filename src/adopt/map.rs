@@ -74,14 +74,7 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     if np["metadata"]["annotations"][crate::render::EFA_ANNOTATION].as_str().is_some_and(|v| v.starts_with("required")) {
         lines.push(Line::new("efa #true", from(&format!("metadata.annotations.{}", crate::render::EFA_ANNOTATION))));
     }
-    if ctx.instance_store_raid0 {
-        let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
-        lines.push(Line::new("scratch \"instance-store\"", format!("{class} spec.instanceStorePolicy: RAID0")));
-    }
-    if let Some(group) = &ctx.placement_group {
-        let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
-        lines.push(Line::new(format!("placement-group {}", super::model::q(group)), format!("{class} spec.placementGroupSelector.name")));
-    }
+    lines.extend(class_lines(ctx));
     let (reserved_line, needed) = reserved_line(ctx, &reqs, &resource, reserved, &from, warnings);
     lines.extend(reserved_line);
     missing.extend(needed);
@@ -128,6 +121,19 @@ pub fn map_pool(ctx: &PoolContext, warnings: &mut Vec<Warning>) -> (AdoptedPool,
     let tier_of = tier_of(&template_labels, &doc.name);
     let zone_fields = reqs.iter().enumerate().filter(|(_, r)| r.key == "topology.kubernetes.io/zone").map(|(i, _)| from(&format!("spec.template.spec.requirements[{i}]"))).collect();
     (AdoptedPool { name: doc.name.clone(), tier_of, preset: preset(np), from: from(""), lines, comments, missing }, zones, zone_fields)
+}
+
+/// The pool settings its class says: RAID0 instance storage (`scratch`) and the placement group.
+fn class_lines(ctx: &PoolContext) -> Vec<Line> {
+    let class = ctx.class_at.clone().unwrap_or_else(|| "EC2NodeClass".into());
+    let mut lines = Vec::new();
+    if ctx.instance_store_raid0 {
+        lines.push(Line::new("scratch \"instance-store\"", format!("{class} spec.instanceStorePolicy: RAID0")));
+    }
+    if let Some(group) = &ctx.placement_group {
+        lines.push(Line::new(format!("placement-group {}", super::model::q(group)), format!("{class} spec.placementGroupSelector.name")));
+    }
+    lines
 }
 
 /// What compiling a Bottlerocket time-sliced pool writes beyond the original, named: gpuplan's settings of the class's

@@ -690,7 +690,7 @@ fn spread_settings(profile: &mut AdoptedProfile, workloads: &[&workloads::Adopte
         let Some(spread) = w.spread else { continue };
         let tiered = profile.pools.iter().any(|p| p.tier_of.as_deref() == Some(w.pool.as_str()));
         for pool in profile.pools.iter_mut().filter(|p| p.name == w.pool || p.tier_of.as_deref() == Some(w.pool.as_str())) {
-            let preset_spreads = tiered || matches!(pool.preset, "inference-on-demand" | "inference-spot");
+            let preset_spreads = tiered || crate::profile::Preset::parse(pool.preset).is_some_and(crate::profile::Preset::spreads);
             let kdl = format!("spread #{spread}");
             if preset_spreads != spread && !pool.lines.iter().any(|l| l.kdl == kdl) {
                 pool.lines.push(model::Line::new(kdl, format!("workload {}/{}: its placement annotation", w.namespace, w.name)));

@@ -20,7 +20,7 @@ use crate::ops::workload::{parse_replicas_record, parse_selector_record, REPLICA
 use crate::profile::ops::{IntOrPercent, PdbBudget};
 use crate::solve::ops::metrics::{gpu_metric, metric_is_ratio};
 use crate::solve::ops::scaling::{HpaPlan, ScalingStyle};
-use crate::solve::{SpreadAdvice, HOST_KEY};
+use crate::solve::{SpreadAdvice, HOST_KEY, ONE_PER_NODE};
 
 /// One adopted `workload` block and what the profile's pools must agree with.
 #[derive(Debug, Clone)]
@@ -465,8 +465,12 @@ fn percent_of(metric: &str, quantity: &str) -> Option<u32> {
     }
 }
 
-/// `max-per-node N` from the placement annotation's hard host spread (`SpreadAdvice::max_per_node`).
+/// `max-per-node N` from the placement annotation: the anti-affinity of 1, or the hard host spread of N
+/// (`SpreadAdvice::max_per_node`).
 fn max_per_node(at: &str, placement: &str) -> Option<Line> {
+    if placement.contains(ONE_PER_NODE) {
+        return Some(Line::new("max-per-node 1", at.to_string()));
+    }
     let (_, rest) = placement.split_once(&format!("topologySpreadConstraint {{topologyKey: {HOST_KEY}, maxSkew: "))?;
     let (n, rest) = rest.split_once(", ")?;
     let n: u32 = n.parse().ok()?;

@@ -36,7 +36,7 @@ pub fn quota_pods(ctx: &ClusterCtx) -> Vec<Pod> {
         for f in q.flavors.iter().filter(|f| f.node > 0) {
             let Some(pool) = ctx.cluster.pools.iter().find(|p| p.name == f.flavor) else { continue };
             let job = job_name(q, &f.flavor);
-            let pod = if pool.sharing.is_some() { 1 } else { f.node };
+            let pod = pod_units(pool, f.node);
             pods.extend(job_pods(q, pool, &job, order, pod, f.nominal / pod));
             pods.extend(job_pods(q, pool, &format!("{job}-rest"), order, f.nominal % pod, u32::from(f.nominal % pod > 0)));
         }
@@ -59,6 +59,12 @@ fn job_pods(q: &QueuePlan, pool: &PoolPlan, job: &str, order: usize, units: u32,
     let mut requests = Resources::from([(pool.resource().to_string(), i128::from(units) * 1000), ("pods".to_string(), 1000)]);
     requests.extend(pool.efa_request(units).map(|n| (crate::catalog::efa::EFA_RESOURCE.to_string(), i128::from(n) * 1000)));
     (0..count).map(|i| Pod { key: format!("{}/{job}-{i}", q.namespace), requests: requests.clone(), queued: Some(queued.clone()), ..Pod::default() }).collect()
+}
+
+/// The accelerators of one pod of a queue's gang job on `pool`, whose node holds `node`: a whole node, or one slice
+/// or MIG device on a shared pool.
+fn pod_units(pool: &PoolPlan, node: u32) -> u32 {
+    if pool.sharing.is_some() { 1 } else { node.max(1) }
 }
 
 fn job_name(q: &QueuePlan, flavor: &str) -> String {
@@ -89,12 +95,13 @@ pub fn demand_diagnostics(ctx: &ClusterCtx, simulated: &Manifests) -> Vec<PoolDi
         let pending: Vec<&PendingPod> = report.pending.iter().filter(|p| q.flavors.iter().any(|f| p.pod.starts_with(&format!("{}/{}-", q.namespace, job_name(q, &f.flavor))))).collect();
         let Some(spec) = ctx.profile(&q.profile).into_iter().flat_map(|p| &p.queues).find(|x| x.name.value == q.name) else { continue };
         let (Some(first), Some(pool)) = (pending.first(), q.flavors.first().and_then(|f| pool(ctx, &f.flavor))) else { continue };
-        let total: u32 = q.flavors.iter().map(|f| f.nominal.div_ceil(f.node.max(1))).sum();
-        let node = q.flavors.first().map_or(0, |f| f.node);
+        let sizes: Vec<(u32, u32)> = q.flavors.iter().filter(|f| f.node > 0).filter_map(|f| Some((f.nominal, pod_units(self::pool(ctx, &f.flavor)?, f.node)))).collect();
+        let total: u32 = sizes.iter().map(|(nominal, pod)| nominal.div_ceil(*pod)).sum();
+        let pod = sizes.first().map_or(0, |(_, pod)| *pod);
         let d = ctx
             .sources
             .error(spec.quota.value.nominal.span, ErrorCode::E0340, format!(
-                "queue `{}`'s nominal quota does not fit beside the cluster's other declared demands: {} of the {total} pods of its gang jobs (a node of {node} {} each, one pod of the rest) stay pending",
+                "queue `{}`'s nominal quota does not fit beside the cluster's other declared demands: {} of the {total} pods of its gang jobs ({pod} {} each, one pod of the rest) stay pending",
                 q.name,
                 pending.len(),
                 q.accelerator.resource()

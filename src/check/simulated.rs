@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::solve::ops::workload::WorkloadPlan;
 use crate::render::Manifest;
 use crate::simulate::manifests::{self, Manifests};
-use crate::simulate::pods::{Pod, PodTopology, Selector, Spread};
+use crate::simulate::pods::{Pod, PodTerm, PodTopology, Selector, Spread};
 use crate::simulate::requirements::{Requirement, Requirements, Toleration};
 use crate::simulate::yaml::{Doc, Resources};
 use crate::solve::{ClusterPlan, PoolPlan};
@@ -78,13 +78,19 @@ pub(super) fn replicas(cluster: &ClusterPlan, w: &WorkloadPlan, count: u32) -> V
 }
 
 /// The spread gpuplan tells a workload's pods to carry (`PodPlacement::spread`: the serving pools' zone and host
-/// preferences, `max-per-node`'s hard host spread), over its own pods: labelled with its selector, selecting by it.
+/// preferences, `max-per-node`'s hard host spread or anti-affinity), over its own pods: labelled with its selector,
+/// selecting by it.
 fn topology(w: &WorkloadPlan) -> Option<Box<PodTopology>> {
     let spread = &w.placement.pod.spread;
-    if spread.is_empty() {
+    if spread.is_empty() && !w.placement.pod.one_per_node {
         return None;
     }
     let selector = Selector { match_labels: w.selector.clone(), expressions: Vec::new() };
+    let anti_affinity = if w.placement.pod.one_per_node {
+        vec![PodTerm { key: crate::solve::HOST_KEY.to_string(), selector: Some(selector.clone()), namespaces: std::collections::BTreeSet::from([w.namespace.clone()]) }]
+    } else {
+        Vec::new()
+    };
     let spread = spread
         .iter()
         .map(|s| Spread {
@@ -97,7 +103,7 @@ fn topology(w: &WorkloadPlan) -> Option<Box<PodTopology>> {
             honor_affinity: true,
         })
         .collect();
-    Some(Box::new(PodTopology { namespace: w.namespace.clone(), labels: w.selector.clone(), spread, ..PodTopology::default() }))
+    Some(Box::new(PodTopology { namespace: w.namespace.clone(), labels: w.selector.clone(), spread, anti_affinity, ..PodTopology::default() }))
 }
 
 /// Whether the pod `key` is one of the workload's replicas (`<namespace>/<name>-<i>`).

@@ -137,6 +137,14 @@ fn fix(ctx: &ClusterCtx, pool: &PoolAlone, tiered: bool) -> String {
         })
         .sum();
     let mut help = format!("a fallback tier must take over all the work of the tier above: the workloads need {need} {resource} on each tier; ");
+    // A tier below the need that its `max-accelerators` caps (not the budget) grows only when the cap does: a budget
+    // figure would not fix it.
+    let capped: Vec<&str> = pool.tiers.iter().map(|(p, _)| *p).filter(|p| p.limit < need && p.fixed_usd_per_hour.is_none() && !p.limit_reason.starts_with("budget")).map(|p| p.name.as_str()).collect();
+    if !capped.is_empty() {
+        let _ = write!(help, "raise max-accelerators to {need} (it caps {})", capped.join(", "));
+        help.push_str(", or lower the workloads' replicas max");
+        return help;
+    }
     let budget = profile_pools().find_map(|p| p.budget_usd_per_hour);
     match budget {
         Some(b) => {
@@ -157,10 +165,11 @@ fn fix(ctx: &ClusterCtx, pool: &PoolAlone, tiered: bool) -> String {
 /// "admit fewer, cheaper spot types …" when the pool's spot tiers, priced at a cheaper dearest type, would leave room
 /// for `need` units on every tier within the budget (today's worst cases plus `slack`); None when no such set exists.
 fn cheaper_spot(pool: &PoolAlone, need: u32, slack: f64, tiered: bool) -> Option<String> {
-    let per = |c: &crate::solve::Candidate| c.ceiling_usd_per_hour / f64::from(c.units.max(1));
     let is_spot = |p: &PoolPlan| p.capacity_types.contains(&CapacityType::Spot);
     let spot: Vec<&PoolPlan> = pool.tiers.iter().map(|(p, _)| *p).filter(|p| is_spot(p)).collect();
     let tier = *spot.first()?;
+    // Per unit with each node's volumes, as the worst cases compared here count them.
+    let per = |c: &crate::solve::Candidate| (c.ceiling_usd_per_hour + tier.node_storage_usd_per_hour) / f64::from(c.units.max(1));
     let others: f64 = pool.tiers.iter().map(|(p, _)| *p).filter(|p| !is_spot(p)).map(|p| p.worst_case_usd_per_hour / f64::from(p.limit.max(1))).sum();
     let available = pool.tiers.iter().map(|(p, _)| p.worst_case_usd_per_hour).sum::<f64>() + slack.max(0.0);
     // The dearest worst-case $/unit each spot tier may keep.

@@ -192,6 +192,7 @@ error_codes! {
     E0331: "a KEDA trigger on a DCGM metric in EKS Auto Mode without a DCGM exporter",
     E0332: "an overlay in an EKS Auto Mode cluster",
     E0340: "the cluster's declared demands do not fit at once",
+    E0350: "a fallback tier cannot carry its pool's workloads alone",
     E0360: "a Flux depends-on that waits for gpuplan's own Kustomization of the cluster",
     E0380: "a Karpenter version whose CRDs gpuplan does not pin",
     E0381: "an invalid interruption queue name",
@@ -199,7 +200,6 @@ error_codes! {
     E0383: "a placement group on a pool that launches in more than one zone",
     E0384: "an invalid placement group name",
     E0385: "a placement group in an EKS Auto Mode cluster",
-    E0350: "a fallback tier cannot carry its pool's workloads alone",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

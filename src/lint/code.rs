@@ -56,11 +56,11 @@ rule_codes! {
     Gp034 "GP034",
     Gp035 "GP035",
     Gp036 "GP036",
+    Gp038 "GP038",
     Gp042 "GP042",
     Gp050 "GP050",
     Gp051 "GP051",
     Gp052 "GP052",
-    Gp038 "GP038",
 }
 
 impl RuleCode {

@@ -45,7 +45,12 @@ impl Preset {
     pub const NAMES: [&'static str; 6] =
         ["general", "inference-spot", "inference-on-demand", "training-on-demand", "batch-spot", "tiered"];
 
-    fn parse(name: &str) -> Option<Preset> {
+    /// The preset's `spread` default: the serving presets tell their workloads' pods to spread over zones and hosts.
+    pub fn spreads(self) -> bool {
+        matches!(self, Preset::InferenceSpot | Preset::InferenceOnDemand | Preset::Tiered)
+    }
+
+    pub fn parse(name: &str) -> Option<Preset> {
         Some(match name {
             "general" => Preset::General,
             "inference-spot" => Preset::InferenceSpot,

@@ -54,7 +54,7 @@ pub use overlays::{idle as idle_overlays, OverlayPlan};
 pub use plan::{ClusterPlan, Plan, ProfileSummary};
 pub use pool::{
     units_per_accelerator, units_per_gpu, workload_placement, Candidate, ClusterPools, DisruptionPlan, PodPlacement, PoolPlan, Removal, Requirement, SpreadAdvice,
-    HOST_KEY, NODEPOOL_LABEL, POOL_LABEL, ZONE_KEY,
+    HOST_KEY, NODEPOOL_LABEL, ONE_PER_NODE, POOL_LABEL, ZONE_KEY,
 };
 pub use select::{SPOT_DIVERSITY_RATIO_MAX, SPOT_MIN_TYPES};
 

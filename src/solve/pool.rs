@@ -208,7 +208,7 @@ impl PoolPlan {
             .collect();
         let requests = self.efa_request(accelerators).map(|n| (crate::catalog::efa::EFA_RESOURCE.to_string(), n)).into_iter().collect();
         let spread = if self.serving { SpreadAdvice::serving() } else { Vec::new() };
-        PodPlacement { node_selector, tolerations, requests, spread }
+        PodPlacement { node_selector, tolerations, requests, spread, one_per_node: false }
     }
 
     /// The EFA interfaces a pod with `accelerators` should request on an `efa #true` pool. Karpenter attaches EFA
@@ -298,6 +298,12 @@ pub struct PodPlacement {
     /// `topologySpreadConstraints` over the workload's own pods (labelSelector: its selector), on serving pools.
     #[serde(rename = "topologySpreadConstraints", skip_serializing_if = "Vec::is_empty")]
     pub spread: Vec<SpreadAdvice>,
+    /// `max-per-node 1`: a required pod anti-affinity on `kubernetes.io/hostname` over the workload's own pods, the
+    /// one strict per-node cap the scheduler keeps: a topology spread's skew is counted against the emptiest eligible
+    /// node, so once every node holds a replica kube-scheduler may put a second one anywhere
+    /// (k8s.io/kubernetes pkg/scheduler/framework/plugins/podtopologyspread/filtering.go `minMatchNum`).
+    #[serde(rename = "oneReplicaPerNode", skip_serializing_if = "std::ops::Not::not")]
+    pub one_per_node: bool,
 }
 
 /// One `topologySpreadConstraint` gpuplan tells a workload's pods to carry (the labelSelector is the workload's).
@@ -310,6 +316,9 @@ pub struct SpreadAdvice {
     #[serde(rename = "whenUnsatisfiable")]
     pub when_unsatisfiable: String,
 }
+
+/// How [`PodPlacement::describe`] names `max-per-node 1`'s anti-affinity (adopt reads it back).
+pub const ONE_PER_NODE: &str = "podAntiAffinity over the workload's pods";
 
 /// The zone label Karpenter and the scheduler spread over.
 pub const ZONE_KEY: &str = "topology.kubernetes.io/zone";
@@ -325,8 +334,9 @@ impl SpreadAdvice {
         [ZONE_KEY, HOST_KEY].iter().map(|k| SpreadAdvice { topology_key: k.to_string(), max_skew: 1, when_unsatisfiable: "ScheduleAnyway".into() }).collect()
     }
 
-    /// `max-per-node N`: a hard host spread of skew N. Karpenter counts a node it may still create as a host domain
-    /// holding none of the pods, so no node gets more than N (pkg/controllers/provisioning/scheduling/topologygroup.go).
+    /// `max-per-node N` (N ≥ 2): a hard host spread of skew N. Karpenter counts a node it may still create as a host
+    /// domain holding none of the pods, so no node it launches gets more than N (pkg/controllers/provisioning/scheduling/
+    /// topologygroup.go); kube-scheduler keeps the skew against the emptiest eligible node, not an absolute cap.
     pub fn max_per_node(n: u32) -> SpreadAdvice {
         SpreadAdvice { topology_key: HOST_KEY.into(), max_skew: n, when_unsatisfiable: "DoNotSchedule".into() }
     }
@@ -346,6 +356,9 @@ impl PodPlacement {
         let mut items = vec![format!("nodeSelector {{{}}}", selector.join(", "))];
         items.extend(self.tolerations.iter().map(|t| format!("toleration {t}")));
         items.extend(self.spread.iter().map(|s| format!("topologySpreadConstraint {s}")));
+        if self.one_per_node {
+            items.push(format!("{ONE_PER_NODE} {{topologyKey: {HOST_KEY}, requiredDuringSchedulingIgnoredDuringExecution}}"));
+        }
         if !self.requests.is_empty() {
             items.push(format!("requests {{{}}}", self.requests_text()));
         }
@@ -367,7 +380,7 @@ impl PodPlacement {
 pub fn workload_placement(pools: &[&PoolPlan], accelerators: u32) -> PodPlacement {
     let mut placements = pools.iter().map(|p| p.pod_placement(accelerators));
     let Some(mut out) = placements.next() else {
-        return PodPlacement { node_selector: BTreeMap::new(), tolerations: Vec::new(), requests: BTreeMap::new(), spread: Vec::new() };
+        return PodPlacement { node_selector: BTreeMap::new(), tolerations: Vec::new(), requests: BTreeMap::new(), spread: Vec::new(), one_per_node: false };
     };
     for other in placements {
         for t in other.tolerations {

@@ -361,7 +361,7 @@ fn quota_above_limit(plan: &KueuePlan, profiles: &[&Profile], sources: &Sources)
             sources
                 .error(span, ErrorCode::E0210, format!("the queues' nominal quotas in flavor `{flavor}` add up to {total} {resource}, above NodePool `{flavor}`'s limit of {limit} ({})", queues.join(", ")))
                 .label(format!("Σ nominal {total} > limit {limit}"))
-                .help(format!("lower the queues' nominal quotas (share=\"…%\" divides the limit) or raise the pool's limit to {total}: admitted jobs would wait for nodes Karpenter may not launch")),
+                .help(format!("lower the queues' nominal quotas (share=\"…%\" divides what the non-queued workloads leave of the limit) or raise the pool's limit to {total}: admitted jobs would wait for nodes Karpenter may not launch")),
         );
     }
     out

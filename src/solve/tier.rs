@@ -73,7 +73,7 @@ pub fn pool_plan(at: TierAt, profile: &Profile, source: &str, node_class: String
         allow,
         adopted: s.admit.value == crate::profile::Admit::AsRequired,
         // Serving presets: replicas of a service, which one interruption should not take together (issue 32, item 11).
-        serving: s.spread.as_ref().map_or(matches!(pool_node.preset.value, crate::profile::Preset::InferenceSpot | crate::profile::Preset::InferenceOnDemand | crate::profile::Preset::Tiered), |v| v.value),
+        serving: s.spread.as_ref().map_or(pool_node.preset.value.spreads(), |v| v.value),
         notes: Vec::new(),
     }
 }

@@ -117,10 +117,14 @@ pub fn plan_workload(w: &Workload, profile: &Profile, source: &str, nodepools: &
     // As the solver labelled and tainted the workload's NodePools (a tier name resolves to its pool).
     let pool_name = nodepools.first().map_or_else(|| w.pool.value.clone(), |p| p.pool.clone());
     let mut pod = workload_placement(nodepools, w.gpus_per_replica.value);
-    // `max-per-node N` replaces the serving pools' host preference by a hard host spread of skew N.
+    // `max-per-node` replaces the serving pools' host preference: 1 by a required anti-affinity (a strict cap), N by
+    // a hard host spread of skew N.
     if let Some(n) = &w.max_per_node {
         pod.spread.retain(|s| s.topology_key != crate::solve::HOST_KEY);
-        pod.spread.push(crate::solve::SpreadAdvice::max_per_node(n.value));
+        match n.value {
+            1 => pod.one_per_node = true,
+            n => pod.spread.push(crate::solve::SpreadAdvice::max_per_node(n)),
+        }
     }
     let mut names: Vec<String> = nodepools.iter().map(|p| p.name.clone()).collect();
     names.sort();
