@@ -63,6 +63,7 @@ fn seed_catalog(dir: &Path, region: &str) -> Vec<u8> {
             Source { description: "seed".into(), fetched_at: Some("2026-01-01T00:00:00Z".into()), estimate: false },
         )]),
         instance_types: vec![],
+        ebs: None,
     };
     let bytes = catalog.to_json().into_bytes();
     std::fs::write(dir.join(format!("{region}.json")), &bytes).unwrap();
@@ -486,6 +487,7 @@ fn catalog(zones: &[&str], types: Vec<InstanceType>) -> Catalog {
             (import::SOURCE_SPOT_ESTIMATE.into(), source(true)),
         ]),
         instance_types: types,
+        ebs: None,
     }
 }
 
