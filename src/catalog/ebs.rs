@@ -204,4 +204,35 @@ mod tests {
     fn a_region_the_table_lacks_gets_us_east_1_prices_marked_as_not_its_own() {
         assert_eq!(prices("eu-west-1"), (prices("us-east-1").0, false));
     }
+
+    fn catalog(region: &str) -> crate::catalog::Catalog {
+        let mut catalog = crate::catalog::Catalog::from_json(crate::catalog::EMBEDDED_US_EAST_1, std::path::Path::new("embedded")).unwrap();
+        catalog.region = region.into();
+        catalog
+    }
+
+    /// The bundled catalogs have no `ebs` section (their data has no EBS prices): the table prices their bounds, in
+    /// the words the basis text always used; a region the table lacks says its prices are us-east-1's.
+    #[test]
+    fn a_catalog_without_ebs_prices_uses_the_table_and_says_whose() {
+        assert_eq!(catalog_prices(&catalog("us-east-1")), (prices("us-east-1").0, PriceBasis::Table));
+        assert_eq!(PriceBasis::Table.describe(), "EBS list prices");
+        let (p, basis) = catalog_prices(&catalog("eu-west-1"));
+        assert_eq!(p, prices("us-east-1").0);
+        assert!(basis.describe().starts_with("us-east-1's EBS list prices (an estimate: the table has none for eu-west-1"), "{}", basis.describe());
+    }
+
+    /// A catalog with Price List prices: those, not the table's, with the refresh's date in the words.
+    #[test]
+    fn a_catalog_with_ebs_prices_uses_them_and_says_so() {
+        let mut c = catalog("eu-west-1");
+        let own = EbsPrices { gp3_per_gib_month: 0.088, gp3_per_iops_month: 0.0055, gp3_per_mibps_month: 0.044 };
+        c.ebs = Some(own);
+        c.sources.insert(SOURCE.into(), crate::catalog::Source { description: "AWS Price List GetProducts".into(), fetched_at: Some("2026-08-20T10:13:20Z".into()), estimate: false });
+        let (p, basis) = catalog_prices(&c);
+        assert_eq!(p, own);
+        assert_eq!(basis.describe(), "EBS list prices from the catalog's Price List refresh of 2026-08-20");
+        let v = EbsVolume { device: "/dev/xvda".into(), size_gib: 200, iops: 10_000, throughput_mibps: 500 };
+        assert!((node_usd_per_hour(&[v], &p) * HOURS_IN_SHORTEST_MONTH - (17.6 + 38.5 + 16.5)).abs() < 1e-9);
+    }
 }
