@@ -1,14 +1,16 @@
 //! `gpuplan catalog refresh`: fetch the live catalog of one or more regions and rewrite `catalogs/<region>.json`.
 //!
-//! Per region, four calls run concurrently (DescribeInstanceTypes, DescribeInstanceTypeOfferings by zone,
-//! DescribeSpotPriceHistory, Pricing GetProducts), and regions run concurrently with each other; the SDK edge is
+//! Per region, five calls run concurrently (DescribeInstanceTypes, DescribeInstanceTypeOfferings by zone,
+//! DescribeSpotPriceHistory, Pricing GetProducts for instance prices and for gp3 EBS prices), and regions run
+//! concurrently with each other; the SDK edge is
 //! [`crate::catalog::aws`]. The answers go through the same conversion as `catalog import`
 //! ([`import::build_catalog`]), so both produce identical snapshots for identical inputs.
 //!
 //! All or nothing: catalogs are written only when every region was fetched, each one atomically (temp file in
 //! the same directory, fsync, rename), so a failed or interrupted refresh leaves the previous snapshots
 //! byte-identical. When only the Pricing API fails, the previous snapshot's on-demand prices are kept and
-//! marked as such; without a previous snapshot that is an error.
+//! marked as such; without a previous snapshot that is an error. EBS prices failing keeps the previous snapshot's
+//! (marked), else leaves the catalog without them (the cost bounds then use the table in `catalog::ebs`): a warning.
 //!
 //! This is the one place that reads a clock (for `fetched_at`); [`Clock::Fixed`] makes the output deterministic.
 
