@@ -210,6 +210,8 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     let changes = gpuplan::catalog::refresh::catalog_changes(&previous, &catalog);
     assert!(!changes.is_empty());
     assert!(out.contains(&changes.to_string()), "catalog changes in the report:\n{changes}");
+    // The committed snapshot had no gp3 EBS prices; the refresh brought the Price List's.
+    assert!(out.contains("  gp3 EBS $/GB-month, $/IOPS-month, $/MiBps-month: none (the cited table) → 0.08, 0.005, 0.04\n"), "{out}");
     let header = out.lines().nth(1).unwrap();
     assert!(header.starts_with("us-east-1: ") && header.contains("accelerated price moves"), "{header}");
     assert!(header.contains("types added") && out.contains("\n  added: "), "moto's type list differs: {header}");
