@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use gpuplan::catalog::aws::{AwsError, parse_price_list_product};
+use gpuplan::catalog::aws::{AwsError, GpThreePrices, parse_ebs_product, parse_price_list_product};
+use gpuplan::catalog::ebs::{self, EbsPrices};
 use gpuplan::catalog::{CapacityType, Catalog, Gpu, InstanceType, Price, Source};
 use gpuplan::catalog::import;
 use gpuplan::catalog::refresh::{
@@ -63,6 +64,7 @@ fn seed_catalog(dir: &Path, region: &str) -> Vec<u8> {
             Source { description: "seed".into(), fetched_at: Some("2026-01-01T00:00:00Z".into()), estimate: false },
         )]),
         instance_types: vec![],
+        ebs: None,
     };
     let bytes = catalog.to_json().into_bytes();
     std::fs::write(dir.join(format!("{region}.json")), &bytes).unwrap();
@@ -190,9 +192,20 @@ fn two_region_refresh_matches_moto_and_the_price_list() {
     let inf2 = east.get("inf2.xlarge").expect("inf2.xlarge");
     assert_eq!(inf2.neuron.as_ref().map(|n| (n.count, n.cores_per_device)), Some((1, 2)));
 
-    // Pricing: all pages of us-east-1, one of us-west-2, each with the Linux/shared/no-software/Used filters.
+    // The gp3 EBS prices of each region, from the Price List's answer (tests/fixtures/pricing/<region>.ebs.json):
+    // $0.08/GB-month, $0.005/IOPS-month, and throughput's $40.96/GiBps-month as $0.04/MiBps-month.
+    for catalog in [&east, &load(dir.path(), "us-west-2")] {
+        assert_eq!(catalog.ebs, Some(fixture_ebs()), "{}", catalog.region);
+        let source = &catalog.sources[ebs::SOURCE];
+        assert!(source.description.starts_with("AWS Price List GetProducts (AmazonEC2, us-"), "{}", source.description);
+        assert_eq!(source.fetched_at.as_deref(), Some(FIXED_RFC3339));
+    }
+
+    // Pricing: all pages of us-east-1, one of us-west-2, each with the Linux/shared/no-software/Used filters; and
+    // one gp3 EBS request per region.
     let requests = pricing.requests();
-    assert_eq!(requests.len(), 4, "3 pages for us-east-1 + 1 for us-west-2");
+    assert_eq!(requests.len(), 6, "3 pages for us-east-1 + 1 for us-west-2 + the EBS page of each");
+    let mut ebs_requests = 0;
     for request in &requests {
         let body = request.json();
         assert_eq!(body["ServiceCode"], "AmazonEC2");
@@ -202,6 +215,11 @@ fn two_region_refresh_matches_moto_and_the_price_list() {
             .iter()
             .map(|f| (f["Field"].as_str().unwrap().to_string(), f["Value"].as_str().unwrap().to_string()))
             .collect();
+        if filters.get("volumeApiName").is_some_and(|v| v == "gp3") {
+            ebs_requests += 1;
+            assert!(filters.contains_key("regionCode") && !filters.contains_key("operatingSystem"), "{filters:?}");
+            continue;
+        }
         for (field, value) in
             [("operatingSystem", "Linux"), ("tenancy", "Shared"), ("preInstalledSw", "NA"), ("capacitystatus", "Used")]
         {
@@ -209,6 +227,12 @@ fn two_region_refresh_matches_moto_and_the_price_list() {
         }
         assert!(filters.contains_key("regionCode"));
     }
+    assert_eq!(ebs_requests, 2);
+}
+
+/// The gp3 prices of tests/fixtures/pricing/*.ebs.json, as the catalog keeps them (throughput per MiB/s-month).
+fn fixture_ebs() -> EbsPrices {
+    EbsPrices { gp3_per_gib_month: 0.08, gp3_per_iops_month: 0.005, gp3_per_mibps_month: 40.96 / 1024.0 }
 }
 
 /// Refresh and import share one conversion: the SDK's answers serialized back to DescribeInstanceTypes JSON give
@@ -248,6 +272,10 @@ fn refresh_equals_import_of_the_same_data_and_is_deterministic() {
         Some((&spot, spot_source)),
         sources,
     );
+    // import has no Price List to read EBS prices from: the refresh alone adds them (and their source, compared
+    // above through `sources`).
+    assert_eq!(refreshed.ebs, Some(fixture_ebs()));
+    let imported = Catalog { ebs: refreshed.ebs, ..imported };
     for (a, b) in refreshed.instance_types.iter().zip(&imported.instance_types) {
         assert_eq!(a, b, "refresh and import disagree on {}", a.name);
     }
@@ -321,8 +349,9 @@ fn http_500s_are_retried_until_success() {
     for action in ["DescribeInstanceTypes", "DescribeInstanceTypeOfferings", "DescribeSpotPriceHistory"] {
         assert_eq!(actions(&proxy, action), 3, "{action}: two failures, then success");
     }
-    assert_eq!(pricing.requests().len(), 4, "one failure + 3 pages");
+    assert_eq!(pricing.requests().len(), 5, "one failure + 3 pages + the EBS page");
     assert!(!report.regions[0].on_demand_kept);
+    assert_eq!(load(dir.path(), "us-east-1").ebs, Some(fixture_ebs()), "the failed call was retried, whichever it was");
     assert_eq!(load(dir.path(), "us-east-1").get("g5.xlarge").unwrap().on_demand.as_ref().unwrap().usd_per_hour, 1.006);
 }
 
@@ -342,7 +371,7 @@ fn throttling_is_retried_until_success() {
     for action in ["DescribeInstanceTypes", "DescribeInstanceTypeOfferings", "DescribeSpotPriceHistory"] {
         assert_eq!(actions(&proxy, action), 3, "{action}: two throttles, then success");
     }
-    assert_eq!(pricing.requests().len(), 4);
+    assert_eq!(pricing.requests().len(), 5);
     assert!(
         report.warnings.iter().all(|w| w.contains("observed spot price(s) outside") || w.contains("no plausible spot price")),
         "only about moto's spot prices: {:?}",
@@ -407,11 +436,75 @@ fn pricing_down_keeps_the_previous_on_demand_prices_and_says_so() {
     }
     let changes = region.changes.as_ref().unwrap();
     assert!(changes.price_moves.is_empty() && changes.added.is_empty(), "{changes}");
+    // The gp3 EBS prices are kept the same way, and the cost bounds say they are.
+    assert_eq!(second.ebs, first.ebs);
+    assert!(report.warnings.iter().any(|w| w.contains("no gp3 EBS prices, kept those of the previous snapshot")), "{:?}", report.warnings);
+    let ebs_source = &second.sources[ebs::SOURCE];
+    assert!(ebs_source.description.starts_with(ebs::KEPT_PREFIX), "{}", ebs_source.description);
+    assert!(ebs_source.description.contains("originally: AWS Price List GetProducts (AmazonEC2, us-east-1, volumeApiName gp3)"), "{}", ebs_source.description);
+    assert_eq!(ebs_source.fetched_at.as_deref(), Some(FIXED_RFC3339));
+    assert_eq!(
+        ebs::catalog_prices(&second),
+        (fixture_ebs(), ebs::PriceBasis::Catalog { fetched_at: Some(FIXED_RFC3339.into()), kept: true })
+    );
 
     // Kept twice: the note does not nest.
     refresh(&opts).expect("still down");
     let third = load(dir.path(), "us-east-1");
     assert_eq!(third.sources[import::SOURCE_ON_DEMAND].description.matches(KEPT_PREFIX).count(), 1);
+    assert_eq!(third.sources[ebs::SOURCE].description.matches(ebs::KEPT_PREFIX).count(), 1);
+}
+
+/// A Price List that answers instance prices but no gp3 EBS prices, with no previous snapshot to keep them from:
+/// the refresh still writes the catalog, without an `ebs` section, says so, and the cost bounds use the table.
+#[test]
+fn no_ebs_prices_and_no_previous_snapshot_leaves_the_cited_table_and_says_so() {
+    let moto = Moto::start();
+    let pages = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(support::fixtures_dir().join("pricing")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") && !path.to_string_lossy().ends_with(".ebs.json") {
+            std::fs::copy(&path, pages.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let pricing = support::pricing_server_in(pages.path().to_path_buf(), vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let report = refresh(&options(dir.path(), &["us-east-1"], &moto.url, &pricing.url)).expect("instance prices came");
+    assert!(
+        report.warnings.iter().any(|w| w.contains("no gp3 EBS prices, the cost bounds use gpuplan's cited table") && w.contains("no recorded page us-east-1.ebs.json")),
+        "{:?}",
+        report.warnings
+    );
+    let catalog = load(dir.path(), "us-east-1");
+    assert_eq!((catalog.ebs, catalog.sources.get(ebs::SOURCE)), (None, None));
+    assert_eq!(ebs::catalog_prices(&catalog), (ebs::prices("us-east-1").0, ebs::PriceBasis::Table));
+}
+
+/// The Price List's gp3 products (attribute names and units as infracost internal/resources/aws/ebs_volume.go
+/// filters them: productFamily "Storage" / "System Operation" with group "EBS IOPS" / "Provisioned Throughput",
+/// volumeApiName gp3, throughput priced per "GiBps-mo"): each lands in its slot, throughput converted to MiB/s.
+#[test]
+fn gp3_products_parse_like_the_real_format() {
+    let page: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(support::fixtures_dir().join("pricing/us-east-1.ebs.json")).unwrap()).unwrap();
+    let mut found = GpThreePrices::default();
+    for product in page["PriceList"].as_array().unwrap() {
+        parse_ebs_product(product.as_str().unwrap(), &mut found).unwrap();
+    }
+    assert_eq!(found.complete(), Ok(fixture_ebs()));
+
+    let throughput = page["PriceList"][2].as_str().unwrap();
+    assert!(throughput.contains(r#""unit":"GiBps-mo""#) && throughput.contains(r#""USD":"40.9600000000""#));
+    // Priced per MiB/s instead: taken as it is. Any other unit is refused rather than guessed.
+    let mut per_mib = GpThreePrices::default();
+    parse_ebs_product(&throughput.replace("GiBps-mo", "MiBps-Mo").replace("40.9600000000", "0.0400000000"), &mut per_mib).unwrap();
+    assert_eq!(per_mib.per_mibps_month, Some(0.04));
+    let err = parse_ebs_product(&throughput.replace("GiBps-mo", "Gbps-hrs"), &mut GpThreePrices::default()).unwrap_err();
+    assert!(err.contains("Gbps-hrs"), "{err}");
+    // A product of another volume type or family is no gp3 price; an answer without all three is an error.
+    let mut none = GpThreePrices::default();
+    parse_ebs_product(&page["PriceList"][0].as_str().unwrap().replace(r#""volumeApiName":"gp3""#, r#""volumeApiName":"gp2""#), &mut none).unwrap();
+    assert_eq!(none.complete().unwrap_err(), "the answer has no gp3 storage, IOPS, throughput price");
 }
 
 #[test]
@@ -486,6 +579,7 @@ fn catalog(zones: &[&str], types: Vec<InstanceType>) -> Catalog {
             (import::SOURCE_SPOT_ESTIMATE.into(), source(true)),
         ]),
         instance_types: types,
+        ebs: None,
     }
 }
 

@@ -179,7 +179,7 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     for action in ["DescribeInstanceTypes", "DescribeInstanceTypeOfferings", "DescribeSpotPriceHistory"] {
         assert!(calls.get(action).is_some_and(|n| *n >= 1), "{action} not sent to moto: {calls:?}");
     }
-    assert_eq!(pricing.requests().len(), 6, "the 3 recorded us-east-1 pages, for the refused refresh and this one");
+    assert_eq!(pricing.requests().len(), 8, "the 3 recorded us-east-1 pages and the gp3 EBS page, for the refused refresh and this one");
 
     // The catalog was rewritten with live data.
     let catalog_after = project.catalog_bytes();
@@ -210,6 +210,8 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     let changes = gpuplan::catalog::refresh::catalog_changes(&previous, &catalog);
     assert!(!changes.is_empty());
     assert!(out.contains(&changes.to_string()), "catalog changes in the report:\n{changes}");
+    // The committed snapshot had no gp3 EBS prices; the refresh brought the Price List's.
+    assert!(out.contains("  gp3 EBS $/GB-month, $/IOPS-month, $/MiBps-month: none (the cited table) → 0.08, 0.005, 0.04\n"), "{out}");
     let header = out.lines().nth(1).unwrap();
     assert!(header.starts_with("us-east-1: ") && header.contains("accelerated price moves"), "{header}");
     assert!(header.contains("types added") && out.contains("\n  added: "), "moto's type list differs: {header}");
@@ -251,6 +253,9 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     assert!(project.out_tree() != out_before);
     let spot_pool = std::fs::read_to_string(project.path("out/ml-prod/nodepool-llm-inference-spot.yaml")).unwrap();
     assert!(spot_pool.contains(&format!("gpuplan.dev/catalog: us-east-1@{}", catalog.digest())), "{spot_pool}");
+    // The worst case now prices the EBS volumes at the refreshed catalog's gp3 prices, and says so.
+    assert!(catalog.ebs.is_some());
+    assert!(spot_pool.contains("$0.0982/h at most: EBS list prices from the catalog's Price List refresh of 20"), "{spot_pool}");
 
     let check = project.gpuplan(&["compile", "--check"]);
     assert_eq!(check.status.code(), Some(0), "{}{}", stdout(&check), stderr(&check));
@@ -272,6 +277,58 @@ fn refresh_reports_catalog_and_manifest_changes_then_compile_applies_them() {
     assert_eq!(project.catalog_bytes(), east, "us-east-1 was not refreshed");
     assert!(project.out_tree() == out_compiled, "out/ untouched");
     assert_eq!(project.gpuplan(&["compile", "--check"]).status.code(), Some(0));
+}
+
+/// `worst-case-usd-per-hour` and `worst-case-basis` of a compiled NodePool.
+fn worst_case(project: &Project, nodepool: &str) -> (f64, String) {
+    let text = std::fs::read_to_string(project.path(nodepool)).unwrap();
+    // Both are one-line double-quoted annotations in gpuplan's output.
+    let annotation = |key: &str| {
+        let line = text.lines().find_map(|l| l.trim_start().strip_prefix(&format!("gpuplan.dev/{key}: "))).unwrap_or_else(|| panic!("{key} in {text}"));
+        line.trim_matches('"').to_string()
+    };
+    (annotation("worst-case-usd-per-hour").parse().unwrap(), annotation("worst-case-basis"))
+}
+
+/// The gp3 prices a refresh reads from the Price List flow into the compiled worst case: the same refresh with
+/// the storage price doubled ($0.08 → $0.16 per GB-month in the stand-in's us-east-1.ebs.json, nothing else
+/// changed) raises llm-inference's per-node volumes (200 GiB gp3 at 10000 IOPS / 500 MiB/s) from $66 to $82 a
+/// month, $0.0982/h → $0.1220/h over the 672-hour month, and its worst case by that much per node at the limit.
+#[test]
+fn refreshed_gp3_prices_flow_into_the_compiled_worst_case() {
+    let moto = Moto::start();
+    let project = Project::new();
+    let spot = "out/ml-prod/nodepool-llm-inference-spot.yaml";
+    let compile_after = |pricing: &HttpServer| {
+        let refreshed = project.refresh_with("us-east-1", &moto.url, &pricing.url, &["--accept-shrink"]);
+        assert_eq!(refreshed.status.code(), Some(0), "{}", stderr(&refreshed));
+        let compiled = project.gpuplan(&["compile"]);
+        assert_eq!(compiled.status.code(), Some(0), "{}", stderr(&compiled));
+        worst_case(&project, spot)
+    };
+    let (listed, listed_basis) = compile_after(&pricing_server(vec![]));
+    assert!(listed_basis.contains("(200 GiB gp3 at 10000 IOPS / 500 MiB/s, $0.0982/h at most: EBS list prices from the catalog's Price List refresh of "), "{listed_basis}");
+
+    let pages = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(support::fixtures_dir().join("pricing")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            std::fs::copy(&path, pages.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let ebs = pages.path().join("us-east-1.ebs.json");
+    let text = std::fs::read_to_string(&ebs).unwrap();
+    assert_eq!(text.matches(r#"\"USD\":\"0.0800000000\""#).count(), 1, "one storage price");
+    std::fs::write(&ebs, text.replace(r#"\"USD\":\"0.0800000000\""#, r#"\"USD\":\"0.1600000000\""#)).unwrap();
+    let (raised, raised_basis) = compile_after(&support::pricing_server_in(pages.path().to_path_buf(), vec![]));
+    let catalog = Catalog::from_json(&String::from_utf8(project.catalog_bytes()).unwrap(), Path::new("us-east-1.json")).unwrap();
+    assert_eq!(catalog.ebs.map(|p| p.gp3_per_gib_month), Some(0.16));
+    assert!(raised_basis.contains("$0.1220/h at most: EBS list prices from the catalog's Price List refresh of "), "{raised_basis}");
+    // Each node at the limit costs $16/672 an hour more, and the pool's limits allow 43 nodes (its drain-peak basis
+    // counts them): $1.02/h more, within the two figures' rounding to cents.
+    let per_node = 16.0 / 672.0;
+    println!("worst case ${listed}/h → ${raised}/h: {:.2} nodes", (raised - listed) / per_node);
+    assert!(((raised - listed) - 43.0 * per_node).abs() <= 0.0101, "{listed} → {raised}");
 }
 
 #[test]

@@ -482,7 +482,7 @@ mod tests {
     use super::*;
 
     fn catalog() -> Catalog {
-        Catalog { format: 1, region: "us-east-1".into(), zones: vec!["us-east-1a".into()], sources: BTreeMap::new(), instance_types: Vec::new() }
+        Catalog { format: 1, region: "us-east-1".into(), zones: vec!["us-east-1a".into()], sources: BTreeMap::new(), instance_types: Vec::new(), ebs: None }
     }
 
     /// A NodePool of `spec` (YAML), with a class and a taint-free template unless the spec says otherwise.

@@ -358,6 +358,104 @@ impl Pricing {
     }
 }
 
+impl Pricing {
+    /// The region's gp3 EBS list prices, from GetProducts on the AmazonEC2 offer filtered to `volumeApiName` gp3
+    /// (all pages): storage (productFamily "Storage", GB-Mo), IOPS above the free 3,000 ("System Operation", group
+    /// "EBS IOPS", IOPS-Mo) and throughput above the free 125 MiB/s ("Provisioned Throughput", GiBps-mo). The
+    /// attribute names and units are the Price List's (infracost internal/resources/aws/ebs_volume.go filters the
+    /// same products: productFamily, volumeApiName, usagetype `EBS:VolumeP-IOPS.gp3` / `VolumeP-Throughput.gp3`,
+    /// price unit `GiBps-mo`). An answer that lacks one of the three is an error: the caller keeps older prices.
+    pub async fn ebs_prices(&self, region: &str) -> Result<crate::catalog::ebs::EbsPrices, AwsError> {
+        use aws_sdk_pricing::types::{Filter, FilterType};
+        const OP: &str = "Pricing GetProducts (EBS gp3)";
+        let filter = |field: &str, value: &str| {
+            Filter::builder().r#type(FilterType::TermMatch).field(field).value(value).build().expect("field, type and value are set")
+        };
+        let mut pages = self
+            .client
+            .get_products()
+            .service_code("AmazonEC2")
+            .format_version("aws_v1")
+            .filters(filter("regionCode", region))
+            .filters(filter("volumeApiName", "gp3"))
+            .max_results(100)
+            .into_paginator()
+            .send();
+        let mut found = GpThreePrices::default();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| classify(OP, region, &self.endpoint, e))?;
+            for product in page.price_list() {
+                parse_ebs_product(product, &mut found)
+                    .map_err(|detail| AwsError::PriceList { operation: OP, region: region.to_string(), detail })?;
+            }
+        }
+        found.complete().map_err(|detail| AwsError::PriceList { operation: OP, region: region.to_string(), detail })
+    }
+}
+
+/// The gp3 prices found so far in a GetProducts answer ($ per month).
+#[derive(Debug, Default)]
+pub struct GpThreePrices {
+    pub per_gib_month: Option<f64>,
+    pub per_iops_month: Option<f64>,
+    pub per_mibps_month: Option<f64>,
+}
+
+impl GpThreePrices {
+    /// All three, or what is missing.
+    pub fn complete(self) -> Result<crate::catalog::ebs::EbsPrices, String> {
+        match (self.per_gib_month, self.per_iops_month, self.per_mibps_month) {
+            (Some(gp3_per_gib_month), Some(gp3_per_iops_month), Some(gp3_per_mibps_month)) => {
+                Ok(crate::catalog::ebs::EbsPrices { gp3_per_gib_month, gp3_per_iops_month, gp3_per_mibps_month })
+            }
+            (gib, iops, mibps) => Err(format!(
+                "the answer has no gp3 {} price",
+                [("storage", gib), ("IOPS", iops), ("throughput", mibps)]
+                    .iter()
+                    .filter(|(_, p)| p.is_none())
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+}
+
+/// One AmazonEC2 Price List product of `volumeApiName` gp3 → into `found` by its productFamily. Other families
+/// (snapshots, I/O requests) are skipped. Throughput is priced per GiBps-month (`unit` "GiBps-mo"): divided by
+/// 1,024 to the MiB/s-month the volumes are sized in (a MiB/s unit is taken as it is; another unit is refused).
+pub fn parse_ebs_product(text: &str, found: &mut GpThreePrices) -> Result<(), String> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let attributes = doc.pointer("/product/attributes").ok_or("no product.attributes")?;
+    if attributes.get("volumeApiName").and_then(Value::as_str) != Some("gp3") {
+        return Ok(());
+    }
+    let family = doc.pointer("/product/productFamily").and_then(Value::as_str).unwrap_or_default();
+    let group = attributes.get("group").and_then(Value::as_str).unwrap_or_default();
+    let slot = match family {
+        "Storage" => &mut found.per_gib_month,
+        "System Operation" if group == "EBS IOPS" => &mut found.per_iops_month,
+        "Provisioned Throughput" => &mut found.per_mibps_month,
+        _ => return Ok(()),
+    };
+    let Some(terms) = doc.pointer("/terms/OnDemand").and_then(Value::as_object) else { return Ok(()) };
+    for dimension in terms.values().filter_map(|t| t.get("priceDimensions").and_then(Value::as_object)).flat_map(|d| d.values()) {
+        let Some(usd) = dimension.pointer("/pricePerUnit/USD").and_then(Value::as_str) else { continue };
+        let usd: f64 = usd.parse().map_err(|_| format!("gp3 {family}: pricePerUnit.USD {usd:?} is not a number"))?;
+        let unit = dimension.get("unit").and_then(Value::as_str).unwrap_or_default();
+        let monthly = match (family, unit.to_ascii_lowercase().as_str()) {
+            ("Provisioned Throughput", "gibps-mo") => usd / 1024.0,
+            ("Provisioned Throughput", "mibps-mo") => usd,
+            ("Provisioned Throughput", _) => return Err(format!("gp3 throughput priced per {unit:?}, not GiBps-mo or MiBps-mo")),
+            _ => usd,
+        };
+        if usd > 0.0 {
+            *slot = Some(slot.map_or(monthly, |p: f64| p.max(monthly)));
+        }
+    }
+    Ok(())
+}
+
 /// One Price List product (a JSON document in a string) → (instance type, on-demand USD/hour). `Ok(None)` for
 /// products that are not a plain Linux instance-hour (other operations, zero prices, no OnDemand term).
 pub fn parse_price_list_product(text: &str) -> Result<Option<(String, f64)>, String> {

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::catalog::ebs::EbsPrices;
 use crate::catalog::{CapacityType, Catalog, InstanceType};
 
 /// GPU or Neuron: the types whose price moves a refresh reports (and warns about when their spot price is estimated).
@@ -27,6 +28,10 @@ pub struct CatalogChanges {
     pub price_moves: Vec<PriceMove>,
     /// Zone offerings of types present in both.
     pub offerings: Vec<OfferingChange>,
+    /// The gp3 EBS prices, old and new, when they differ (`None`: that side had none, so the cited table priced
+    /// its volumes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ebs: Option<(Option<EbsPrices>, Option<EbsPrices>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -69,6 +74,7 @@ impl CatalogChanges {
             && self.zones_removed.is_empty()
             && self.price_moves.is_empty()
             && self.offerings.is_empty()
+            && self.ebs.is_none()
     }
 }
 
@@ -124,7 +130,8 @@ pub fn catalog_changes(old: &Catalog, new: &Catalog) -> CatalogChanges {
             offerings.push(OfferingChange { instance_type: name.to_string(), zones_added, zones_removed });
         }
     }
-    CatalogChanges { region: new.region.clone(), added, removed, zones_added, zones_removed, price_moves, offerings }
+    let ebs = (old.ebs != new.ebs).then_some((old.ebs, new.ebs));
+    CatalogChanges { region: new.region.clone(), added, removed, zones_added, zones_removed, price_moves, offerings, ebs }
 }
 
 /// (only in `new`, only in `old`), sorted.
@@ -211,8 +218,18 @@ impl fmt::Display for CatalogChanges {
         for offering in &self.offerings {
             writeln!(f, "  {offering}")?;
         }
+        if let Some((old, new)) = &self.ebs {
+            writeln!(f, "  gp3 EBS $/GB-month, $/IOPS-month, $/MiBps-month: {} → {}", ebs_words(old.as_ref()), ebs_words(new.as_ref()))?;
+        }
         Ok(())
     }
+}
+
+/// "0.08, 0.005, 0.04", or the table's when the catalog has none.
+fn ebs_words(prices: Option<&EbsPrices>) -> String {
+    prices.map_or("none (the cited table)".to_string(), |p| {
+        format!("{}, {}, {}", p.gp3_per_gib_month, p.gp3_per_iops_month, p.gp3_per_mibps_month)
+    })
 }
 
 /// At most 25 names, then how many more.

@@ -21,8 +21,10 @@ pub const HOURS_IN_SHORTEST_MONTH: f64 = 28.0 * 24.0;
 pub const GP3_BASELINE_IOPS: u32 = 3_000;
 pub const GP3_BASELINE_THROUGHPUT_MIBPS: u32 = 125;
 
-/// One region's EBS list prices ($ per month).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One region's EBS list prices ($ per month). A catalog refreshed through the Price List API keeps them
+/// ([`crate::catalog::Catalog::ebs`], provenance under [`SOURCE`]); the cost bounds use them there, else the table.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EbsPrices {
     pub gp3_per_gib_month: f64,
     pub gp3_per_iops_month: f64,
@@ -35,6 +37,55 @@ const PRICES: [(&str, EbsPrices); 2] = [
     ("us-east-1", EbsPrices { gp3_per_gib_month: 0.08, gp3_per_iops_month: 0.005, gp3_per_mibps_month: 0.04 }),
     ("us-west-2", EbsPrices { gp3_per_gib_month: 0.08, gp3_per_iops_month: 0.005, gp3_per_mibps_month: 0.04 }),
 ];
+
+/// The catalog's `sources` key of its EBS prices.
+pub const SOURCE: &str = "ebs-gp3";
+
+/// Prefix of the EBS source description when a refresh kept the previous snapshot's prices.
+pub const KEPT_PREFIX: &str = "gp3 EBS prices kept from previous snapshot";
+
+/// Where the EBS prices of a bound came from, for the worst-case basis text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PriceBasis {
+    /// This module's table, for a region it lists.
+    Table,
+    /// The table's us-east-1 prices, for a region it does not list: an estimate.
+    TableFallback { region: String },
+    /// The catalog's, from the Price List API (its source's fetch date, if any; `kept`: an earlier refresh's,
+    /// because the last one could not get them).
+    Catalog { fetched_at: Option<String>, kept: bool },
+}
+
+impl PriceBasis {
+    /// How the basis text names the prices. The table's words are unchanged, so a region the table lists reads as
+    /// it did before catalogs could carry EBS prices.
+    pub fn describe(&self) -> String {
+        match self {
+            PriceBasis::Table => "EBS list prices".to_string(),
+            PriceBasis::TableFallback { region } => format!(
+                "us-east-1's EBS list prices (an estimate: the table has none for {region}; `gpuplan catalog refresh` fetches them)"
+            ),
+            PriceBasis::Catalog { fetched_at, kept } => format!(
+                "EBS list prices from the catalog's Price List refresh{}{}",
+                fetched_at.as_deref().and_then(|d| d.get(..10)).map(|d| format!(" of {d}")).unwrap_or_default(),
+                if *kept { " (kept: the last refresh could not get them)" } else { "" }
+            ),
+        }
+    }
+}
+
+/// The EBS prices a catalog's bounds use: its own (from a Price List refresh) when it has them, else the table's.
+pub fn catalog_prices(catalog: &crate::catalog::Catalog) -> (EbsPrices, PriceBasis) {
+    if let Some(p) = catalog.ebs {
+        let source = catalog.sources.get(SOURCE);
+        let kept = source.is_some_and(|s| s.description.starts_with(KEPT_PREFIX));
+        return (p, PriceBasis::Catalog { fetched_at: source.and_then(|s| s.fetched_at.clone()), kept });
+    }
+    match prices(&catalog.region) {
+        (p, true) => (p, PriceBasis::Table),
+        (p, false) => (p, PriceBasis::TableFallback { region: catalog.region.clone() }),
+    }
+}
 
 /// The region's EBS prices, and whether they are the region's own (false: us-east-1's, an estimate, as for a
 /// catalog region the table does not list).
@@ -118,10 +169,9 @@ pub fn size_gib(size: &str) -> Option<u32> {
     Some(gib.ceil() as u32)
 }
 
-/// What a node's volumes cost per hour, at most, in `region`.
-pub fn node_usd_per_hour(volumes: &[EbsVolume], region: &str) -> f64 {
-    let (prices, _) = prices(region);
-    volumes.iter().map(|v| v.usd_per_hour(&prices)).sum()
+/// What a node's volumes cost per hour, at most, at `prices`.
+pub fn node_usd_per_hour(volumes: &[EbsVolume], prices: &EbsPrices) -> f64 {
+    volumes.iter().map(|v| v.usd_per_hour(prices)).sum()
 }
 
 /// What the cost bounds cover and leave out, for the worst-case basis and explain.
@@ -141,7 +191,7 @@ mod tests {
         assert!(own);
         assert!((v.usd_per_hour(&p) * HOURS_IN_SHORTEST_MONTH - 66.0).abs() < 1e-9);
         assert!((66.0_f64 / 730.0 - 0.0904).abs() < 1e-4 && (v.usd_per_hour(&p) - 0.0982).abs() < 1e-4);
-        assert!((node_usd_per_hour(std::slice::from_ref(&v), "us-east-1") - 66.0 / 672.0).abs() < 1e-12);
+        assert!((node_usd_per_hour(std::slice::from_ref(&v), &p) - 66.0 / 672.0).abs() < 1e-12);
     }
 
     #[test]
@@ -153,5 +203,36 @@ mod tests {
     #[test]
     fn a_region_the_table_lacks_gets_us_east_1_prices_marked_as_not_its_own() {
         assert_eq!(prices("eu-west-1"), (prices("us-east-1").0, false));
+    }
+
+    fn catalog(region: &str) -> crate::catalog::Catalog {
+        let mut catalog = crate::catalog::Catalog::from_json(crate::catalog::EMBEDDED_US_EAST_1, std::path::Path::new("embedded")).unwrap();
+        catalog.region = region.into();
+        catalog
+    }
+
+    /// The bundled catalogs have no `ebs` section (their data has no EBS prices): the table prices their bounds, in
+    /// the words the basis text always used; a region the table lacks says its prices are us-east-1's.
+    #[test]
+    fn a_catalog_without_ebs_prices_uses_the_table_and_says_whose() {
+        assert_eq!(catalog_prices(&catalog("us-east-1")), (prices("us-east-1").0, PriceBasis::Table));
+        assert_eq!(PriceBasis::Table.describe(), "EBS list prices");
+        let (p, basis) = catalog_prices(&catalog("eu-west-1"));
+        assert_eq!(p, prices("us-east-1").0);
+        assert!(basis.describe().starts_with("us-east-1's EBS list prices (an estimate: the table has none for eu-west-1"), "{}", basis.describe());
+    }
+
+    /// A catalog with Price List prices: those, not the table's, with the refresh's date in the words.
+    #[test]
+    fn a_catalog_with_ebs_prices_uses_them_and_says_so() {
+        let mut c = catalog("eu-west-1");
+        let own = EbsPrices { gp3_per_gib_month: 0.088, gp3_per_iops_month: 0.0055, gp3_per_mibps_month: 0.044 };
+        c.ebs = Some(own);
+        c.sources.insert(SOURCE.into(), crate::catalog::Source { description: "AWS Price List GetProducts".into(), fetched_at: Some("2026-08-20T10:13:20Z".into()), estimate: false });
+        let (p, basis) = catalog_prices(&c);
+        assert_eq!(p, own);
+        assert_eq!(basis.describe(), "EBS list prices from the catalog's Price List refresh of 2026-08-20");
+        let v = EbsVolume { device: "/dev/xvda".into(), size_gib: 200, iops: 10_000, throughput_mibps: 500 };
+        assert!((node_usd_per_hour(&[v], &p) * HOURS_IN_SHORTEST_MONTH - (17.6 + 38.5 + 16.5)).abs() < 1e-9);
     }
 }

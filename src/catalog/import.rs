@@ -191,6 +191,7 @@ pub fn build_catalog(
         zones: zones.into_iter().collect(),
         sources,
         instance_types,
+        ebs: None,
     }
 }
 

@@ -42,6 +42,10 @@ pub struct Catalog {
     pub sources: BTreeMap<String, Source>,
     /// All instance types of the region (not only accelerated ones), sorted by name.
     pub instance_types: Vec<InstanceType>,
+    /// The region's gp3 EBS prices from the Price List API (`catalog refresh`), provenance under
+    /// `sources["ebs-gp3"]`. Absent: the cost bounds use the cited table in [`ebs`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebs: Option<ebs::EbsPrices>,
 }
 
 /// Provenance of one kind of number in the catalog.

@@ -1,14 +1,16 @@
 //! `gpuplan catalog refresh`: fetch the live catalog of one or more regions and rewrite `catalogs/<region>.json`.
 //!
-//! Per region, four calls run concurrently (DescribeInstanceTypes, DescribeInstanceTypeOfferings by zone,
-//! DescribeSpotPriceHistory, Pricing GetProducts), and regions run concurrently with each other; the SDK edge is
+//! Per region, five calls run concurrently (DescribeInstanceTypes, DescribeInstanceTypeOfferings by zone,
+//! DescribeSpotPriceHistory, Pricing GetProducts for instance prices and for gp3 EBS prices), and regions run
+//! concurrently with each other; the SDK edge is
 //! [`crate::catalog::aws`]. The answers go through the same conversion as `catalog import`
 //! ([`import::build_catalog`]), so both produce identical snapshots for identical inputs.
 //!
 //! All or nothing: catalogs are written only when every region was fetched, each one atomically (temp file in
 //! the same directory, fsync, rename), so a failed or interrupted refresh leaves the previous snapshots
 //! byte-identical. When only the Pricing API fails, the previous snapshot's on-demand prices are kept and
-//! marked as such; without a previous snapshot that is an error.
+//! marked as such; without a previous snapshot that is an error. EBS prices failing keeps the previous snapshot's
+//! (marked), else leaves the catalog without them (the cost bounds then use the table in `catalog::ebs`): a warning.
 //!
 //! This is the one place that reads a clock (for `fetched_at`); [`Clock::Fixed`] makes the output deterministic.
 
@@ -25,6 +27,7 @@ use crate::catalog::aws::{self, Aws, AwsError, ClientSettings, Pricing};
 pub use crate::catalog::aws::{RetrySettings, StaticCredentials};
 use crate::catalog::changes::{format_usd, is_accelerated};
 pub use crate::catalog::changes::{CatalogChanges, OfferingChange, PriceMove, catalog_changes};
+use crate::catalog::ebs::{self, EbsPrices};
 use crate::catalog::{Catalog, Source, SpotPrices};
 use crate::catalog::import::{self, SOURCE_SPOT};
 use crate::catalog::plausible::{self, Problem};
@@ -274,8 +277,13 @@ fn write_region(region: &str, path: PathBuf, previous: Option<Previous>, new: Bu
     })
 }
 
-const CALLS: [&str; 4] =
-    ["DescribeInstanceTypes", "DescribeInstanceTypeOfferings", "DescribeSpotPriceHistory", "Pricing GetProducts"];
+const CALLS: [&str; 5] = [
+    "DescribeInstanceTypes",
+    "DescribeInstanceTypeOfferings",
+    "DescribeSpotPriceHistory",
+    "Pricing GetProducts",
+    "Pricing GetProducts (EBS gp3)",
+];
 
 fn checked_regions(regions: &[String]) -> Result<Vec<String>, RefreshError> {
     let mut seen = BTreeSet::new();
@@ -303,6 +311,7 @@ struct RegionData {
     offerings: BTreeMap<String, BTreeSet<String>>,
     spot: SpotPrices,
     on_demand: Result<BTreeMap<String, f64>, AwsError>,
+    ebs: Result<EbsPrices, AwsError>,
     timings: Vec<CallTiming>,
 }
 
@@ -347,19 +356,19 @@ async fn fetch_region(
     progress: Option<&ProgressBar>,
 ) -> Result<RegionData, AwsError> {
     let ec2 = aws.ec2(region);
-    let (types, offerings, spot, on_demand) = tokio::join!(
+    let (types, offerings, spot, on_demand, ebs) = tokio::join!(
         timed(region, CALLS[0], progress, ec2.instance_types()),
         timed(region, CALLS[1], progress, ec2.zone_offerings()),
         timed(region, CALLS[2], progress, ec2.spot_prices(now)),
         timed(region, CALLS[3], progress, pricing.on_demand_prices(region)),
+        timed(region, CALLS[4], progress, pricing.ebs_prices(region)),
     );
-    let timings = vec![
-        CallTiming { call: CALLS[0].into(), elapsed: types.1 },
-        CallTiming { call: CALLS[1].into(), elapsed: offerings.1 },
-        CallTiming { call: CALLS[2].into(), elapsed: spot.1 },
-        CallTiming { call: CALLS[3].into(), elapsed: on_demand.1 },
-    ];
-    Ok(RegionData { infos: types.0?, offerings: offerings.0?, spot: spot.0?, on_demand: on_demand.0, timings })
+    let timings = [types.1, offerings.1, spot.1, on_demand.1, ebs.1]
+        .into_iter()
+        .zip(CALLS)
+        .map(|(elapsed, call)| CallTiming { call: call.into(), elapsed })
+        .collect();
+    Ok(RegionData { infos: types.0?, offerings: offerings.0?, spot: spot.0?, on_demand: on_demand.0, ebs: ebs.0, timings })
 }
 
 async fn timed<T>(
@@ -450,8 +459,13 @@ fn build_region(
         Some((&observed, spot_source))
     };
 
-    let catalog =
+    let mut catalog =
         import::build_catalog(region, &data.infos, &data.offerings, &on_demand, on_demand_source, spot, sources);
+    let ebs_source = source(format!(
+        "AWS Price List GetProducts (AmazonEC2, {region}, volumeApiName gp3): Storage $/GB-month, System Operation \
+         EBS IOPS $/IOPS-month, Provisioned Throughput $/GiBps-month ÷ 1024 = $/MiBps-month"
+    ));
+    ebs_prices(region, data.ebs, ebs_source, previous, path, &mut catalog, warnings);
     let missing_spot = catalog
         .instance_types
         .iter()
@@ -503,6 +517,47 @@ fn on_demand_prices(
             (prices, kept_source, true)
         }
     })
+}
+
+/// The catalog's gp3 EBS prices: the Price List's answer, else the previous snapshot's (marked kept), else none
+/// (the cost bounds then use the cited table in [`crate::catalog::ebs`]); a failed call is a warning, never an
+/// error, as EBS prices only refine the bounds.
+fn ebs_prices(
+    region: &str,
+    answer: Result<EbsPrices, AwsError>,
+    fetched: Source,
+    previous: Option<&Previous>,
+    path: &Path,
+    catalog: &mut Catalog,
+    warnings: &mut Vec<String>,
+) {
+    let (prices, source) = match answer {
+        Ok(prices) => (prices, fetched),
+        Err(error) => {
+            let kept = previous.and_then(|p| Some((p.catalog.ebs?, p.catalog.sources.get(ebs::SOURCE).cloned())));
+            let Some((prices, old)) = kept else {
+                warnings.push(format!(
+                    "{region}: the Pricing API gave no gp3 EBS prices, the cost bounds use gpuplan's cited table: {error}"
+                ));
+                return;
+            };
+            warnings.push(format!(
+                "{region}: the Pricing API gave no gp3 EBS prices, kept those of the previous snapshot {}: {error}",
+                path.display()
+            ));
+            let original = old.as_ref().map_or("unknown source", |s| {
+                s.description.split_once("; originally: ").map_or(s.description.as_str(), |(_, orig)| orig)
+            });
+            let source = Source {
+                description: format!("{} (Pricing API: {}); originally: {original}", ebs::KEPT_PREFIX, error.summary()),
+                fetched_at: old.as_ref().and_then(|s| s.fetched_at.clone()),
+                estimate: old.as_ref().is_some_and(|s| s.estimate),
+            };
+            (prices, source)
+        }
+    };
+    catalog.ebs = Some(prices);
+    catalog.sources.insert(ebs::SOURCE.to_string(), source);
 }
 
 /// The new catalog, unless it lost what [`plausible::shrink_problems`] looks for (and `accept_shrink` does not

@@ -39,7 +39,7 @@ pub fn rendered_cost(ctx: &PoolCtx) -> Option<RenderedCost> {
     // Every node's volumes, as the node class the NodePool references renders them.
     let class = &ctx.np.spec()["template"]["spec"]["nodeClassRef"];
     let class = class["name"].as_str().and_then(|n| ctx.rendered.get(class["kind"].as_str().unwrap_or("EC2NodeClass"), n));
-    let storage = class.map_or(0.0, |c| crate::catalog::ebs::node_usd_per_hour(&crate::catalog::ebs::rendered_volumes(c), &ctx.catalog.region));
+    let storage = class.map_or(0.0, |c| crate::catalog::ebs::node_usd_per_hour(&crate::catalog::ebs::rendered_volumes(c), &crate::catalog::ebs::catalog_prices(ctx.catalog).0));
     let shapes: Vec<NodeShape> = shapes.into_iter().map(|s| s.with_node_cost(storage)).collect();
     (!shapes.is_empty()).then(|| RenderedCost {
         expected: cost::expected(&shapes, limits),

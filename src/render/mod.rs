@@ -556,9 +556,10 @@ pub fn worst_case_basis(pool: &PoolPlan) -> String {
     }
     if pool.node_storage_usd_per_hour > 0.0 {
         basis.push_str(&format!(
-            "; every node with its volumes ({}, ${:.4}/h at most: EBS list prices over a 28-day month); covers {}",
+            "; every node with its volumes ({}, ${:.4}/h at most: {} over a 28-day month); covers {}",
             pool.node_storage,
             pool.node_storage_usd_per_hour,
+            pool.node_storage_prices,
             crate::catalog::ebs::COVERS
         ));
     }

@@ -137,6 +137,8 @@ pub struct PoolPlan {
     pub node_storage_usd_per_hour: f64,
     /// Those volumes in words ("200 GiB gp3 at 10000 IOPS / 500 MiB/s").
     pub node_storage: String,
+    /// Whose EBS prices priced them, in words (`catalog::ebs::PriceBasis`): the catalog's refresh or the table.
+    pub node_storage_prices: String,
     /// Nodes that can be deleting at once (outside the limit, beside their replacements): every node (`cost::max_nodes`).
     pub draining_nodes: u32,
     /// The steady bound plus the draining nodes, for up to `terminationGracePeriod`.

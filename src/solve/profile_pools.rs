@@ -50,7 +50,7 @@ pub fn plan_profile(profile: &Profile, region: Region, sources: &Sources, select
     }
     diagnostics.extend(pin_efa_zones(&mut pools, catalog, &zones, sources));
     let node_classes = classes.finish();
-    price_node_storage(&mut pools, &node_classes, &catalog.region);
+    price_node_storage(&mut pools, &node_classes, catalog);
     if let Err(d) = size_limits(profile, &mut pools, sources) {
         diagnostics.extend(d);
         return ProfilePools { node_classes, sized: None };
@@ -103,12 +103,15 @@ impl ProfileContext<'_> {
     }
 }
 
-/// Each pool's per-node EBS cost, from the volumes its node class renders, at the catalog region's EBS prices.
-fn price_node_storage(pools: &mut [(PoolPlan, &Tier)], classes: &[NodeClassPlan], region: &str) {
+/// Each pool's per-node EBS cost, from the volumes its node class renders, at the catalog's EBS prices (its
+/// Price List refresh's, else the cited table's).
+fn price_node_storage(pools: &mut [(PoolPlan, &Tier)], classes: &[NodeClassPlan], catalog: &crate::catalog::Catalog) {
+    let (prices, basis) = crate::catalog::ebs::catalog_prices(catalog);
     for (plan, _) in pools.iter_mut() {
         let Some(class) = classes.iter().find(|c| c.name == plan.node_class) else { continue };
         let volumes = class.volumes();
-        plan.node_storage_usd_per_hour = crate::catalog::ebs::node_usd_per_hour(&volumes, region);
+        plan.node_storage_usd_per_hour = crate::catalog::ebs::node_usd_per_hour(&volumes, &prices);
+        plan.node_storage_prices = basis.describe();
         plan.node_storage = volumes.iter().map(|v| v.describe()).collect::<Vec<_>>().join(" + ");
     }
 }

@@ -67,6 +67,7 @@ pub fn pool_plan(at: TierAt, profile: &Profile, source: &str, node_class: String
         worst_case_usd_per_hour: 0.0,
         node_storage_usd_per_hour: 0.0,
         node_storage: String::new(),
+        node_storage_prices: String::new(),
         draining_nodes: 0,
         drain_peak_usd_per_hour: 0.0,
         budget_usd_per_hour: None,

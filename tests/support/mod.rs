@@ -393,7 +393,12 @@ pub fn faulty_proxy(moto_addr: String, failures: Vec<Response>) -> HttpServer {
 /// Serves tests/fixtures/pricing/<region>.page<N>.json for GetProducts: the first page when the request has no
 /// NextToken, else the file the token names. `failures` are answered first (one per request).
 pub fn pricing_server(failures: Vec<Response>) -> HttpServer {
-    let dir = fixtures_dir().join("pricing");
+    pricing_server_in(fixtures_dir().join("pricing"), failures)
+}
+
+/// [`pricing_server`] answering from the pages in `dir` (a test's edited copy of tests/fixtures/pricing). A
+/// request filtered to `volumeApiName` (the gp3 EBS prices) gets `<region>.ebs.json`.
+pub fn pricing_server_in(dir: PathBuf, failures: Vec<Response>) -> HttpServer {
     let count = Mutex::new(0usize);
     HttpServer::start(move |request| {
         let n = {
@@ -414,8 +419,10 @@ pub fn pricing_server(failures: Vec<Response>) -> HttpServer {
             .and_then(|f| f["Value"].as_str())
             .unwrap_or("")
             .to_string();
+        let ebs = body["Filters"].as_array().is_some_and(|filters| filters.iter().any(|f| f["Field"] == "volumeApiName"));
         let file = match body["NextToken"].as_str() {
             Some(token) => format!("{token}.json"),
+            None if ebs => format!("{region}.ebs.json"),
             None => format!("{region}.page1.json"),
         };
         match std::fs::read(dir.join(&file)) {
