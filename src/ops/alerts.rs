@@ -32,6 +32,7 @@ use crate::ops::workload::{REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
 use crate::solve::ops::workload::WorkloadPlan;
 use crate::profile::monitoring::{MetricSources, Monitoring};
 use crate::solve::ops::metrics::{threshold, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
+use crate::solve::prerequisites::KSM_NODE_LABELS;
 use crate::solve::{round_cents, ClusterPlan, PoolPlan};
 
 /// A cluster's alert rules, derived from its plan when the PrometheusRule renders.
@@ -63,11 +64,6 @@ pub const PODS_PENDING: &str = "GpuplanAcceleratorPodsPending";
 pub const WORKLOAD_UNSCHEDULABLE: &str = "GpuplanWorkloadPodsUnschedulable";
 pub const WORKLOAD_LOW_UTILIZATION: &str = "GpuplanWorkloadGPUUtilizationLow";
 pub const OUTSIDE_PROFILES: &str = "GpuplanNodePoolOutsideProfiles";
-/// The node labels kube-state-metrics must expose for [`OUTSIDE_PROFILES`] and the budgets' orphan term: every node
-/// of a gpuplan NodePool carries its template's `gpuplan.dev/pool`, and Karpenter sets `karpenter.sh/nodepool`
-/// (sigs.k8s.io/karpenter@v1.14.1 pkg/apis/v1/labels.go `NodePoolLabelKey`). Karpenter's own metrics carry only the
-/// NodePool's name, so they cannot tell a NodePool gpuplan generated once from anyone else's.
-pub const KSM_NODE_LABELS: &str = "kube-state-metrics --metric-labels-allowlist=nodes=[gpuplan.dev/pool,karpenter.sh/nodepool] (kube-prometheus-stack value kube-state-metrics.metricLabelsAllowlist: [\"nodes=[gpuplan.dev/pool,karpenter.sh/nodepool]\"])";
 /// The first Karpenter release with `karpenter_nodepools_cost_total` (kubernetes-sigs/karpenter v1.10.0).
 pub const COST_METRIC_KARPENTER: &str = "v1.10.0";
 
