@@ -53,6 +53,7 @@ fn expand(template: &str, labels: &BTreeMap<String, String>, value: &str) -> Str
 
 struct Rule {
     alert: String,
+    for_: String,
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
 }
@@ -137,6 +138,20 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                 let mut input: Vec<Value> = metered.iter().map(|p| cost(p, under)).collect();
                 input.extend(pools.iter().map(|p| series("karpenter_nodepools_usage", &[("nodepool", &p.name), ("resource_type", &karpenter_resource_type(p.resource()))], &format!("{}x40", p.limit * 10))));
                 tests.push(test(input, vec![case(&rule.alert, "30m", vec![])]));
+                // A renamed NodePool of this profile's pool still running beside the new one (its nodes keep the
+                // template's gpuplan.dev/pool label: kube_node_labels, kube-state-metrics
+                // docs/metrics/cluster/node-metrics.md): its $30/h counts, so spend under the budget on the current
+                // NodePools goes over it. The same $30/h on a NodePool that is not gpuplan's does not count.
+                if let Some(p) = metered.first() {
+                    let old = format!("{}-renamed-away", p.name);
+                    let current = budget - fixed - 20.0;
+                    let input = |orphan: Value| vec![cost(p, current), series("karpenter_nodepools_cost_total", &[("nodepool", &old)], "30x40"), orphan];
+                    tests.push(test(
+                        input(node_labels("ip-10-1-0-1", &old, Some(&p.pool))),
+                        vec![case(&rule.alert, "30m", vec![expected(rule, &[], &format!("{:.2}", current + 30.0 + fixed))])],
+                    ));
+                    tests.push(test(input(node_labels("ip-10-1-0-1", &old, None)), vec![case(&rule.alert, "30m", vec![])]));
+                }
                 // Real spend over the budget on one pool (an out-of-band edit, a price move): fires after 15m.
                 if let Some(p) = metered.first() {
                     let spend = budget - fixed + 10.0;
@@ -149,6 +164,7 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
                     ));
                 }
             }
+            alerts::OUTSIDE_PROFILES => outside_profiles_tests(cluster, rule, &mut tests),
             alerts::LOW_UTILIZATION if rule.labels["metric"] == "DCGM_FI_DEV_GPU_UTIL" => {
                 let low = monitoring.low_utilization_percent;
                 let l = |gpu: &'static str| [("Hostname", "ip-10-0-0-1"), ("gpu", gpu), ("modelName", "NVIDIA A10G")];
@@ -314,6 +330,59 @@ fn unit_tests(cluster: &ClusterPlan, rules: &[Rule]) -> (Vec<Value>, BTreeMap<St
     (tests, covered)
 }
 
+/// kube-state-metrics' `kube_node_labels` for a node of NodePool `nodepool`, with gpuplan's pool label or without
+/// (a NodePool that is not gpuplan's). Each allowlisted node label becomes `label_<name>` with `.` and `/` turned
+/// into `_` (kubernetes/kube-state-metrics docs/metrics/cluster/node-metrics.md, `kube_node_labels`, "controlled via
+/// --metric-labels-allowlist", docs/developer/cli-arguments.md); Karpenter labels every node with its NodePool's
+/// name (sigs.k8s.io/karpenter@v1.14.1 pkg/apis/v1/labels.go, `NodePoolLabelKey` = karpenter.sh/nodepool) and the
+/// NodePool template's labels, gpuplan.dev/pool among them.
+fn node_labels(node: &str, nodepool: &str, pool: Option<&str>) -> Value {
+    let mut l = vec![("job", "kube-state-metrics"), ("node", node), ("label_karpenter_sh_nodepool", nodepool)];
+    if let Some(pool) = pool {
+        l.push(("label_gpuplan_dev_pool", pool));
+    }
+    series("kube_node_labels", &l, "1x300")
+}
+
+/// `GpuplanNodePoolOutsideProfiles`: a NodePool renamed away (old name, nodes still labelled with the pool, $30/h in
+/// Karpenter's `karpenter_nodepools_cost_total{nodepool}`: sigs.k8s.io/karpenter@v1.14.1
+/// pkg/controllers/metrics/nodepool/controller.go, `ClusterCost`, labelled by NodePool only) running beside the new
+/// one fires once its nodes have outlived a drain (`for`), naming the old NodePool, its pool and its cost; the new
+/// NodePool and a NodePool that is not gpuplan's (no pool label, $50/h) never fire.
+fn outside_profiles_tests(cluster: &ClusterPlan, rule: &Rule, tests: &mut Vec<Value>) {
+    let p = cluster.pools.iter().min_by(|a, b| a.name.cmp(&b.name)).unwrap();
+    let old = format!("{}-renamed-away", p.name);
+    assert!(cluster.pools.iter().all(|q| q.name != old));
+    let for_minutes = gpuplan::profile::duration_minutes(&rule.for_).unwrap();
+    let cost = |nodepool: &str, v: &str| series("karpenter_nodepools_cost_total", &[("nodepool", nodepool)], &format!("{v}x300"));
+    let shown = [("nodepool", old.as_str()), ("gpuplan_pool", p.pool.as_str())];
+    tests.push(test(
+        vec![
+            node_labels("ip-10-1-0-1", &old, Some(&p.pool)),
+            node_labels("ip-10-1-0-2", &old, Some(&p.pool)),
+            node_labels("ip-10-1-0-3", &p.name, Some(&p.pool)),
+            node_labels("ip-10-1-0-4", "default", None),
+            cost(&old, "30"),
+            cost(&p.name, "20"),
+            cost("default", "50"),
+        ],
+        vec![
+            case(&rule.alert, &format!("{}m", for_minutes - 10), vec![]),
+            case(&rule.alert, &format!("{}m", for_minutes + 10), vec![expected(rule, &shown, "30.00")]),
+        ],
+    ));
+    // Without Karpenter's cost gauge (Karpenter < v1.10.0) the orphan still fires, at $0.00/h.
+    tests.push(test(
+        vec![node_labels("ip-10-1-0-1", &old, Some(&p.pool))],
+        vec![case(&rule.alert, &format!("{}m", for_minutes + 10), vec![expected(rule, &shown, "0.00")])],
+    ));
+    // The current NodePools and a foreign one alone: silent.
+    tests.push(test(
+        vec![node_labels("ip-10-1-0-3", &p.name, Some(&p.pool)), node_labels("ip-10-1-0-4", "default", None), cost(&p.name, "20"), cost("default", "50")],
+        vec![case(&rule.alert, &format!("{}m", for_minutes + 10), vec![])],
+    ));
+}
+
 /// A pod name the workload's controller would create: `<name>-<pod-template-hash>-<suffix>` for a Deployment
 /// (kubernetes pkg/controller/deployment: ReplicaSet `<name>-<hash>`, pods `<rs>-<5 chars>`), `<name>-0` for a
 /// StatefulSet.
@@ -347,6 +416,7 @@ fn check_cluster(promtool: &Path, dir: &Path, c: &Compilation, cluster: &Cluster
         .flat_map(|g| g["rules"].as_array().unwrap())
         .map(|r| Rule {
             alert: r["alert"].as_str().unwrap().to_string(),
+            for_: r["for"].as_str().unwrap().to_string(),
             labels: serde_json::from_value(r["labels"].clone()).unwrap(),
             annotations: serde_json::from_value(r["annotations"].clone()).unwrap(),
         })
@@ -390,6 +460,7 @@ fn promtool_checks_and_tests_every_generated_rule() {
         alerts::PODS_PENDING,
         alerts::WORKLOAD_UNSCHEDULABLE,
         alerts::WORKLOAD_LOW_UTILIZATION,
+        alerts::OUTSIDE_PROFILES,
     ] {
         assert!(total.get(alert).is_some_and(|n| *n > 0), "{alert} was never tested: {total:?}");
     }

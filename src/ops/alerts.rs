@@ -19,6 +19,9 @@
 //!   could not launch one; unlike phase Pending it excludes pods pulling multi-GB images) and
 //!   `kube_pod_container_resource_requests{resource="nvidia_com_gpu"}` (KSM turns `/` and `.` into `_`); a Neuron
 //!   pod may request only `aws.amazon.com/neuroncore` (`aws_amazon_com_neuroncore`), so both Neuron resources count.
+//!   `kube_node_labels` (docs/metrics/cluster/node-metrics.md) carries a node's labels as `label_<name>` (`.` and `/`
+//!   → `_`), but only those allowed by `--metric-labels-allowlist=nodes=[…]` (docs/developer/cli-arguments.md):
+//!   the NodePools that outlive their profile are found through it ([`KSM_NODE_LABELS`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,6 +32,7 @@ use crate::ops::workload::{REPLICAS_ANNOTATION, SELECTOR_ANNOTATION};
 use crate::solve::ops::workload::WorkloadPlan;
 use crate::profile::monitoring::{MetricSources, Monitoring};
 use crate::solve::ops::metrics::{threshold, DEFAULT_GPU_METRIC, MIG_GPU_METRIC};
+use crate::solve::prerequisites::KSM_NODE_LABELS;
 use crate::solve::{round_cents, ClusterPlan, PoolPlan};
 
 /// A cluster's alert rules, derived from its plan when the PrometheusRule renders.
@@ -59,6 +63,7 @@ pub const LAUNCH_FAILURES: &str = "GpuplanKarpenterLaunchFailures";
 pub const PODS_PENDING: &str = "GpuplanAcceleratorPodsPending";
 pub const WORKLOAD_UNSCHEDULABLE: &str = "GpuplanWorkloadPodsUnschedulable";
 pub const WORKLOAD_LOW_UTILIZATION: &str = "GpuplanWorkloadGPUUtilizationLow";
+pub const OUTSIDE_PROFILES: &str = "GpuplanNodePoolOutsideProfiles";
 /// The first Karpenter release with `karpenter_nodepools_cost_total` (kubernetes-sigs/karpenter v1.10.0).
 pub const COST_METRIC_KARPENTER: &str = "v1.10.0";
 
@@ -192,6 +197,9 @@ fn karpenter_groups(cluster: &ClusterPlan, monitoring: &Monitoring, pools: &[&Po
     if !budget_rules.is_empty() {
         groups.push(RuleGroup { name: format!("gpuplan.{}.budgets", cluster.name), rules: budget_rules });
     }
+    if let Some(rule) = outside_profiles_rule(cluster, pools) {
+        groups.push(RuleGroup { name: format!("gpuplan.{}.orphans", cluster.name), rules: vec![rule] });
+    }
     groups
 }
 
@@ -265,6 +273,12 @@ fn budget_rule(cluster: &ClusterPlan, profile: &str, source: &str, budget: f64, 
     if !metered.is_empty() {
         terms.push(format!("(sum(karpenter_nodepools_cost_total{{nodepool=~\"{}\"}}) or vector(0))", any_of(metered.iter().copied())));
     }
+    // The NodePools still labelled with one of this profile's pools but none of the cluster's now (renamed or removed,
+    // kept by Prune=false or a failed prune): their nodes run this profile's pools' work, and the budget was set for
+    // that work, so their spend counts here. An orphan whose pool is in no profile any more is no profile's budget:
+    // GpuplanNodePoolOutsideProfiles names it with its cost.
+    let own_pools: BTreeSet<&str> = members.iter().map(|p| p.pool.as_str()).collect();
+    terms.push(format!("(sum(karpenter_nodepools_cost_total and on (nodepool) {}) or vector(0))", orphans(cluster, Some(&own_pools))));
     let mut fixed_text = String::new();
     if fixed > 0.0 {
         terms.push(format!("{fixed:.2}"));
@@ -280,16 +294,62 @@ fn budget_rule(cluster: &ClusterPlan, profile: &str, source: &str, budget: f64, 
         annotations: labels(&[
             ("summary", &format!("Profile {profile} spends ${{{{ $value | printf \"%.2f\" }}}}/h, over its budget of ${budget:.2}/h")),
             ("description", &format!(
-                "Karpenter's cost of the nodes of NodePools {} (profile {profile}, karpenter_nodepools_cost_total: each NodeClaim at its offering's price, spot at the observed spot price) is over the profile's budget of ${budget:.2}/h.{fixed_text}",
-                names.join(", ")
+                "Karpenter's cost of the nodes of NodePools {} (profile {profile}, karpenter_nodepools_cost_total: each NodeClaim at its offering's price, spot at the observed spot price), and of any NodePool no profile has any more whose nodes are labelled gpuplan.dev/pool={} ({OUTSIDE_PROFILES}), is over the profile's budget of ${budget:.2}/h.{fixed_text}",
+                names.join(", "), own_pools.iter().copied().collect::<Vec<_>>().join("|")
             )),
-            ("requires", &format!("Karpenter >= {COST_METRIC_KARPENTER} (karpenter_nodepools_cost_total); on older releases the metric is absent and this alert never fires")),
+            ("requires", &format!("Karpenter >= {COST_METRIC_KARPENTER} (karpenter_nodepools_cost_total); on older releases the metric is absent and this alert never fires. Renamed or removed NodePools still running count only with {KSM_NODE_LABELS}")),
             ("runbook", &format!(
                 "check the NodePools for out-of-band edits (gpuplan compile --check), then kubectl get nodepool {} -o jsonpath='{{.spec.limits}}' and kubectl get nodeclaims -l karpenter.sh/nodepool; refresh the catalog if prices moved and recompile {source}.",
                 names.join(" ")
             )),
         ]),
     }
+}
+
+/// The nodes' NodePools that carry gpuplan's pool label (of one of `pools`, or any) but are none of the cluster's
+/// current NodePools, as `{nodepool, gpuplan_pool}` series of value 1, from kube-state-metrics' `kube_node_labels`.
+fn orphans(cluster: &ClusterPlan, pools: Option<&BTreeSet<&str>>) -> String {
+    let pool = match pools {
+        Some(pools) => format!("label_gpuplan_dev_pool=~\"{}\"", any_of(pools.iter().copied())),
+        None => "label_gpuplan_dev_pool!=\"\"".to_string(),
+    };
+    let current = any_of(cluster.pools.iter().map(|p| p.name.as_str()));
+    format!(
+        "max by (nodepool, gpuplan_pool) (label_replace(label_replace(kube_node_labels{{{pool},label_karpenter_sh_nodepool!=\"\",label_karpenter_sh_nodepool!~\"{current}\"}}, \"nodepool\", \"$1\", \"label_karpenter_sh_nodepool\", \"(.+)\"), \"gpuplan_pool\", \"$1\", \"label_gpuplan_dev_pool\", \"(.+)\"))"
+    )
+}
+
+/// How long a NodePool's nodes may outlive it normally: a pruned NodePool's nodes drain for up to the longest
+/// terminationGracePeriod (Karpenter deletes its NodeClaims when the NodePool goes), then an hour's margin.
+fn orphan_for(cluster: &ClusterPlan) -> String {
+    let drain = cluster.pools.iter().filter_map(|p| p.disruption.termination_grace_period.as_deref()).filter_map(crate::profile::duration_minutes).max().unwrap_or(0);
+    let minutes = drain + 60;
+    if minutes % 60 == 0 { format!("{}h", minutes / 60) } else { format!("{minutes}m") }
+}
+
+/// `GpuplanNodePoolOutsideProfiles`: nodes labelled with gpuplan's pool label whose NodePool is none of the cluster's
+/// (renamed or removed, kept live by Argo CD `Prune=false`, Flux `prune: disabled` or a failed prune). Its value is
+/// the NodePool's cost (0 where Karpenter reports none), which no budget of a profile without that pool sees.
+fn outside_profiles_rule(cluster: &ClusterPlan, pools: &[&PoolPlan]) -> Option<AlertRule> {
+    if pools.is_empty() {
+        return None;
+    }
+    let orphans = orphans(cluster, None);
+    Some(AlertRule {
+        alert: OUTSIDE_PROFILES.into(),
+        expr: format!("(\n  sum by (nodepool) (karpenter_nodepools_cost_total)\n    * on (nodepool) group_right ()\n  {orphans}\n)\nor\n{orphans} * 0\n"),
+        for_: orphan_for(cluster),
+        labels: labels(&[("severity", "warning"), ("gpuplan_cluster", &cluster.name)]),
+        annotations: labels(&[
+            ("summary", &format!("NodePool {{{{ $labels.nodepool }}}} (pool {{{{ $labels.gpuplan_pool }}}}) is in no profile of cluster {} and still has nodes, costing ${{{{ $value | printf \"%.2f\" }}}}/h", cluster.name)),
+            ("description", &format!(
+                "Nodes labelled gpuplan.dev/pool={{{{ $labels.gpuplan_pool }}}} belong to NodePool {{{{ $labels.nodepool }}}}, which none of cluster {}'s profiles generates any more (renamed or removed, and kept by Argo CD Prune=false, Flux prune: disabled or a failed prune). Their cost counts in the budget alert of the profile that has pool {{{{ $labels.gpuplan_pool }}}}, if any; otherwise no budget sees it.",
+                cluster.name
+            )),
+            ("requires", &format!("{KSM_NODE_LABELS}; without it kube_node_labels has no such labels and this alert never fires. The cost needs Karpenter >= {COST_METRIC_KARPENTER} (karpenter_nodepools_cost_total; 0 without it)")),
+            ("runbook", "kubectl get nodes -l karpenter.sh/nodepool={{ $labels.nodepool }}; if its pods have moved to the new NodePool, kubectl delete nodepool {{ $labels.nodepool }} (Karpenter drains and removes its nodes); if the pool is still wanted, add it back to its profile and recompile."),
+        ]),
+    })
 }
 
 /// `GpuplanGPUUtilizationLow` for the cluster's whole GPUs (`DCGM_FI_DEV_GPU_UTIL`, percent) or its MIG devices

@@ -1,6 +1,7 @@
 //! What the cluster's Karpenter must be and have for the output to work, as the kustomization's header lists it
 //! ([`karpenter`]): the release the objects were validated against, the feature gates they use, the interruption
-//! queue, and for EFA pools the security-group rule and placement groups. The profile states the queue
+//! queue, the node labels kube-state-metrics must export for the alerts, and for EFA pools the security-group
+//! rule and placement groups. The profile states the queue
 //! ([`interruption_queue`]); lint GP050 and GP051 warn where a prerequisite is missing.
 
 use crate::catalog::CapacityType;
@@ -80,6 +81,12 @@ pub fn spot_pools(cluster: &ClusterPlan) -> String {
     pool_names(cluster, |p| p.capacity_types.contains(&CapacityType::Spot))
 }
 
+/// The node labels kube-state-metrics must expose for `GpuplanNodePoolOutsideProfiles` and the budgets' orphan term: every node
+/// of a gpuplan NodePool carries its template's `gpuplan.dev/pool`, and Karpenter sets `karpenter.sh/nodepool`
+/// (sigs.k8s.io/karpenter@v1.14.1 pkg/apis/v1/labels.go `NodePoolLabelKey`). Karpenter's own metrics carry only the
+/// NodePool's name, so they cannot tell a NodePool gpuplan generated once from anyone else's.
+pub const KSM_NODE_LABELS: &str = "kube-state-metrics --metric-labels-allowlist=nodes=[gpuplan.dev/pool,karpenter.sh/nodepool] (kube-prometheus-stack value kube-state-metrics.metricLabelsAllowlist: [\"nodes=[gpuplan.dev/pool,karpenter.sh/nodepool]\"])";
+
 /// How the header names a named queue, before its name (adopt reads the name back: no object records it).
 pub const INTERRUPTION_QUEUE_LINE: &str = "  Karpenter interruption queue: SQS queue ";
 
@@ -105,6 +112,9 @@ fn karpenter(cluster: &ClusterPlan) -> Vec<String> {
         Some(queue) => lines.push(format!("{INTERRUPTION_QUEUE_LINE}{queue} (settings.interruptionQueue) with the EventBridge rules that feed it EC2 spot interruptions, rebalance recommendations, scheduled events and instance state changes")),
         None if !spot.is_empty() => lines.push(format!("  Karpenter interruption queue (settings.interruptionQueue; cluster setting interruption-queue): none named, so spot pools {spot} are not drained ahead of a spot interruption (lint GP050)")),
         None => {}
+    }
+    if !cluster.pools.is_empty() {
+        lines.push(format!("  {KSM_NODE_LABELS}: the alerts GpuplanNodePoolOutsideProfiles and GpuplanProfileOverBudget find NodePools renamed or removed but still running (Argo CD Prune=false, Flux prune: disabled) by these node labels (kube_node_labels)"));
     }
     lines
 }
