@@ -32,7 +32,7 @@ fn e0350(compiled: &common::Compiled) -> gpuplan::diagnostic::ProfileDiagnostic 
 // Karpenter schedules a NodePool's pods only while its limits leave room (sigs.k8s.io/karpenter@v1.14.1
 // pkg/controllers/provisioning/scheduling/scheduler.go: "all available instance types exceed limits for nodepool",
 // from `remainingResources`), so with spot dry (`simulate --unavailable '*:*:spot'`) only the on-demand tier's limit
-// holds the workload. At $20/h each tier gets 6 GPUs: 10 replicas fit the two tiers together (E0180 passes) but not
+// holds the workload. At $20/h each tier gets 5 GPUs (each node priced with its volumes): 10 replicas fit the two tiers together (E0180 passes) but not
 // the fallback alone.
 #[test]
 fn fallback_tier_below_the_workload_is_e0350_saying_what_each_tier_holds() {
@@ -40,16 +40,16 @@ fn fallback_tier_below_the_workload_is_e0350_saying_what_each_tier_holds() {
     let e = e0350(&compiled);
     assert!(e.is_error());
     assert!(e.location.ends_with(":8:6"), "at the pool line: {}", e.location);
-    assert!(e.message.contains("llm-spot alone holds 6 of 10 replicas of inference/server (limit 6 nvidia.com/gpu)"), "{}", e.message);
-    assert!(e.message.contains("llm-on-demand alone holds 6 of 10 replicas"), "{}", e.message);
+    assert!(e.message.contains("llm-spot alone holds 5 of 10 replicas of inference/server (limit 5 nvidia.com/gpu)"), "{}", e.message);
+    assert!(e.message.contains("llm-on-demand alone holds 5 of 10 replicas"), "{}", e.message);
     let help = e.help.unwrap();
-    assert!(help.contains("need 10 nvidia.com/gpu on each tier") && help.contains("raise the budget from $20.00/h to about $33.00/h"), "{help}");
+    assert!(help.contains("need 10 nvidia.com/gpu on each tier") && help.contains("raise the budget from $20.00/h to about $35.00/h"), "{help}");
 }
 
-// The budget the help names is a real fix: at $33/h both tiers hold all 10 replicas, and explain says so.
+// The budget the help names is a real fix: at $35/h both tiers hold all 10 replicas, and explain says so.
 #[test]
 fn e0350_budget_figure_makes_every_tier_hold_the_workload_alone() {
-    let compiled = common::compile_one(spot_inference(33, 10, ""));
+    let compiled = common::compile_one(spot_inference(35, 10, ""));
     let c = compiled.ok();
     let placements = gpuplan::report::explain::workload_placements(c, &c.plan.clusters[0]);
     let alone: Vec<(String, u32, u32)> = placements[0].alone.iter().map(|t| (t.nodepool.clone(), t.held[0].replicas, t.held[0].max_replicas)).collect();
@@ -62,10 +62,10 @@ fn e0350_budget_figure_makes_every_tier_hold_the_workload_alone() {
 fn e0350_names_fewer_cheaper_spot_types_and_naming_them_in_the_spot_tier_compiles() {
     let compiled = common::compile_one(spot_inference(25, 8, ""));
     let help = e0350(&compiled).help.unwrap();
-    assert!(help.contains("admit fewer, cheaper spot types: llm-spot's worst case is priced at its dearest type, g5.24xlarge ($2.0360/nvidia.com/gpu"), "{help}");
-    assert!(help.contains("keeping the 11 types at most $1.9136/nvidia.com/gpu"), "{help}");
+    assert!(help.contains("admit fewer, cheaper spot types: llm-spot's worst case is priced at its dearest type, g6.8xlarge ($2.1126/nvidia.com/gpu"), "{help}");
+    assert!(help.contains("keeping the 10 types at most $1.8150/nvidia.com/gpu"), "{help}");
     assert!(help.contains("make the pool `tiered` and name them in its spot tier's `types`"), "{help}");
-    let kept = "\"g6.xlarge\" \"g6.2xlarge\" \"g5.xlarge\" \"g6.12xlarge\" \"g5.2xlarge\" \"g6.4xlarge\" \"g5.12xlarge\" \"gr6.4xlarge\" \"g5.4xlarge\" \"g6.24xlarge\" \"g6e.xlarge\"";
+    let kept = "\"g6.xlarge\" \"g6.2xlarge\" \"g5.xlarge\" \"g6.12xlarge\" \"g5.2xlarge\" \"g6.4xlarge\" \"g5.12xlarge\" \"gr6.4xlarge\" \"g5.4xlarge\" \"g6.24xlarge\"";
     let body = format!("budget usd-per-hour=25\nallow \"GP006\"\npool \"llm\" preset=\"tiered\" {{\n    gpu {{ name \"A10G\" \"L4\" \"L40S\"; memory-min \"22GiB\"; per-node max=8; }}\n    arch \"amd64\"\n    generation-min 5\n    allow \"GP014\"\n    tier \"spot\" capacity=\"spot\" {{\n        types {kept}\n        weight 100\n    }}\n    tier \"on-demand\" capacity=\"on-demand\" {{\n        weight 90\n    }}\n}}\nworkload \"server\" namespace=\"inference\" pool=\"llm\" {{\n    selector \"app\" \"server\"\n    replicas min=2 max=8\n}}\n");
     let fixed = common::compile_one(common::profile("p", 50, "al2023@v20251023", &body));
     assert!(fixed.result.is_ok(), "{:?}", fixed.result.as_ref().err().map(|e| e.to_string()));
@@ -82,7 +82,7 @@ fn e0350_is_a_warning_on_an_adopted_pool() {
     assert_eq!(found.len(), 1);
     assert!(!found[0].diagnostic.is_error());
     assert!(found[0].diagnostic.message.contains("vision-fallback alone holds 4 of 10"), "{}", found[0].diagnostic.message);
-    assert!(found[0].diagnostic.help.as_deref().unwrap().contains("raise each tier's max-accelerators to 10"));
+    assert!(found[0].diagnostic.help.as_deref().unwrap().contains("raise max-accelerators to 10 (it caps vision-fallback)"));
 }
 
 // A reservation is the first tier, smaller by design (its size is bought): only the fallbacks must hold it all.
@@ -113,7 +113,7 @@ fn disruption(c: &gpuplan::compile::Compilation, nodepool: &str) -> serde_json::
 // validates the NodePool against the pinned CRD (src/crds/karpenter/karpenter.sh_nodepools.yaml lists Balanced).
 #[test]
 fn inference_spot_on_demand_fallback_consolidates_balanced() {
-    let compiled = common::compile_one(spot_inference(33, 10, ""));
+    let compiled = common::compile_one(spot_inference(35, 10, ""));
     let c = compiled.ok();
     let od = disruption(c, "llm-on-demand");
     assert_eq!((od["consolidationPolicy"].as_str(), od["consolidateAfter"].as_str()), (Some("Balanced"), Some("30m")));
@@ -125,14 +125,14 @@ fn inference_spot_on_demand_fallback_consolidates_balanced() {
 // A consolidation the profile writes is kept: the preset's default changes, not the user's choice.
 #[test]
 fn explicit_consolidation_on_the_pool_is_kept_on_the_fallback() {
-    let compiled = common::compile_one(spot_inference(33, 10, "    disruption { consolidation \"WhenEmpty\"; }\n"));
+    let compiled = common::compile_one(spot_inference(35, 10, "    disruption { consolidation \"WhenEmpty\"; }\n"));
     assert_eq!(disruption(compiled.ok(), "llm-on-demand")["consolidationPolicy"], "WhenEmpty");
 }
 
 // GP001's advice on an on-demand fallback of spot is the policy that brings pods back (Balanced), not WhenEmpty.
 #[test]
 fn gp001_on_an_on_demand_fallback_advises_balanced() {
-    let compiled = common::compile_one(spot_inference(33, 10, "    disruption { consolidation \"WhenEmptyOrUnderutilized\"; }\n"));
+    let compiled = common::compile_one(spot_inference(35, 10, "    disruption { consolidation \"WhenEmptyOrUnderutilized\"; }\n"));
     let c = compiled.ok();
     let gp001: Vec<_> = c.findings.iter().filter(|f| f.code == "GP001").collect();
     let od = gp001.iter().find(|f| f.pool.as_deref() == Some("llm-on-demand")).unwrap();
@@ -144,7 +144,7 @@ fn gp001_on_an_on_demand_fallback_advises_balanced() {
 // explain says how pods return from each fallback tier of a spot tier.
 #[test]
 fn explain_says_how_pods_return_from_the_fallback() {
-    let compiled = common::compile_one(spot_inference(33, 10, ""));
+    let compiled = common::compile_one(spot_inference(35, 10, ""));
     let text = gpuplan::report::explain::explain(compiled.ok(), None, gpuplan::report::explain::ExplainFormat::Table).unwrap();
     assert!(text.contains("way back   Balanced consolidation: 30m after a node's last pod change, Karpenter replaces it by a cheaper node of llm-spot"), "{text}");
 }
@@ -166,7 +166,7 @@ fn simulate_reports_the_blast_radius_of_a_packed_workload() {
 // pkg/controllers/provisioning/scheduling/preferences.go `removeTopologySpreadScheduleAnyway`).
 #[test]
 fn inference_pools_tell_pods_to_spread_over_zones_and_hosts() {
-    let compiled = common::compile_one(spot_inference(33, 10, ""));
+    let compiled = common::compile_one(spot_inference(35, 10, ""));
     let text = gpuplan::report::explain::explain(compiled.ok(), None, gpuplan::report::explain::ExplainFormat::Table).unwrap();
     assert!(text.contains("topologySpreadConstraint {topologyKey: topology.kubernetes.io/zone, maxSkew: 1, whenUnsatisfiable: ScheduleAnyway}"), "{text}");
     assert!(text.contains("topologySpreadConstraint {topologyKey: kubernetes.io/hostname, maxSkew: 1, whenUnsatisfiable: ScheduleAnyway}"), "{text}");

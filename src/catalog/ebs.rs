@@ -96,27 +96,68 @@ pub fn prices(region: &str) -> (EbsPrices, bool) {
     }
 }
 
-/// One gp3 volume a node gets (an EC2NodeClass `blockDeviceMappings[].ebs`, or Auto Mode's ephemeral storage).
+/// The other volume types a hand-written or adopted class may give its nodes, at us-east-1 list prices
+/// (<https://aws.amazon.com/ebs/pricing/>, read 2026-07-20): $ per GB-month and per provisioned IOPS-month. io2's
+/// IOPS above 32,000 are billed less than this first tier, so the first tier's price bounds them. `standard`
+/// (magnetic) also bills per million I/O requests, which nothing bounds: it is not in the table, and a volume of it
+/// is named as not counted. gpuplan's own templates write gp3 only.
+const OTHER_TYPES: [(&str, f64, f64); 5] = [("gp2", 0.10, 0.0), ("io1", 0.125, 0.065), ("io2", 0.125, 0.065), ("st1", 0.045, 0.0), ("sc1", 0.015, 0.0)];
+
+/// One EBS volume a node gets (an EC2NodeClass `blockDeviceMappings[].ebs`, or Auto Mode's ephemeral storage).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EbsVolume {
     pub device: String,
+    /// `volumeType` (Karpenter's default when absent: gp3).
+    pub volume_type: String,
     pub size_gib: u32,
+    /// False when the volume says no size (it takes its snapshot's): the bound cannot count it, and says so.
+    pub size_known: bool,
     pub iops: u32,
     pub throughput_mibps: u32,
 }
 
 impl EbsVolume {
-    /// The most an hour of this volume costs at `prices`: size, plus IOPS and throughput above gp3's baseline.
+    /// A gp3 volume of `size_gib` at `iops` and `throughput_mibps`.
+    pub fn gp3(device: &str, size_gib: u32, iops: u32, throughput_mibps: u32) -> EbsVolume {
+        EbsVolume { device: device.into(), volume_type: "gp3".into(), size_gib, size_known: true, iops, throughput_mibps }
+    }
+
+    /// The most an hour of this volume costs at `prices`: size, plus gp3's IOPS and throughput above its baseline
+    /// (or io1/io2's provisioned IOPS); 0 for what [`EbsVolume::uncounted`] names.
     pub fn usd_per_hour(&self, prices: &EbsPrices) -> f64 {
-        let month = f64::from(self.size_gib) * prices.gp3_per_gib_month
-            + f64::from(self.iops.saturating_sub(GP3_BASELINE_IOPS)) * prices.gp3_per_iops_month
-            + f64::from(self.throughput_mibps.saturating_sub(GP3_BASELINE_THROUGHPUT_MIBPS)) * prices.gp3_per_mibps_month;
+        if self.uncounted().is_some() {
+            return 0.0;
+        }
+        let size = f64::from(self.size_gib);
+        let month = match OTHER_TYPES.iter().find(|(t, _, _)| *t == self.volume_type) {
+            Some((_, per_gib, per_iops)) => size * per_gib + f64::from(self.iops) * per_iops,
+            None => {
+                size * prices.gp3_per_gib_month
+                    + f64::from(self.iops.saturating_sub(GP3_BASELINE_IOPS)) * prices.gp3_per_iops_month
+                    + f64::from(self.throughput_mibps.saturating_sub(GP3_BASELINE_THROUGHPUT_MIBPS)) * prices.gp3_per_mibps_month
+            }
+        };
         month / HOURS_IN_SHORTEST_MONTH
     }
 
-    /// "200 GiB gp3 at 10000 IOPS / 500 MiB/s".
+    /// Why the bound cannot count this volume: no size (its snapshot's), or a type whose charges nothing bounds.
+    pub fn uncounted(&self) -> Option<&'static str> {
+        if !self.size_known {
+            Some("its snapshot's size is unknown offline")
+        } else if self.volume_type != "gp3" && !OTHER_TYPES.iter().any(|(t, _, _)| *t == self.volume_type) {
+            Some("its type's charges (per I/O request, or unknown) have no bound")
+        } else {
+            None
+        }
+    }
+
+    /// "200 GiB gp3 at 10000 IOPS / 500 MiB/s"; what the bound leaves out, named.
     pub fn describe(&self) -> String {
-        format!("{} GiB gp3 at {} IOPS / {} MiB/s", self.size_gib, self.iops, self.throughput_mibps)
+        match (self.uncounted(), self.volume_type.as_str()) {
+            (Some(why), t) => format!("{} {t} not counted: {why}", self.device),
+            (None, "gp3") => format!("{} GiB gp3 at {} IOPS / {} MiB/s", self.size_gib, self.iops, self.throughput_mibps),
+            (None, t) => format!("{} GiB {t} at {} IOPS", self.size_gib, self.iops),
+        }
     }
 }
 
@@ -126,11 +167,18 @@ impl EbsVolume {
 /// lint prices what was rendered with these, independently of the plan.
 pub fn rendered_volumes(node_class: &serde_json::Value) -> Vec<EbsVolume> {
     let spec = &node_class["spec"];
-    let performance = |v: &serde_json::Value, device: String, size: &serde_json::Value| EbsVolume {
-        device,
-        size_gib: size.as_str().and_then(size_gib).unwrap_or(0),
-        iops: v["iops"].as_u64().map_or(GP3_BASELINE_IOPS, |i| i as u32),
-        throughput_mibps: v["throughput"].as_u64().map_or(GP3_BASELINE_THROUGHPUT_MIBPS, |t| t as u32),
+    let performance = |v: &serde_json::Value, device: String, size: &serde_json::Value| {
+        let volume_type = v["volumeType"].as_str().unwrap_or("gp3").to_string();
+        let gp3 = volume_type == "gp3";
+        let size_gib = size.as_str().and_then(size_gib);
+        EbsVolume {
+            device,
+            size_known: size_gib.is_some(),
+            size_gib: size_gib.unwrap_or(0),
+            iops: v["iops"].as_u64().map_or(if gp3 { GP3_BASELINE_IOPS } else { 0 }, |i| i as u32),
+            throughput_mibps: v["throughput"].as_u64().map_or(GP3_BASELINE_THROUGHPUT_MIBPS, |t| t as u32),
+            volume_type,
+        }
     };
     if spec["ephemeralStorage"].is_object() {
         let e = &spec["ephemeralStorage"];
@@ -150,7 +198,7 @@ pub fn rendered_volumes(node_class: &serde_json::Value) -> Vec<EbsVolume> {
 /// 20 GiB gp3 root volume;
 /// Bottlerocket a 4 GiB OS volume and a 20 GiB data volume), at gp3's baseline performance.
 pub fn karpenter_default_volumes(bottlerocket: bool) -> Vec<EbsVolume> {
-    let gp3 = |device: &str, size_gib| EbsVolume { device: device.into(), size_gib, iops: GP3_BASELINE_IOPS, throughput_mibps: GP3_BASELINE_THROUGHPUT_MIBPS };
+    let gp3 = |device: &str, size_gib| EbsVolume::gp3(device, size_gib, GP3_BASELINE_IOPS, GP3_BASELINE_THROUGHPUT_MIBPS);
     if bottlerocket { vec![gp3("/dev/xvda", 4), gp3("/dev/xvdb", 20)] } else { vec![gp3("/dev/xvda", 20)] }
 }
 
@@ -186,7 +234,7 @@ mod tests {
     /// February's 672 hours, the bound.
     #[test]
     fn a_200_gib_gp3_volume_at_10000_iops_costs_66_dollars_a_month() {
-        let v = EbsVolume { device: "/dev/xvda".into(), size_gib: 200, iops: 10_000, throughput_mibps: 500 };
+        let v = EbsVolume::gp3("/dev/xvda", 200, 10_000, 500);
         let (p, own) = prices("us-east-1");
         assert!(own);
         assert!((v.usd_per_hour(&p) * HOURS_IN_SHORTEST_MONTH - 66.0).abs() < 1e-9);
@@ -196,7 +244,7 @@ mod tests {
 
     #[test]
     fn baseline_iops_and_throughput_are_free() {
-        let v = EbsVolume { device: "/dev/xvda".into(), size_gib: 4, iops: 3_000, throughput_mibps: 125 };
+        let v = EbsVolume::gp3("/dev/xvda", 4, 3_000, 125);
         assert!((v.usd_per_hour(&prices("us-west-2").0) * HOURS_IN_SHORTEST_MONTH - 0.32).abs() < 1e-9);
     }
 
@@ -232,7 +280,31 @@ mod tests {
         let (p, basis) = catalog_prices(&c);
         assert_eq!(p, own);
         assert_eq!(basis.describe(), "EBS list prices from the catalog's Price List refresh of 2026-08-20");
-        let v = EbsVolume { device: "/dev/xvda".into(), size_gib: 200, iops: 10_000, throughput_mibps: 500 };
+        let v = EbsVolume::gp3("/dev/xvda", 200, 10_000, 500);
         assert!((node_usd_per_hour(&[v], &p) * HOURS_IN_SHORTEST_MONTH - (17.6 + 38.5 + 16.5)).abs() < 1e-9);
+    }
+
+    /// A hand-written class's volumes (kept by adopt) are priced by their `volumeType` at the EBS pricing page's
+    /// us-east-1 list prices (<https://aws.amazon.com/ebs/pricing/>): gp2 $0.10/GB-month, io1 $0.125/GB-month plus
+    /// $0.065 per provisioned IOPS-month. A volume the bound cannot price says so instead of counting $0 silently:
+    /// a snapshot's volume without `volumeSize` (karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go
+    /// `BlockDevice`: volumeSize optional with snapshotID) and `standard`, billed per I/O request.
+    #[test]
+    fn other_volume_types_are_priced_by_type_and_what_cannot_be_is_named() {
+        let class = serde_json::json!({"spec": {"blockDeviceMappings": [
+            {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi", "volumeType": "gp2"}},
+            {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "50Gi", "volumeType": "io1", "iops": 1000}},
+            {"deviceName": "/dev/xvdc", "ebs": {"snapshotID": "snap-0123456789abcdef0"}},
+            {"deviceName": "/dev/xvdd", "ebs": {"volumeSize": "10Gi", "volumeType": "standard"}},
+        ]}});
+        let volumes = rendered_volumes(&class);
+        let (p, _) = prices("us-east-1");
+        let month = |v: &EbsVolume| v.usd_per_hour(&p) * HOURS_IN_SHORTEST_MONTH;
+        assert!((month(&volumes[0]) - 10.0).abs() < 1e-9);
+        assert!((month(&volumes[1]) - (50.0 * 0.125 + 1000.0 * 0.065)).abs() < 1e-9);
+        assert_eq!(volumes[2].usd_per_hour(&p), 0.0);
+        assert_eq!(volumes[2].describe(), "/dev/xvdc gp3 not counted: its snapshot's size is unknown offline");
+        assert_eq!(volumes[3].describe(), "/dev/xvdd standard not counted: its type's charges (per I/O request, or unknown) have no bound");
+        assert_eq!(volumes[1].describe(), "50 GiB io1 at 1000 IOPS");
     }
 }

@@ -57,11 +57,11 @@ impl NodeClassPlan {
         }
         if self.auto_mode {
             let size_gib = size_gib(&self.ephemeral_storage).unwrap_or(200);
-            return vec![EbsVolume { device: "ephemeralStorage".into(), size_gib, iops: GP3_BASELINE_IOPS, throughput_mibps: GP3_BASELINE_THROUGHPUT_MIBPS }];
+            return vec![EbsVolume::gp3("ephemeralStorage", size_gib, GP3_BASELINE_IOPS, GP3_BASELINE_THROUGHPUT_MIBPS)];
         }
-        let images = |device: &str| EbsVolume { device: device.into(), size_gib: 200, iops: 10_000, throughput_mibps: 500 };
+        let images = |device: &str| EbsVolume::gp3(device, 200, 10_000, 500);
         if host_device_plugin(&self.ami_alias) {
-            vec![EbsVolume { device: "/dev/xvda".into(), size_gib: 4, iops: GP3_BASELINE_IOPS, throughput_mibps: GP3_BASELINE_THROUGHPUT_MIBPS }, images("/dev/xvdb")]
+            vec![crate::catalog::ebs::karpenter_default_volumes(true).remove(0), images("/dev/xvdb")]
         } else {
             vec![images("/dev/xvda")]
         }

@@ -253,8 +253,10 @@ func checkGitops(repo, key string, o map[string]any, all map[string]map[string]a
 			r.Errors = append(r.Errors, fmt.Sprintf("path %q is not a directory of the repository %s", path, repo))
 			return
 		}
-		if abs, _ := filepath.Abs(full); abs != mustAbs(r.Dir) {
-			r.Errors = append(r.Errors, fmt.Sprintf("path %q is not the directory this object was written in (%s)", path, r.Dir))
+		// The cluster's directory, or its values/ (the add-ons' Helm values, which the Flux Kustomization
+		// gpuplan-<cluster>-values applies apart, so that the operator's HelmRelease can depend on it).
+		if abs, _ := filepath.Abs(full); abs != mustAbs(r.Dir) && abs != mustAbs(filepath.Join(r.Dir, "values")) {
+			r.Errors = append(r.Errors, fmt.Sprintf("path %q is neither the directory this object was written in (%s) nor its values/", path, r.Dir))
 		}
 		built, err := build(full)
 		if err != nil {
