@@ -43,6 +43,11 @@ pub(super) fn register(v: &mut Validator) -> Result<(), ValidateError> {
             // ValidateCreate adds ValidateObjectMetaAccessor with path.ValidatePathSegmentName).
             s["properties"]["metadata"]["properties"]["name"] = path_segment_name();
         }
+        if kind == "Namespace" {
+            // A namespace's name is a DNS-1123 label, no dots (k8s.io/kubernetes pkg/apis/core/validation
+            // ValidateNamespaceName = apimachinery NameIsDNSLabel), not the subdomain other objects take.
+            s["properties"]["metadata"]["properties"]["name"] = json!({"type": "string", "minLength": 1, "maxLength": 63, "pattern": schema::DNS_LABEL});
+        }
         s["required"] = json!(["apiVersion", "kind", "metadata"]);
         s["$defs"] = reachable_defs(&s, &defs["$defs"]);
         bound_go_integers(&mut s);

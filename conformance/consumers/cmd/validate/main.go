@@ -99,6 +99,11 @@ func walk(arg string) []string {
 		if err != nil {
 			return err
 		}
+		// out/<cluster>/values/helm/ holds the add-ons' plain Helm values (helm -f, Argo CD's multi-source $values):
+		// no Kubernetes objects, nothing an API server reads.
+		if d.IsDir() && d.Name() == "helm" && filepath.Base(filepath.Dir(p)) == "values" {
+			return filepath.SkipDir
+		}
 		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".jsonl")) {
 			paths = append(paths, p)
 		}
