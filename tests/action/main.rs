@@ -77,7 +77,7 @@ fn the_documented_flow_comments_what_the_pull_request_changes() {
     // The budget and the limits it sizes, before → after.
     assert!(comment.contains("| Budget | $150.00/h | $100.00/h | **-$50.00/h** (-$36,500.00/month) |"), "{comment}");
     assert!(comment.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 43→29,"), "{comment}");
-    assert!(comment.contains("| **Worst case** (steady state) | $149.41/h | $97.44/h | **-$51.97/h** (-$37,938.10/month) |"), "{comment}");
+    assert!(comment.contains("| **Worst case** (steady state) | $147.18/h | $99.27/h | **-$47.91/h** (-$34,974.30/month) |"), "{comment}");
     assert!(run.summary.contains(comment.trim_start_matches("<!-- gpuplan-diff -->\n")), "the job summary has the comment");
     assert_eq!(run.outcome("Fetch the pull request's base"), "success");
     assert_eq!(run.outcome("Fail when out/ is stale"), "skipped");
@@ -258,7 +258,7 @@ fn a_workloads_new_max_replicas_show_their_cost() {
     assert!(!run.failed, "{}", run.log);
     let comment = only_comment(&pr, &run);
     assert!(comment.contains("#### Profile `llm-inference`: NodePools unchanged"), "{comment}");
-    assert!(comment.contains("| `inference/llm-server` | 12 → 20 | 10.68 → 16.02 (+5.34) | 0 |"), "{comment}");
+    assert!(comment.contains("| `inference/llm-server` | 12 → 20 | 12.84 → 20.66 (+7.82) | 0 |"), "{comment}");
     assert!(!comment.contains("inference/llm-batch"), "an unchanged workload is not listed:\n{comment}");
 }
 
