@@ -313,32 +313,22 @@ pub struct Pricing {
 }
 
 impl Pricing {
+    /// GetProducts on the AmazonEC2 offer in `region`, with `filters` (field, value) as TermMatch filters, to page through.
+    fn ec2_products(&self, region: &str, filters: &[(&str, &str)]) -> aws_sdk_pricing::operation::get_products::paginator::GetProductsPaginator {
+        use aws_sdk_pricing::types::{Filter, FilterType};
+        let term = |field: &str, value: &str| Filter::builder().r#type(FilterType::TermMatch).field(field).value(value).build().expect("field, type and value are set");
+        let mut request = self.client.get_products().service_code("AmazonEC2").format_version("aws_v1").filters(term("regionCode", region));
+        for (field, value) in filters {
+            request = request.filters(term(field, value));
+        }
+        request.max_results(100).into_paginator()
+    }
+
     /// On-demand Linux (shared tenancy, no pre-installed software, capacity status Used) USD/hour per instance
     /// type of a region, from GetProducts (all pages).
     pub async fn on_demand_prices(&self, region: &str) -> Result<BTreeMap<String, f64>, AwsError> {
-        use aws_sdk_pricing::types::{Filter, FilterType};
         const OP: &str = "Pricing GetProducts";
-        let filter = |field: &str, value: &str| {
-            Filter::builder()
-                .r#type(FilterType::TermMatch)
-                .field(field)
-                .value(value)
-                .build()
-                .expect("field, type and value are set")
-        };
-        let mut pages = self
-            .client
-            .get_products()
-            .service_code("AmazonEC2")
-            .format_version("aws_v1")
-            .filters(filter("regionCode", region))
-            .filters(filter("operatingSystem", "Linux"))
-            .filters(filter("tenancy", "Shared"))
-            .filters(filter("preInstalledSw", "NA"))
-            .filters(filter("capacitystatus", "Used"))
-            .max_results(100)
-            .into_paginator()
-            .send();
+        let mut pages = self.ec2_products(region, &[("operatingSystem", "Linux"), ("tenancy", "Shared"), ("preInstalledSw", "NA"), ("capacitystatus", "Used")]).send();
         let mut prices = BTreeMap::new();
         while let Some(page) = pages.next().await {
             let page = page.map_err(|e| classify(OP, region, &self.endpoint, e))?;
@@ -356,9 +346,7 @@ impl Pricing {
         }
         Ok(prices)
     }
-}
 
-impl Pricing {
     /// The region's gp3 EBS list prices, from GetProducts on the AmazonEC2 offer filtered to `volumeApiName` gp3
     /// (all pages): storage (productFamily "Storage", GB-Mo), IOPS above the free 3,000 ("System Operation", group
     /// "EBS IOPS", IOPS-Mo) and throughput above the free 125 MiB/s ("Provisioned Throughput", GiBps-mo). The
@@ -366,21 +354,8 @@ impl Pricing {
     /// same products: productFamily, volumeApiName, usagetype `EBS:VolumeP-IOPS.gp3` / `VolumeP-Throughput.gp3`,
     /// price unit `GiBps-mo`). An answer that lacks one of the three is an error: the caller keeps older prices.
     pub async fn ebs_prices(&self, region: &str) -> Result<crate::catalog::ebs::EbsPrices, AwsError> {
-        use aws_sdk_pricing::types::{Filter, FilterType};
         const OP: &str = "Pricing GetProducts (EBS gp3)";
-        let filter = |field: &str, value: &str| {
-            Filter::builder().r#type(FilterType::TermMatch).field(field).value(value).build().expect("field, type and value are set")
-        };
-        let mut pages = self
-            .client
-            .get_products()
-            .service_code("AmazonEC2")
-            .format_version("aws_v1")
-            .filters(filter("regionCode", region))
-            .filters(filter("volumeApiName", "gp3"))
-            .max_results(100)
-            .into_paginator()
-            .send();
+        let mut pages = self.ec2_products(region, &[("volumeApiName", "gp3")]).send();
         let mut found = GpThreePrices::default();
         while let Some(page) = pages.next().await {
             let page = page.map_err(|e| classify(OP, region, &self.endpoint, e))?;

@@ -537,7 +537,7 @@ pub fn worst_case_basis(pool: &PoolPlan) -> String {
         return crate::solve::static_pool::worst_case_basis(pool, s);
     }
     if let Some(fixed) = pool.fixed_usd_per_hour {
-        basis = format!("fixed: a capacity reservation billed ${fixed:.2}/h whether used or not");
+        basis = format!("fixed: a capacity reservation billed ${fixed:.2}/h whether used or not, its nodes' EBS volumes included");
         if bound == crate::catalog::cost::Bound::Estimated {
             basis.push_str(&format!(" ({})", crate::catalog::cost::ESTIMATED_BASIS));
         }

@@ -294,7 +294,7 @@ fn size_reservations(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
             None => {
                 // The reservation bills the instances; each running node adds its volumes.
                 let fixed = f64::from(instances.value) * (candidate.ceiling_usd_per_hour + plan.node_storage_usd_per_hour);
-                plan.limit_reason = format!("capacity reservation: {held}, billed ${fixed:.2}/h whether used or not");
+                plan.limit_reason = format!("capacity reservation: {held}, billed ${fixed:.2}/h whether used or not (its nodes' volumes included)");
                 fixed
             }
         };
