@@ -250,3 +250,19 @@ fn a_windows_pool_stops_adopt() {
     assert!(text(&out).contains("it asks for kubernetes.io/os In [windows], and gpuplan compiles Linux nodes only"), "{}", text(&out));
     assert!(!dir.path().join("profiles").exists());
 }
+
+/// Issue 32 item 9 on hand-written YAML: a class that selects a cluster placement group by name adopts as the pool's
+/// `placement-group` line, and the pool, which may launch in every zone of the region, gets E0383 as a warning, not an
+/// error (the original already had it: a cluster placement group is in one zone, EC2 User Guide "Placement groups";
+/// aws/karpenter-provider-aws v1.14.1 pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml `placementGroupSelector`).
+#[test]
+fn a_placement_group_by_name_adopts_as_a_line_and_its_multi_zone_pool_is_a_warning() {
+    let class = format!("{}  placementGroupSelector:\n    name: train-pg\n", class("train", false));
+    let template = "      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5, g6]}\n      taints:\n        - {key: nvidia.com/gpu, effect: NoSchedule}\n";
+    let (dir, out, report) = adopt(&[&class, &pool("train", "train", template, "  limits:\n    nvidia.com/gpu: 16\n")], &[]);
+    let profile = kept(dir.path(), &out, &report, "train");
+    assert!(has_line(&profile, "placement-group \"train-pg\""), "{profile}");
+    let compiled = gpuplan(dir.path(), &["compile", "--catalogs", repo().join("catalogs").to_str().unwrap()]);
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    assert!(text(&compiled).contains("E0383"), "{}", text(&compiled));
+}
