@@ -28,9 +28,10 @@ fn main() -> ExitCode {
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Catalog(command) => cli::catalog::run(command),
         Command::Completions(args) => cli::completions::run(args),
-        Command::Man => cli::man::run(),
+        Command::Man(args) => cli::man::run(args),
         Command::Schema(args) => cli::schema::run(args),
         Command::Adopt(args) => cli::adopt::run(args),
+        Command::ExplainError(args) => cli::explain_error::run(args),
     };
     cli::exit_code(result)
 }

@@ -157,11 +157,16 @@ fn check_example(code: ErrorCode) -> Option<String> {
     let companions = COMPANIONS.iter().find(|(c, _)| *c == code).map_or(&[][..], |(_, also)| *also);
     let allowed: BTreeSet<ErrorCode> = companions.iter().copied().chain([code]).collect();
     let found = reported(&stderr);
-    let ok = status == Some(2) && found.contains(&code) && found.is_subset(&allowed);
-    (!ok).then(|| format!("{code}: exit {status:?}, codes {found:?} (want {allowed:?})\n{stderr}"))
+    // Once per run, after the errors, naming the first code: where the codes are explained.
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note: `gpuplan explain-error")).collect();
+    let note = found.first().map(|first| format!("note: `gpuplan explain-error {first}` explains this code"));
+    let noted = notes.len() == 1 && note.is_some_and(|n| notes[0].starts_with(&n));
+    let ok = status == Some(2) && found.contains(&code) && found.is_subset(&allowed) && noted;
+    (!ok).then(|| format!("{code}: exit {status:?}, codes {found:?} (want {allowed:?}), explain-error notes {notes:?} (want one)\n{stderr}"))
 }
 
-/// Every example fails with its code, exit code 2, and with no other code but its listed companions.
+/// Every example fails with its code, exit code 2, and with no other code but its listed companions; the run ends with
+/// one note naming `gpuplan explain-error` for its first code.
 #[test]
 fn every_example_fails_with_its_code() {
     let codes: Vec<ErrorCode> = ErrorCode::ALL.iter().copied().filter(|c| !LIBRARY_ONLY.contains(c)).collect();

@@ -76,7 +76,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // Read before anything is written: a bad pod file stops adopt with nothing written.
     let originals = verify::read(&adoption.texts, &adoption.class_texts, &verify).map_err(CliError::msg)?;
     for warning in &adoption.warnings {
-        eprintln!("{}", term::paint_prefixes(&warning.to_string(), color()));
+        super::inform(term::paint_prefixes(&warning.to_string(), color()));
     }
     // A failed compile or verification takes the written files back: a failed adopt leaves `into` as it was.
     let written = adopt::write::Written::new(&into, &adoption.files).map_err(|(e, path)| CliError::io("write", &path)(e))?;

@@ -44,10 +44,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     emit::transition::refuse(&out, &base, &tree, &compiled.profiles, &compiled.sources)?;
     let options = gitops::CommitOptions { message, branch, force, allow_removal, extra_paths };
     match gitops::commit(&repo, &out, &tree, &options).map_err(CliError::msg)? {
-        gitops::CommitOutcome::NothingToCommit => eprintln!("nothing to commit: {} is up to date", out.display()),
+        gitops::CommitOutcome::NothingToCommit => super::inform(format!("nothing to commit: {} is up to date", out.display())),
         gitops::CommitOutcome::Committed { id, files, message, reference, .. } => {
             println!("{message}");
-            eprintln!("committed {} on {reference} ({} files)", &id[..12.min(id.len())], files.len());
+            super::inform(format!("committed {} on {reference} ({} files)", &id[..12.min(id.len())], files.len()));
         }
     }
     Ok(ExitCode::SUCCESS)

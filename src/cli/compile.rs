@@ -49,16 +49,16 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let plan = WritePlan::new(&out, &current, &tree, force)?;
     let changed = plan.changed;
     plan.write().map_err(CliError::io("write", &out))?;
-    eprintln!("wrote {} ({} files, {changed} changed)", out.display(), tree.files.len());
+    super::inform(format!("wrote {} ({} files, {changed} changed)", out.display(), tree.files.len()));
     Ok(ExitCode::SUCCESS)
 }
 
 /// out/ already holds the tree: nothing to write, nothing stale.
 fn say_current(out: &Path, tree: &OutputTree, check: bool) {
     if check {
-        eprintln!("{} is up to date ({} files)", out.display(), tree.files.len());
+        super::inform(format!("{} is up to date ({} files)", out.display(), tree.files.len()));
     } else {
-        eprintln!("wrote {} ({} files, 0 changed)", out.display(), tree.files.len());
+        super::inform(format!("wrote {} ({} files, 0 changed)", out.display(), tree.files.len()));
     }
 }
 

@@ -80,19 +80,19 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     let stale = base.is_some() && !emit::is_current(&out, &tree).map_err(CliError::io("read", &out))?;
     if stale {
-        eprintln!("warning: {}", stale_message(&out));
+        super::inform(format!("warning: {}", stale_message(&out)));
     }
     emit::transition::refuse(&out, &current, &tree, &compiled.profiles, &compiled.sources)?;
     let placement = if pods.is_empty() { None } else { Some(placement_changes(&current, &tree, &pods, &inputs.data.catalogs).map_err(CliError::msg)?) };
     // Said on stderr whatever the format: a reviewer reading the patch or the JSON still sees it.
     for removed in emit::diff::removed_node_pools(&current, &tree) {
-        eprintln!("warning: removes {removed}: {}", emit::diff::REMOVAL_WARNING);
+        super::inform(format!("warning: removes {removed}: {}", emit::diff::REMOVAL_WARNING));
     }
     let placement = placement.as_deref().map(|changes| (changes, pods.as_slice()));
     let verdict = Policy { fail_on, warn_on, allow_removal }.evaluate(&current, &tree, &figures(&current), &figures(&tree));
     for f in &verdict.findings {
-        let word = if f.level == Level::Deny { "error" } else { "warning" };
-        eprintln!("{word}: policy `{}`, {}: {}", f.rule, f.scope, f.why);
+        let line = format!("policy `{}`, {}: {}", f.rule, f.scope, f.why);
+        if f.level == Level::Deny { eprintln!("error: {line}") } else { super::inform(format!("warning: {line}")) }
     }
     let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled, &tree)), workloads };
     let rendered = emit::placement::render_with_placement(&current, &tree, format.into(), placement, &review).map_err(CliError::msg)?;

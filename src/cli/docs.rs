@@ -1,5 +1,5 @@
-//! What the command line says about itself: `--version` with the catalog digests, shell completions
-//! (clap_complete) and a man page (clap_mangen), all generated from the same clap definition, so they list
+//! What the command line says about itself: `--version` with the catalog digests and shell completions
+//! (clap_complete; the man pages are [`super::manual`]'s), all generated from the same clap definition, so they list
 //! exactly the subcommands and flags the binary accepts.
 
 use std::path::Path;
@@ -36,9 +36,40 @@ pub fn completions(shell: clap_complete::Shell, command: &mut clap::Command) -> 
     out
 }
 
-/// The man page (roff) for the whole command, subcommands included as sections.
-pub fn man_page(command: clap::Command) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    clap_mangen::Man::new(command).render(&mut out)?;
-    Ok(out)
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use crate::cli::Cli;
+
+    /// Every text clap shows of `command` and its arguments (help, long help, possible values' help), named by where
+    /// it is shown, for `command` and each subcommand below it.
+    fn help_texts(command: &clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+        let texts = [command.get_about(), command.get_long_about(), command.get_before_help(), command.get_after_help(), command.get_after_long_help()];
+        out.extend(texts.into_iter().flatten().map(|t| (path.to_string(), t.to_string())));
+        for arg in command.get_arguments() {
+            let at = format!("{path} {}", arg.get_id());
+            out.extend([arg.get_help(), arg.get_long_help()].into_iter().flatten().map(|t| (at.clone(), t.to_string())));
+            for value in arg.get_possible_values() {
+                out.extend(value.get_help().map(|t| (format!("{at}={}", value.get_name()), t.to_string())));
+            }
+        }
+        for sub in command.get_subcommands() {
+            help_texts(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    /// A doc comment on a clap field or on a value enum's variant becomes its help; rustdoc's link syntax there
+    /// (`` [`Explanation`] ``, `[text](url)`, `[text][ref]`) reaches the terminal as it is. Plain backticks are fine.
+    #[test]
+    fn help_texts_carry_no_rustdoc_or_markdown_link_syntax() {
+        let link = regex::Regex::new(r"\[`[^`\]]*`\]|\[[^\]]*\]\([^)]*\)|\[[^\]]*\]\[[^\]]*\]").unwrap();
+        let mut command = Cli::command();
+        command.build();
+        let mut texts = Vec::new();
+        help_texts(&command, "gpuplan", &mut texts);
+        assert!(texts.len() > 100, "the walk found only {} help texts", texts.len());
+        let leaks: Vec<String> = texts.iter().filter(|(_, text)| link.is_match(text)).map(|(at, text)| format!("{at}: {text}")).collect();
+        assert!(leaks.is_empty(), "help texts with rustdoc/markdown link syntax (write plain text or `code` in the doc comment):\n{}", leaks.join("\n"));
+    }
 }

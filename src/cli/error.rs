@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use gpuplan::compile::CompileError;
+use gpuplan::diagnostic::ErrorCode;
 use gpuplan::emit::EmitError;
 
 #[derive(Debug)]
@@ -49,6 +50,22 @@ impl CliError {
             CliError::Emit(err) => format!("error: {err}"),
             CliError::Then(err, line) => format!("{}\nerror: {line}", err.render(color)),
         }
+    }
+}
+
+impl CliError {
+    /// The error codes of the diagnostics this error prints, each once, in code order.
+    pub fn error_codes(&self) -> Vec<ErrorCode> {
+        let mut codes: Vec<ErrorCode> = match self {
+            CliError::Compile(CompileError::Profiles { diagnostics }) => {
+                diagnostics.iter().filter(|d| d.severity == miette::Severity::Error).filter_map(|d| d.code.error()).collect()
+            }
+            CliError::Then(err, _) => err.error_codes(),
+            _ => Vec::new(),
+        };
+        codes.sort();
+        codes.dedup();
+        codes
     }
 }
 

@@ -51,13 +51,13 @@ pub fn compile_printing_warnings(options: &CompileOptions, max_catalog_age_days:
     // The one place the wall clock is read: a warning on stderr, never anything in out/.
     for catalog in compiled.catalogs.values() {
         if let Some(days) = catalog.age_days(std::time::SystemTime::now()).filter(|d| *d > max_catalog_age_days) {
-            eprintln!(
+            super::inform(format!(
                 "warning: the {} catalog's newest data is {days} days old ({}); run `gpuplan catalog refresh --region {}` (threshold: --max-catalog-age-days {})",
                 catalog.region,
                 catalog.newest_fetch().unwrap_or("?"),
                 catalog.region,
                 max_catalog_age_days
-            );
+            ));
         }
     }
     Ok(compiled)
@@ -68,6 +68,9 @@ fn print_warnings(compiled: &Compilation) {
     // batch at a time: 10,000 profiles' warnings are 9 MB of text. A stderr that cannot be written loses the
     // warnings, not the compile.
     use rayon::prelude::*;
+    if super::quiet() {
+        return;
+    }
     let color = color();
     // Not locked across the rendering: a worker that panicked could not print its message.
     let mut stderr = std::io::BufWriter::new(std::io::stderr());

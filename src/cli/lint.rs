@@ -30,7 +30,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let compiled = args.inputs.compile()?;
     let count = compiled.warnings.len() + lint_cluster_objects(&compiled, &args.manifests, args.cluster)?;
-    eprintln!("{count} finding{}", if count == 1 { "" } else { "s" });
+    super::inform(format!("{count} finding{}", if count == 1 { "" } else { "s" }));
     Ok(if args.deny_warnings && count > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

@@ -16,10 +16,12 @@ pub mod diff;
 pub mod docs;
 pub mod error;
 pub mod explain;
+pub mod explain_error;
 pub mod inputs;
 pub mod lint;
 pub mod lock;
 pub mod man;
+pub mod manual;
 pub mod messages;
 pub mod schema;
 pub mod simulate;
@@ -48,6 +50,10 @@ pub struct Cli {
     /// profile line it names); json (one object per line instead).
     #[arg(long, value_enum, global = true, default_value_t = messages::MessageFormat::Human)]
     message_format: messages::MessageFormat,
+    /// Print only errors and what the command is for (its stdout): no warnings (the catalog-age warning
+    /// included), notes, progress or status lines such as `wrote out`. Exit codes are unchanged.
+    #[arg(short, long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -71,13 +77,15 @@ pub enum Command {
     Catalog(catalog::Command),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(completions::Args),
-    /// Print the man page (roff) on stdout: `gpuplan man > gpuplan.1`.
-    Man,
+    /// Print a man page (roff) on stdout: `gpuplan man compile` is gpuplan-compile(1); `--out-dir` writes them all.
+    Man(man::Args),
     /// Print the profile language reference: every node and property with types, defaults and docs (the
     /// parser's own table).
     Schema(schema::Args),
     /// Write profiles expressing existing NodePool / EC2NodeClass YAML, and report what compiling them changes.
     Adopt(adopt::Args),
+    /// Explain an error code (E0142): what is wrong, how to fix it, and a failing example.
+    ExplainError(explain_error::Args),
 }
 
 /// Whether this process colours its stderr (decided once from --color, NO_COLOR and the terminal).
@@ -86,6 +94,21 @@ static COLOR: OnceLock<bool> = OnceLock::new();
 /// The colour decision [`parse`] made.
 pub fn color() -> bool {
     *COLOR.get().unwrap_or(&false)
+}
+
+/// `--quiet`, set once before the command runs.
+static QUIET: OnceLock<bool> = OnceLock::new();
+
+/// Whether only errors and the command's own output are printed (`--quiet`).
+pub fn quiet() -> bool {
+    *QUIET.get().unwrap_or(&false)
+}
+
+/// A warning, note, progress or status line on stderr, unless `--quiet`.
+pub fn inform(line: impl std::fmt::Display) {
+    if !quiet() {
+        eprintln!("{line}");
+    }
 }
 
 /// `--lock-timeout`, set once before the command runs.
@@ -110,6 +133,7 @@ pub fn parse() -> Cli {
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     let _ = COLOR.set(term::use_color_here(cli.color));
     let _ = LOCK_TIMEOUT.set(cli.lock_timeout);
+    let _ = QUIET.set(cli.quiet);
     messages::set(cli.message_format);
     cli
 }
@@ -123,6 +147,9 @@ pub fn exit_code(result: Result<ExitCode, CliError>) -> ExitCode {
             eprint!("{}", term::paint_prefixes(&message, color()));
             if !message.ends_with('\n') {
                 eprintln!();
+            }
+            if messages::format() == messages::MessageFormat::Human {
+                explain_error::note(&error.error_codes());
             }
             ExitCode::from(2)
         }

@@ -8,6 +8,7 @@ use super::CliError;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// text, json (for editors and tools) or markdown.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -16,12 +17,15 @@ pub struct Args {
 pub enum Format {
     Text,
     Json,
+    /// The book's reference/profile.md.
+    Markdown,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     print!("{}", match args.format {
         Format::Text => schema::render_text(),
         Format::Json => schema::render_json(),
+        Format::Markdown => schema::render_markdown(),
     });
     Ok(ExitCode::SUCCESS)
 }

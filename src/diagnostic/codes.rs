@@ -226,6 +226,12 @@ impl ErrorCode {
         text.split_once(EXAMPLE_HEADING).map_or(text, |(explanation, _)| explanation).trim()
     }
 
+    /// The failing example as Markdown: what follows the `## Example` line of `codes/<code>.md`.
+    pub fn example_markdown(self) -> &'static str {
+        let text = self.markdown();
+        text.split_once(EXAMPLE_HEADING).map_or("", |(_, example)| example).trim()
+    }
+
     /// The failing example of `codes/<code>.md` (see the module doc for its format).
     pub fn example(self) -> Example {
         let text = self.markdown();

@@ -185,3 +185,59 @@ pub fn render_text() -> String {
 pub fn render_json() -> String {
     serde_json::to_string_pretty(NODES).expect("the table serializes") + "\n"
 }
+
+/// The reference as Markdown (the book's reference/profile.md): a section per parent, a heading per node with its
+/// signature, doc, default and example.
+pub fn render_markdown() -> String {
+    let mut out = String::from(
+        "# Profile language\n\nEvery node a profile may use, where it may appear, its arguments and properties, its default \
+         and a minimal example. This is the parser's own table: a node that is not here is an error (E0102).\n",
+    );
+    let mut parent = "";
+    for node in NODES {
+        if node.parent != parent {
+            parent = node.parent;
+            let title = if parent == "profile" { "At the top level of a profile".to_string() } else { format!("In `{parent}`") };
+            out.push_str(&format!("\n## {title}\n"));
+        }
+        let mut signature = vec![node.name];
+        signature.extend((!node.args.is_empty()).then_some(node.args));
+        signature.extend(node.props.iter().copied());
+        out.push_str(&format!(
+            "\n### {}\n\n`{}`\n\n{}\n\n- Default: {}\n- Example: `{}`\n",
+            node.name,
+            signature.join(" "),
+            markdown_text(node.doc),
+            markdown_text(node.default),
+            node.example
+        ));
+    }
+    out
+}
+
+/// Prose for a Markdown page, as written but with `<`, `>`, `*` and `_` escaped outside backtick spans, where
+/// Markdown would read `<string>` as an HTML tag and `*.kdl … *.json` as emphasis.
+pub fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if i % 2 == 1 {
+            out.push_str(part);
+            continue;
+        }
+        for c in part.chars() {
+            match c {
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '*' | '_' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    out
+}

@@ -40,13 +40,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     check_import_shrink(&region, &path, &catalog, accept_shrink)?;
     catalog::write_atomically(&path, &catalog.to_json()).map_err(CliError::io("write", &path))?;
     let accelerated = catalog.instance_types.iter().filter(|t| !t.gpus.is_empty() || t.neuron.is_some()).count();
-    eprintln!(
+    crate::cli::inform(format!(
         "wrote {} ({} instance types, {accelerated} with accelerators, {} zones, digest {})",
         path.display(),
         catalog.instance_types.len(),
         catalog.zones.len(),
         catalog.digest()
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -63,7 +63,7 @@ fn check_import_shrink(region: &str, path: &Path, new: &Catalog, accept_shrink: 
     }
     let listed: String = problems.iter().map(|p| format!("\n  - {p}")).collect();
     if accept_shrink && problems.iter().all(Problem::acceptable) {
-        eprintln!("warning: {region}: accepted with --accept-shrink:{listed}");
+        crate::cli::inform(format!("warning: {region}: accepted with --accept-shrink:{listed}"));
         return Ok(());
     }
     let what_to_do = if problems.iter().all(Problem::acceptable) {

@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut options = RefreshOptions::new(regions, &out);
     options.endpoint_url = endpoint_url;
     options.pricing_endpoint_url = pricing_endpoint_url;
-    options.progress = true;
+    options.progress = !crate::cli::quiet();
     options.accept_shrink = accept_shrink;
     let report = refresh(&options).map_err(CliError::msg)?;
     print!("{report}");

@@ -9,7 +9,8 @@ pub enum ExplainFormat {
     /// Aligned plain-text tables.
     #[default]
     Table,
-    /// The [`Explanation`] struct as pretty JSON.
+    // Doc comments here are `gpuplan explain --help`'s text: no rustdoc links.
+    /// The whole explanation (the `Explanation` struct) as pretty JSON.
     Json,
 }
 
