@@ -36,8 +36,9 @@ pub fn entry(code: ErrorCode) -> String {
 /// (and expect its command to fail: `console,exit=2`).
 pub fn index() -> String {
     let mut out = String::from(
-        "# Error index\n\nEvery error code gpuplan's diagnostics carry: what is wrong, how to fix it, and an example that fails \
-         with it. `gpuplan explain-error E0142` prints one entry. Each example below runs in a directory of its own (`e0142/`).\n",
+        "# Error index\n\nEvery error code gpuplan's diagnostics carry: what is wrong, how to fix it, and an example that \
+         fails with it. `gpuplan explain-error E0142` prints one entry. Each example runs in a directory of its own \
+         (`e0142/`), as the book's tests run it.\n",
     );
     for code in ErrorCode::ALL {
         out.push('\n');
@@ -51,6 +52,9 @@ pub fn index() -> String {
 pub fn in_own_directory(entry: &str, dir: &str) -> String {
     let (head, example) = entry.split_once("\n### Example\n").unwrap_or((entry, ""));
     let mut out = format!("{head}\n### Example\n");
+    // An example without files (a missing profile) makes its directory itself.
+    let has_files = example.lines().any(|l| l.starts_with("```") && l.trim().contains(' '));
+    let enter = if has_files { format!("cd {dir}") } else { format!("mkdir {dir} && cd {dir}") };
     let mut in_block = false;
     for line in example.split_inclusive('\n') {
         let rewritten = match line.strip_prefix("```") {
@@ -60,7 +64,7 @@ pub fn in_own_directory(entry: &str, dir: &str) -> String {
                 None => line.to_string(),
             },
             _ => match line.strip_prefix("$ ") {
-                Some(command) if in_block => format!("$ (cd {dir} && {})\n", command.trim_end()),
+                Some(command) if in_block => format!("$ ({enter} && {})\n", command.trim_end()),
                 _ => line.to_string(),
             },
         };
@@ -126,6 +130,12 @@ mod tests {
         assert!(message.starts_with("unknown error code `E0144`; did you mean one of E0143, E0142, E0141?"), "{message}");
         let CliError::Message(message) = parse("nonsense").unwrap_err() else { panic!() };
         assert!(message.contains("the codes run from E0001 to"), "{message}");
+    }
+
+    #[test]
+    fn an_example_without_files_makes_its_directory() {
+        let book = in_own_directory(&entry(ErrorCode::E0001), "e0001");
+        assert!(book.contains("$ (mkdir e0001 && cd e0001 && gpuplan compile profiles/ml.kdl)\n"), "{book}");
     }
 
     #[test]

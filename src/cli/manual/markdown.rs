@@ -26,7 +26,7 @@ fn section(page: &Page, pages: &[Page]) -> String {
     let mut out = format!("\n## {}\n\n{}\n\nUsage: `{}`\n", page.invocation(), markdown_text(&about), usage.trim().trim_start_matches("Usage: "));
     // A command's page lists its own arguments; the global ones are gpuplan's.
     let args: Vec<String> = command.get_arguments().filter(|a| !a.is_hide_set() && (page.words.is_empty() || !a.is_global_set())).map(argument).collect();
-    list(&mut out, "Arguments", args);
+    list(&mut out, "Options", args);
     let subcommands = command.get_subcommands().filter(|s| !s.is_hide_set());
     let subcommands = subcommands.map(|s| format!("[`{} {}`](#{}-{}): {}", page.invocation(), s.get_name(), page.name(), s.get_name(), markdown_text(&s.get_about().map(|a| a.to_string()).unwrap_or_default()))).collect();
     list(&mut out, "Commands", subcommands);
@@ -54,7 +54,10 @@ fn argument(arg: &clap::Arg) -> String {
     let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default();
     let mut item = format!("`{}`", written(arg));
     if !help.is_empty() {
-        item.push_str(&format!(": {}", markdown_text(&help.split_whitespace().collect::<Vec<_>>().join(" "))));
+        // clap drops a one-sentence help's full stop; the default and values follow as sentences.
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        let stop = if help.ends_with('.') { "" } else { "." };
+        item.push_str(&format!(": {}{stop}", markdown_text(&help)));
     }
     let defaults: Vec<String> = arg.get_default_values().iter().map(|v| format!("`{}`", v.to_string_lossy())).collect();
     if !defaults.is_empty() && arg.get_action().takes_values() {

@@ -64,7 +64,7 @@ pub const EXIT_STATUS: &[(&str, &[(u8, &str)])] = &[
 pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ("", &[("Compile the profiles under profiles/ into out/", "gpuplan compile"), ("Fail in CI when out/ is stale", "gpuplan compile --check"), ("Explain why the plan is what it is", "gpuplan explain")]),
     ("compile", &[("Compile every profile under profiles/ into out/", "gpuplan compile"), ("Exit 1 with a diff when out/ is stale, changing nothing", "gpuplan compile --check"), ("Compile one profile, printing only errors", "gpuplan compile --quiet profiles/inference.kdl")]),
-    ("diff", &[("Show what compile would change in out/", "gpuplan diff"), ("A pull-request comment against main, failing on a removed NodePool", "gpuplan diff --base main --format markdown --fail-on removal")]),
+    ("diff", &[("Show what compile would change in out/", "gpuplan diff"), ("A pull-request comment against main, failing on a removed NodePool", "gpuplan diff --base main --format markdown --fail-on nodepool-removed")]),
     ("commit", &[("Compile and commit the changed files under out/", "gpuplan commit -m \"GPU capacity: raise the inference budget\"")]),
     ("lint", &[("Run the misconfiguration checks, failing on any finding", "gpuplan lint --deny-warnings")]),
     ("explain", &[("Explain every profile", "gpuplan explain"), ("Explain one profile as JSON", "gpuplan explain inference --format json")]),
