@@ -29,6 +29,10 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let compiled = args.inputs.compile()?;
+    // The findings are what lint is for: --quiet hid them with the compile's other warnings, so they are shown here.
+    if super::quiet() && !compiled.warnings.is_empty() {
+        eprint!("{}", super::messages::render(&compiled.warnings, color()));
+    }
     let count = compiled.warnings.len() + lint_cluster_objects(&compiled, &args.manifests, args.cluster)?;
     super::inform(format!("{count} finding{}", if count == 1 { "" } else { "s" }));
     Ok(if args.deny_warnings && count > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })

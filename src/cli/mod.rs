@@ -50,8 +50,8 @@ pub struct Cli {
     /// profile line it names); json (one object per line instead).
     #[arg(long, value_enum, global = true, default_value_t = messages::MessageFormat::Human)]
     message_format: messages::MessageFormat,
-    /// Print only errors and what the command is for (its stdout): no warnings (the catalog-age warning
-    /// included), notes, progress or status lines such as `wrote out`. Exit codes are unchanged.
+    /// Print only errors and what the command is for (its stdout; lint's findings): no warnings (the catalog-age
+    /// warning included), notes, progress or status lines such as `wrote out`. Exit codes are unchanged.
     #[arg(short, long, global = true)]
     quiet: bool,
     #[command(subcommand)]
