@@ -5,7 +5,7 @@
 //!
 //! Shared by the commands: [`inputs`] (profiles, catalogs, templates, and the compile that prints its warnings),
 //! [`lock`] (the one-writer lock of out/), [`error`] (what a command fails with, printed after `error:`),
-//! [`term`] (colour) and [`docs`] (`--version`, completions, man page).
+//! [`term`] (colour), [`docs`] (`--version`, completions) and [`manual`] (man pages and the command-line reference).
 
 pub mod adopt;
 pub mod catalog;
