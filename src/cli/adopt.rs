@@ -23,8 +23,10 @@ pub struct Args {
     /// Region whose catalog prices the report (default: from the NodePools' zones).
     #[arg(long)]
     region: Option<String>,
+    /// Directory of catalog snapshots (<region>.json); us-east-1 is built in.
     #[arg(long, default_value = "catalogs")]
     catalogs: PathBuf,
+    /// How the report is printed: table, markdown or json.
     #[arg(long, value_enum, default_value_t)]
     format: report::ReportFormat,
     /// Pods, Deployments, StatefulSets or Jobs (files or directories) to simulate on the original manifests and on

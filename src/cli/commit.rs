@@ -13,6 +13,7 @@ use super::CliError;
 pub struct Args {
     #[command(flatten)]
     inputs: Inputs,
+    /// Output directory, as compile's.
     #[arg(long, default_value = "out")]
     out: PathBuf,
     /// Commit message (default: a summary of the semantic diff).

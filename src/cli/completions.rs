@@ -8,6 +8,7 @@ use super::{Cli, CliError, docs};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The shell the script is for.
     #[arg(value_enum)]
     shell: clap_complete::Shell,
 }

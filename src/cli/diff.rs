@@ -19,12 +19,14 @@ use super::CliError;
 pub struct Args {
     #[command(flatten)]
     inputs: Inputs,
+    /// The out/ to compare with (the committed one at --base).
     #[arg(long, default_value = "out")]
     out: PathBuf,
     /// Compare with out/ as this git revision holds it (a pull request's base: a sha, `origin/main`), read from git
     /// objects, instead of the work tree's out/. Whether the work tree's out/ is current is said apart.
     #[arg(long, value_name = "REV")]
     base: Option<String>,
+    /// unified (a patch), markdown (the pull-request comment) or json.
     #[arg(long, value_enum, default_value_t = Format::Unified)]
     format: Format,
     /// Exit 1 when there are differences.

@@ -59,6 +59,25 @@ mod tests {
         }
     }
 
+    fn without_help(command: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in command.get_arguments().filter(|a| !a.is_hide_set() && a.get_help().is_none() && a.get_long_help().is_none()) {
+            out.push(format!("{path} {}", arg.get_id()));
+        }
+        for sub in command.get_subcommands() {
+            without_help(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    /// `--help`, the man pages and the book's reference list every argument with its help: none is left blank.
+    #[test]
+    fn every_argument_has_a_help_text() {
+        let mut command = Cli::command();
+        command.build();
+        let mut missing = Vec::new();
+        without_help(&command, "gpuplan", &mut missing);
+        assert!(missing.is_empty(), "arguments without a doc comment (their help):\n{}", missing.join("\n"));
+    }
+
     /// A doc comment on a clap field or on a value enum's variant becomes its help; rustdoc's link syntax there
     /// (`` [`Explanation`] ``, `[text](url)`, `[text][ref]`) reaches the terminal as it is. Plain backticks are fine.
     #[test]

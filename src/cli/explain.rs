@@ -17,6 +17,7 @@ pub struct Args {
     profiles: Vec<PathBuf>,
     #[command(flatten)]
     data: Data,
+    /// How the explanation is printed.
     #[arg(long, value_enum, default_value_t)]
     format: ExplainFormat,
 }

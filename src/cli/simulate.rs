@@ -36,8 +36,10 @@ pub struct Args {
     /// TYPE:ZONE:CAPACITY with no capacity for the whole run (each part may be * or a glob such as g5.*).
     #[arg(long)]
     unavailable: Vec<Unavailable>,
+    /// Directory of catalog snapshots (<region>.json); us-east-1 is built in.
     #[arg(long, default_value = "catalogs")]
     catalogs: PathBuf,
+    /// table, json or markdown.
     #[arg(long, value_enum, default_value_t)]
     format: simulate::Format,
     /// Exit 1 when any pod stays pending.

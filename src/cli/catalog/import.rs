@@ -10,6 +10,7 @@ use crate::cli::CliError;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The region the input files describe (the snapshot is <out>/<region>.json).
     #[arg(long, default_value = "us-east-1")]
     region: String,
     /// DescribeInstanceTypes output (object keyed by type, {"InstanceTypes": [...]}, or an array).
@@ -24,6 +25,7 @@ pub struct Args {
     /// Use this region's prices from the table (marked as estimates) when it has none for --region.
     #[arg(long)]
     price_region: Option<String>,
+    /// Directory the snapshot is written to.
     #[arg(long, default_value = "catalogs")]
     out: PathBuf,
     /// Replace the snapshot even when the input has far fewer types than it, or lacks accelerator families it has

@@ -21,6 +21,7 @@ pub struct Args {
     /// Pricing API endpoint (default: the AWS Price List API in us-east-1).
     #[arg(long)]
     pricing_endpoint_url: Option<String>,
+    /// Directory the snapshots are written to (<region>.json).
     #[arg(long, default_value = "catalogs")]
     out: PathBuf,
     /// Profiles whose output to compare against out/ after the refresh.

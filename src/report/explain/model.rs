@@ -10,7 +10,7 @@ pub enum ExplainFormat {
     #[default]
     Table,
     // Doc comments here are `gpuplan explain --help`'s text: no rustdoc links.
-    /// The whole explanation (the `Explanation` struct) as pretty JSON.
+    /// The whole explanation as pretty JSON.
     Json,
 }
 
