@@ -25,8 +25,10 @@ fn section(page: &Page, pages: &[Page]) -> String {
     let about = command.get_long_about().or(command.get_about()).map(|a| a.to_string()).unwrap_or_default();
     let mut out = format!("\n## {}\n\n{}\n\nUsage: `{}`\n", page.invocation(), markdown_text(&about), usage.trim().trim_start_matches("Usage: "));
     // A command's page lists its own arguments; the global ones are gpuplan's.
-    let args: Vec<String> = command.get_arguments().filter(|a| !a.is_hide_set() && (page.words.is_empty() || !a.is_global_set())).map(argument).collect();
-    list(&mut out, "Options", args);
+    let (positional, options): (Vec<&clap::Arg>, Vec<&clap::Arg>) =
+        command.get_arguments().filter(|a| !a.is_hide_set() && (page.words.is_empty() || !a.is_global_set())).partition(|a| a.is_positional());
+    list(&mut out, "Arguments", positional.into_iter().map(argument).collect());
+    list(&mut out, "Options", options.into_iter().map(argument).collect());
     let subcommands = command.get_subcommands().filter(|s| !s.is_hide_set());
     let subcommands = subcommands.map(|s| format!("[`{} {}`](#{}-{}): {}", page.invocation(), s.get_name(), page.name(), s.get_name(), markdown_text(&s.get_about().map(|a| a.to_string()).unwrap_or_default()))).collect();
     list(&mut out, "Commands", subcommands);
