@@ -51,6 +51,10 @@ impl Parser<'_> {
             self.top_level_node(node, &mut top);
         }
         let Some(cluster) = top.cluster.take() else {
+            // A `cluster` node that gave no cluster has had its own error: not a second one saying it is missing.
+            if doc.nodes().iter().any(|n| n.name().value() == "cluster") {
+                return None;
+            }
             self.error(
                 whole,
                 ErrorCode::E0110,
@@ -74,7 +78,7 @@ impl Parser<'_> {
     }
 
     /// The file as a KDL document: E0187 when nested too deep, E0101 for each syntax error.
-    fn read_document(&mut self) -> Option<KdlDocument> {
+    pub(super) fn read_document(&mut self) -> Option<KdlDocument> {
         let text = self.sources.text(self.file).to_string();
         // Both parsers, this walk and the document's drop recurse once per block: a deeper document would overflow
         // the stack (a 6 KB profile nested 1,500 deep aborted every command), so it is refused before any of them.
@@ -139,7 +143,7 @@ impl Parser<'_> {
                     );
                     return;
                 }
-                top.cluster = self.parse_cluster(node);
+                top.cluster = self.profile_cluster(node);
             }
             "budget" => {
                 self.check_entries(node, &["usd-per-hour"], 0);
