@@ -66,8 +66,7 @@ pub fn parse_config(path: &Path, sources: &mut Sources) -> (Option<Config>, Vec<
         }
     };
     let file = sources.add(path, name, text);
-    let empty = SharedClusters::new();
-    let mut parser = Parser { sources: &*sources, file, diagnostics: Vec::new(), shared: &empty };
+    let mut parser = Parser { sources: &*sources, file, diagnostics: Vec::new() };
     let config = parser.read_document().map(|doc| {
         let mut config = Config::default();
         for node in doc.nodes() {
@@ -115,10 +114,9 @@ impl Parser<'_> {
 
     /// A profile's `cluster` node: its own block, or with no block the one `gpuplan.kdl` defines under that name.
     /// A block for a name the config also defines is an error (E0400): two definitions of one cluster would drift.
-    pub(super) fn profile_cluster(&mut self, node: &KdlNode) -> Option<Cluster> {
+    pub(super) fn profile_cluster(&mut self, node: &KdlNode, shared: &SharedClusters) -> Option<Cluster> {
         let named = args(node).next().and_then(|a| a.value().as_string()).map(str::to_string);
-        let shared = named.as_deref().and_then(|n| self.shared.get(n));
-        match (node.children().is_some(), shared) {
+        match (node.children().is_some(), named.as_deref().and_then(|n| shared.get(n))) {
             (true, None) => self.parse_cluster(node),
             (true, Some(shared)) => {
                 let message = format!("cluster `{}` is defined here and in {CONFIG_FILE} at {}", shared.name.value, self.sources.location(shared.name.span));
@@ -132,20 +130,20 @@ impl Parser<'_> {
             }
             (false, None) if named.is_none() => self.parse_cluster(node),
             (false, None) => {
-                self.unknown_shared_cluster(node, named.as_deref().unwrap_or_default());
+                self.unknown_shared_cluster(node, named.as_deref().unwrap_or_default(), shared);
                 None
             }
         }
     }
 
     /// E0401: `cluster "name"` with no block, and no such cluster in the config.
-    fn unknown_shared_cluster(&mut self, node: &KdlNode, name: &str) {
+    fn unknown_shared_cluster(&mut self, node: &KdlNode, name: &str, shared: &SharedClusters) {
         let span = args(node).next().map_or_else(|| self.span(node.span()), |a| self.span(a.span()));
         let message = format!("cluster `{name}` has no block here and {CONFIG_FILE} defines no cluster of that name");
-        let help = if self.shared.is_empty() {
+        let help = if shared.is_empty() {
             format!("add a block, cluster \"{name}\" {{ region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@vYYYYMMDD\" }}, here or in {CONFIG_FILE} at the repository root")
         } else {
-            let names: Vec<&str> = self.shared.keys().map(String::as_str).collect();
+            let names: Vec<&str> = shared.keys().map(String::as_str).collect();
             let mut help = did_you_mean(name, names.iter().copied()).map(|d| format!("{d} ")).unwrap_or_default();
             help.push_str(&format!("{CONFIG_FILE} defines: {}", names.join(", ")));
             help

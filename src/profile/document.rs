@@ -7,6 +7,7 @@ use std::path::Path;
 
 use kdl::{KdlDocument, KdlNode};
 
+use super::config::SharedClusters;
 use super::parser::{args, prop, Parser};
 use super::{fast_kdl, schema, Cluster, Pool, Profile};
 use crate::diagnostic::ErrorCode;
@@ -28,11 +29,13 @@ struct TopLevel<'d> {
     workloads: Vec<&'d KdlNode>,
     monitoring: Vec<&'d KdlNode>,
     queues: Vec<&'d KdlNode>,
+    /// The clusters `gpuplan.kdl` defines, for a `cluster "name"` with no block.
+    shared: &'d SharedClusters,
 }
 
 impl Parser<'_> {
     /// The file's profile; None when it has none to give (a syntax error, no cluster).
-    pub(super) fn parse_profile(&mut self, path: &Path) -> Option<Profile> {
+    pub(super) fn parse_profile(&mut self, path: &Path, shared: &SharedClusters) -> Option<Profile> {
         let doc = self.read_document()?;
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let whole = Span { file: self.file, offset: 0, len: 0 };
@@ -46,6 +49,7 @@ impl Parser<'_> {
             workloads: Vec::new(),
             monitoring: Vec::new(),
             queues: Vec::new(),
+            shared,
         };
         for node in doc.nodes() {
             self.top_level_node(node, &mut top);
@@ -143,7 +147,7 @@ impl Parser<'_> {
                     );
                     return;
                 }
-                top.cluster = self.profile_cluster(node);
+                top.cluster = self.profile_cluster(node, top.shared);
             }
             "budget" => {
                 self.check_entries(node, &["usd-per-hour"], 0);

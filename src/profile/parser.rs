@@ -15,8 +15,6 @@ pub(super) struct Parser<'s> {
     pub(super) sources: &'s Sources,
     pub(super) file: usize,
     pub(super) diagnostics: Vec<ProfileDiagnostic>,
-    /// The clusters `gpuplan.kdl` defines, which a profile's `cluster "name"` with no block takes.
-    pub(super) shared: &'s super::config::SharedClusters,
 }
 
 impl Parser<'_> {
