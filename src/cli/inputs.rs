@@ -82,14 +82,12 @@ pub fn find_config(dir: &Path) -> Option<PathBuf> {
 /// defaults (rather than each command's values) keeps every command's arguments as they are and `--help` true.
 pub fn with_repository_defaults(command: clap::Command) -> Result<clap::Command, CliError> {
     let cwd = std::env::current_dir().map_err(CliError::io("read", Path::new(".")))?;
-    let found = find_config(&cwd);
-    let _ = CONFIG_PATH.set(found.clone());
-    let Some(path) = found else { return Ok(command) };
-    let mut sources = gpuplan::diagnostic::Sources::default();
-    let (config, diagnostics) = parse_config(&path, &mut sources);
-    let Some(config) = config else { return Err(CliError::Compile(CompileError::Profiles { diagnostics })) };
+    let Some(found) = find_config(&cwd) else {
+        let _ = CONFIG_PATH.set(None);
+        return Ok(command);
+    };
     // The root is an ancestor of the working directory: one `..` per level between them.
-    let depth = cwd.components().count() - path.parent().map_or(0, |root| root.components().count());
+    let depth = cwd.components().count() - found.parent().map_or(0, |root| root.components().count());
     let from_root = |written: &str| -> String {
         if Path::new(written).is_absolute() || depth == 0 {
             return written.to_string();
@@ -98,6 +96,12 @@ pub fn with_repository_defaults(command: clap::Command) -> Result<clap::Command,
         relative.push(written.trim_start_matches("./"));
         relative.display().to_string()
     };
+    // Named as the user can reach it from here, as the profiles' diagnostics name theirs.
+    let path = PathBuf::from(from_root(CONFIG_FILE));
+    let _ = CONFIG_PATH.set(Some(path.clone()));
+    let mut sources = gpuplan::diagnostic::Sources::default();
+    let (config, diagnostics) = parse_config(&path, &mut sources);
+    let Some(config) = config else { return Err(CliError::Compile(CompileError::Profiles { diagnostics })) };
     let setting = |value: &Option<gpuplan::diagnostic::Spanned<String>>, builtin: &str| from_root(value.as_ref().map_or(builtin, |v| v.value.as_str()));
     let profiles: Vec<String> = if config.profiles.is_empty() { vec![from_root("profiles")] } else { config.profiles.iter().map(|p| from_root(&p.value)).collect() };
     let defaults = RepositoryDefaults {

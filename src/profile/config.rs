@@ -119,7 +119,7 @@ impl Parser<'_> {
         match (node.children().is_some(), named.as_deref().and_then(|n| shared.get(n))) {
             (true, None) => self.parse_cluster(node),
             (true, Some(shared)) => {
-                let message = format!("cluster `{}` is defined here and in {CONFIG_FILE} at {}", shared.name.value, self.sources.location(shared.name.span));
+                let message = format!("cluster `{}` is defined here and in the repository config, at {}", shared.name.value, self.sources.location(shared.name.span));
                 let help = "remove this block to use the shared definition, or give this cluster another name";
                 self.error_labelled(self.span(node.name().span()), ErrorCode::E0400, message, "a second definition", help);
                 None
