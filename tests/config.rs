@@ -55,7 +55,8 @@ fn every_command_behaves_from_a_subdirectory_as_from_the_root() {
         assert!(relative_tree(&dir.path().join("out")) == committed, "out/ compiled from {} differs from the committed out/", cwd.display());
         assert!(!cwd.join("out").exists() || cwd == dir.path(), "compile from {} wrote a second out/ there", cwd.display());
     }
-    for args in [&["compile", "--check"][..], &["lint"], &["explain"], &["explain", "llm-inference"], &["diff", "--exit-code"]] {
+    let pods = repo().join("tests/fixtures/llm-server-12-replicas.yaml").display().to_string();
+    for args in [&["compile", "--check"][..], &["lint"], &["explain"], &["explain", "llm-inference"], &["diff", "--exit-code"], &["simulate", "--pods", &pods]] {
         let at_root = run_ok(dir.path(), args);
         let below = run_ok(&deep, args);
         // Profile locations (`at profiles/x.kdl:29:16`) are printed as the user can open them from where they are.
@@ -206,5 +207,29 @@ fn every_config_node_parses_and_is_documented() {
         let (config, diagnostics) = gpuplan::profile::config::parse_config(&path, &mut gpuplan::diagnostic::Sources::default());
         assert!(config.is_some() && diagnostics.is_empty(), "{}: {:?}", node.name, diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>());
         assert!(page.contains(&format!("`{}`", node.name)), "docs/src/configuration.md does not name `{}`", node.name);
+    }
+}
+
+/// A `cluster` node that gives no cluster (no region, a shared name with a block, an unknown shared name) is one
+/// diagnostic, its own: never followed by E0110 "the profile has no `cluster` block".
+#[test]
+fn a_failed_cluster_node_is_one_diagnostic() {
+    let shared = "cluster \"ml-prod\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\n";
+    let pool = "pool \"llm\" preset=\"inference-on-demand\" {\n    gpu { name \"A10G\" }\n    max-accelerators 8\n}\n";
+    let cases = [
+        ("E0107", "cluster \"ml-research\" {\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\n".to_string()),
+        ("E0400", shared.to_string()),
+        ("E0401", "cluster \"ml-prd\"\n".to_string()),
+    ];
+    for (code, cluster) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("profiles")).unwrap();
+        std::fs::write(dir.path().join("gpuplan.kdl"), shared).unwrap();
+        std::fs::write(dir.path().join("profiles/p.kdl"), format!("{cluster}{pool}")).unwrap();
+        let out = gpuplan(dir.path(), &["compile"]);
+        let shown = text(&out);
+        let codes: Vec<&str> = shown.lines().filter(|l| l.len() == 5 && l.starts_with('E')).collect();
+        assert_eq!(codes, [code], "{shown}");
+        assert_eq!(out.status.code(), Some(2));
     }
 }
