@@ -63,7 +63,7 @@ impl Parser<'_> {
                 whole,
                 ErrorCode::E0110,
                 "the profile has no `cluster` block",
-                "add cluster \"name\" { region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@vYYYYMMDD\" }",
+                "add cluster \"name\" { region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@vYYYYMMDD\" }, or cluster \"name\" alone for a cluster gpuplan.kdl defines",
             );
             return None;
         };
