@@ -92,6 +92,8 @@ pub enum CompileError {
     Profiles { diagnostics: Vec<ProfileDiagnostic> },
     #[error("no profiles found in {0}; write one (see README) or pass profile files")]
     NoProfiles(String),
+    #[error("{0} is not a profile: gpuplan.kdl and gpuplan.<what>.kdl are the repository's config and inputs; pass profile files or their directory")]
+    NotAProfile(String),
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
@@ -111,10 +113,12 @@ pub fn profile_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CompileError> {
             let entries = std::fs::read_dir(path).map_err(|source| CompileError::Read { path: path.clone(), source })?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "kdl"))
+                .filter(|p| p.extension().is_some_and(|e| e == "kdl") && !profile::config::is_repository_file(p))
                 .collect();
             found.sort();
             files.extend(found);
+        } else if profile::config::is_repository_file(path) {
+            return Err(CompileError::NotAProfile(path.display().to_string()));
         } else {
             files.push(path.clone());
         }
@@ -127,10 +131,22 @@ pub fn profile_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CompileError> {
 }
 
 pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
+    compile_with_config(opts, None)
+}
+
+/// [`compile`], the profiles sharing the clusters of the repository config at `config` (`gpuplan.kdl`), whose
+/// errors are reported with the profiles'.
+pub fn compile_with_config(opts: &CompileOptions, config: Option<&Path>) -> Result<Compilation, CompileError> {
     let files = profile_files(&opts.profiles)?;
     let mut sources = Sources::default();
+    let (config, mut diagnostics) = match config {
+        Some(path) => profile::config::parse_config(path, &mut sources),
+        None => (Some(profile::config::Config::default()), Vec::new()),
+    };
+    let shared = config.map(|c| c.clusters).unwrap_or_default();
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-    let (profiles, diagnostics) = profile::parse_files(&paths, &mut sources);
+    let (profiles, found) = profile::parse_files_sharing(&paths, &mut sources, &shared);
+    diagnostics.extend(found);
     if diagnostics.iter().any(ProfileDiagnostic::is_error) {
         return Err(CompileError::Profiles { diagnostics });
     }

@@ -195,7 +195,12 @@ fn compile_at(inputs: &Inputs, rev: &str) -> Option<Compilation> {
     };
     let profiles: Vec<PathBuf> = inputs.profiles.iter().map(|p| copy(p)).collect::<Option<_>>()?;
     let catalogs_dir = copy(&inputs.data.catalogs)?;
-    gpuplan::compile::compile(&CompileOptions { profiles, catalogs_dir, templates_dir: inputs.data.templates.clone() }).ok()
+    // The clusters the profiles share, as the revision defines them.
+    let config = match super::inputs::config_path() {
+        Some(path) => Some(copy(path)?),
+        None => None,
+    };
+    gpuplan::compile::compile_with_config(&CompileOptions { profiles, catalogs_dir, templates_dir: inputs.data.templates.clone() }, config.as_deref()).ok()
 }
 
 /// Each workload at max replicas in `before` (the base) and `after`, by cluster, profile and name.

@@ -1,9 +1,13 @@
 //! What every command that compiles reads (profiles, catalogs, templates), and the compile itself as the command
 //! line runs it: warnings rendered on stderr, and a warning for a catalog older than `--max-catalog-age-days`.
+//! Where the defaults come from: the repository config `gpuplan.kdl`, found from any subdirectory
+//! ([`with_repository_defaults`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use gpuplan::compile::{Compilation, CompileOptions, compile};
+use gpuplan::compile::{Compilation, CompileError, CompileOptions, compile_with_config};
+use gpuplan::profile::config::{parse_config, Config, CONFIG_FILE};
 
 use super::{CliError, color, term};
 
@@ -44,9 +48,113 @@ impl Data {
     }
 }
 
+/// The repository config this run found (set by [`with_repository_defaults`]): its shared clusters are compiled
+/// with the profiles.
+static CONFIG_PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+/// The repository config this run found, if any.
+pub fn config_path() -> Option<&'static Path> {
+    CONFIG_PATH.get().and_then(Option::as_deref)
+}
+
+/// The nearest `gpuplan.kdl` at or above `dir`, looking no higher than the top of the git repository holding `dir`
+/// (a config in a directory above the repository, such as the home directory, is not this repository's).
+pub fn find_config(dir: &Path) -> Option<PathBuf> {
+    for ancestor in dir.ancestors() {
+        let candidate = ancestor.join(CONFIG_FILE);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if ancestor.join(".git").exists() {
+            return None;
+        }
+    }
+    None
+}
+
+/// The command line with its defaults resolved for this repository: flags > environment > `gpuplan.kdl` > built-in.
+/// When a `gpuplan.kdl` is found from the working directory, each default that names a repository path (every
+/// argument whose built-in default is `profiles`, `out` or `catalogs`, in any command) becomes the config's setting or
+/// the built-in one, relative to the config's directory and written relative to the working directory (`../out` from
+/// `profiles/`), so a run from any subdirectory reads and writes what a run from the root does; likewise `--templates`
+/// and `--max-catalog-age-days`. Paths typed on the command line stay relative to the working directory. Without a
+/// config, nothing changes: paths are relative to the working directory, as they always were. Rewriting clap's
+/// defaults (rather than each command's values) keeps every command's arguments as they are and `--help` true.
+pub fn with_repository_defaults(command: clap::Command) -> Result<clap::Command, CliError> {
+    let cwd = std::env::current_dir().map_err(CliError::io("read", Path::new(".")))?;
+    let Some(found) = find_config(&cwd) else {
+        let _ = CONFIG_PATH.set(None);
+        return Ok(command);
+    };
+    // The root is an ancestor of the working directory: one `..` per level between them.
+    let depth = cwd.components().count() - found.parent().map_or(0, |root| root.components().count());
+    let from_root = |written: &str| -> String {
+        if Path::new(written).is_absolute() || depth == 0 {
+            return written.to_string();
+        }
+        let mut relative: PathBuf = std::iter::repeat_n("..", depth).collect();
+        relative.push(written.trim_start_matches("./"));
+        relative.display().to_string()
+    };
+    // Named as the user can reach it from here, as the profiles' diagnostics name theirs.
+    let path = PathBuf::from(from_root(CONFIG_FILE));
+    let _ = CONFIG_PATH.set(Some(path.clone()));
+    let mut sources = gpuplan::diagnostic::Sources::default();
+    let (config, diagnostics) = parse_config(&path, &mut sources);
+    let Some(config) = config else { return Err(CliError::Compile(CompileError::Profiles { diagnostics })) };
+    let setting = |value: &Option<gpuplan::diagnostic::Spanned<String>>, builtin: &str| from_root(value.as_ref().map_or(builtin, |v| v.value.as_str()));
+    let profiles: Vec<String> = if config.profiles.is_empty() { vec![from_root("profiles")] } else { config.profiles.iter().map(|p| from_root(&p.value)).collect() };
+    let defaults = RepositoryDefaults {
+        by_builtin: vec![("profiles", profiles), ("out", vec![setting(&config.out, "out")]), ("catalogs", vec![setting(&config.catalogs, "catalogs")])],
+        by_id: by_id(&config, &from_root),
+    };
+    Ok(defaults.apply(command))
+}
+
+/// The settings without a built-in path default, by argument id: `--templates`, `--max-catalog-age-days`.
+fn by_id(config: &Config, from_root: &dyn Fn(&str) -> String) -> Vec<(&'static str, String)> {
+    let mut settings = Vec::new();
+    if let Some(templates) = &config.templates {
+        settings.push(("templates", from_root(&templates.value)));
+    }
+    if let Some(days) = &config.max_catalog_age_days {
+        settings.push(("max_catalog_age_days", days.value.to_string()));
+    }
+    settings
+}
+
+/// New defaults for clap's arguments: by the built-in default they replace, and by argument id.
+struct RepositoryDefaults {
+    by_builtin: Vec<(&'static str, Vec<String>)>,
+    by_id: Vec<(&'static str, String)>,
+}
+
+impl RepositoryDefaults {
+    /// `command` and its subcommands, at any depth, with the new defaults.
+    fn apply(&self, mut command: clap::Command) -> clap::Command {
+        let mut changes: Vec<(clap::Id, Vec<String>)> = Vec::new();
+        for arg in command.get_arguments() {
+            let builtin: Vec<&str> = arg.get_default_values().iter().filter_map(|v| v.to_str()).collect();
+            let replaced = self.by_id.iter().find(|(id, _)| arg.get_id() == id).map(|(_, v)| vec![v.clone()]);
+            let replaced = replaced.or_else(|| self.by_builtin.iter().find(|(b, _)| builtin == [*b]).map(|(_, v)| v.clone()));
+            changes.extend(replaced.map(|values| (arg.get_id().clone(), values)));
+        }
+        for (id, values) in changes {
+            // Clap keeps 'static defaults; this runs once per process.
+            let values: Vec<&'static str> = values.into_iter().map(|v| &*Box::leak(v.into_boxed_str())).collect();
+            command = command.mut_arg(id, |arg| arg.default_values(values));
+        }
+        let names: Vec<String> = command.get_subcommands().map(|s| s.get_name().to_string()).collect();
+        for name in names {
+            command = command.mut_subcommand(name, |sub| self.apply(sub));
+        }
+        command
+    }
+}
+
 /// Compiles, then prints the compilation's warnings and those of catalogs older than `max_catalog_age_days`.
 pub fn compile_printing_warnings(options: &CompileOptions, max_catalog_age_days: u64) -> Result<Compilation, CliError> {
-    let compiled = compile(options)?;
+    let compiled = compile_with_config(options, config_path())?;
     print_warnings(&compiled);
     // The one place the wall clock is read: a warning on stderr, never anything in out/.
     for catalog in compiled.catalogs.values() {

@@ -125,6 +125,10 @@ pub fn parse() -> Cli {
     };
     let color = term::use_color_here(choice);
     let mut command = Cli::command().color(term::clap_color(color));
+    command = inputs::with_repository_defaults(command).unwrap_or_else(|error| {
+        let _ = exit_code(Err(error));
+        std::process::exit(2)
+    });
     // The catalog digests are computed only when asked for: reading and hashing every catalog costs more than the
     // rest of a small compile. Clap wants a 'static str, and this runs at most once per process.
     if std::env::args_os().skip(1).any(|a| a == "--version") {

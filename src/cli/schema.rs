@@ -1,4 +1,4 @@
-//! `gpuplan schema`: the profile language reference, from the parser's own table.
+//! `gpuplan schema`: the profile language reference, from the parser's own table, then the repository config's.
 
 use std::process::ExitCode;
 
@@ -23,7 +23,11 @@ pub enum Format {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     print!("{}", match args.format {
-        Format::Text => schema::render_text(),
+        Format::Text => {
+            let mut text = schema::render_text();
+            schema::render_nodes(&mut text, gpuplan::profile::config::CONFIG_NODES);
+            text
+        }
         Format::Json => schema::render_json(),
         Format::Markdown => schema::render_markdown(),
     });

@@ -200,6 +200,9 @@ error_codes! {
     E0383: "a placement group on a pool that launches in more than one zone",
     E0384: "an invalid placement group name",
     E0385: "a placement group in an EKS Auto Mode cluster",
+    E0400: "a profile defines a cluster that gpuplan.kdl also defines",
+    E0401: "a profile names a cluster with no block that gpuplan.kdl does not define",
+    E0402: "gpuplan.kdl defines one cluster twice",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use kdl::{KdlDocument, KdlNode};
 
+use super::config::SharedClusters;
 use super::parser::{args, prop, Parser};
 use super::{fast_kdl, schema, Cluster, Pool, Profile};
 use crate::diagnostic::ErrorCode;
@@ -28,11 +29,13 @@ struct TopLevel<'d> {
     workloads: Vec<&'d KdlNode>,
     monitoring: Vec<&'d KdlNode>,
     queues: Vec<&'d KdlNode>,
+    /// The clusters `gpuplan.kdl` defines, for a `cluster "name"` with no block.
+    shared: &'d SharedClusters,
 }
 
 impl Parser<'_> {
     /// The file's profile; None when it has none to give (a syntax error, no cluster).
-    pub(super) fn parse_profile(&mut self, path: &Path) -> Option<Profile> {
+    pub(super) fn parse_profile(&mut self, path: &Path, shared: &SharedClusters) -> Option<Profile> {
         let doc = self.read_document()?;
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let whole = Span { file: self.file, offset: 0, len: 0 };
@@ -46,16 +49,21 @@ impl Parser<'_> {
             workloads: Vec::new(),
             monitoring: Vec::new(),
             queues: Vec::new(),
+            shared,
         };
         for node in doc.nodes() {
             self.top_level_node(node, &mut top);
         }
         let Some(cluster) = top.cluster.take() else {
+            // A `cluster` node that gave no cluster has had its own error: not a second one saying it is missing.
+            if doc.nodes().iter().any(|n| n.name().value() == "cluster") {
+                return None;
+            }
             self.error(
                 whole,
                 ErrorCode::E0110,
                 "the profile has no `cluster` block",
-                "add cluster \"name\" { region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@vYYYYMMDD\" }",
+                "add cluster \"name\" { region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@vYYYYMMDD\" }, or cluster \"name\" alone for a cluster gpuplan.kdl defines",
             );
             return None;
         };
@@ -74,7 +82,7 @@ impl Parser<'_> {
     }
 
     /// The file as a KDL document: E0187 when nested too deep, E0101 for each syntax error.
-    fn read_document(&mut self) -> Option<KdlDocument> {
+    pub(super) fn read_document(&mut self) -> Option<KdlDocument> {
         let text = self.sources.text(self.file).to_string();
         // Both parsers, this walk and the document's drop recurse once per block: a deeper document would overflow
         // the stack (a 6 KB profile nested 1,500 deep aborted every command), so it is refused before any of them.
@@ -139,7 +147,7 @@ impl Parser<'_> {
                     );
                     return;
                 }
-                top.cluster = self.parse_cluster(node);
+                top.cluster = self.profile_cluster(node, top.shared);
             }
             "budget" => {
                 self.check_entries(node, &["usd-per-hour"], 0);

@@ -74,6 +74,8 @@ mod overlay;
 mod static_pool;
 /// `kubelet { … }` and `raw "<Kind>" "<YAML>"`.
 pub mod raw;
+/// `gpuplan.kdl`, the repository config: settings every run repeats and the clusters profiles share.
+pub mod config;
 /// The language's nodes: names valid at each level (for unknown-name errors and their "did you mean") come
 /// from one table, which `gpuplan schema` prints.
 pub mod schema;
@@ -116,6 +118,11 @@ pub struct Profile {
 /// Parses every profile; returns them with all diagnostics (errors and warnings) found, in file order. Files
 /// are read and parsed on every core; each file is parsed on its own.
 pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec<ProfileDiagnostic>) {
+    parse_files_sharing(paths, sources, &config::SharedClusters::new())
+}
+
+/// [`parse_files`], where a profile's `cluster "name"` with no block takes the cluster of that name in `shared`.
+pub fn parse_files_sharing(paths: &[&Path], sources: &mut Sources, shared: &config::SharedClusters) -> (Vec<Profile>, Vec<ProfileDiagnostic>) {
     use rayon::prelude::*;
     // Each file read and its repository path resolved (a few system calls each) on every core.
     let resolver = crate::diagnostic::repository_paths::RepositoryPaths::new();
@@ -140,7 +147,7 @@ pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec
         .par_iter()
         .map(|&(file, path)| {
             let mut parser = Parser { sources, file, diagnostics: Vec::new() };
-            let profile = parser.parse_profile(path);
+            let profile = parser.parse_profile(path, shared);
             (profile, parser.diagnostics)
         })
         .collect();

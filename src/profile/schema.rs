@@ -35,7 +35,7 @@ const fn n(
 
 pub const NODES: &[NodeSpec] = &[
     n("profile", "profile", "<string>", &["priority=<integer>"], "required", "The profile's name; higher priority profiles get higher NodePool weights within their cluster.", "profile \"p\" priority=10"),
-    n("profile", "cluster", "<string>", &[], "required", "The cluster the profile's pools are compiled for (out/<cluster>/).", "cluster \"c\" { region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@v20251023\" }"),
+    n("profile", "cluster", "<string>", &[], "required", "The cluster the profile's pools are compiled for (out/<cluster>/): a block, or the name alone for the cluster of that name in gpuplan.kdl (shared by profiles).", "cluster \"c\" { region \"us-east-1\"; zones \"us-east-1a\"; ami \"al2023@v20251023\" }"),
     n("profile", "budget", "", &["usd-per-hour=<number>"], "none", "Worst-case $/h the profile's pools may reach together at their limits; sizes limits left unset.", "budget usd-per-hour=100"),
     n("profile", "pool", "<string>", &["preset=<general|inference-spot|inference-on-demand|training-on-demand|batch-spot|tiered>"], "preset general", "A GPU capacity pool: one NodePool per tier.", "pool \"x\" preset=\"general\" { max-accelerators 8 }"),
     n("profile", "allow", "<string>…", &[], "none", "Lint codes silenced for the whole profile.", "allow \"GP006\""),
@@ -162,11 +162,22 @@ pub fn names(parent: &str) -> Vec<&'static str> {
 /// The reference as text: one block per parent, one line per node.
 pub fn render_text() -> String {
     let mut out = String::from("# gpuplan profile language (generated from the parser's table: gpuplan schema)\n");
+    render_nodes(&mut out, NODES);
+    out
+}
+
+/// One block per parent of `nodes`, one line per node (the profile language's, or the repository config's).
+pub fn render_nodes(out: &mut String, nodes: &[NodeSpec]) {
     let mut parent = "";
-    for node in NODES {
+    for node in nodes {
         if node.parent != parent {
             parent = node.parent;
-            out.push_str(&format!("\n## in {}\n", if parent == "profile" { "a profile file (top level)".to_string() } else { format!("`{parent}`") }));
+            let heading = match parent {
+                "profile" => "a profile file (top level)".to_string(),
+                "config" => "gpuplan.kdl, the repository config (top level)".to_string(),
+                _ => format!("`{parent}`"),
+            };
+            out.push_str(&format!("\n## in {heading}\n"));
         }
         let mut signature = node.name.to_string();
         if !node.args.is_empty() {
@@ -179,7 +190,6 @@ pub fn render_text() -> String {
         }
         out.push_str(&format!("{signature}\n    {} Default: {}.\n    e.g. {}\n", node.doc, node.default, node.example));
     }
-    out
 }
 
 pub fn render_json() -> String {
