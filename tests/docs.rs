@@ -191,6 +191,8 @@ fn matches(expected: &str, actual: &str, root: &Path) -> Result<(), String> {
     let mut redactions = snapbox::Redactions::new();
     redactions.insert("[ROOT]", root.to_path_buf()).unwrap();
     let assert = snapbox::Assert::new().action(snapbox::assert::Action::Verify).palette(snapbox::report::Palette::plain()).redact_with(redactions);
+    // Not snapbox's Windows path normalisation: it would turn a profile's `\n` into `/n`.
+    let assert = assert.normalize_paths(false);
     let trim = |s: &str| s.lines().map(str::trim_end).collect::<Vec<_>>().join("\n").trim_end_matches('\n').to_string();
     assert.try_eq(Some(&"actual"), snapbox::Data::text(trim(actual)), snapbox::Data::text(trim(expected))).map_err(|e| e.to_string())
 }
@@ -281,7 +283,7 @@ fn run_page(page: &Page) -> (Failures, BTreeMap<&'static str, usize>) {
             Block::From { path, text } => (
                 "from",
                 match std::fs::read_to_string(scratch.cwd.join(path)) {
-                    Ok(actual) => matches(text, &actual, &scratch.root()),
+                    Ok(actual) => matches(text, &actual, &scratch.root()).map_err(|diff| format!("{path} differs from the block:\n{diff}")),
                     Err(e) => Err(format!("cannot read {path}: {e}")),
                 },
             ),
