@@ -132,15 +132,30 @@ fn classify(info: &str, body: String) -> Block {
     }
 }
 
-/// The file behind a kdl block: mdBook hides lines starting `# ` or a lone `#` and drops that prefix
-/// (https://rust-lang.github.io/mdBook/format/configuration/renderers.html#html-renderer-options,
-/// `[output.html.code.hidelines]`); the harness keeps them, without it.
+/// The file behind a kdl block: mdBook hides the lines that start with book.toml's hidelines prefix `#` and drops it
+/// (https://rust-lang.github.io/mdBook/format/mdbook.html#hiding-code-lines, `[output.html.code.hidelines]`); the
+/// harness keeps them, without `# `.
 fn unhide_lines(body: &str) -> String {
     body.lines().map(|l| if l == "#" { "" } else { l.strip_prefix("# ").unwrap_or(l) }).map(|l| format!("{l}\n")).collect()
 }
 
+/// A kdl line mdBook would hide (its prefix `#` after any indentation) that the harness would not: the reader and
+/// the test would see different files.
+fn misleading_hidden_line(text: &str) -> Option<&str> {
+    text.lines().find(|l| l.trim_start().starts_with('#') && !(*l == "#" || l.starts_with("# ")))
+}
+
 /// What one page's run found wrong, each naming page:line.
 type Failures = Vec<String>;
+
+/// The text of the kdl block whose fence opens at `line` (empty for another language), as written in the page.
+fn raw_kdl(page: &str, line: usize) -> String {
+    let mut lines = page.lines().skip(line - 1);
+    if !lines.next().is_some_and(|fence| fence.trim_start_matches('`').starts_with("kdl")) {
+        return String::new();
+    }
+    lines.take_while(|l| !l.starts_with("```")).map(|l| format!("{l}\n")).collect()
+}
 
 /// A page's scratch directory and its shell's working directory (a `cd` carries to the next command).
 struct Scratch {
@@ -271,6 +286,9 @@ fn run_page(page: &Page) -> (Failures, BTreeMap<&'static str, usize>) {
     let mut failures = Vec::new();
     let mut counts = BTreeMap::new();
     for Located { line, block } in blocks(&page.text) {
+        if let Some(hidden) = misleading_hidden_line(&raw_kdl(&page.text, line)) {
+            failures.push(format!("{}:{line}: mdBook hides `{hidden}` (kdl's hidelines prefix `#`); write hidden lines as `# ` at the start", page.path.display()));
+        }
         let (kind, result) = match &block {
             Block::File { path, text } => {
                 let target = scratch.cwd.join(path);
@@ -448,4 +466,48 @@ fn the_book_builds_without_a_warning() {
 fn mdbook_heading_ids() {
     let ids = heading_ids("# A `code` title, here!\n\n## Set-up (two commands)\n\n## Set-up (two commands)\n");
     assert_eq!(ids, ["a-code-title-here", "set-up-two-commands", "set-up-two-commands-1"].into_iter().map(String::from).collect());
+}
+
+/// The harness itself: each kind of block fails when the page is wrong, not only passes when it is right.
+#[test]
+fn the_harness_reads_every_kind_of_block() {
+    let page = "```kdl profiles/a.kdl\n# cluster\nx\n```\n```kdl,fail=E0110\n```\n```console,exit=2\n$ false\n```\n```yaml,from=out/a.yaml\n```\n```text\nprose\n```\n";
+    let kinds: Vec<String> = blocks(page).into_iter().map(|b| format!("{}:{:?}", b.line, b.block)).collect();
+    assert_eq!(
+        kinds,
+        [
+            r#"1:File { path: "profiles/a.kdl", text: "cluster\nx\n" }"#,
+            r#"5:Profile { text: "", fail: Some("E0110") }"#,
+            r#"7:Console { text: "$ false\n", exit2: true }"#,
+            r#"10:From { path: "out/a.yaml", text: "" }"#,
+            r#"12:Prose { text: "prose\n" }"#,
+        ]
+    );
+    assert_eq!(misleading_hidden_line("# shown to the test\n    #hidden from the reader only\n"), Some("    #hidden from the reader only"));
+}
+
+#[test]
+fn console_blocks_fail_on_other_output_or_exit_codes() {
+    let mut scratch = Scratch::new();
+    assert!(check_console(&mut scratch, "$ echo hi\nhi\n", false).is_ok());
+    assert!(check_console(&mut scratch, "$ echo hi there\nhi [..]\n$ printf 'a\\nb\\nc\\n'\na\n...\n", false).is_ok());
+    assert!(check_console(&mut scratch, "$ echo hi\nbye\n", false).unwrap_err().contains("bye"));
+    assert!(check_console(&mut scratch, "$ false\n", false).is_err(), "a failing command in a block without exit=2");
+    assert!(check_console(&mut scratch, "$ exit 2\n", true).is_ok());
+    assert!(check_console(&mut scratch, "$ true\n", true).is_err(), "the last command of an exit=2 block must exit 2");
+    // A `cd` carries to the next command; stderr is part of the output; the scratch path reads as [ROOT].
+    assert!(check_console(&mut scratch, "$ mkdir d && cd d\n$ pwd; echo oops >&2\n[ROOT]/d\noops\n", false).is_ok());
+    // The page's environment: the fixed clock, no colour, HOME in the scratch directory, gpuplan on PATH.
+    assert!(check_console(&mut scratch, "$ echo $GPUPLAN_NOW $NO_COLOR $HOME; gpuplan --version >/dev/null\n2026-11-27T00:00:00Z 1 [ROOT]\n", false).is_ok());
+}
+
+#[test]
+fn profiles_fail_with_exactly_the_declared_code() {
+    let no_cluster = "pool \"a\" {\n    gpu { name \"L4\"; }\n    max-accelerators 4\n}\n";
+    assert!(check_profile(no_cluster, Some("E0110")).is_ok());
+    assert!(check_profile(no_cluster, Some("E0142")).is_err());
+    assert!(check_profile(no_cluster, None).is_err());
+    let fine = "cluster \"c\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\npool \"a\" {\n    gpu { name \"L4\"; }\n    max-accelerators 4\n}\n";
+    assert!(check_profile(fine, None).is_ok());
+    assert!(check_profile(fine, Some("E0110")).is_err(), "a profile that compiles does not pass as failing");
 }
