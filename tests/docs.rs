@@ -273,7 +273,7 @@ fn check_console(scratch: &mut Scratch, text: &str, exit2: bool) -> Result<(), S
 /// What a prose block must not hold: a gpuplan command, or a profile (a top-level `profile`/`cluster` node).
 fn check_prose(text: &str) -> Result<(), String> {
     let command = text.lines().any(|l| l.trim_start().trim_start_matches("$ ").starts_with("gpuplan "));
-    let profile = text.lines().any(|l| l.starts_with("profile ") || l.starts_with("cluster "));
+    let profile = text.lines().any(|l| ["profile \"", "cluster \"", "pool \""].iter().any(|node| l.starts_with(node)));
     match (command, profile) {
         (false, false) => Ok(()),
         _ => Err("a prose block holds a gpuplan command or a profile: make it a console block, a file or a kdl block".into()),
@@ -483,6 +483,10 @@ fn the_harness_reads_every_kind_of_block() {
             r#"12:Prose { text: "prose\n" }"#,
         ]
     );
+    assert!(check_prose("a table\n").is_ok());
+    for wrong in ["$ gpuplan compile\n", "gpuplan explain x\n", "pool \"a\" {\n}\n", "cluster \"c\" {\n}\n"] {
+        assert!(check_prose(wrong).is_err(), "{wrong:?} in a prose block");
+    }
     assert_eq!(misleading_hidden_line("# shown to the test\n    #hidden from the reader only\n"), Some("    #hidden from the reader only"));
 }
 
