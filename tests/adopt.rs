@@ -77,14 +77,14 @@ fn adopting_the_examples_out_reproduces_the_whole_out_tree_byte_for_byte() {
     let compared = assert_same_tree(&repo().join("out"), &dir.path().join("out"));
     let clusters: Vec<String> = std::fs::read_dir(dir.path().join("out")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(clusters.len(), 4, "{clusters:?}");
-    // Every file of out/, counted by walking it (the README's count is this number).
+    // Every file of out/, counted by walking it (the adopt page's count is this number).
     fn files(dir: &Path) -> usize {
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).map(|p| if p.is_dir() { files(&p) } else { 1 }).sum()
     }
     assert_eq!(compared, files(&repo().join("out")), "files compared");
-    // …and the README says it.
-    let readme = read(&repo(), "README.md");
-    assert!(readme.contains(&format!("(test `adopt`: all {compared} files)")), "README.md's Adopting section should say `all {compared} files`");
+    // …and the book's adopt page says it.
+    let page = read(&repo(), "docs/src/adopt.md");
+    assert!(page.contains(&format!("(test `adopt`: all {compared} files)")), "docs/src/adopt.md should say `all {compared} files`");
     // Every gpuplan object of out/ is adopted or derived: only the kustomizations, NodeOverlays, the add-ons'
     // Helm values (ConfigMaps but the GPU Operator's, which says who owns the ClusterPolicy; their plain files and
     // namespace) and the queues' ResourceFlavors and LocalQueues are listed as skipped, each with its reason

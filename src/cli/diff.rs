@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let line = format!("policy `{}`, {}: {}", f.rule, f.scope, f.why);
         if f.level == Level::Deny { eprintln!("error: {line}") } else { super::inform(format!("warning: {line}")) }
     }
-    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled, &tree)), workloads };
+    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled, &tree, comment_clock()?)), workloads };
     let rendered = emit::placement::render_with_placement(&current, &tree, format.into(), placement, &review).map_err(CliError::msg)?;
     match format {
         Format::Markdown if stale => print!("> [!CAUTION]\n> {}\n\n{rendered}", stale_message(&out)),
@@ -120,18 +120,22 @@ fn stale_message(out: &Path) -> String {
     )
 }
 
+/// The comment's clock: `SOURCE_DATE_EPOCH` when set (the reproducible-builds convention, so a snapshot does not
+/// depend on the day), else the command line's clock (`GPUPLAN_NOW` or the wall clock).
+fn comment_clock() -> Result<std::time::SystemTime, CliError> {
+    match std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.parse::<u64>().ok()) {
+        Some(s) => Ok(std::time::UNIX_EPOCH + std::time::Duration::from_secs(s)),
+        None => super::inputs::now(),
+    }
+}
+
 /// The exit code of a change a `--fail-on` rule denies (1 stays "differences found", 2 an error).
 pub const DENIED: u8 = 3;
 
 /// The comment's footer: how many of the instance types the NodePools admit are priced from observed prices and
 /// how many from estimates, which NodePools' expected costs use estimated spot prices, and each catalog's data date
-/// and age. The clock is `SOURCE_DATE_EPOCH` when set (the reproducible-builds convention, so a snapshot does not
-/// depend on the day), else the wall clock.
-fn footer(compiled: &Compilation, tree: &OutputTree) -> String {
-    let now = std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .map_or_else(std::time::SystemTime::now, |s| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s));
+/// and age at `now`.
+fn footer(compiled: &Compilation, tree: &OutputTree, now: std::time::SystemTime) -> String {
     let types = priced_types(compiled);
     let count = |f: fn(&(bool, Option<bool>)) -> bool| types.values().filter(|e| f(e)).count();
     let mut s = format!(

@@ -29,7 +29,8 @@ pub struct Data {
     /// Directory whose templates replace the built-in ones of the same name.
     #[arg(long)]
     pub templates: Option<PathBuf>,
-    /// Warn when a catalog's newest data is older than this many days.
+    /// Warn when a catalog's newest data is older than this many days (counted to GPUPLAN_NOW, an RFC 3339 time,
+    /// when set, else to the wall clock).
     #[arg(long, default_value_t = 30)]
     pub max_catalog_age_days: u64,
 }
@@ -154,11 +155,12 @@ impl RepositoryDefaults {
 
 /// Compiles, then prints the compilation's warnings and those of catalogs older than `max_catalog_age_days`.
 pub fn compile_printing_warnings(options: &CompileOptions, max_catalog_age_days: u64) -> Result<Compilation, CliError> {
+    let now = now()?;
     let compiled = compile_with_config(options, config_path())?;
     print_warnings(&compiled);
-    // The one place the wall clock is read: a warning on stderr, never anything in out/.
+    // The clock only ever reaches a warning on stderr, never anything in out/.
     for catalog in compiled.catalogs.values() {
-        if let Some(days) = catalog.age_days(std::time::SystemTime::now()).filter(|d| *d > max_catalog_age_days) {
+        if let Some(days) = catalog.age_days(now).filter(|d| *d > max_catalog_age_days) {
             super::inform(format!(
                 "warning: the {} catalog's newest data is {days} days old ({}); run `gpuplan catalog refresh --region {}` (threshold: --max-catalog-age-days {})",
                 catalog.region,
@@ -169,6 +171,20 @@ pub fn compile_printing_warnings(options: &CompileOptions, max_catalog_age_days:
         }
     }
     Ok(compiled)
+}
+
+/// The environment variable that fixes the wall clock (RFC 3339, `2026-11-27T00:00:00Z`).
+pub const NOW_ENV: &str = "GPUPLAN_NOW";
+
+/// The wall clock, or `GPUPLAN_NOW` when set: the docs' examples and the tests fix it so that the catalog-age
+/// warning and the pull-request comment's catalog age do not depend on the day they run. A value that is not
+/// RFC 3339 is a usage error rather than silently the wall clock.
+pub fn now() -> Result<std::time::SystemTime, CliError> {
+    let Some(value) = std::env::var_os(NOW_ENV) else { return Ok(std::time::SystemTime::now()) };
+    let value = value.to_string_lossy();
+    time::OffsetDateTime::parse(&value, &time::format_description::well_known::Rfc3339)
+        .map(std::time::SystemTime::from)
+        .map_err(|e| CliError::msg(format!("{NOW_ENV}={value:?} is not an RFC 3339 time such as 2026-11-27T00:00:00Z: {e}")))
 }
 
 fn print_warnings(compiled: &Compilation) {

@@ -237,11 +237,11 @@ fn the_comments_charts_parse_with_mermaid() {
 }
 
 
-/// docs/pull-request-review.md shows the comment of the example change: it is the one the documented flow gets.
+/// docs/src/pull-request-review.md shows the comment of the example change: it is the one the documented flow gets.
 #[test]
 fn the_docs_show_the_real_comment() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let doc = std::fs::read_to_string(root.join("docs/pull-request-review.md")).unwrap();
+    let doc = std::fs::read_to_string(root.join("docs/src/pull-request-review.md")).unwrap();
     let shown = doc.split("<!-- comment:begin -->\n").nth(1).and_then(|s| s.split("<!-- comment:end -->").next()).expect("the comment markers");
     let snapshot = std::fs::read_to_string(root.join("tests/action/snapshots/action__documented_flow.snap")).unwrap();
     let comment = snapshot.splitn(3, "---\n").nth(2).unwrap();

@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gpuplan::catalog::refresh::{RefreshOptions, refresh};
+use gpuplan::catalog::refresh::{Clock, RefreshOptions, refresh};
 use gpuplan::emit::refresh::{OutImpact, impact, recompile_options};
 
-use crate::cli::inputs::compile_printing_warnings;
+use crate::cli::inputs::{compile_printing_warnings, now};
 use crate::cli::lock::writer_lock;
 use crate::cli::{CliError, color};
 
@@ -44,6 +44,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     options.pricing_endpoint_url = pricing_endpoint_url;
     options.progress = !crate::cli::quiet();
     options.accept_shrink = accept_shrink;
+    // The same clock as the catalog-age warning's: a fixed GPUPLAN_NOW dates the snapshot with it.
+    options.clock = Clock::Fixed(now()?);
     let report = refresh(&options).map_err(CliError::msg)?;
     print!("{report}");
     show_impact(&profiles, &out, &out_dir)?;
