@@ -16,6 +16,7 @@ pub mod diff;
 pub mod docs;
 pub mod error;
 pub mod explain;
+pub mod init;
 pub mod inputs;
 pub mod lint;
 pub mod lock;
@@ -54,6 +55,8 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// Write a commented starter profile (profiles/<name>.kdl) from a preset, that compiles as written.
+    Init(init::Args),
     /// Compile profiles into out/ (or, with --check, exit 1 and print the diff if out/ is stale).
     Compile(compile::Args),
     /// Show what compile would change in out/.
