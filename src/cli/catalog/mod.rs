@@ -61,7 +61,7 @@ fn usd(v: f64) -> String {
 
 /// MiB as GiB with one decimal ("22.4 GiB"), or whole ("16 GiB").
 fn gib(mib: u64) -> String {
-    if mib % 1024 == 0 { format!("{} GiB", mib / 1024) } else { format!("{:.1} GiB", mib as f64 / 1024.0) }
+    if mib.is_multiple_of(1024) { format!("{} GiB", mib / 1024) } else { format!("{:.1} GiB", mib as f64 / 1024.0) }
 }
 
 /// One line per estimated source among these quotes: `* <its description>`, so a reader knows which figures were
