@@ -291,6 +291,12 @@ fn workload_block(preset: Preset, pool: &str) -> String {
         Preset::BatchSpot => ("batch-worker", "batch worker", "min=1 max=6", "max-unavailable=2"),
         _ => ("model-server", "model server", "min=2 max=6", "min-available=1"),
     };
+    // A preset that does not spread its pods (`Preset::spreads`) could put every replica on one 8-GPU node.
+    let max_per_node = if preset.spreads() {
+        ""
+    } else {
+        "    // At most 2 replicas on one node, so losing a node (a spot interruption) takes few of them.\n    max-per-node 2\n"
+    };
     format!(
         "// Your {what} (a Deployment in namespace {pool}): gpuplan writes its PodDisruptionBudget and autoscaler.\n\
          workload \"{workload}\" namespace=\"{pool}\" pool=\"{pool}\" {{\n    \
@@ -299,9 +305,7 @@ fn workload_block(preset: Preset, pool: &str) -> String {
              // How many replicas the autoscaler keeps, each requesting one GPU.\n    \
              replicas {replicas}\n    \
              // How many replicas a node drain or consolidation may take at once.\n    \
-             disruption-budget {budget}\n    \
-             // At most 2 replicas on one node, so losing a node (a spot interruption) takes few of them.\n    \
-             max-per-node 2\n    \
+             disruption-budget {budget}\n{max_per_node}    \
              // Add replicas when the average GPU utilization passes 70%.\n    \
              autoscale gpu-utilization=70\n\
          }}\n"
