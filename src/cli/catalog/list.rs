@@ -148,7 +148,7 @@ fn cells(catalog: &Catalog, row: &Row) -> Vec<String> {
         quote_cell(row.on_demand.as_ref()),
         quote_cell(row.spot.as_ref()),
         quote_cell(row.per_accelerator.as_ref()),
-        zone_letters.join(","),
+        if zone_letters.is_empty() { "-".to_string() } else { zone_letters.join(",") },
     ]
 }
 
