@@ -51,27 +51,36 @@ fn assert_no_diagnostic(what: &str, o: &Output) {
     assert!(!text.contains('×') && !text.contains('⚠'), "{what}:\n{text}");
 }
 
+/// `init --preset {preset} --region {region}` in an empty directory, then compile, lint and explain there.
+fn init_then_compile(preset: &str, region: &str) {
+    let what = format!("init --preset {preset} --region {region}");
+    let dir = empty_dir(region);
+    let init = gpuplan(dir.path(), &["init", "--preset", preset, "--region", region, "--cluster", "c1"]);
+    assert!(init.status.success(), "{what}: {}", stderr(&init));
+    let compile = gpuplan(dir.path(), &["compile"]);
+    assert!(compile.status.success(), "{what}, then compile:\n{}", stderr(&compile));
+    assert_no_diagnostic(&format!("{what}, then compile"), &compile);
+    assert!(dir.path().join("out/c1/kustomization.yaml").is_file(), "{what}: compile wrote no out/c1/");
+    let lint = gpuplan(dir.path(), &["lint", "--deny-warnings"]);
+    assert!(lint.status.success(), "{what}, then lint --deny-warnings:\n{}{}", stdout(&lint), stderr(&lint));
+    let explain = gpuplan(dir.path(), &["explain"]);
+    assert!(explain.status.success(), "{what}, then explain:\n{}", stderr(&explain));
+    // The starter's region and preset are the ones asked for.
+    let text = std::fs::read_dir(dir.path().join("profiles")).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect::<String>();
+    assert!(text.contains(&format!("region \"{region}\"")) && text.contains(&format!("preset=\"{preset}\"")), "{what}:\n{text}");
+}
+
 #[test]
 fn every_preset_in_every_region_compiles_and_lints_clean_as_written() {
-    for region in regions() {
-        for preset in Preset::NAMES {
-            let what = format!("init --preset {preset} --region {region}");
-            let dir = empty_dir(&region);
-            let init = gpuplan(dir.path(), &["init", "--preset", preset, "--region", &region, "--cluster", "c1"]);
-            assert!(init.status.success(), "{what}: {}", stderr(&init));
-            let compile = gpuplan(dir.path(), &["compile"]);
-            assert!(compile.status.success(), "{what}, then compile:\n{}", stderr(&compile));
-            assert_no_diagnostic(&format!("{what}, then compile"), &compile);
-            assert!(dir.path().join("out/c1/kustomization.yaml").is_file(), "{what}: compile wrote no out/c1/");
-            let lint = gpuplan(dir.path(), &["lint", "--deny-warnings"]);
-            assert!(lint.status.success(), "{what}, then lint --deny-warnings:\n{}{}", stdout(&lint), stderr(&lint));
-            let explain = gpuplan(dir.path(), &["explain"]);
-            assert!(explain.status.success(), "{what}, then explain:\n{}", stderr(&explain));
-            // The starter's region and preset are the ones asked for.
-            let text = std::fs::read_dir(dir.path().join("profiles")).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect::<String>();
-            assert!(text.contains(&format!("region \"{region}\"")) && text.contains(&format!("preset=\"{preset}\"")), "{what}:\n{text}");
+    let regions = regions();
+    // One thread per case: each is a few gpuplan processes, most of the test's time.
+    std::thread::scope(|scope| {
+        for region in &regions {
+            for preset in Preset::NAMES {
+                scope.spawn(move || init_then_compile(preset, region));
+            }
         }
-    }
+    });
 }
 
 #[test]
