@@ -69,7 +69,7 @@ pub enum Command {
     Explain(explain::Args),
     /// Simulate Karpenter's provisioning: where would these pods go, on these NodePools, at what cost.
     Simulate(simulate::Args),
-    /// Build or update catalog snapshots.
+    /// Browse the catalog (list, show), or build or update its snapshots (import, refresh).
     #[command(subcommand)]
     Catalog(catalog::Command),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.

@@ -33,6 +33,7 @@ pub struct Args {
     capacity_type: Option<CapacityArg>,
     #[command(flatten)]
     source: CatalogSource,
+    /// table (aligned columns), markdown (a table for a pull request or an issue), json (every figure with its source).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }

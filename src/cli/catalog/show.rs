@@ -19,6 +19,7 @@ pub struct Args {
     instance_type: String,
     #[command(flatten)]
     source: CatalogSource,
+    /// text, or json (the catalog's record of the type, with its max pods, EFA interfaces and price sources).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
