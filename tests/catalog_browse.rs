@@ -185,6 +185,7 @@ fn catalog_show_prints_what_the_catalog_knows_of_the_type() {
         "vCPU         192",
         "EFA          yes, up to 32 interfaces (vpc.amazonaws.com/efa)",
         "local NVMe   30400 GB",
+        "network      2 ENIs × 50 IPv4 addresses (default network card)",
         "max pods     100 (ENI-limited, Karpenter's default)",
         "capacity     spot, on-demand, reserved",
         "us-east-1a    55.0400  22.0160*",

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use gpuplan::catalog::query::{self, Quote};
 use gpuplan::catalog::{CapacityType, Catalog, InstanceType, efa};
 use gpuplan::report::explain::write_table;
-use gpuplan::simulate::instances::eni_limited_pods;
+use gpuplan::simulate::instances::{eni_limit, eni_limited_pods};
 
 use super::{CatalogSource, estimate_notes, gib, usd};
 use crate::cli::CliError;
@@ -84,6 +84,7 @@ fn text(catalog: &Catalog, it: &InstanceType) -> String {
         (true, None) => "yes".into(),
         (false, _) => "no".into(),
     }));
+    facts.push(("network", eni_limit(&it.name).map_or_else(|| "ENI limits unknown".into(), |(enis, ips)| format!("{enis} ENIs × {ips} IPv4 addresses (default network card)"))));
     facts.push(("max pods", eni_limited_pods(&it.name).map_or_else(|| "110 (ENI limits unknown: Karpenter's fallback)".into(), |n| format!("{n} (ENI-limited, Karpenter's default)"))));
     facts.push(("capacity", it.capacity_types.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")));
     let mut out = format!("{} (the {} catalog)\n", it.name, catalog.region);
@@ -137,6 +138,7 @@ fn json(catalog: &Catalog, it: &InstanceType) -> String {
         "per_accelerator_on_demand": row.and_then(|r| r.per_accelerator),
         "efa_interfaces": efa::interfaces(&it.name),
         "max_pods": eni_limited_pods(&it.name).unwrap_or(110),
+        "enis": eni_limit(&it.name).map(|(enis, ipv4_per_eni)| serde_json::json!({"count": enis, "ipv4_per_eni": ipv4_per_eni})),
         "sources": catalog.sources,
     });
     let mut text = serde_json::to_string_pretty(&value).expect("a type serializes");
