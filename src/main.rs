@@ -20,6 +20,7 @@ use cli::Command;
 fn main() -> ExitCode {
     let cli = cli::parse();
     let result = match cli.command {
+        Command::Init(args) => cli::init::run(args),
         Command::Compile(args) => cli::compile::run(args),
         Command::Diff(args) => cli::diff::run(args),
         Command::Commit(args) => cli::commit::run(args),

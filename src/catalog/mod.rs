@@ -15,6 +15,7 @@ pub mod ebs;
 pub mod efa;
 pub mod import;
 pub mod plausible;
+pub mod query;
 pub mod refresh;
 
 use std::collections::BTreeMap;

@@ -17,6 +17,7 @@ pub mod docs;
 pub mod error;
 pub mod explain;
 pub mod explain_error;
+pub mod init;
 pub mod inputs;
 pub mod lint;
 pub mod lock;
@@ -60,6 +61,8 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// Write a commented starter profile (profiles/<name>.kdl) from a preset, that compiles as written.
+    Init(init::Args),
     /// Compile profiles into out/ (or, with --check, exit 1 and print the diff if out/ is stale).
     Compile(compile::Args),
     /// Show what compile would change in out/.
@@ -72,7 +75,7 @@ pub enum Command {
     Explain(explain::Args),
     /// Simulate Karpenter's provisioning: where would these pods go, on these NodePools, at what cost.
     Simulate(simulate::Args),
-    /// Build or update catalog snapshots.
+    /// Browse the catalog (list, show), or build or update its snapshots (import, refresh).
     #[command(subcommand)]
     Catalog(catalog::Command),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.

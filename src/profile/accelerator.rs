@@ -13,6 +13,7 @@ use super::parser::{prop, Parser};
 use super::{schema, Settings, Tier};
 use crate::diagnostic::ErrorCode;
 use crate::catalog::AcceleratorKind;
+use crate::catalog::query::{binary_size_mib, SizeError};
 use crate::diagnostic::Spanned;
 
 /// What one `gpu`, `neuron` or `cpu` block writes, laid over the inherited settings by [`Accelerator::apply`].
@@ -138,20 +139,12 @@ impl Parser<'_> {
         a
     }
 
-    /// "24GiB", "22888MiB" → MiB. Decimal units are rejected: EC2 reports MiB and "GB" is ambiguous.
+    /// "24GiB", "22888MiB" → MiB ([`binary_size_mib`]). Decimal units are rejected: EC2 reports MiB and "GB" is
+    /// ambiguous.
     fn memory_mib(&mut self, m: &Spanned<String>) -> Option<Spanned<u64>> {
-        let text = m.trim();
-        let digits: String = text.chars().take_while(|c| c.is_ascii_digit()).collect();
-        let unit = text[digits.len()..].trim();
-        let number: Option<u64> = digits.parse().ok();
-        let factor = match unit {
-            "GiB" | "Gi" => Some(1024),
-            "MiB" | "Mi" => Some(1),
-            _ => None,
-        };
-        match (number, factor) {
-            (Some(n), Some(f)) if n > 0 => Some(Spanned::new(n * f, m.span)),
-            (Some(_), None) => {
+        match binary_size_mib(m) {
+            Ok(mib) => Some(Spanned::new(mib, m.span)),
+            Err(SizeError::UnknownUnit(unit)) => {
                 self.error(
                     m.span,
                     ErrorCode::E0122,
@@ -160,7 +153,7 @@ impl Parser<'_> {
                 );
                 None
             }
-            _ => {
+            Err(SizeError::NotASize) => {
                 self.error(m.span, ErrorCode::E0122, format!("`{}` is not a memory size", m.value), "write a whole number with a unit, e.g. \"24GiB\"");
                 None
             }

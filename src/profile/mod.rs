@@ -79,6 +79,8 @@ pub mod config;
 /// The language's nodes: names valid at each level (for unknown-name errors and their "did you mean") come
 /// from one table, which `gpuplan schema` prints.
 pub mod schema;
+/// The commented starter profiles `gpuplan init` writes, one per preset.
+pub mod starter;
 
 pub use cluster::{check_ephemeral_storage, Cluster, Gitops};
 pub use disruption::{Disruption, DisruptionBudget, MaintenanceWindow};

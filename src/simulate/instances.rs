@@ -174,9 +174,15 @@ fn eni_limits() -> &'static BTreeMap<&'static str, (i64, i64)> {
     })
 }
 
+/// The ENIs of a type's default network card and the IPv4 addresses of each (EC2 DescribeInstanceTypes
+/// `NetworkInfo`); None when unknown.
+pub fn eni_limit(name: &str) -> Option<(i64, i64)> {
+    eni_limits().get(name).copied()
+}
+
 /// types.go `ENILimitedPods` with no reserved ENIs; None when the ENI limits are unknown.
 pub fn eni_limited_pods(name: &str) -> Option<i64> {
-    eni_limits().get(name).map(|(enis, ips)| enis * (ips - 1) + 2)
+    eni_limit(name).map(|(enis, ips)| enis * (ips - 1) + 2)
 }
 
 /// types.go `pods`.

@@ -61,6 +61,7 @@ pub use model::{
     PoolExplanation, ProfileExplanation, QueueExplanation, QueueFlavorExplanation, RemovalExplanation,
 };
 pub use table::table;
+pub use table::write_table;
 
 fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExplanation> {
     let queues = cluster.queues.queues.iter().filter(|q| profile.is_none_or(|p| p == q.profile));

@@ -80,7 +80,7 @@ fn per_hour(v: f64, estimate: bool) -> String {
 }
 
 /// Appends an aligned table: `right[i]` right-aligns column i. Trailing spaces are trimmed.
-fn write_table(out: &mut String, indent: &str, headers: &[&str], right: &[bool], rows: &[Vec<String>]) {
+pub fn write_table(out: &mut String, indent: &str, headers: &[&str], right: &[bool], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
