@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gpuplan::report::explain::{ExplainFormat, explain};
+use gpuplan::report::explain::{ExplainFormat, explain_why_not};
 
 use super::inputs::Data;
 use super::CliError;
@@ -19,10 +19,14 @@ pub struct Args {
     data: Data,
     #[arg(long, value_enum, default_value_t)]
     format: ExplainFormat,
+    /// For each NodePool: is this instance type a candidate (its rank and price), and if not, which constraint
+    /// removed it, with the numbers and the profile line (repeatable, or a comma-separated list).
+    #[arg(long, value_name = "TYPE", value_delimiter = ',')]
+    why_not: Vec<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let compiled = args.data.compile(&args.profiles)?;
-    print!("{}", explain(&compiled, args.profile.as_deref(), args.format).map_err(CliError::msg)?);
+    print!("{}", explain_why_not(&compiled, args.profile.as_deref(), &args.why_not, args.format).map_err(CliError::msg)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -22,16 +22,24 @@ pub struct Constraint<'a> {
     /// What a removed type has that the test reads ("arch arm64"), recorded beside its name in the removal;
     /// without one, its accelerators ([`node_summary`]).
     figure: Option<Box<dyn Fn(&InstanceType) -> String + 'a>>,
+    /// Its removals are recorded: all but the accelerator-kind filter, whose removals are every other kind's types.
+    pub listed: bool,
 }
 
 impl<'a> Constraint<'a> {
     pub fn new(label: impl Into<String>, span: Span, keep: impl Fn(&InstanceType) -> bool + 'a) -> Constraint<'a> {
-        Constraint { label: label.into(), span, keep: Box::new(keep), figure: None }
+        Constraint { label: label.into(), span, keep: Box::new(keep), figure: None, listed: true }
     }
 
     /// The same constraint, describing a removed type with `figure`.
     pub fn with_figure(mut self, figure: impl Fn(&InstanceType) -> String + 'a) -> Constraint<'a> {
         self.figure = Some(Box::new(figure));
+        self
+    }
+
+    /// The same constraint, its removals not recorded (the accelerator-kind filter).
+    pub fn unlisted(mut self) -> Constraint<'a> {
+        self.listed = false;
         self
     }
 
@@ -106,7 +114,7 @@ fn accelerator_constraints(s: &Settings) -> Vec<Constraint<'_>> {
     // block lists still filter (they are the pool's `instance-gpu-name` requirement).
     let kind = s.accelerator.value;
     if s.admit.value == crate::profile::Admit::AsRequired {
-        let first = (kind != AcceleratorKind::Cpu).then(|| Constraint::new(format!("has {} (and no other accelerator)", kind.resource()), s.accelerator.span, move |t| has_only(kind, t)));
+        let first = (kind != AcceleratorKind::Cpu).then(|| Constraint::new(format!("has {} (and no other accelerator)", kind.resource()), s.accelerator.span, move |t| has_only(kind, t)).unlisted());
         return first.into_iter().chain(accelerator_name_constraint(s)).collect();
     }
     let named = named(s);
@@ -118,7 +126,7 @@ fn accelerator_constraints(s: &Settings) -> Vec<Constraint<'_>> {
     };
     let first = if kind == AcceleratorKind::Cpu { "has no GPU or Neuron device (a CPU pool)".to_string() } else { format!("has {what} (and no other accelerator)") };
     let mut out = vec![
-        Constraint::new(first, s.accelerator.span, move |t| has_only(kind, t)),
+        Constraint::new(first, s.accelerator.span, move |t| has_only(kind, t)).unlisted(),
         Constraint::new("whole accelerators (fractional-GPU types only when named in `types`)", s.accelerator.span, move |t| {
             (!t.has_partial_gpus() && t.accelerators(kind) > 0) || named(t)
         }),

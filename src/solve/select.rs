@@ -136,7 +136,7 @@ pub struct Narrowed<'c> {
 }
 
 /// Applies the constraints in order, recording what each removed (the accelerator-kind filter aside: every
-/// other kind's types are not worth listing).
+/// other kind's types are not worth listing; see [`Constraint::listed`]).
 pub fn narrow<'c>(mut remaining: Vec<&'c InstanceType>, constraints: &[Constraint]) -> Result<Narrowed<'c>, Exhausted> {
     let mut removed = Vec::new();
     for c in constraints {
@@ -145,7 +145,7 @@ pub fn narrow<'c>(mut remaining: Vec<&'c InstanceType>, constraints: &[Constrain
             let dropped = dropped.iter().map(|t| t.name.clone()).collect();
             return Err(Exhausted { label: c.label.clone(), span: c.span, dropped, before: removed });
         }
-        if !dropped.is_empty() && !c.label.starts_with("has ") {
+        if !dropped.is_empty() && c.listed {
             removed.push(Removal::new(c.label.clone(), Some(c.span), dropped.iter().map(|t| (t.name.clone(), c.figure(t)))));
         }
         remaining = kept;

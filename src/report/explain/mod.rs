@@ -42,8 +42,10 @@
 //!   "estimate_sources": [ { "id", "description", "fetched_at" } ] }  // every estimate source used above
 //! ```
 
+mod markdown;
 mod model;
 mod table;
+mod why_not;
 
 use std::collections::BTreeSet;
 
@@ -55,12 +57,13 @@ use crate::lint::Finding;
 use crate::catalog::cost::Bound;
 use crate::solve::{ClusterPlan, PoolPlan, ProfileSummary};
 
-use model::EXAMPLES;
 pub use model::{
     CandidateExplanation, ClusterExplanation, EstimateSource, ExplainError, ExplainFormat, Explanation, FindingExplanation,
-    PoolExplanation, ProfileExplanation, QueueExplanation, QueueFlavorExplanation, RemovalExplanation,
+    PoolExplanation, ProfileExplanation, QueueExplanation, QueueFlavorExplanation, RemovalExplanation, RemovedType,
 };
+pub use markdown::markdown;
 pub use table::table;
+pub use why_not::{Verdict, WhyNot, WhyNotPool, why_not};
 
 fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExplanation> {
     let queues = cluster.queues.queues.iter().filter(|q| profile.is_none_or(|p| p == q.profile));
@@ -94,14 +97,23 @@ fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExpl
 
 /// Explains one profile (every profile of that name, in any cluster) or, with `None`, all of them.
 pub fn explain(c: &Compilation, profile: Option<&str>, format: ExplainFormat) -> Result<String, ExplainError> {
-    let explanation = explanation(c, profile)?;
+    explain_why_not(c, profile, &[], format)
+}
+
+/// As [`explain`]; with `why_not` types, only their answers (`explain --why-not TYPE`).
+pub fn explain_why_not(c: &Compilation, profile: Option<&str>, why_not_types: &[String], format: ExplainFormat) -> Result<String, ExplainError> {
+    let mut explanation = explanation(c, profile)?;
+    explanation.why_not = why_not(c, profile, why_not_types)?;
     Ok(match format {
         ExplainFormat::Json => {
             let mut text = serde_json::to_string_pretty(&explanation).expect("an explanation always serializes");
             text.push('\n');
             text
         }
+        ExplainFormat::Table if !why_not_types.is_empty() => table::why_not_table(&explanation.why_not),
+        ExplainFormat::Markdown if !why_not_types.is_empty() => markdown::why_not_markdown(&explanation.why_not),
         ExplainFormat::Table => table(&explanation),
+        ExplainFormat::Markdown => markdown(&explanation),
     })
 }
 
@@ -139,7 +151,7 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
             });
         }
     }
-    Ok(Explanation { clusters, estimate_sources: estimate_sources.into_iter().collect() })
+    Ok(Explanation { clusters, estimate_sources: estimate_sources.into_iter().collect(), why_not: Vec::new() })
 }
 
 
@@ -170,12 +182,8 @@ fn explain_profile(
     findings: &[Finding],
     estimate_sources: &mut BTreeSet<EstimateSource>,
 ) -> ProfileExplanation {
-    // Pools in the profile's own order (pool, then tier), not the cluster's weight order.
-    let mut plans: Vec<&PoolPlan> = cluster.pools.iter().filter(|p| p.profile == summary.name).collect();
-    let order = |name: &str| intent.pools.iter().flat_map(|p| &p.tiers).position(|t| t.name.value == name).unwrap_or(usize::MAX);
-    plans.sort_by_key(|p| order(&p.name));
     let pools: Vec<PoolExplanation> =
-        plans.iter().map(|plan| explain_pool(c, cluster, catalog, intent, plan, findings, estimate_sources)).collect();
+        profile_pools(cluster, &summary.name, intent).into_iter().map(|plan| explain_pool(c, cluster, catalog, intent, plan, findings, estimate_sources)).collect();
     ProfileExplanation {
         name: summary.name.clone(),
         source: summary.source.clone(),
@@ -197,6 +205,14 @@ fn explain_profile(
             .map(finding)
             .collect(),
     }
+}
+
+/// A profile's NodePools in the profile's own order (pool, then tier), not the cluster's weight order.
+fn profile_pools<'a>(cluster: &'a ClusterPlan, profile: &str, intent: &Profile) -> Vec<&'a PoolPlan> {
+    let mut plans: Vec<&PoolPlan> = cluster.pools.iter().filter(|p| p.profile == profile).collect();
+    let order = |name: &str| intent.pools.iter().flat_map(|p| &p.tiers).position(|t| t.name.value == name).unwrap_or(usize::MAX);
+    plans.sort_by_key(|p| order(&p.name));
+    plans
 }
 
 /// The catalog source ids of the estimated prices this type has for the pool's capacity types and of its on-demand
@@ -268,7 +284,12 @@ fn explain_pool(
         removed: plan
             .removed
             .iter()
-            .map(|r| RemovalExplanation { constraint: r.constraint.clone(), count: r.types.len(), examples: r.types.iter().take(EXAMPLES).cloned().collect() })
+            .map(|r| RemovalExplanation {
+                constraint: r.constraint.clone(),
+                location: r.span.map(|span| c.sources.location(span)),
+                count: r.types.len(),
+                types: r.types.iter().zip(&r.figures).map(|(name, figure)| RemovedType { name: name.clone(), figure: figure.clone() }).collect(),
+            })
             .collect(),
         allow: plan.allow.iter().cloned().collect(),
         notes: plan.notes.clone(),
