@@ -21,10 +21,13 @@ pub struct Constraint<'a> {
     pub keep: Box<dyn Fn(&InstanceType) -> bool + 'a>,
     /// What a removed type has that the test reads ("arch arm64"), recorded beside its name in the removal;
     /// without one, its accelerators ([`node_summary`]).
-    figure: Option<Box<dyn Fn(&InstanceType) -> String + 'a>>,
+    figure: Option<Figure<'a>>,
     /// Its removals are recorded: all but the accelerator-kind filter, whose removals are every other kind's types.
     pub listed: bool,
 }
+
+/// What a removed type has that a constraint reads.
+type Figure<'a> = Box<dyn Fn(&InstanceType) -> String + 'a>;
 
 impl<'a> Constraint<'a> {
     pub fn new(label: impl Into<String>, span: Span, keep: impl Fn(&InstanceType) -> bool + 'a) -> Constraint<'a> {

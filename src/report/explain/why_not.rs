@@ -140,7 +140,7 @@ impl Verdict {
                     _ => String::new(),
                 };
                 let reason = reason.as_ref().map(|r| format!("; the limit: {r}")).unwrap_or_default();
-                format!("removed by `{constraint}`{whence}: it has {figure}{reason}")
+                format!("removed by `{constraint}`{whence}: {figure}{reason}")
             }
             Verdict::NotInRegion { region } => format!("not in the {region} catalog"),
         }
