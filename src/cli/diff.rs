@@ -191,7 +191,7 @@ fn compile_at(inputs: &Inputs, rev: &str) -> Option<Compilation> {
         }
         Some(only.map_or(target.clone(), |name| target.join(name)))
     };
-    let profiles: Vec<PathBuf> = inputs.profiles.iter().map(|p| copy(p)).collect::<Option<_>>()?;
+    let profiles: Vec<PathBuf> = inputs.profile_paths().iter().map(|p| copy(p)).collect::<Option<_>>()?;
     let catalogs_dir = copy(&inputs.data.catalogs)?;
     gpuplan::compile::compile(&CompileOptions { profiles, catalogs_dir, templates_dir: inputs.data.templates.clone() }).ok()
 }
