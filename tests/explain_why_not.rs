@@ -85,7 +85,7 @@ fn why_not_names_the_numbers() {
         text.contains("ml-prod/llm-inference/llm-inference-on-demand: removed by `$/accelerator-hour ≤ 1.6 × cheapest ($0.8048) [price-ratio-max]` at profiles/llm-inference.kdl:"),
         "{text}"
     );
-    assert!(text.contains("(`preset=\"inference-spot\"`): $1.4180/accelerator-hour, 1.76 × cheapest\n"), "{text}");
+    assert!(text.contains("(`pool \"llm-inference\" preset=\"inference-spot\" {`): $1.4180/accelerator-hour, 1.76 × cheapest\n"), "{text}");
     assert!(text.contains("removed by `has nvidia.com/gpu and no other accelerator (the pool's kind)` at profiles/llm-inference.kdl:17:5 (`gpu {`): 1 × Inferentia2 32 GiB"), "{text}");
 }
 
@@ -104,7 +104,7 @@ fn why_not_a_node_above_the_limit_names_its_price_and_the_budget() {
     assert_eq!(
         text,
         "why not g5.48xlarge (8 × A10G 22.4 GiB)?\n  ml-prod/p/serve: removed by `node accelerators ≤ limit 4`: 8 nvidia.com/gpu per node, $16.29/h for one node; the limit: budget $10.00/h split evenly across the profile's 1 usage-based pool(s): Σ worst case ≤ budget\n\
-         why not g5.2xlarge (1 × A10G 22.4 GiB)?\n  ml-prod/p/serve: removed by `type in [g5.xlarge, g5.48xlarge]` at PATH:12:11 (`\"g5.xlarge\"`): not listed\n"
+         why not g5.2xlarge (1 × A10G 22.4 GiB)?\n  ml-prod/p/serve: removed by `type in [g5.xlarge, g5.48xlarge]` at PATH:12:11 (`types \"g5.xlarge\" \"g5.48xlarge\"`): not listed\n"
             .replace("PATH", &dir.path().join("p.kdl").display().to_string())
     );
 }

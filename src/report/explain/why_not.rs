@@ -48,7 +48,7 @@ pub enum Verdict {
         figure: String,
         /// The profile line of the constraint (None: the solver's own rule; see `reason`).
         location: Option<String>,
-        /// The profile text at that line (`memory-min "40GiB"`).
+        /// The profile's line there, without its comment (`memory-min "40GiB"`).
         says: Option<String>,
         /// For a removal by the pool's limit: why the limit is what it is.
         reason: Option<String>,
@@ -106,7 +106,7 @@ fn verdict(c: &Compilation, cluster: &ClusterPlan, catalog: &Catalog, intent: &c
             estimate: cand.estimate,
         };
     }
-    let at = |span: crate::diagnostic::Span| (Some(c.sources.location(span)), Some(c.sources.snippet(span).to_string()));
+    let at = |span: crate::diagnostic::Span| (Some(c.sources.location(span)), Some(profile_line(c, span)));
     if let Some((removal, figure)) = plan.removed.iter().find_map(|r| r.figure_of(name).map(|f| (r, f))) {
         let (location, says) = removal.span.map_or((None, None), at);
         let reason = removal.span.is_none().then(|| plan.limit_reason.clone());
@@ -125,6 +125,16 @@ fn verdict(c: &Compilation, cluster: &ClusterPlan, catalog: &Catalog, intent: &c
     }
 }
 
+/// The profile line a span starts on, trimmed and without a trailing `//` comment.
+fn profile_line(c: &Compilation, span: crate::diagnostic::Span) -> String {
+    let text = c.sources.text(span.file);
+    let offset = span.offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let line = &text[start..end];
+    line.split(" //").next().unwrap_or(line).trim().to_string()
+}
+
 impl Verdict {
     /// The answer in one line, as the table and markdown formats print it.
     pub fn describe(&self) -> String {
@@ -135,7 +145,7 @@ impl Verdict {
             }
             Verdict::Removed { constraint, figure, location, says, reason } => {
                 let whence = match (location, says) {
-                    (Some(at), Some(says)) => format!(" at {at} (`{}`)", says.lines().next().unwrap_or("").trim()),
+                    (Some(at), Some(says)) => format!(" at {at} (`{says}`)"),
                     (Some(at), None) => format!(" at {at}"),
                     _ => String::new(),
                 };
