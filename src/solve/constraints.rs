@@ -57,7 +57,7 @@ impl<'a> Constraint<'a> {
 pub fn node_summary(t: &InstanceType) -> String {
     let gib = |mib: u64| format!("{}", (mib as f64 / 1024.0 * 10.0).round() / 10.0);
     let mut parts: Vec<String> = t.gpus.iter().map(|g| match g.count {
-        0 => format!("{} of a {} {} GiB", g.partition_size, g.name, gib(g.memory_mib)),
+        0 => format!("{} of one {}, {} GiB", g.partition_size, g.name, gib(g.memory_mib)),
         n => format!("{n} × {} {} GiB", g.name, gib(g.memory_mib)),
     }).collect();
     parts.extend(t.neuron.as_ref().map(|n| format!("{} × {} {} GiB", n.count, n.name, gib(n.memory_mib_per_device))));
