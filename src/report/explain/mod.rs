@@ -1,14 +1,17 @@
-//! `gpuplan explain [PROFILE]`: the solver's decisions in words and numbers, per cluster, profile and NodePool:
+//! `gpuplan explain [PATHS|PROFILE]`: the solver's decisions in words and numbers, per cluster, profile and NodePool:
 //! the candidate instance types ranked by $/accelerator-hour (with $/accelerator-GiB-hour, accelerators per
 //! node, model, memory), what each constraint removed, the limit and why, the weight and why, expected and
 //! worst-case $/h against the budget, which numbers are estimates, and the lint findings.
 //!
-//! Two formats, both deterministic (same inputs, same bytes):
+//! Three formats, all deterministic (same inputs, same bytes); with `--why-not TYPE`, each prints only the answers
+//! ([`why_not`]) in its own way (JSON: the whole explanation and a `why_not` list):
 //!
 //! * **table**: aligned plain-text columns for a terminal, no colour. Numbers computed from estimated prices
 //!   carry a `*`, explained by a footnote quoting the catalog source's description.
-//! * **json**: [`Explanation`] serialized with serde_json (pretty). Shape (all money in USD, rounded to 4
-//!   decimals; memory in GiB, 1 decimal):
+//! * **markdown**: the table format's lines and tables under a heading per cluster, profile and NodePool
+//!   ([`markdown()`]).
+//! * **json**: [`Explanation`] serialized with serde_json (pretty). Its shape is docs/explain.schema.json, checked by
+//!   tests/explain_why_not.rs; in short (all money in USD, rounded to 4 decimals; memory in GiB, 1 decimal):
 //!
 //! ```text
 //! { "clusters": [ { "name", "region", "catalog",                     // "us-east-1@<digest>"
@@ -32,14 +35,17 @@
 //!           "usd_per_hour", "usd_per_accelerator_hour", "usd_per_accelerator_gib_hour", "estimate" (expected
 //!           prices), "ceiling_usd_per_accelerator_hour" (the worst-case price), "ceiling_estimate",
 //!           "estimate_source" (catalog source id or null) } ],
-//!         "removed": [ { "constraint", "count", "examples" } ],      // examples: the first 5 types
+//!         "removed": [ { "constraint", "location" (file:line:col, null for the limit), "count",
+//!           "types": [ { "name", "figure" } ] } ],                    // every removed type, with what it has
 //!         "findings": [ … ] } ] } ],
 //!     "workloads": [ … ],                                               // as `gpuplan simulate` places them
 //!     "queues": [ { "name", "namespace", "profile", "cohort", "gang", "resource", "quota" (as written),
 //!       "flavors": [ { "flavor" (= its NodePool), "nodepool_limit", "non_queued" (held by non-queued workloads),
 //!         "nominal", "borrowing_limit", "lending_limit", "nominal_usd_per_hour", "with_borrowing_usd_per_hour" } ],
 //!       "full": [ NodePool names the non-queued workloads fill: no flavor ] } ] } ],   // flavors in Kueue's try order
-//!   "estimate_sources": [ { "id", "description", "fetched_at" } ] }  // every estimate source used above
+//!   "estimate_sources": [ { "id", "description", "fetched_at" } ],  // every estimate source used above
+//!   "why_not": [ { "instance_type", "has", "pools": [ { "cluster", "profile", "nodepool",
+//!     "verdict": "candidate" | "removed" | "not-in-region", … } ] } ] }   // only with --why-not
 //! ```
 
 mod markdown;
