@@ -45,7 +45,7 @@ fn deterministic() {
 fn unknown_profile_suggests_a_name() {
     let c = examples();
     let err = explain(&c, Some("llm-inferense"), ExplainFormat::Table).unwrap_err();
-    let ExplainError::UnknownProfile { suggestion, known, .. } = &err;
+    let ExplainError::UnknownProfile { suggestion, known, .. } = &err else { panic!("{err}") };
     assert_eq!(suggestion.as_deref(), Some("did you mean `llm-inference`?"));
     assert_eq!(known.len(), 7);
     assert_eq!(

@@ -197,7 +197,7 @@ fn compile_at(inputs: &Inputs, rev: &str) -> Option<Compilation> {
         }
         Some(only.map_or(target.clone(), |name| target.join(name)))
     };
-    let profiles: Vec<PathBuf> = inputs.profiles.iter().map(|p| copy(p)).collect::<Option<_>>()?;
+    let profiles: Vec<PathBuf> = inputs.profile_paths().iter().map(|p| copy(p)).collect::<Option<_>>()?;
     let catalogs_dir = copy(&inputs.data.catalogs)?;
     // The clusters the profiles share, as the revision defines them.
     let config = match super::inputs::config_path() {

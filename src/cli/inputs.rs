@@ -13,11 +13,32 @@ use super::{CliError, color, term};
 
 #[derive(clap::Args, Clone)]
 pub struct Inputs {
-    /// Profile files or directories of *.kdl files.
-    #[arg(default_value = "profiles")]
-    pub profiles: Vec<PathBuf>,
+    #[command(flatten)]
+    pub profiles: ProfilePaths,
     #[command(flatten)]
     pub data: Data,
+}
+
+/// The profiles a command reads: the same positional PATHS on every command that reads profiles (compile, diff,
+/// commit, lint, explain, catalog refresh).
+#[derive(clap::Args, Clone, Default)]
+pub struct ProfilePaths {
+    /// Profile files or directories of *.kdl files [default: profiles]
+    #[arg(value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    /// The PATHS, as a flag: explain and catalog refresh took them so before they were positional (scripts and
+    /// older copies of the action still pass it). Hidden: PATHS is the one documented way.
+    #[arg(long = "profiles", hide = true, value_name = "PATHS")]
+    pub legacy_flag: Vec<PathBuf>,
+}
+
+impl ProfilePaths {
+    /// The profile files and directories to compile: PATHS and `--profiles` together, else `profiles`. The one place
+    /// the default is decided.
+    pub fn profile_paths(&self) -> Vec<PathBuf> {
+        let given: Vec<PathBuf> = self.paths.iter().chain(&self.legacy_flag).cloned().collect();
+        if given.is_empty() { vec![PathBuf::from("profiles")] } else { given }
+    }
 }
 
 /// Catalogs and templates (shared by every command that compiles).
@@ -37,7 +58,12 @@ pub struct Data {
 
 impl Inputs {
     pub fn compile(&self) -> Result<Compilation, CliError> {
-        self.data.compile(&self.profiles)
+        self.data.compile(&self.profiles.profile_paths())
+    }
+
+    /// The profile files and directories to compile ([`ProfilePaths::profile_paths`]).
+    pub fn profile_paths(&self) -> Vec<PathBuf> {
+        self.profiles.profile_paths()
     }
 }
 

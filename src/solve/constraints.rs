@@ -19,12 +19,52 @@ pub struct Constraint<'a> {
     pub label: String,
     pub span: Span,
     pub keep: Box<dyn Fn(&InstanceType) -> bool + 'a>,
+    /// What a removed type has that the test reads ("arch arm64"), recorded beside its name in the removal;
+    /// without one, its accelerators ([`node_summary`]).
+    figure: Option<Figure<'a>>,
+    /// Its removals are recorded: all but the accelerator-kind filter, whose removals are every other kind's types.
+    pub listed: bool,
 }
+
+/// What a removed type has that a constraint reads.
+type Figure<'a> = Box<dyn Fn(&InstanceType) -> String + 'a>;
 
 impl<'a> Constraint<'a> {
     pub fn new(label: impl Into<String>, span: Span, keep: impl Fn(&InstanceType) -> bool + 'a) -> Constraint<'a> {
-        Constraint { label: label.into(), span, keep: Box::new(keep) }
+        Constraint { label: label.into(), span, keep: Box::new(keep), figure: None, listed: true }
     }
+
+    /// The same constraint, describing a removed type with `figure`.
+    pub fn with_figure(mut self, figure: impl Fn(&InstanceType) -> String + 'a) -> Constraint<'a> {
+        self.figure = Some(Box::new(figure));
+        self
+    }
+
+    /// The same constraint, its removals not recorded (the accelerator-kind filter).
+    pub fn unlisted(mut self) -> Constraint<'a> {
+        self.listed = false;
+        self
+    }
+
+    /// The removed type's figure for this constraint.
+    pub fn figure(&self, t: &InstanceType) -> String {
+        self.figure.as_ref().map_or_else(|| node_summary(t), |f| f(t))
+    }
+}
+
+/// A type's accelerators as a reader compares them with a pool's ("1 × L4 24 GiB", "2 × Inferentia2 32 GiB"), or
+/// its vCPUs and memory when it has none ("4 vCPU, 16 GiB").
+pub fn node_summary(t: &InstanceType) -> String {
+    let gib = |mib: u64| format!("{}", (mib as f64 / 1024.0 * 10.0).round() / 10.0);
+    let mut parts: Vec<String> = t.gpus.iter().map(|g| match g.count {
+        0 => format!("{} of one {}, {} GiB", g.partition_size, g.name, gib(g.memory_mib)),
+        n => format!("{n} × {} {} GiB", g.name, gib(g.memory_mib)),
+    }).collect();
+    parts.extend(t.neuron.as_ref().map(|n| format!("{} × {} {} GiB", n.count, n.name, gib(n.memory_mib_per_device))));
+    if parts.is_empty() {
+        return format!("{} vCPU, {} GiB, no accelerator", t.vcpu, gib(t.memory_mib));
+    }
+    parts.join(" + ")
 }
 
 /// The type has accelerators of this kind (whole or fractional GPUs) and of no other kind; for `Cpu`, none at all
@@ -49,12 +89,12 @@ pub fn constraints<'a>(tier: &'a Tier, catalog: &'a Catalog, labels: &'a TypeLab
     out.extend(require_constraints(tier, catalog, labels));
     if let Some(efa) = &s.efa {
         let v = efa.value;
-        out.push(Constraint::new(format!("EFA {}", if v { "supported" } else { "not required" }), efa.span, move |t| !v || t.efa));
+        out.push(Constraint::new(format!("EFA {}", if v { "supported" } else { "not required" }), efa.span, move |t| !v || t.efa).with_figure(|_| "no EFA".into()));
     }
     out.extend(capacity_and_zone_constraints(tier, catalog, zones));
     if let Some(reserved_type) = s.reserved.as_ref().and_then(|r| r.instance_type.clone()) {
         let label = format!("the reservation's instance type {}", reserved_type.value);
-        out.push(Constraint::new(label, reserved_type.span, move |t| t.name == reserved_type.value));
+        out.push(Constraint::new(label, reserved_type.span, move |t| t.name == reserved_type.value).with_figure(|_| "another type".into()));
     }
     Ok(out)
 }
@@ -77,7 +117,7 @@ fn accelerator_constraints(s: &Settings) -> Vec<Constraint<'_>> {
     // block lists still filter (they are the pool's `instance-gpu-name` requirement).
     let kind = s.accelerator.value;
     if s.admit.value == crate::profile::Admit::AsRequired {
-        let first = (kind != AcceleratorKind::Cpu).then(|| Constraint::new(format!("has {} (and no other accelerator)", kind.resource()), s.accelerator.span, move |t| has_only(kind, t)));
+        let first = (kind != AcceleratorKind::Cpu).then(|| Constraint::new(format!("has {} (and no other accelerator)", kind.resource()), s.accelerator.span, move |t| has_only(kind, t)).unlisted());
         return first.into_iter().chain(accelerator_name_constraint(s)).collect();
     }
     let named = named(s);
@@ -89,7 +129,7 @@ fn accelerator_constraints(s: &Settings) -> Vec<Constraint<'_>> {
     };
     let first = if kind == AcceleratorKind::Cpu { "has no GPU or Neuron device (a CPU pool)".to_string() } else { format!("has {what} (and no other accelerator)") };
     let mut out = vec![
-        Constraint::new(first, s.accelerator.span, move |t| has_only(kind, t)),
+        Constraint::new(first, s.accelerator.span, move |t| has_only(kind, t)).unlisted(),
         Constraint::new("whole accelerators (fractional-GPU types only when named in `types`)", s.accelerator.span, move |t| {
             (!t.has_partial_gpus() && t.accelerators(kind) > 0) || named(t)
         }),
@@ -137,11 +177,12 @@ fn shape_constraints(s: &Settings) -> Vec<Constraint<'_>> {
     if !s.arch.is_empty() {
         let arch: Vec<Arch> = s.arch.iter().map(|a| a.value).collect();
         let label = format!("arch in [{}]", arch.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "));
-        out.push(Constraint::new(label, s.arch[0].span, move |t| t.arch.iter().any(|a| arch.contains(a))));
+        let figure = |t: &InstanceType| format!("arch {}", t.arch.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "));
+        out.push(Constraint::new(label, s.arch[0].span, move |t| t.arch.iter().any(|a| arch.contains(a))).with_figure(figure));
     }
     if let Some(g) = &s.generation_min {
         let v = g.value;
-        out.push(Constraint::new(format!("instance generation ≥ {v}"), g.span, move |t| t.generation >= v));
+        out.push(Constraint::new(format!("instance generation ≥ {v}"), g.span, move |t| t.generation >= v).with_figure(|t| format!("generation {}", t.generation)));
     }
     out
 }
@@ -149,21 +190,22 @@ fn shape_constraints(s: &Settings) -> Vec<Constraint<'_>> {
 /// The families and types the tier lists or excludes.
 fn name_constraints(s: &Settings) -> Vec<Constraint<'_>> {
     let named = named(s);
+    let family = |t: &InstanceType| format!("family {}", t.family);
     let mut out = Vec::new();
     if !s.families.is_empty() {
         let families = list(&s.families);
-        out.push(Constraint::new(format!("family in [{}]", families.join(", ")), s.families[0].span, move |t| families.contains(&t.family)));
+        out.push(Constraint::new(format!("family in [{}]", families.join(", ")), s.families[0].span, move |t| families.contains(&t.family)).with_figure(family));
     }
     if !s.exclude_families.is_empty() {
         let families = list(&s.exclude_families);
-        out.push(Constraint::new(format!("family not in [{}]", families.join(", ")), s.exclude_families[0].span, move |t| !families.contains(&t.family)));
+        out.push(Constraint::new(format!("family not in [{}]", families.join(", ")), s.exclude_families[0].span, move |t| !families.contains(&t.family)).with_figure(family));
     }
     if !s.types.is_empty() {
-        out.push(Constraint::new(format!("type in [{}]", list(&s.types).join(", ")), s.types[0].span, named));
+        out.push(Constraint::new(format!("type in [{}]", list(&s.types).join(", ")), s.types[0].span, named).with_figure(|_| "not listed".into()));
     }
     if !s.exclude_types.is_empty() {
         let types = list(&s.exclude_types);
-        out.push(Constraint::new(format!("type not in [{}]", types.join(", ")), s.exclude_types[0].span, move |t| !types.contains(&t.name)));
+        out.push(Constraint::new(format!("type not in [{}]", types.join(", ")), s.exclude_types[0].span, move |t| !types.contains(&t.name)).with_figure(|_| "listed".into()));
     }
     out
 }
@@ -177,7 +219,7 @@ fn name_constraints(s: &Settings) -> Vec<Constraint<'_>> {
 fn cpu_pool_defaults<'a>(s: &'a Settings) -> Vec<Constraint<'a>> {
     let mut out = Vec::new();
     let asked = move |t: &InstanceType| s.families.iter().any(|f| f.value == t.family) || s.types.iter().any(|n| n.value == t.name);
-    out.push(Constraint::new("not burstable (t types only when named in `families` or `types`)", s.accelerator.span, move |t| t.category != "t" || asked(t)));
+    out.push(Constraint::new("not burstable (t types only when named in `families` or `types`)", s.accelerator.span, move |t| t.category != "t" || asked(t)).with_figure(|t| format!("category {}", t.category)));
     if s.memory_min_mib.is_none() {
         out.push(Constraint::new(
             format!("memory per vCPU ≥ {CPU_POOL_MEMORY_MIB_PER_VCPU} MiB (a CPU pool's default)"),
@@ -203,7 +245,9 @@ fn require_constraints<'a>(tier: &'a Tier, catalog: &'a Catalog, labels: &'a Typ
         let Some(wanted) = Wanted::new(&r.operator, &r.values) else { continue };
         let mut incoming = Requirements::default();
         incoming.add(&r.key, wanted);
-        out.push(Constraint::new(r.describe(), r.span, move |t| labels.of(catalog, t).intersects(&incoming).is_ok()));
+        let key = r.key.clone();
+        let figure = move |t: &InstanceType| format!("{key} {}", labels.of(catalog, t).get(&key).map_or_else(|| "absent".to_string(), |v| v.describe()));
+        out.push(Constraint::new(r.describe(), r.span, move |t| labels.of(catalog, t).intersects(&incoming).is_ok()).with_figure(figure));
     }
     out
 }
@@ -232,14 +276,21 @@ fn capacity_and_zone_constraints<'a>(tier: &'a Tier, catalog: &Catalog, zones: &
     };
     let offered_label = if zones.is_empty() { format!("offered in {}", catalog.region) } else { format!("offered in one of [{}]", zones.join(", ")) };
     let (offered_zones, priced_zones) = (zones.to_vec(), zones.to_vec());
+    let capacity_types = |t: &InstanceType| format!("capacity types [{}]", t.capacity_types.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "));
+    let offered_in = |t: &InstanceType| if t.zones.is_empty() { "offered in no zone".to_string() } else { format!("offered in [{}] only", t.zones.join(", ")) };
+    let figure_zones = zones.to_vec();
+    let prices = move |t: &InstanceType| {
+        let missing: Vec<&str> = capacity.iter().filter(|c| t.price(**c, &figure_zones).is_none()).map(|c| c.as_str()).collect();
+        format!("no {} price", if t.on_demand.is_none() { "on-demand".to_string() } else { missing.join(" or ") })
+    };
     vec![
-        Constraint::new(format!("supports capacity type {}", capacity.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(" and ")), s.capacity.span, supports),
+        Constraint::new(format!("supports capacity type {}", capacity.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(" and ")), s.capacity.span, supports).with_figure(capacity_types),
         Constraint::new(offered_label, tier.name.span, move |t| {
             if offered_zones.is_empty() { !t.zones.is_empty() } else { t.zones.iter().any(|z| offered_zones.contains(z)) }
-        }),
+        }).with_figure(offered_in),
         Constraint::new("has on-demand and capacity-type prices", s.capacity.span, move |t| {
             capacity.iter().all(|c| t.price(*c, &priced_zones).is_some()) && t.on_demand.is_some()
-        }),
+        }).with_figure(prices),
     ]
 }
 

@@ -39,7 +39,12 @@ pub fn pin_efa_zones(pools: &mut [(PoolPlan, &Tier)], catalog: &Catalog, zones: 
             let (kept, dropped): (Vec<Candidate>, Vec<Candidate>) = Arc::make_mut(&mut plan.candidates).drain(..).partition(|c| offers(&c.name, &zone));
             plan.candidates = Arc::new(kept);
             if !dropped.is_empty() {
-                Arc::make_mut(&mut plan.removed).push(Removal { constraint: format!("offered in EFA zone {zone}"), types: dropped.into_iter().map(|c| c.name).collect() });
+                let span = tier.settings.efa_zone.as_ref().map(|z| z.span).or(tier.settings.efa.as_ref().map(|e| e.span));
+                let figures = dropped.into_iter().map(|c| {
+                    let zones = catalog.get(&c.name).map(|t| t.zones.join(", ")).unwrap_or_default();
+                    (c.name, format!("offered in [{zones}] only"))
+                });
+                Arc::make_mut(&mut plan.removed).push(Removal::new(format!("offered in EFA zone {zone}"), span, figures));
             }
             if plan.candidates.is_empty() {
                 let span = tier.settings.efa.as_ref().map_or(tier.name.span, |e| e.span);

@@ -319,10 +319,16 @@ fn round_to_whole_nodes(plan: &PoolPlan, limit: u32, reason: String) -> (u32, St
 /// A node with more accelerators than the limit could never launch: drop it.
 fn drop_nodes_above_limit(plan: &mut PoolPlan) {
     let limit = plan.limit;
-    let too_big: Vec<String> = plan.candidates.iter().filter(|c| c.units > limit).map(|c| c.name.clone()).collect();
+    let resource = plan.resource();
+    let too_big: Vec<(String, String)> = plan
+        .candidates
+        .iter()
+        .filter(|c| c.units > limit)
+        .map(|c| (c.name.clone(), format!("{} {resource} per node, ${:.2}/h for one node", c.units, c.ceiling_usd_per_hour)))
+        .collect();
     if !too_big.is_empty() {
         Arc::make_mut(&mut plan.candidates).retain(|c| c.units <= limit);
-        Arc::make_mut(&mut plan.removed).push(Removal { constraint: format!("node accelerators ≤ limit {limit}"), types: too_big });
+        Arc::make_mut(&mut plan.removed).push(Removal::new(format!("node accelerators ≤ limit {limit}"), None, too_big));
     }
 }
 

@@ -46,7 +46,7 @@ mod tier;
 mod weights;
 
 pub use cluster::solve;
-pub use constraints::{has_only, CPU_POOL_MEMORY_MIB_PER_VCPU};
+pub use constraints::{has_only, node_summary, CPU_POOL_MEMORY_MIB_PER_VCPU};
 pub use disruption::{outside_window, way_back, without_redundant_budgets, PROTECTED_REASONS};
 pub use limits::VCPUS_PER_ACCELERATOR;
 pub use node_class::{default_class_name, host_device_plugin, NodeClassPlan, AUTO_MODE_EPHEMERAL_STORAGE};

@@ -68,7 +68,26 @@ impl Candidate {
 pub struct Removal {
     /// The constraint, in words ("gpu name in [A10G]", "price ratio ≤ 1.6 × cheapest").
     pub constraint: String,
+    /// The profile line that says it (None: a rule of the solver's own, such as the limit the budget sets, whose
+    /// reason is the pool's `limit_reason`).
+    pub span: Option<crate::diagnostic::Span>,
     pub types: Vec<String>,
+    /// Each removed type's own figure for the constraint, in `types`' order ("1 × L4 24 GiB", "arch arm64"):
+    /// what `explain --why-not` shows against the constraint's words.
+    pub figures: Vec<String>,
+}
+
+impl Removal {
+    /// A removal of `dropped` (type name, its figure) by `constraint`.
+    pub fn new(constraint: String, span: Option<crate::diagnostic::Span>, dropped: impl IntoIterator<Item = (String, String)>) -> Removal {
+        let (types, figures) = dropped.into_iter().unzip();
+        Removal { constraint, span, types, figures }
+    }
+
+    /// The figure recorded for `name`, if this constraint removed it.
+    pub fn figure_of(&self, name: &str) -> Option<&str> {
+        self.types.iter().position(|t| t == name).map(|i| self.figures[i].as_str())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

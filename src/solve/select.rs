@@ -136,17 +136,17 @@ pub struct Narrowed<'c> {
 }
 
 /// Applies the constraints in order, recording what each removed (the accelerator-kind filter aside: every
-/// other kind's types are not worth listing).
+/// other kind's types are not worth listing; see [`Constraint::listed`]).
 pub fn narrow<'c>(mut remaining: Vec<&'c InstanceType>, constraints: &[Constraint]) -> Result<Narrowed<'c>, Exhausted> {
     let mut removed = Vec::new();
     for c in constraints {
         let (kept, dropped): (Vec<&InstanceType>, Vec<&InstanceType>) = remaining.iter().partition(|t| (c.keep)(t));
-        let dropped: Vec<String> = dropped.iter().map(|t| t.name.clone()).collect();
         if kept.is_empty() {
+            let dropped = dropped.iter().map(|t| t.name.clone()).collect();
             return Err(Exhausted { label: c.label.clone(), span: c.span, dropped, before: removed });
         }
-        if !dropped.is_empty() && !c.label.starts_with("has ") {
-            removed.push(Removal { constraint: c.label.clone(), types: dropped });
+        if !dropped.is_empty() && c.listed {
+            removed.push(Removal::new(c.label.clone(), Some(c.span), dropped.iter().map(|t| (t.name.clone(), c.figure(t)))));
         }
         remaining = kept;
     }
@@ -228,13 +228,14 @@ pub fn admit_by_price(ranked: Vec<Candidate>, s: &Settings) -> (Vec<Candidate>, 
         }
         kept.sort_by(cheapest_first);
     }
-    let removal = (!dropped.is_empty()).then(|| Removal {
-        constraint: format!(
-            "$/{}-hour ≤ {ratio} × cheapest (${cheapest:.4}) [price-ratio-max{}]",
-            if s.accelerator.value == AcceleratorKind::Cpu { "vCPU" } else { "accelerator" },
+    let unit = if s.accelerator.value == AcceleratorKind::Cpu { "vCPU" } else { "accelerator" };
+    let removal = (!dropped.is_empty()).then(|| Removal::new(
+        format!(
+            "$/{unit}-hour ≤ {ratio} × cheapest (${cheapest:.4}) [price-ratio-max{}]",
             if spot { format!("; spot pools widen to {SPOT_DIVERSITY_RATIO_MAX} × to reach {SPOT_MIN_TYPES} types") } else { String::new() }
         ),
-        types: dropped.iter().map(|c| c.name.clone()).collect(),
-    });
+        Some(s.price_ratio_max.span),
+        dropped.iter().map(|c| (c.name.clone(), format!("${:.4}/{unit}-hour, {:.2} × cheapest", c.usd_per_accelerator_hour, c.usd_per_accelerator_hour / cheapest))),
+    ));
     (kept, removal)
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use gpuplan::catalog::refresh::{Clock, RefreshOptions, refresh};
 use gpuplan::emit::refresh::{OutImpact, impact, recompile_options};
 
-use crate::cli::inputs::{compile_printing_warnings, now};
+use crate::cli::inputs::{ProfilePaths, compile_printing_warnings, now};
 use crate::cli::lock::writer_lock;
 use crate::cli::{CliError, color};
 
@@ -25,8 +25,8 @@ pub struct Args {
     #[arg(long, default_value = "catalogs")]
     out: PathBuf,
     /// Profiles whose output to compare against out/ after the refresh.
-    #[arg(long = "profiles", default_value = "profiles")]
-    profiles: Vec<PathBuf>,
+    #[command(flatten)]
+    profiles: ProfilePaths,
     /// The out/ to compare with.
     #[arg(long = "out-dir", default_value = "out")]
     out_dir: PathBuf,
@@ -48,7 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     options.clock = Clock::Fixed(now()?);
     let report = refresh(&options).map_err(CliError::msg)?;
     print!("{report}");
-    show_impact(&profiles, &out, &out_dir)?;
+    show_impact(&profiles.profile_paths(), &out, &out_dir)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,7 +2,6 @@
 //! and spot-to-spot consolidation needs 15.
 
 use crate::catalog::CapacityType;
-use crate::diagnostic::Span;
 use crate::lint::code::RuleCode;
 use crate::lint::context::PoolCtx;
 use crate::lint::finding::Findings;
@@ -33,7 +32,8 @@ pub fn check(ctx: &PoolCtx, out: &mut Findings) {
         Some(top) => {
             let others: Vec<String> = removals[1..].iter().take(2).map(|r| format!("`{}` removed {}", r.constraint, r.types.len())).collect();
             (
-                constraint_span(ctx, &top.constraint),
+                // The solver records where the profile says each constraint; its own rule (the limit) has no line.
+                top.span.unwrap_or_else(|| ctx.limit_span()),
                 format!(
                     "; `{}` removed the most ({}){}",
                     top.constraint,
@@ -56,44 +56,6 @@ pub fn check(ctx: &PoolCtx, out: &mut Findings) {
         ),
         format!("relax that constraint ({}) so the pool can find spot capacity; spot pools this narrow are interrupted and not replaced", relaxations(ctx)),
     );
-}
-
-/// The profile text behind a solver constraint (as worded in [`crate::solve::Removal::constraint`]).
-fn constraint_span(ctx: &PoolCtx, constraint: &str) -> Span {
-    let s = &ctx.tier.settings;
-    let first = |v: &[crate::diagnostic::Spanned<String>]| v.first().map(|x| x.span);
-    let span = if constraint.starts_with("accelerator name in") {
-        first(&s.accelerator_names)
-    } else if constraint.starts_with("memory per accelerator") {
-        s.memory_min_mib.as_ref().map(|m| m.span)
-    } else if constraint.starts_with("accelerators per node ≥") {
-        s.per_node_min.as_ref().map(|m| m.span)
-    } else if constraint.starts_with("accelerators per node ≤") {
-        s.per_node_max.as_ref().map(|m| m.span)
-    } else if constraint.starts_with("arch in") {
-        s.arch.first().map(|a| a.span)
-    } else if constraint.starts_with("instance generation") {
-        s.generation_min.as_ref().map(|g| g.span)
-    } else if constraint.starts_with("family in") {
-        first(&s.families)
-    } else if constraint.starts_with("family not in") {
-        first(&s.exclude_families)
-    } else if constraint.starts_with("type in") {
-        first(&s.types)
-    } else if constraint.starts_with("type not in") {
-        first(&s.exclude_types)
-    } else if constraint.starts_with("EFA") {
-        s.efa.as_ref().map(|e| e.span)
-    } else if constraint.starts_with("supports capacity") || constraint.starts_with("has a price") {
-        Some(s.capacity.span)
-    } else if constraint.starts_with("$/accelerator-hour") {
-        Some(s.price_ratio_max.span)
-    } else if constraint.starts_with("node accelerators ≤ limit") {
-        Some(ctx.limit_span())
-    } else {
-        None
-    };
-    span.unwrap_or(ctx.tier.name.span)
 }
 
 /// GP006's help: the settings that narrow this kind of pool.

@@ -1,14 +1,17 @@
-//! `gpuplan explain [PROFILE]`: the solver's decisions in words and numbers, per cluster, profile and NodePool:
+//! `gpuplan explain [PATHS|PROFILE]`: the solver's decisions in words and numbers, per cluster, profile and NodePool:
 //! the candidate instance types ranked by $/accelerator-hour (with $/accelerator-GiB-hour, accelerators per
 //! node, model, memory), what each constraint removed, the limit and why, the weight and why, expected and
 //! worst-case $/h against the budget, which numbers are estimates, and the lint findings.
 //!
-//! Two formats, both deterministic (same inputs, same bytes):
+//! Three formats, all deterministic (same inputs, same bytes); with `--why-not TYPE`, each prints only the answers
+//! ([`why_not`]) in its own way (JSON: the whole explanation and a `why_not` list):
 //!
 //! * **table**: aligned plain-text columns for a terminal, no colour. Numbers computed from estimated prices
 //!   carry a `*`, explained by a footnote quoting the catalog source's description.
-//! * **json**: [`Explanation`] serialized with serde_json (pretty). Shape (all money in USD, rounded to 4
-//!   decimals; memory in GiB, 1 decimal):
+//! * **markdown**: the table format's lines and tables under a heading per cluster, profile and NodePool
+//!   ([`markdown()`]).
+//! * **json**: [`Explanation`] serialized with serde_json (pretty). Its shape is docs/explain.schema.json, checked by
+//!   tests/explain_why_not.rs; in short (all money in USD, rounded to 4 decimals; memory in GiB, 1 decimal):
 //!
 //! ```text
 //! { "clusters": [ { "name", "region", "catalog",                     // "us-east-1@<digest>"
@@ -32,18 +35,23 @@
 //!           "usd_per_hour", "usd_per_accelerator_hour", "usd_per_accelerator_gib_hour", "estimate" (expected
 //!           prices), "ceiling_usd_per_accelerator_hour" (the worst-case price), "ceiling_estimate",
 //!           "estimate_source" (catalog source id or null) } ],
-//!         "removed": [ { "constraint", "count", "examples" } ],      // examples: the first 5 types
+//!         "removed": [ { "constraint", "location" (file:line:col, null for the limit), "count",
+//!           "types": [ { "name", "figure" } ] } ],                    // every removed type, with what it has
 //!         "findings": [ … ] } ] } ],
 //!     "workloads": [ … ],                                               // as `gpuplan simulate` places them
 //!     "queues": [ { "name", "namespace", "profile", "cohort", "gang", "resource", "quota" (as written),
 //!       "flavors": [ { "flavor" (= its NodePool), "nodepool_limit", "non_queued" (held by non-queued workloads),
 //!         "nominal", "borrowing_limit", "lending_limit", "nominal_usd_per_hour", "with_borrowing_usd_per_hour" } ],
 //!       "full": [ NodePool names the non-queued workloads fill: no flavor ] } ] } ],   // flavors in Kueue's try order
-//!   "estimate_sources": [ { "id", "description", "fetched_at" } ] }  // every estimate source used above
+//!   "estimate_sources": [ { "id", "description", "fetched_at" } ],  // every estimate source used above
+//!   "why_not": [ { "instance_type", "has", "pools": [ { "cluster", "profile", "nodepool",
+//!     "verdict": "candidate" | "removed" | "not-in-region", … } ] } ] }   // only with --why-not
 //! ```
 
+mod markdown;
 mod model;
 mod table;
+mod why_not;
 
 use std::collections::BTreeSet;
 
@@ -55,13 +63,14 @@ use crate::lint::Finding;
 use crate::catalog::cost::Bound;
 use crate::solve::{ClusterPlan, PoolPlan, ProfileSummary};
 
-use model::EXAMPLES;
 pub use model::{
     CandidateExplanation, ClusterExplanation, EstimateSource, ExplainError, ExplainFormat, Explanation, FindingExplanation,
-    PoolExplanation, ProfileExplanation, QueueExplanation, QueueFlavorExplanation, RemovalExplanation,
+    PoolExplanation, ProfileExplanation, QueueExplanation, QueueFlavorExplanation, RemovalExplanation, RemovedType,
 };
+pub use markdown::markdown;
 pub use table::table;
 pub use table::write_table;
+pub use why_not::{Verdict, WhyNot, WhyNotPool, why_not};
 
 fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExplanation> {
     let queues = cluster.queues.queues.iter().filter(|q| profile.is_none_or(|p| p == q.profile));
@@ -95,14 +104,23 @@ fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExpl
 
 /// Explains one profile (every profile of that name, in any cluster) or, with `None`, all of them.
 pub fn explain(c: &Compilation, profile: Option<&str>, format: ExplainFormat) -> Result<String, ExplainError> {
-    let explanation = explanation(c, profile)?;
+    explain_why_not(c, profile, &[], format)
+}
+
+/// As [`explain`]; with `why_not` types, only their answers (`explain --why-not TYPE`).
+pub fn explain_why_not(c: &Compilation, profile: Option<&str>, why_not_types: &[String], format: ExplainFormat) -> Result<String, ExplainError> {
+    let mut explanation = explanation(c, profile)?;
+    explanation.why_not = why_not(c, profile, why_not_types)?;
     Ok(match format {
         ExplainFormat::Json => {
             let mut text = serde_json::to_string_pretty(&explanation).expect("an explanation always serializes");
             text.push('\n');
             text
         }
+        ExplainFormat::Table if !why_not_types.is_empty() => table::why_not_table(&explanation.why_not),
+        ExplainFormat::Markdown if !why_not_types.is_empty() => markdown::why_not_markdown(&explanation.why_not),
         ExplainFormat::Table => table(&explanation),
+        ExplainFormat::Markdown => markdown(&explanation),
     })
 }
 
@@ -140,7 +158,7 @@ pub fn explanation(c: &Compilation, profile: Option<&str>) -> Result<Explanation
             });
         }
     }
-    Ok(Explanation { clusters, estimate_sources: estimate_sources.into_iter().collect() })
+    Ok(Explanation { clusters, estimate_sources: estimate_sources.into_iter().collect(), why_not: Vec::new() })
 }
 
 
@@ -171,12 +189,8 @@ fn explain_profile(
     findings: &[Finding],
     estimate_sources: &mut BTreeSet<EstimateSource>,
 ) -> ProfileExplanation {
-    // Pools in the profile's own order (pool, then tier), not the cluster's weight order.
-    let mut plans: Vec<&PoolPlan> = cluster.pools.iter().filter(|p| p.profile == summary.name).collect();
-    let order = |name: &str| intent.pools.iter().flat_map(|p| &p.tiers).position(|t| t.name.value == name).unwrap_or(usize::MAX);
-    plans.sort_by_key(|p| order(&p.name));
     let pools: Vec<PoolExplanation> =
-        plans.iter().map(|plan| explain_pool(c, cluster, catalog, intent, plan, findings, estimate_sources)).collect();
+        profile_pools(cluster, &summary.name, intent).into_iter().map(|plan| explain_pool(c, cluster, catalog, intent, plan, findings, estimate_sources)).collect();
     ProfileExplanation {
         name: summary.name.clone(),
         source: summary.source.clone(),
@@ -198,6 +212,14 @@ fn explain_profile(
             .map(finding)
             .collect(),
     }
+}
+
+/// A profile's NodePools in the profile's own order (pool, then tier), not the cluster's weight order.
+fn profile_pools<'a>(cluster: &'a ClusterPlan, profile: &str, intent: &Profile) -> Vec<&'a PoolPlan> {
+    let mut plans: Vec<&PoolPlan> = cluster.pools.iter().filter(|p| p.profile == profile).collect();
+    let order = |name: &str| intent.pools.iter().flat_map(|p| &p.tiers).position(|t| t.name.value == name).unwrap_or(usize::MAX);
+    plans.sort_by_key(|p| order(&p.name));
+    plans
 }
 
 /// The catalog source ids of the estimated prices this type has for the pool's capacity types and of its on-demand
@@ -269,7 +291,12 @@ fn explain_pool(
         removed: plan
             .removed
             .iter()
-            .map(|r| RemovalExplanation { constraint: r.constraint.clone(), count: r.types.len(), examples: r.types.iter().take(EXAMPLES).cloned().collect() })
+            .map(|r| RemovalExplanation {
+                constraint: r.constraint.clone(),
+                location: r.span.map(|span| c.sources.location(span)),
+                count: r.types.len(),
+                types: r.types.iter().zip(&r.figures).map(|(name, figure)| RemovedType { name: name.clone(), figure: figure.clone() }).collect(),
+            })
             .collect(),
         allow: plan.allow.iter().cloned().collect(),
         notes: plan.notes.clone(),

@@ -10,7 +10,10 @@ pub enum ExplainFormat {
     #[default]
     Table,
     // Doc comments here are `gpuplan explain --help`'s text: no rustdoc links.
-    /// The whole explanation as pretty JSON.
+    /// Markdown: headings per cluster, profile and NodePool, tables for candidates and costs (a pull-request comment,
+    /// a wiki page).
+    Markdown,
+    /// The explanation as pretty JSON (its shape: docs/explain.schema.json).
     Json,
 }
 
@@ -18,6 +21,8 @@ pub enum ExplainFormat {
 pub enum ExplainError {
     #[error("no profile `{name}` in this compile{}; profiles: {}", .suggestion.as_ref().map(|s| format!(" ({s})")).unwrap_or_default(), .known.join(", "))]
     UnknownProfile { name: String, suggestion: Option<String>, known: Vec<String> },
+    #[error("no instance type `{name}` in the catalogs of this compile{}", .suggestion.as_ref().map(|s| format!(" ({s})")).unwrap_or_default())]
+    UnknownType { name: String, suggestion: Option<String> },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,6 +30,9 @@ pub struct Explanation {
     pub clusters: Vec<ClusterExplanation>,
     /// The catalog sources of every estimated number in the explanation.
     pub estimate_sources: Vec<EstimateSource>,
+    /// `--why-not TYPE`: each type's answer per NodePool (absent without the flag).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub why_not: Vec<super::WhyNot>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -185,9 +193,18 @@ pub struct CandidateExplanation {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RemovalExplanation {
     pub constraint: String,
+    /// The profile line that says it (None: the solver's own rule, such as the pool's limit).
+    pub location: Option<String>,
     pub count: usize,
-    /// The first few removed types, in the order the solver recorded them (catalog order; rank order for price).
-    pub examples: Vec<String>,
+    /// Every removed type, in the order the solver recorded them (catalog order; rank order for price).
+    pub types: Vec<RemovedType>,
+}
+
+/// One type a constraint removed, and what it has that the constraint reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RemovedType {
+    pub name: String,
+    pub figure: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
