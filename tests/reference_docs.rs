@@ -156,7 +156,7 @@ fn man_prints_the_page_of_the_command_it_is_given() {
     assert_eq!(stdout(&["man", "catalog", "refresh"]), page("gpuplan-catalog-refresh.1"));
     let output = gpuplan(Path::new("."), &["man", "compiel"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: no man page for `compiel`; the commands are: compile, "));
+    assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: no man page for `compiel`; did you mean `compile`? the commands are: init, compile, "));
 }
 
 /// Every `gpuplan-x(1)` a man page or the CLI reference names is a page `--out-dir` writes.

@@ -37,7 +37,14 @@ impl ProfilePaths {
     /// the default is decided.
     pub fn profile_paths(&self) -> Vec<PathBuf> {
         let given: Vec<PathBuf> = self.paths.iter().chain(&self.legacy_flag).cloned().collect();
-        if given.is_empty() { vec![PathBuf::from("profiles")] } else { given }
+        if !given.is_empty() {
+            return given;
+        }
+        // PATHS has no clap default (it and `--profiles` are one list): the repository config's is applied here.
+        match DEFAULT_PROFILES.get() {
+            Some(configured) => configured.iter().map(PathBuf::from).collect(),
+            None => vec![PathBuf::from("profiles")],
+        }
     }
 }
 
@@ -78,6 +85,9 @@ impl Data {
 /// The repository config this run found (set by [`with_repository_defaults`]): its shared clusters are compiled
 /// with the profiles.
 static CONFIG_PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+/// The profile paths the repository config names (relative to the working directory), for PATHS left empty.
+static DEFAULT_PROFILES: OnceLock<Vec<String>> = OnceLock::new();
 
 /// The repository config this run found, if any.
 pub fn config_path() -> Option<&'static Path> {
@@ -131,6 +141,7 @@ pub fn with_repository_defaults(command: clap::Command) -> Result<clap::Command,
     let Some(config) = config else { return Err(CliError::Compile(CompileError::Profiles { diagnostics })) };
     let setting = |value: &Option<gpuplan::diagnostic::Spanned<String>>, builtin: &str| from_root(value.as_ref().map_or(builtin, |v| v.value.as_str()));
     let profiles: Vec<String> = if config.profiles.is_empty() { vec![from_root("profiles")] } else { config.profiles.iter().map(|p| from_root(&p.value)).collect() };
+    let _ = DEFAULT_PROFILES.set(profiles.clone());
     let defaults = RepositoryDefaults {
         by_builtin: vec![("profiles", profiles), ("out", vec![setting(&config.out, "out")]), ("catalogs", vec![setting(&config.catalogs, "catalogs")])],
         by_id: by_id(&config, &from_root),

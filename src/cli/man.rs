@@ -48,5 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 fn unknown(words: &[String], pages: &[Page]) -> CliError {
     let known: Vec<String> = pages.iter().filter(|p| !p.words.is_empty()).map(Page::key).collect();
-    CliError::Message(format!("no man page for `{}`; the commands are: {}", words.join(" "), known.join(", ")))
+    let asked = words.join(" ");
+    let hint = gpuplan::diagnostic::did_you_mean(&asked, known.iter().map(String::as_str)).map(|h| format!("{h} ")).unwrap_or_default();
+    CliError::Message(format!("no man page for `{asked}`; {hint}the commands are: {}", known.join(", ")))
 }

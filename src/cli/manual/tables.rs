@@ -12,7 +12,7 @@ pub struct EnvVar {
 
 /// Commands that read input files, bounded by GPUPLAN_MAX_INPUT_BYTES.
 const READERS: &[&str] = &["compile", "diff", "commit", "lint", "explain", "simulate", "catalog import", "catalog refresh", "adopt"];
-/// Commands that compile and warn on an old catalog.
+/// Commands that compile and warn on an old catalog, reading the wall clock.
 const COMPILERS: &[&str] = &["compile", "diff", "commit", "lint", "explain", "catalog refresh"];
 /// Commands that take the one-writer lock of out/.
 const WRITERS: &[&str] = &["compile", "commit", "catalog refresh"];
@@ -23,7 +23,7 @@ pub const ENVIRONMENT: &[EnvVar] = &[
     EnvVar { name: "GPUPLAN_LOCK_TIMEOUT", commands: WRITERS, doc: "Seconds a writer waits for another one writing the same out/ (default 60); --lock-timeout wins." },
     EnvVar { name: "GPUPLAN_MAX_INPUT_BYTES", commands: READERS, doc: "The largest input file read, in bytes (default 64 MiB); a bigger one is an error." },
     EnvVar { name: "GPUPLAN_MAX_PODS", commands: &["simulate", "diff"], doc: "The most pods one simulation takes (default 100000)." },
-    EnvVar { name: "GPUPLAN_NOW", commands: COMPILERS, doc: "The wall clock (RFC 3339) the catalog-age warning reads instead of the system's: for tests and docs." },
+    EnvVar { name: "GPUPLAN_NOW", commands: COMPILERS, doc: "The wall clock (RFC 3339, 2026-11-27T00:00:00Z) instead of the system's: the catalog-age warning, the review comment's catalog age (SOURCE_DATE_EPOCH wins there) and the date catalog refresh records. For tests and docs." },
     EnvVar { name: "SOURCE_DATE_EPOCH", commands: &["diff"], doc: "The clock (seconds since 1970) of the review comment's catalog-age footer (the reproducible-builds convention)." },
     EnvVar { name: "GIT_AUTHOR_NAME", commands: &["commit"], doc: "With GIT_AUTHOR_EMAIL: the commit's author, instead of the repository's user.name and user.email." },
     EnvVar { name: "GIT_AUTHOR_EMAIL", commands: &["commit"], doc: "See GIT_AUTHOR_NAME." },
@@ -58,6 +58,9 @@ pub const EXIT_STATUS: &[(&str, &[(u8, &str)])] = &[
     ("schema", &[OK, ERROR]),
     ("adopt", &[(0, "Adopted; compiling the profiles places pods as the originals do."), (1, "The verification found changes (not accepted with --accept-changes)."), ERROR]),
     ("explain-error", &[OK, (2, "An unknown code (the nearest codes are named).")]),
+    ("init", &[(0, "The starter profile is written."), (2, "The file exists (see --force), or an unknown preset, region or name; nothing is written.")]),
+    ("catalog list", &[OK, (2, "An unknown GPU name, region or filter value (the region's names are listed).")]),
+    ("catalog show", &[OK, (2, "An unknown instance type (the nearest names are given).")]),
 ];
 
 /// Each command's examples: what it does, the command line.
@@ -77,4 +80,7 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ("schema", &[("The profile language reference", "gpuplan schema"), ("As JSON, for an editor", "gpuplan schema --format json")]),
     ("adopt", &[("Profiles for the NodePools of a running cluster", "kubectl get nodepools,ec2nodeclasses -o yaml > live.yaml && gpuplan adopt live.yaml")]),
     ("explain-error", &[("What E0142 means and how to fix it", "gpuplan explain-error E0142"), ("The whole error index", "gpuplan explain-error --all")]),
+    ("init", &[("A starter inference profile in this repository", "gpuplan init"), ("A training profile for another cluster and region", "gpuplan init --preset training-on-demand --cluster ml-prod --region us-west-2")]),
+    ("catalog list", &[("Which GPUs have at least 40 GiB, and what they cost", "gpuplan catalog list --gpu-memory-min 40GiB"), ("Every L4 type as markdown", "gpuplan catalog list --gpu L4 --format markdown")]),
+    ("catalog show", &[("Everything the catalog knows about one type", "gpuplan catalog show p5.48xlarge")]),
 ];
