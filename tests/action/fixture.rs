@@ -50,6 +50,12 @@ impl PullRequest {
     /// `main` with `profiles/llm-inference.kdl` compiled; then the pull request: `edit` applied to the author's
     /// clone, compiled when `compile` (the documented flow; not: a stale pull request), committed.
     pub fn new(edit: impl FnOnce(&Path), compile: bool) -> PullRequest {
+        PullRequest::with_layout(|_| {}, edit, compile)
+    }
+
+    /// As [`PullRequest::new`], with `layout` applied to the repository before its first compile (a gpuplan.kdl that
+    /// moves the profiles and out/, say).
+    pub fn with_layout(layout: impl FnOnce(&Path), edit: impl FnOnce(&Path), compile: bool) -> PullRequest {
         let root = tempfile::tempdir().unwrap();
         let (origin, author) = (root.path().join("origin.git"), root.path().join("author"));
         git(root.path(), &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
@@ -60,6 +66,7 @@ impl PullRequest {
         std::fs::create_dir_all(author.join("profiles")).unwrap();
         std::fs::copy(repo.join("profiles/llm-inference.kdl"), author.join("profiles/llm-inference.kdl")).unwrap();
         copy_dir(&repo.join("catalogs"), &author.join("catalogs"));
+        layout(&author);
         compile_ok(&author);
         git(&author, &["add", "-A"]);
         git(&author, &["commit", "-q", "-m", "base"]);

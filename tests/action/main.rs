@@ -84,6 +84,29 @@ fn the_documented_flow_comments_what_the_pull_request_changes() {
     insta::assert_snapshot!("documented_flow", comment);
 }
 
+/// A repository whose gpuplan.kdl moves the profiles and out/: the action's inputs left empty pass no flag, so the
+/// action reads the directories the config names, as a developer's `gpuplan compile` does.
+#[test]
+fn empty_inputs_follow_the_repository_config() {
+    let moved = "capacity/profiles/llm-inference.kdl";
+    let layout = |dir: &Path| {
+        std::fs::create_dir_all(dir.join("capacity")).unwrap();
+        std::fs::rename(dir.join("profiles"), dir.join("capacity/profiles")).unwrap();
+        std::fs::write(dir.join("gpuplan.kdl"), "profiles \"capacity/profiles\"\nout \"capacity/out\"\n").unwrap();
+    };
+    let edit = move |dir: &Path| {
+        let text = std::fs::read_to_string(dir.join(moved)).unwrap();
+        std::fs::write(dir.join(moved), text.replacen("budget usd-per-hour=150", "budget usd-per-hour=100", 1)).unwrap();
+    };
+    let pr = PullRequest::with_layout(layout, edit, true);
+    let ws = pr.checkout();
+    assert!(ws.join("capacity/out/ml-prod").is_dir() && !ws.join("out").exists(), "out/ is where gpuplan.kdl says");
+    let run = run_action_with(&pr, &ws, "ghs_test", &[("profiles", ""), ("out", "")]);
+    assert!(!run.failed, "{}", run.log);
+    assert_eq!(run.outcome("Fail when out/ is stale"), "skipped", "{}", run.log);
+    assert!(only_comment(&pr, &run).contains("| Budget | $150.00/h | $100.00/h | **-$50.00/h** (-$36,500.00/month) |"), "{}", run.log);
+}
+
 /// A workflow that checks out the pull request's head (`ref: ${{ github.event.pull_request.head.sha }}`) has no
 /// test merge commit: the base is the event's.
 #[test]
