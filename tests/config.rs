@@ -76,6 +76,19 @@ fn every_command_behaves_from_a_subdirectory_as_from_the_root() {
     assert!(String::from_utf8_lossy(&shown.stdout).contains("out/ml-prod/nodepool-training.yaml"), "{}", String::from_utf8_lossy(&shown.stdout));
 }
 
+/// A repository with no gpuplan.kdl: its root is the top of the git work tree when that holds `profiles/`, so a
+/// compile from a subdirectory writes the root's out/ (and nothing where it runs), as with a config.
+#[test]
+fn without_a_config_the_root_is_the_git_top_holding_profiles() {
+    let dir = repository("");
+    std::fs::remove_file(dir.path().join("gpuplan.kdl")).unwrap();
+    let committed = relative_tree(&repo().join("out"));
+    run_ok(&dir.path().join("profiles"), &["compile"]);
+    assert!(relative_tree(&dir.path().join("out")) == committed, "out/ compiled from profiles/ differs from the committed out/");
+    assert!(!dir.path().join("profiles/out").exists(), "compile wrote an out/ inside profiles/");
+    run_ok(&dir.path().join("profiles"), &["compile", "--check"]);
+}
+
 /// Every setting of gpuplan.kdl moves its default, relative to the config's directory, from any subdirectory; a
 /// flag still wins, relative to where it is typed.
 #[test]

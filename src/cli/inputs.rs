@@ -94,37 +94,39 @@ pub fn config_path() -> Option<&'static Path> {
     CONFIG_PATH.get().and_then(Option::as_deref)
 }
 
-/// The nearest `gpuplan.kdl` at or above `dir`, looking no higher than the top of the git repository holding `dir`
-/// (a config in a directory above the repository, such as the home directory, is not this repository's).
-pub fn find_config(dir: &Path) -> Option<PathBuf> {
+/// The repository root for `dir` and its config: the nearest ancestor holding a `gpuplan.kdl`; else the top of the
+/// git work tree when it holds a `profiles/` directory (a repository that never needed a config still works from
+/// any subdirectory). Never above the top of the git repository holding `dir`: a config in a directory above it,
+/// such as the home directory, is not this repository's.
+pub fn find_root(dir: &Path) -> Option<(PathBuf, Option<PathBuf>)> {
     for ancestor in dir.ancestors() {
         let candidate = ancestor.join(CONFIG_FILE);
         if candidate.is_file() {
-            return Some(candidate);
+            return Some((ancestor.to_path_buf(), Some(candidate)));
         }
         if ancestor.join(".git").exists() {
-            return None;
+            return ancestor.join("profiles").is_dir().then(|| (ancestor.to_path_buf(), None));
         }
     }
     None
 }
 
 /// The command line with its defaults resolved for this repository: flags > environment > `gpuplan.kdl` > built-in.
-/// When a `gpuplan.kdl` is found from the working directory, each default that names a repository path (every
+/// When the repository root ([`find_root`]) is found from the working directory, each default that names a repository path (every
 /// argument whose built-in default is `profiles`, `out` or `catalogs`, in any command) becomes the config's setting or
 /// the built-in one, relative to the config's directory and written relative to the working directory (`../out` from
 /// `profiles/`), so a run from any subdirectory reads and writes what a run from the root does; likewise `--templates`
-/// and `--max-catalog-age-days`. Paths typed on the command line stay relative to the working directory. Without a
-/// config, nothing changes: paths are relative to the working directory, as they always were. Rewriting clap's
+/// and `--max-catalog-age-days`. Paths typed on the command line stay relative to the working directory. Outside a
+/// repository root, nothing changes: paths are relative to the working directory, as they always were. Rewriting clap's
 /// defaults (rather than each command's values) keeps every command's arguments as they are and `--help` true.
 pub fn with_repository_defaults(command: clap::Command) -> Result<clap::Command, CliError> {
     let cwd = std::env::current_dir().map_err(CliError::io("read", Path::new(".")))?;
-    let Some(found) = find_config(&cwd) else {
+    let Some((root, found)) = find_root(&cwd) else {
         let _ = CONFIG_PATH.set(None);
         return Ok(command);
     };
     // The root is an ancestor of the working directory: one `..` per level between them.
-    let depth = cwd.components().count() - found.parent().map_or(0, |root| root.components().count());
+    let depth = cwd.components().count() - root.components().count();
     let from_root = |written: &str| -> String {
         if Path::new(written).is_absolute() || depth == 0 {
             return written.to_string();
@@ -133,12 +135,20 @@ pub fn with_repository_defaults(command: clap::Command) -> Result<clap::Command,
         relative.push(written.trim_start_matches("./"));
         relative.display().to_string()
     };
-    // Named as the user can reach it from here, as the profiles' diagnostics name theirs.
-    let path = PathBuf::from(from_root(CONFIG_FILE));
-    let _ = CONFIG_PATH.set(Some(path.clone()));
-    let mut sources = gpuplan::diagnostic::Sources::default();
-    let (config, diagnostics) = parse_config(&path, &mut sources);
-    let Some(config) = config else { return Err(CliError::Compile(CompileError::Profiles { diagnostics })) };
+    let config = match found {
+        Some(_) => {
+            // Named as the user can reach it from here, as the profiles' diagnostics name theirs.
+            let path = PathBuf::from(from_root(CONFIG_FILE));
+            let _ = CONFIG_PATH.set(Some(path.clone()));
+            let mut sources = gpuplan::diagnostic::Sources::default();
+            let (config, diagnostics) = parse_config(&path, &mut sources);
+            config.ok_or(CliError::Compile(CompileError::Profiles { diagnostics }))?
+        }
+        None => {
+            let _ = CONFIG_PATH.set(None);
+            Config::default()
+        }
+    };
     let setting = |value: &Option<gpuplan::diagnostic::Spanned<String>>, builtin: &str| from_root(value.as_ref().map_or(builtin, |v| v.value.as_str()));
     let profiles: Vec<String> = if config.profiles.is_empty() { vec![from_root("profiles")] } else { config.profiles.iter().map(|p| from_root(&p.value)).collect() };
     let _ = DEFAULT_PROFILES.set(profiles.clone());
