@@ -586,3 +586,35 @@ fn gp024_the_cluster_copy_of_gpuplans_own_scaled_object_is_no_clash() {
     assert_eq!(all.len(), own.len(), "the live copy replaces the compiled one");
     assert_none(&gpuplan::report::lint::lint_on(c.ok(), &all), "GP024");
 }
+
+/// GP039 fires exactly when the budget keeps a capped pool's limit below its `max-accelerators`, and the budget its
+/// help names is the smallest that reaches the cap: with it the NodePool's limit is the cap and GP039 is silent, a
+/// cent less and it still fires. Over budgets from far below to above the cap's cost, for a pool alone (p5, 8 GPUs a
+/// node) and for a capped pool beside an uncapped one (the common limit grows both, so the needed budget pays both).
+#[test]
+fn gp039_cap_above_budget_names_the_budget_that_reaches_it() {
+    let alone = |budget: f64| format!("budget usd-per-hour={budget}\npool \"training\" preset=\"training-on-demand\" {{\n    gpu {{ name \"H100\"; per-node min=8; }}\n    max-accelerators 32\n}}\n");
+    let beside = |budget: f64| format!("budget usd-per-hour={budget}\npool \"capped\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"L4\"; per-node max=1; }}\n    max-accelerators 6\n}}\npool \"open\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"A10G\"; per-node max=1; }}\n}}\n");
+    let cases: [(&str, &dyn Fn(f64) -> String, &str, u64); 2] = [("training", &alone, "training", 32), ("capped", &beside, "capped", 6)];
+    let needed_in = |help: &str| -> f64 { help.split("at least $").nth(1).and_then(|r| r.split("/h").next()).and_then(|n| n.parse().ok()).expect(help) };
+    for (pool, body, nodepool, cap) in cases {
+        let mut fired = 0;
+        for budget in [60.0, 100.0, 160.0, 200.0, 240.0, 400.0].map(|b| if cap == 6 { b / 20.0 } else { b }) {
+            let mut c = compile_one(profile("p", 10, AMI, &body(budget)));
+            let limit: u64 = object_mut(&mut c, "NodePool", nodepool)["spec"]["limits"]["nvidia.com/gpu"].as_str().unwrap().parse().unwrap();
+            let d = c.lint();
+            let found = with_code(&d, "GP039");
+            assert_eq!(found.len(), usize::from(limit < cap), "{pool} at ${budget}/h: limit {limit} of cap {cap}:\n{}", gpuplan::diagnostic::render_plain(&d));
+            let Some(finding) = found.first() else { continue };
+            fired += 1;
+            assert!(finding.message.contains(&format!("`max-accelerators {cap}` is never reached")), "{}", finding.message);
+            let needed = needed_in(finding.help.as_deref().unwrap());
+            let mut at = compile_one(profile("p", 10, AMI, &body(needed)));
+            assert_eq!(object_mut(&mut at, "NodePool", nodepool)["spec"]["limits"]["nvidia.com/gpu"], json!(cap.to_string()), "{pool} at the named ${needed}/h");
+            assert_none(&at.lint(), "GP039");
+            let below = ((needed - 0.01) * 100.0).round() / 100.0;
+            assert_eq!(with_code(&compile_one(profile("p", 10, AMI, &body(below))).lint(), "GP039").len(), 1, "{pool} at ${below}/h, a cent below the named budget");
+        }
+        assert!(fired >= 2, "{pool}: the budgets tried should keep the cap out of reach at least twice");
+    }
+}

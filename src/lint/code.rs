@@ -57,6 +57,7 @@ rule_codes! {
     Gp035 "GP035",
     Gp036 "GP036",
     Gp038 "GP038",
+    Gp039 "GP039",
     Gp042 "GP042",
     Gp050 "GP050",
     Gp051 "GP051",

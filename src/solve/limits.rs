@@ -10,7 +10,7 @@ use crate::catalog::AcceleratorKind;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Spanned};
 use crate::profile::{Profile, Sharing, Tier};
 
-use super::pool::{Candidate, PoolPlan, Removal};
+use super::pool::{CapUnreached, Candidate, PoolPlan, Removal};
 use super::static_pool;
 use super::tier::requirements;
 
@@ -114,20 +114,32 @@ fn cap(tier: &Tier, plan: &PoolPlan) -> Option<u32> {
 /// One round of sizing: the common limit the budget allows, then each usage-based pool's limit (its cap when lower),
 /// rounded to whole nodes, with the types too big for it dropped (the next round's search sees them gone).
 fn size_usage_pools(pools: &mut [(PoolPlan, &Tier)], sizing: &Sizing, scale: &impl Fn(&PoolPlan) -> u32) {
-    let common = sizing.usage_budget.map(|b| common_limit(pools, b, scale));
-    for (plan, tier) in pools.iter_mut().filter(|(p, _)| p.fixed_usd_per_hour.is_none()) {
+    let (common, needed) = {
+        let usage = UsagePools::new(pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).map(|(p, t)| (p, cap(t, p), scale(p))));
+        let common = sizing.usage_budget.map(|b| common_limit(&usage, b));
+        // For a pool whose cap the common limit stays below: the budget at which the common limit reaches the cap.
+        let needed: Vec<Option<f64>> = pools
+            .iter()
+            .map(|(p, t)| match (cap(t, p), common) {
+                (Some(c), Some(l)) if p.fixed_usd_per_hour.is_none() && c > l * scale(p) => Some(usage.worst_case(c.div_ceil(scale(p))) + sizing.fixed.total()),
+                _ => None,
+            })
+            .collect();
+        (common, needed)
+    };
+    for ((plan, tier), needed) in pools.iter_mut().zip(needed).filter(|((p, _), _)| p.fixed_usd_per_hour.is_none()) {
         let (limit, reason) = usage_limit(plan, cap(tier, plan), common, scale(plan), sizing);
         let (limit, reason) = round_to_whole_nodes(plan, limit, reason);
         plan.limit = limit;
         plan.limit_reason = reason;
+        plan.cap_unreached = needed.zip(tier.settings.max_units()).map(|(budget_needed, cap)| CapUnreached { cap: cap.clone(), budget_needed: round_cents_up(budget_needed) });
         drop_nodes_above_limit(plan);
     }
 }
 
-/// The common limit of the usage-based pools that budget `b` allows.
-fn common_limit(pools: &[(PoolPlan, &Tier)], b: f64, scale: &impl Fn(&PoolPlan) -> u32) -> u32 {
-    let usage = UsagePools::new(pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).map(|(p, t)| (p, cap(t, p), scale(p))));
-    // Largest L with Σ worst(min(cᵢ, L)) ≤ B; each bound is non-decreasing in L: binary search.
+/// The largest common limit L of the usage-based pools with Σ worst(min(cᵢ, L)) ≤ `b`.
+fn common_limit(usage: &UsagePools, b: f64) -> u32 {
+    // Each bound is non-decreasing in L: binary search.
     let cost = |l: u32| usage.worst_case(l);
     let (mut lo, mut hi) = (0u32, 1_000_000u32);
     while lo < hi {
@@ -135,6 +147,11 @@ fn common_limit(pools: &[(PoolPlan, &Tier)], b: f64, scale: &impl Fn(&PoolPlan) 
         if cost(mid) <= b + 1e-9 { lo = mid } else { hi = mid - 1 }
     }
     lo
+}
+
+/// Dollars rounded up to the cent: a budget this large is enough (rounding down could miss by a fraction of a cent).
+fn round_cents_up(usd: f64) -> f64 {
+    (usd * 100.0 - 1e-6).ceil() / 100.0
 }
 
 /// A usage-based pool's limit and why: its cap, or the common limit (in the pool's units) when that is lower.

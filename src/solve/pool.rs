@@ -143,6 +143,9 @@ pub struct PoolPlan {
     pub static_pool: Option<crate::profile::StaticPool>,
     pub spot_ceiling: SpotCeiling,
     pub limit_reason: String,
+    /// The pool's own cap (`max-accelerators`/`max-cpu`) when the budget keeps its limit below it: the cap as written
+    /// and the smallest budget with which the limit reaches it (lint GP039).
+    pub cap_unreached: Option<CapUnreached>,
     pub weight: u32,
     pub disruption: DisruptionPlan,
     pub sharing: Option<Sharing>,
@@ -449,4 +452,13 @@ pub struct ClusterPools<'a> {
     pub accelerated_ami: bool,
     /// Sorted by weight, highest first.
     pub pools: &'a [PoolPlan],
+}
+
+/// A cap the budget does not let the limit reach: `max-accelerators 32` where the budget buys 24.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapUnreached {
+    /// The cap as written (accelerators or vCPUs, not slices), at its profile line.
+    pub cap: crate::diagnostic::Spanned<u32>,
+    /// The smallest budget ($/h, the profile's fixed costs included) with which the common limit reaches the cap.
+    pub budget_needed: f64,
 }

@@ -59,6 +59,7 @@ pub fn pool_plan(at: TierAt, profile: &Profile, source: &str, node_class: String
         spot_ceiling: s.spot_ceiling.value,
         raws: s.raws.iter().filter(|r| r.kind == "NodePool").cloned().collect(),
         limit_reason: String::new(),
+        cap_unreached: None,
         weight: 0,
         disruption: disruption_plan(s),
         sharing: s.sharing.as_ref().map(|x| x.value.clone()),

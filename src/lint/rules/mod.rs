@@ -47,6 +47,7 @@ rules! {
     gp035_queue_shares_leave_accelerators_unqueued,
     gp036_wait_for_pods_ready_below_cold_start,
     gp038_blast_radius_above_disruption_budget,
+    gp039_cap_above_budget,
     gp042_operator_service_monitor_unconfigured,
     gp050_spot_without_interruption_queue,
     gp051_efa_without_placement_group,
