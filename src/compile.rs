@@ -103,6 +103,13 @@ pub enum CompileError {
     Invalid { violations: Vec<(PathBuf, crate::validate::Violation)> },
 }
 
+impl CompileError {
+    /// The profiles' errors, one per cause (see [`crate::diagnostic::one_per_cause`]).
+    pub fn profiles(diagnostics: Vec<ProfileDiagnostic>) -> CompileError {
+        CompileError::Profiles { diagnostics: crate::diagnostic::one_per_cause(diagnostics) }
+    }
+}
+
 /// Expands directories into their `*.kdl` files, sorted, so the compile order never depends on the file system.
 pub fn profile_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CompileError> {
     let mut files = Vec::new();
@@ -132,7 +139,7 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let (profiles, diagnostics) = profile::parse_files(&paths, &mut sources);
     if diagnostics.iter().any(ProfileDiagnostic::is_error) {
-        return Err(CompileError::Profiles { diagnostics });
+        return Err(CompileError::profiles(diagnostics));
     }
     let warnings = diagnostics;
 
@@ -171,6 +178,7 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
     compilation.findings = findings;
     // By file, then position in the file (not the location string: line 12 sorts after line 9).
     compilation.warnings.sort_by_cached_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
+    compilation.warnings = crate::diagnostic::one_per_cause(std::mem::take(&mut compilation.warnings));
     Ok(compilation)
 }
 
@@ -190,7 +198,7 @@ fn load_catalogs_and_solve(profiles: &[Profile], sources: &Sources, catalogs_dir
         digests.insert(region.clone(), digest);
     }
     let type_labels = catalogs.iter().map(|(region, catalog)| (region.clone(), crate::simulate::instances::TypeLabels::new(catalog))).collect();
-    let plan = solve::solve(profiles, sources, &catalogs, &digests, &type_labels).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
+    let plan = solve::solve(profiles, sources, &catalogs, &digests, &type_labels).map_err(CompileError::profiles)?;
     Ok((catalogs, type_labels, plan))
 }
 
@@ -383,7 +391,7 @@ fn merge_cluster_outcomes(clusters: Vec<ClusterOutcome>) -> Result<(Vec<Generate
         return Err(CompileError::Invalid { violations: schema });
     }
     if !unschedulable.is_empty() {
-        return Err(CompileError::Profiles { diagnostics: unschedulable });
+        return Err(CompileError::profiles(unschedulable));
     }
     generated.sort_by(|a, b| a.path.cmp(&b.path));
     crate::lint::sort(&mut findings);

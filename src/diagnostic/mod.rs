@@ -246,6 +246,15 @@ pub fn did_you_mean<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, k)| format!("did you mean `{k}`?"))
 }
 
+/// One diagnostic per cause: the first of those that share a code and a span. A setting of a pool is inherited by
+/// each NodePool (tier) the pool renders, and a check over NodePools raises its cause once per NodePool; the cause is
+/// the profile line, so the user reads it once (miette keeps each; rustc deduplicates the same way, by span and
+/// message, in its emitter).
+pub fn one_per_cause(diagnostics: Vec<ProfileDiagnostic>) -> Vec<ProfileDiagnostic> {
+    let mut seen = std::collections::HashSet::new();
+    diagnostics.into_iter().filter(|d| seen.insert((d.code, d.src.name().to_string(), d.span.offset(), d.span.len()))).collect()
+}
+
 /// Renders diagnostics the way the CLI prints them (no colour, so tests and CI logs read the same).
 pub fn render_plain(diagnostics: &[ProfileDiagnostic]) -> String {
     let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());

@@ -51,6 +51,9 @@ impl Parser<'_> {
             self.top_level_node(node, &mut top);
         }
         let Some(cluster) = top.cluster.take() else {
+            if self.failed.cluster {
+                return None;
+            }
             self.error(
                 whole,
                 ErrorCode::E0110,
@@ -60,7 +63,7 @@ impl Parser<'_> {
             return None;
         };
         let wrote_pools = !top.pools.is_empty();
-        let pools: Vec<Pool> = top.pools.iter().filter_map(|n| self.parse_pool(n)).collect();
+        let pools: Vec<Pool> = top.pools.iter().filter_map(|n| self.parse_pool_or_mark_failed(n)).collect();
         if !wrote_pools {
             self.error(whole, ErrorCode::E0111, "the profile has no `pool`", "add pool \"name\" preset=\"inference-spot\" { gpu { … } }");
         }
@@ -140,6 +143,7 @@ impl Parser<'_> {
                     return;
                 }
                 top.cluster = self.parse_cluster(node);
+                self.failed.cluster = top.cluster.is_none();
             }
             "budget" => {
                 self.check_entries(node, &["usd-per-hour"], 0);

@@ -139,7 +139,7 @@ pub fn parse_files(paths: &[&Path], sources: &mut Sources) -> (Vec<Profile>, Vec
     let parsed: Vec<(Option<Profile>, Vec<ProfileDiagnostic>)> = readable
         .par_iter()
         .map(|&(file, path)| {
-            let mut parser = Parser { sources, file, diagnostics: Vec::new() };
+            let mut parser = Parser::new(sources, file);
             let profile = parser.parse_profile(path);
             (profile, parser.diagnostics)
         })

@@ -10,14 +10,52 @@ use kdl::{KdlEntry, KdlNode, KdlValue};
 use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned};
 
-/// One file's walk: the sources (for spans and locations), the file, and the diagnostics found so far.
+/// One file's walk: the sources (for spans and locations), the file, the diagnostics found so far, and what failed.
 pub(super) struct Parser<'s> {
     pub(super) sources: &'s Sources,
     pub(super) file: usize,
     pub(super) diagnostics: Vec<ProfileDiagnostic>,
+    pub(super) failed: Failed,
+}
+
+/// The entities whose own diagnostic has been raised and that the profile therefore lacks (a pool with an unknown
+/// preset, a cluster without a name): later checks that look them up skip them, so one cause is one diagnostic (no
+/// "unknown pool" after "unknown preset", no "no cluster block" after "`cluster` needs a name").
+#[derive(Debug, Default)]
+pub(super) struct Failed {
+    /// A `cluster` block was written but could not be read.
+    pub(super) cluster: bool,
+    /// The pools written but not read, by name (None: the name itself was unreadable).
+    pub(super) pools: Vec<Option<String>>,
+}
+
+impl Failed {
+    /// Whether `name` may be a pool (or one of its tiers' NodePools, named `<pool>-<tier>`) that failed to parse.
+    pub(super) fn may_name_a_pool(&self, name: &str) -> bool {
+        self.pools.iter().any(|p| p.as_deref().is_none_or(|p| name == p || name.strip_prefix(p).is_some_and(|rest| rest.starts_with('-'))))
+    }
 }
 
 impl Parser<'_> {
+    pub(super) fn new(sources: &Sources, file: usize) -> Parser<'_> {
+        Parser { sources, file, diagnostics: Vec::new(), failed: Failed::default() }
+    }
+
+    /// An unknown pool (E0170, E0201): what the help lists (did-you-mean, the pools and NodePools of the profile),
+    /// or None when `name` may be a pool that failed to parse (its own diagnostic is the cause).
+    pub(super) fn unknown_pool_help(&self, name: &str, pools: &[super::Pool]) -> Option<String> {
+        if self.failed.may_name_a_pool(name) {
+            return None;
+        }
+        let mut candidates: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
+        candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));
+        candidates.sort();
+        candidates.dedup();
+        let mut help = did_you_mean(name, candidates.iter().copied()).map(|h| h + " ").unwrap_or_default();
+        help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
+        Some(help)
+    }
+
     pub(super) fn span(&self, span: miette::SourceSpan) -> Span {
         Span::new(self.file, span)
     }

@@ -84,6 +84,16 @@ pub struct Tier {
 }
 
 impl Parser<'_> {
+    /// [`Self::parse_pool`], noting a pool that failed in [`super::parser::Failed`].
+    pub(super) fn parse_pool_or_mark_failed(&mut self, node: &KdlNode) -> Option<Pool> {
+        let pool = self.parse_pool(node);
+        if pool.is_none() {
+            let name = args(node).next().and_then(|e| e.value().as_string()).map(str::to_string);
+            self.failed.pools.push(name);
+        }
+        pool
+    }
+
     /// A `pool` block: its settings over the preset's, then its NodePools (tiers), each checked on its own
     /// (E0130, E0131, …) and together (one kind of node, E0264; a static pool's rules).
     pub(super) fn parse_pool(&mut self, node: &KdlNode) -> Option<Pool> {

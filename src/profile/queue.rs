@@ -188,12 +188,7 @@ impl Parser<'_> {
             }
             return kind;
         }
-        let mut candidates: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
-        candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));
-        candidates.sort();
-        candidates.dedup();
-        let mut help = did_you_mean(pool, candidates.iter().copied()).map(|h| h + " ").unwrap_or_default();
-        help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
+        let help = self.unknown_pool_help(pool, pools)?;
         self.error(pool.span, ErrorCode::E0201, format!("queue `{}` admits to unknown pool `{}`", name.value, pool.value), help);
         None
     }
