@@ -114,7 +114,7 @@ fn no_type_satisfies_names_the_last_constraint() {
 #[test]
 fn budget_too_small_for_one_node() {
     let run = compile_bad(&format!("{CLUSTER}\nbudget usd-per-hour=20\npool \"training\" preset=\"training-on-demand\" {{\n    gpu {{\n        name \"H100\"\n        per-node min=8\n    }}\n}}\n"));
-    assert_diagnostic(&run, "E0142", "8:8", &["the budget $20.00/h is too small for one node of pool `training`", "p5.48xlarge"]);
+    assert_diagnostic(&run, "E0142", "8:8", &["the budget $20.00/h cannot pay for one node of pool `training`", "p5.48xlarge (8 nvidia.com/gpu, up to $"]);
 }
 
 #[test]
