@@ -177,3 +177,32 @@ fn selector_key_given_twice() {
     let run = compile_bad(&workload_with("    selector \"app\" \"x\"\n    selector \"app\" \"y\"\n"));
     assert_diagnostic(&run, "E0183", "14:14", &["workload `w` has two `selector` lines for label key `app` (first at profiles/bad.kdl:13:14)", "keep one"]);
 }
+
+/// Every name-valued property checked against the region's catalog or a closed set answers a misspelling with
+/// "did you mean" and the names it knows: (the pool's lines, its code, the suggestion, the set it lists).
+#[test]
+fn every_misspelt_name_gets_did_you_mean_and_the_known_names() {
+    let pool = |preset: &str, lines: &str| format!("{CLUSTER}\nbudget usd-per-hour=50\npool \"llm\" preset=\"{preset}\" {{\n{lines}\n}}\n");
+    let cases = [
+        (pool("inference-on-demand", "    gpu { name \"A100-80GB\"; }"), "E0410", "did you mean `A100` (with `memory-min \"80GiB\"`)?", "GPUs in us-east-1: A100, A10G"),
+        (pool("inference-on-demand", "    gpu { name \"L4S\"; }"), "E0410", "did you mean `L4`?", "GPUs in us-east-1: A100"),
+        (pool("inference-on-demand", "    neuron { name \"Trainum2\"; }"), "E0410", "did you mean `Trainium2`?", "Neuron devices in us-east-1:"),
+        (pool("inference-on-demand", "    gpu { name \"A10G\"; }\n    families \"g5x\""), "E0410", "did you mean `g5`?", "families in us-east-1: a1,"),
+        (pool("inference-on-demand", "    gpu { name \"A10G\"; }\n    types \"g5.xlargee\""), "E0410", "did you mean `g5.xlarge`?", "g5 types in us-east-1: g5.12xlarge"),
+        (pool("inference-on-demand", "    gpu { name \"A10G\"; }\n    arch \"amd65\""), "E0118", "did you mean `amd64`?", "architectures: amd64, arm64"),
+        (pool("inference-spott", "    gpu { name \"A10G\"; }"), "E0116", "did you mean `inference-spot`?", "presets: general, inference-spot"),
+        (pool("tiered", "    gpu { name \"A10G\"; }\n    tier \"a\" capacity=\"spott\" { weight 100; }"), "E0118", "did you mean `spot`?", "on-demand"),
+    ];
+    for (profile, code, suggestion, set) in cases {
+        let run = compile_bad(&profile);
+        assert_diagnostic(&run, code, "", &[suggestion, set]);
+        assert_eq!(run.stderr.matches(code).count(), 1, "one {code} in:\n{}", run.stderr);
+    }
+}
+
+/// A zone the catalog does not have (E0152) lists the catalog's zones, did-you-mean first when one is close.
+#[test]
+fn an_unknown_zone_lists_the_catalogs_zones() {
+    let profile = "cluster \"ml-prod\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1q\"\n    ami \"al2023@v20251023\"\n}\nbudget usd-per-hour=50\npool \"llm\" {\n    gpu { name \"A10G\" }\n}\n";
+    assert_diagnostic(&compile_bad(profile), "E0152", "3:24", &["zones in the catalog: us-east-1a, us-east-1b"]);
+}

@@ -200,6 +200,7 @@ error_codes! {
     E0383: "a placement group on a pool that launches in more than one zone",
     E0384: "an invalid placement group name",
     E0385: "a placement group in an EKS Auto Mode cluster",
+    E0410: "a name the region's catalog does not have",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

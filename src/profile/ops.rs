@@ -314,7 +314,7 @@ impl Parser<'_> {
             None => Spanned::new("Deployment".to_string(), name.span),
             Some(k) if TARGET_KINDS.contains(&k.as_str()) => k,
             Some(k) => {
-                let help = did_you_mean(&k, TARGET_KINDS).unwrap_or_else(|| "one of Deployment, StatefulSet".into());
+                let help = crate::diagnostic::did_you_mean_among(&k, &TARGET_KINDS, "workload kinds");
                 self.error(k.span, ErrorCode::E0118, format!("unknown workload kind `{}`", k.value), help);
                 k
             }

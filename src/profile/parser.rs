@@ -8,7 +8,7 @@ use std::ops::RangeInclusive;
 use kdl::{KdlEntry, KdlNode, KdlValue};
 
 use crate::diagnostic::ErrorCode;
-use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned};
+use crate::diagnostic::{did_you_mean, did_you_mean_among, ProfileDiagnostic, Sources, Span, Spanned};
 
 /// One file's walk: the sources (for spans and locations), the file, the diagnostics found so far, and what failed.
 pub(super) struct Parser<'s> {
@@ -51,8 +51,7 @@ impl Parser<'_> {
         candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));
         candidates.sort();
         candidates.dedup();
-        let mut help = did_you_mean(name, candidates.iter().copied()).map(|h| h + " ").unwrap_or_default();
-        help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
+        let help = did_you_mean_among(name, &candidates, "pools (and NodePools) of this profile");
         Some(help)
     }
 
@@ -296,7 +295,7 @@ impl Parser<'_> {
     /// E0118 for a keyword outside its list: "did you mean" the closest of `known`, else `help` (the list, said
     /// with what each choice means).
     pub(super) fn unknown_keyword<'k>(&mut self, value: &Spanned<String>, what: &str, known: impl IntoIterator<Item = &'k str>, help: &str) {
-        let help = did_you_mean(value, known).unwrap_or_else(|| help.into());
+        let help = did_you_mean(value, known).map_or_else(|| help.into(), |d| format!("{d} {help}"));
         self.error(value.span, ErrorCode::E0118, format!("unknown {what} `{}`", value.value), help);
     }
 }

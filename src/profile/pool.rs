@@ -19,7 +19,7 @@ use super::{Disruption, MaintenanceWindow, Settings};
 use crate::diagnostic::ErrorCode;
 use crate::catalog::cost::SpotCeiling;
 use crate::catalog::{AcceleratorKind, Arch, CapacityType};
-use crate::diagnostic::{did_you_mean, Span, Spanned};
+use crate::diagnostic::{Span, Spanned};
 
 /// Lint/solver price-quality knob default: admit a type only if its $/accelerator-hour is at most this
 /// multiple of the cheapest candidate's (see README "Price quality").
@@ -138,11 +138,7 @@ impl Parser<'_> {
         match Preset::parse(&s) {
             Some(p) => Some(Spanned::new(p, s.span)),
             None => {
-                let mut help = did_you_mean(&s, Preset::NAMES).unwrap_or_default();
-                if !help.is_empty() {
-                    help.push(' ');
-                }
-                help.push_str(&format!("presets: {}", Preset::NAMES.join(", ")));
+                let help = crate::diagnostic::did_you_mean_among(&s, &Preset::NAMES, "presets");
                 self.error(s.span, ErrorCode::E0116, format!("unknown preset `{}`", s.value), help);
                 None
             }
