@@ -51,13 +51,13 @@ pub fn compile_printing_warnings(options: &CompileOptions, max_catalog_age_days:
     // The one place the wall clock is read: a warning on stderr, never anything in out/.
     for catalog in compiled.catalogs.values() {
         if let Some(days) = catalog.age_days(std::time::SystemTime::now()).filter(|d| *d > max_catalog_age_days) {
-            eprintln!(
+            super::messages::notice(&format!(
                 "warning: the {} catalog's newest data is {days} days old ({}); run `gpuplan catalog refresh --region {}` (threshold: --max-catalog-age-days {})",
                 catalog.region,
                 catalog.newest_fetch().unwrap_or("?"),
                 catalog.region,
                 max_catalog_age_days
-            );
+            ));
         }
     }
     Ok(compiled)

@@ -31,6 +31,12 @@ pub fn format() -> MessageFormat {
     *FORMAT.get().unwrap_or(&MessageFormat::Human)
 }
 
+/// A line on stderr that reports what a command did or noticed beside its result (a catalog's age, a file compile
+/// deleted): the one path such lines take, so that one switch (`-q`) can quiet them all.
+pub fn notice(line: &str) {
+    eprintln!("{line}");
+}
+
 /// GitHub's per-step limit for each of errors and warnings.
 const ANNOTATIONS_PER_STEP: usize = 10;
 
