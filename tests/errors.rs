@@ -206,3 +206,45 @@ fn an_unknown_zone_lists_the_catalogs_zones() {
     let profile = "cluster \"ml-prod\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1q\"\n    ami \"al2023@v20251023\"\n}\nbudget usd-per-hour=50\npool \"llm\" {\n    gpu { name \"A10G\" }\n}\n";
     assert_diagnostic(&compile_bad(profile), "E0152", "3:24", &["zones in the catalog: us-east-1a, us-east-1b"]);
 }
+
+/// Every quantity the profile language takes as a string (sizes, durations, prices: every quoted value of a schema
+/// example that starts with a digit or `$`), written bare in its own property, is one E0101 at the value saying
+/// "quote it" with the setting written out, not KDL's "Did you want a space here?".
+#[test]
+fn every_unquoted_quantity_in_a_schema_example_says_quote_it() {
+    let quoted = regex::Regex::new(r#""(\$?[0-9][0-9.]*[A-Za-z%]+)""#).unwrap();
+    let mut checked = 0;
+    for node in gpuplan::profile::schema::NODES {
+        for m in quoted.captures_iter(node.example) {
+            let (with_quotes, bare) = (m.get(0).unwrap().as_str(), &m[1]);
+            let line = node.example.replacen(with_quotes, bare, 1);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("p.kdl");
+            std::fs::write(&path, format!("{line}\n")).unwrap();
+            let mut sources = gpuplan::diagnostic::Sources::default();
+            let (_, diagnostics) = gpuplan::profile::parse_files(&[path.as_path()], &mut sources);
+            let text = gpuplan::diagnostic::render_plain(&diagnostics);
+            assert_eq!(diagnostics.len(), 1, "{line}: {text}");
+            let d = &diagnostics[0];
+            assert_eq!(d.code.as_str(), "E0101", "{line}: {text}");
+            assert!(d.message.contains(&format!("`{bare}` is not quoted")), "{line}: {text}");
+            let help = d.help.as_deref().unwrap_or_default();
+            assert!(help.starts_with("quote it: `") && help.contains(with_quotes), "{line}: {help}");
+            assert_eq!(sources.snippet(gpuplan::diagnostic::Span { file: 0, offset: d.span.offset(), len: d.span.len() }), bare, "{line}: the span is the value");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} quantities in the schema examples");
+}
+
+#[test]
+fn an_unquoted_memory_size_says_quote_it_with_the_setting() {
+    let run = compile_bad(&format!("{CLUSTER}\nbudget usd-per-hour=50\npool \"llm\" {{\n    gpu {{ name \"A10G\"; memory-min 40GiB; }}\n}}\n"));
+    assert_diagnostic(&run, "E0101", "10:35", &["`40GiB` is not quoted", "quote it: `memory-min \"40GiB\"`"]);
+}
+
+#[test]
+fn a_budget_written_with_a_dollar_sign_says_to_write_the_number() {
+    let run = compile_bad(&format!("{CLUSTER}\nbudget usd-per-hour=$50\npool \"llm\" {{\n    gpu {{ name \"A10G\" }}\n}}\n"));
+    assert_diagnostic(&run, "E0105", "8:8", &["found the string \"$50\"", "`usd-per-hour=50`"]);
+}

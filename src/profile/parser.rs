@@ -173,12 +173,14 @@ impl Parser<'_> {
             KdlValue::Integer(i) => *i as f64,
             KdlValue::Float(f) => *f,
             other => {
-                self.error(
-                    span,
-                    ErrorCode::E0105,
-                    format!("{what} must be a number, found {}", describe(other)),
-                    "write a number without quotes or units, e.g. 150 or 12.5",
-                );
+                // A price written as one (`$50`, "50", "$12.5"): the number it means, to write instead.
+                let meant = other.as_string().map(|s| s.trim_start_matches('$')).filter(|s| s.parse::<f64>().is_ok_and(f64::is_finite));
+                let help = match (meant, entry.name()) {
+                    (Some(n), Some(key)) => format!("write the number alone, without quotes or `$`: `{}={n}`", key.value()),
+                    (Some(n), None) => format!("write the number alone, without quotes or `$`: `{n}`"),
+                    _ => "write a number without quotes or units, e.g. 150 or 12.5".to_string(),
+                };
+                self.error(span, ErrorCode::E0105, format!("{what} must be a number, found {}", describe(other)), help);
                 return None;
             }
         };
