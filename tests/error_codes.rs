@@ -13,8 +13,6 @@ use gpuplan::diagnostic::ErrorCode;
 /// Examples that cannot fail with their code alone, and the codes they report beside it (each for a reason the
 /// explanation gives).
 const COMPANIONS: &[(ErrorCode, &[ErrorCode])] = &[
-    // A quota line on the wrong resource is refused, so the queue has no quota.
-    (ErrorCode::E0204, &[ErrorCode::E0202]),
     // The limits are sized from the budget: quotas above the budget are above a NodePool's limit too.
     (ErrorCode::E0211, &[ErrorCode::E0210]),
 ];
