@@ -105,6 +105,13 @@ pub enum CompileError {
     Invalid { violations: Vec<(PathBuf, crate::validate::Violation)> },
 }
 
+impl CompileError {
+    /// The profiles' errors, one per cause (see [`crate::diagnostic::one_per_cause`]).
+    pub fn profiles(diagnostics: Vec<ProfileDiagnostic>) -> CompileError {
+        CompileError::Profiles { diagnostics: crate::diagnostic::one_per_cause(diagnostics) }
+    }
+}
+
 /// Expands directories into their `*.kdl` files, sorted, so the compile order never depends on the file system.
 pub fn profile_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CompileError> {
     let mut files = Vec::new();
@@ -148,7 +155,7 @@ pub fn compile_with_config(opts: &CompileOptions, config: Option<&Path>) -> Resu
     let (profiles, found) = profile::parse_files_sharing(&paths, &mut sources, &shared);
     diagnostics.extend(found);
     if diagnostics.iter().any(ProfileDiagnostic::is_error) {
-        return Err(CompileError::Profiles { diagnostics });
+        return Err(CompileError::profiles(diagnostics));
     }
     let warnings = diagnostics;
 
@@ -187,6 +194,7 @@ pub fn compile_with_config(opts: &CompileOptions, config: Option<&Path>) -> Resu
     compilation.findings = findings;
     // By file, then position in the file (not the location string: line 12 sorts after line 9).
     compilation.warnings.sort_by_cached_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
+    compilation.warnings = crate::diagnostic::one_per_cause(std::mem::take(&mut compilation.warnings));
     Ok(compilation)
 }
 
@@ -206,7 +214,7 @@ fn load_catalogs_and_solve(profiles: &[Profile], sources: &Sources, catalogs_dir
         digests.insert(region.clone(), digest);
     }
     let type_labels = catalogs.iter().map(|(region, catalog)| (region.clone(), crate::simulate::instances::TypeLabels::new(catalog))).collect();
-    let plan = solve::solve(profiles, sources, &catalogs, &digests, &type_labels).map_err(|diagnostics| CompileError::Profiles { diagnostics })?;
+    let plan = solve::solve(profiles, sources, &catalogs, &digests, &type_labels).map_err(CompileError::profiles)?;
     Ok((catalogs, type_labels, plan))
 }
 
@@ -399,7 +407,7 @@ fn merge_cluster_outcomes(clusters: Vec<ClusterOutcome>) -> Result<(Vec<Generate
         return Err(CompileError::Invalid { violations: schema });
     }
     if !unschedulable.is_empty() {
-        return Err(CompileError::Profiles { diagnostics: unschedulable });
+        return Err(CompileError::profiles(unschedulable));
     }
     generated.sort_by(|a, b| a.path.cmp(&b.path));
     crate::lint::sort(&mut findings);

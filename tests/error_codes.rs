@@ -13,8 +13,6 @@ use gpuplan::diagnostic::ErrorCode;
 /// Examples that cannot fail with their code alone, and the codes they report beside it (each for a reason the
 /// explanation gives).
 const COMPANIONS: &[(ErrorCode, &[ErrorCode])] = &[
-    // A quota line on the wrong resource is refused, so the queue has no quota.
-    (ErrorCode::E0204, &[ErrorCode::E0202]),
     // The limits are sized from the budget: quotas above the budget are above a NodePool's limit too.
     (ErrorCode::E0211, &[ErrorCode::E0210]),
 ];
@@ -204,4 +202,118 @@ fn e0151_is_raised_by_the_solver_given_no_catalog_for_the_region() {
     let diagnostics = gpuplan::solve::solve(&profiles, &sources, &BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).err().expect("no catalog, no plan");
     let codes: Vec<String> = diagnostics.iter().map(|d| d.code.to_string()).collect();
     assert_eq!(codes, ["E0151"], "{}", gpuplan::diagnostic::render_plain(&diagnostics));
+}
+
+/// The diagnostics of a report as (code, file:line:col): miette prints each code on a line of its own, then (after a blank line) the
+/// message, opened by `×` (an error) or `⚠` (a warning) and the location.
+fn located(stderr: &str) -> Vec<(String, String)> {
+    let message = regex::Regex::new(r"^\s*[×⚠]\s+(\S+?:\d+:\d+):").unwrap();
+    let code = regex::Regex::new(r"^(E\d{4}|GP\d{3})$").unwrap();
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines
+        .windows(2)
+        .filter_map(|w| {
+            let c = code.captures(w[0].trim())?;
+            let at = message.captures(w[1])?;
+            Some((c[1].to_string(), at[1].to_string()))
+        })
+        .collect()
+}
+
+/// The (code, location) pairs reported more than once: one cause repeated (for each tier's NodePool, each profile).
+fn repeated(diagnostics: &[(String, String)]) -> Vec<&(String, String)> {
+    let mut seen = BTreeSet::new();
+    diagnostics.iter().filter(|d| !seen.insert(*d)).collect()
+}
+
+/// One diagnostic per cause, over every error-code example: no (code, file:line:col) twice, and the example's own
+/// code exactly once (a cause in a pool is not raised again by each NodePool the pool renders).
+#[test]
+fn every_example_reports_each_cause_once() {
+    let mut failures = Vec::new();
+    for &code in ErrorCode::ALL.iter().filter(|c| !LIBRARY_ONLY.contains(c)) {
+        let (_dir, _, stderr) = run_example(code);
+        let found = located(&stderr);
+        let own = found.iter().filter(|(c, _)| c == code.as_str()).count();
+        let twice = repeated(&found);
+        if own != 1 || !twice.is_empty() {
+            failures.push(format!("{code}: its code {own} times, repeated {twice:?}\n{stderr}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} example(s) repeat a diagnostic:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The example profiles with tiers (several NodePools from one pool) warn once per cause too.
+#[test]
+fn example_profiles_with_tiers_report_each_cause_once() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tiered: Vec<PathBuf> = std::fs::read_dir(root.join("profiles"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| std::fs::read_to_string(p).unwrap().lines().any(|l| l.trim_start().starts_with("tier ")))
+        .collect();
+    assert!(!tiered.is_empty(), "no example profile with tiers");
+    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(root).env("NO_COLOR", "1").args(["compile", "--check"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let found = located(&stderr);
+    assert!(!found.is_empty(), "no diagnostics read from {stderr}");
+    assert!(repeated(&found).is_empty(), "{:?}\n{stderr}", repeated(&found));
+}
+
+/// Writes `profile` as the only profile of a fresh directory and compiles it: the codes of the report, in order.
+fn compile_codes(profile: &str) -> (Vec<String>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("profiles")).unwrap();
+    std::fs::write(dir.path().join("profiles/ml.kdl"), profile).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").arg("compile").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    (located(&stderr).into_iter().map(|(c, _)| c).collect(), stderr)
+}
+
+const CLUSTER: &str = "cluster \"ml-prod\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1b\"\n    ami \"al2023@v20251023\"\n}\n";
+
+#[test]
+fn an_unknown_preset_is_e0116_alone_when_a_workload_and_a_queue_name_its_pool() {
+    let profile = format!(
+        "{CLUSTER}pool \"llm\" preset=\"inference-spott\" {{\n    gpu {{ name \"A10G\" }}\n}}\n\
+         workload \"server\" namespace=\"inference\" pool=\"llm\" {{\n    selector \"app\" \"server\"\n    replicas 2\n}}\n\
+         queue \"team-a\" namespace=\"team-a\" pool=\"llm-spot\" {{\n    gpus nominal=4\n}}\n"
+    );
+    let (codes, stderr) = compile_codes(&profile);
+    assert_eq!(codes, ["E0116"], "{stderr}");
+}
+
+#[test]
+fn a_cluster_without_a_name_is_e0107_alone_not_also_a_missing_cluster() {
+    let profile = "cluster {\n    region \"us-east-1\"\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\npool \"llm\" preset=\"inference-on-demand\" {\n    gpu { name \"A10G\" }\n}\n";
+    let (codes, stderr) = compile_codes(profile);
+    assert_eq!(codes, ["E0107"], "{stderr}");
+}
+
+#[test]
+fn a_cluster_without_a_region_is_e0107_alone_not_also_a_missing_cluster() {
+    let profile = "cluster \"ml-prod\" {\n    zones \"us-east-1a\"\n    ami \"al2023@v20251023\"\n}\npool \"llm\" preset=\"inference-on-demand\" {\n    gpu { name \"A10G\" }\n}\n";
+    let (codes, stderr) = compile_codes(profile);
+    assert_eq!(codes, ["E0107"], "{stderr}");
+}
+
+#[test]
+fn a_constraint_of_a_tiered_pool_is_one_e0140_not_one_per_tier() {
+    let profile = format!(
+        "{CLUSTER}budget usd-per-hour=62\npool \"vision\" preset=\"tiered\" {{\n    gpu {{ name \"T4\"; memory-min \"24GiB\"; per-node max=1; }}\n\
+         tier \"a\" capacity=\"spot\" {{\n        weight 100\n    }}\n    tier \"b\" capacity=\"on-demand\" {{\n        weight 10\n    }}\n}}\n"
+    );
+    let (codes, stderr) = compile_codes(&profile);
+    assert_eq!(codes, ["E0140"], "{stderr}");
+}
+
+/// Two causes (a static pool in a preset of two NodePools, E0302; `max-accelerators` on it, E0304), each once: the
+/// pool's `max-accelerators` is inherited by both NodePools the preset renders.
+#[test]
+fn max_accelerators_on_a_static_pool_of_two_nodepools_is_one_e0304() {
+    let profile = format!("{CLUSTER}pool \"warm\" preset=\"inference-spot\" {{\n    gpu {{ name \"L4\" \"A10G\"; per-node max=1; }}\n    max-accelerators 4\n    static replicas=2\n}}\n");
+    let (codes, stderr) = compile_codes(&profile);
+    assert_eq!(codes, ["E0302", "E0304"], "{stderr}");
 }

@@ -114,7 +114,7 @@ fn no_type_satisfies_names_the_last_constraint() {
 #[test]
 fn budget_too_small_for_one_node() {
     let run = compile_bad(&format!("{CLUSTER}\nbudget usd-per-hour=20\npool \"training\" preset=\"training-on-demand\" {{\n    gpu {{\n        name \"H100\"\n        per-node min=8\n    }}\n}}\n"));
-    assert_diagnostic(&run, "E0142", "8:8", &["the budget $20.00/h is too small for one node of pool `training`", "p5.48xlarge"]);
+    assert_diagnostic(&run, "E0142", "8:8", &["the budget $20.00/h cannot pay for one node of pool `training`", "p5.48xlarge (8 nvidia.com/gpu, up to $"]);
 }
 
 #[test]
@@ -176,4 +176,75 @@ fn selector_value_that_is_not_a_label_value() {
 fn selector_key_given_twice() {
     let run = compile_bad(&workload_with("    selector \"app\" \"x\"\n    selector \"app\" \"y\"\n"));
     assert_diagnostic(&run, "E0183", "14:14", &["workload `w` has two `selector` lines for label key `app` (first at profiles/bad.kdl:13:14)", "keep one"]);
+}
+
+/// Every name-valued property checked against the region's catalog or a closed set answers a misspelling with
+/// "did you mean" and the names it knows: (the pool's lines, its code, the suggestion, the set it lists).
+#[test]
+fn every_misspelt_name_gets_did_you_mean_and_the_known_names() {
+    let pool = |preset: &str, lines: &str| format!("{CLUSTER}\nbudget usd-per-hour=50\npool \"llm\" preset=\"{preset}\" {{\n{lines}\n}}\n");
+    let cases = [
+        (pool("inference-on-demand", "    gpu { name \"A100-80GB\"; }"), "E0410", "did you mean `A100` (with `memory-min \"80GiB\"`)?", "GPUs in us-east-1: A100, A10G"),
+        (pool("inference-on-demand", "    gpu { name \"L4S\"; }"), "E0410", "did you mean `L4`?", "GPUs in us-east-1: A100"),
+        (pool("inference-on-demand", "    neuron { name \"Trainum2\"; }"), "E0410", "did you mean `Trainium2`?", "Neuron devices in us-east-1:"),
+        (pool("inference-on-demand", "    gpu { name \"A10G\"; }\n    families \"g5x\""), "E0410", "did you mean `g5`?", "families in us-east-1: a1,"),
+        (pool("inference-on-demand", "    gpu { name \"A10G\"; }\n    types \"g5.xlargee\""), "E0410", "did you mean `g5.xlarge`?", "g5 types in us-east-1: g5.12xlarge"),
+        (pool("inference-on-demand", "    gpu { name \"A10G\"; }\n    arch \"amd65\""), "E0118", "did you mean `amd64`?", "architectures: amd64, arm64"),
+        (pool("inference-spott", "    gpu { name \"A10G\"; }"), "E0116", "did you mean `inference-spot`?", "presets: general, inference-spot"),
+        (pool("tiered", "    gpu { name \"A10G\"; }\n    tier \"a\" capacity=\"spott\" { weight 100; }"), "E0118", "did you mean `spot`?", "on-demand"),
+    ];
+    for (profile, code, suggestion, set) in cases {
+        let run = compile_bad(&profile);
+        assert_diagnostic(&run, code, "", &[suggestion, set]);
+        assert_eq!(run.stderr.matches(code).count(), 1, "one {code} in:\n{}", run.stderr);
+    }
+}
+
+/// A zone the catalog does not have (E0152) lists the catalog's zones, did-you-mean first when one is close.
+#[test]
+fn an_unknown_zone_lists_the_catalogs_zones() {
+    let profile = "cluster \"ml-prod\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1q\"\n    ami \"al2023@v20251023\"\n}\nbudget usd-per-hour=50\npool \"llm\" {\n    gpu { name \"A10G\" }\n}\n";
+    assert_diagnostic(&compile_bad(profile), "E0152", "3:24", &["zones in the catalog: us-east-1a, us-east-1b"]);
+}
+
+/// Every quantity the profile language takes as a string (sizes, durations, prices: every quoted value of a schema
+/// example that starts with a digit or `$`), written bare in its own property, is one E0101 at the value saying
+/// "quote it" with the setting written out, not KDL's "Did you want a space here?".
+#[test]
+fn every_unquoted_quantity_in_a_schema_example_says_quote_it() {
+    let quoted = regex::Regex::new(r#""(\$?[0-9][0-9.]*[A-Za-z%]+)""#).unwrap();
+    let mut checked = 0;
+    for node in gpuplan::profile::schema::NODES {
+        for m in quoted.captures_iter(node.example) {
+            let (with_quotes, bare) = (m.get(0).unwrap().as_str(), &m[1]);
+            let line = node.example.replacen(with_quotes, bare, 1);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("p.kdl");
+            std::fs::write(&path, format!("{line}\n")).unwrap();
+            let mut sources = gpuplan::diagnostic::Sources::default();
+            let (_, diagnostics) = gpuplan::profile::parse_files(&[path.as_path()], &mut sources);
+            let text = gpuplan::diagnostic::render_plain(&diagnostics);
+            assert_eq!(diagnostics.len(), 1, "{line}: {text}");
+            let d = &diagnostics[0];
+            assert_eq!(d.code.as_str(), "E0101", "{line}: {text}");
+            assert!(d.message.contains(&format!("`{bare}` is not quoted")), "{line}: {text}");
+            let help = d.help.as_deref().unwrap_or_default();
+            assert!(help.starts_with("quote it: `") && help.contains(with_quotes), "{line}: {help}");
+            assert_eq!(sources.snippet(gpuplan::diagnostic::Span { file: 0, offset: d.span.offset(), len: d.span.len() }), bare, "{line}: the span is the value");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} quantities in the schema examples");
+}
+
+#[test]
+fn an_unquoted_memory_size_says_quote_it_with_the_setting() {
+    let run = compile_bad(&format!("{CLUSTER}\nbudget usd-per-hour=50\npool \"llm\" {{\n    gpu {{ name \"A10G\"; memory-min 40GiB; }}\n}}\n"));
+    assert_diagnostic(&run, "E0101", "10:35", &["`40GiB` is not quoted", "quote it: `memory-min \"40GiB\"`"]);
+}
+
+#[test]
+fn a_budget_written_with_a_dollar_sign_says_to_write_the_number() {
+    let run = compile_bad(&format!("{CLUSTER}\nbudget usd-per-hour=$50\npool \"llm\" {{\n    gpu {{ name \"A10G\" }}\n}}\n"));
+    assert_diagnostic(&run, "E0105", "8:8", &["found the string \"$50\"", "`usd-per-hour=50`"]);
 }

@@ -746,3 +746,24 @@ fn markdown_diff_warns_about_a_removed_nodepool_with_its_limit() {
     assert!(md.contains("> [!WARNING]\n> This change removes 1 NodePool(s): deleting a NodePool deletes all its nodes at once"), "{md}");
     assert!(md.contains("> - NodePool od in cluster ml-prod (limit nvidia.com/gpu 8)"), "{md}");
 }
+
+/// The library's side of `commit --include-inputs`: an input with changes HEAD does not hold (here untracked) is
+/// refused by name before anything is written; with `include_inputs` it is committed with out/ in one commit.
+#[test]
+fn uncommitted_inputs_are_refused_by_name_and_included_on_request() {
+    let f = Fixture::new(false);
+    f.write("profiles/ml.kdl", "cluster \"ml-prod\" {}\n");
+    let before = f.head().unwrap();
+    let o = CommitOptions { inputs: vec![PathBuf::from("profiles/ml.kdl")], ..opts() };
+    match f.commit(&tree_v1(), &o) {
+        Err(e @ GitopsError::UncommittedInputs(_)) => assert!(e.to_string().contains("  profiles/ml.kdl (untracked)"), "{e}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(f.head().unwrap(), before, "nothing committed");
+    assert!(!f.dir.join("out").exists(), "out/ not written");
+    let (id, files, ..) = committed(f.commit(&tree_v1(), &CommitOptions { include_inputs: true, ..o }).unwrap());
+    assert!(files.contains(&PathBuf::from("profiles/ml.kdl")), "{files:?}");
+    let mut expected: Vec<String> = V1_PATHS.iter().map(|s| s.to_string()).collect();
+    expected.push("profiles/ml.kdl".into());
+    assert_eq!(f.commit_paths(id), expected);
+}

@@ -349,3 +349,34 @@ fn write_tree_keeps_permissions_of_out_dir() {
         0o750
     );
 }
+
+/// `compile` names each file it deletes from out/, one line each on stderr: a renamed pool's old NodePool file is
+/// gone, and said so.
+#[test]
+fn compile_says_which_files_it_removes_when_a_pool_is_renamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("profiles")).unwrap();
+    let profile = |pool: &str| {
+        format!("cluster \"ml-prod\" {{\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1b\"\n    ami \"al2023@v20251023\"\n}}\nbudget usd-per-hour=50\npool \"{pool}\" preset=\"inference-on-demand\" {{\n    gpu {{ name \"A10G\" }}\n}}\n")
+    };
+    let compile = || {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(root).env("NO_COLOR", "1").arg("compile").output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{stderr}");
+        stderr
+    };
+    fs::write(root.join("profiles/ml.kdl"), profile("old")).unwrap();
+    let first = compile();
+    assert!(!first.contains("removed "), "{first}");
+    let old: Vec<PathBuf> = read_tree(&root.join("out")).unwrap().files.keys().filter(|p| p.to_string_lossy().contains("old")).cloned().collect();
+    assert!(!old.is_empty(), "no file named after pool `old`");
+    fs::write(root.join("profiles/ml.kdl"), profile("new")).unwrap();
+    let second = compile();
+    let removed: Vec<&str> = second.lines().filter(|l| l.starts_with("removed ")).collect();
+    let expected: Vec<String> = old.iter().map(|p| format!("removed {} (no profile produces it any more)", Path::new("out").join(p).display())).collect();
+    assert_eq!(removed, expected, "{second}");
+    for path in &old {
+        assert!(!root.join("out").join(path).exists(), "{} is still there", path.display());
+    }
+}

@@ -260,7 +260,7 @@ fn commit_with_index_lock_present_exits_2_and_leaves_head_index_and_out_unchange
     let (head_before, index_before, out_before) = (head(&repo), fs::read(dir.path().join(".git/index")).unwrap(), read_tree(&dir.path().join("out")).unwrap());
     fs::write(dir.path().join(".git/index.lock"), "").unwrap();
 
-    let output = gpuplan(dir.path(), &["commit"]);
+    let output = gpuplan(dir.path(), &["commit", "--include-inputs"]);
     let err = stderr(&output);
     println!("{err}");
     assert_eq!(output.status.code(), Some(2), "{err}");
@@ -272,13 +272,61 @@ fn commit_with_index_lock_present_exits_2_and_leaves_head_index_and_out_unchange
     assert!(dir.path().join(".git/index.lock").exists(), "someone else's lock is theirs to remove");
 
     fs::remove_file(dir.path().join(".git/index.lock")).unwrap();
-    let output = gpuplan(dir.path(), &["commit"]);
+    let output = gpuplan(dir.path(), &["commit", "--include-inputs"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_ne!(head(&repo), head_before);
     assert!(!dir.path().join(".git/index.lock").exists(), "our lock is gone");
     let statuses = repo.statuses(None).unwrap();
     let dirty: Vec<String> = statuses.iter().filter(|s| !matches!(s.status(), git2::Status::CURRENT | git2::Status::IGNORED)).filter_map(|s| s.path().ok().map(str::to_string)).collect();
-    assert_eq!(dirty, ["profiles/llm-inference.kdl"], "out/ committed and clean in the index; the profile edit is the user's");
+    assert!(dirty.is_empty(), "out/ and the profile it came from committed and clean in the index: {dirty:?}");
+}
+
+/// `commit` refuses when a profile it compiled has changes HEAD does not hold, for each way git can say so (modified,
+/// staged but not committed, untracked): exit 2, the profile named with its state, HEAD, the index and out/ as they
+/// were. `--include-inputs` commits the profile with out/ in one commit, after which `compile --check` passes.
+#[test]
+fn commit_refuses_uncommitted_profiles_and_include_inputs_commits_them_with_out() {
+    let states: [(&str, fn(&Path, &Repository)); 3] = [
+        ("modified", |_, _| {}),
+        ("staged, not committed", |_, repo| {
+            let mut index = repo.index().unwrap();
+            index.add_path(Path::new("profiles/llm-inference.kdl")).unwrap();
+            index.write().unwrap();
+        }),
+        ("untracked", |_, repo| {
+            let mut index = repo.index().unwrap();
+            index.remove_path(Path::new("profiles/llm-inference.kdl")).unwrap();
+            index.write().unwrap();
+            let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+            let sig = Signature::now("Test", "test@example.com").unwrap();
+            let parent = repo.head().unwrap().peel_to_commit().unwrap();
+            repo.commit(Some("HEAD"), &sig, &sig, "profile not yet added", &tree, &[&parent]).unwrap();
+        }),
+    ];
+    for (state, make) in states {
+        let (dir, repo) = git_project();
+        let line = budget_line(dir.path());
+        edit_profile(dir.path(), &line, &line.replace("150", "120"));
+        make(dir.path(), &repo);
+        let (head_before, index_before, out_before) = (head(&repo), fs::read(dir.path().join(".git/index")).unwrap(), read_tree(&dir.path().join("out")).unwrap());
+        let output = gpuplan(dir.path(), &["commit"]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{state}: {err}");
+        assert!(err.contains(&format!("  profiles/llm-inference.kdl ({state})")) && err.contains("--include-inputs"), "{state}: {err}");
+        assert_eq!(head(&repo), head_before, "{state}: nothing committed");
+        assert_eq!(fs::read(dir.path().join(".git/index")).unwrap(), index_before, "{state}: index unchanged");
+        assert_eq!(read_tree(&dir.path().join("out")).unwrap(), out_before, "{state}: out/ unchanged");
+
+        let output = gpuplan(dir.path(), &["commit", "--include-inputs"]);
+        assert_eq!(output.status.code(), Some(0), "{state}: {}", stderr(&output));
+        let commit = repo.head().unwrap().peel_to_commit().unwrap();
+        assert_eq!(commit.parent_id(0).unwrap(), head_before, "{state}: one commit");
+        let tree = commit.tree().unwrap();
+        let profile = repo.find_blob(tree.get_path(Path::new("profiles/llm-inference.kdl")).unwrap().id()).unwrap();
+        assert_eq!(profile.content(), fs::read(dir.path().join("profiles/llm-inference.kdl")).unwrap(), "{state}: the profile as compiled");
+        assert_eq!(repo.status_file(Path::new("profiles/llm-inference.kdl")).unwrap(), git2::Status::CURRENT, "{state}");
+        assert_eq!(gpuplan(dir.path(), &["compile", "--check"]).status.code(), Some(0), "{state}: the commit's out/ is current");
+    }
 }
 
 #[test]
@@ -287,7 +335,7 @@ fn commit_never_stages_an_untracked_catalog_the_compile_did_not_read() {
     fs::write(dir.path().join("catalogs/.env.json"), "{\"AWS_SECRET_ACCESS_KEY\": \"x\"}\n").unwrap();
     let line = budget_line(dir.path());
     edit_profile(dir.path(), &line, &line.replace("150", "120"));
-    let output = gpuplan(dir.path(), &["commit"]);
+    let output = gpuplan(dir.path(), &["commit", "--include-inputs"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let tree = repo.head().unwrap().peel_to_tree().unwrap();
     assert!(tree.get_path(Path::new("catalogs/.env.json")).is_err(), "catalogs/.env.json was committed");
@@ -308,7 +356,7 @@ fn commit_racing_compiles_exits_0_exactly_when_head_moved() {
         let before = head(&repo);
         let cwd = dir.path().to_path_buf();
         let compile = std::thread::spawn(move || gpuplan(&cwd, &["compile"]));
-        let commit = gpuplan(dir.path(), &["commit", "-m", &format!("round {round}")]);
+        let commit = gpuplan(dir.path(), &["commit", "--include-inputs", "-m", &format!("round {round}")]);
         let compiled = compile.join().unwrap();
         assert_eq!(compiled.status.code(), Some(0), "{}", stderr(&compiled));
         let after = head(&repo);

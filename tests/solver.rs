@@ -76,12 +76,62 @@ fn uniform_nodes_round_the_limit_down_to_whole_nodes() {
     assert!(p.worst_case_usd_per_hour <= 200.0);
 }
 
+/// The E0142 diagnostics of a profile that must fail.
+fn e0142(body: &str) -> Vec<gpuplan::diagnostic::ProfileDiagnostic> {
+    let Err(CompileError::Profiles { diagnostics }) = compile_profiles(&[("p", format!("{CLUSTER}{body}"))]) else { panic!("expected diagnostics for {body}") };
+    assert!(diagnostics.iter().all(|d| d.code == "E0142"), "{}", gpuplan::diagnostic::render_plain(&diagnostics));
+    diagnostics
+}
+
+/// The "at least $X/h" of an E0142's help.
+fn budget_needed(d: &gpuplan::diagnostic::ProfileDiagnostic) -> f64 {
+    let help = d.help.as_deref().unwrap_or_default();
+    let at = help.find("at least $").unwrap_or_else(|| panic!("no budget in {help}")) + "at least $".len();
+    help[at..].split('/').next().unwrap().parse().unwrap()
+}
+
 #[test]
 fn a_budget_too_small_for_one_node_names_the_budget() {
-    let err = compile_profiles(&[("p", format!("{CLUSTER}budget usd-per-hour=5\npool \"train\" preset=\"training-on-demand\" {{\n    gpu {{ name \"A100\"; per-node min=8; }}\n}}\n"))]).unwrap_err();
-    let CompileError::Profiles { diagnostics } = err else { panic!("expected diagnostics") };
-    assert_eq!(diagnostics[0].code, "E0142");
-    assert!(diagnostics[0].message.contains("the budget $5.00/h is too small for one node of pool `train`"));
+    let d = &e0142("budget usd-per-hour=5\npool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"A100\"; per-node min=8; }\n}\n")[0];
+    assert!(d.message.contains("the budget $5.00/h cannot pay for one node of pool `train`"), "{}", d.message);
+}
+
+/// The case: $30/h on p5 with `max-accelerators 16`. The budget binds (one p5.48xlarge, 8 GPUs, costs more):
+/// the diagnostic points at the budget, names the node and its price, never the cap nor a sentinel limit.
+#[test]
+fn e0142_names_the_budget_when_the_budget_binds_beside_a_larger_max_accelerators() {
+    for cap in ["    max-accelerators 16\n", ""] {
+        let body = format!("budget usd-per-hour=30\npool \"train\" preset=\"training-on-demand\" {{\n    gpu {{ name \"H100\"; per-node min=8; }}\n{cap}}}\n");
+        let d = &e0142(&body)[0];
+        assert!(d.location.ends_with("p.kdl:6:8"), "not at the budget: {}", d.location);
+        assert!(d.message.contains("the budget $30.00/h cannot pay for one node of pool `train`: its cheapest node is p5.48xlarge (8 nvidia.com/gpu, up to $"), "{}", d.message);
+        let text = format!("{} {}", d.message, d.help.as_deref().unwrap_or_default());
+        assert!(!text.contains("1000000") && !text.contains("max-accelerators 16") && !text.contains("more accelerators than the limit"), "{text}");
+    }
+}
+
+/// The smallest budget E0142 names is the one the solver's shares need: compiling with it succeeds, a cent less
+/// fails. Over one pool, two pools sharing the budget (the share binds) and a pool beside a reservation.
+#[test]
+fn the_smallest_budget_e0142_names_compiles_and_a_cent_less_does_not() {
+    let train = "pool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"H100\"; per-node min=8; }\n}\n";
+    let beside = "pool \"llm\" preset=\"inference-spot\" {\n    gpu { name \"A10G\" \"L4\"; per-node max=1; }\n}\n";
+    for pools in [train.to_string(), format!("{train}{beside}")] {
+        let d = &e0142(&format!("budget usd-per-hour=30\n{pools}"))[0];
+        let needed = budget_needed(d);
+        let c = solve(&format!("budget usd-per-hour={needed}\n{pools}"));
+        assert!(pool(&c, "train").limit >= 8, "{}", pool(&c, "train").limit_reason);
+        e0142(&format!("budget usd-per-hour={:.2}\n{pools}", needed - 0.01));
+    }
+}
+
+/// A `max-accelerators` below the smallest node binds whatever the budget: E0142 points at it and says how far to
+/// raise it.
+#[test]
+fn e0142_names_max_accelerators_when_it_is_below_the_smallest_node() {
+    let d = &e0142("budget usd-per-hour=300\npool \"train\" preset=\"training-on-demand\" {\n    gpu { name \"H100\"; per-node min=8; }\n    max-accelerators 4\n}\n")[0];
+    assert!(d.message.contains("`max-accelerators 4` is smaller than one node of pool `train`: its smallest node is p5.48xlarge (8 nvidia.com/gpu"), "{}", d.message);
+    assert!(d.help.as_deref().unwrap_or_default().contains("raise `max-accelerators` to at least 8"), "{:?}", d.help);
 }
 
 #[test]

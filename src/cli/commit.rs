@@ -29,10 +29,14 @@ pub struct Args {
     /// without disruption budgets).
     #[arg(long)]
     allow_removal: bool,
+    /// Commit the profiles out/ was compiled from in the same commit (refused otherwise when they have uncommitted
+    /// changes: a commit of out/ without them would fail `compile --check`).
+    #[arg(long)]
+    include_inputs: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let Args { inputs, out, message, branch, force, allow_removal } = args;
+    let Args { inputs, out, message, branch, force, allow_removal, include_inputs } = args;
     let _lock = writer_lock(&out)?;
     let mut compiled = inputs.compile()?;
     let repo = std::env::current_dir().map_err(CliError::msg)?;
@@ -43,7 +47,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // Against the out/ of the commit this one goes on: what the GitOps tool syncs from.
     let base = gitops::base_out(&repo, &out, branch.as_deref()).map_err(CliError::msg)?;
     emit::transition::refuse(&out, &base, &tree, &compiled.profiles, &compiled.sources)?;
-    let options = gitops::CommitOptions { message, branch, force, allow_removal, extra_paths };
+    // The profiles as the compile read them (relative to the current directory, which the library resolves against
+    // the repository root): absolute.
+    let profiles = compiled.profiles.iter().map(|p| repo.join(compiled.sources.path(p.file))).collect();
+    let options = gitops::CommitOptions { message, branch, force, allow_removal, extra_paths, inputs: profiles, include_inputs };
     match gitops::commit(&repo, &out, &tree, &options).map_err(CliError::msg)? {
         gitops::CommitOutcome::NothingToCommit => super::inform(format!("nothing to commit: {} is up to date", out.display())),
         gitops::CommitOutcome::Committed { id, files, message, reference, .. } => {

@@ -46,9 +46,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if check {
         return Ok(stale(&out, &current, &tree));
     }
-    let plan = WritePlan::new(&out, &current, &tree, force)?;
+    let mut plan = WritePlan::new(&out, &current, &tree, force)?;
     let changed = plan.changed;
+    let removed = std::mem::take(&mut plan.removed);
     plan.write().map_err(CliError::io("write", &out))?;
+    for path in removed {
+        super::inform(format!("removed {} (no profile produces it any more)", path.display()));
+    }
     super::inform(format!("wrote {} ({} files, {changed} changed)", out.display(), tree.files.len()));
     Ok(ExitCode::SUCCESS)
 }

@@ -31,6 +31,7 @@ pub fn format() -> MessageFormat {
     *FORMAT.get().unwrap_or(&MessageFormat::Human)
 }
 
+
 /// GitHub's per-step limit for each of errors and warnings.
 const ANNOTATIONS_PER_STEP: usize = 10;
 

@@ -203,6 +203,7 @@ error_codes! {
     E0400: "a profile defines a cluster that gpuplan.kdl also defines",
     E0401: "a profile names a cluster with no block that gpuplan.kdl does not define",
     E0402: "gpuplan.kdl defines one cluster twice",
+    E0410: "a name the region's catalog does not have",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

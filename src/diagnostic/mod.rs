@@ -246,6 +246,24 @@ pub fn did_you_mean<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, k)| format!("did you mean `{k}`?"))
 }
 
+/// One diagnostic per cause: the first of those that share a code and a span. A setting of a pool is inherited by
+/// each NodePool (tier) the pool renders, and a check over NodePools raises its cause once per NodePool; the cause is
+/// the profile line, so the user reads it once (miette keeps each; rustc deduplicates the same way, by span and
+/// message, in its emitter).
+pub fn one_per_cause(diagnostics: Vec<ProfileDiagnostic>) -> Vec<ProfileDiagnostic> {
+    let mut seen = std::collections::HashSet::new();
+    diagnostics.into_iter().filter(|d| seen.insert((d.code, d.src.name().to_string(), d.span.offset(), d.span.len()))).collect()
+}
+
+/// The help for a name outside a known set: "did you mean `x`?" when one is close (by edit distance, ignoring case),
+/// then the whole set ("presets: a, b, c"), so the reader sees both the likely fix and every choice.
+pub fn did_you_mean_among(word: &str, known: &[&str], set: &str) -> String {
+    let lower: Vec<String> = known.iter().map(|k| k.to_lowercase()).collect();
+    let close = did_you_mean(&word.to_lowercase(), lower.iter().map(String::as_str))
+        .and_then(|_| known.iter().zip(&lower).min_by_key(|(_, l)| strsim::damerau_levenshtein(&word.to_lowercase(), l)).map(|(k, _)| format!("did you mean `{k}`? ")));
+    format!("{}{set}: {}", close.unwrap_or_default(), known.join(", "))
+}
+
 /// Renders diagnostics the way the CLI prints them (no colour, so tests and CI logs read the same).
 pub fn render_plain(diagnostics: &[ProfileDiagnostic]) -> String {
     let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());

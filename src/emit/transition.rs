@@ -46,7 +46,7 @@ pub fn refuse(out_dir: &Path, old: &OutputTree, new: &OutputTree, profiles: &[Pr
             diagnostics.push(diagnostic(&at, &before, &after, &violation));
         }
     }
-    if diagnostics.is_empty() { Ok(()) } else { Err(CompileError::Profiles { diagnostics }) }
+    if diagnostics.is_empty() { Ok(()) } else { Err(CompileError::profiles(diagnostics)) }
 }
 
 /// A top-level `key: value` of a generated file, as gpuplan writes it (unquoted, unindented).

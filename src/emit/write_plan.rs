@@ -28,6 +28,9 @@ pub struct WritePlan<'a> {
     tree: &'a OutputTree,
     /// How many files of out/ the write adds, changes or removes.
     pub changed: usize,
+    /// The files of out/ (joined to its path) the write deletes: no profile produces them any more (a renamed pool,
+    /// a removed profile), so `compile` names each.
+    pub removed: Vec<PathBuf>,
 }
 
 impl<'a> WritePlan<'a> {
@@ -41,7 +44,9 @@ impl<'a> WritePlan<'a> {
         if !foreign.is_empty() && !force {
             return Err(EmitError::ForeignFiles { out: out.to_path_buf(), paths: foreign });
         }
-        Ok(WritePlan { out, tree, changed: changes(current, tree).len() })
+        let changes = changes(current, tree);
+        let removed = changes.iter().filter(|c| c.kind == super::ChangeKind::Removed).map(|c| out.join(&c.path)).collect();
+        Ok(WritePlan { out, tree, changed: changes.len(), removed })
     }
 
     /// Writes the tree ([`write_tree`]: atomically, one swap of the directory).

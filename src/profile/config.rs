@@ -66,7 +66,7 @@ pub fn parse_config(path: &Path, sources: &mut Sources) -> (Option<Config>, Vec<
         }
     };
     let file = sources.add(path, name, text);
-    let mut parser = Parser { sources: &*sources, file, diagnostics: Vec::new() };
+    let mut parser = Parser::new(&*sources, file);
     let config = parser.read_document().map(|doc| {
         let mut config = Config::default();
         for node in doc.nodes() {

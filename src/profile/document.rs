@@ -11,7 +11,7 @@ use super::config::SharedClusters;
 use super::parser::{args, prop, Parser};
 use super::{fast_kdl, schema, Cluster, Pool, Profile};
 use crate::diagnostic::ErrorCode;
-use crate::diagnostic::{Span, Spanned};
+use crate::diagnostic::{ProfileDiagnostic, Span, Spanned};
 
 /// Deepest `{ … }` nesting a profile may have (E0187). The language nests at most 4 deep; the cap keeps kdl-rs's
 /// recursive descent (and fast_kdl's, which stops at 64) far from the 2 MiB stack of the threads that parse.
@@ -55,8 +55,7 @@ impl Parser<'_> {
             self.top_level_node(node, &mut top);
         }
         let Some(cluster) = top.cluster.take() else {
-            // A `cluster` node that gave no cluster has had its own error: not a second one saying it is missing.
-            if doc.nodes().iter().any(|n| n.name().value() == "cluster") {
+            if self.failed.cluster {
                 return None;
             }
             self.error(
@@ -68,7 +67,7 @@ impl Parser<'_> {
             return None;
         };
         let wrote_pools = !top.pools.is_empty();
-        let pools: Vec<Pool> = top.pools.iter().filter_map(|n| self.parse_pool(n)).collect();
+        let pools: Vec<Pool> = top.pools.iter().filter_map(|n| self.parse_pool_or_mark_failed(n)).collect();
         if !wrote_pools {
             self.error(whole, ErrorCode::E0111, "the profile has no `pool`", "add pool \"name\" preset=\"inference-spot\" { gpu { … } }");
         }
@@ -108,6 +107,10 @@ impl Parser<'_> {
             Ok(doc) => Some(doc),
             Err(err) => {
                 for d in err.diagnostics {
+                    if let Some(diag) = self.unquoted_quantity(self.span(d.span)) {
+                        self.diagnostics.push(diag);
+                        continue;
+                    }
                     let message = d.message.clone().unwrap_or_else(|| "invalid KDL".to_string());
                     let help = d.help.clone().unwrap_or_else(|| {
                         "gpuplan profiles are KDL v2 documents (https://kdl.dev): strings in double quotes, booleans #true/#false".into()
@@ -119,6 +122,34 @@ impl Parser<'_> {
                 None
             }
         }
+    }
+
+    /// E0101 for a quantity written bare (`memory-min 40GiB`, `consolidate-after 30m`, `1.5h`): KDL reads a
+    /// leading digit as a number and fails on the unit ("Did you want a space here?"), while every quantity of a
+    /// profile is a string. The help writes the line's setting with the value quoted.
+    fn unquoted_quantity(&self, span: Span) -> Option<ProfileDiagnostic> {
+        // KDL's span is the value (`memory-min 40GiB`) or, for a property (`memory=200Gi`), the node up to the
+        // value's digits: the first bare quantity from the span's start to the end of its line is the one.
+        let text = self.sources.text(self.file);
+        let start = span.offset.min(text.len());
+        let line_end = text[start + span.len.min(text.len() - start)..].find('\n').map_or(text.len(), |e| start + span.len + e);
+        let (at, token) = bare_values(&text[start..line_end]).find(|(_, word)| looks_like_quantity(word))?;
+        let offset = start + at;
+        let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let before = &text[line_start..offset];
+        let setting = before.trim_end().rsplit(|c: char| c.is_whitespace() || c == ';' || c == '{').next().unwrap_or_default();
+        let quoted = match setting {
+            "" => format!("\"{token}\""),
+            s if s.ends_with('=') => format!("{s}\"{token}\""),
+            s => format!("{s} \"{token}\""),
+        };
+        let at = Span { file: self.file, offset, len: token.len() };
+        Some(
+            self.sources
+                .error(at, ErrorCode::E0101, format!("`{token}` is not quoted: sizes, durations and prices are strings in a profile"))
+                .label("quote this value")
+                .help(format!("quote it: `{quoted}`")),
+        )
     }
 
     /// One top-level node into `top`.
@@ -148,6 +179,7 @@ impl Parser<'_> {
                     return;
                 }
                 top.cluster = self.profile_cluster(node, top.shared);
+                self.failed.cluster = top.cluster.is_none();
             }
             "budget" => {
                 self.check_entries(node, &["usd-per-hour"], 0);
@@ -232,4 +264,24 @@ mod nesting_tests {
         let parsed = std::thread::Builder::new().stack_size(2 << 20).spawn(move || kdl::KdlDocument::parse(&text).is_ok()).unwrap().join().unwrap();
         assert!(parsed);
     }
+}
+
+/// A number with a unit glued on (`40GiB`, `30m`, `1.5h`, `10%`), or a price (`$20`): what a reader writes for a
+/// quantity, and KDL cannot read bare.
+fn looks_like_quantity(token: &str) -> bool {
+    let number = token.strip_prefix('$').unwrap_or(token);
+    let digits = number.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(number.len());
+    let (value, unit) = number.split_at(digits);
+    !value.is_empty() && value.starts_with(|c: char| c.is_ascii_digit()) && (token.starts_with('$') || (!unit.is_empty() && unit.chars().all(|c| c.is_ascii_alphabetic() || c == '%')))
+}
+
+/// The bare words of a stretch of KDL and where each starts: what follows whitespace, `;`, `{` or a property's `=`.
+fn bare_values(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    fn separator(c: char) -> bool {
+        c.is_whitespace() || matches!(c, ';' | '{' | '}' | '=')
+    }
+    text.char_indices().filter(move |&(i, c)| !separator(c) && (i == 0 || text[..i].ends_with(separator))).map(move |(i, _)| {
+        let end = text[i..].find(separator).map_or(text.len(), |e| i + e);
+        (i, &text[i..end])
+    })
 }

@@ -148,7 +148,7 @@ pub fn parse_files_sharing(paths: &[&Path], sources: &mut Sources, shared: &conf
     let parsed: Vec<(Option<Profile>, Vec<ProfileDiagnostic>)> = readable
         .par_iter()
         .map(|&(file, path)| {
-            let mut parser = Parser { sources, file, diagnostics: Vec::new() };
+            let mut parser = Parser::new(sources, file);
             let profile = parser.parse_profile(path, shared);
             (profile, parser.diagnostics)
         })

@@ -314,7 +314,7 @@ impl Parser<'_> {
             None => Spanned::new("Deployment".to_string(), name.span),
             Some(k) if TARGET_KINDS.contains(&k.as_str()) => k,
             Some(k) => {
-                let help = did_you_mean(&k, TARGET_KINDS).unwrap_or_else(|| "one of Deployment, StatefulSet".into());
+                let help = crate::diagnostic::did_you_mean_among(&k, &TARGET_KINDS, "workload kinds");
                 self.error(k.span, ErrorCode::E0118, format!("unknown workload kind `{}`", k.value), help);
                 k
             }
@@ -327,15 +327,7 @@ impl Parser<'_> {
         if pools.iter().any(|p| p.name.value == pool.value || p.tiers.iter().any(|t| t.name.value == pool.value)) {
             return;
         }
-        let mut candidates: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
-        candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));
-        candidates.sort();
-        candidates.dedup();
-        let mut help = did_you_mean(pool, candidates.iter().copied()).unwrap_or_default();
-        if !help.is_empty() {
-            help.push(' ');
-        }
-        help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
+        let Some(help) = self.unknown_pool_help(pool, pools) else { return };
         self.error(pool.span, ErrorCode::E0170, format!("workload `{}` runs on unknown pool `{}`", name.value, pool.value), help);
     }
 

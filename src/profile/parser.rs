@@ -8,16 +8,53 @@ use std::ops::RangeInclusive;
 use kdl::{KdlEntry, KdlNode, KdlValue};
 
 use crate::diagnostic::ErrorCode;
-use crate::diagnostic::{did_you_mean, ProfileDiagnostic, Sources, Span, Spanned};
+use crate::diagnostic::{did_you_mean, did_you_mean_among, ProfileDiagnostic, Sources, Span, Spanned};
 
-/// One file's walk: the sources (for spans and locations), the file, and the diagnostics found so far.
+/// One file's walk: the sources (for spans and locations), the file, the diagnostics found so far, and what failed.
 pub(super) struct Parser<'s> {
     pub(super) sources: &'s Sources,
     pub(super) file: usize,
     pub(super) diagnostics: Vec<ProfileDiagnostic>,
+    pub(super) failed: Failed,
+}
+
+/// The entities whose own diagnostic has been raised and that the profile therefore lacks (a pool with an unknown
+/// preset, a cluster without a name): later checks that look them up skip them, so one cause is one diagnostic (no
+/// "unknown pool" after "unknown preset", no "no cluster block" after "`cluster` needs a name").
+#[derive(Debug, Default)]
+pub(super) struct Failed {
+    /// A `cluster` block was written but could not be read.
+    pub(super) cluster: bool,
+    /// The pools written but not read, by name (None: the name itself was unreadable).
+    pub(super) pools: Vec<Option<String>>,
+}
+
+impl Failed {
+    /// Whether `name` may be a pool (or one of its tiers' NodePools, named `<pool>-<tier>`) that failed to parse.
+    pub(super) fn may_name_a_pool(&self, name: &str) -> bool {
+        self.pools.iter().any(|p| p.as_deref().is_none_or(|p| name == p || name.strip_prefix(p).is_some_and(|rest| rest.starts_with('-'))))
+    }
 }
 
 impl Parser<'_> {
+    pub(super) fn new(sources: &Sources, file: usize) -> Parser<'_> {
+        Parser { sources, file, diagnostics: Vec::new(), failed: Failed::default() }
+    }
+
+    /// An unknown pool (E0170, E0201): what the help lists (did-you-mean, the pools and NodePools of the profile),
+    /// or None when `name` may be a pool that failed to parse (its own diagnostic is the cause).
+    pub(super) fn unknown_pool_help(&self, name: &str, pools: &[super::Pool]) -> Option<String> {
+        if self.failed.may_name_a_pool(name) {
+            return None;
+        }
+        let mut candidates: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
+        candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));
+        candidates.sort();
+        candidates.dedup();
+        let help = did_you_mean_among(name, &candidates, "pools (and NodePools) of this profile");
+        Some(help)
+    }
+
     pub(super) fn span(&self, span: miette::SourceSpan) -> Span {
         Span::new(self.file, span)
     }
@@ -136,12 +173,14 @@ impl Parser<'_> {
             KdlValue::Integer(i) => *i as f64,
             KdlValue::Float(f) => *f,
             other => {
-                self.error(
-                    span,
-                    ErrorCode::E0105,
-                    format!("{what} must be a number, found {}", describe(other)),
-                    "write a number without quotes or units, e.g. 150 or 12.5",
-                );
+                // A price written as one (`$50`, "50", "$12.5"): the number it means, to write instead.
+                let meant = other.as_string().map(|s| s.trim_start_matches('$')).filter(|s| s.parse::<f64>().is_ok_and(f64::is_finite));
+                let help = match (meant, entry.name()) {
+                    (Some(n), Some(key)) => format!("write the number alone, without quotes or `$`: `{}={n}`", key.value()),
+                    (Some(n), None) => format!("write the number alone, without quotes or `$`: `{n}`"),
+                    _ => "write a number without quotes or units, e.g. 150 or 12.5".to_string(),
+                };
+                self.error(span, ErrorCode::E0105, format!("{what} must be a number, found {}", describe(other)), help);
                 return None;
             }
         };
@@ -258,7 +297,7 @@ impl Parser<'_> {
     /// E0118 for a keyword outside its list: "did you mean" the closest of `known`, else `help` (the list, said
     /// with what each choice means).
     pub(super) fn unknown_keyword<'k>(&mut self, value: &Spanned<String>, what: &str, known: impl IntoIterator<Item = &'k str>, help: &str) {
-        let help = did_you_mean(value, known).unwrap_or_else(|| help.into());
+        let help = did_you_mean(value, known).map_or_else(|| help.into(), |d| format!("{d} {help}"));
         self.error(value.span, ErrorCode::E0118, format!("unknown {what} `{}`", value.value), help);
     }
 }

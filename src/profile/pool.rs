@@ -19,7 +19,7 @@ use super::{Disruption, MaintenanceWindow, Settings};
 use crate::diagnostic::ErrorCode;
 use crate::catalog::cost::SpotCeiling;
 use crate::catalog::{AcceleratorKind, Arch, CapacityType};
-use crate::diagnostic::{did_you_mean, Span, Spanned};
+use crate::diagnostic::{Span, Spanned};
 
 /// Lint/solver price-quality knob default: admit a type only if its $/accelerator-hour is at most this
 /// multiple of the cheapest candidate's (see README "Price quality").
@@ -84,6 +84,16 @@ pub struct Tier {
 }
 
 impl Parser<'_> {
+    /// [`Self::parse_pool`], noting a pool that failed in [`super::parser::Failed`].
+    pub(super) fn parse_pool_or_mark_failed(&mut self, node: &KdlNode) -> Option<Pool> {
+        let pool = self.parse_pool(node);
+        if pool.is_none() {
+            let name = args(node).next().and_then(|e| e.value().as_string()).map(str::to_string);
+            self.failed.pools.push(name);
+        }
+        pool
+    }
+
     /// A `pool` block: its settings over the preset's, then its NodePools (tiers), each checked on its own
     /// (E0130, E0131, …) and together (one kind of node, E0264; a static pool's rules).
     pub(super) fn parse_pool(&mut self, node: &KdlNode) -> Option<Pool> {
@@ -128,11 +138,7 @@ impl Parser<'_> {
         match Preset::parse(&s) {
             Some(p) => Some(Spanned::new(p, s.span)),
             None => {
-                let mut help = did_you_mean(&s, Preset::NAMES).unwrap_or_default();
-                if !help.is_empty() {
-                    help.push(' ');
-                }
-                help.push_str(&format!("presets: {}", Preset::NAMES.join(", ")));
+                let help = crate::diagnostic::did_you_mean_among(&s, &Preset::NAMES, "presets");
                 self.error(s.span, ErrorCode::E0116, format!("unknown preset `{}`", s.value), help);
                 None
             }

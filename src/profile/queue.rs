@@ -136,12 +136,16 @@ impl Parser<'_> {
         self.check_name(&namespace, "namespace");
         let pool = self.queue_string(node, Some("pool"), "pool", span, "add pool=\"…\", a pool of this profile (or one of its tiers)")?;
         let kind = self.queue_pool(&name, &pool, pools)?;
-        let mut quota = None;
+        // A quota line written but refused (E0203, E0204) is the cause; "no quota" (E0202) only when none is written.
+        let (mut quota, mut wrote_quota) = (None, false);
         let (mut cohort, mut gang, mut preemption) = (None, None, Preemption::default());
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             self.no_children(child);
             match child.name().value() {
-                "gpus" | "neuron-devices" => quota = self.parse_quota(child, kind),
+                "gpus" | "neuron-devices" => {
+                    wrote_quota = true;
+                    quota = self.parse_quota(child, kind);
+                }
                 "cohort" => cohort = self.single_string(child),
                 "gang" => {
                     self.check_entries(child, &[], 1);
@@ -155,6 +159,9 @@ impl Parser<'_> {
             self.check_name(c, "cohort");
         }
         let Some(quota) = quota else {
+            if wrote_quota {
+                return None;
+            }
             let child = if kind == AcceleratorKind::Neuron { "neuron-devices" } else { "gpus" };
             self.error(span, ErrorCode::E0202, format!("queue `{}` has no quota", name.value), format!("add `{child} nominal=8` (or `{child} share=\"50%\"` of the pool's limit)"));
             return None;
@@ -188,12 +195,7 @@ impl Parser<'_> {
             }
             return kind;
         }
-        let mut candidates: Vec<&str> = pools.iter().map(|p| p.name.as_str()).collect();
-        candidates.extend(pools.iter().flat_map(|p| p.tiers.iter().map(|t| t.name.as_str())));
-        candidates.sort();
-        candidates.dedup();
-        let mut help = did_you_mean(pool, candidates.iter().copied()).map(|h| h + " ").unwrap_or_default();
-        help.push_str(&format!("pools (and NodePools) of this profile: {}", candidates.join(", ")));
+        let help = self.unknown_pool_help(pool, pools)?;
         self.error(pool.span, ErrorCode::E0201, format!("queue `{}` admits to unknown pool `{}`", name.value, pool.value), help);
         None
     }

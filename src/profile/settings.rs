@@ -182,7 +182,7 @@ impl Parser<'_> {
                 "amd64" | "x86_64" => Some(Spanned::new(Arch::Amd64, a.span)),
                 "arm64" | "aarch64" => Some(Spanned::new(Arch::Arm64, a.span)),
                 other => {
-                    self.error(a.span, ErrorCode::E0118, format!("unknown architecture `{other}`"), "one of amd64, arm64");
+                    self.error(a.span, ErrorCode::E0118, format!("unknown architecture `{other}`"), crate::diagnostic::did_you_mean_among(other, &["amd64", "arm64"], "architectures"));
                     None
                 }
             })

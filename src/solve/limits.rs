@@ -38,10 +38,11 @@ pub fn size_limits(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: 
         usage_pools: pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).count(),
     };
     let scale = unit_scale(pools);
+    let mut no_node: Vec<Option<NoNode>> = (0..pools.len()).map(|_| None).collect();
     for _round in 0..2 {
-        size_usage_pools(pools, &sizing, &scale);
+        size_usage_pools(pools, &sizing, &scale, &mut no_node);
     }
-    let diagnostics = finish_pools(profile, pools, sources);
+    let diagnostics = finish_pools(profile, pools, &no_node, sources);
     if diagnostics.is_empty() { Ok(()) } else { Err(diagnostics) }
 }
 
@@ -112,41 +113,82 @@ fn cap(tier: &Tier, plan: &PoolPlan) -> Option<u32> {
 }
 
 /// One round of sizing: the common limit the budget allows, then each usage-based pool's limit (its cap when lower),
-/// rounded to whole nodes, with the types too big for it dropped (the next round's search sees them gone).
-fn size_usage_pools(pools: &mut [(PoolPlan, &Tier)], sizing: &Sizing, scale: &impl Fn(&PoolPlan) -> u32) {
-    let (common, needed) = {
+/// rounded to whole nodes, with the types too big for it dropped (the next round's search sees them gone). A pool
+/// whose limit leaves none of its types keeps the limit and [`NoNode`] of the round that emptied it (a later round
+/// would size it with no types, so its limit would say nothing about why).
+fn size_usage_pools(pools: &mut [(PoolPlan, &Tier)], sizing: &Sizing, scale: &impl Fn(&PoolPlan) -> u32, no_node: &mut [Option<NoNode>]) {
+    let sized: Vec<Option<(u32, String, Option<NoNode>, Option<CapUnreached>)>> = {
         let usage = UsagePools::new(pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).map(|(p, t)| (p, cap(t, p), scale(p))));
-        let common = sizing.usage_budget.map(|b| common_limit(&usage, b));
-        // For a pool whose cap the common limit stays below: the budget at which the common limit reaches the cap.
-        let needed: Vec<Option<f64>> = pools
+        let common = sizing.usage_budget.map(|b| usage.common_limit(b));
+        pools
             .iter()
-            .map(|(p, t)| match (cap(t, p), common) {
-                (Some(c), Some(l)) if p.fixed_usd_per_hour.is_none() && c > l * scale(p) => Some(usage.worst_case(c.div_ceil(scale(p))) + sizing.fixed.total()),
-                _ => None,
+            .map(|(plan, tier)| {
+                if plan.fixed_usd_per_hour.is_some() || plan.candidates.is_empty() {
+                    return None;
+                }
+                let (limit, reason) = usage_limit(plan, cap(tier, plan), common, scale(plan), sizing);
+                let (limit, reason) = round_to_whole_nodes(plan, limit, reason);
+                let fails = NoNode::of(plan, tier, limit, common.is_some_and(|l| l * scale(plan) == limit), &usage, sizing, scale(plan));
+                Some((limit, reason, fails, cap_unreached(plan, tier, common, &usage, sizing, scale(plan))))
             })
-            .collect();
-        (common, needed)
+            .collect()
     };
-    for ((plan, tier), needed) in pools.iter_mut().zip(needed).filter(|((p, _), _)| p.fixed_usd_per_hour.is_none()) {
-        let (limit, reason) = usage_limit(plan, cap(tier, plan), common, scale(plan), sizing);
-        let (limit, reason) = round_to_whole_nodes(plan, limit, reason);
+    for (((plan, _), sized), no_node) in pools.iter_mut().zip(sized).zip(no_node.iter_mut()) {
+        let Some((limit, reason, fails, unreached)) = sized else { continue };
         plan.limit = limit;
         plan.limit_reason = reason;
-        plan.cap_unreached = needed.zip(tier.settings.max_units()).map(|(budget_needed, cap)| CapUnreached { cap: cap.clone(), budget_needed: round_cents_up(budget_needed) });
+        plan.cap_unreached = unreached;
+        *no_node = fails;
         drop_nodes_above_limit(plan);
     }
 }
 
-/// The largest common limit L of the usage-based pools with Σ worst(min(cᵢ, L)) ≤ `b`.
-fn common_limit(usage: &UsagePools, b: f64) -> u32 {
-    // Each bound is non-decreasing in L: binary search.
-    let cost = |l: u32| usage.worst_case(l);
-    let (mut lo, mut hi) = (0u32, 1_000_000u32);
-    while lo < hi {
-        let mid = (lo + hi).div_ceil(2);
-        if cost(mid) <= b + 1e-9 { lo = mid } else { hi = mid - 1 }
+/// Why a pool's limit leaves it no node (E0142): which limit binds, the pool's cheapest smallest node and what it
+/// costs, and the smallest budget that launches it, figured as the solver sizes shares.
+struct NoNode {
+    /// The budget's even share binds (else the pool's `max-accelerators`/`max-cpu`).
+    budget_binds: bool,
+    /// The budget is split across several usage-based pools.
+    shared: bool,
+    /// The smallest candidate (fewest units; the cheapest of those), its units and its worst-case $/h.
+    node: String,
+    units: u32,
+    node_usd_per_hour: f64,
+    /// The smallest budget (whole cents) whose share fits that node; None when the cap is below it anyway.
+    budget_needed: Option<f64>,
+}
+
+impl NoNode {
+    /// None when some candidate fits `limit`.
+    fn of(plan: &PoolPlan, tier: &Tier, limit: u32, budget_binds: bool, usage: &UsagePools, sizing: &Sizing, unit: u32) -> Option<NoNode> {
+        if plan.candidates.iter().any(|c| c.units <= limit) {
+            return None;
+        }
+        let smallest = plan.candidates.iter().min_by(|a, b| a.units.cmp(&b.units).then(a.ceiling_usd_per_hour.total_cmp(&b.ceiling_usd_per_hour)))?;
+        let shape = [smallest.shape().with_node_cost(plan.node_storage_usd_per_hour)];
+        let capped_below = cap(tier, plan).is_some_and(|c| c < smallest.units);
+        // The common limit that lets this pool launch its smallest node, and what every usage pool's worst case at
+        // that limit comes to, with the fixed costs: the binary search in `common_limit` then reaches it.
+        let budget_needed = (sizing.usage_budget.is_some() && !capped_below).then(|| {
+            let needed = usage.worst_case(smallest.units.div_ceil(unit)) + sizing.fixed.total();
+            round_cents_up(needed)
+        });
+        Some(NoNode {
+            budget_binds: budget_binds && !capped_below,
+            shared: sizing.usage_pools > 1,
+            node: smallest.name.clone(),
+            units: smallest.units,
+            node_usd_per_hour: plan.worst_case_on(&shape, smallest.units),
+            budget_needed,
+        })
     }
-    lo
+}
+
+/// The pool's cap when the common limit keeps it below it (GP039), with the budget at which the common limit reaches
+/// the cap: every usage pool's worst case at that limit, with the fixed costs (the binary search then reaches it).
+fn cap_unreached(plan: &PoolPlan, tier: &Tier, common: Option<u32>, usage: &UsagePools, sizing: &Sizing, unit: u32) -> Option<CapUnreached> {
+    let (units, common, written) = (cap(tier, plan)?, common?, tier.settings.max_units()?);
+    (units > common * unit).then(|| CapUnreached { cap: written.clone(), budget_needed: round_cents_up(usage.worst_case(units.div_ceil(unit)) + sizing.fixed.total()) })
 }
 
 /// Dollars rounded up to the cent: a budget this large is enough (rounding down could miss by a fraction of a cent).
@@ -180,12 +222,12 @@ fn usage_limit(plan: &PoolPlan, capped: Option<u32>, common: Option<u32>, unit: 
 }
 
 /// The pools' requirements and cost figures once their limits are final; E0142 for a pool the limit left no type.
-fn finish_pools(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], sources: &Sources) -> Vec<ProfileDiagnostic> {
+fn finish_pools(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], no_node: &[Option<NoNode>], sources: &Sources) -> Vec<ProfileDiagnostic> {
     let budget = profile.budget_usd_per_hour.as_ref();
     let mut diagnostics = Vec::new();
-    for (plan, tier) in pools.iter_mut() {
+    for ((plan, tier), no_node) in pools.iter_mut().zip(no_node) {
         if plan.candidates.is_empty() {
-            diagnostics.push(too_small(profile, plan, tier, sources));
+            diagnostics.push(too_small(profile, plan, tier, no_node.as_ref(), sources));
             continue;
         }
         plan.requirements = requirements(&tier.settings, &plan.zones, &plan.candidates, plan.auto_mode);
@@ -244,6 +286,17 @@ impl<'p> UsagePools<'p> {
             groups[at].count += 1;
         }
         UsagePools { groups }
+    }
+
+    /// The largest common limit L whose Σ worst(min(cᵢ, L)) ≤ `budget`; each bound is non-decreasing in L: a binary
+    /// search.
+    fn common_limit(&self, budget: f64) -> u32 {
+        let (mut lo, mut hi) = (0u32, 1_000_000u32);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if self.worst_case(mid) <= budget + 1e-9 { lo = mid } else { hi = mid - 1 }
+        }
+        lo
     }
 
     /// Σ over the pools of the worst case at min(cap, `limit` × the pool's scale).
@@ -349,19 +402,38 @@ fn drop_nodes_above_limit(plan: &mut PoolPlan) {
     }
 }
 
-/// E0142: the limit leaves no node that fits.
-fn too_small(profile: &Profile, plan: &PoolPlan, tier: &Tier, sources: &Sources) -> ProfileDiagnostic {
-    let (span, what) = match (&profile.budget_usd_per_hour, tier.settings.max_units()) {
-        (Some(b), _) if plan.limit_reason.starts_with("budget") => (b.span, format!("the budget ${:.2}/h", b.value)),
-        (_, Some(m)) => (m.span, format!("{} {}", limit_keyword(plan.accelerator).0, m.value)),
-        (Some(b), None) => (b.span, format!("the budget ${:.2}/h", b.value)),
-        (None, None) => (tier.name.span, "the limit".into()),
+/// E0142: the limit leaves no node that fits. It names the limit that binds (the budget's share or the pool's
+/// cap), the pool's smallest node and its price, and what would fit it.
+fn too_small(profile: &Profile, plan: &PoolPlan, tier: &Tier, no_node: Option<&NoNode>, sources: &Sources) -> ProfileDiagnostic {
+    let resource = plan.resource();
+    let keyword = limit_keyword(plan.accelerator).0;
+    let budget = profile.budget_usd_per_hour.as_ref();
+    let cap = tier.settings.max_units();
+    let Some(n) = no_node else {
+        // Not sized by this module's rounds (no type was left to size): name the pool's limits as written.
+        let span = cap.map(|m| m.span).or(budget.map(|b| b.span)).unwrap_or(tier.name.span);
+        return sources
+            .error(span, ErrorCode::E0142, format!("no node of pool `{}` fits its limit", plan.name))
+            .help(format!("raise `{keyword}` or the budget, or allow smaller nodes; `gpuplan explain` lists the pool's removals"));
     };
-    let smallest = plan.removed.last().map(|r| r.types.join(", ")).unwrap_or_default();
-    sources
-        .error(span, ErrorCode::E0142, format!("{what} is too small for one node of pool `{}`: its limit would be {} {}", plan.name, plan.limit, plan.resource()))
-        .label(format!("allows {} {}", plan.limit, plan.resource()))
-        .help(format!("raise it, or allow smaller nodes (every candidate has more accelerators than the limit: {smallest})"))
+    let node = format!("{} ({} {resource}, up to ${:.2}/h)", n.node, n.units, n.node_usd_per_hour);
+    match (budget, cap) {
+        (Some(b), _) if n.budget_binds => {
+            let share = if n.shared { "its share of " } else { "" };
+            let needed = n.budget_needed.map_or(String::new(), |x| format!("raise the budget to at least ${x:.2}/h (the smallest whose worst case fits one such node beside the profile's other pools), "));
+            sources
+                .error(b.span, ErrorCode::E0142, format!("{share}the budget ${:.2}/h cannot pay for one node of pool `{}`: its cheapest node is {node}", b.value, plan.name))
+                .label(format!("budget ${:.2}/h", b.value))
+                .help(format!("{needed}or allow smaller, cheaper nodes (a lower `per-node min`, other GPU models)"))
+        }
+        (_, Some(m)) => sources
+            .error(m.span, ErrorCode::E0142, format!("`{keyword} {}` is smaller than one node of pool `{}`: its smallest node is {node}", m.value, plan.name))
+            .label(format!("allows {} {resource}", m.value))
+            .help(format!("raise `{keyword}` to at least {} (one node), or allow smaller nodes (a lower `per-node min`)", n.units.div_ceil(plan.replicas()))),
+        _ => sources
+            .error(tier.name.span, ErrorCode::E0142, format!("no node of pool `{}` fits its limit: its smallest node is {node}", plan.name))
+            .help("allow smaller nodes (a lower `per-node min`)"),
+    }
 }
 
 fn replicas_note(plan: &PoolPlan) -> String {

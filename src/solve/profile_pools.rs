@@ -42,6 +42,11 @@ pub fn plan_profile(profile: &Profile, region: Region, sources: &Sources, select
     let mut pools = Vec::new();
     for pool in &profile.pools {
         for (index, tier) in pool.tiers.iter().enumerate() {
+            let unknown = super::catalog_names::unknown_names(tier, catalog, sources);
+            if !unknown.is_empty() {
+                diagnostics.extend(unknown);
+                continue;
+            }
             match context.plan_tier(TierAt { pool, index, tier }, selections, &mut classes) {
                 Ok(plan) => pools.push((plan, tier)),
                 Err(d) => diagnostics.push(d),

@@ -19,7 +19,7 @@ pub fn unknown_zones(profile: &Profile, catalog: &Catalog, sources: &Sources) ->
             diagnostics.push(
                 sources
                     .error(zone.span, ErrorCode::E0152, format!("the {} catalog knows no zone `{}`", catalog.region, zone.value))
-                    .help(format!("zones in the catalog: {}", catalog.zones.join(", "))),
+                    .help(crate::diagnostic::did_you_mean_among(&zone.value, &catalog.zones.iter().map(String::as_str).collect::<Vec<_>>(), "zones in the catalog")),
             );
         }
     }

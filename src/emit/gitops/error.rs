@@ -11,6 +11,15 @@ fn removal_message(removed: &[RemovedNodePool]) -> String {
     let list: Vec<String> = removed.iter().map(|r| format!("  {r}")).collect();
     format!("this change removes {} NodePool(s):\n{}\n{REMOVAL_WARNING}; nothing was written or committed: pass --allow-removal to commit it", removed.len(), list.join("\n"))
 }
+fn uncommitted_message(inputs: &[(PathBuf, &str)]) -> String {
+    let list: Vec<String> = inputs.iter().map(|(p, state)| format!("  {} ({state})", p.display())).collect();
+    format!(
+        "out/ was compiled from {} file(s) with changes that are not committed:\n{}\na commit of out/ without them would fail `gpuplan compile --check`; nothing was written or committed: commit them first, or pass --include-inputs to commit them with out/",
+        inputs.len(),
+        list.join("\n")
+    )
+}
+
 /// Errors of `commit`; each message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum GitopsError {
@@ -34,6 +43,8 @@ pub enum GitopsError {
         out_dir: PathBuf,
         files: Vec<HandEdit>,
     },
+    #[error("{}", uncommitted_message(.0))]
+    UncommittedInputs(Vec<(PathBuf, &'static str)>),
     #[error("{}", removal_message(.0))]
     NodePoolRemoval(Vec<RemovedNodePool>),
     #[error(

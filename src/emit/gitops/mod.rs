@@ -20,8 +20,9 @@
 //!
 //! # Refusals (nothing written, no commit)
 //! A file in out/ whose gpuplan header digest does not match its body, or that has no gpuplan header, unless
-//! `force`; a repository in the middle of a merge/rebase/…; no git identity; an out/ outside the repository or
-//! equal to its root.
+//! `force`; a profile out/ was compiled from with changes HEAD does not hold (modified, staged, untracked: the
+//! commit would fail `compile --check`), unless `include_inputs` commits it with out/; a repository in the middle
+//! of a merge/rebase/…; no git identity; an out/ outside the repository or equal to its root.
 
 mod error;
 mod index;
@@ -66,6 +67,12 @@ pub struct CommitOptions {
     /// More files to commit with out/, repo-relative (e.g. a refreshed catalog snapshot). Their work-tree content
     /// is committed; a missing file is committed as a deletion.
     pub extra_paths: Vec<PathBuf>,
+    /// The files out/ was compiled from (the profiles; absolute or repo-relative). A commit whose out/ comes from a
+    /// profile the commit does not hold would fail `compile --check` at that commit: refused when any of them has
+    /// uncommitted changes (modified, staged but not committed, or untracked), unless `include_inputs`.
+    pub inputs: Vec<PathBuf>,
+    /// Commit `inputs` with out/ (as extra paths) instead of refusing.
+    pub include_inputs: bool,
 }
 
 /// What [`commit`] did.
@@ -108,7 +115,11 @@ pub fn commit(
     opts: &CommitOptions,
 ) -> Result<CommitOutcome, GitopsError> {
     let repo = Repo::open(repo_dir)?;
-    let paths = CommitPaths::resolve(&repo.workdir, out_dir, tree, &opts.extra_paths)?;
+    let extra: Vec<PathBuf> = if opts.include_inputs { opts.extra_paths.iter().chain(&opts.inputs).cloned().collect() } else { opts.extra_paths.clone() };
+    let paths = CommitPaths::resolve(&repo.workdir, out_dir, tree, &extra)?;
+    if !opts.include_inputs {
+        refuse_uncommitted_inputs(&repo, &paths, &opts.inputs)?;
+    }
     let base = Base::resolve(&repo, &paths.out_rel, opts.branch.as_deref())?;
     refuse_hand_edits(&base, &paths, opts.force)?;
     refuse_removals(&base, tree, opts.allow_removal)?;
@@ -188,6 +199,26 @@ fn refuse_hand_edits(base: &Base<'_>, paths: &CommitPaths, force: bool) -> Resul
         return Err(GitopsError::HandEdited { out_dir: paths.out_dir.clone(), files: edits });
     }
     Ok(())
+}
+
+/// Inputs (profiles) with changes HEAD does not hold are refused before anything is written: each named, with what
+/// git says of it.
+fn refuse_uncommitted_inputs(repo: &Repo, paths: &CommitPaths, inputs: &[PathBuf]) -> Result<(), GitopsError> {
+    let mut uncommitted = Vec::new();
+    for input in paths::repository_paths(&repo.workdir, &paths.out_prefix, inputs)? {
+        let status = repo.git.status_file(Path::new(&input))?;
+        let state = if status.intersects(git2::Status::WT_NEW | git2::Status::IGNORED) {
+            "untracked"
+        } else if status.intersects(git2::Status::WT_MODIFIED | git2::Status::WT_TYPECHANGE | git2::Status::WT_RENAMED) {
+            "modified"
+        } else if !status.is_empty() {
+            "staged, not committed"
+        } else {
+            continue;
+        };
+        uncommitted.push((PathBuf::from(input), state));
+    }
+    if uncommitted.is_empty() { Ok(()) } else { Err(GitopsError::UncommittedInputs(uncommitted)) }
 }
 
 /// Removed NodePools are refused (unless allowed) before anything is written.

@@ -31,7 +31,7 @@ impl CommitPaths {
         let out_rel = repo_relative(workdir, out_dir)?;
         let out_prefix = slash(&out_rel);
         check_output_paths(tree, out_dir)?;
-        let extras = extra_paths(workdir, &out_prefix, extra)?;
+        let extras = repository_paths(workdir, &out_prefix, extra)?;
         let abs_out = workdir.join(&out_rel);
         Ok(CommitPaths { workdir: workdir.to_path_buf(), out_dir: out_dir.to_path_buf(), out_rel, out_prefix, abs_out, extras })
     }
@@ -111,7 +111,7 @@ fn check_output_paths(tree: &OutputTree, out_dir: &Path) -> Result<(), GitopsErr
 
 /// The extra paths (refreshed catalogs) as repository-relative slash paths, those under out/ left out (out/ is
 /// committed anyway); a path outside the repository or inside `.git` is refused.
-fn extra_paths(workdir: &Path, out_prefix: &str, paths: &[PathBuf]) -> Result<BTreeSet<String>, GitopsError> {
+pub(super) fn repository_paths(workdir: &Path, out_prefix: &str, paths: &[PathBuf]) -> Result<BTreeSet<String>, GitopsError> {
     let mut extras = BTreeSet::new();
     for p in paths {
         let p = if p.is_absolute() {
