@@ -183,7 +183,7 @@ fn cheaper_spot(pool: &PoolAlone, need: u32, slack: f64, tiered: bool) -> Option
     // `price-ratio-max`), and without it the spot widening (`solve::select`) adds dearer types back to reach 15.
     let how = if tiered { format!("name them in tier `{}`'s `types`", tier.name) } else { "make the pool `tiered` and name them in its spot tier's `types`".to_string() };
     Some(format!(
-        "admit fewer, cheaper spot types: {}'s worst case is priced at its dearest type, {} (${:.4}/{} at the on-demand price); keeping the {} types at most ${ceiling:.4}/{} ({}) leaves room for {need} on every tier ({how}; the spot widening adds dearer types to reach 15 otherwise)",
+        "admit fewer, cheaper spot types: {}'s worst case is priced at its dearest type, {} (${:.4}/{} at the on-demand price); keeping the {} types at most ${ceiling:.4}/{} ({}) leaves room for {need} on every tier ({how}; the spot widening adds dearer types to reach 15 otherwise); fewer spot types share more interruptions, which lint GP006 then names: that trade is the budget's",
         tier.name,
         dearest.name,
         per(dearest),
