@@ -61,6 +61,52 @@ fn example_workflow_validates_against_the_github_workflows_schema() {
     assert!(!ok, "a broken workflow passed:\n{out}");
 }
 
+/// Every workflow the README and the book show (a ```` ```yaml ```` block with `jobs:`) validates against the
+/// workflow schema, and every input it gives the action (`with:` under `uses: gpuplan/gpuplan@…`) is one action.yml
+/// declares: a reader copies these blocks as they are.
+#[test]
+fn every_workflow_the_docs_show_validates_and_names_real_inputs() {
+    let action = yaml("action.yml");
+    let inputs = action["inputs"].as_object().unwrap();
+    let mut pages = vec![repo().join("README.md")];
+    pages.extend(walk_markdown(&repo().join("docs/src")));
+    let mut checked = 0;
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for block in text.split("```yaml\n").skip(1).filter_map(|rest| rest.split("\n```").next()).filter(|b| b.contains("\njobs:") || b.starts_with("jobs:")) {
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("workflow.yml");
+            std::fs::write(&file, block).unwrap();
+            let (ok, out) = schema_check("vendor.github-workflows", &file);
+            assert!(ok, "{}: a workflow block fails the schema:\n{block}\n{out}", page.display());
+            let workflow: Value = serde_saphyr::from_str(block).unwrap();
+            for job in workflow["jobs"].as_object().unwrap().values() {
+                for step in job["steps"].as_array().into_iter().flatten().filter(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("gpuplan/gpuplan@"))) {
+                    for key in step["with"].as_object().into_iter().flatten().map(|(k, _)| k) {
+                        assert!(inputs.contains_key(key), "{}: the action has no input `{key}`", page.display());
+                    }
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 1, "the README shows a workflow");
+}
+
+/// Every `*.md` file under `dir`.
+fn walk_markdown(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(walk_markdown(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            found.push(path);
+        }
+    }
+    found
+}
+
 #[test]
 fn gitlab_job_validates_against_the_gitlab_ci_schema() {
     let (ok, out) = schema_check("vendor.gitlab-ci", &repo().join("examples/ci/gitlab-ci.yml"));

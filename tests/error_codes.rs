@@ -140,7 +140,14 @@ fn run_example(code: ErrorCode) -> (tempfile::TempDir, Option<i32>, String) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan")).current_dir(dir.path()).env("NO_COLOR", "1").args(&example.command[1..]).output().unwrap();
+    // The docs' fixed clock: what an example prints does not depend on the day it runs.
+    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .env("GPUPLAN_NOW", "2026-11-27T00:00:00Z")
+        .args(&example.command[1..])
+        .output()
+        .unwrap();
     (dir, output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
@@ -161,6 +168,41 @@ fn check_example(code: ErrorCode) -> Option<String> {
     let noted = notes.len() == 1 && note.is_some_and(|n| notes[0].starts_with(&n));
     let ok = status == Some(2) && found.contains(&code) && found.is_subset(&allowed) && noted;
     (!ok).then(|| format!("{code}: exit {status:?}, codes {found:?} (want {allowed:?}), explain-error notes {notes:?} (want one)\n{stderr}"))
+}
+
+/// What each example's console block shows under its command is what gpuplan prints running it (stderr, no colour,
+/// the docs' fixed clock, paths as from the example's directory), so `explain-error` and the error index show the
+/// real diagnostic, as rustc's index shows its errors. `GPUPLAN_BLESS=1` rewrites the blocks that differ.
+#[test]
+fn every_example_shows_its_real_output() {
+    let bless = std::env::var("GPUPLAN_BLESS").is_ok_and(|v| v == "1");
+    let mut stale = Vec::new();
+    for code in ErrorCode::ALL.iter().copied().filter(|c| !LIBRARY_ONLY.contains(c)) {
+        let (dir, _, stderr) = run_example(code);
+        let output = stderr.replace(&format!("{}/", dir.path().display()), "");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/diagnostic/codes").join(format!("{}.md", code.as_str()));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let shown = with_output(&text, &output);
+        if shown != text {
+            if bless {
+                std::fs::write(&path, shown).unwrap();
+            } else {
+                stale.push(code.as_str());
+            }
+        }
+    }
+    assert!(stale.is_empty(), "the console blocks of {stale:?} do not show what their command prints: GPUPLAN_BLESS=1 cargo test --locked --test error_codes every_example_shows_its_real_output rewrites them");
+}
+
+/// `markdown` (a `codes/<code>.md`) with its example's console block holding its `$ ` lines, then `output`.
+fn with_output(markdown: &str, output: &str) -> String {
+    let example = markdown.find("## Example").expect("an example");
+    let open = example + markdown[example..].find("```console\n").expect("a console block") + "```console\n".len();
+    let close = open + markdown[open..].find("```").expect("a closed console block");
+    let commands: String = markdown[open..close].lines().filter(|l| l.starts_with("$ ")).map(|l| format!("{l}\n")).collect();
+    let output = output.trim_end();
+    let body = if output.is_empty() { commands } else { format!("{commands}{output}\n") };
+    format!("{}{body}{}", &markdown[..open], &markdown[close..])
 }
 
 /// Every example fails with its code, exit code 2, and with no other code but its listed companions; the run ends with

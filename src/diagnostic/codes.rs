@@ -11,7 +11,8 @@
 //!
 //! The format of `codes/<code>.md`: the explanation (Markdown), then a line `## Example`, then fenced blocks: one per
 //! input file, its info string the language and the file's path relative to an empty directory (```` ```kdl
-//! profiles/ml.kdl ````), and one ```` ```console ```` block with the command, `$ gpuplan …`.
+//! profiles/ml.kdl ````), and one ```` ```console ```` block with the command, `$ gpuplan …`, and under it what the
+//! command prints (kept true by `tests/error_codes.rs`, which rewrites it with `GPUPLAN_BLESS=1`).
 
 /// Declares the table: the enum (one variant per code, in code order) and its summaries and explanations.
 macro_rules! error_codes {
