@@ -112,12 +112,20 @@ fn cap(tier: &Tier, plan: &PoolPlan) -> Option<u32> {
     tier.settings.max_units().map(|m| m.value * plan.replicas())
 }
 
+/// What one round of sizing decides for a usage-based pool with candidates.
+struct Sized {
+    limit: u32,
+    reason: String,
+    no_node: Option<NoNode>,
+    cap_unreached: Option<CapUnreached>,
+}
+
 /// One round of sizing: the common limit the budget allows, then each usage-based pool's limit (its cap when lower),
 /// rounded to whole nodes, with the types too big for it dropped (the next round's search sees them gone). A pool
 /// whose limit leaves none of its types keeps the limit and [`NoNode`] of the round that emptied it (a later round
 /// would size it with no types, so its limit would say nothing about why).
 fn size_usage_pools(pools: &mut [(PoolPlan, &Tier)], sizing: &Sizing, scale: &impl Fn(&PoolPlan) -> u32, no_node: &mut [Option<NoNode>]) {
-    let sized: Vec<Option<(u32, String, Option<NoNode>, Option<CapUnreached>)>> = {
+    let sized: Vec<Option<Sized>> = {
         let usage = UsagePools::new(pools.iter().filter(|(p, _)| p.fixed_usd_per_hour.is_none()).map(|(p, t)| (p, cap(t, p), scale(p))));
         let common = sizing.usage_budget.map(|b| usage.common_limit(b));
         pools
@@ -129,16 +137,16 @@ fn size_usage_pools(pools: &mut [(PoolPlan, &Tier)], sizing: &Sizing, scale: &im
                 let (limit, reason) = usage_limit(plan, cap(tier, plan), common, scale(plan), sizing);
                 let (limit, reason) = round_to_whole_nodes(plan, limit, reason);
                 let fails = NoNode::of(plan, tier, limit, common.is_some_and(|l| l * scale(plan) == limit), &usage, sizing, scale(plan));
-                Some((limit, reason, fails, cap_unreached(plan, tier, common, &usage, sizing, scale(plan))))
+                Some(Sized { limit, reason, no_node: fails, cap_unreached: cap_unreached(plan, tier, common, &usage, sizing, scale(plan)) })
             })
             .collect()
     };
     for (((plan, _), sized), no_node) in pools.iter_mut().zip(sized).zip(no_node.iter_mut()) {
-        let Some((limit, reason, fails, unreached)) = sized else { continue };
-        plan.limit = limit;
-        plan.limit_reason = reason;
-        plan.cap_unreached = unreached;
-        *no_node = fails;
+        let Some(sized) = sized else { continue };
+        plan.limit = sized.limit;
+        plan.limit_reason = sized.reason;
+        plan.cap_unreached = sized.cap_unreached;
+        *no_node = sized.no_node;
         drop_nodes_above_limit(plan);
     }
 }
