@@ -1,8 +1,12 @@
 //! Browsing the catalog: the library's `CatalogQuery` on the bundled us-east-1 catalog (each filter against every
 //! type it must keep or drop), and `gpuplan catalog list` / `catalog show` through the binary.
 
+mod common;
+
 use std::path::Path;
 use std::process::Output;
+
+use common::{stderr, stdout};
 
 use gpuplan::catalog::query::{CatalogQuery, accelerator_names};
 use gpuplan::catalog::{Arch, CapacityType, Catalog, EMBEDDED_US_EAST_1, InstanceType};
@@ -11,21 +15,9 @@ fn builtin() -> Catalog {
     Catalog::from_json(EMBEDDED_US_EAST_1, Path::new("us-east-1")).unwrap()
 }
 
+/// gpuplan run in the repository (its catalogs/).
 fn gpuplan(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    common::gpuplan(&common::repo(), args)
 }
 
 fn accelerated(catalog: &Catalog) -> impl Iterator<Item = &InstanceType> {

@@ -1,27 +1,15 @@
 //! `gpuplan init` through the binary, in empty directories: every preset in every region with a committed catalog
 //! compiles and lints clean as written; an existing profile is refused unless `--force`; what it prints.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use common::{gpuplan, stderr, stdout};
+
 use gpuplan::profile::Preset;
 
-fn gpuplan(dir: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// The regions with a catalog: the built-in us-east-1 and every committed catalogs/<region>.json.
 fn regions() -> Vec<String> {

@@ -246,13 +246,14 @@ pub fn did_you_mean<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, k)| format!("did you mean `{k}`?"))
 }
 
-/// One diagnostic per cause: the first of those that share a code and a span. A setting of a pool is inherited by
-/// each NodePool (tier) the pool renders, and a check over NodePools raises its cause once per NodePool; the cause is
-/// the profile line, so the user reads it once (miette keeps each; rustc deduplicates the same way, by span and
-/// message, in its emitter).
+/// One diagnostic per cause: the first of those that share a code, a span and a fix (help). A setting of a pool is
+/// inherited by each NodePool (tier) the pool renders, and a check over NodePools raises its cause once per NodePool,
+/// naming the NodePool but asking for the same fix at the same profile line: the user reads it once. Two diagnostics
+/// at one line that ask for different fixes (two pools the one budget cannot pay for, each with the budget it needs)
+/// are two causes and both stay. rustc's emitter deduplicates likewise, by span and message.
 pub fn one_per_cause(diagnostics: Vec<ProfileDiagnostic>) -> Vec<ProfileDiagnostic> {
     let mut seen = std::collections::HashSet::new();
-    diagnostics.into_iter().filter(|d| seen.insert((d.code, d.src.name().to_string(), d.span.offset(), d.span.len()))).collect()
+    diagnostics.into_iter().filter(|d| seen.insert((d.code, d.src.name().to_string(), d.span.offset(), d.span.len(), d.help.clone()))).collect()
 }
 
 /// The help for a name outside a known set: "did you mean `x`?" when one is close (by edit distance, ignoring case),
@@ -273,4 +274,27 @@ pub fn render_plain(diagnostics: &[ProfileDiagnostic]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod one_per_cause_tests {
+    use super::*;
+
+    /// Repeats of one cause (same code, line and fix, the NodePool named differently) are one; two fixes asked at one
+    /// line are two causes; another code at the same line is another cause.
+    #[test]
+    fn one_per_cause_keeps_one_per_code_span_and_fix() {
+        let mut sources = Sources::default();
+        let file = sources.add(Path::new("p.kdl"), "p.kdl".into(), "budget usd-per-hour=20\n".into());
+        let span = Span { file, offset: 7, len: 15 };
+        let d = |code: ErrorCode, message: &str, help: &str| sources.error(span, code, message).help(help.to_string());
+        let kept = one_per_cause(vec![
+            d(ErrorCode::E0140, "pool `a-spot`", "relax it"),
+            d(ErrorCode::E0140, "pool `a-on-demand`", "relax it"),
+            d(ErrorCode::E0142, "pool `big`", "raise the budget to $55.14/h"),
+            d(ErrorCode::E0142, "pool `mid`", "raise the budget to $82.69/h"),
+        ]);
+        let messages: Vec<&str> = kept.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages, ["pool `a-spot`", "pool `big`", "pool `mid`"]);
+    }
 }
