@@ -155,6 +155,27 @@ fn a_config_error_stops_every_command_at_its_line() {
         assert!(shown.contains("E0102") && shown.contains("gpuplan.kdl:2:1") && shown.contains("did you mean `max-catalog-age-days`?"), "gpuplan {args:?}: {shown}");
         assert!(!dir.path().join("out").exists(), "gpuplan {args:?} wrote out/");
     }
+    // What reads no profile still works, so the config's own error can be looked up.
+    for args in [&["--help"][..], &["explain-error", "E0102"], &["man", "compile"], &["schema"]] {
+        let out = gpuplan(&dir.path().join("profiles"), args);
+        assert_eq!(out.status.code(), Some(0), "gpuplan {args:?} with a broken gpuplan.kdl: {}", text(&out));
+    }
+}
+
+/// Outside any git repository only the working directory is looked at: a gpuplan.kdl in a directory above (/tmp, a
+/// home directory) is not read.
+#[test]
+fn outside_git_a_config_above_is_not_read() {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(outer.path().join("gpuplan.kdl"), "not a setting\n").unwrap();
+    let below = outer.path().join("work");
+    std::fs::create_dir(&below).unwrap();
+    let out = gpuplan(&below, &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let compiled = gpuplan(&below, &["compile"]);
+    assert_eq!(compiled.status.code(), Some(0), "the config above was read: {}", text(&compiled));
+    // In the directory itself it is read (and its error reported).
+    assert_eq!(gpuplan(outer.path(), &["compile"]).status.code(), Some(2));
 }
 
 /// The config is looked for no higher than the top of the git repository: a gpuplan.kdl above it (in a home

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use gpuplan::compile::{Compilation, CompileError, CompileOptions, compile_with_config};
+use gpuplan::compile::{Compilation, CompileOptions, compile_with_config};
 use gpuplan::profile::config::{parse_config, Config, CONFIG_FILE};
 
 use super::{CliError, color, term};
@@ -97,9 +97,11 @@ pub fn config_path() -> Option<&'static Path> {
 /// The repository root for `dir` and its config: the nearest ancestor holding a `gpuplan.kdl`; else the top of the
 /// git work tree when it holds a `profiles/` directory (a repository that never needed a config still works from
 /// any subdirectory). Never above the top of the git repository holding `dir`: a config in a directory above it,
-/// such as the home directory, is not this repository's.
+/// such as the home directory, is not this repository's. Outside any git repository only `dir` itself is looked at,
+/// so a stray `gpuplan.kdl` in /tmp or the home directory never takes over a run below it.
 pub fn find_root(dir: &Path) -> Option<(PathBuf, Option<PathBuf>)> {
-    for ancestor in dir.ancestors() {
+    let in_git = dir.ancestors().any(|a| a.join(".git").exists());
+    for ancestor in dir.ancestors().take(if in_git { usize::MAX } else { 1 }) {
         let candidate = ancestor.join(CONFIG_FILE);
         if candidate.is_file() {
             return Some((ancestor.to_path_buf(), Some(candidate)));
@@ -141,8 +143,10 @@ pub fn with_repository_defaults(command: clap::Command) -> Result<clap::Command,
             let path = PathBuf::from(from_root(CONFIG_FILE));
             let _ = CONFIG_PATH.set(Some(path.clone()));
             let mut sources = gpuplan::diagnostic::Sources::default();
-            let (config, diagnostics) = parse_config(&path, &mut sources);
-            config.ok_or(CliError::Compile(CompileError::Profiles { diagnostics }))?
+            // A config with errors leaves the built-in defaults: `--help`, `man` and `explain-error` (to read about
+            // the config's own error) still work, and every command that compiles reports the errors at their lines.
+            let Some(config) = parse_config(&path, &mut sources).0 else { return Ok(command) };
+            config
         }
         None => {
             let _ = CONFIG_PATH.set(None);
