@@ -281,6 +281,23 @@ fn commit_with_index_lock_present_exits_2_and_leaves_head_index_and_out_unchange
     assert!(dirty.is_empty(), "out/ and the profile it came from committed and clean in the index: {dirty:?}");
 }
 
+/// The repository config is an input like a profile: a gpuplan.kdl not committed (here, new) is named and refused,
+/// and `--include-inputs` commits it with out/ (a commit of out/ without it would not be what `compile --check` sees).
+#[test]
+fn commit_refuses_an_uncommitted_repository_config() {
+    let (dir, repo) = git_project();
+    fs::write(dir.path().join("gpuplan.kdl"), "max-catalog-age-days 365\n").unwrap();
+    let head_before = head(&repo);
+    let output = gpuplan(dir.path(), &["commit"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("  gpuplan.kdl (untracked)") && err.contains("--include-inputs"), "{err}");
+    assert_eq!(head(&repo), head_before, "nothing committed");
+    let output = gpuplan(dir.path(), &["commit", "--include-inputs"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(repo.status_file(Path::new("gpuplan.kdl")).unwrap(), git2::Status::CURRENT);
+}
+
 /// `commit` refuses when a profile it compiled has changes HEAD does not hold, for each way git can say so (modified,
 /// staged but not committed, untracked): exit 2, the profile named with its state, HEAD, the index and out/ as they
 /// were. `--include-inputs` commits the profile with out/ in one commit, after which `compile --check` passes.

@@ -29,8 +29,8 @@ pub struct Args {
     /// without disruption budgets).
     #[arg(long)]
     allow_removal: bool,
-    /// Commit the profiles out/ was compiled from in the same commit (refused otherwise when they have uncommitted
-    /// changes: a commit of out/ without them would fail `compile --check`).
+    /// Commit the profiles (and gpuplan.kdl) out/ was compiled from in the same commit (refused otherwise when they
+    /// have uncommitted changes: a commit of out/ without them would fail `compile --check`).
     #[arg(long)]
     include_inputs: bool,
 }
@@ -47,10 +47,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // Against the out/ of the commit this one goes on: what the GitOps tool syncs from.
     let base = gitops::base_out(&repo, &out, branch.as_deref()).map_err(CliError::msg)?;
     emit::transition::refuse(&out, &base, &tree, &compiled.profiles, &compiled.sources)?;
-    // The profiles as the compile read them (relative to the current directory, which the library resolves against
-    // the repository root): absolute.
-    let profiles = compiled.profiles.iter().map(|p| repo.join(compiled.sources.path(p.file))).collect();
-    let options = gitops::CommitOptions { message, branch, force, allow_removal, extra_paths, inputs: profiles, include_inputs };
+    // What out/ was compiled from, as the compile read it (relative to the working directory), made absolute: the
+    // profiles and the repository config (its shared clusters and settings shape out/ as much as a profile does).
+    let mut read: Vec<std::path::PathBuf> = compiled.profiles.iter().map(|p| repo.join(compiled.sources.path(p.file))).collect();
+    read.extend(super::inputs::config_path().map(|config| repo.join(config)));
+    let options = gitops::CommitOptions { message, branch, force, allow_removal, extra_paths, inputs: read, include_inputs };
     match gitops::commit(&repo, &out, &tree, &options).map_err(CliError::msg)? {
         gitops::CommitOutcome::NothingToCommit => super::inform(format!("nothing to commit: {} is up to date", out.display())),
         gitops::CommitOutcome::Committed { id, files, message, reference, .. } => {
