@@ -90,7 +90,7 @@ impl Generated {
 pub enum CompileError {
     #[error("{} error{} in the profiles", .diagnostics.iter().filter(|d| d.is_error()).count(), if .diagnostics.iter().filter(|d| d.is_error()).count() == 1 { "" } else { "s" })]
     Profiles { diagnostics: Vec<ProfileDiagnostic> },
-    #[error("no profiles found in {0}; write one (see README) or pass profile files")]
+    #[error("no profiles found in {0}; write one (`gpuplan init`) or pass profile files")]
     NoProfiles(String),
     #[error("{0} is not a profile: gpuplan.kdl and gpuplan.<what>.kdl are the repository's config and inputs; pass profile files or their directory")]
     NotAProfile(String),
@@ -144,13 +144,16 @@ pub fn compile(opts: &CompileOptions) -> Result<Compilation, CompileError> {
 /// [`compile`], the profiles sharing the clusters of the repository config at `config` (`gpuplan.kdl`), whose
 /// errors are reported with the profiles'.
 pub fn compile_with_config(opts: &CompileOptions, config: Option<&Path>) -> Result<Compilation, CompileError> {
-    let files = profile_files(&opts.profiles)?;
     let mut sources = Sources::default();
     let (config, mut diagnostics) = match config {
         Some(path) => profile::config::parse_config(path, &mut sources),
         None => (Some(profile::config::Config::default()), Vec::new()),
     };
-    let shared = config.map(|c| c.clusters).unwrap_or_default();
+    // A config with errors is the cause: its shared clusters, missing, would make every profile naming one a second
+    // error, and its directories were not applied (so the profiles may not be found either).
+    let Some(config) = config else { return Err(CompileError::profiles(diagnostics)) };
+    let files = profile_files(&opts.profiles)?;
+    let shared = config.clusters;
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let (profiles, found) = profile::parse_files_sharing(&paths, &mut sources, &shared);
     diagnostics.extend(found);

@@ -80,3 +80,15 @@ fn quiet_keeps_errors_and_drops_the_explain_error_note() {
     assert!(stderr(&quiet).contains("E0116") && stderr(&quiet).contains("error: 1 error in the profiles"), "{}", stderr(&quiet));
     assert!(!stderr(&quiet).contains("note:") && !stderr(&quiet).contains("GP002"), "{}", stderr(&quiet));
 }
+
+/// GitHub annotations are CI's output, not chatter: `-q --message-format github` still prints each warning's
+/// workflow command (the runner shows it on the profile line), only without the human report after it.
+#[test]
+fn quiet_keeps_the_github_annotations() {
+    let dir = project(WARNS);
+    let out = gpuplan(dir.path(), &["-q", "--message-format", "github", "compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.lines().any(|l| l.starts_with("::warning ") && l.contains("GP002")), "{err}");
+    assert!(!err.contains("╭─["), "no human report under -q: {err}");
+}

@@ -243,17 +243,18 @@ fn print_warnings(compiled: &Compilation) {
     // batch at a time: 10,000 profiles' warnings are 9 MB of text. A stderr that cannot be written loses the
     // warnings, not the compile.
     use rayon::prelude::*;
-    if super::quiet() {
-        return;
-    }
     let color = color();
     // Not locked across the rendering: a worker that panicked could not print its message.
     let mut stderr = std::io::BufWriter::new(std::io::stderr());
+    // The machine lines (GitHub annotations, JSON) are CI's output, not chatter: -q keeps them, without the reports.
     if let Some(lines) = super::messages::machine_lines(&compiled.warnings) {
         let _ = std::io::Write::write_all(&mut stderr, lines.as_bytes());
-        if super::messages::format() == super::messages::MessageFormat::Json {
+        if super::messages::format() == super::messages::MessageFormat::Json || super::quiet() {
             return;
         }
+    }
+    if super::quiet() {
+        return;
     }
     for batch in compiled.warnings.chunks(256) {
         let rendered: Vec<String> = batch.par_iter().map(|w| term::render(std::slice::from_ref(w), color)).collect();

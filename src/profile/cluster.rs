@@ -354,7 +354,7 @@ impl Parser<'_> {
                 node_span,
                 ErrorCode::E0115,
                 "the cluster has no `ami`",
-                "pin an EC2NodeClass AMI alias, e.g. ami \"al2023@v20251023\" (see README: why not @latest)",
+                "pin an EC2NodeClass AMI alias, e.g. ami \"al2023@v20251023\" (the book's introduction: why not @latest)",
             );
         } else if !valid_ami_alias(ami) {
             self.error(

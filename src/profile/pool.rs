@@ -22,7 +22,7 @@ use crate::catalog::{AcceleratorKind, Arch, CapacityType};
 use crate::diagnostic::{Span, Spanned};
 
 /// Lint/solver price-quality knob default: admit a type only if its $/accelerator-hour is at most this
-/// multiple of the cheapest candidate's (see README "Price quality").
+/// multiple of the cheapest candidate's (the book's concepts/budget.md).
 pub const DEFAULT_PRICE_RATIO_MAX: f64 = 1.6;
 
 /// The `terminationGracePeriod` of the general, inference and tiered presets.

@@ -29,7 +29,7 @@ pub fn check(_: &LintCtx, profile: &Profile, out: &mut Findings) {
         let help = did_you_mean(&allow.value, codes.iter().map(|c| c.as_str()))
             .map(|d| format!("{d} "))
             .unwrap_or_default()
-            + &format!("lint codes are {}…{} (see README, Lint)", codes[1], codes[codes.len() - 1]);
+            + &format!("lint codes are {}…{} (see the book's lint.md)", codes[1], codes[codes.len() - 1]);
         let message = format!("`allow \"{}\"` names no lint rule: it silences nothing", allow.value);
         out.unsilenced(RULE.code, &profile.name.value, None, allow.span, message, help);
     }
