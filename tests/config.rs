@@ -267,3 +267,15 @@ fn a_failed_cluster_node_is_one_diagnostic() {
         assert_eq!(out.status.code(), Some(2));
     }
 }
+
+/// A list setting (`profiles "a" "b"`) is the default of every multi-valued PATHS, and its first entry the default of
+/// a single-valued argument that took `profiles` (adopt --into), never a list it cannot hold.
+#[test]
+fn a_list_setting_gives_a_single_valued_argument_its_first_entry() {
+    let dir = repository("profiles \"a\" \"b\"\n");
+    std::fs::create_dir_all(dir.path().join("a")).unwrap();
+    std::fs::create_dir_all(dir.path().join("b")).unwrap();
+    let help = String::from_utf8_lossy(&run_ok(dir.path(), &["adopt", "--help"]).stdout).into_owned();
+    let into = help.lines().skip_while(|l| !l.contains("--into")).take(3).collect::<Vec<_>>().join(" ");
+    assert!(into.contains("[default: a]"), "{into}");
+}

@@ -127,3 +127,26 @@ fn init_usage_errors_are_plain_messages_with_exit_2_and_write_nothing() {
         assert!(!dir.path().join("profiles").exists(), "{args:?} wrote profiles/");
     }
 }
+
+/// From a subdirectory, `init` writes into the profiles directory compile reads: the repository root's `profiles/`,
+/// or the one gpuplan.kdl names; a compile from the same subdirectory then finds it.
+#[test]
+fn init_from_a_subdirectory_writes_where_compile_reads() {
+    for (config, profiles) in [(None, "profiles"), (Some("profiles \"capacity/profiles\"\n"), "capacity/profiles")] {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(std::process::Command::new("git").args(["init", "-q"]).current_dir(dir.path()).status().unwrap().success());
+        std::fs::create_dir_all(dir.path().join(profiles)).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs/notes")).unwrap();
+        if let Some(config) = config {
+            std::fs::write(dir.path().join("gpuplan.kdl"), config).unwrap();
+        }
+        let below = dir.path().join("docs/notes");
+        let out = gpuplan(&below, &["init"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(dir.path().join(profiles).join("inference.kdl").is_file(), "{config:?}: {}", stdout(&out));
+        assert!(!below.join("profiles").exists(), "{config:?}: init wrote under the subdirectory");
+        let compiled = gpuplan(&below, &["compile"]);
+        assert_eq!(compiled.status.code(), Some(0), "{config:?}: {}", stderr(&compiled));
+        assert!(dir.path().join("out/my-cluster").is_dir(), "{config:?}: out/ at the root");
+    }
+}

@@ -12,9 +12,10 @@ use super::CliError;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The directory to write in (your platform repository): profiles/<name>.kdl goes under it.
-    #[arg(long, default_value = ".")]
-    dir: PathBuf,
+    /// The directory to write in (your platform repository): profiles/<name>.kdl goes under it. Default: the
+    /// profiles directory compile reads (the repository root's, from any subdirectory, or gpuplan.kdl's `profiles`).
+    #[arg(long)]
+    dir: Option<PathBuf>,
     /// The preset the starter's pool uses (`gpuplan schema` says what each sets).
     #[arg(long, default_value = "inference-spot", value_parser = presets())]
     preset: String,
@@ -28,7 +29,7 @@ pub struct Args {
     /// <catalogs>/<region>.json).
     #[arg(long, default_value = "us-east-1")]
     region: String,
-    /// Directory of catalog snapshots, relative to --dir.
+    /// Directory of catalog snapshots (relative to --dir when it is given).
     #[arg(long, default_value = "catalogs")]
     catalogs: PathBuf,
     /// Overwrite the profile if it exists.
@@ -46,18 +47,18 @@ fn presets() -> PossibleValuesParser {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let preset = Preset::parse(&args.preset).expect("clap accepts only Preset::NAMES");
-    let catalogs = args.dir.join(&args.catalogs);
+    let catalogs = args.dir.as_ref().map_or_else(|| args.catalogs.clone(), |dir| dir.join(&args.catalogs));
     let catalog = Catalog::load(&catalogs, &args.region).map_err(CliError::msg)?;
     let options = StarterOptions { preset, name: args.name.clone(), cluster: args.cluster.clone() };
     let starter = Starter::new(&options, &catalog).map_err(CliError::msg)?;
-    let written = write_starter(&args.dir, &starter, args.force)?;
+    let written = write_starter(args.dir.as_deref(), &starter, args.force)?;
     for path in &written {
         println!("wrote {} (preset {}, cluster {} in {})", path.display(), preset.as_str(), args.cluster, args.region);
     }
     let name = args.name.as_deref().unwrap_or(default_name(preset));
     println!("next:");
-    if args.dir != Path::new(".") {
-        println!("  cd {}", args.dir.display());
+    if let Some(dir) = args.dir.as_ref().filter(|dir| *dir != Path::new(".")) {
+        println!("  cd {}", dir.display());
     }
     println!("  gpuplan compile            # write the manifests to out/{}/", args.cluster);
     println!("  gpuplan explain {name:<10} # why these instance types, limits and costs");
@@ -66,10 +67,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// Writes every file of the starter under `dir`, or none: an existing file is refused (exit 2, named) unless
-/// `force`, before anything is written. Returns the paths written, as the user names them (`dir` joined).
-fn write_starter(dir: &Path, starter: &Starter, force: bool) -> Result<Vec<PathBuf>, CliError> {
-    // `./profiles/x.kdl` reads worse than the path the user will type.
-    let paths: Vec<PathBuf> = starter.files.iter().map(|file| if dir == Path::new(".") { file.path.clone() } else { dir.join(&file.path) }).collect();
+/// `force`, before anything is written. Returns the paths written, as the user names them (`dir` joined). Without
+/// `dir`, a profile goes into the profiles directory compile reads (found from a subdirectory as compile finds it).
+fn write_starter(dir: Option<&Path>, starter: &Starter, force: bool) -> Result<Vec<PathBuf>, CliError> {
+    let paths: Vec<PathBuf> = starter.files.iter().map(|file| placed(dir, &file.path)).collect();
     let existing: Vec<String> = paths.iter().filter(|path| path.exists()).map(|path| path.display().to_string()).collect();
     if !existing.is_empty() && !force {
         return Err(CliError::Message(format!(
@@ -84,4 +85,17 @@ fn write_starter(dir: &Path, starter: &Starter, force: bool) -> Result<Vec<PathB
         std::fs::write(path, &file.text).map_err(CliError::io("write", path))?;
     }
     Ok(paths)
+}
+
+/// Where a starter file written as `profiles/<name>.kdl` goes: under `dir` when given (`./profiles/x.kdl` reads worse
+/// than the path the user will type, so `.` adds nothing), else into the profiles directory compile reads.
+fn placed(dir: Option<&Path>, file: &Path) -> PathBuf {
+    match dir {
+        Some(dir) if dir == Path::new(".") => file.to_path_buf(),
+        Some(dir) => dir.join(file),
+        None => match file.strip_prefix("profiles") {
+            Ok(name) => super::inputs::default_profiles_dir().join(name),
+            Err(_) => file.to_path_buf(),
+        },
+    }
 }

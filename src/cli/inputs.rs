@@ -89,6 +89,12 @@ static CONFIG_PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
 /// The profile paths the repository config names (relative to the working directory), for PATHS left empty.
 static DEFAULT_PROFILES: OnceLock<Vec<String>> = OnceLock::new();
 
+/// The first profiles directory compile reads when given none: the repository's (from any subdirectory), else
+/// `profiles`.
+pub fn default_profiles_dir() -> PathBuf {
+    DEFAULT_PROFILES.get().and_then(|dirs| dirs.first()).map_or_else(|| PathBuf::from("profiles"), PathBuf::from)
+}
+
 /// The repository config this run found, if any.
 pub fn config_path() -> Option<&'static Path> {
     CONFIG_PATH.get().and_then(Option::as_deref)
@@ -189,6 +195,9 @@ impl RepositoryDefaults {
             let builtin: Vec<&str> = arg.get_default_values().iter().filter_map(|v| v.to_str()).collect();
             let replaced = self.by_id.iter().find(|(id, _)| arg.get_id() == id).map(|(_, v)| vec![v.clone()]);
             let replaced = replaced.or_else(|| self.by_builtin.iter().find(|(b, _)| builtin == [*b]).map(|(_, v)| v.clone()));
+            // A single-valued argument (adopt --into) takes the first of a list setting (`profiles "a" "b"`).
+            let multiple = matches!(arg.get_action(), clap::ArgAction::Append) || arg.get_num_args().is_some_and(|n| n.max_values() > 1);
+            let replaced = replaced.map(|values| if multiple { values } else { values.into_iter().take(1).collect() });
             changes.extend(replaced.map(|values| (arg.get_id().clone(), values)));
         }
         for (id, values) in changes {
