@@ -64,7 +64,7 @@ fn every_accelerated_type_is_listed_once_and_nothing_else() {
 #[test]
 fn the_gpu_filter_keeps_exactly_the_types_of_that_accelerator_for_every_name_in_any_case() {
     let catalog = builtin();
-    for name in accelerator_names(&catalog) {
+    for name in accelerator_names(&catalog, None) {
         let expected: Vec<&str> = accelerated(&catalog)
             .filter(|t| t.gpus.first().map(|g| g.name.as_str()).or(t.neuron.as_ref().map(|n| n.name.as_str())) == Some(name))
             .map(|t| t.name.as_str())
@@ -154,7 +154,7 @@ fn another_regions_catalog_is_read_from_the_catalogs_dir_and_its_estimated_on_de
 #[test]
 fn catalog_usage_errors_are_plain_messages_with_exit_2() {
     for (args, expected) in [
-        (&["catalog", "list", "--gpu", "A100-80GB"][..], "error: the us-east-1 catalog has no GPU or Neuron device named `A100-80GB`\ndid you mean `A100`?"),
+        (&["catalog", "list", "--gpu", "A100-80GB"][..], "error: the us-east-1 catalog has no GPU or Neuron device named `A100-80GB`\ndid you mean `A100` (with `--gpu-memory-min \"80GiB\"`)?"),
         (&["catalog", "list", "--gpu", "h10"][..], "error: the us-east-1 catalog has no GPU or Neuron device named `h10`\ndid you mean `H100`?"),
         (&["catalog", "list", "--gpu-memory-min", "40GB"][..], "error: invalid value '40GB' for '--gpu-memory-min <SIZE>': unknown memory unit `GB`"),
         (&["catalog", "list", "--region", "eu-north-1"][..], "error: no catalog for region eu-north-1"),

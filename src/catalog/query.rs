@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::{Arch, CapacityType, Catalog, InstanceType};
+use super::{manufacturer_kind, AcceleratorKind, Arch, CapacityType, Catalog, InstanceType};
 
 /// The filters of `catalog list`; `None` (or empty) lets every type through. Only accelerated types (GPU or Neuron)
 /// are ever listed.
@@ -109,13 +109,12 @@ fn sorting_quote<'r>(row: &'r Row, capacity: Option<CapacityType>) -> Option<&'r
     }
 }
 
-/// The names of the accelerators the catalog has (GPU models and Neuron devices), sorted: what `--gpu` accepts.
-pub fn accelerator_names(catalog: &Catalog) -> Vec<&str> {
-    let mut names: Vec<&str> = catalog
-        .instance_types
-        .iter()
-        .flat_map(|t| t.gpus.iter().map(|g| g.name.as_str()).chain(t.neuron.as_ref().map(|n| n.name.as_str())))
-        .collect();
+/// The names of the accelerators the catalog has, sorted: of one kind (NVIDIA GPUs, Neuron devices: what a pool's
+/// `gpu { name }`/`neuron { name }` may name), or with None every GPU model and Neuron device (what `--gpu` accepts).
+pub fn accelerator_names(catalog: &Catalog, kind: Option<AcceleratorKind>) -> Vec<&str> {
+    let gpus = catalog.instance_types.iter().flat_map(|t| t.gpus.iter()).filter(|g| kind.is_none_or(|k| manufacturer_kind(&g.manufacturer) == Some(k)));
+    let neuron = catalog.instance_types.iter().filter_map(|t| t.neuron.as_ref()).filter(|_| kind.is_none_or(|k| k == AcceleratorKind::Neuron));
+    let mut names: Vec<&str> = gpus.map(|g| g.name.as_str()).chain(neuron.map(|n| n.name.as_str())).collect();
     names.sort_unstable();
     names.dedup();
     names

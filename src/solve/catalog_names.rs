@@ -3,7 +3,8 @@
 //! candidate (E0140 "relax this constraint") or, beside a correct name, silently narrows the pool. The help names
 //! what the catalog has, with did-you-mean.
 
-use crate::catalog::{manufacturer_kind, AcceleratorKind, Catalog};
+use crate::catalog::query::accelerator_names;
+use crate::catalog::{AcceleratorKind, Catalog};
 use crate::diagnostic::{did_you_mean_among, ErrorCode, ProfileDiagnostic, Sources, Spanned};
 use crate::profile::{Admit, Tier};
 
@@ -14,10 +15,9 @@ pub fn unknown_names(tier: &Tier, catalog: &Catalog, sources: &Sources) -> Vec<P
     let mut out = Vec::new();
     let kind = s.accelerator.value;
     if kind != AcceleratorKind::Cpu {
-        let known = accelerator_names(catalog, kind);
+        let known = accelerator_names(catalog, Some(kind));
         let what = if kind == AcceleratorKind::Neuron { "Neuron device" } else { "GPU" };
         for name in s.accelerator_names.iter().filter(|n| !known.iter().any(|k| k.eq_ignore_ascii_case(n))) {
-            let known: Vec<&str> = known.iter().map(String::as_str).collect();
             let set = format!("{what}s in {}", catalog.region);
             let help = memory_suffix_hint(name, &known, &set).unwrap_or_else(|| did_you_mean_among(name, &known, &set));
             out.push(unknown(sources, name, &format!("{what} name"), &catalog.region, help));
@@ -50,16 +50,6 @@ fn unknown(sources: &Sources, name: &Spanned<String>, what: &str, region: &str, 
     sources.error(name.span, ErrorCode::E0410, format!("the {region} catalog has no {what} `{}`", name.value)).label(format!("not a {what} of {region}")).help(help)
 }
 
-/// The accelerator models of `kind` the catalog has, sorted.
-fn accelerator_names(catalog: &Catalog, kind: AcceleratorKind) -> Vec<String> {
-    sorted(catalog.instance_types.iter().flat_map(|t| -> Vec<String> {
-        match kind {
-            AcceleratorKind::Neuron => t.neuron.iter().map(|n| n.name.clone()).collect(),
-            _ => t.gpus.iter().filter(|g| manufacturer_kind(&g.manufacturer) == Some(kind)).map(|g| g.name.clone()).collect(),
-        }
-    }))
-}
-
 fn sorted(names: impl Iterator<Item = String>) -> Vec<String> {
     let set: std::collections::BTreeSet<String> = names.collect();
     set.into_iter().collect()
@@ -67,7 +57,7 @@ fn sorted(names: impl Iterator<Item = String>) -> Vec<String> {
 
 /// A model name with its memory glued on (`A100-80GB`, `a100_40g`): the catalog names the model alone and the
 /// memory is a constraint of its own, so the hint is the model with `memory-min`.
-fn memory_suffix_hint(name: &str, known: &[&str], set: &str) -> Option<String> {
+pub fn memory_suffix_hint(name: &str, known: &[&str], set: &str) -> Option<String> {
     let lower = name.to_ascii_lowercase();
     let model = known.iter().filter(|k| lower.starts_with(&k.to_ascii_lowercase())).max_by_key(|k| k.len())?;
     let rest = lower[model.len()..].trim_start_matches(['-', '_', ' ']);

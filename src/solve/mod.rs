@@ -20,7 +20,7 @@
 //! [`static_pool`]) is step 4 and `weights` step 5. `pool` and `plan` hold the types the later stages read; [`mig`]
 //! knows which MIG configs exist for which GPU.
 
-mod catalog_names;
+pub mod catalog_names;
 mod cluster;
 mod constraints;
 mod disruption;

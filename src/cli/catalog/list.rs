@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use gpuplan::catalog::query::{CatalogQuery, Quote, Row, accelerator_names, binary_size_mib};
+use gpuplan::diagnostic::did_you_mean_among;
+use gpuplan::solve::catalog_names::memory_suffix_hint;
 use gpuplan::catalog::{Arch, CapacityType, Catalog};
 use gpuplan::report::explain::write_table;
 
@@ -93,26 +95,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 /// read as "nothing fits".
 fn check_gpu_name(catalog: &Catalog, gpu: Option<&str>) -> Result<(), CliError> {
     let Some(gpu) = gpu else { return Ok(()) };
-    let names = accelerator_names(catalog);
+    let names = accelerator_names(catalog, None);
     if names.iter().any(|n| n.eq_ignore_ascii_case(gpu)) {
         return Ok(());
     }
-    // A name with a suffix (`A100-80GB`, `H100-SXM`) names its model first: suggest the model, memory is a filter.
-    let prefix = names.iter().filter(|n| gpu.to_lowercase().starts_with(&n.to_lowercase())).max_by_key(|n| n.len());
-    let guess = match prefix {
-        Some(model) => format!("did you mean `{model}`? (filter on memory with --gpu-memory-min)\n"),
-        None => {
-            // Compared in lowercase (`h10` is H100's typo, not A100's), suggested as the catalog spells it.
-            let lowered: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
-            let guess = gpuplan::diagnostic::did_you_mean(&gpu.to_lowercase(), lowered.iter().map(String::as_str)).unwrap_or_default();
-            lowered.iter().position(|l| guess.contains(&format!("`{l}`"))).map(|i| format!("did you mean `{}`?\n", names[i])).unwrap_or_default()
-        }
-    };
-    Err(CliError::Message(format!(
-        "the {} catalog has no GPU or Neuron device named `{gpu}`\n{guess}the names it has: {}",
-        catalog.region,
-        names.join(", ")
-    )))
+    // The profile's own hints: a model with its memory glued on (`A100-80GB`), else did-you-mean over the names.
+    let set = format!("the names it has ({} catalog)", catalog.region);
+    let help = memory_suffix_hint(gpu, &names, &set).map_or_else(|| did_you_mean_among(gpu, &names, &set), |hint| hint.replace("memory-min", "--gpu-memory-min"));
+    Err(CliError::Message(format!("the {} catalog has no GPU or Neuron device named `{gpu}`\n{help}", catalog.region)))
 }
 
 /// The header of the $/GPU-h column: of the price the rows are sorted by.
