@@ -120,30 +120,36 @@ impl Starter {
 /// The whole profile: header, cluster, budget, pool, workload.
 fn profile_text(preset: Preset, name: &str, cluster: &str, region: &str, zones: &[String]) -> String {
     let shape = Shape::of(preset);
-    let mut text = format!(
-        "// A starter profile from `gpuplan init --preset {preset}`:\n\
-         // {summary}.\n\
-         // Each setting has a comment above it: what it means and what to change. `gpuplan schema` lists every\n\
-         // setting; `gpuplan compile` writes the manifests to out/{cluster}/, `gpuplan explain` says why.\n\
-         \n\
-         // The profile's name (it names the node class). Among the profiles of one cluster, a higher priority gets\n\
-         // higher NodePool weights: Karpenter tries its pools first.\n\
-         profile \"{name}\" priority=50\n\n",
-        preset = preset.as_str(),
-        summary = preset_summary(preset),
-    );
+    let (preset_name, summary) = (preset.as_str(), preset_summary(preset));
+    let mut text = lines(&[
+        format!("// A starter profile from `gpuplan init --preset {preset_name}`:"),
+        format!("// {summary}."),
+        "// Each setting has a comment above it: what it means and what to change. `gpuplan schema` lists every".into(),
+        format!("// setting; `gpuplan compile` writes the manifests to out/{cluster}/, `gpuplan explain` says why."),
+        String::new(),
+        "// The profile's name (it names the node class). Among the profiles of one cluster, a higher priority gets".into(),
+        "// higher NodePool weights: Karpenter tries its pools first.".into(),
+        format!("profile \"{name}\" priority=50"),
+        String::new(),
+    ]);
     text.push_str(&cluster_block(cluster, region, zones, shape.spot));
-    text.push_str(&format!(
-        "\n// The most this profile's NodePools may cost together, in USD per hour: every node at the pool's limit, on\n\
-         // its priciest allowed type, spot counted at the on-demand price. gpuplan sizes the NodePool limits from\n\
-         // it; raise it for more GPUs, lower it to spend less. `gpuplan explain` shows the worst case against it.\n\
-         budget usd-per-hour={}\n\n",
-        shape.budget
-    ));
+    text.push_str(&lines(&[
+        String::new(),
+        "// The most this profile's NodePools may cost together, in USD per hour: every node at the pool's limit, on".into(),
+        "// its priciest allowed type, spot counted at the on-demand price. gpuplan sizes the NodePool limits from".into(),
+        "// it; raise it for more GPUs, lower it to spend less. `gpuplan explain` shows the worst case against it.".into(),
+        format!("budget usd-per-hour={}", shape.budget),
+        String::new(),
+    ]));
     text.push_str(&pool_block(preset, name));
     text.push('\n');
     text.push_str(&workload_block(preset, name));
     text
+}
+
+/// The lines, each ended by a newline: the starter's text written one profile line per source line.
+fn lines<S: AsRef<str>>(lines: &[S]) -> String {
+    lines.iter().map(|line| format!("{}\n", line.as_ref())).collect()
 }
 
 /// What differs between the presets' starters, besides the pool block.
@@ -167,45 +173,42 @@ impl Shape {
 
 fn cluster_block(cluster: &str, region: &str, zones: &[String], spot: bool) -> String {
     let zones = zones.iter().map(|z| format!("\"{z}\"")).collect::<Vec<_>>().join(" ");
-    let mut text = format!(
-        "// The EKS cluster the NodePools are for (its manifests go to out/{cluster}/): change the name to yours.\n\
-         cluster \"{cluster}\" {{\n    \
-             // The AWS region: its catalog prices and filters the instance types (us-east-1 is built in; another\n    \
-             // region needs catalogs/<region>.json, from `gpuplan catalog refresh --region <region>`).\n    \
-             region \"{region}\"\n    \
-             // The zones Karpenter may launch nodes in: those of your cluster's subnets (these offer the most GPU types).\n    \
-             zones {zones}\n    \
-             // The value of the karpenter.sh/discovery tag on your cluster's subnets and security groups.\n    \
-             discovery-tag \"{cluster}\"\n    \
-             // The IAM role your nodes run as (the role Karpenter's getting-started guide creates).\n    \
-             node-role \"KarpenterNodeRole-{cluster}\"\n    \
-             // The node AMI, pinned: `al2023@latest` would replace every GPU node on each AMI release. Bump it on purpose.\n    \
-             ami \"{STARTER_AMI}\"\n",
-    );
+    let mut block = vec![
+        format!("// The EKS cluster the NodePools are for (its manifests go to out/{cluster}/): change the name to yours."),
+        format!("cluster \"{cluster}\" {{"),
+        "    // The AWS region: its catalog prices and filters the instance types (us-east-1 is built in; another".into(),
+        "    // region needs catalogs/<region>.json, from `gpuplan catalog refresh --region <region>`).".into(),
+        format!("    region \"{region}\""),
+        "    // The zones Karpenter may launch nodes in: those of your cluster's subnets (these offer the most GPU types).".into(),
+        format!("    zones {zones}"),
+        "    // The value of the karpenter.sh/discovery tag on your cluster's subnets and security groups.".into(),
+        format!("    discovery-tag \"{cluster}\""),
+        "    // The IAM role your nodes run as (the role Karpenter's getting-started guide creates).".into(),
+        format!("    node-role \"KarpenterNodeRole-{cluster}\""),
+        "    // The node AMI, pinned: `al2023@latest` would replace every GPU node on each AMI release. Bump it on purpose.".into(),
+        format!("    ami \"{STARTER_AMI}\""),
+    ];
     if spot {
-        text.push_str(&format!(
-            "    // Karpenter's SQS queue of spot interruption notices: a spot node is drained before EC2 takes it back.\n    \
-                 interruption-queue \"Karpenter-{cluster}\"\n"
-        ));
+        block.push("    // Karpenter's SQS queue of spot interruption notices: a spot node is drained before EC2 takes it back.".into());
+        block.push(format!("    interruption-queue \"Karpenter-{cluster}\""));
     }
-    text.push_str("}\n");
-    text
+    block.push("}".into());
+    lines(&block)
 }
 
 /// The `gpu { … }` block of the presets without their own: any NVIDIA GPU with at least `memory` per GPU, up to 8
 /// per node.
 fn gpu_block(memory: &str) -> String {
-    let indent = "    ";
-    format!(
-        "{indent}// Which GPUs: any NVIDIA GPU with enough memory. `gpuplan catalog list --gpu-memory-min {memory}` lists them;\n\
-         {indent}// add `name \"L4\" \"A10G\"` to allow only those models.\n\
-         {indent}gpu {{\n\
-         {indent}    // The least memory per GPU your model needs.\n\
-         {indent}    memory-min \"{memory}\"\n\
-         {indent}    // GPUs per node: up to 8, so larger nodes stay candidates for spot capacity and price.\n\
-         {indent}    per-node max=8\n\
-         {indent}}}\n"
-    )
+    lines(&[
+        format!("    // Which GPUs: any NVIDIA GPU with enough memory. `gpuplan catalog list --gpu-memory-min {memory}` lists them;"),
+        "    // add `name \"L4\" \"A10G\"` to allow only those models.".into(),
+        "    gpu {".into(),
+        "        // The least memory per GPU your model needs.".into(),
+        format!("        memory-min \"{memory}\""),
+        "        // GPUs per node: up to 8, so larger nodes stay candidates for spot capacity and price.".into(),
+        "        per-node max=8".into(),
+        "    }".into(),
+    ])
 }
 
 fn pool_block(preset: Preset, name: &str) -> String {
@@ -222,94 +225,94 @@ fn pool_block(preset: Preset, name: &str) -> String {
         Preset::Tiered => tiered_pool_body(),
         _ => gpu_block("22GiB"),
     };
-    format!(
-        "{intro}\npool \"{name}\" preset=\"{preset}\" {{\n{body}    \
-             // A node label your pods can select (nodeSelector workload: {name}); gpuplan also labels and taints the\n    \
-             // nodes with the pool's name (`gpuplan explain` prints the toleration and selector pods need).\n    \
-             label \"workload\" \"{name}\"\n}}\n",
-        preset = preset.as_str(),
-    )
+    let preset = preset.as_str();
+    let head = lines(&[intro, format!("pool \"{name}\" preset=\"{preset}\" {{")]);
+    let tail = lines(&[
+        format!("    // A node label your pods can select (nodeSelector workload: {name}); gpuplan also labels and taints the"),
+        "    // nodes with the pool's name (`gpuplan explain` prints the toleration and selector pods need).".into(),
+        format!("    label \"workload\" \"{name}\""),
+        "}".into(),
+    ]);
+    format!("{head}{body}{tail}")
 }
 
 fn training_pool_body() -> String {
-    "    // Which GPUs: H100, eight per node (p5.48xlarge): a distributed job runs on whole nodes of one GPU model.\n    \
-         gpu {\n        \
-             name \"H100\"\n        \
-             // Only 8-GPU nodes.\n        \
-             per-node min=8\n    \
-         }\n    \
-         // EFA networking for NCCL between nodes; the nodes then launch in one zone (EFA traffic stays in a subnet).\n    \
-         efa #true\n    \
-         // The EC2 cluster placement group the nodes launch into, so a job's nodes sit close together: create it\n    \
-         // first (`aws ec2 create-placement-group --strategy cluster`), or delete this line.\n    \
-         placement-group \"training\"\n    \
-         // When Karpenter may replace nodes for drift or consolidation: Sundays 02:00-06:00 UTC, one node at a time.\n    \
-         disruption {\n        \
-             maintenance-window day=\"sunday\" start=\"02:00\" duration=\"4h\" nodes=\"1\"\n    \
-         }\n"
-        .to_string()
+    lines(&[
+        "    // Which GPUs: H100, eight per node (p5.48xlarge): a distributed job runs on whole nodes of one GPU model.",
+        "    gpu {",
+        "        name \"H100\"",
+        "        // Only 8-GPU nodes.",
+        "        per-node min=8",
+        "    }",
+        "    // EFA networking for NCCL between nodes; the nodes then launch in one zone (EFA traffic stays in a subnet).",
+        "    efa #true",
+        "    // The EC2 cluster placement group the nodes launch into, so a job's nodes sit close together: create it",
+        "    // first (`aws ec2 create-placement-group --strategy cluster`), or delete this line.",
+        "    placement-group \"training\"",
+        "    // When Karpenter may replace nodes for drift or consolidation: Sundays 02:00-06:00 UTC, one node at a time.",
+        "    disruption {",
+        "        maintenance-window day=\"sunday\" start=\"02:00\" duration=\"4h\" nodes=\"1\"",
+        "    }",
+    ])
 }
 
 fn tiered_pool_body() -> String {
     let tier = |name: &str, capacity: &str, comment: &str| {
-        format!(
-            "    // {comment}\n    \
-                 tier \"{name}\" capacity=\"{capacity}\" {{\n        \
-                     // Each tier is one GPU model on one capacity type: the chain as a whole is the diversity.\n        \
-                     gpu {{\n            \
-                         name \"L4\"\n            \
-                         per-node max=8\n        \
-                     }}\n    \
-                 }}\n"
-        )
+        lines(&[
+            format!("    // {comment}"),
+            format!("    tier \"{name}\" capacity=\"{capacity}\" {{"),
+            "        // Each tier is one GPU model on one capacity type: the chain as a whole is the diversity.".into(),
+            "        gpu {".into(),
+            "            name \"L4\"".into(),
+            "            per-node max=8".into(),
+            "        }".into(),
+            "    }".into(),
+        ])
     };
-    format!(
-        "    // A spot tier of one model is narrower than the 15 types spot-to-spot consolidation wants (lint GP006):\n    \
-             // expected in a tiered chain, so it is silenced for this pool.\n    \
-             allow \"GP006\"\n{}{}",
-        tier("l4-spot", "spot", "First: L4 GPUs on spot."),
-        tier("l4-on-demand", "on-demand", "Then: L4 GPUs on demand, when spot has none.")
-    )
+    let allow = lines(&[
+        "    // A spot tier of one model is narrower than the 15 types spot-to-spot consolidation wants (lint GP006):",
+        "    // expected in a tiered chain, so it is silenced for this pool.",
+        "    allow \"GP006\"",
+    ]);
+    format!("{allow}{}{}", tier("l4-spot", "spot", "First: L4 GPUs on spot."), tier("l4-on-demand", "on-demand", "Then: L4 GPUs on demand, when spot has none."))
 }
 
 fn workload_block(preset: Preset, pool: &str) -> String {
     if preset == Preset::TrainingOnDemand {
-        return format!(
-            "// Your training job's workers: gpuplan writes their PodDisruptionBudget (no autoscaler: a job sizes itself).\n\
-             workload \"trainer\" namespace=\"{pool}\" pool=\"{pool}\" kind=\"StatefulSet\" {{\n    \
-                 // The label of the workers' pods (the PDB's selector): set it to your pods' label.\n    \
-                 selector \"app.kubernetes.io/name\" \"trainer\"\n    \
-                 // Two workers of eight GPUs each.\n    \
-                 replicas 2\n    \
-                 gpus-per-replica 8\n    \
-                 // The maintenance window may take one worker at a time.\n    \
-                 disruption-budget max-unavailable=1\n\
-             }}\n"
-        );
+        return lines(&[
+            "// Your training job's workers: gpuplan writes their PodDisruptionBudget (no autoscaler: a job sizes itself).".into(),
+            format!("workload \"trainer\" namespace=\"{pool}\" pool=\"{pool}\" kind=\"StatefulSet\" {{"),
+            "    // The label of the workers' pods (the PDB's selector): set it to your pods' label.".into(),
+            "    selector \"app.kubernetes.io/name\" \"trainer\"".into(),
+            "    // Two workers of eight GPUs each.".into(),
+            "    replicas 2".into(),
+            "    gpus-per-replica 8".into(),
+            "    // The maintenance window may take one worker at a time.".into(),
+            "    disruption-budget max-unavailable=1".into(),
+            "}".into(),
+        ]);
     }
     let (workload, what, replicas, budget) = match preset {
         Preset::BatchSpot => ("batch-worker", "batch worker", "min=1 max=6", "max-unavailable=2"),
         _ => ("model-server", "model server", "min=2 max=6", "min-available=1"),
     };
+    let mut block = vec![
+        format!("// Your {what} (a Deployment in namespace {pool}): gpuplan writes its PodDisruptionBudget and autoscaler."),
+        format!("workload \"{workload}\" namespace=\"{pool}\" pool=\"{pool}\" {{"),
+        "    // The label of its pods (the PDB's and the autoscaler's selector): set it to your pods' label.".into(),
+        format!("    selector \"app.kubernetes.io/name\" \"{workload}\""),
+        "    // How many replicas the autoscaler keeps, each requesting one GPU.".into(),
+        format!("    replicas {replicas}"),
+        "    // How many replicas a node drain or consolidation may take at once.".into(),
+        format!("    disruption-budget {budget}"),
+    ];
     // A preset that does not spread its pods (`Preset::spreads`) could put every replica on one 8-GPU node.
-    let max_per_node = if preset.spreads() {
-        ""
-    } else {
-        "    // At most 2 replicas on one node, so losing a node (a spot interruption) takes few of them.\n    max-per-node 2\n"
-    };
-    format!(
-        "// Your {what} (a Deployment in namespace {pool}): gpuplan writes its PodDisruptionBudget and autoscaler.\n\
-         workload \"{workload}\" namespace=\"{pool}\" pool=\"{pool}\" {{\n    \
-             // The label of its pods (the PDB's and the autoscaler's selector): set it to your pods' label.\n    \
-             selector \"app.kubernetes.io/name\" \"{workload}\"\n    \
-             // How many replicas the autoscaler keeps, each requesting one GPU.\n    \
-             replicas {replicas}\n    \
-             // How many replicas a node drain or consolidation may take at once.\n    \
-             disruption-budget {budget}\n{max_per_node}    \
-             // Add replicas when the average GPU utilization passes 70%.\n    \
-             autoscale gpu-utilization=70\n\
-         }}\n"
-    )
+    if !preset.spreads() {
+        block.push("    // At most 2 replicas on one node, so losing a node (a spot interruption) takes few of them.".into());
+        block.push("    max-per-node 2".into());
+    }
+    block.extend(["    // Add replicas when the average GPU utilization passes 70%.".into(), "    autoscale gpu-utilization=70".into(), "}".into()]);
+    lines(&block)
 }
 
 #[cfg(test)]
