@@ -177,10 +177,7 @@ impl NoNode {
         let capped_below = cap(tier, plan).is_some_and(|c| c < smallest.units);
         // The common limit that lets this pool launch its smallest node, and what every usage pool's worst case at
         // that limit comes to, with the fixed costs: the binary search in `common_limit` then reaches it.
-        let budget_needed = (sizing.usage_budget.is_some() && !capped_below).then(|| {
-            let needed = usage.worst_case(smallest.units.div_ceil(unit)) + sizing.fixed.total();
-            round_cents_up(needed)
-        });
+        let budget_needed = (sizing.usage_budget.is_some() && !capped_below).then(|| budget_reaching(smallest.units, unit, usage, sizing));
         Some(NoNode {
             budget_binds: budget_binds && !capped_below,
             shared: sizing.usage_pools > 1,
@@ -192,16 +189,18 @@ impl NoNode {
     }
 }
 
-/// The pool's cap when the common limit keeps it below it (GP039), with the budget at which the common limit reaches
-/// the cap: every usage pool's worst case at that limit, with the fixed costs (the binary search then reaches it).
+/// The pool's cap when the common limit keeps it below it (GP039), with the budget at which the pool reaches it.
 fn cap_unreached(plan: &PoolPlan, tier: &Tier, common: Option<u32>, usage: &UsagePools, sizing: &Sizing, unit: u32) -> Option<CapUnreached> {
     let (units, common, written) = (cap(tier, plan)?, common?, tier.settings.max_units()?);
-    (units > common * unit).then(|| CapUnreached { cap: written.clone(), budget_needed: round_cents_up(usage.worst_case(units.div_ceil(unit)) + sizing.fixed.total()) })
+    (units > common * unit).then(|| CapUnreached { cap: written.clone(), budget_needed: budget_reaching(units, unit, usage, sizing) })
 }
 
-/// Dollars rounded up to the cent: a budget this large is enough (rounding down could miss by a fraction of a cent).
-fn round_cents_up(usd: f64) -> f64 {
-    (usd * 100.0 - 1e-6).ceil() / 100.0
+/// The smallest budget (whole cents, rounded up so it is enough) with which a pool of `unit` units per step of the
+/// common limit gets `units`: every usage pool's worst case at that common limit, with the fixed costs; the binary
+/// search in `common_limit` then reaches it.
+fn budget_reaching(units: u32, unit: u32, usage: &UsagePools, sizing: &Sizing) -> f64 {
+    let needed = usage.worst_case(units.div_ceil(unit)) + sizing.fixed.total();
+    (needed * 100.0 - 1e-6).ceil() / 100.0
 }
 
 /// A usage-based pool's limit and why: its cap, or the common limit (in the pool's units) when that is lower.
