@@ -41,10 +41,7 @@ impl ProfilePaths {
             return given;
         }
         // PATHS has no clap default (it and `--profiles` are one list): the repository config's is applied here.
-        match DEFAULT_PROFILES.get() {
-            Some(configured) => configured.iter().map(PathBuf::from).collect(),
-            None => vec![PathBuf::from("profiles")],
-        }
+        default_profiles()
     }
 }
 
@@ -89,10 +86,14 @@ static CONFIG_PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
 /// The profile paths the repository config names (relative to the working directory), for PATHS left empty.
 static DEFAULT_PROFILES: OnceLock<Vec<String>> = OnceLock::new();
 
-/// The first profiles directory compile reads when given none: the repository's (from any subdirectory), else
-/// `profiles`.
+/// The profile paths compile reads when given none: the repository's (from any subdirectory), else `profiles`.
+fn default_profiles() -> Vec<PathBuf> {
+    DEFAULT_PROFILES.get().map_or_else(|| vec![PathBuf::from("profiles")], |configured| configured.iter().map(PathBuf::from).collect())
+}
+
+/// The first of [`default_profiles`]: where `init` writes.
 pub fn default_profiles_dir() -> PathBuf {
-    DEFAULT_PROFILES.get().and_then(|dirs| dirs.first()).map_or_else(|| PathBuf::from("profiles"), PathBuf::from)
+    default_profiles().swap_remove(0)
 }
 
 /// The repository config this run found, if any.
