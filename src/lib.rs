@@ -23,6 +23,7 @@
 //! | [`check`] | a cluster's manifests | errors where the objects together cannot do what the profile asks |
 //! | [`lint`] | a cluster's manifests | findings (GP001…), one rule per file under `lint/rules/` |
 //! | [`compile`] | all of the above | `Compilation`: every cluster rendered, validated, checked and linted in parallel, each file with its header; nothing written |
+//! | [`forecast`] | a `Compilation`, `gpuplan.demand.kdl` | what the clusters cost over days under their demand: Karpenter's provisioning and disruption replayed |
 //! | [`emit`], [`report`] | a `Compilation` | out/ written, diffed, committed; explain, diff and lint output |
 //! | [`adopt`] | existing YAML | profiles that compile back to it, and the differences named |
 //! | `cli` (the binary, `src/cli/`) | arguments | one file per command, calling the stages above |
@@ -75,6 +76,7 @@ pub mod check;
 pub mod compile;
 pub mod diagnostic;
 pub mod emit;
+pub mod forecast;
 pub mod input;
 pub mod layout;
 pub mod lint;
@@ -107,6 +109,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["check"],
     &["lint"],
     &["compile"],
+    &["forecast"],
     &["emit", "report"],
     &["adopt"],
     &["cli"],
