@@ -215,7 +215,7 @@ error_codes! {
     E0427: "a CSV series of the demand file cannot be read",
     E0428: "a minimum above its maximum in the demand file",
     E0429: "a demand metric that no autoscaler of the workload reads",
-    E0430: "the demand file names an instance type, family or zone the cluster cannot have",
+    E0430: "the demand file names an instance type, family or zone the cluster's NodePools cannot launch",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

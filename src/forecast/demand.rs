@@ -311,6 +311,8 @@ impl Parser<'_> {
         let name = self.block_name(node)?;
         let mut replicas: Option<(Series, Span)> = None;
         let mut metrics = Vec::new();
+        // A series written but refused has its own diagnostic: the workload is not also "without a series".
+        let mut refused = false;
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             let span = self.span(child.name().span());
             match child.name().value() {
@@ -319,12 +321,15 @@ impl Parser<'_> {
                         self.error(span, ErrorCode::E0426, "a second `replicas` series for one workload", "keep one `replicas { … }`");
                     } else if let Some(series) = self.series_node(child, &[]) {
                         replicas = Some((series, span));
+                    } else {
+                        refused = true;
                     }
                 }
                 "metric" => {
                     let trigger = prop(child, "trigger").and_then(|e| self.expect_string(e, "`trigger`"));
-                    if let Some(series) = self.series_node(child, &["trigger"]) {
-                        metrics.push((MetricSeries { trigger, series }, span));
+                    match self.series_node(child, &["trigger"]) {
+                        Some(series) => metrics.push((MetricSeries { trigger, series }, span)),
+                        None => refused = true,
                     }
                 }
                 _ => self.unknown_node(child, &["replicas", "metric"], "a demand `workload` block"),
@@ -339,6 +344,7 @@ impl Parser<'_> {
             }
             (Some((series, _)), true) => Some(WorkloadDemand { name, drive: Drive::Replicas(series) }),
             (None, false) => Some(WorkloadDemand { name, drive: Drive::Metric(metrics.into_iter().map(|(m, _)| m).collect()) }),
+            (None, true) if refused => None,
             (None, true) => {
                 let help = "add replicas { daily trough=2 peak=8 from=\"09:00\" to=\"18:00\" } or metric { … }";
                 self.error(self.span(node.name().span()), ErrorCode::E0107, format!("workload `{}` has no `replicas` or `metric` series", name.value), help);
@@ -466,3 +472,6 @@ impl Parser<'_> {
 }
 
 mod cluster_nodes;
+
+#[cfg(test)]
+mod tests;

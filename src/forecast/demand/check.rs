@@ -41,15 +41,14 @@ fn check_cluster(sources: &Sources, cluster: &ClusterDemand, plan: &ClusterPlan,
             out.push(unknown(sources, target, ErrorCode::E0423, "pool or NodePool", &pool_names, &format!("pools and NodePools of cluster {}", plan.name)));
         }
     }
-    let catalog = c.catalogs.get(&plan.region);
-    let types: Vec<&str> = catalog.map(|cat| cat.instance_types.iter().map(|t| t.name.as_str()).collect()).unwrap_or_default();
-    let mut families: Vec<&str> = types.iter().filter_map(|t| t.split('.').next()).collect();
-    families.dedup();
+    // The types the cluster's NodePools may launch: a rule for any other type would never apply.
+    let types: Vec<&str> = plan.pools.iter().flat_map(|p| p.candidates.iter().map(|t| t.name.as_str())).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let families: Vec<&str> = types.iter().filter_map(|t| t.split('.').next()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
     let spot = cluster.spot.overrides.iter().map(|o| (&o.name, if o.family { &families } else { &types }, if o.family { "instance family" } else { "instance type" }));
     let short = cluster.shortages.iter().map(|s| (&s.instance_type, &types, "instance type"));
     for (name, known, what) in spot.chain(short) {
-        if !known.is_empty() && !known.contains(&name.value.as_str()) {
-            out.push(unknown(sources, name, ErrorCode::E0430, what, known, &format!("{what}s of {}'s catalog", plan.region)));
+        if !known.contains(&name.value.as_str()) {
+            out.push(unknown(sources, name, ErrorCode::E0430, what, known, &format!("{what}s the NodePools of cluster {} may launch", plan.name)));
         }
     }
     let zones: Vec<&str> = plan.pools.iter().flat_map(|p| p.zones.iter().map(String::as_str)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
