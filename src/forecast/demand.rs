@@ -399,7 +399,7 @@ impl Parser<'_> {
             return self.duration_value(&v).map(JobDuration::Fixed);
         }
         let read = |p: &mut Self, key: &str| prop(node, key).and_then(|e| p.expect_string(e, &format!("`{key}`"))).map(|v| (p.duration_value(&v), v.span));
-        let (Some((median, median_span)), Some((p90, p90_span))) = (read(self, "median"), read(self, "p90")) else {
+        let (Some((median, _)), Some((p90, p90_span))) = (read(self, "median"), read(self, "p90")) else {
             let help = "write duration \"2h\" (fixed) or duration median=\"3h\" p90=\"6h\" (log-normal)";
             self.error(self.span(node.span()), ErrorCode::E0107, "`duration` needs a value, or `median` and `p90`", help);
             return None;
@@ -411,12 +411,11 @@ impl Parser<'_> {
             self.error(p90_span, ErrorCode::E0428, format!("p90 ({p90} s) is below the median ({median} s)"), "a 90th percentile is at least the median: raise p90 or lower median");
             return None;
         }
-        let _ = median_span;
-        if let (Some((lo, _)), Some((hi, hi_span))) = (min, max) {
-            if lo > hi {
-                self.error(hi_span, ErrorCode::E0428, format!("max ({hi} s) is below min ({lo} s)"), "swap them, or raise max");
-                return None;
-            }
+        if let (Some((lo, _)), Some((hi, hi_span))) = (min, max)
+            && lo > hi
+        {
+            self.error(hi_span, ErrorCode::E0428, format!("max ({hi} s) is below min ({lo} s)"), "swap them, or raise max");
+            return None;
         }
         Some(JobDuration::LogNormal { median: median.max(1), p90: p90.max(1), min: min.map_or(60, |m| m.0), max: max.map_or(7 * 86_400, |m| m.0) })
     }

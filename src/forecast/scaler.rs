@@ -134,7 +134,7 @@ impl Scaler {
 }
 
 fn hpa(spec: &Value) -> Hpa {
-    let targets_milli = spec["metrics"].as_array().into_iter().flatten().map(|m| target_milli(m)).collect();
+    let targets_milli = spec["metrics"].as_array().into_iter().flatten().map(target_milli).collect();
     let behavior = if spec["behavior"].is_null() { Behavior::defaults() } else { Behavior::read(&spec["behavior"]) };
     Hpa { min: spec["minReplicas"].as_u64().unwrap_or(1) as u32, max: spec["maxReplicas"].as_u64().unwrap_or(1) as u32, targets_milli, behavior }
 }

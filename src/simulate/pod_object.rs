@@ -7,11 +7,12 @@ use serde_json::{json, Map, Value};
 use super::pods::{Pod, PodTerm, Selector};
 
 impl Pod {
-    /// The Pod object; `None` for a nodeSelector value that is not one value per key (not a nodeSelector then).
+    /// The Pod object. A requirement of the pod's `node_selector` that is not one value (it came from an affinity
+    /// term, which gpuplan's own pods do not have) is left out.
     pub fn to_object(&self) -> Value {
         let (namespace, name) = self.key.split_once('/').unwrap_or(("default", &self.key));
         let mut spec = Map::new();
-        let node_selector: Map<String, Value> = self.node_selector.0.iter().filter_map(|(k, r)| (!r.complement && r.values.len() == 1).then(|| (k.clone(), json!(r.values.iter().next())))).collect();
+        let node_selector: Map<String, Value> = self.node_selector.0.iter().filter(|(_, r)| !r.complement && r.values.len() == 1).map(|(k, r)| (k.clone(), json!(r.values.iter().next()))).collect();
         if !node_selector.is_empty() {
             spec.insert("nodeSelector".into(), Value::Object(node_selector));
         }

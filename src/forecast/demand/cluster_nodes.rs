@@ -2,7 +2,7 @@
 
 use kdl::KdlNode;
 
-use super::{parse_duration, DriftRule, ShortageRule, ShortageWhen, Spot, SpotOverride, Startup, DEFAULT_STARTUP_PART_SECONDS};
+use super::{DriftRule, ShortageRule, ShortageWhen, Spot, SpotOverride, Startup, DEFAULT_STARTUP_PART_SECONDS};
 use crate::diagnostic::{ErrorCode, Spanned};
 use crate::profile::parser::{prop, Parser};
 
@@ -129,7 +129,6 @@ impl Parser<'_> {
     /// A duration property's seconds (None when absent or refused, with E0424 for the latter).
     fn duration_prop(&mut self, node: &KdlNode, key: &str) -> Option<u64> {
         let v = prop(node, key).and_then(|e| self.expect_string(e, &format!("`{key}`")))?;
-        let _ = parse_duration;
         self.duration_value(&v)
     }
 }

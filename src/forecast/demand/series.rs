@@ -116,7 +116,7 @@ impl Parser<'_> {
                 self.no_children(child);
             }
             if matches!(name, "constant" | "daily" | "point" | "csv") {
-                if let Some(first) = shape.filter(|_| !(name == "point" && !points.is_empty())) {
+                if let Some(first) = shape.filter(|_| name != "point" || points.is_empty()) {
                     let message = format!("a series has two shapes: `{name}` here and another at {}", self.sources.location(first));
                     self.error(span, ErrorCode::E0426, message, "keep one of replicas 4 / constant, daily, point…, csv; weekly and noise apply to it");
                     continue;

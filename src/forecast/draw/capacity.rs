@@ -75,13 +75,10 @@ pub fn shortages(plan: &ClusterPlan, rules: &[ShortageRule], seed: u64, horizon:
                         *n += 1;
                         let mut rng = stream(seed, &format!("{key}/{n}"));
                         let Ok(gap) = Exp::new(per_day / DAY) else { continue };
-                        let mut t = 0.0;
-                        while per_day > 0.0 {
-                            t += rng.sample(gap);
-                            if t >= horizon as f64 {
-                                break;
-                            }
+                        let mut t = rng.sample(gap);
+                        while per_day > 0.0 && t < horizon as f64 {
                             out.push(event(t as u64));
+                            t += rng.sample(gap);
                         }
                     }
                 }

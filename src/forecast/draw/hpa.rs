@@ -48,7 +48,7 @@ pub struct HpaState {
 /// `total/current` (`GetMetricUsageRatio` averages with integer division); External: the sum against the target
 /// per pod.
 pub fn metric_replicas(r: Reading, current: i32) -> i32 {
-    let within = |ratio: f64| (1.0 - TOLERANCE) <= ratio && ratio <= (1.0 + TOLERANCE);
+    let within = |ratio: f64| ((1.0 - TOLERANCE)..=(1.0 + TOLERANCE)).contains(&ratio);
     match r.kind {
         MetricKind::Pods => {
             let per_pod = r.total_milli / i64::from(current);

@@ -98,7 +98,6 @@ fn by_entity(t: &Trace) -> std::collections::BTreeMap<String, Vec<String>> {
 #[test]
 fn one_entity_changed_leaves_every_other_entity_byte_identical() {
     let (c, d) = examples();
-    let _ = d.horizon_seconds;
     let base_demand = d.clusters["ml-prod"].clone();
     let base = by_entity(&trace(c, "ml-prod", &base_demand, 3, WEEK));
     let added = |text: &str| -> crate::forecast::demand::ClusterDemand {
