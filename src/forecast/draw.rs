@@ -25,6 +25,7 @@ pub mod capacity;
 pub mod hpa;
 pub mod jobs;
 pub mod keda;
+pub mod sampled;
 pub mod streams;
 pub mod workload;
 

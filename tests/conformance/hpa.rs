@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use gpuplan::forecast::demand::{Daily, Series, Shape};
 use gpuplan::forecast::draw::hpa::{HpaState, MetricKind, Reading, SYNC_SECONDS};
 use gpuplan::forecast::draw::streams::stream;
-use gpuplan::forecast::draw::workload::Sampled;
+use gpuplan::forecast::draw::sampled::Sampled;
 use gpuplan::forecast::scaler::{Behavior, Policy, Rules, Select};
 use rand::RngExt;
 use serde_json::{json, Value};

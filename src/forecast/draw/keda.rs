@@ -10,7 +10,7 @@
 use rand::rngs::ChaCha8Rng;
 
 use super::hpa::{HpaState, MetricKind, Reading, SYNC_SECONDS};
-use super::workload::Sampled;
+use super::sampled::Sampled;
 use crate::forecast::demand::MetricSeries;
 use crate::forecast::scaler::Keda;
 
