@@ -122,8 +122,9 @@ fn the_config_is_never_read_as_a_profile() {
         let path = entry.unwrap().path();
         std::fs::rename(&path, dir.path().join(path.file_name().unwrap())).unwrap();
     }
-    // Not KDL at all: read as a profile it would fail with E0101.
-    std::fs::write(dir.path().join("gpuplan.demand.kdl"), "not { kdl\n").unwrap();
+    // A demand file (which compile checks as one) that, read as a profile, would fail: `horizon` is no profile node
+    // (E0102) and it has no cluster block (E0110).
+    std::fs::write(dir.path().join("gpuplan.demand.kdl"), "horizon \"30d\"\n").unwrap();
     let committed = relative_tree(&repo().join("out"));
     // The same files as the committed out/ (their contents name the profiles at the root now, not in profiles/).
     let mut trees = Vec::new();
