@@ -190,3 +190,26 @@ fn interruptions_reclaim_the_stated_rate() {
     let want = 0.01 * 365.0 * 10.0 * pairs.len() as f64;
     assert!((reclaimed / want - 1.0).abs() < 0.15, "{reclaimed} reclaimed, {want} expected over {} pairs", pairs.len());
 }
+
+/// The trace's workload pods are the pods compile's checks simulate: read back by `simulate`'s own pod reader, each
+/// has the same requests, nodeSelector, tolerations and topology as `check::simulated::replicas` made it.
+#[test]
+fn a_trace_workload_pod_reads_back_as_the_checked_pod() {
+    use crate::simulate::yaml::Doc;
+    let (c, _) = examples();
+    let mut checked = 0;
+    for plan in &c.plan.clusters {
+        let t = draw(&plan.name, 1);
+        for w in &plan.ops.workloads {
+            let pod = crate::check::simulated::replicas(plan, w, 1).remove(0);
+            let object = t.workloads[&format!("{}/{}", w.namespace, w.name)].clone();
+            let doc = Doc { path: "pod.json".into(), line: 1, text: String::new(), value: std::borrow::Cow::Owned(object) };
+            let back = crate::simulate::pods::pods(&[doc]).expect("a Pod object reads").remove(0);
+            assert_eq!((&back.requests, &back.node_selector, &back.tolerations), (&pod.requests, &pod.node_selector, &pod.tolerations), "{}", w.name);
+            let topology = |p: &crate::simulate::pods::Pod| p.topology.as_ref().map(|t| (t.labels.clone(), t.spread.clone(), t.anti_affinity.clone()));
+            assert_eq!(topology(&back), topology(&pod), "{}", w.name);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 5, "the examples' five workloads");
+}
