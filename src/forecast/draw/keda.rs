@@ -49,7 +49,7 @@ pub fn replicas(k: &Keda, metrics: &[MetricSeries], rng: &mut ChaCha8Rng, horizo
                 if current == 0 {
                     current = hpa_min;
                 }
-            } else if current > 0 && k.min == 0 && t >= last_active + k.cooldown_seconds {
+            } else if current > 0 && k.min == 0 && t > last_active + k.cooldown_seconds {
                 current = 0;
             }
         }
@@ -62,4 +62,39 @@ pub fn replicas(k: &Keda, metrics: &[MetricSeries], rng: &mut ChaCha8Rng, horizo
 
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::{Span, Spanned};
+    use crate::forecast::demand::{Series, Shape};
+    use crate::forecast::scaler::{Behavior, Trigger};
+
+    /// A backlog over [1 h, 2 h): KEDA wakes the workload at the first poll inside it (0 → 1) and its HPA, at the same
+    /// second, to ceil(backlog / threshold); the HPA's 300 s stabilisation holds that after the backlog, then the
+    /// first poll more than a cooldown after the last active poll takes it to 0 (`LastActiveTime + cooldown` before
+    /// now) (KEDA `scale_scaledobjects.go`: `scaleFromZeroOrIdle`,
+    /// `scaleToZeroOrIdle`).
+    #[test]
+    fn keda_wakes_on_activation_scales_by_threshold_and_cools_down_to_zero() {
+        let keda = Keda {
+            min: 0,
+            max: 10,
+            polling_seconds: 30,
+            cooldown_seconds: 900,
+            triggers: vec![Trigger { name: "queue".into(), threshold: 20.0, activation: 0.0 }],
+            behavior: Behavior::defaults(),
+        };
+        let backlog = Series { shape: Shape::Points(vec![(0, 0.0), (3_610, 100.0), (7_200, 0.0)]), weekly: [1.0; 7], noise: 0.0 };
+        let metrics = [MetricSeries { trigger: Some(Spanned::new("queue".into(), Span { file: 0, offset: 0, len: 0 })), series: backlog }];
+        let mut rng = crate::forecast::draw::streams::stream(1, "keda-test");
+        let mut changes = Vec::new();
+        replicas(&keda, &metrics, &mut rng, 4 * 3_600, 0, &mut |t, r| {
+            if changes.last().is_none_or(|&(_, last)| last != r) {
+                changes.push((t, r));
+            }
+        });
+        assert_eq!(changes, [(0, 0), (3_630, 5), (7_185 + 300, 1), (7_170 + 900 + 30, 0)]);
+    }
 }
