@@ -5,6 +5,7 @@
 //! | module | reads | gives |
 //! |---|---|---|
 //! | `demand` | `gpuplan.demand.kdl` | `Demand`: per cluster, workloads' replicas or metric over time, Job arrivals per queue, start-up delays, spot interruptions and shortages, every value with its span |
+//! | `scaler` | a `Compilation`'s HorizontalPodAutoscaler or ScaledObject | what scales a workload: min, max, targets, behaviour (autoscaling/v2's defaults where absent), KEDA's polling and cooldown |
 //! | `draw` | a `Demand`, a `Compilation`'s cluster, a seed | a [`trace::Trace`]: the concrete events of one run (HPA/KEDA decisions made, arrivals and interruptions drawn), random streams keyed per entity |
 //! | `engine` | a `Trace`, the cluster's manifests | a [`timeline::Timeline`]: every node's life and every disruption decision, discrete-event, deterministic |
 //! | `summary` | `Timeline`s, prices, budgets | `Forecast`: $/day, $/month, node-hours, pending pod-minutes, p50/p95 hourly spend, hours over budget |
