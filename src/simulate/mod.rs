@@ -297,3 +297,13 @@ fn with_availability(t: &Template, touched: &instances::UnavailableTypes) -> Tem
 pub fn placement(report: &Report) -> BTreeMap<String, String> {
     report.nodeclaims.iter().flat_map(|c| c.pods.iter().map(move |p| (p.clone(), c.nodepool.clone()))).collect()
 }
+
+impl Prepared<'_> {
+    /// The offering a NodeClaim of `nodepool` was launched on, as billed (`Offering::billed_usd_per_hour`:
+    /// NodeOverlays applied, a reservation at the on-demand price), for pricing a node's life (`forecast::summary`).
+    pub fn offering(&self, nodepool: &str, instance_type: &str, zone: &str, capacity_type: &str) -> Option<&instances::Offering> {
+        let template = self.templates.iter().find(|t| t.pool.name == nodepool)?;
+        let sim_type = template.types.iter().find(|t| t.name == instance_type)?;
+        sim_type.offerings.iter().find(|o| o.zone == zone && o.capacity_type.as_str() == capacity_type)
+    }
+}
