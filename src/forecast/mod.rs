@@ -14,6 +14,8 @@
 //! (`conformance/karpenter`, `oracle forecast`): it replays the same trace through Karpenter v1.14.1's controllers and
 //! prints a `Timeline`, which `summary` prices the same way.
 
+pub mod picture;
+pub mod report;
 pub mod summary;
 pub mod timeline;
 pub mod trace;

@@ -69,7 +69,7 @@ pub use model::{
 };
 pub use markdown::markdown;
 pub use table::table;
-pub use table::write_table;
+pub use crate::layout::write_table;
 pub use why_not::{Verdict, WhyNot, WhyNotPool, why_not};
 
 fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExplanation> {

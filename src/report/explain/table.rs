@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::model::{EXAMPLES, Explanation, FindingExplanation, PoolExplanation, ProfileExplanation, QueueExplanation};
 use crate::catalog::AcceleratorKind;
 use crate::catalog::cost::Bound;
+use crate::layout::write_table;
 
 /// `queue research (namespace ml-research, cohort ml, gang: gpus share="50%")`, then one line per flavor:
 /// `→ flavor training-reserved → NodePool training-reserved (limit 16): nominal 8 → $55.04/h; + borrowing 8 → $110.08/h`.
@@ -106,36 +107,6 @@ pub(super) fn per_hour(v: f64, estimate: bool) -> String {
 /// Appends a [`Grid`] as an aligned table.
 fn write_grid(out: &mut String, indent: &str, grid: &Grid) {
     write_table(out, indent, grid.headers, grid.right, &grid.rows);
-}
-
-/// Appends an aligned table (the catalog listing uses it too): `right[i]` right-aligns column i. Trailing spaces are
-/// trimmed.
-pub fn write_table(out: &mut String, indent: &str, headers: &[&str], right: &[bool], rows: &[Vec<String>]) {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let header: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
-    for row in std::iter::once(&header).chain(rows) {
-        let mut line = String::from(indent);
-        for (i, cell) in row.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
-            if i > 0 {
-                line.push_str("  ");
-            }
-            if right[i] {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
 }
 
 pub(super) fn write_findings(out: &mut String, indent: &str, findings: &[FindingExplanation]) {
