@@ -33,7 +33,8 @@ pub struct Args {
     #[arg(long)]
     exit_code: bool,
     /// Deny the change (exit 3) when RULE holds in any cluster or profile: over-budget, estimated-prices,
-    /// nodepool-removed, or <worst-case|drain-peak|expected>.increase > <N%|$N/h|$N/month>. Repeatable.
+    /// nodepool-removed, or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month> (expected: the
+    /// forecast, with a demand file). Repeatable.
     /// `nodepool-removed` is always a deny rule (see --allow-removal).
     #[arg(long, value_name = "RULE")]
     fail_on: Vec<Rule>,
@@ -133,7 +134,7 @@ fn comment_clock() -> Result<std::time::SystemTime, CliError> {
 pub const DENIED: u8 = 3;
 
 /// The comment's footer: how many of the instance types the NodePools admit are priced from observed prices and
-/// how many from estimates, which NodePools' expected costs use estimated spot prices, and each catalog's data date
+/// how many from estimates, which NodePools' at-limit costs use estimated spot prices, and each catalog's data date
 /// and age at `now`.
 fn footer(compiled: &Compilation, tree: &OutputTree, now: std::time::SystemTime) -> String {
     let types = priced_types(compiled);
@@ -150,7 +151,7 @@ fn footer(compiled: &Compilation, tree: &OutputTree, now: std::time::SystemTime)
     let pools: Vec<(String, bool)> = figures(tree).values().flat_map(|p| p.values()).flat_map(|p| p.pools.iter()).map(|(n, p)| (n.clone(), p.estimated_prices)).collect();
     let estimated: Vec<&str> = pools.iter().filter(|(_, e)| *e).map(|(n, _)| n.as_str()).collect();
     if !estimated.is_empty() {
-        s.push_str(&format!(" Expected costs from estimated spot prices: {}.", estimated.join(", ")));
+        s.push_str(&format!(" At-limit costs from estimated spot prices: {}.", estimated.join(", ")));
     }
     for c in compiled.catalogs.values() {
         match (c.newest_fetch(), c.age_days(now)) {

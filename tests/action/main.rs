@@ -222,7 +222,7 @@ fn a_removed_nodepool_is_denied_unless_allowed_by_name() {
     insta::assert_snapshot!("nodepool_removed", comment);
 
     let pr = PullRequest::new(edit(), true);
-    let allow = [("allow-removal", "ml-prod/llm-inference-spot llm-inference-on-demand"), ("warn-on", "expected.increase > 0%\nover-budget")];
+    let allow = [("allow-removal", "ml-prod/llm-inference-spot llm-inference-on-demand"), ("warn-on", "at-limit.increase > 0%\nover-budget")];
     let run = run_action_with(&pr, &pr.checkout(), "ghs_test", &allow);
     assert!(!run.failed, "{}", run.log);
     let comment = only_comment(&pr, &run);

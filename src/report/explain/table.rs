@@ -139,7 +139,7 @@ pub fn table(e: &Explanation) -> String {
     out
 }
 
-/// A profile's heading: its budget, expected cost, bounds and profile-wide lint findings.
+/// A profile's heading: its budget, at-limit cost, bounds and profile-wide lint findings.
 fn write_profile(out: &mut String, p: &ProfileExplanation) {
     let _ = writeln!(out, "\nprofile {} ({}, priority {})", p.name, p.source, p.priority);
     write_lines(out, "  ", 12, &profile_lines(p));
@@ -149,7 +149,7 @@ fn write_profile(out: &mut String, p: &ProfileExplanation) {
     }
 }
 
-/// A profile's budget, expected cost and bounds.
+/// A profile's budget, at-limit cost and bounds.
 pub(super) fn profile_lines(p: &ProfileExplanation) -> Lines {
     let budget = match (p.budget_usd_per_hour, p.worst_case_budget_share) {
         (Some(b), Some(share)) => format!(
@@ -162,10 +162,10 @@ pub(super) fn profile_lines(p: &ProfileExplanation) -> Lines {
     let mut lines: Lines = vec![
         ("budget", budget),
         (
-            "expected",
+            "at limit",
             format!(
-                "{}  (estimate: every pool at its limit on its cheapest type, at expected prices: spot where allowed)",
-                per_hour(p.expected_usd_per_hour, p.expected_is_estimate)
+                "{}  (every pool at its limit on its cheapest type, spot where allowed: a reference, not a forecast)",
+                per_hour(p.at_limit_usd_per_hour, p.at_limit_is_estimate)
             ),
         ),
     ];
@@ -222,8 +222,8 @@ pub(super) fn pool_lines(pool: &PoolExplanation) -> Lines {
     lines.push((
         "cost",
         format!(
-            "expected {}, worst case {} ({})",
-            per_hour(pool.expected_usd_per_hour, pool.expected_is_estimate),
+            "at limit (cheapest type) {}, worst case {} ({})",
+            per_hour(pool.at_limit_usd_per_hour, pool.at_limit_is_estimate),
             per_hour(pool.worst_case_usd_per_hour, pool.worst_case_is_estimate),
             pool.worst_case_basis
         ),
