@@ -66,7 +66,7 @@ pub fn workload_pods(cluster: &ClusterPlan) -> Vec<Pod> {
 
 /// `count` pods of a workload as its pod spec would request: its pool's placement, its accelerators and its
 /// `requests` (cpu, memory).
-pub(super) fn replicas(cluster: &ClusterPlan, w: &WorkloadPlan, count: u32) -> Vec<Pod> {
+pub fn replicas(cluster: &ClusterPlan, w: &WorkloadPlan, count: u32) -> Vec<Pod> {
     let mut pods = pool_pods(&w.namespace, &w.name, &workload_pools(cluster, &w.nodepools), w.gpus_per_replica.max(1), count);
     let requests: Resources = w.requests.iter().filter_map(|(k, v)| Some((k.clone(), crate::simulate::yaml::milli(v)?))).collect();
     let topology = topology(w);

@@ -33,6 +33,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // Never dropped: the process ends with this command and the OS reclaims the compilation and both trees at
     // once, where dropping them would free hundreds of thousands of values one by one.
     let mut compiled = ManuallyDrop::new(inputs.compile()?);
+    check_demand(&compiled)?;
     let tree = ManuallyDrop::new(compiled.take_output_tree());
     // Compared file by file first: a current out/ (the common case in CI, for `compile` as for `--check`) is
     // never read into memory whole, and there is nothing to write.
@@ -55,6 +56,15 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     }
     super::inform(format!("wrote {} ({} files, {changed} changed)", out.display(), tree.files.len()));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The repository's demand file, when there is one, against what was compiled: a renamed workload, queue or pool
+/// fails the compile (and CI's `compile --check`) here rather than the next forecast.
+fn check_demand(compiled: &gpuplan::compile::Compilation) -> Result<(), CliError> {
+    use gpuplan::forecast::demand;
+    let found = demand::load(&super::inputs::repository_root()).map_err(CliError::Demand)?;
+    let problems = found.map(|d| demand::check(&d, compiled)).unwrap_or_default();
+    if problems.is_empty() { Ok(()) } else { Err(CliError::Demand(problems)) }
 }
 
 /// out/ already holds the tree: nothing to write, nothing stale.

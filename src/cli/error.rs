@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use gpuplan::compile::CompileError;
-use gpuplan::diagnostic::ErrorCode;
+use gpuplan::diagnostic::{ErrorCode, ProfileDiagnostic};
 use gpuplan::emit::EmitError;
 
 #[derive(Debug)]
@@ -19,6 +19,8 @@ pub enum CliError {
     Compile(CompileError),
     /// out/ is not written (files there that gpuplan did not generate).
     Emit(EmitError),
+    /// The demand file (`gpuplan.demand.kdl`) has errors, or names what the profiles do not define.
+    Demand(Vec<ProfileDiagnostic>),
     /// An error, then an `error:` line saying what it means for this command.
     Then(Box<CliError>, String),
 }
@@ -48,6 +50,11 @@ impl CliError {
                 format!("{rendered}error: {err}")
             }
             CliError::Emit(err) => format!("error: {err}"),
+            CliError::Demand(diagnostics) => {
+                let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+                let file = gpuplan::forecast::demand::DEMAND_FILE;
+                format!("{}error: {errors} error{} in {file}", super::messages::render(diagnostics, color), if errors == 1 { "" } else { "s" })
+            }
             CliError::Then(err, line) => format!("{}\nerror: {line}", err.render(color)),
         }
     }
@@ -57,7 +64,7 @@ impl CliError {
     /// The error codes of the diagnostics this error prints, each once, in code order.
     pub fn error_codes(&self) -> Vec<ErrorCode> {
         let mut codes: Vec<ErrorCode> = match self {
-            CliError::Compile(CompileError::Profiles { diagnostics }) => {
+            CliError::Compile(CompileError::Profiles { diagnostics }) | CliError::Demand(diagnostics) => {
                 diagnostics.iter().filter(|d| d.severity == miette::Severity::Error).filter_map(|d| d.code.error()).collect()
             }
             CliError::Then(err, _) => err.error_codes(),

@@ -96,6 +96,15 @@ pub fn default_profiles_dir() -> PathBuf {
     default_profiles().swap_remove(0)
 }
 
+/// The repository root this run found (set by [`with_repository_defaults`]), relative to the working directory:
+/// where the files that are not profiles live (`gpuplan.demand.kdl`). The working directory outside a repository.
+static ROOT: OnceLock<PathBuf> = OnceLock::new();
+
+/// The repository root, as a path relative to the working directory (`.` at the root, `..` one level below).
+pub fn repository_root() -> PathBuf {
+    ROOT.get().cloned().unwrap_or_else(|| PathBuf::from("."))
+}
+
 /// The repository config this run found, if any.
 pub fn config_path() -> Option<&'static Path> {
     CONFIG_PATH.get().and_then(Option::as_deref)
@@ -136,6 +145,7 @@ pub fn with_repository_defaults(command: clap::Command) -> Result<clap::Command,
     };
     // The root is an ancestor of the working directory: one `..` per level between them.
     let depth = cwd.components().count() - root.components().count();
+    let _ = ROOT.set(if depth == 0 { PathBuf::from(".") } else { std::iter::repeat_n("..", depth).collect() });
     let from_root = |written: &str| -> String {
         if Path::new(written).is_absolute() || depth == 0 {
             return written.to_string();

@@ -205,6 +205,17 @@ error_codes! {
     E0401: "a profile names a cluster with no block that gpuplan.kdl does not define",
     E0402: "gpuplan.kdl defines one cluster twice",
     E0410: "a name the region's catalog does not have",
+    E0420: "the demand file names a cluster the profiles do not define",
+    E0421: "the demand file names a workload its cluster does not have",
+    E0422: "the demand file names a queue its cluster does not have",
+    E0423: "the demand file names a pool or NodePool its cluster does not have",
+    E0424: "a duration or time in the demand file cannot be read",
+    E0425: "a rate in the demand file cannot be read",
+    E0426: "a demand series has two shapes, or a workload both replicas and a metric",
+    E0427: "a CSV series of the demand file cannot be read",
+    E0428: "a minimum above its maximum in the demand file",
+    E0429: "a demand metric that no autoscaler of the workload reads",
+    E0430: "the demand file names an instance type, family or zone the cluster's NodePools cannot launch",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

@@ -14,8 +14,11 @@
 //! (`conformance/karpenter`, `oracle forecast`): it replays the same trace through Karpenter v1.14.1's controllers and
 //! prints a `Timeline`, which `summary` prices the same way.
 
+pub mod demand;
+pub mod draw;
 pub mod picture;
 pub mod report;
+pub mod scaler;
 pub mod summary;
 pub mod timeline;
 pub mod trace;

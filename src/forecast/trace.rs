@@ -48,12 +48,15 @@ pub enum Event {
     /// No capacity for an offering over `[at, until)` (an insufficient-capacity error on launch; Karpenter marks it
     /// unavailable and tries the next offering).
     Shortage { at: u64, until: u64, instance_type: String, zone: String, capacity_type: String },
+    /// The NodePool's nodes drift from this second on (its NodeClass or AMI changed: only where the demand file says
+    /// so); Karpenter replaces them as its disruption budgets allow.
+    Drift { at: u64, nodepool: String },
 }
 
 impl Event {
     pub fn at(&self) -> u64 {
         match self {
-            Event::Replicas { at, .. } | Event::Job { at, .. } | Event::Interruption { at, .. } | Event::Shortage { at, .. } => *at,
+            Event::Replicas { at, .. } | Event::Job { at, .. } | Event::Interruption { at, .. } | Event::Shortage { at, .. } | Event::Drift { at, .. } => *at,
         }
     }
 }

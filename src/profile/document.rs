@@ -81,7 +81,7 @@ impl Parser<'_> {
     }
 
     /// The file as a KDL document: E0187 when nested too deep, E0101 for each syntax error.
-    pub(super) fn read_document(&mut self) -> Option<KdlDocument> {
+    pub(crate) fn read_document(&mut self) -> Option<KdlDocument> {
         let text = self.sources.text(self.file).to_string();
         // Both parsers, this walk and the document's drop recurse once per block: a deeper document would overflow
         // the stack (a 6 KB profile nested 1,500 deep aborted every command), so it is refused before any of them.

@@ -33,7 +33,7 @@ use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{ProfileDiagnostic, Sources, Span, Spanned};
 
 /// The walk's `Parser` and the KDL readers and error helpers every part of it shares.
-mod parser;
+pub(crate) mod parser;
 /// Durations (`1h30m`) as Karpenter and KEDA read them.
 mod duration;
 /// One file: its KDL document and top-level nodes.

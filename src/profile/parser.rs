@@ -11,39 +11,39 @@ use crate::diagnostic::ErrorCode;
 use crate::diagnostic::{did_you_mean, did_you_mean_among, ProfileDiagnostic, Sources, Span, Spanned};
 
 /// One file's walk: the sources (for spans and locations), the file, the diagnostics found so far, and what failed.
-pub(super) struct Parser<'s> {
-    pub(super) sources: &'s Sources,
-    pub(super) file: usize,
-    pub(super) diagnostics: Vec<ProfileDiagnostic>,
-    pub(super) failed: Failed,
+pub(crate) struct Parser<'s> {
+    pub(crate) sources: &'s Sources,
+    pub(crate) file: usize,
+    pub(crate) diagnostics: Vec<ProfileDiagnostic>,
+    pub(crate) failed: Failed,
 }
 
 /// The entities whose own diagnostic has been raised and that the profile therefore lacks (a pool with an unknown
 /// preset, a cluster without a name): later checks that look them up skip them, so one cause is one diagnostic (no
 /// "unknown pool" after "unknown preset", no "no cluster block" after "`cluster` needs a name").
 #[derive(Debug, Default)]
-pub(super) struct Failed {
+pub(crate) struct Failed {
     /// A `cluster` block was written but could not be read.
-    pub(super) cluster: bool,
+    pub(crate) cluster: bool,
     /// The pools written but not read, by name (None: the name itself was unreadable).
-    pub(super) pools: Vec<Option<String>>,
+    pub(crate) pools: Vec<Option<String>>,
 }
 
 impl Failed {
     /// Whether `name` may be a pool (or one of its tiers' NodePools, named `<pool>-<tier>`) that failed to parse.
-    pub(super) fn may_name_a_pool(&self, name: &str) -> bool {
+    pub(crate) fn may_name_a_pool(&self, name: &str) -> bool {
         self.pools.iter().any(|p| p.as_deref().is_none_or(|p| name == p || name.strip_prefix(p).is_some_and(|rest| rest.starts_with('-'))))
     }
 }
 
 impl Parser<'_> {
-    pub(super) fn new(sources: &Sources, file: usize) -> Parser<'_> {
+    pub(crate) fn new(sources: &Sources, file: usize) -> Parser<'_> {
         Parser { sources, file, diagnostics: Vec::new(), failed: Failed::default() }
     }
 
     /// An unknown pool (E0170, E0201): what the help lists (did-you-mean, the pools and NodePools of the profile),
     /// or None when `name` may be a pool that failed to parse (its own diagnostic is the cause).
-    pub(super) fn unknown_pool_help(&self, name: &str, pools: &[super::Pool]) -> Option<String> {
+    pub(crate) fn unknown_pool_help(&self, name: &str, pools: &[super::Pool]) -> Option<String> {
         if self.failed.may_name_a_pool(name) {
             return None;
         }
@@ -55,16 +55,16 @@ impl Parser<'_> {
         Some(help)
     }
 
-    pub(super) fn span(&self, span: miette::SourceSpan) -> Span {
+    pub(crate) fn span(&self, span: miette::SourceSpan) -> Span {
         Span::new(self.file, span)
     }
 
-    pub(super) fn error_labelled(&mut self, span: Span, code: ErrorCode, message: impl Into<String>, label: &str, help: &str) {
+    pub(crate) fn error_labelled(&mut self, span: Span, code: ErrorCode, message: impl Into<String>, label: &str, help: &str) {
         let d = self.sources.error(span, code, message).label(label).help(help);
         self.diagnostics.push(d);
     }
 
-    pub(super) fn error(&mut self, span: Span, code: ErrorCode, message: impl Into<String>, help: impl Into<String>) {
+    pub(crate) fn error(&mut self, span: Span, code: ErrorCode, message: impl Into<String>, help: impl Into<String>) {
         let help = help.into();
         let mut d = self.sources.error(span, code, message);
         if !help.is_empty() {
@@ -73,7 +73,7 @@ impl Parser<'_> {
         self.diagnostics.push(d);
     }
 
-    pub(super) fn unknown_node(&mut self, node: &KdlNode, valid: &[&str], context: &str) {
+    pub(crate) fn unknown_node(&mut self, node: &KdlNode, valid: &[&str], context: &str) {
         let name = node.name().value();
         let mut help = did_you_mean(name, valid.iter().copied()).unwrap_or_default();
         if !help.is_empty() {
@@ -89,7 +89,7 @@ impl Parser<'_> {
     }
 
     /// Rejects properties other than `allowed`, and arguments beyond `max_args`.
-    pub(super) fn check_entries(&mut self, node: &KdlNode, allowed: &[&str], max_args: usize) {
+    pub(crate) fn check_entries(&mut self, node: &KdlNode, allowed: &[&str], max_args: usize) {
         let mut args = 0;
         for entry in node.entries() {
             match entry.name() {
@@ -131,7 +131,7 @@ impl Parser<'_> {
         }
     }
 
-    pub(super) fn expect_string(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<String>> {
+    pub(crate) fn expect_string(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<String>> {
         let span = self.span(entry.span());
         match entry.value() {
             KdlValue::String(s) => Some(Spanned::new(s.clone(), span)),
@@ -147,7 +147,7 @@ impl Parser<'_> {
         }
     }
 
-    pub(super) fn expect_integer(&mut self, entry: &KdlEntry, what: &str, min: i128, max: i128) -> Option<Spanned<i128>> {
+    pub(crate) fn expect_integer(&mut self, entry: &KdlEntry, what: &str, min: i128, max: i128) -> Option<Spanned<i128>> {
         let span = self.span(entry.span());
         match entry.value() {
             KdlValue::Integer(i) if (min..=max).contains(i) => Some(Spanned::new(*i, span)),
@@ -167,7 +167,7 @@ impl Parser<'_> {
         }
     }
 
-    pub(super) fn expect_number(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<f64>> {
+    pub(crate) fn expect_number(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<f64>> {
         let span = self.span(entry.span());
         let value = match entry.value() {
             KdlValue::Integer(i) => *i as f64,
@@ -191,7 +191,7 @@ impl Parser<'_> {
         Some(Spanned::new(value, span))
     }
 
-    pub(super) fn expect_bool(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<bool>> {
+    pub(crate) fn expect_bool(&mut self, entry: &KdlEntry, what: &str) -> Option<Spanned<bool>> {
         let span = self.span(entry.span());
         match entry.value() {
             KdlValue::Bool(b) => Some(Spanned::new(*b, span)),
@@ -208,7 +208,7 @@ impl Parser<'_> {
     }
 
     /// The node's single argument as a string, or an error pointing at the node.
-    pub(super) fn single_string(&mut self, node: &KdlNode) -> Option<Spanned<String>> {
+    pub(crate) fn single_string(&mut self, node: &KdlNode) -> Option<Spanned<String>> {
         self.check_entries(node, &[], 1);
         match args(node).next() {
             Some(entry) => self.expect_string(entry, &format!("`{}`", node.name().value())),
@@ -224,7 +224,7 @@ impl Parser<'_> {
         }
     }
 
-    pub(super) fn strings(&mut self, node: &KdlNode) -> Vec<Spanned<String>> {
+    pub(crate) fn strings(&mut self, node: &KdlNode) -> Vec<Spanned<String>> {
         self.check_entries(node, &[], usize::MAX);
         let entries: Vec<&KdlEntry> = args(node).collect();
         if entries.is_empty() {
@@ -238,7 +238,7 @@ impl Parser<'_> {
         entries.into_iter().filter_map(|e| self.expect_string(e, &format!("`{}`", node.name().value()))).collect()
     }
 
-    pub(super) fn no_children(&mut self, node: &KdlNode) {
+    pub(crate) fn no_children(&mut self, node: &KdlNode) {
         if let Some(children) = node.children() {
             self.error(
                 self.span(children.span()),
@@ -250,7 +250,7 @@ impl Parser<'_> {
     }
 
     /// Kubernetes object names: lowercase RFC 1123 labels (we use them as NodePool names).
-    pub(super) fn check_name(&mut self, name: &Spanned<String>, what: &str) {
+    pub(crate) fn check_name(&mut self, name: &Spanned<String>, what: &str) {
         let ok = !name.is_empty()
             && name.len() <= 50
             && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -268,7 +268,7 @@ impl Parser<'_> {
 
     /// A value that lands in a generated object, checked by `rule` (see `crate::names`): `code` at its span
     /// otherwise, quoting at most the start of a long value.
-    pub(super) fn check_value(&mut self, value: &Spanned<String>, rule: impl Fn(&str) -> Result<(), String>, code: ErrorCode, what: &str, help: &str) {
+    pub(crate) fn check_value(&mut self, value: &Spanned<String>, rule: impl Fn(&str) -> Result<(), String>, code: ErrorCode, what: &str, help: &str) {
         if let Err(reason) = rule(&value.value) {
             let message = format!("{what} `{}` is not valid: {reason}", crate::input::excerpt(&value.value));
             self.error(value.span, code, message, help);
@@ -277,14 +277,14 @@ impl Parser<'_> {
 
     /// The node's one integer argument within `range` (`weight 50`, `max-accelerators 40`): E0105 for another
     /// type, E0106 outside the range, and None (nothing written) for a missing or refused value.
-    pub(super) fn bounded_u32(&mut self, node: &KdlNode, what: &str, range: RangeInclusive<u32>) -> Option<Spanned<u32>> {
+    pub(crate) fn bounded_u32(&mut self, node: &KdlNode, what: &str, range: RangeInclusive<u32>) -> Option<Spanned<u32>> {
         self.check_entries(node, &[], 1);
         let (min, max) = (i128::from(*range.start()), i128::from(*range.end()));
         args(node).next().and_then(|e| self.expect_integer(e, what, min, max)).map(|v| Spanned::new(v.value as u32, v.span))
     }
 
     /// The value of `choices` that `value` spells; E0118 (`unknown <what> `…``) otherwise, see [`Self::unknown_keyword`].
-    pub(super) fn keyword<T: Copy>(&mut self, value: &Spanned<String>, what: &str, choices: &[(&str, T)], help: &str) -> Option<Spanned<T>> {
+    pub(crate) fn keyword<T: Copy>(&mut self, value: &Spanned<String>, what: &str, choices: &[(&str, T)], help: &str) -> Option<Spanned<T>> {
         match choices.iter().find(|(name, _)| *name == value.as_str()) {
             Some((_, v)) => Some(Spanned::new(*v, value.span)),
             None => {
@@ -296,22 +296,22 @@ impl Parser<'_> {
 
     /// E0118 for a keyword outside its list: "did you mean" the closest of `known`, else `help` (the list, said
     /// with what each choice means).
-    pub(super) fn unknown_keyword<'k>(&mut self, value: &Spanned<String>, what: &str, known: impl IntoIterator<Item = &'k str>, help: &str) {
+    pub(crate) fn unknown_keyword<'k>(&mut self, value: &Spanned<String>, what: &str, known: impl IntoIterator<Item = &'k str>, help: &str) {
         let help = did_you_mean(value, known).map_or_else(|| help.into(), |d| format!("{d} {help}"));
         self.error(value.span, ErrorCode::E0118, format!("unknown {what} `{}`", value.value), help);
     }
 }
 
-pub(super) fn args(node: &KdlNode) -> impl Iterator<Item = &KdlEntry> {
+pub(crate) fn args(node: &KdlNode) -> impl Iterator<Item = &KdlEntry> {
     node.entries().iter().filter(|e| e.name().is_none())
 }
 
 /// The last value given for a property (KDL: later properties override earlier ones).
-pub(super) fn prop<'n>(node: &'n KdlNode, key: &str) -> Option<&'n KdlEntry> {
+pub(crate) fn prop<'n>(node: &'n KdlNode, key: &str) -> Option<&'n KdlEntry> {
     node.entries().iter().rev().find(|e| e.name().is_some_and(|n| n.value() == key))
 }
 
-pub(super) fn describe(value: &KdlValue) -> String {
+pub(crate) fn describe(value: &KdlValue) -> String {
     match value {
         KdlValue::String(s) => format!("the string \"{s}\""),
         KdlValue::Integer(i) => format!("the integer {i}"),

@@ -32,6 +32,7 @@ pub mod kueue;
 pub mod launch;
 pub mod manifests;
 pub mod overlays;
+pub mod pod_object;
 pub mod placement_diff;
 pub mod pods;
 pub mod report;
