@@ -134,6 +134,9 @@ pub struct ClusterForecast {
     pub runs: usize,
     pub horizon_seconds: u64,
     pub spend: Spend,
+    /// Each run's spend in $/month, in seed order: a pull request's base and head are compared seed by seed.
+    #[serde(default)]
+    pub runs_usd_per_month: Vec<f64>,
     /// Pod-minutes spent pending, all workloads and Jobs.
     pub pending_pod_minutes: Spread,
     /// Some node is billed at an estimated (not observed) spot price: the figures are estimates.
@@ -192,6 +195,7 @@ pub fn summarize_seeds(c: &Compilation, cluster: &str, traces: &[&Trace], timeli
         runs: runs.len(),
         horizon_seconds,
         spend: spend(&runs, &all_pools, cluster_bound, cluster_budget, horizon_seconds),
+        runs_usd_per_month: runs.iter().map(|r| cents(r.hourly(&all_pools).iter().sum::<f64>() / (horizon_seconds.max(1) as f64 / 3600.0) * HOURS_PER_MONTH)).collect(),
         pending_pod_minutes: Spread::over(timelines.iter().map(|t| t.pending_pod_seconds.values().sum::<u64>() as f64 / 60.0)),
         price_estimate: runs.iter().any(|r| all_pools.iter().any(|p| r.estimated(p))),
         profiles: profile_forecasts,

@@ -23,6 +23,8 @@ pub struct ReviewContext<'a> {
     /// Each workload at max replicas before → after, simulated as `explain` does (the caller compiles both sides:
     /// out/ does not record the pods' requests).
     pub workloads: Vec<WorkloadRow>,
+    /// Both sides forecast on the same seeds, when the repository has a demand file: the expected cost.
+    pub forecast: Option<super::forecast::ForecastReview>,
 }
 
 /// One workload of a profile at max replicas, on each side of the change (None: not declared there).
@@ -71,6 +73,9 @@ pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) ->
     let clusters: BTreeSet<String> = files.iter().map(|f| cluster_of(&f.path).unwrap_or_default()).chain(objects.iter().map(|o| o.cluster.clone())).collect();
     let count = |k: ChangeKind| objects.iter().filter(|o| o.change == k).count();
     let mut s = format!("## gpuplan: changes to out/\n\n{}", headline(&before, &after));
+    if let Some(review) = &ctx.forecast {
+        s.push_str(&super::forecast::section(review));
+    }
     s.push_str(&format!(
         "\n{} object(s) changed: {} added, {} modified, {} removed; {} file(s).\n",
         objects.len(),

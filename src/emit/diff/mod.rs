@@ -9,6 +9,7 @@
 
 mod compare;
 mod detail;
+pub mod forecast;
 mod markdown;
 mod objects;
 pub mod policy;
