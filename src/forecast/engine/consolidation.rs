@@ -117,7 +117,7 @@ impl Run<'_, '_> {
         let mut saved = None;
         while min <= max {
             let mid = (min + max) / 2;
-            let cmd = self.consolidate(&candidates[..=mid]).filter(|c| self.approved(c));
+            let cmd = self.consolidate(&candidates[..=mid]).and_then(|c| self.without_same_type(c)).filter(|c| self.approved(c));
             if cmd.is_some() {
                 saved = cmd;
                 min = mid + 1;
@@ -128,6 +128,19 @@ impl Run<'_, '_> {
             }
         }
         saved
+    }
+
+    /// multinodeconsolidation.go `filterOutSameInstanceType`: a replacement may not be a candidate's own type, nor
+    /// anything as dear as the cheapest such (merging nodes into one of the same kind saves nothing the deletes do
+    /// not); a replacement left without types is no command.
+    fn without_same_type(&self, mut cmd: Command) -> Option<Command> {
+        let Some(claim) = cmd.replacement.as_mut() else { return Some(cmd) };
+        let template = &self.templates[claim.template];
+        let options: Vec<&str> = claim.types.iter().map(|&i| template.types[i].name.as_str()).collect();
+        let max_price = cmd.candidates.iter().map(|&n| &self.nodes[n]).filter(|n| options.contains(&n.ty.name.as_str())).map(|n| n.price()).fold(f64::MAX, f64::min);
+        let cheapest = |i: usize| template.types[i].offerings.iter().filter(|o| o.available && offering_compatible(&claim.requirements, &o.zone, o.capacity_type.as_str())).map(|o| o.usd_per_hour).fold(f64::MAX, f64::min);
+        claim.types.retain(|&i| cheapest(i) < max_price);
+        (!claim.types.is_empty()).then_some(cmd)
     }
 
     /// singlenodeconsolidation.go `ComputeCommands`: the first candidate a command removes.

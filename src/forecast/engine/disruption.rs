@@ -71,6 +71,8 @@ impl Run<'_, '_> {
             self.poll();
             return;
         }
+        // Polls skipped while nothing could change keep the loop's phase: the next one is on it.
+        self.disruption.next_poll = self.disruption.poll_at_or_after(now);
         if now < self.disruption.next_poll {
             return;
         }
