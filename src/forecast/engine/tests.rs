@@ -272,3 +272,6 @@ fn kueue_holds_a_job_until_quota_frees() {
     let roomy = run(&objects(&[a, kueue(4)]), &t);
     assert_eq!(roomy.nodes.len(), 2, "{roomy:#?}");
 }
+
+mod examples;
+mod generated;
