@@ -199,6 +199,8 @@ impl<'a, 'c> Run<'a, 'c> {
                     self.shortages.push((*until, u));
                     self.refresh_templates();
                 }
+                // Merge stand-in (wt-s, until the engine models it): the draw's Drift (wt-d) is not replayed yet.
+                Event::Drift { .. } => {}
             }
         }
     }
