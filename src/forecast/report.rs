@@ -82,7 +82,8 @@ fn hours(v: f64) -> String {
 
 /// "30 days", "36 hours".
 pub fn horizon(seconds: u64) -> String {
-    if seconds % 86_400 == 0 { format!("{} day{}", seconds / 86_400, if seconds == 86_400 { "" } else { "s" }) } else { format!("{:.0} hours", seconds as f64 / 3600.0) }
+    let plural = |n: f64, unit: &str| format!("{n:.0} {unit}{}", if n == 1.0 { "" } else { "s" });
+    if seconds % 86_400 == 0 { plural((seconds / 86_400) as f64, "day") } else { plural(seconds as f64 / 3600.0, "hour") }
 }
 
 fn headline(c: &ClusterForecast) -> String {
@@ -218,5 +219,6 @@ mod tests {
         assert_eq!(horizon(30 * 86_400), "30 days");
         assert_eq!(horizon(86_400), "1 day");
         assert_eq!(horizon(36 * 3600), "36 hours");
+        assert_eq!(horizon(3600), "1 hour");
     }
 }
