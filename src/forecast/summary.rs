@@ -28,7 +28,7 @@ use runs::Run;
 pub const HOURS_PER_MONTH: f64 = 730.0;
 
 /// One figure over the seeds: their mean and range.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Spread {
     pub mean: f64,
     pub min: f64,
@@ -60,7 +60,7 @@ fn cents(v: f64) -> f64 {
 }
 
 /// What one scope (the cluster, a profile, a NodePool) spends over the horizon.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Spend {
     pub usd_per_day: Spread,
     pub usd_per_month: Spread,
@@ -116,7 +116,7 @@ pub struct WorkloadForecast {
 }
 
 /// Per hour of the horizon, what the picture draws.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Series {
     /// The cluster's spend in each hour ($), over the seeds.
     pub usd: Vec<Spread>,
@@ -125,7 +125,7 @@ pub struct Series {
 }
 
 /// One cluster's forecast over its seeds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ClusterForecast {
     pub cluster: String,
     /// The seeds of the traces replayed (one trace may stand for every run).

@@ -58,10 +58,12 @@ impl ForecastReview {
     }
 }
 
-/// "+$812", "-$1,204", "+$0".
+/// Whole dollars with a sign: "+$812", "-$1,204", "+$0".
 fn signed(v: f64) -> String {
-    let rounded = v.round();
-    if rounded < 0.0 { money(rounded) } else { format!("+{}", money(rounded)) }
+    // `+ 0.0` makes a rounded -0.4 (-0.0) zero.
+    let rounded = v.round() + 0.0;
+    let body = if rounded.abs() < 100.0 { format!("${:.0}", rounded.abs()) } else { money(rounded.abs()) };
+    format!("{}{body}", if rounded < 0.0 { "-" } else { "+" })
 }
 
 impl ExpectedChange {
@@ -99,5 +101,40 @@ pub fn with_expected(figures: &mut Figures, forecast: &Forecast) {
             let per_hour = p.spend.usd_per_month.mean / HOURS_PER_MONTH;
             figures.entry(c.cluster.clone()).or_default().entry(p.name.clone()).or_default().expected = Some(per_hour);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forecast(clusters: &[(&str, &[f64])]) -> Forecast {
+        let clusters = clusters.iter().map(|(name, runs)| ClusterForecast { cluster: name.to_string(), runs: runs.len(), runs_usd_per_month: runs.to_vec(), ..ClusterForecast::default() }).collect();
+        Forecast::new("gpuplan.demand.kdl".into(), 30 * 86_400, vec![1, 2, 3], clusters)
+    }
+
+    #[test]
+    fn the_expected_change_is_the_mean_of_the_seed_by_seed_differences_with_their_range() {
+        let review = ForecastReview { before: forecast(&[("a", &[1000.0, 2000.0, 3000.0])]), after: forecast(&[("a", &[1640.0, 2990.0, 3806.0])]) };
+        let [c] = review.changes().try_into().unwrap();
+        assert_eq!((c.min_delta_usd_per_month, c.max_delta_usd_per_month), (640.0, 990.0));
+        assert_eq!(c.sentence(), "+$812/month expected (range over 3 seeds: +$640…+$990)");
+    }
+
+    #[test]
+    fn a_cluster_on_one_side_only_is_compared_with_nothing() {
+        let review = ForecastReview { before: forecast(&[]), after: forecast(&[("new", &[50.0, 70.0])]) };
+        assert_eq!(review.changes()[0].sentence(), "+$60/month expected (range over 2 seeds: +$50…+$70)");
+        let gone = ForecastReview { before: forecast(&[("old", &[1234.4])]), after: forecast(&[]) };
+        assert_eq!(gone.changes()[0].sentence(), "-$1,234/month expected", "one seed: no range");
+    }
+
+    #[test]
+    fn the_policy_reads_each_profiles_forecast_per_hour() {
+        let mut f = forecast(&[("a", &[730.0])]);
+        f.clusters[0].profiles.push(crate::forecast::summary::ProfileForecast { name: "p".into(), spend: crate::forecast::summary::Spend { usd_per_month: crate::forecast::summary::Spread { mean: 730.0, min: 730.0, max: 730.0 }, ..Default::default() } });
+        let mut figures = Figures::new();
+        with_expected(&mut figures, &f);
+        assert_eq!(figures["a"]["p"].expected, Some(1.0));
     }
 }

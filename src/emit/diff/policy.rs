@@ -274,6 +274,19 @@ mod tests {
     }
 
     #[test]
+    fn an_expected_increase_judges_the_forecasts_figures() {
+        let figures = |expected: f64| -> Figures {
+            let profile = ProfileFigures { expected: Some(expected), ..ProfileFigures::default() };
+            [("c".to_string(), [("p".to_string(), profile)].into())].into()
+        };
+        let policy = Policy { fail_on: vec!["expected.increase > 5%".parse().unwrap()], ..Policy::default() };
+        let empty = OutputTree::default();
+        let verdict = policy.evaluate(&empty, &empty, &figures(10.0), &figures(11.0));
+        assert!(verdict.denied(), "+10% of the forecast: {:?}", verdict.findings);
+        assert!(!policy.evaluate(&empty, &empty, &figures(10.0), &figures(10.4)).denied(), "+4% holds nothing");
+    }
+
+    #[test]
     fn an_increase_holds_by_percentage_or_dollars_and_from_nothing() {
         let r = |t: &str| t.parse::<Rule>().unwrap();
         assert!(increase(&r("worst-case.increase > 10%"), 100.0, 111.0).is_some());
