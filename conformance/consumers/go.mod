@@ -23,6 +23,12 @@ require (
 	sigs.k8s.io/kustomize/kyaml v0.21.1
 )
 
+// The HPA controller's replica calculator and behaviour (cmd/hpa): its pods lister, fake clients and informers.
+require (
+	k8s.io/api v0.37.2
+	k8s.io/client-go v0.37.2
+)
+
 // Read for their files only (the CRDs: internal/crds), never imported: `go mod tidy` would drop them and mark them
 // "// indirect"; keep them here. (github.com/kedacore/keda/v2: the ScaledObject CRD, config/crd/bases, and the
 // admission webhook rules src/ops/keda.rs encodes; github.com/aws/eks-charts: the aws-efa-k8s-device-plugin chart
@@ -428,9 +434,7 @@ require (
 	gopkg.in/ini.v1 v1.67.3 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 	helm.sh/helm/v4 v4.2.2 // indirect
-	k8s.io/api v0.37.2 // indirect
 	k8s.io/cli-runtime v0.37.2 // indirect
-	k8s.io/client-go v0.37.2 // indirect
 	k8s.io/component-base v0.37.2 // indirect
 	k8s.io/component-helpers v0.37.2 // indirect
 	k8s.io/controller-manager v0.36.1 // indirect
@@ -438,6 +442,7 @@ require (
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/kubectl v0.36.2 // indirect
 	k8s.io/kubelet v0.36.2 // indirect
+	k8s.io/metrics v0.37.2 // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 	oras.land/oras-go/v2 v2.6.1 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect

@@ -641,31 +641,10 @@ fn reserved_capacity_scheduling(case: &Case, g: &Value, k: &Value) -> bool {
 
 /// A simulated pod as YAML (a Pod with one container), for the oracle: requests, nodeSelector, tolerations.
 fn pod_yaml(p: &simulate::pods::Pod) -> String {
-    let (namespace, name) = p.key.split_once('/').unwrap_or(("default", &p.key));
-    let mut y = format!("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n");
-    if !p.node_selector.0.is_empty() {
-        y.push_str("  nodeSelector:\n");
-        for (k, r) in &p.node_selector.0 {
-            assert!(!r.complement && r.values.len() == 1, "a nodeSelector is one value per key");
-            let _ = writeln!(y, "    {k}: \"{}\"", r.values.iter().next().unwrap());
-        }
-    }
-    if !p.tolerations.is_empty() {
-        y.push_str("  tolerations:\n");
-        for t in &p.tolerations {
-            let _ = write!(y, "  - operator: {}\n", t.operator);
-            for (field, v) in [("key", &t.key), ("value", &t.value), ("effect", &t.effect)] {
-                if !v.is_empty() {
-                    let _ = writeln!(y, "    {field}: \"{v}\"");
-                }
-            }
-        }
-    }
-    y.push_str("  containers:\n  - name: app\n    image: app:1\n    resources:\n      requests:\n");
-    for (k, v) in p.requests.iter().filter(|(k, _)| *k != "pods") {
-        let _ = writeln!(y, "        {k}: \"{}\"", if v % 1000 == 0 { (v / 1000).to_string() } else { format!("{v}m") });
-    }
-    y
+    // As the Pod object gpuplan hands on (the forecast's trace holds the same), without the workload's topology:
+    // this comparison is of placement by requirements and resources (JSON is YAML).
+    let object = simulate::pods::Pod { topology: None, ..p.clone() }.to_object();
+    format!("---\n{}\n", serde_json::to_string(&object).unwrap())
 }
 
 // Every example profile's workloads at max replicas (what compile's E0180/E0181 and explain simulate) on the cluster's

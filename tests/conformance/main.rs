@@ -8,6 +8,7 @@
 //! - [`addons`]: the add-on charts' own values against what gpuplan encodes of them;
 //! - [`reach`]: Kubernetes' DaemonSet controller decides whether the GPU add-ons run on every pool's nodes;
 //! - [`kueue`]: Kueue's own scheduler (sigs.k8s.io/kueue) against `gpuplan simulate`'s admission.
+//! - [`hpa`]: Kubernetes' HorizontalPodAutoscaler controller code against the forecast's HPA port.
 //!
 //! Without a Go toolchain the tests skip with a reason, unless `GPUPLAN_CONFORMANCE_REQUIRED=1` (set by `.ci/run`),
 //! where a missing toolchain is a failure.
@@ -16,6 +17,7 @@ mod go;
 
 mod addons;
 mod consumers;
+mod hpa;
 mod karpenter;
 mod kueue;
 mod reach;
