@@ -151,6 +151,10 @@ impl Run<'_, '_> {
         let n = self.new_node(claim.template, ty, l.offering);
         for &p in &claim.pods {
             self.nominate(p, n);
+            // A NodePool with no start-up delay: the node is Ready as it launches.
+            if self.nodes[n].ready(self.now) {
+                self.start_running(p, n);
+            }
         }
         Some(n)
     }
