@@ -56,7 +56,7 @@ fn main() {
     }
     let catalog = Catalog::load(Path::new("catalogs"), "us-east-1").expect("catalog");
     // The generator gives pool-000 weight 0, which the API refuses (1 to 100): it is left at the default.
-    let objects = docs(&input::manifests(POOLS).replace("weight: 0\n", ""));
+    let objects = docs(&input::manifests(POOLS).replace("  weight: 0\n", ""));
     for days in [7, 15, 30] {
         let trace = trace(days);
         let start = Instant::now();
