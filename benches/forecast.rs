@@ -15,6 +15,10 @@ use gpuplan::forecast::engine::{replay_objects, Mode};
 use gpuplan::forecast::trace::{Event, Trace, VERSION};
 use serde_json::Value;
 
+// The allocator the CLI runs with (src/main.rs): the replay allocates a requirement map per node per scheduling pass.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "support/simulate_input.rs"]
 mod input;
 
