@@ -151,6 +151,10 @@ impl Run<'_, '_> {
         let n = self.new_node(claim.template, ty, l.offering);
         for &p in &claim.pods {
             self.nominate(p, n);
+            // A NodePool with no start-up delay: the node is Ready as it launches.
+            if self.nodes[n].ready(self.now) {
+                self.start_running(p, n);
+            }
         }
         Some(n)
     }
@@ -179,10 +183,9 @@ impl Run<'_, '_> {
         for (k, &n) in order.iter().enumerate() {
             let node = &self.nodes[n];
             let pool = &self.cluster.prepared.templates()[node.template];
-            let mut ty = (*node.ty).clone();
-            // The node runs: its own offering is available whatever a shortage says of new launches.
-            ty.offerings.iter_mut().filter(|o| o.zone == node.offering.zone && o.capacity_type == node.offering.capacity_type).for_each(|o| o.available = true);
-            templates.push(Template { pool: Arc::clone(&pool.pool), types: vec![Arc::new(ty)], dropped: Some("an existing node".into()), provisioned: false });
+            // The type as it was launched, with its own offering available (a later shortage of that offering stops
+            // new launches, not the node that runs).
+            templates.push(Template { pool: Arc::clone(&pool.pool), types: vec![Arc::clone(&node.ty)], dropped: Some(String::new()), provisioned: false });
             claims.push(Claim {
                 template: base + k,
                 pods: Vec::new(),
