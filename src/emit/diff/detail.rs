@@ -61,6 +61,14 @@ impl CostMeasure {
     }
 }
 
+/// What an increase rule measures: a cost figure of the NodePools' annotations, or the forecast.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    Cost(CostMeasure),
+    /// What the forecast expects the profile to spend ($/h, the mean over its seeds): only with a demand file.
+    Expected,
+}
+
 /// One thing that changed inside an object. `Display` gives the words used in summaries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

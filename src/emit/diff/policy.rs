@@ -21,6 +21,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+pub use super::detail::Metric;
 use super::detail::CostMeasure;
 use super::pools::{Figures, ProfileFigures, cents};
 use super::semantic::removed_node_pools;
@@ -45,13 +46,6 @@ pub enum Rule {
     Increase { metric: Metric, inclusive: bool, amount: Amount },
 }
 
-/// What an increase rule measures: a cost figure of the NodePools' annotations, or the forecast.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Metric {
-    Cost(CostMeasure),
-    /// What the forecast expects the profile to spend ($/h, the mean over its seeds): only with a demand file.
-    Expected,
-}
 
 impl Rule {
     /// Whether the rule needs the forecast (`expected.increase`), which needs a demand file.

@@ -50,10 +50,10 @@ impl ProfileFigures {
 
     /// A policy metric's figure: a cost annotation's total, or the forecast's (zero without one: a rule on it is
     /// refused before, when no demand file exists).
-    pub fn metric(&self, metric: super::policy::Metric) -> f64 {
+    pub fn metric(&self, metric: super::detail::Metric) -> f64 {
         match metric {
-            super::policy::Metric::Cost(measure) => self.total(measure),
-            super::policy::Metric::Expected => self.expected.unwrap_or(0.0),
+            super::detail::Metric::Cost(measure) => self.total(measure),
+            super::detail::Metric::Expected => self.expected.unwrap_or(0.0),
         }
     }
 
