@@ -155,11 +155,12 @@ fn spend_chart(out: &mut String, c: &ClusterForecast, top: f64) {
 fn nodes_chart(out: &mut String, c: &ClusterForecast, top: f64) {
     let pools: Vec<(&String, &Vec<f64>)> = c.series.nodes.iter().collect();
     let hours = pools.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
-    let mut stacked = vec![vec![0.0; hours]; pools.len() + 1];
-    for (i, (_, series)) in pools.iter().enumerate() {
-        for h in 0..hours {
-            stacked[i + 1][h] = stacked[i][h] + series.get(h).copied().unwrap_or(0.0);
-        }
+    // Each pool's band sits on the ones before it: stacked[i] is the sum of the first i pools.
+    let mut stacked = vec![vec![0.0; hours]];
+    for (_, series) in &pools {
+        let below = stacked.last().expect("starts with the axis");
+        let top: Vec<f64> = below.iter().enumerate().map(|(h, b)| b + series.get(h).copied().unwrap_or(0.0)).collect();
+        stacked.push(top);
     }
     let (max, step) = axis(stacked.last().map_or(0.0, |s| s.iter().copied().fold(0.0, f64::max)) * 1.05);
     let frame = Frame { top, hours: hours as f64, max };

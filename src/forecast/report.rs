@@ -83,7 +83,7 @@ fn hours(v: f64) -> String {
 /// "30 days", "36 hours".
 pub fn horizon(seconds: u64) -> String {
     let plural = |n: f64, unit: &str| format!("{n:.0} {unit}{}", if n == 1.0 { "" } else { "s" });
-    if seconds % 86_400 == 0 { plural((seconds / 86_400) as f64, "day") } else { plural(seconds as f64 / 3600.0, "hour") }
+    if seconds.is_multiple_of(86_400) { plural((seconds / 86_400) as f64, "day") } else { plural(seconds as f64 / 3600.0, "hour") }
 }
 
 fn headline(c: &ClusterForecast) -> String {

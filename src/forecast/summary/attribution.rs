@@ -112,12 +112,12 @@ fn replica_seconds(trace: &Trace, workload: &str, horizon: u64) -> f64 {
     let mut total = 0.0;
     let (mut since, mut replicas) = (0u64, 0u32);
     for event in &trace.events {
-        if let Event::Replicas { at, workload: w, replicas: r } = event {
-            if w == workload {
-                let at = (*at).min(horizon);
-                total += f64::from(replicas) * (at - since.min(at)) as f64;
-                (since, replicas) = (at, *r);
-            }
+        if let Event::Replicas { at, workload: w, replicas: r } = event
+            && w == workload
+        {
+            let at = (*at).min(horizon);
+            total += f64::from(replicas) * (at - since.min(at)) as f64;
+            (since, replicas) = (at, *r);
         }
     }
     total + f64::from(replicas) * horizon.saturating_sub(since) as f64
