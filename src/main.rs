@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::Lint(args) => cli::lint::run(args),
         Command::Explain(args) => cli::explain::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
+        Command::Forecast(args) => cli::forecast::run(args),
         Command::Catalog(command) => cli::catalog::run(command),
         Command::Completions(args) => cli::completions::run(args),
         Command::Man(args) => cli::man::run(args),

@@ -673,7 +673,7 @@ fn report_formats() {
     let fixture = repo().join("tests/fixtures/adopt/tiers.yaml");
     let md = gpuplan(dir.path(), &["adopt", fixture.to_str().unwrap(), "--into", "p", "--catalogs", catalogs.to_str().unwrap(), "--format", "markdown"]);
     let md = String::from_utf8_lossy(&md.stdout);
-    assert!(md.starts_with("| NodePool | worst case $/h | expected $/h | limit | weight | types | lint |\n|---|"), "{md}");
+    assert!(md.starts_with("| NodePool | worst case $/h | at limit $/h | limit | weight | types | lint |\n|---|"), "{md}");
     let table = gpuplan(dir.path(), &["adopt", fixture.to_str().unwrap(), "--into", "p", "--catalogs", catalogs.to_str().unwrap()]);
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(table.lines().next().unwrap().starts_with("NodePool "), "{table}");

@@ -228,7 +228,7 @@ fn reserved_capacity_is_a_fixed_cost_counted_first() {
     let catalog = catalog_json(&repo().join("catalogs"), "us-east-1");
     let reserved = &object(&c, "NodePool", "training-reserved");
     let fixed = 2.0 * (on_demand(&catalog["p5.48xlarge"]) + EBS_PER_NODE);
-    for key in ["gpuplan.dev/fixed-usd-per-hour", "gpuplan.dev/expected-usd-per-hour", "gpuplan.dev/worst-case-usd-per-hour"] {
+    for key in ["gpuplan.dev/fixed-usd-per-hour", "gpuplan.dev/at-limit-usd-per-hour", "gpuplan.dev/worst-case-usd-per-hour"] {
         assert!((annotation(reserved, key) - fixed).abs() < 0.01, "{key}");
     }
     assert_eq!(limit(reserved, "nvidia.com/gpu"), Some(16.0), "2 × p5.48xlarge × 8 GPUs");

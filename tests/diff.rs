@@ -35,7 +35,7 @@ metadata:
   name: {name}
   annotations:
     gpuplan.dev/budget-usd-per-hour: "150.00"
-    gpuplan.dev/expected-usd-per-hour: "{expected}"
+    gpuplan.dev/at-limit-usd-per-hour: "{expected}"
     gpuplan.dev/source: {SRC}
     gpuplan.dev/worst-case-usd-per-hour: "{worst}"
 spec:
@@ -218,12 +218,12 @@ fn semantic_changes_describe_nodepool_changes_in_words() {
         vec![
             "HorizontalPodAutoscaler inference/llm-server: added",
             "NodePool gpu-inference-spot: +g6e.xlarge, +g6e.2xlarge, -g5.xlarge, limit nvidia.com/gpu 40→48, \
-             weight 50→60, consolidateAfter 5m→10m, expected $/h 31.20→35.84 (+4.64), \
+             weight 50→60, consolidateAfter 5m→10m, at-limit (cheapest type) $/h 31.20→35.84 (+4.64), \
              worst case (steady state) $/h 112.00→130.40 (+18.40)",
             "PodDisruptionBudget inference/llm-server: removed",
             "HorizontalPodAutoscaler batch/batch-worker: spec.maxReplicas 8→12",
             "NodePool train-od: added (1 instance type, on-demand, limit nvidia.com/gpu 16, weight 20, \
-             expected $/h 98.32, worst case (steady state) $/h 196.64, budget $/h 150.00)",
+             at-limit (cheapest type) $/h 98.32, worst case (steady state) $/h 196.64, budget $/h 150.00)",
         ]
     );
     let spot = changes
@@ -315,6 +315,22 @@ fn unchanged_trees_have_no_changes() {
         "## gpuplan: no changes to out/\n"
     );
     assert_eq!(render_diff(&old, &old, DiffFormat::Json), "[]\n");
+}
+
+/// Out/ written before the at-limit figure got its name carries it as `gpuplan.dev/expected-usd-per-hour`: a base
+/// revision's NodePool with the old name and a head's with the new one and the same value have the same cost.
+#[test]
+fn a_base_nodepool_with_the_former_expected_annotation_is_read_as_the_at_limit_cost() {
+    let pool = |annotation: &str| nodepool("p", &["g5.xlarge"], &["spot"], "8", 10, "5m", "31.20", "112.00").replace("gpuplan.dev/at-limit-usd-per-hour", annotation);
+    let (mut old, mut new) = (OutputTree::default(), OutputTree::default());
+    old.insert("ml-prod/nodepool-p.yaml", with_header(SRC, &pool("gpuplan.dev/expected-usd-per-hour")));
+    new.insert("ml-prod/nodepool-p.yaml", with_header(SRC, &pool("gpuplan.dev/at-limit-usd-per-hour")));
+    // The file changes (the annotation's name), its figures do not.
+    let changes = semantic_changes(&old, &new);
+    assert!(changes.iter().all(|c| c.details.is_empty()), "a renamed annotation is no cost change: {changes:?}");
+    let costs = cluster_costs(&old, &new);
+    let at_limit = costs.iter().find(|c| c.measure == CostMeasure::AtLimit).expect("the at-limit figure of both");
+    assert_eq!((at_limit.old, at_limit.new), (Some(31.2), Some(31.2)));
 }
 
 #[test]

@@ -112,7 +112,7 @@ fn every_object_carries_provenance() {
         assert!(annotations["gpuplan.dev/source"].as_str().is_some_and(|s| s.starts_with("profiles/")), "{}", path.display());
         assert!(annotations["gpuplan.dev/catalog"].as_str().is_some_and(|s| s.starts_with("us-east-1@") || s.starts_with("us-west-2@")), "{}", path.display());
         if object["kind"] == "NodePool" {
-            for key in ["gpuplan.dev/profile", "gpuplan.dev/expected-usd-per-hour", "gpuplan.dev/worst-case-usd-per-hour"] {
+            for key in ["gpuplan.dev/profile", "gpuplan.dev/at-limit-usd-per-hour", "gpuplan.dev/worst-case-usd-per-hour"] {
                 assert!(annotations[key].is_string(), "{}: {key}", path.display());
             }
             // Limits are strings (GitOps tools would otherwise show a permanent diff).

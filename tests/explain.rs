@@ -65,9 +65,9 @@ fn spot_estimates_are_flagged_with_footnote() {
     let od = p.pools.iter().find(|p| p.name == "llm-inference-on-demand").unwrap();
     assert!(spot.candidates.iter().all(|c| c.estimate && c.estimate_source.as_deref() == Some("spot-estimate")));
     assert!(od.candidates.iter().all(|c| !c.estimate && c.estimate_source.is_none()));
-    // The expected cost uses the estimated spot prices; the worst case does not: spot is bounded by the
+    // The at-limit cost uses the estimated spot prices; the worst case does not: spot is bounded by the
     // (real) on-demand price, since Karpenter sets no spot max price.
-    assert!(spot.expected_is_estimate && p.expected_is_estimate);
+    assert!(spot.at_limit_is_estimate && p.at_limit_is_estimate);
     assert!(!spot.worst_case_is_estimate && !od.worst_case_is_estimate && !p.worst_case_is_estimate);
     assert_eq!(p.worst_case_bound, gpuplan::catalog::cost::Bound::Guaranteed);
     assert_eq!(e.estimate_sources.len(), 1);

@@ -85,7 +85,7 @@ fn explain_takes_a_path_or_a_profile_name() {
 #[test]
 fn every_command_that_reads_profiles_has_the_same_usage() {
     let dir = tempfile::tempdir().unwrap();
-    for command in [&["compile"][..], &["diff"], &["commit"], &["lint"], &["explain"], &["catalog", "refresh"]] {
+    for command in [&["compile"][..], &["diff"], &["commit"], &["lint"], &["explain"], &["forecast"], &["catalog", "refresh"]] {
         let help = gpuplan(dir.path(), &[command, &["--help"]].concat());
         let help = String::from_utf8(help.stdout).unwrap();
         let usage = help.lines().find(|l| l.starts_with("Usage: ")).unwrap();

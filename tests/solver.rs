@@ -368,7 +368,7 @@ fn cpu_and_memory_limits_are_carried_beside_the_accelerator_limit_and_only_lower
     let expected_bound = f.worst_case_usd_per_hour.min(16.0 * per_vcpu).min(64.0 * 1024.0 * per_mib);
     assert!((p.worst_case_usd_per_hour - expected_bound).abs() < 0.011, "{} vs {expected_bound}", p.worst_case_usd_per_hour);
     assert!(p.worst_case_usd_per_hour < f.worst_case_usd_per_hour);
-    assert!(p.expected_usd_per_hour <= p.worst_case_usd_per_hour);
+    assert!(p.at_limit_usd_per_hour <= p.worst_case_usd_per_hour);
     // A generous limit changes no figure.
     let generous = solve(&body("limits cpu=100000"));
     assert_eq!(pool(&generous, "x").worst_case_usd_per_hour, f.worst_case_usd_per_hour);

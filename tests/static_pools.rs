@@ -79,7 +79,7 @@ fn a_static_pool_compiles_to_a_nodepool_with_replicas_no_weight_and_only_a_node_
 /// The replicas run whatever the pods, and any admitted type can hold one (a spot interruption or a replacement
 /// launches again): the bound is replicas × the dearest admitted type (g5.2xlarge, $1.212/h on-demand here) with its
 /// EBS volume ($66/month: 200 GiB gp3 at 10,000 IOPS / 500 MiB/s, https://aws.amazon.com/ebs/pricing/, over a 28-day
-/// month: $0.0982/h), the expected cost replicas × the cheapest (g6.xlarge, $0.8048/h) with its volume.
+/// month: $0.0982/h), the at-limit cost replicas × the cheapest (g6.xlarge, $0.8048/h) with its volume.
 #[test]
 fn a_static_pool_costs_its_replicas_at_the_dearest_admitted_type_even_with_no_pods() {
     let (dir, out) = compile(WARM);
@@ -87,7 +87,7 @@ fn a_static_pool_costs_its_replicas_at_the_dearest_admitted_type_even_with_no_po
     let np = read(dir.path(), "nodepool-warm.yaml");
     assert_eq!(field(&np, "gpuplan.dev/worst-case-usd-per-hour"), Some("2.62"), "{np}");
     assert_eq!(field(&np, "gpuplan.dev/fixed-usd-per-hour"), Some("2.62"), "{np}");
-    assert_eq!(field(&np, "gpuplan.dev/expected-usd-per-hour"), Some("1.81"), "{np}");
+    assert_eq!(field(&np, "gpuplan.dev/at-limit-usd-per-hour"), Some("1.81"), "{np}");
     assert!(field(&np, "gpuplan.dev/worst-case-basis").is_some_and(|b| b.contains("2 nodes billed whether pods run or not") && b.contains("g5.2xlarge")), "{np}");
     // With no pod at all, simulate launches (and bills) both replicas.
     let pods = dir.path().join("none.yaml");
@@ -392,7 +392,7 @@ fn a_static_pool_parked_at_zero_replicas_compiles_costs_nothing_and_launches_no_
     assert!(out.status.success(), "{}", text(&out));
     let np = read(dir.path(), "nodepool-warm.yaml");
     assert_eq!(field(&np, "replicas"), Some("0"), "{np}");
-    for cost in ["gpuplan.dev/worst-case-usd-per-hour", "gpuplan.dev/fixed-usd-per-hour", "gpuplan.dev/expected-usd-per-hour"] {
+    for cost in ["gpuplan.dev/worst-case-usd-per-hour", "gpuplan.dev/fixed-usd-per-hour", "gpuplan.dev/at-limit-usd-per-hour"] {
         assert_eq!(field(&np, cost).map(|v| v.parse::<f64>().unwrap()), Some(0.0), "{cost}: {np}");
     }
     let pods = dir.path().join("none.yaml");

@@ -1,4 +1,4 @@
-//! What compiling changes for one original NodePool: its types, limit, weight, worst-case and expected $/h, and lint
+//! What compiling changes for one original NodePool: its types, limit, weight, worst-case and at-limit $/h, and lint
 //! findings before and after, plus adopt's own checks of hand-written NodePools (AD001–AD003).
 
 use std::collections::BTreeSet;
@@ -31,8 +31,8 @@ pub struct PoolReport {
     /// None: no limit, so no bound.
     pub worst_case_before: Option<f64>,
     pub worst_case_after: Option<f64>,
-    pub expected_before: Option<f64>,
-    pub expected_after: Option<f64>,
+    pub at_limit_before: Option<f64>,
+    pub at_limit_after: Option<f64>,
     /// `CODE message`, sorted.
     pub findings_before: Vec<String>,
     pub findings_after: Vec<String>,
@@ -57,7 +57,7 @@ fn costs(np: &Value, types: &[&InstanceType], catalog: &Catalog, kind: Accelerat
     let cpu = limit(np, "cpu").and_then(|c| c.parse().ok());
     let memory_mib = limit(np, "memory").and_then(|m| crate::simulate::yaml::milli(&m)).map(|m| u64::try_from((m / 1000 / (1024 * 1024)).max(0)).unwrap_or(u64::MAX));
     let limits = Limits { accelerators, cpu, memory_mib };
-    (Some(cost::round_cents(cost::worst_case(&shapes, limits))), Some(cost::round_cents(cost::expected(&shapes, limits))))
+    (Some(cost::round_cents(cost::worst_case(&shapes, limits))), Some(cost::round_cents(cost::at_limit(&shapes, limits))))
 }
 
 pub(super) fn pool_report(np: &Doc, rendered: Option<&Value>, profile: &str, catalog: &Catalog, before: &[crate::lint::Finding], after: &[crate::lint::Finding]) -> PoolReport {
@@ -66,8 +66,8 @@ pub(super) fn pool_report(np: &Doc, rendered: Option<&Value>, profile: &str, cat
     let types_after: Vec<&InstanceType> = rendered.map(|r| admitted(r, catalog)).unwrap_or_default();
     let names = |ts: &[&InstanceType]| ts.iter().map(|t| t.name.clone()).collect::<BTreeSet<String>>();
     let (b, a) = (names(&types_before), names(&types_after));
-    let (worst_before, expected_before) = costs(&np.object, &types_before, catalog, kind);
-    let (worst_after, expected_after) = rendered.map(|r| costs(r, &types_after, catalog, kind)).unwrap_or((None, None));
+    let (worst_before, at_limit_before) = costs(&np.object, &types_before, catalog, kind);
+    let (worst_after, at_limit_after) = rendered.map(|r| costs(r, &types_after, catalog, kind)).unwrap_or((None, None));
     let select = |fs: &[crate::lint::Finding]| {
         let mut out: Vec<String> = fs
             .iter()
@@ -99,8 +99,8 @@ pub(super) fn pool_report(np: &Doc, rendered: Option<&Value>, profile: &str, cat
         weight_after: rendered.and_then(|r| r["spec"]["weight"].as_u64()),
         worst_case_before: worst_before,
         worst_case_after: worst_after,
-        expected_before,
-        expected_after,
+        at_limit_before,
+        at_limit_after,
         findings_before,
         findings_after: select(after),
     }

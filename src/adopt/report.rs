@@ -1,6 +1,6 @@
 //! What compiling the adopted profiles changes, per original NodePool: instance types added and removed, the
-//! accelerator limit, the weight, worst-case and expected $/h (gpuplan's own cost model, `cost::worst_case` /
-//! `cost::expected`, applied to both sides), and the lint findings the original has and the result has.
+//! accelerator limit, the weight, worst-case and at-limit $/h (gpuplan's own cost model, `cost::worst_case` /
+//! `cost::at_limit`, applied to both sides), and the lint findings the original has and the result has.
 //!
 //! The original's findings come from gpuplan's lint rules run over the original objects: the compilation of
 //! the adopted profiles with its rendered NodePools and EC2NodeClasses replaced by the originals. Adopt adds
@@ -96,7 +96,7 @@ fn rows(report: &Report) -> Vec<[String; 7]> {
             [
                 p.node_pool.clone(),
                 format!("{} → {}", money(p.worst_case_before), money(p.worst_case_after)),
-                format!("{} → {}", money(p.expected_before), money(p.expected_after)),
+                format!("{} → {}", money(p.at_limit_before), money(p.at_limit_after)),
                 format!("{} → {}", opt(p.limit_before.clone()), opt(p.limit_after.clone())),
                 format!("{} → {}", opt(p.weight_before), opt(p.weight_after)),
                 format!("{} → {} (+{} −{})", p.types_before, p.types_after, p.types_added.len(), p.types_removed.len()),
@@ -111,7 +111,7 @@ fn codes(findings: &[String]) -> String {
     if c.is_empty() { "none".into() } else { c.join(",") }
 }
 
-const HEADER: [&str; 7] = ["NodePool", "worst case $/h", "expected $/h", "limit", "weight", "types", "lint"];
+const HEADER: [&str; 7] = ["NodePool", "worst case $/h", "at limit $/h", "limit", "weight", "types", "lint"];
 
 fn table(report: &Report) -> String {
     let rows = rows(report);

@@ -3,10 +3,12 @@
 //! One module, used by the solver (to size limits), by lint (to re-check the rendered NodePools) and by
 //! explain, so that the three never disagree on what "worst case" means.
 //!
-//! # Expected vs worst case
-//! * **Expected** $/h is what the pool is likely to pay: the observed spot price when the pool may use spot
-//!   (Karpenter prefers spot when a NodePool allows it), the on-demand price otherwise — each at the pool's
-//!   limit on its cheapest type. It may be an estimate (the offline catalog has no spot prices).
+//! # At limit, cheapest vs worst case
+//! * **At limit, cheapest** ([`at_limit`]) is every schedulable unit the pool's limit allows on its cheapest type
+//!   at the price the pool is likely to pay: the spot price when the pool may use spot (Karpenter prefers spot when a
+//!   NodePool allows it), the on-demand price otherwise. No cluster pays it (a pool runs at its limit only at peak);
+//!   it is not what the pool is expected to cost, which `forecast` answers from a demand file. It may be an estimate
+//!   (the offline catalog has no spot prices).
 //! * **Worst case** is an upper bound, not an estimate. Karpenter sets no spot max price: its CreateFleet
 //!   request carries only the allocation strategy in `SpotOptions` (aws/karpenter-provider-aws
 //!   pkg/providers/instance/types.go, `CreateFleetInputBuilder.Build`), and EC2's default max price for spot is the on-demand price. So a spot
@@ -87,8 +89,8 @@ pub const ESTIMATED_BASIS: &str =
 #[derive(Debug, Clone, PartialEq)]
 pub struct Quote {
     /// The likely price: spot when the pool allows spot, else on-demand (reserved: the reservation's rate).
-    pub expected: f64,
-    pub expected_is_estimate: bool,
+    pub likely: f64,
+    pub likely_is_estimate: bool,
     /// The bound: the highest ceiling among the pool's capacity types.
     pub ceiling: f64,
     pub ceiling_is_estimate: bool,
@@ -100,7 +102,7 @@ pub struct Quote {
 /// Prices one type for a pool's capacity types and zones. None when a price the pool needs is missing.
 pub fn quote(t: &InstanceType, catalog: &Catalog, capacity: &[CapacityType], zones: &[String], spot: SpotCeiling) -> Option<Quote> {
     let on_demand = t.on_demand.as_ref()?;
-    let expected = if capacity.contains(&CapacityType::Spot) { t.price(CapacityType::Spot, zones)? } else { on_demand };
+    let likely = if capacity.contains(&CapacityType::Spot) { t.price(CapacityType::Spot, zones)? } else { on_demand };
     let mut ceiling: (&Price, Bound) = (on_demand, Bound::Guaranteed);
     if capacity == [CapacityType::Spot] && spot == SpotCeiling::ObservedMax {
         // Only a spot-only pool can be bounded below on-demand: a pool that may launch on-demand pays it.
@@ -110,8 +112,8 @@ pub fn quote(t: &InstanceType, catalog: &Catalog, capacity: &[CapacityType], zon
     }
     let ceiling_is_estimate = catalog.is_estimate(ceiling.0);
     Some(Quote {
-        expected: expected.usd_per_hour,
-        expected_is_estimate: catalog.is_estimate(expected),
+        likely: likely.usd_per_hour,
+        likely_is_estimate: catalog.is_estimate(likely),
         ceiling: ceiling.0.usd_per_hour,
         ceiling_is_estimate,
         bound: if ceiling_is_estimate { Bound::Estimated } else { ceiling.1 },
@@ -130,7 +132,8 @@ pub struct NodeShape {
     /// Memory as Karpenter counts it against a memory limit: the type's capacity after VM overhead
     /// ([`crate::catalog::memory_mib`], karpenter-provider-aws types.go `memory`).
     pub memory_mib: u64,
-    pub expected: f64,
+    /// The likely price ([`Quote::likely`]), with the node's own costs.
+    pub likely: f64,
     pub ceiling: f64,
 }
 
@@ -140,13 +143,13 @@ impl NodeShape {
     pub fn of(t: &InstanceType, kind: crate::catalog::AcceleratorKind, units_per_accelerator: u32, quote: &Quote) -> NodeShape {
         let accelerators = t.accelerators(kind).max(1);
         let memory_mib = crate::catalog::memory_mib(t).max(1) as u64;
-        NodeShape { accelerators, units: accelerators * units_per_accelerator, vcpu: t.vcpu, memory_mib, expected: quote.expected, ceiling: quote.ceiling }
+        NodeShape { accelerators, units: accelerators * units_per_accelerator, vcpu: t.vcpu, memory_mib, likely: quote.likely, ceiling: quote.ceiling }
     }
 
     /// The shape with a cost every node carries beside its instance (its EBS volumes: `catalog::ebs`) added to both
     /// prices: per schedulable unit it weighs most on the smallest nodes, so the worst case may come from them.
     pub fn with_node_cost(self, usd_per_hour: f64) -> NodeShape {
-        NodeShape { expected: self.expected + usd_per_hour, ceiling: self.ceiling + usd_per_hour, ..self }
+        NodeShape { likely: self.likely + usd_per_hour, ceiling: self.ceiling + usd_per_hour, ..self }
     }
 
     /// The node's devices are shared: it offers more schedulable units than physical accelerators.
@@ -291,11 +294,12 @@ pub fn forceful_drains(expire_after: &str, spot: bool) -> String {
     causes.join(", ")
 }
 
-/// The expected $/h of a NodePool at its limit: every schedulable unit on the cheapest type's expected price.
-pub fn expected(shapes: &[NodeShape], limits: Limits) -> f64 {
+/// The $/h of a NodePool at its limit on its cheapest type: every schedulable unit at the cheapest type's likely
+/// price. A reference figure, not a forecast (see the module doc).
+pub fn at_limit(shapes: &[NodeShape], limits: Limits) -> f64 {
     let cheapest = shapes
         .iter()
-        .map(|s| s.expected / f64::from(s.units.max(1)))
+        .map(|s| s.likely / f64::from(s.units.max(1)))
         .fold(f64::INFINITY, f64::min);
     // Never above the worst case: a cpu or memory limit may stop the pool before its accelerator limit.
     if cheapest.is_finite() { (cheapest * f64::from(limits.accelerators)).min(worst_case(shapes, limits)) } else { 0.0 }
@@ -310,8 +314,8 @@ pub fn round_cents(usd: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn shape(accelerators: u32, units: u32, vcpu: u32, expected: f64, ceiling: f64) -> NodeShape {
-        NodeShape { accelerators, units, vcpu, memory_mib: u64::from(vcpu) * 4096, expected, ceiling }
+    fn shape(accelerators: u32, units: u32, vcpu: u32, likely: f64, ceiling: f64) -> NodeShape {
+        NodeShape { accelerators, units, vcpu, memory_mib: u64::from(vcpu) * 4096, likely, ceiling }
     }
 
     #[test]
@@ -319,7 +323,7 @@ mod tests {
         let shapes = [shape(1, 1, 4, 0.4, 1.0), shape(4, 4, 48, 2.0, 5.6)];
         let limits = Limits { accelerators: 8, cpu: None, memory_mib: None };
         assert!((worst_case(&shapes, limits) - 8.0 * 1.4).abs() < 1e-9);
-        assert!((expected(&shapes, limits) - 8.0 * 0.4).abs() < 1e-9);
+        assert!((at_limit(&shapes, limits) - 8.0 * 0.4).abs() < 1e-9);
     }
 
     #[test]
@@ -347,10 +351,10 @@ mod tests {
         // 32 GiB at 16 GiB per $1.0 node (the priciest per MiB) is $2.
         let memory = Limits { memory_mib: Some(32 * 1024), ..gpus };
         assert!((worst_case(&shapes, memory) - 2.0).abs() < 1e-9);
-        // A generous limit changes nothing; the expected figure never exceeds the bound.
+        // A generous limit changes nothing; the at-limit figure never exceeds the bound.
         let generous = Limits { cpu: Some(10_000), memory_mib: Some(1 << 30), ..gpus };
         assert!((worst_case(&shapes, generous) - worst_case(&shapes, gpus)).abs() < 1e-9);
-        assert!(expected(&shapes, cpu) <= worst_case(&shapes, cpu));
+        assert!(at_limit(&shapes, cpu) <= worst_case(&shapes, cpu));
     }
 
     #[test]

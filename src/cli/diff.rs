@@ -33,7 +33,8 @@ pub struct Args {
     #[arg(long)]
     exit_code: bool,
     /// Deny the change (exit 3) when RULE holds in any cluster or profile: over-budget, estimated-prices,
-    /// nodepool-removed, or <worst-case|drain-peak|expected>.increase > <N%|$N/h|$N/month>. Repeatable.
+    /// nodepool-removed, or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month> (expected: the
+    /// forecast, with a demand file). Repeatable.
     /// `nodepool-removed` is always a deny rule (see --allow-removal).
     #[arg(long, value_name = "RULE")]
     fail_on: Vec<Rule>,
@@ -69,11 +70,23 @@ impl From<Format> for DiffFormat {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let Args { inputs, out, base, format, exit_code, fail_on, warn_on, allow_removal, pods } = args;
     let mut compiled = inputs.compile()?;
+    let needs_forecast = fail_on.iter().chain(&warn_on).any(Rule::needs_forecast);
+    let demand = super::forecast::repository_demand()?;
+    refuse_expected_without_forecast(needs_forecast, demand.is_some(), base.is_some())?;
+    // The base's profiles compiled, for the comment's workloads and the forecast; a base that cannot be compiled
+    // gives neither, rather than every workload shown as new.
+    let base_compiled = match &base {
+        Some(rev) if matches!(format, Format::Markdown) || needs_forecast => compile_at(&inputs, rev),
+        _ => None,
+    };
     // Before the output tree is taken: the workloads are simulated on the compiled objects.
-    let workloads = match (&base, format) {
-        // A base that cannot be compiled gives no table, rather than every workload shown as new.
-        (Some(rev), Format::Markdown) => compile_at(&inputs, rev).map(|before| workload_rows(Some(&before), &compiled)).unwrap_or_default(),
+    let workloads = match (&base_compiled, format) {
+        (Some(before), Format::Markdown) => workload_rows(Some(before), &compiled),
         _ => Vec::new(),
+    };
+    let forecast = match (&base_compiled, &demand) {
+        (Some(before), Some((shown, demand))) => Some(forecast_review(before, &compiled, shown, demand)?),
+        _ => None,
     };
     let tree = compiled.take_output_tree();
     let current = match &base {
@@ -91,12 +104,17 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         super::inform(format!("warning: removes {removed}: {}", emit::diff::REMOVAL_WARNING));
     }
     let placement = placement.as_deref().map(|changes| (changes, pods.as_slice()));
-    let verdict = Policy { fail_on, warn_on, allow_removal }.evaluate(&current, &tree, &figures(&current), &figures(&tree));
+    let (mut figures_before, mut figures_after) = (figures(&current), figures(&tree));
+    if let Some(review) = &forecast {
+        gpuplan::emit::diff::forecast::with_expected(&mut figures_before, &review.before);
+        gpuplan::emit::diff::forecast::with_expected(&mut figures_after, &review.after);
+    }
+    let verdict = Policy { fail_on, warn_on, allow_removal }.evaluate(&current, &tree, &figures_before, &figures_after);
     for f in &verdict.findings {
         let line = format!("policy `{}`, {}: {}", f.rule, f.scope, f.why);
         if f.level == Level::Deny { eprintln!("error: {line}") } else { super::inform(format!("warning: {line}")) }
     }
-    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled, &tree, comment_clock()?)), workloads };
+    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled, &tree, comment_clock()?)), workloads, forecast };
     let rendered = emit::placement::render_with_placement(&current, &tree, format.into(), placement, &review).map_err(CliError::msg)?;
     match format {
         Format::Markdown if stale => print!("> [!CAUTION]\n> {}\n\n{rendered}", stale_message(&out)),
@@ -109,6 +127,33 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `expected.increase` is on the forecast, which needs the demand file and a base to compile: without them the rule
+/// would judge a figure nobody has, so it is refused (exit 2) rather than passed.
+fn refuse_expected_without_forecast(needs_forecast: bool, demand: bool, base: bool) -> Result<(), CliError> {
+    match (needs_forecast, demand, base) {
+        (true, false, _) => Err(CliError::msg(format!(
+            "a policy on `expected` needs the forecast, and there is no demand file ({}): nothing is expected without one; write it (see the book's forecast page, docs/src/forecast.md), or use `at-limit.increase` (every pool at its limit on its cheapest type)",
+            gpuplan::forecast::demand::DEMAND_FILE
+        ))),
+        (true, true, false) => Err(CliError::msg("a policy on `expected` compares the forecasts of the base and this change: pass --base REV")),
+        _ => Ok(()),
+    }
+}
+
+/// The base and the head forecast on the same seeds (the demand file's), under the head's demand file: the
+/// difference is the change's, not the demand's. The base's demand check is not run: a name the base does not
+/// have yet is skipped by the draw.
+fn forecast_review(before: &Compilation, after: &Compilation, shown: &str, demand: &gpuplan::forecast::demand::Demand) -> Result<gpuplan::emit::diff::forecast::ForecastReview, CliError> {
+    use gpuplan::forecast::run::{forecast, Options};
+    let problems = gpuplan::forecast::demand::check(demand, after);
+    if problems.iter().any(|d| d.is_error()) {
+        return Err(CliError::Demand(problems));
+    }
+    let opts = Options::default();
+    let (b, a) = rayon::join(|| forecast(before, demand, shown, &opts), || forecast(after, demand, shown, &opts));
+    Ok(gpuplan::emit::diff::forecast::ForecastReview { before: b.map_err(CliError::msg)?, after: a.map_err(CliError::msg)? })
 }
 
 /// The head's committed out/ is not what its profiles compile to: the diff (from the base) is still right, but the
@@ -133,7 +178,7 @@ fn comment_clock() -> Result<std::time::SystemTime, CliError> {
 pub const DENIED: u8 = 3;
 
 /// The comment's footer: how many of the instance types the NodePools admit are priced from observed prices and
-/// how many from estimates, which NodePools' expected costs use estimated spot prices, and each catalog's data date
+/// how many from estimates, which NodePools' at-limit costs use estimated spot prices, and each catalog's data date
 /// and age at `now`.
 fn footer(compiled: &Compilation, tree: &OutputTree, now: std::time::SystemTime) -> String {
     let types = priced_types(compiled);
@@ -150,7 +195,7 @@ fn footer(compiled: &Compilation, tree: &OutputTree, now: std::time::SystemTime)
     let pools: Vec<(String, bool)> = figures(tree).values().flat_map(|p| p.values()).flat_map(|p| p.pools.iter()).map(|(n, p)| (n.clone(), p.estimated_prices)).collect();
     let estimated: Vec<&str> = pools.iter().filter(|(_, e)| *e).map(|(n, _)| n.as_str()).collect();
     if !estimated.is_empty() {
-        s.push_str(&format!(" Expected costs from estimated spot prices: {}.", estimated.join(", ")));
+        s.push_str(&format!(" At-limit costs from estimated spot prices: {}.", estimated.join(", ")));
     }
     for c in compiled.catalogs.values() {
         match (c.newest_fetch(), c.age_days(now)) {

@@ -17,6 +17,7 @@ pub mod docs;
 pub mod error;
 pub mod explain;
 pub mod explain_error;
+pub mod forecast;
 pub mod init;
 pub mod inputs;
 pub mod lint;
@@ -75,6 +76,9 @@ pub enum Command {
     Explain(explain::Args),
     /// Simulate Karpenter's provisioning: where would these pods go, on these NodePools, at what cost.
     Simulate(simulate::Args),
+    /// Forecast what the clusters will cost under the demand file's demand: replayed over days through Karpenter's
+    /// provisioning and disruption, per cluster, profile, NodePool and workload.
+    Forecast(forecast::Args),
     /// Browse the catalog (list, show), or build or update its snapshots (import, refresh).
     #[command(subcommand)]
     Catalog(catalog::Command),

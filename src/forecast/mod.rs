@@ -17,6 +17,11 @@
 
 pub mod demand;
 pub mod draw;
+pub mod engine;
+pub mod picture;
+pub mod report;
+pub mod run;
 pub mod scaler;
+pub mod summary;
 pub mod timeline;
 pub mod trace;

@@ -6,9 +6,9 @@ use crate::catalog::cost::{self, Limits, NodeShape};
 use super::context::PoolCtx;
 
 /// What a rendered NodePool can cost, recomputed from the catalog with the same cost model as the solver
-/// (`cost`): expected and worst-case $/h at its rendered limits, and a few words on how.
+/// (`cost`): at-limit and worst-case $/h at its rendered limits, and a few words on how.
 pub struct RenderedCost {
-    pub expected: f64,
+    pub at_limit: f64,
     pub worst_case: f64,
     pub how: String,
 }
@@ -42,7 +42,7 @@ pub fn rendered_cost(ctx: &PoolCtx) -> Option<RenderedCost> {
     let storage = class.map_or(0.0, |c| crate::catalog::ebs::node_usd_per_hour(&crate::catalog::ebs::rendered_volumes(c), &crate::catalog::ebs::catalog_prices(ctx.catalog).0));
     let shapes: Vec<NodeShape> = shapes.into_iter().map(|s| s.with_node_cost(storage)).collect();
     (!shapes.is_empty()).then(|| RenderedCost {
-        expected: cost::expected(&shapes, limits),
+        at_limit: cost::at_limit(&shapes, limits),
         worst_case: cost::worst_case(&shapes, limits),
         how: format!(
             "{accelerators} {}{} on {} type(s)",

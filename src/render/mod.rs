@@ -386,7 +386,7 @@ fn usd(v: f64) -> String {
 
 fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
     let mut annotations = provenance(&pool.profile, &pool.source, cluster);
-    annotations.insert("gpuplan.dev/expected-usd-per-hour".into(), usd(pool.expected_usd_per_hour));
+    annotations.insert("gpuplan.dev/at-limit-usd-per-hour".into(), usd(pool.at_limit_usd_per_hour));
     annotations.insert("gpuplan.dev/worst-case-usd-per-hour".into(), usd(pool.worst_case_usd_per_hour));
     if let Some(b) = pool.budget_usd_per_hour {
         annotations.insert("gpuplan.dev/budget-usd-per-hour".into(), usd(b));
@@ -407,7 +407,7 @@ fn node_pool_context(cluster: &ClusterPlan, pool: &PoolPlan) -> Value {
     if pool.uses_estimates() {
         annotations.insert(
             "gpuplan.dev/price-estimate".into(),
-            "the expected cost uses estimated spot prices (no observed spot data in the catalog); refresh the catalog for real ones".into(),
+            "the at-limit cost uses estimated spot prices (no observed spot data in the catalog); refresh the catalog for real ones".into(),
         );
     }
     let requirements: Vec<Value> = pool

@@ -156,6 +156,30 @@ pub struct Prepared<'c> {
     domain_pools: Vec<Option<bool>>,
 }
 
+impl<'c> Prepared<'c> {
+    /// The NodePools' templates in weight order, every offering as the catalog has it.
+    pub fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+
+    /// The catalog the templates were resolved against.
+    pub fn catalog(&self) -> &'c Catalog {
+        self.catalog
+    }
+
+    /// The templates with `unavailable` offerings marked (types left without an available compatible offering drop
+    /// out): what one run schedules with.
+    pub fn templates_with(&self, unavailable: &[Unavailable]) -> Vec<Template> {
+        let touched = instances::UnavailableTypes::new(unavailable);
+        self.templates.iter().map(|t| with_availability(t, &touched)).collect()
+    }
+
+    /// The topology domains of the keys `pods` constrain (a run with existing nodes schedules with them).
+    pub fn topology_domains(&self, pods: &[pods::Pod]) -> topology::Domains {
+        topology_domains(self, pods)
+    }
+}
+
 /// Resolves `pools` (of `m`, whose NodeClasses and NodeOverlays they use) against the catalog; `labels` are the
 /// catalog's, shared with other calls.
 pub fn prepare<'c, 'm>(catalog: &'c Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pools: impl IntoIterator<Item = &'m manifests::NodePool>) -> Prepared<'c> {
@@ -195,8 +219,7 @@ pub fn first_placement(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavaila
 
 /// One run: the prepared templates with the run's unavailable offerings marked, and where the scheduler put the pods.
 fn solve(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable]) -> (Vec<Template>, scheduler::Outcome) {
-    let touched = instances::UnavailableTypes::new(unavailable);
-    let templates: Vec<Template> = p.templates.iter().map(|t| with_availability(t, &touched)).collect();
+    let templates = p.templates_with(unavailable);
     let outcome = Scheduler::new(&templates, pods).with_static_nodes(static_nodes::claims(&templates)).with_topology(|| topology_domains(p, pods)).solve();
     (templates, outcome)
 }
@@ -297,4 +320,14 @@ fn with_availability(t: &Template, touched: &instances::UnavailableTypes) -> Tem
 /// Pod keys by NodePool, for callers that check placement (compile, lint).
 pub fn placement(report: &Report) -> BTreeMap<String, String> {
     report.nodeclaims.iter().flat_map(|c| c.pods.iter().map(move |p| (p.clone(), c.nodepool.clone()))).collect()
+}
+
+impl Prepared<'_> {
+    /// The offering a NodeClaim of `nodepool` was launched on, as billed (`Offering::billed_usd_per_hour`:
+    /// NodeOverlays applied, a reservation at the on-demand price), for pricing a node's life (`forecast::summary`).
+    pub fn offering(&self, nodepool: &str, instance_type: &str, zone: &str, capacity_type: &str) -> Option<&instances::Offering> {
+        let template = self.templates.iter().find(|t| t.pool.name == nodepool)?;
+        let sim_type = template.types.iter().find(|t| t.name == instance_type)?;
+        sim_type.offerings.iter().find(|o| o.zone == zone && o.capacity_type.as_str() == capacity_type)
+    }
 }

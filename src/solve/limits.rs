@@ -253,7 +253,7 @@ fn finish_pools(profile: &Profile, pools: &mut [(PoolPlan, &Tier)], no_node: &[O
         let shapes = plan.shapes();
         let limits = plan.carried_limits(&shapes, plan.limit);
         plan.cpu_limit = limits.cpu;
-        plan.expected_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::expected(&shapes, limits)));
+        plan.at_limit_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::at_limit(&shapes, limits)));
         plan.worst_case_usd_per_hour = round_cents(plan.fixed_usd_per_hour.unwrap_or_else(|| cost::worst_case(&shapes, limits)));
         plan.draining_nodes = draining_nodes(plan, &shapes, limits);
         plan.drain_peak_usd_per_hour =

@@ -12,7 +12,7 @@
 //! **Cost bound.** The worst case stays at *list* prices (on-demand from the catalog): an overlay changes what
 //! Karpenter prefers, not what EC2 bills. A price overlay often encodes a discount the bill really has (a savings
 //! plan, an EDP rate), but gpuplan cannot know that, and an upper bound must hold under every condition we can name.
-//! The expected $/h stays at list price too, for the same reason. What the bound does not cover is unchanged: EBS,
+//! The at-limit $/h stays at list price too, for the same reason. What the bound does not cover is unchanged: EBS,
 //! data transfer and other charges outside the instance-hour price.
 //!
 //! **Capacity.** A capacity overlay on the pool's accelerator resource sets the type's schedulable units (what

@@ -45,7 +45,7 @@ pub struct ProfileSummary {
     pub name: String,
     pub source: String,
     pub budget_usd_per_hour: Option<f64>,
-    pub expected_usd_per_hour: f64,
+    pub at_limit_usd_per_hour: f64,
     /// Steady state: every pool at its limits (see `cost::worst_case`).
     pub worst_case_usd_per_hour: f64,
     /// While nodes drain beside their replacements (see `cost::drain_peak`), for up to the longest

@@ -35,12 +35,12 @@ pub struct Candidate {
     pub vcpu: u32,
     /// Memory as Karpenter counts it against a memory limit (capacity after VM overhead), MiB.
     pub memory_mib: u64,
-    /// Expected price per hour (see `cost::quote`): spot when the pool allows spot (worst zone), else on-demand.
+    /// The likely price per hour (see `cost::quote`): spot when the pool allows spot (worst zone), else on-demand.
     pub usd_per_hour: f64,
-    /// Expected price per schedulable accelerator-hour (time-slicing divides it): what candidates rank by.
+    /// The likely price per schedulable accelerator-hour (time-slicing divides it): what candidates rank by.
     pub usd_per_accelerator_hour: f64,
     pub usd_per_accelerator_gib_hour: f64,
-    /// The expected price is an estimate.
+    /// The likely price is an estimate.
     pub estimate: bool,
     /// The worst-case price per hour: on-demand for spot (or the observed spot maximum, when opted in).
     pub ceiling_usd_per_hour: f64,
@@ -54,7 +54,7 @@ pub struct Candidate {
 
 impl Candidate {
     pub fn shape(&self) -> NodeShape {
-        NodeShape { accelerators: self.accelerators, units: self.units, vcpu: self.vcpu, memory_mib: self.memory_mib, expected: self.usd_per_hour, ceiling: self.ceiling_usd_per_hour }
+        NodeShape { accelerators: self.accelerators, units: self.units, vcpu: self.vcpu, memory_mib: self.memory_mib, likely: self.usd_per_hour, ceiling: self.ceiling_usd_per_hour }
     }
 
     /// Schedulable units per physical accelerator on this type.
@@ -151,7 +151,7 @@ pub struct PoolPlan {
     pub sharing: Option<Sharing>,
     /// `efa #true`: every type has EFA, and the node needs the EFA device plugin (`ops::addons`).
     pub efa: bool,
-    pub expected_usd_per_hour: f64,
+    pub at_limit_usd_per_hour: f64,
     /// Steady state: the active nodes at the pool's limits.
     pub worst_case_usd_per_hour: f64,
     /// What every node's EBS volumes cost, at most ($/h; its node class's `volumes`, priced by `catalog::ebs`): added

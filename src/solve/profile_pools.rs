@@ -127,14 +127,14 @@ fn summary(profile: &Profile, source: &str, pools: &[(PoolPlan, &Tier)]) -> Prof
         name: profile.name.value.clone(),
         source: source.to_string(),
         budget_usd_per_hour: profile.budget_usd_per_hour.as_ref().map(|b| b.value),
-        expected_usd_per_hour: 0.0,
+        at_limit_usd_per_hour: 0.0,
         worst_case_usd_per_hour: 0.0,
         drain_peak_usd_per_hour: 0.0,
         drain_peak_for: longest_grace_period(pools.iter().map(|(p, _)| p)),
         unverified_prices: Vec::new(),
     };
     for (plan, _) in pools {
-        summary.expected_usd_per_hour += plan.expected_usd_per_hour;
+        summary.at_limit_usd_per_hour += plan.at_limit_usd_per_hour;
         summary.worst_case_usd_per_hour += plan.worst_case_usd_per_hour;
         summary.drain_peak_usd_per_hour += plan.drain_peak_usd_per_hour;
         summary.unverified_prices.extend(plan.unverified_prices());

@@ -166,8 +166,8 @@ pub fn rank(remaining: &[&InstanceType], tier: &Tier, catalog: &Catalog, zones: 
             let memory = accelerator_memory_mib(t, kind);
             let node_units = overlays::overlaid_units(s, t, &catalog.region).filter(|u| *u > 0).unwrap_or_else(|| accelerators * units_per_gpu(sharing, t));
             let units = f64::from(node_units);
-            // Karpenter ranks by the overlaid price; the expected and worst-case figures stay at list price.
-            let (ranked, overlay) = overlays::ranked_price(s, t, &catalog.region, zones, quote.expected);
+            // Karpenter ranks by the overlaid price; the at-limit and worst-case figures stay at list price.
+            let (ranked, overlay) = overlays::ranked_price(s, t, &catalog.region, zones, quote.likely);
             let per_unit = ranked / units;
             Candidate {
                 name: t.name.clone(),
@@ -181,10 +181,10 @@ pub fn rank(remaining: &[&InstanceType], tier: &Tier, catalog: &Catalog, zones: 
                 memory_mib_per_accelerator: memory,
                 vcpu: t.vcpu,
                 memory_mib: crate::catalog::memory_mib(t).max(1) as u64,
-                usd_per_hour: quote.expected,
+                usd_per_hour: quote.likely,
                 usd_per_accelerator_hour: per_unit,
                 usd_per_accelerator_gib_hour: if memory > 0 { per_unit / (memory as f64 / 1024.0) } else { 0.0 },
-                estimate: quote.expected_is_estimate,
+                estimate: quote.likely_is_estimate,
                 ceiling_usd_per_hour: quote.ceiling,
                 ceiling_usd_per_accelerator_hour: quote.ceiling / units,
                 ceiling_estimate: quote.ceiling_is_estimate,

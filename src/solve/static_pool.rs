@@ -26,7 +26,7 @@ pub fn dearest(plan: &PoolPlan) -> Option<&Candidate> {
     plan.candidates.iter().max_by(|a, b| a.ceiling_usd_per_hour.total_cmp(&b.ceiling_usd_per_hour).then(b.name.cmp(&a.name)))
 }
 
-/// The admitted type Karpenter launches a replica on when every offering is available: the cheapest expected price.
+/// The admitted type Karpenter launches a replica on when every offering is available: the cheapest likely price.
 pub fn cheapest(plan: &PoolPlan) -> Option<&Candidate> {
     plan.candidates.iter().min_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour).then(a.name.cmp(&b.name)))
 }
@@ -62,11 +62,11 @@ pub(super) fn size(pools: &mut [(PoolPlan, &Tier)]) -> f64 {
     total
 }
 
-/// Expected, worst-case and drain-peak figures of a static pool (after [`size`]).
+/// At-limit, worst-case and drain-peak figures of a static pool (after [`size`]).
 pub(super) fn finish(plan: &mut PoolPlan, s: StaticPool) {
     let worst = plan.fixed_usd_per_hour.unwrap_or(0.0);
     let top = dearest(plan).map_or(0.0, |c| c.ceiling_usd_per_hour + plan.node_storage_usd_per_hour);
-    plan.expected_usd_per_hour = round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour + plan.node_storage_usd_per_hour));
+    plan.at_limit_usd_per_hour = round_cents(f64::from(s.replicas) * cheapest(plan).map_or(0.0, |c| c.usd_per_hour + plan.node_storage_usd_per_hour));
     plan.worst_case_usd_per_hour = round_cents(worst);
     plan.draining_nodes = match s.max_nodes {
         // A parked pool has no node to replace: max-nodes only caps a later raise.

@@ -64,7 +64,7 @@ pub fn pool_plan(at: TierAt, profile: &Profile, source: &str, node_class: String
         disruption: disruption_plan(s),
         sharing: s.sharing.as_ref().map(|x| x.value.clone()),
         efa: s.efa.as_ref().is_some_and(|e| e.value),
-        expected_usd_per_hour: 0.0,
+        at_limit_usd_per_hour: 0.0,
         worst_case_usd_per_hour: 0.0,
         node_storage_usd_per_hour: 0.0,
         node_storage: String::new(),

@@ -78,10 +78,29 @@ fn the_documented_flow_comments_what_the_pull_request_changes() {
     assert!(comment.contains("| Budget | $150.00/h | $100.00/h | **-$50.00/h** (-$36,500.00/month) |"), "{comment}");
     assert!(comment.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 43→29,"), "{comment}");
     assert!(comment.contains("| **Worst case** (steady state) | $147.18/h | $99.27/h | **-$47.91/h** (-$34,974.30/month) |"), "{comment}");
+    // No demand file: nothing is called expected (the at-limit figure is a reference, not a forecast).
+    assert!(!comment.to_lowercase().contains("expected"), "{comment}");
     assert!(run.summary.contains(comment.trim_start_matches("<!-- gpuplan-diff -->\n")), "the job summary has the comment");
     assert_eq!(run.outcome("Fetch the pull request's base"), "success");
     assert_eq!(run.outcome("Fail when out/ is stale"), "skipped");
     insta::assert_snapshot!("documented_flow", comment);
+}
+
+/// A repository with a demand file (gpuplan.demand.kdl): base and head are each compiled and replayed on the same
+/// seeds, and the comment says what the change is expected to cost per month, with its range over the seeds and the
+/// assumptions named. Here the change doubles llm-server's minimum replicas, which the demand file leaves at their
+/// minimum: more nodes run, so the expected cost rises.
+#[test]
+fn with_a_demand_file_the_comment_shows_the_expected_change_and_its_range() {
+    let demand = |dir: &Path| std::fs::write(dir.join("gpuplan.demand.kdl"), "horizon \"6h\"\nseeds 2\ncluster \"ml-prod\" {\n    spot rate=\"30%/month\"\n}\n").unwrap();
+    let pr = PullRequest::with_layout(demand, edit_profile("replicas min=2 max=12", "replicas min=4 max=12"), true);
+    let run = run_action(&pr, &pr.checkout(), "ghs_test");
+    assert!(!run.failed, "{}", run.log);
+    let comment = only_comment(&pr, &run);
+    assert!(comment.contains("#### Expected cost (forecast: 6 hours, 2 seeds)"), "{comment}");
+    let line = comment.lines().find(|l| l.starts_with("- `ml-prod`: **")).unwrap_or_else(|| panic!("no expected line:\n{comment}"));
+    assert!(line.starts_with("- `ml-prod`: **+$") && line.contains("/month expected (range over 2 seeds: +$"), "{line}");
+    assert!(comment.contains("<details><summary>Assumptions (<a href=\"docs/src/forecast.md\">the forecast</a>; demand: <code>gpuplan.demand.kdl</code>)</summary>"), "{comment}");
 }
 
 /// A repository whose gpuplan.kdl moves the profiles and out/: the action's inputs left empty pass no flag, so the
@@ -222,7 +241,7 @@ fn a_removed_nodepool_is_denied_unless_allowed_by_name() {
     insta::assert_snapshot!("nodepool_removed", comment);
 
     let pr = PullRequest::new(edit(), true);
-    let allow = [("allow-removal", "ml-prod/llm-inference-spot llm-inference-on-demand"), ("warn-on", "expected.increase > 0%\nover-budget")];
+    let allow = [("allow-removal", "ml-prod/llm-inference-spot llm-inference-on-demand"), ("warn-on", "at-limit.increase > 0%\nover-budget")];
     let run = run_action_with(&pr, &pr.checkout(), "ghs_test", &allow);
     assert!(!run.failed, "{}", run.log);
     let comment = only_comment(&pr, &run);

@@ -11,9 +11,9 @@ pub struct EnvVar {
 }
 
 /// Commands that read input files, bounded by GPUPLAN_MAX_INPUT_BYTES.
-const READERS: &[&str] = &["compile", "diff", "commit", "lint", "explain", "simulate", "catalog import", "catalog refresh", "adopt"];
+const READERS: &[&str] = &["compile", "diff", "commit", "lint", "explain", "simulate", "forecast", "catalog import", "catalog refresh", "adopt"];
 /// Commands that compile and warn on an old catalog, reading the wall clock.
-const COMPILERS: &[&str] = &["compile", "diff", "commit", "lint", "explain", "catalog refresh"];
+const COMPILERS: &[&str] = &["compile", "diff", "commit", "lint", "explain", "forecast", "catalog refresh"];
 /// Commands that take the one-writer lock of out/.
 const WRITERS: &[&str] = &["compile", "commit", "catalog refresh"];
 
@@ -50,6 +50,7 @@ pub const EXIT_STATUS: &[(&str, &[(u8, &str)])] = &[
     ("lint", &[(0, "Linted (findings are warnings)."), (1, "With --deny-warnings: there are findings."), ERROR]),
     ("explain", &[OK, ERROR]),
     ("simulate", &[(0, "Simulated (pending pods are reported)."), (1, "With --exit-code: a pod stays pending."), ERROR]),
+    ("forecast", &[(0, "Forecast printed (and the picture written with --svg)."), (2, "An error: no demand file (it says which file to write), a diagnostic in it or in the profiles, an unknown --cluster; nothing is written.")]),
     ("catalog", &[OK, ERROR]),
     ("catalog import", &[(0, "The snapshot is written."), (2, "An error, or an input that looks truncated (refused; see --accept-shrink).")]),
     ("catalog refresh", &[(0, "The snapshots are written."), (2, "An error: AWS unreachable or refused, or an answer that looks truncated (see --accept-shrink).")]),
@@ -72,6 +73,7 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ("lint", &[("Run the misconfiguration checks, failing on any finding", "gpuplan lint --deny-warnings")]),
     ("explain", &[("Explain every profile", "gpuplan explain"), ("Explain one profile as JSON", "gpuplan explain inference --format json")]),
     ("simulate", &[("Where would these pods go on the compiled NodePools, at what cost", "gpuplan simulate --pods deploy/")]),
+    ("forecast", &[("What each cluster will cost over 30 days under gpuplan.demand.kdl", "gpuplan forecast"), ("One cluster over a week, ten seeds, with its picture", "gpuplan forecast --cluster ml-prod --horizon 7d --seeds 10 --svg forecast.svg"), ("As markdown, for a wiki page", "gpuplan forecast --format markdown")]),
     ("catalog", &[("Refresh the us-east-1 snapshot from AWS", "gpuplan catalog refresh --region us-east-1")]),
     ("catalog import", &[("A snapshot from exported EC2 JSON", "gpuplan catalog import --region us-west-2 --instance-types types.json --offerings offerings.json --prices prices.json")]),
     ("catalog refresh", &[("Refresh two regions with the AWS credentials of a profile", "AWS_PROFILE=pricing gpuplan catalog refresh --region us-east-1 --region us-west-2")]),

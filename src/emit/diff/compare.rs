@@ -129,6 +129,7 @@ pub(super) fn nodepool_details(old: &Value, new: &Value) -> Vec<Detail> {
         for m in CostMeasure::ALL {
             take_pointer(v, "/metadata/annotations", m.annotation());
         }
+        take_pointer(v, "/metadata/annotations", super::detail::LEGACY_AT_LIMIT_COST_ANNOTATION);
     }
 
     details.extend(field_details(&o, &n));

@@ -11,7 +11,10 @@ use crate::emit::ChangeKind;
 
 pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
 pub const CAPACITY_TYPE_LABEL: &str = "karpenter.sh/capacity-type";
-pub const EXPECTED_COST_ANNOTATION: &str = "gpuplan.dev/expected-usd-per-hour";
+pub const AT_LIMIT_COST_ANNOTATION: &str = "gpuplan.dev/at-limit-usd-per-hour";
+/// The same figure's name before it was called what it is (out/ written by gpuplan before the forecast): a base
+/// revision's NodePools may still carry it.
+pub const LEGACY_AT_LIMIT_COST_ANNOTATION: &str = "gpuplan.dev/expected-usd-per-hour";
 pub const WORST_CASE_COST_ANNOTATION: &str = "gpuplan.dev/worst-case-usd-per-hour";
 /// What a NodePool's worst case assumes: "guaranteed: …" or "EMPIRICAL, not guaranteed: …".
 pub const WORST_CASE_BASIS_ANNOTATION: &str = "gpuplan.dev/worst-case-basis";
@@ -21,7 +24,9 @@ pub const BUDGET_COST_ANNOTATION: &str = "gpuplan.dev/budget-usd-per-hour";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CostMeasure {
-    Expected,
+    /// Every pool at its limit on its cheapest type (`cost::at_limit`): a reference, not what a cluster pays (the
+    /// forecast's expected cost is that, `forecast`).
+    AtLimit,
     /// The steady-state bound: the active nodes at the limits.
     WorstCase,
     Budget,
@@ -31,7 +36,7 @@ pub enum CostMeasure {
 
 impl CostMeasure {
     pub const ALL: [CostMeasure; 4] = [
-        CostMeasure::Expected,
+        CostMeasure::AtLimit,
         CostMeasure::WorstCase,
         CostMeasure::Budget,
         CostMeasure::DrainPeak,
@@ -39,7 +44,7 @@ impl CostMeasure {
 
     pub fn annotation(self) -> &'static str {
         match self {
-            CostMeasure::Expected => EXPECTED_COST_ANNOTATION,
+            CostMeasure::AtLimit => AT_LIMIT_COST_ANNOTATION,
             CostMeasure::WorstCase => WORST_CASE_COST_ANNOTATION,
             CostMeasure::Budget => BUDGET_COST_ANNOTATION,
             CostMeasure::DrainPeak => crate::render::DRAIN_PEAK_ANNOTATION,
@@ -48,12 +53,20 @@ impl CostMeasure {
 
     pub fn label(self) -> &'static str {
         match self {
-            CostMeasure::Expected => "expected $/h",
+            CostMeasure::AtLimit => "at-limit (cheapest type) $/h",
             CostMeasure::WorstCase => "worst case (steady state) $/h",
             CostMeasure::Budget => "budget $/h",
             CostMeasure::DrainPeak => "drain peak $/h",
         }
     }
+}
+
+/// What an increase rule measures: a cost figure of the NodePools' annotations, or the forecast.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    Cost(CostMeasure),
+    /// What the forecast expects the profile to spend ($/h, the mean over its seeds): only with a demand file.
+    Expected,
 }
 
 /// One thing that changed inside an object. `Display` gives the words used in summaries.

@@ -23,6 +23,8 @@ pub struct ReviewContext<'a> {
     /// Each workload at max replicas before → after, simulated as `explain` does (the caller compiles both sides:
     /// out/ does not record the pods' requests).
     pub workloads: Vec<WorkloadRow>,
+    /// Both sides forecast on the same seeds, when the repository has a demand file: the expected cost.
+    pub forecast: Option<super::forecast::ForecastReview>,
 }
 
 /// One workload of a profile at max replicas, on each side of the change (None: not declared there).
@@ -71,6 +73,9 @@ pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) ->
     let clusters: BTreeSet<String> = files.iter().map(|f| cluster_of(&f.path).unwrap_or_default()).chain(objects.iter().map(|o| o.cluster.clone())).collect();
     let count = |k: ChangeKind| objects.iter().filter(|o| o.change == k).count();
     let mut s = format!("## gpuplan: changes to out/\n\n{}", headline(&before, &after));
+    if let Some(review) = &ctx.forecast {
+        s.push_str(&super::forecast::section(review));
+    }
     s.push_str(&format!(
         "\n{} object(s) changed: {} added, {} modified, {} removed; {} file(s).\n",
         objects.len(),
@@ -106,7 +111,7 @@ pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) ->
 fn headline(before: &Figures, after: &Figures) -> String {
     let total = |f: &Figures, m: CostMeasure| cents(f.values().flat_map(|p| p.values()).map(|p| p.total(m)).sum());
     let mut s = String::from("| | Before | After | Change |\n|---|---|---|---|\n");
-    for (label, m) in [("**Worst case** (steady state)", CostMeasure::WorstCase), ("Drain peak", CostMeasure::DrainPeak), ("Expected", CostMeasure::Expected), ("Budget", CostMeasure::Budget)] {
+    for (label, m) in [("**Worst case** (steady state)", CostMeasure::WorstCase), ("Drain peak", CostMeasure::DrainPeak), ("At limit, cheapest", CostMeasure::AtLimit), ("Budget", CostMeasure::Budget)] {
         let (b, a) = (total(before, m), total(after, m));
         if b == 0.0 && a == 0.0 {
             continue;
@@ -175,16 +180,16 @@ fn push_profile(s: &mut String, name: &str, b: &ProfileFigures, a: &ProfileFigur
         (Some(x), Some(y)) if money(x) == money(y) => format!("budget ${}/h", money(y)),
         (x, y) => format!("budget {} → {}", per_hour(x), per_hour(y)),
     };
-    s.push_str(&format!("#### Profile `{name}`: {budget}\n\n| NodePool | Limit | Worst case $/h | Expected $/h | Drain peak $/h |\n|---|---|---|---|---|\n"));
+    s.push_str(&format!("#### Profile `{name}`: {budget}\n\n| NodePool | Limit | Worst case $/h | At limit, cheapest $/h | Drain peak $/h |\n|---|---|---|---|---|\n"));
     let pools: BTreeSet<&String> = b.pools.keys().chain(a.pools.keys()).collect();
     for pool in pools {
         let (pb, pa) = (b.pools.get(pool), a.pools.get(pool));
         let limit = limit_change(pb, pa);
         let figure = |f: fn(&PoolFigures) -> f64| change(pb.map(f), pa.map(f));
-        s.push_str(&format!("| `{pool}` | {limit} | {} | {} | {} |\n", figure(|p| p.worst_case), figure(|p| p.expected), figure(|p| p.drain_peak)));
+        s.push_str(&format!("| `{pool}` | {limit} | {} | {} | {} |\n", figure(|p| p.worst_case), figure(|p| p.at_limit), figure(|p| p.drain_peak)));
     }
     let total = |m| change(Some(b.total(m)), Some(a.total(m)));
-    s.push_str(&format!("| **total** | | {} | {} | {} |\n\n", total(CostMeasure::WorstCase), total(CostMeasure::Expected), total(CostMeasure::DrainPeak)));
+    s.push_str(&format!("| **total** | | {} | {} | {} |\n\n", total(CostMeasure::WorstCase), total(CostMeasure::AtLimit), total(CostMeasure::DrainPeak)));
     if b.fixed() > 0.0 || a.fixed() > 0.0 {
         s.push_str(&format!("Fixed (reservations, static pools; billed whatever runs, inside the worst case): {}\n\n", change(Some(b.fixed()), Some(a.fixed()))));
     }

@@ -9,6 +9,7 @@
 
 mod compare;
 mod detail;
+pub mod forecast;
 mod markdown;
 mod objects;
 pub mod policy;
@@ -17,7 +18,7 @@ mod semantic;
 mod unified;
 
 pub use detail::{
-    BUDGET_COST_ANNOTATION, CAPACITY_TYPE_LABEL, ClusterCost, CostMeasure, Detail, EXPECTED_COST_ANNOTATION,
+    BUDGET_COST_ANNOTATION, CAPACITY_TYPE_LABEL, ClusterCost, CostMeasure, Detail, AT_LIMIT_COST_ANNOTATION,
     INSTANCE_TYPE_LABEL, ObjectChange, WORST_CASE_BASIS_ANNOTATION, WORST_CASE_COST_ANNOTATION,
 };
 pub use markdown::{ReviewContext, WorkloadAt, WorkloadRow, render_markdown, render_review};

@@ -102,10 +102,12 @@ pub(super) fn is_nodepool(kind: &str, api_version: &str) -> bool {
     kind == "NodePool" && api_version.starts_with("karpenter.sh/")
 }
 
+/// A NodePool's cost annotation; the at-limit figure also under its former name (a base revision's out/ written
+/// before the rename).
 pub(super) fn cost_of(v: &Value, measure: CostMeasure) -> Option<f64> {
-    let s = v
-        .pointer("/metadata/annotations")?
-        .get(measure.annotation())?;
+    let annotations = v.pointer("/metadata/annotations")?;
+    let legacy = (measure == CostMeasure::AtLimit).then_some(super::detail::LEGACY_AT_LIMIT_COST_ANNOTATION);
+    let s = annotations.get(measure.annotation()).or_else(|| annotations.get(legacy?))?;
     match s {
         Value::String(s) => s.trim().trim_start_matches('$').parse().ok(),
         Value::Number(n) => n.as_f64(),

@@ -4,9 +4,10 @@
 //! ```text
 //! rule   := check | metric ".increase" (">" | ">=") amount
 //! check  := "over-budget"        a profile's worst case after the change is above its budget
-//!         | "estimated-prices"   a NodePool's expected cost uses estimated (not observed) spot prices
+//!         | "estimated-prices"   a NodePool's prices are estimated (not observed) spot prices
 //!         | "nodepool-removed"   the change deletes a NodePool (and with it every node it launched)
-//! metric := "worst-case" | "drain-peak" | "expected"
+//! metric := "worst-case" | "drain-peak" | "at-limit"
+//!         | "expected"           the forecast's mean $/h (`forecast`): needs a demand file, gpuplan.demand.kdl
 //! amount := N "%"                of the cost before (from nothing, any increase is above every percentage)
 //!         | "$" N "/h" | "$" N "/month"   (a month is 730 hours, as on the comment)
 //! ```
@@ -20,6 +21,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+pub use super::detail::Metric;
 use super::detail::CostMeasure;
 use super::pools::{Figures, ProfileFigures, cents};
 use super::semantic::removed_node_pools;
@@ -41,7 +43,15 @@ pub enum Rule {
     OverBudget,
     EstimatedPrices,
     NodePoolRemoved,
-    Increase { measure: CostMeasure, inclusive: bool, amount: Amount },
+    Increase { metric: Metric, inclusive: bool, amount: Amount },
+}
+
+
+impl Rule {
+    /// Whether the rule needs the forecast (`expected.increase`), which needs a demand file.
+    pub fn needs_forecast(&self) -> bool {
+        matches!(self, Rule::Increase { metric: Metric::Expected, .. })
+    }
 }
 
 impl std::str::FromStr for Rule {
@@ -55,19 +65,20 @@ impl std::str::FromStr for Rule {
             "nodepool-removed" => return Ok(Rule::NodePoolRemoved),
             _ => {}
         }
-        let help = "a rule is over-budget, estimated-prices, nodepool-removed, or <worst-case|drain-peak|expected>.increase > <N%|$N/h|$N/month>, e.g. worst-case.increase > 10%";
+        let help = "a rule is over-budget, estimated-prices, nodepool-removed, or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month>, e.g. worst-case.increase > 10%";
         let (metric, rest) = t.split_once(".increase").ok_or_else(|| format!("`{text}` is not a rule: {help}"))?;
-        let measure = match metric {
-            "worst-case" => CostMeasure::WorstCase,
-            "drain-peak" => CostMeasure::DrainPeak,
-            "expected" => CostMeasure::Expected,
-            _ => return Err(format!("`{metric}` in `{text}` is not a cost: worst-case, drain-peak or expected")),
+        let metric = match metric {
+            "worst-case" => Metric::Cost(CostMeasure::WorstCase),
+            "drain-peak" => Metric::Cost(CostMeasure::DrainPeak),
+            "at-limit" => Metric::Cost(CostMeasure::AtLimit),
+            "expected" => Metric::Expected,
+            _ => return Err(format!("`{metric}` in `{text}` is not a cost: worst-case, drain-peak, at-limit or expected")),
         };
         let (inclusive, amount) = match rest.strip_prefix(">=") {
             Some(a) => (true, a),
             None => (false, rest.strip_prefix('>').ok_or_else(|| format!("`{text}` needs `>` or `>=`: {help}"))?),
         };
-        Ok(Rule::Increase { measure, inclusive, amount: amount_of(amount).ok_or_else(|| format!("`{amount}` in `{text}` is not an amount: N%, $N/h or $N/month"))? })
+        Ok(Rule::Increase { metric, inclusive, amount: amount_of(amount).ok_or_else(|| format!("`{amount}` in `{text}` is not an amount: N%, $N/h or $N/month"))? })
     }
 }
 
@@ -89,11 +100,12 @@ impl fmt::Display for Rule {
             Rule::OverBudget => f.write_str("over-budget"),
             Rule::EstimatedPrices => f.write_str("estimated-prices"),
             Rule::NodePoolRemoved => f.write_str("nodepool-removed"),
-            Rule::Increase { measure, inclusive, amount } => {
-                let metric = match measure {
-                    CostMeasure::WorstCase => "worst-case",
-                    CostMeasure::DrainPeak => "drain-peak",
-                    _ => "expected",
+            Rule::Increase { metric, inclusive, amount } => {
+                let metric = match metric {
+                    Metric::Cost(CostMeasure::WorstCase) => "worst-case",
+                    Metric::Cost(CostMeasure::DrainPeak) => "drain-peak",
+                    Metric::Cost(_) => "at-limit",
+                    Metric::Expected => "expected",
                 };
                 let op = if *inclusive { ">=" } else { ">" };
                 match amount {
@@ -182,9 +194,9 @@ fn scoped(rule: &Rule, before: &Figures, after: &Figures) -> Vec<(String, String
     for cluster in clusters {
         let (b, a) = (before.get(cluster), after.get(cluster));
         let profiles: BTreeSet<&String> = b.into_iter().chain(a).flat_map(|m| m.keys()).collect();
-        let sum = |m: Option<&std::collections::BTreeMap<String, ProfileFigures>>, measure| cents(m.map_or(0.0, |m| m.values().map(|p| p.total(measure)).sum()));
-        if let Rule::Increase { measure, .. } = rule
-            && let Some(why) = increase(rule, sum(b, *measure), sum(a, *measure))
+        let sum = |m: Option<&std::collections::BTreeMap<String, ProfileFigures>>, metric| cents(m.map_or(0.0, |m| m.values().map(|p| p.metric(metric)).sum()));
+        if let Rule::Increase { metric, .. } = rule
+            && let Some(why) = increase(rule, sum(b, *metric), sum(a, *metric))
         {
             out.push((format!("cluster `{cluster}`"), why));
         }
@@ -206,14 +218,14 @@ fn scoped(rule: &Rule, before: &Figures, after: &Figures) -> Vec<(String, String
 
 fn profile_rule(rule: &Rule, before: &ProfileFigures, after: &ProfileFigures) -> Option<String> {
     match rule {
-        Rule::Increase { measure, .. } => increase(rule, before.total(*measure), after.total(*measure)),
+        Rule::Increase { metric, .. } => increase(rule, before.metric(*metric), after.metric(*metric)),
         Rule::OverBudget => {
             let (worst, budget) = (after.total(CostMeasure::WorstCase), after.budget?);
             (worst > budget + 0.005).then(|| format!("worst case ${worst:.2}/h is above the budget ${budget:.2}/h"))
         }
         Rule::EstimatedPrices => {
             let estimated: Vec<&str> = after.pools.iter().filter(|(_, p)| p.estimated_prices).map(|(n, _)| n.as_str()).collect();
-            (!estimated.is_empty()).then(|| format!("expected cost from estimated spot prices: {}", estimated.join(", ")))
+            (!estimated.is_empty()).then(|| format!("costs from estimated spot prices: {}", estimated.join(", ")))
         }
         Rule::NodePoolRemoved => None,
     }
@@ -242,15 +254,30 @@ mod tests {
     #[test]
     fn the_grammar_reads_every_form_and_refuses_the_rest() {
         let rule = |t: &str| t.parse::<Rule>();
-        assert_eq!(rule("worst-case.increase > 10%"), Ok(Rule::Increase { measure: CostMeasure::WorstCase, inclusive: false, amount: Amount::Percent(10.0) }));
-        assert_eq!(rule("drain-peak.increase>=$50/h"), Ok(Rule::Increase { measure: CostMeasure::DrainPeak, inclusive: true, amount: Amount::PerHour(50.0) }));
-        assert_eq!(rule("expected.increase > $730/month"), Ok(Rule::Increase { measure: CostMeasure::Expected, inclusive: false, amount: Amount::PerMonth(730.0) }));
+        assert_eq!(rule("worst-case.increase > 10%"), Ok(Rule::Increase { metric: Metric::Cost(CostMeasure::WorstCase), inclusive: false, amount: Amount::Percent(10.0) }));
+        assert_eq!(rule("drain-peak.increase>=$50/h"), Ok(Rule::Increase { metric: Metric::Cost(CostMeasure::DrainPeak), inclusive: true, amount: Amount::PerHour(50.0) }));
+        assert_eq!(rule("at-limit.increase > $730/month"), Ok(Rule::Increase { metric: Metric::Cost(CostMeasure::AtLimit), inclusive: false, amount: Amount::PerMonth(730.0) }));
+        assert_eq!(rule("expected.increase > 5%"), Ok(Rule::Increase { metric: Metric::Expected, inclusive: false, amount: Amount::Percent(5.0) }));
+        assert!(rule("expected.increase > 5%").unwrap().needs_forecast() && !rule("at-limit.increase > 5%").unwrap().needs_forecast());
         assert_eq!(rule("expected.increase >= $5000/month").unwrap().to_string(), "expected.increase >= $5000/month", "shown as written");
         assert_eq!(rule(" over-budget "), Ok(Rule::OverBudget));
         for bad in ["worst-case > 10%", "budget.increase > 1%", "worst-case.increase < 1%", "worst-case.increase > ten%", "worst-case.increase > $5", "worst-case.increase > -1%"] {
             assert!(rule(bad).is_err(), "{bad} was read");
         }
         assert_eq!(rule("worst-case.increase >= $2.5/h").unwrap().to_string(), "worst-case.increase >= $2.5/h");
+    }
+
+    #[test]
+    fn an_expected_increase_judges_the_forecasts_figures() {
+        let figures = |expected: f64| -> Figures {
+            let profile = ProfileFigures { expected: Some(expected), ..ProfileFigures::default() };
+            [("c".to_string(), [("p".to_string(), profile)].into())].into()
+        };
+        let policy = Policy { fail_on: vec!["expected.increase > 5%".parse().unwrap()], ..Policy::default() };
+        let empty = OutputTree::default();
+        let verdict = policy.evaluate(&empty, &empty, &figures(10.0), &figures(11.0));
+        assert!(verdict.denied(), "+10% of the forecast: {:?}", verdict.findings);
+        assert!(!policy.evaluate(&empty, &empty, &figures(10.0), &figures(10.4)).denied(), "+4% holds nothing");
     }
 
     #[test]

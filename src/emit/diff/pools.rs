@@ -12,7 +12,7 @@ use crate::layout::OutputTree;
 
 /// The annotation a NodePool of a reservation or a static pool carries: its cost, billed whatever runs.
 const FIXED_ANNOTATION: &str = "gpuplan.dev/fixed-usd-per-hour";
-/// The annotation saying the expected cost uses estimated (not observed) spot prices.
+/// The annotation saying the at-limit cost uses estimated (not observed) spot prices.
 const ESTIMATE_ANNOTATION: &str = "gpuplan.dev/price-estimate";
 
 /// One NodePool's figures ($/h).
@@ -21,7 +21,7 @@ pub struct PoolFigures {
     pub limits: BTreeMap<String, String>,
     pub worst_case: f64,
     pub drain_peak: f64,
-    pub expected: f64,
+    pub at_limit: f64,
     /// Its reservation's or static replicas' cost (already inside `worst_case`).
     pub fixed: f64,
     pub estimated_prices: bool,
@@ -31,6 +31,9 @@ pub struct PoolFigures {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProfileFigures {
     pub budget: Option<f64>,
+    /// What the forecast expects the profile to spend ($/h, the mean over the seeds), when the repository has a
+    /// demand file (`forecast`); the annotations alone never say.
+    pub expected: Option<f64>,
     pub pools: BTreeMap<String, PoolFigures>,
 }
 
@@ -40,8 +43,17 @@ impl ProfileFigures {
         match measure {
             CostMeasure::WorstCase => sum(|p| p.worst_case),
             CostMeasure::DrainPeak => sum(|p| p.drain_peak),
-            CostMeasure::Expected => sum(|p| p.expected),
+            CostMeasure::AtLimit => sum(|p| p.at_limit),
             CostMeasure::Budget => self.budget.unwrap_or(0.0),
+        }
+    }
+
+    /// A policy metric's figure: a cost annotation's total, or the forecast's (zero without one: a rule on it is
+    /// refused before, when no demand file exists).
+    pub fn metric(&self, metric: super::detail::Metric) -> f64 {
+        match metric {
+            super::detail::Metric::Cost(measure) => self.total(measure),
+            super::detail::Metric::Expected => self.expected.unwrap_or(0.0),
         }
     }
 
@@ -79,7 +91,7 @@ fn pool(v: &Value) -> PoolFigures {
         limits: limits.unwrap_or_default(),
         worst_case: cost(CostMeasure::WorstCase),
         drain_peak: cost(CostMeasure::DrainPeak),
-        expected: cost(CostMeasure::Expected),
+        at_limit: cost(CostMeasure::AtLimit),
         fixed: annotation(FIXED_ANNOTATION).and_then(Value::as_str).and_then(|s| s.parse().ok()).unwrap_or(0.0),
         estimated_prices: annotation(ESTIMATE_ANNOTATION).is_some(),
     }

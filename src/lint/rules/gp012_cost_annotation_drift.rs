@@ -21,7 +21,7 @@ pub fn check(ctx: &PoolCtx, out: &mut Findings) {
     let Some(c) = rendered_cost(ctx) else { return };
     let mut wrong = Vec::new();
     for (key, what, actual) in [
-        ("gpuplan.dev/expected-usd-per-hour", "expected", round_cents(c.expected)),
+        ("gpuplan.dev/at-limit-usd-per-hour", "at-limit", round_cents(c.at_limit)),
         ("gpuplan.dev/worst-case-usd-per-hour", "worst case", round_cents(c.worst_case)),
     ] {
         let Some(text) = ctx.np.annotation(key) else { continue };

@@ -1,6 +1,6 @@
 //! `gpuplan explain [PATHS|PROFILE]`: the solver's decisions in words and numbers, per cluster, profile and NodePool:
 //! the candidate instance types ranked by $/accelerator-hour (with $/accelerator-GiB-hour, accelerators per
-//! node, model, memory), what each constraint removed, the limit and why, the weight and why, expected and
+//! node, model, memory), what each constraint removed, the limit and why, the weight and why, at-limit and
 //! worst-case $/h against the budget, which numbers are estimates, and the lint findings.
 //!
 //! Three formats, all deterministic (same inputs, same bytes); with `--why-not TYPE`, each prints only the answers
@@ -16,7 +16,7 @@
 //! ```text
 //! { "clusters": [ { "name", "region", "catalog",                     // "us-east-1@<digest>"
 //!     "profiles": [ { "name", "source", "priority", "budget_usd_per_hour" (null if none),
-//!       "expected_usd_per_hour", "worst_case_usd_per_hour", "expected_is_estimate", "worst_case_is_estimate",
+//!       "at_limit_usd_per_hour", "worst_case_usd_per_hour", "at_limit_is_estimate", "worst_case_is_estimate",
 //!       "worst_case_budget_share" (worst/budget, null without budget),
 //!       "worst_case_bound" ("guaranteed" | "empirical" | "estimated"),   // the worst case is a steady-state bound
 //!       "drain_peak_usd_per_hour", "drain_peak_for" (the longest terminationGracePeriod, null: unbounded),
@@ -24,15 +24,15 @@
 //!       "findings": [ { "code", "message", "location", "help" } ],   // profile-wide lint findings
 //!       "pools": [ { "name" (NodePool), "pool", "tier", "tiers", "resource", "capacity_types", "zones",
 //!         "weight", "weight_reason", "weight_explicit", "limit", "limit_reason", "largest_node",
-//!         "units_per_accelerator", "expected_usd_per_hour", "worst_case_usd_per_hour",
-//!         "expected_is_estimate", "worst_case_is_estimate", "worst_case_bound", "worst_case_basis" (words),
+//!         "units_per_accelerator", "at_limit_usd_per_hour", "worst_case_usd_per_hour",
+//!         "at_limit_is_estimate", "worst_case_is_estimate", "worst_case_bound", "worst_case_basis" (words),
 //!         "draining_nodes", "drain_peak_usd_per_hour", "drain_peak_basis" (words, null without draining nodes),
 //!         "cpu_limit" (shared pools, else null), "fixed_usd_per_hour" (reservations, else null),
 //!         "placement": { "nodeSelector": {…}, "tolerations": [ { "key", "operator", "value"?, "effect" } ] },
 //!         "allow", "notes",
 //!         "candidates": [ { "rank", "name", "accelerators", "units" (schedulable per node), "accelerator_name",
 //!           "memory_gib_per_accelerator",
-//!           "usd_per_hour", "usd_per_accelerator_hour", "usd_per_accelerator_gib_hour", "estimate" (expected
+//!           "usd_per_hour", "usd_per_accelerator_hour", "usd_per_accelerator_gib_hour", "estimate" (likely
 //!           prices), "ceiling_usd_per_accelerator_hour" (the worst-case price), "ceiling_estimate",
 //!           "estimate_source" (catalog source id or null) } ],
 //!         "removed": [ { "constraint", "location" (file:line:col, null for the limit), "count",
@@ -69,7 +69,7 @@ pub use model::{
 };
 pub use markdown::markdown;
 pub use table::table;
-pub use table::write_table;
+pub use crate::layout::write_table;
 pub use why_not::{Verdict, WhyNot, WhyNotPool, why_not};
 
 fn explain_queues(cluster: &ClusterPlan, profile: Option<&str>) -> Vec<QueueExplanation> {
@@ -196,9 +196,9 @@ fn explain_profile(
         source: summary.source.clone(),
         priority: intent.priority.value,
         budget_usd_per_hour: summary.budget_usd_per_hour,
-        expected_usd_per_hour: r4(summary.expected_usd_per_hour),
+        at_limit_usd_per_hour: r4(summary.at_limit_usd_per_hour),
         worst_case_usd_per_hour: r4(summary.worst_case_usd_per_hour),
-        expected_is_estimate: pools.iter().any(|p| p.expected_is_estimate),
+        at_limit_is_estimate: pools.iter().any(|p| p.at_limit_is_estimate),
         worst_case_is_estimate: pools.iter().any(|p| p.worst_case_is_estimate),
         worst_case_budget_share: summary.budget_usd_per_hour.map(|b| r4(summary.worst_case_usd_per_hour / b)),
         worst_case_bound: pools.iter().map(|p| p.worst_case_bound).max().unwrap_or(Bound::Guaranteed),
@@ -223,7 +223,7 @@ fn profile_pools<'a>(cluster: &'a ClusterPlan, profile: &str, intent: &Profile) 
 }
 
 /// The catalog source ids of the estimated prices this type has for the pool's capacity types and of its on-demand
-/// price (the worst-case ceiling), first the expected price's.
+/// price (the worst-case ceiling), first the likely price's.
 fn estimate_sources_of(t: &InstanceType, plan: &PoolPlan, catalog: &Catalog) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     for price in plan.capacity_types.iter().filter_map(|cap| t.price(*cap, &plan.zones)).chain(t.on_demand.as_ref()) {
@@ -270,9 +270,9 @@ fn explain_pool(
         limit_reason: plan.limit_reason.clone(),
         largest_node: plan.largest_node(),
         units_per_accelerator: plan.replicas(),
-        expected_usd_per_hour: r4(plan.expected_usd_per_hour),
+        at_limit_usd_per_hour: r4(plan.at_limit_usd_per_hour),
         worst_case_usd_per_hour: r4(plan.worst_case_usd_per_hour),
-        expected_is_estimate: cheapest.is_some_and(|c| c.estimate),
+        at_limit_is_estimate: cheapest.is_some_and(|c| c.estimate),
         worst_case_is_estimate: worst_is_estimate,
         worst_case_bound: plan.worst_case_bound(),
         worst_case_basis: crate::render::worst_case_basis(plan),

@@ -94,9 +94,9 @@ pub struct ProfileExplanation {
     pub source: String,
     pub priority: i64,
     pub budget_usd_per_hour: Option<f64>,
-    pub expected_usd_per_hour: f64,
+    pub at_limit_usd_per_hour: f64,
     pub worst_case_usd_per_hour: f64,
-    pub expected_is_estimate: bool,
+    pub at_limit_is_estimate: bool,
     pub worst_case_is_estimate: bool,
     /// worst case ÷ budget (≤ 1 when the budget holds).
     pub worst_case_budget_share: Option<f64>,
@@ -136,9 +136,9 @@ pub struct PoolExplanation {
     /// Schedulable accelerators on the largest allowed node.
     pub largest_node: u32,
     pub units_per_accelerator: u32,
-    pub expected_usd_per_hour: f64,
+    pub at_limit_usd_per_hour: f64,
     pub worst_case_usd_per_hour: f64,
-    pub expected_is_estimate: bool,
+    pub at_limit_is_estimate: bool,
     pub worst_case_is_estimate: bool,
     /// "guaranteed" or "empirical", and what the worst case assumes, in words.
     pub worst_case_bound: Bound,

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::model::{EXAMPLES, Explanation, FindingExplanation, PoolExplanation, ProfileExplanation, QueueExplanation};
 use crate::catalog::AcceleratorKind;
 use crate::catalog::cost::Bound;
+use crate::layout::write_table;
 
 /// `queue research (namespace ml-research, cohort ml, gang: gpus share="50%")`, then one line per flavor:
 /// `→ flavor training-reserved → NodePool training-reserved (limit 16): nominal 8 → $55.04/h; + borrowing 8 → $110.08/h`.
@@ -108,36 +109,6 @@ fn write_grid(out: &mut String, indent: &str, grid: &Grid) {
     write_table(out, indent, grid.headers, grid.right, &grid.rows);
 }
 
-/// Appends an aligned table (the catalog listing uses it too): `right[i]` right-aligns column i. Trailing spaces are
-/// trimmed.
-pub fn write_table(out: &mut String, indent: &str, headers: &[&str], right: &[bool], rows: &[Vec<String>]) {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let header: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
-    for row in std::iter::once(&header).chain(rows) {
-        let mut line = String::from(indent);
-        for (i, cell) in row.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
-            if i > 0 {
-                line.push_str("  ");
-            }
-            if right[i] {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-}
-
 pub(super) fn write_findings(out: &mut String, indent: &str, findings: &[FindingExplanation]) {
     for f in findings {
         let _ = writeln!(out, "{indent}{} {}: {}", f.code, f.location, f.message);
@@ -168,7 +139,7 @@ pub fn table(e: &Explanation) -> String {
     out
 }
 
-/// A profile's heading: its budget, expected cost, bounds and profile-wide lint findings.
+/// A profile's heading: its budget, at-limit cost, bounds and profile-wide lint findings.
 fn write_profile(out: &mut String, p: &ProfileExplanation) {
     let _ = writeln!(out, "\nprofile {} ({}, priority {})", p.name, p.source, p.priority);
     write_lines(out, "  ", 12, &profile_lines(p));
@@ -178,7 +149,7 @@ fn write_profile(out: &mut String, p: &ProfileExplanation) {
     }
 }
 
-/// A profile's budget, expected cost and bounds.
+/// A profile's budget, at-limit cost and bounds.
 pub(super) fn profile_lines(p: &ProfileExplanation) -> Lines {
     let budget = match (p.budget_usd_per_hour, p.worst_case_budget_share) {
         (Some(b), Some(share)) => format!(
@@ -191,10 +162,10 @@ pub(super) fn profile_lines(p: &ProfileExplanation) -> Lines {
     let mut lines: Lines = vec![
         ("budget", budget),
         (
-            "expected",
+            "at limit",
             format!(
-                "{}  (estimate: every pool at its limit on its cheapest type, at expected prices: spot where allowed)",
-                per_hour(p.expected_usd_per_hour, p.expected_is_estimate)
+                "{}  (every pool at its limit on its cheapest type, spot where allowed: a reference, not a forecast)",
+                per_hour(p.at_limit_usd_per_hour, p.at_limit_is_estimate)
             ),
         ),
     ];
@@ -251,8 +222,8 @@ pub(super) fn pool_lines(pool: &PoolExplanation) -> Lines {
     lines.push((
         "cost",
         format!(
-            "expected {}, worst case {} ({})",
-            per_hour(pool.expected_usd_per_hour, pool.expected_is_estimate),
+            "at limit (cheapest type) {}, worst case {} ({})",
+            per_hour(pool.at_limit_usd_per_hour, pool.at_limit_is_estimate),
             per_hour(pool.worst_case_usd_per_hour, pool.worst_case_is_estimate),
             pool.worst_case_basis
         ),
