@@ -11,8 +11,7 @@ use super::state::Node;
 use super::Run;
 use crate::simulate::launch::launch;
 use crate::simulate::pods::Pod;
-use crate::simulate::requirements::Toleration;
-use crate::simulate::scheduler::{admits, sum, Claim, Scheduler, Template};
+use crate::simulate::scheduler::{sum, Claim, Scheduler, Template};
 use crate::simulate::static_nodes;
 use crate::simulate::yaml::Resources;
 
@@ -226,9 +225,10 @@ impl Run<'_, '_> {
     fn could_join(&self, n: usize, pod: &Pod) -> bool {
         let node = &self.nodes[n];
         let taints = &self.cluster.prepared.templates()[node.template].pool.taints;
-        let mut tolerations = pod.tolerations.clone();
-        tolerations.push(Toleration::prefer_no_schedule());
-        admits(taints, &node.requirements, &pod.node_selector, &tolerations).is_ok() && node.ty.daemons.fits(&sum(&node.requests, &pod.requests), &node.ty.allocatable)
+        // Cheapest first, and none of them formats a reason (this runs for every node and pod of every pass).
+        node.ty.daemons.fits(&sum(&node.requests, &pod.requests), &node.ty.allocatable)
+            && taints.iter().all(|t| t.effect == "PreferNoSchedule" || pod.tolerations.iter().any(|x| x.tolerates(t)))
+            && node.requirements.compatible(&pod.node_selector).is_ok()
     }
 
     /// Per template, its NodePool's limits less the capacity of its nodes (all but those being deleted, which
