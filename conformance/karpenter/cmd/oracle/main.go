@@ -6,6 +6,7 @@
 // NewScheduler, Solve) and pkg/controllers/provisioning/provisioner.go (NewScheduler, Schedule).
 //
 //	oracle simulate --manifests F… --pods F… [--daemonsets F…] [--region R] [--catalogs DIR] [--unavailable T:Z:C…] --format json
+//	oracle forecast --manifests DIR… --trace trace.json [--region R] [--catalogs DIR]   (forecast.go)
 //	oracle batch DIR   (each DIR/<case>/ holds args.json; writes DIR/<case>/oracle.json: one process for many cases)
 package main
 
@@ -17,6 +18,9 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 type args struct {
@@ -116,6 +120,21 @@ func main() {
 		}
 		out, _ := json.MarshalIndent(r, "", "  ")
 		fmt.Println(string(out))
+	case "forecast":
+		if prof := os.Getenv("GPUPLAN_ORACLE_CPUPROFILE"); prof != "" {
+			f, err := os.Create(prof)
+			if err == nil && pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+		if os.Getenv("GPUPLAN_ORACLE_VERBOSE") == "2" {
+			crlog.SetLogger(zap.New(zap.UseDevMode(true)))
+		}
+		if err := forecastMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			pprof.StopCPUProfile()
+			os.Exit(2)
+		}
 	case "batch":
 		if prof := os.Getenv("GPUPLAN_ORACLE_CPUPROFILE"); prof != "" {
 			f, err := os.Create(prof)
