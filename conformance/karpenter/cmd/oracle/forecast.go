@@ -245,8 +245,15 @@ func newRun(pr *prepared, tr *trace) (*run, error) {
 	r.termination = termination.NewController(r.clk, r.kube, cp, terminator.NewTerminator(r.clk, r.kube, r.evictions, recorder), recorder)
 
 	for _, name := range sortedKeys(pools) {
-		if err := r.kube.Create(r.ctx, readyNodePool(pools[name], r.clk.Now())); err != nil {
+		np := readyNodePool(pools[name], r.clk.Now())
+		conditions := np.Status.Conditions
+		if err := r.kube.Create(r.ctx, np); err != nil {
 			return nil, fmt.Errorf("NodePool %s: %w", name, err)
+		}
+		// Status is a subresource: a create drops it.
+		np.Status.Conditions = conditions
+		if err := r.kube.Status().Update(r.ctx, np); err != nil {
+			return nil, fmt.Errorf("NodePool %s status: %w", name, err)
 		}
 	}
 	for _, ds := range pr.in.daemonSets {
@@ -430,13 +437,13 @@ func (r *run) reconcileNodeClaims() error {
 		for _, step := range []func(*karpv1.NodeClaim) error{
 			func(nc *karpv1.NodeClaim) error {
 				res, err := r.ncDisruption.Reconcile(r.ctx, nc)
-				r.requeue(res.RequeueAfter)
+				r.requeue("disruption/"+name, res.RequeueAfter)
 				return err
 			},
 			func(nc *karpv1.NodeClaim) error {
 				deleting := !nc.DeletionTimestamp.IsZero()
 				res, err := r.expiration.Reconcile(r.ctx, nc)
-				r.requeue(res.RequeueAfter)
+				r.requeue("expiration/"+name, res.RequeueAfter)
 				if fresh := r.get(name); !deleting && fresh != nil && !fresh.DeletionTimestamp.IsZero() {
 					r.noteEnd(name, endedExpired)
 				}
@@ -468,7 +475,7 @@ func (r *run) reconcileNodes() error {
 			continue
 		}
 		res, err := r.termination.Reconcile(r.ctx, n.DeepCopy())
-		r.requeue(res.RequeueAfter)
+		r.requeue("termination/"+n.Name, res.RequeueAfter)
 		if err != nil && !isNotFound(err) {
 			r.noteError("termination", n.Name, err)
 		}

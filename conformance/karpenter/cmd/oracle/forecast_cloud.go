@@ -212,8 +212,9 @@ func readyNodePool(np *karpv1.NodePool, now time.Time) *karpv1.NodePool {
 	np.ResourceVersion = ""
 	np.UID = types.UID("nodepool-" + np.Name)
 	np.CreationTimestamp = metav1.NewTime(now)
+	// Ready is the root of ValidationSucceeded and NodeClassReady (nodepool_status.go StatusConditions).
+	np.StatusConditions().SetTrue(karpv1.ConditionTypeValidationSucceeded)
 	np.StatusConditions().SetTrue(karpv1.ConditionTypeNodeClassReady)
-	np.StatusConditions().SetTrue(status.ConditionReady)
 	return np
 }
 

@@ -71,7 +71,7 @@ type glue struct {
 	decisions []decision
 	pending   map[string]uint64
 	reclaims  map[string]time.Time // provider ID -> reclaimed at
-	requeues  []time.Time
+	requeues  map[string]time.Time
 	joined    map[string]bool      // provider IDs whose Node registered
 	dss       []*appsv1.DaemonSet
 	dsPods    map[string]bool // DaemonSet/node
@@ -90,6 +90,7 @@ func (r *run) initGlue() error {
 	r.pending = map[string]uint64{}
 	r.reclaims = map[string]time.Time{}
 	r.joined = map[string]bool{}
+	r.requeues = map[string]time.Time{}
 	for _, key := range sortedKeys(r.tr.Workloads) {
 		p, err := podTemplate(r.tr.Workloads[key])
 		if err != nil {
@@ -211,24 +212,24 @@ func (r *run) nextTimer() (time.Time, bool) {
 
 // requeue keeps a controller's RequeueAfter as a timer (the nodeclaim disruption controller's consolidateAfter,
 // expiration's expireAfter): the run steps to it.
-func (r *run) requeue(d time.Duration) {
+// One timer per controller and object, the latest asked for, as a workqueue keeps one entry per key.
+func (r *run) requeue(key string, d time.Duration) {
 	if d > 0 {
-		r.requeues = append(r.requeues, r.clk.Now().Add(d))
+		r.requeues[key] = r.clk.Now().Add(d)
+	} else {
+		delete(r.requeues, key)
 	}
 }
 
 // timerDue: some glue timer or requeue falls at t; requeues up to t are spent.
 func (r *run) timerDue(t time.Time) bool {
 	due := false
-	kept := r.requeues[:0]
-	for _, q := range r.requeues {
-		if q.After(t) {
-			kept = append(kept, q)
-		} else {
+	for _, k := range sortedKeys(r.requeues) {
+		if !r.requeues[k].After(t) {
+			delete(r.requeues, k)
 			due = true
 		}
 	}
-	r.requeues = kept
 	if due {
 		return true
 	}

@@ -18,9 +18,6 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
-
-	crlog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 type args struct {
@@ -126,9 +123,6 @@ func main() {
 			if err == nil && pprof.StartCPUProfile(f) == nil {
 				defer pprof.StopCPUProfile()
 			}
-		}
-		if os.Getenv("GPUPLAN_ORACLE_VERBOSE") == "2" {
-			crlog.SetLogger(zap.New(zap.UseDevMode(true)))
 		}
 		if err := forecastMain(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)

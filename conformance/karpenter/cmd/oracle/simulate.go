@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -20,6 +21,7 @@ import (
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 	fakecr "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	// The AWS API package registers the karpenter.k8s.aws/* labels as well known (pkg/apis/v1/labels.go init);
 	// without it the instance-gpu-* requirements silently stop filtering.
@@ -42,6 +44,11 @@ import (
 )
 
 func init() {
+	if os.Getenv("GPUPLAN_ORACLE_VERBOSE") == "2" {
+		// Karpenter's own logs, for debugging a run (forecast.go).
+		log.SetLogger(zap.New(zap.UseDevMode(true)))
+		return
+	}
 	log.SetLogger(logging.NopLogger)
 }
 
