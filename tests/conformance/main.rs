@@ -7,6 +7,7 @@
 //! - [`consumers`]: the API server's validation and kustomize against out/;
 //! - [`addons`]: the add-on charts' own values against what gpuplan encodes of them;
 //! - [`reach`]: Kubernetes' DaemonSet controller decides whether the GPU add-ons run on every pool's nodes;
+//! - [`forecast`]: Karpenter's own controllers over time (`oracle forecast`) on forecast traces;
 //! - [`kueue`]: Kueue's own scheduler (sigs.k8s.io/kueue) against `gpuplan simulate`'s admission.
 //!
 //! Without a Go toolchain the tests skip with a reason, unless `GPUPLAN_CONFORMANCE_REQUIRED=1` (set by `.ci/run`),
@@ -16,6 +17,7 @@ mod go;
 
 mod addons;
 mod consumers;
+mod forecast;
 mod karpenter;
 mod kueue;
 mod reach;

@@ -146,12 +146,12 @@ type run struct {
 	nodeClaimInformer *informer.NodeClaimController
 	nodePoolInformer  *informer.NodePoolController
 
-	names  int // generateName suffixes
+	names int // generateName suffixes
 	// quietWrites: the write count after the last disruption poll that did nothing; scheduledBudgets: some NodePool
 	// has a disruption budget with a schedule (its windows open with no write).
 	quietWrites      int
 	scheduledBudgets bool
-	writes int // every write through kube; a settle loop runs until an iteration writes nothing
+	writes           int // every write through kube; a settle loop runs until an iteration writes nothing
 
 	glue
 }
@@ -168,9 +168,15 @@ func newRun(pr *prepared, tr *trace) (*run, error) {
 		WithIndex(&karpv1.NodeClaim{}, "spec.nodeClassRef.group", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Spec.NodeClassRef.Group} }).
 		WithIndex(&karpv1.NodeClaim{}, "spec.nodeClassRef.kind", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Spec.NodeClassRef.Kind} }).
 		WithIndex(&karpv1.NodeClaim{}, "spec.nodeClassRef.name", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Spec.NodeClassRef.Name} }).
-		WithIndex(&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.group", func(o crclient.Object) []string { return []string{o.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef.Group} }).
-		WithIndex(&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.kind", func(o crclient.Object) []string { return []string{o.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef.Kind} }).
-		WithIndex(&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.name", func(o crclient.Object) []string { return []string{o.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef.Name} }).
+		WithIndex(&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.group", func(o crclient.Object) []string {
+			return []string{o.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef.Group}
+		}).
+		WithIndex(&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.kind", func(o crclient.Object) []string {
+			return []string{o.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef.Kind}
+		}).
+		WithIndex(&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.name", func(o crclient.Object) []string {
+			return []string{o.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef.Name}
+		}).
 		WithIndex(&storagev1.VolumeAttachment{}, "spec.nodeName", func(o crclient.Object) []string { return []string{o.(*storagev1.VolumeAttachment).Spec.NodeName} }).
 		WithStatusSubresource(&karpv1.NodeClaim{}, &karpv1.NodePool{}, &corev1.Pod{}, &corev1.Node{}).
 		Build()

@@ -72,7 +72,7 @@ type glue struct {
 	pending   map[string]uint64
 	reclaims  map[string]time.Time // provider ID -> reclaimed at
 	requeues  map[string]time.Time
-	joined    map[string]bool      // provider IDs whose Node registered
+	joined    map[string]bool // provider IDs whose Node registered
 	dss       []*appsv1.DaemonSet
 	dsPods    map[string]bool // DaemonSet/node
 	errors    int
