@@ -62,6 +62,9 @@ import (
 // pollingPeriod is the disruption singleton's (disruption/controller.go pollingPeriod).
 const pollingPeriod = 10 * time.Second
 
+// provisionRequeue is the provisioning pod and node controllers' requeue (provisioning/controller.go).
+const provisionRequeue = 10 * time.Second
+
 // epoch is second 0 of a trace.
 var epoch = time.Unix(1_767_225_600, 0).UTC() // 2026-01-01T00:00:00Z: budgets' schedules are cron in UTC
 
@@ -147,6 +150,9 @@ type run struct {
 	nodePoolInformer  *informer.NodePoolController
 
 	names int // generateName suffixes
+	// triggered: the provisioner's batcher has a trigger; lastSchedule: when it last ran Schedule.
+	triggered    bool
+	lastSchedule time.Time
 	// quietWrites: the write count after the last disruption poll that did nothing; scheduledBudgets: some NodePool
 	// has a disruption budget with a schedule (its windows open with no write).
 	quietWrites      int
@@ -224,7 +230,7 @@ func newRun(pr *prepared, tr *trace) (*run, error) {
 		r.scheduledBudgets = r.scheduledBudgets || lo.ContainsBy(np.Spec.Disruption.Budgets, func(b karpv1.Budget) bool { return b.Schedule != nil })
 		classes[np.Name] = pr.in.nodeClasses[np.Spec.Template.Spec.NodeClassRef.Name]
 	}
-	r.cloud = &forecastCloud{w: pr.w, ctx: pr.ctx, clk: r.clk, nodePools: pools, classes: classes, its: pr.its,
+	r.cloud = &forecastCloud{w: pr.w, ctx: pr.ctx, clk: r.clk, nodePools: pools, classes: classes, its: admitted(pools, pr.its),
 		ice: map[string]time.Time{}, instances: map[string]*instance{}}
 	for _, e := range tr.Events {
 		if e.Kind == "shortage" {
@@ -287,6 +293,14 @@ func (r *run) observe(obj crclient.Object, err error) error {
 		return err
 	}
 	r.writes++
+	// provisioning/controller.go: the pod controller triggers the provisioner for a provisionable pod, the node
+	// controller for a deleting node.
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		r.triggered = r.triggered || o.Spec.NodeName == ""
+	case *corev1.Node:
+		r.triggered = r.triggered || !o.DeletionTimestamp.IsZero()
+	}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
 	switch obj.(type) {
 	case *corev1.Pod:
@@ -497,9 +511,14 @@ func (r *run) reconcileNodes() error {
 // provision is the provisioner's loop body (provisioner.go Reconcile after its batcher): Schedule, then
 // CreateNodeClaims; what it decided for each pod is where the kube-scheduler stand-in binds it.
 func (r *run) provision() error {
-	if !r.needsProvisioning() {
+	// The batcher runs Schedule after a trigger; the pod and node controllers requeue a provisionable pod or a
+	// deleting node every 10 s (provisioning/controller.go), which triggers again.
+	now := r.clk.Now()
+	if !r.triggered && (now.Before(r.lastSchedule.Add(provisionRequeue)) || !r.needsProvisioning()) {
 		return nil
 	}
+	r.triggered = false
+	r.lastSchedule = now
 	results, err := r.provisioner.Schedule(r.ctx)
 	if err != nil {
 		return fmt.Errorf("provisioner at %ds: %w", r.seconds(r.clk.Now()), err)

@@ -18,6 +18,7 @@ import (
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	karpscheduling "sigs.k8s.io/karpenter/pkg/scheduling"
 )
 
 // simClock is the fake clock every controller reads (k8s.io/utils/clock/testing FakeClock), with two changes that
@@ -223,4 +224,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	ks := lo.Keys(m)
 	sort.Strings(ks)
 	return ks
+}
+
+// admitted is each NodePool's instance types cut to those its own requirements admit. The scheduler intersects every
+// type with the NodePool's template requirements before anything else (scheduling/scheduler.go NewScheduler →
+// filterInstanceTypesByRequirements; nodeclaimtemplate.go), and a launch lists only compatible types, so a type the
+// NodePool excludes can never be chosen: dropping it up front changes no decision and saves every Schedule and every
+// consolidation simulation of a forecast run the work of rejecting ~1,400 types again.
+func admitted(pools map[string]*karpv1.NodePool, its map[string][]*cloudprovider.InstanceType) map[string][]*cloudprovider.InstanceType {
+	out := map[string][]*cloudprovider.InstanceType{}
+	for name, list := range its {
+		np, ok := pools[name]
+		if !ok {
+			continue
+		}
+		reqs := karpscheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+		out[name] = lo.Filter(list, func(it *cloudprovider.InstanceType, _ int) bool {
+			return it.Requirements.Compatible(reqs, karpscheduling.AllowUndefinedWellKnownLabels) == nil && len(it.Offerings.Compatible(reqs)) > 0
+		})
+	}
+	return out
 }
