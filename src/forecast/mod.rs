@@ -14,5 +14,6 @@
 //! (`conformance/karpenter`, `oracle forecast`): it replays the same trace through Karpenter v1.14.1's controllers and
 //! prints a `Timeline`, which `summary` prices the same way.
 
+pub mod engine;
 pub mod timeline;
 pub mod trace;

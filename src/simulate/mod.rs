@@ -155,6 +155,30 @@ pub struct Prepared<'c> {
     domain_pools: Vec<Option<bool>>,
 }
 
+impl<'c> Prepared<'c> {
+    /// The NodePools' templates in weight order, every offering as the catalog has it.
+    pub fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+
+    /// The catalog the templates were resolved against.
+    pub fn catalog(&self) -> &'c Catalog {
+        self.catalog
+    }
+
+    /// The templates with `unavailable` offerings marked (types left without an available compatible offering drop
+    /// out): what one run schedules with.
+    pub fn templates_with(&self, unavailable: &[Unavailable]) -> Vec<Template> {
+        let touched = instances::UnavailableTypes::new(unavailable);
+        self.templates.iter().map(|t| with_availability(t, &touched)).collect()
+    }
+
+    /// The topology domains of the keys `pods` constrain (a run with existing nodes schedules with them).
+    pub fn topology_domains(&self, pods: &[pods::Pod]) -> topology::Domains {
+        topology_domains(self, pods)
+    }
+}
+
 /// Resolves `pools` (of `m`, whose NodeClasses and NodeOverlays they use) against the catalog; `labels` are the
 /// catalog's, shared with other calls.
 pub fn prepare<'c, 'm>(catalog: &'c Catalog, labels: &instances::TypeLabels, m: &manifests::Manifests, pools: impl IntoIterator<Item = &'m manifests::NodePool>) -> Prepared<'c> {
@@ -194,8 +218,7 @@ pub fn first_placement(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavaila
 
 /// One run: the prepared templates with the run's unavailable offerings marked, and where the scheduler put the pods.
 fn solve(p: &Prepared, pods: &[pods::Pod], unavailable: &[Unavailable]) -> (Vec<Template>, scheduler::Outcome) {
-    let touched = instances::UnavailableTypes::new(unavailable);
-    let templates: Vec<Template> = p.templates.iter().map(|t| with_availability(t, &touched)).collect();
+    let templates = p.templates_with(unavailable);
     let outcome = Scheduler::new(&templates, pods).with_static_nodes(static_nodes::claims(&templates)).with_topology(|| topology_domains(p, pods)).solve();
     (templates, outcome)
 }

@@ -193,6 +193,13 @@ impl<'a> Scheduler<'a> {
         self
     }
 
+    /// Starts with these NodePool limits left (per template: the limits less what existing nodes use, as the
+    /// provisioner computes them from cluster state: provisioner.go `NewScheduler`, `nodepoolutils` limits).
+    pub fn with_remaining(mut self, remaining: Vec<Resources>) -> Scheduler<'a> {
+        self.remaining = remaining;
+        self
+    }
+
     /// Models topology with these domains when some pod has a spread constraint or pod (anti-)affinity; call after
     /// [`Scheduler::with_static_nodes`], whose nodes' domains the groups learn (topology.go `countDomains`).
     pub fn with_topology(mut self, domains: impl FnOnce() -> Domains) -> Scheduler<'a> {
@@ -369,7 +376,7 @@ impl<'a> Scheduler<'a> {
         // when the NodeClaim requests EFA or the NodeClass configures network interfaces (aws/karpenter-provider-aws
         // v1.14.1 instance.go `getEFACountForInstance`; cloudprovider.go `instanceToNodeClaim` then advertises none).
         // NodeClass networkInterfaces are not modelled (instances.rs).
-        if claim.fixed && pod.requests.get(crate::catalog::efa::EFA_RESOURCE).is_some_and(|v| *v > 0) {
+        if claim.fixed && template.pool.static_replicas.is_some() && pod.requests.get(crate::catalog::efa::EFA_RESOURCE).is_some_and(|v| *v > 0) {
             return Err(format!("exceeds node resources: the static replica was launched without {} interfaces", crate::catalog::efa::EFA_RESOURCE));
         }
         let merged = self.narrow_topology(claim, pod, topo, claim.requirements.merged(reqs))?;

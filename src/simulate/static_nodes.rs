@@ -16,7 +16,8 @@
 //! knows); a pod that fits none pends or goes to a dynamic NodePool. They count against no NodePool's limits.
 
 use super::launch::{launch, Launch};
-use super::requirements::Requirement;
+use super::instances::Offering;
+use super::requirements::{Requirement, Requirements};
 use super::scheduler::{min_values, Claim, Template};
 use super::yaml::Resources;
 
@@ -45,6 +46,17 @@ pub fn replica_launch(template: &Template) -> Option<Launch> {
     Some(l)
 }
 
+/// A launched node's requirements: its NodePool's, its type's labels, and the type, zone and capacity type it runs
+/// in (what the scheduler matches pods against on an existing node: existingnode.go `NewExistingNode`).
+pub fn pinned_requirements(template: &Template, instance_type: usize, offering: &Offering) -> Requirements {
+    let ty = &template.types[instance_type];
+    let mut requirements = template.pool.requirements.merged(&ty.requirements);
+    requirements.add("node.kubernetes.io/instance-type", Requirement::is_in([ty.name.clone()]));
+    requirements.add("topology.kubernetes.io/zone", Requirement::is_in([offering.zone.clone()]));
+    requirements.add("karpenter.sh/capacity-type", Requirement::is_in([offering.capacity_type.as_str().to_string()]));
+    requirements
+}
+
 /// The static nodes of every static template, as claims with no pods, pinned to the launched type and offering.
 pub fn claims(templates: &[Template]) -> Vec<Claim> {
     let mut out = Vec::new();
@@ -54,11 +66,7 @@ pub fn claims(templates: &[Template]) -> Vec<Claim> {
             continue;
         }
         let Some(l) = replica_launch(template) else { continue };
-        let ty = &template.types[l.instance_type];
-        let mut requirements = template.pool.requirements.merged(&ty.requirements);
-        requirements.add("node.kubernetes.io/instance-type", Requirement::is_in([ty.name.clone()]));
-        requirements.add("topology.kubernetes.io/zone", Requirement::is_in([l.offering.zone.clone()]));
-        requirements.add("karpenter.sh/capacity-type", Requirement::is_in([l.offering.capacity_type.as_str().to_string()]));
+        let requirements = pinned_requirements(template, l.instance_type, &l.offering);
         for k in 1..=n {
             out.push(Claim {
                 template: t,
