@@ -3,11 +3,16 @@
 //! NodeClaim disruption conditions, expiration, node termination and disruption controllers (fake client, fake clock)
 //! and prints a [`Timeline`](gpuplan::forecast::timeline::Timeline), the schema gpuplan's engine gives.
 //!
-//! These tests pin what Karpenter does on small hand-made traces (the decisions gpuplan's engine must reproduce, each
-//! with the upstream file that decides it), that the oracle reads and writes the shared schema, and that it is
-//! deterministic. The differential over generated traces (cost within ±5%, node-hours within ±10%) needs
-//! `forecast::engine::replay` (engineer E's branch), not merged here yet: [`price`] is the one pricing helper both
-//! sides will go through until `forecast::summary` lands.
+//! Two kinds of test:
+//! - small deterministic cases (one NodePool, a few pods, steps): what Karpenter decides, each with the upstream file
+//!   that decides it, and gpuplan's engine (`forecast::engine::replay_objects`) must decide the same: each decision's
+//!   reason, its time within one 10 s poll, its candidates by type and zone, its replacements' types;
+//! - generated traces (24 simulated hours each, [`generated`]): cumulative cost within ±5% and node-hours within ±10%.
+//!   `cargo test` runs [`DEFAULT_CASES`]; `conformance/run --forecast --seed S --cases N` runs N and prints
+//!   `agreement: A/N traces`; a disagreement writes its reproducer (manifests, trace, both timelines, the
+//!   differences) under target/conformance/forecast-disagreements/seed-S/.
+//!
+//! [`price`] is the one pricing helper both sides go through until `forecast::summary` lands.
 
 use std::path::Path;
 use std::process::Command;
@@ -16,6 +21,12 @@ use gpuplan::forecast::timeline::{EndedBy, NodeLife, Timeline};
 use gpuplan::forecast::trace::{Event, Trace, VERSION};
 
 use super::go;
+
+mod differential;
+mod generated;
+
+/// Generated traces `cargo test` runs (each 24 simulated hours through both sides).
+pub const DEFAULT_CASES: u64 = 3;
 
 /// The oracle's Timeline for `trace` on the manifests in `manifests` (written under target/conformance/forecast-cases/
 /// `name`/ with the trace, for a person to rerun).
@@ -64,6 +75,19 @@ pub fn price(timeline: &Timeline, catalog: &Path) -> f64 {
         .sum()
 }
 
+/// The small cases' rule: Karpenter's and gpuplan's decisions agree (reason, time within a poll, candidates and
+/// replacements by type and zone), and so do the totals.
+fn agree(name: &str, manifests: &str, trace: &Trace, karpenter: &Timeline) {
+    let gpuplan = differential::engine(manifests, trace);
+    let mut diffs = differential::decisions(karpenter, &gpuplan);
+    diffs.extend(differential::totals(karpenter, &gpuplan));
+    if !diffs.is_empty() {
+        let dir = go::root().join("target/conformance/forecast-disagreements/cases").join(name);
+        differential::write_reproducer(&dir, manifests, trace, karpenter, &gpuplan, &diffs);
+        panic!("gpuplan's engine disagrees with Karpenter on {name} (reproducer in {}):\n{}", dir.display(), diffs.join("\n"));
+    }
+}
+
 const NODE_CLASS: &str = "apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata:
@@ -102,7 +126,7 @@ spec:
 }
 
 fn web_trace(horizon: u64, events: Vec<Event>) -> Trace {
-    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"app": "web"}},
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
         "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1500m", "memory": "2Gi"}}}]}});
     Trace {
         version: VERSION,
@@ -129,7 +153,9 @@ fn replicas(at: u64, n: u32) -> Event {
 #[test]
 fn karpenter_replaces_an_underutilized_node_then_deletes_the_empty_one_after_consolidate_after_and_validation() {
     let trace = web_trace(4 * 3600, vec![replicas(0, 6), replicas(3600, 2), replicas(7200, 0)]);
-    let Some((tl, _)) = oracle("replace-then-empty", &node_pool("WhenEmptyOrUnderutilized", "1m", "on-demand"), &trace) else { return };
+    let manifests = node_pool("WhenEmptyOrUnderutilized", "1m", "on-demand");
+    let Some((tl, _)) = oracle("replace-then-empty", &manifests, &trace) else { return };
+    agree("replace-then-empty", &manifests, &trace, &tl);
     assert_eq!(tl.pending_pod_seconds.get("default/web"), Some(&(6 * 180)), "{tl:#?}");
     assert_eq!(tl.decisions.len(), 2, "{tl:#?}");
     let (replace, empty) = (&tl.decisions[0], &tl.decisions[1]);
@@ -160,7 +186,9 @@ fn karpenter_replaces_an_underutilized_node_then_deletes_the_empty_one_after_con
 #[test]
 fn karpenter_keeps_an_underutilized_node_of_a_when_empty_pool_until_it_is_empty() {
     let trace = web_trace(3 * 3600, vec![replicas(0, 6), replicas(3600, 2), replicas(7200, 0)]);
-    let Some((tl, _)) = oracle("when-empty", &node_pool("WhenEmpty", "1m", "on-demand"), &trace) else { return };
+    let manifests = node_pool("WhenEmpty", "1m", "on-demand");
+    let Some((tl, _)) = oracle("when-empty", &manifests, &trace) else { return };
+    agree("when-empty", &manifests, &trace, &tl);
     assert_eq!(tl.nodes.len(), 1, "{tl:#?}");
     assert_eq!(tl.decisions.len(), 1, "{tl:#?}");
     assert_eq!(tl.decisions[0].reason, EndedBy::Empty);
@@ -178,7 +206,9 @@ fn karpenter_replaces_an_interrupted_spot_node() {
     let spot = &first.nodes[0];
     events.push(Event::Interruption { at: 3600, instance_type: spot.instance_type.clone(), zone: spot.zone.clone(), share: 1.0 });
     let trace = Trace { events, ..trace0 };
-    let (tl, _) = oracle("interruption", &node_pool("WhenEmpty", "5m", "spot"), &trace).unwrap();
+    let manifests = node_pool("WhenEmpty", "5m", "spot");
+    let (tl, _) = oracle("interruption", &manifests, &trace).unwrap();
+    agree("interruption", &manifests, &trace, &tl);
     let hit = &tl.nodes[0];
     assert_eq!(hit.ended_by, Some(EndedBy::Interrupted), "{tl:#?}");
     assert!(hit.terminated_at.is_some_and(|t| (3600..=3720).contains(&t)), "{hit:?}");
@@ -197,4 +227,35 @@ fn the_oracle_is_deterministic() {
     let Some((_, a)) = oracle("determinism-a", &node_pool("WhenEmptyOrUnderutilized", "1m", "on-demand"), &trace) else { return };
     let (_, b) = oracle("determinism-b", &node_pool("WhenEmptyOrUnderutilized", "1m", "on-demand"), &trace).unwrap();
     assert_eq!(a, b);
+}
+
+/// Generated traces (generated.rs) through both sides: per trace, cost within ±5% and node-hours within ±10%.
+/// `GPUPLAN_FORECAST_SEED` (default 34) and `GPUPLAN_FORECAST_CASES` (default [`DEFAULT_CASES`]) choose the corpus
+/// (`conformance/run --forecast` sets them).
+#[test]
+fn generated_traces_agree_in_cost_and_node_hours() {
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let (seed, cases) = (env("GPUPLAN_FORECAST_SEED", 34), env("GPUPLAN_FORECAST_CASES", DEFAULT_CASES));
+    let mut agreed = 0;
+    let mut failures = Vec::new();
+    for i in 0..cases {
+        let case = generated::case(seed, i);
+        let name = format!("seed-{seed}-case-{i}");
+        let Some((karpenter, _)) = oracle(&name, &case.manifests, &case.trace) else { return };
+        let gpuplan = differential::engine(&case.manifests, &case.trace);
+        let diffs = differential::totals(&karpenter, &gpuplan);
+        println!("case {i}: Karpenter {}; gpuplan {}", differential::summary(&karpenter), differential::summary(&gpuplan));
+        if diffs.is_empty() {
+            agreed += 1;
+        } else {
+            let dir = go::root().join(format!("target/conformance/forecast-disagreements/seed-{seed}/case-{i}"));
+            let mut all = diffs.clone();
+            all.extend(differential::decisions(&karpenter, &gpuplan));
+            differential::write_reproducer(&dir, &case.manifests, &case.trace, &karpenter, &gpuplan, &all);
+            println!("case seed-{seed}-{i} disagrees: {} (reproducer: {})", diffs.join("; "), dir.display());
+            failures.push(i);
+        }
+    }
+    println!("agreement: {agreed}/{cases} traces");
+    assert!(failures.is_empty(), "{} of {cases} generated traces disagree (cases {failures:?}): see target/conformance/forecast-disagreements/seed-{seed}/", failures.len());
 }
