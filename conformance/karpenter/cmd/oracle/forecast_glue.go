@@ -167,8 +167,13 @@ func (r *run) interrupt(e traceEvent) {
 		}
 		hit = append(hit, name)
 	}
-	k := int(math.Ceil(e.Share * float64(len(hit))))
-	for _, name := range hit[:min(k, len(hit))] {
+	k := min(int(math.Ceil(e.Share*float64(len(hit)))), len(hit))
+	if k > 0 {
+		// The Timeline records the notice as a decision of its own (reason interrupted, no replacements: the
+		// provisioner launches for the evicted pods), as gpuplan's engine does.
+		r.decisions = append(r.decisions, decision{At: r.seconds(r.clk.Now()), Reason: endedInterrupted, Nodes: append([]string{}, hit[:k]...), Replacements: []string{}})
+	}
+	for _, name := range hit[:k] {
 		r.noteEnd(name, endedInterrupted)
 		r.reclaims[r.instance[name]] = r.clk.Now().Add(reclaimDelay)
 		if nc := r.get(name); nc != nil && nc.DeletionTimestamp.IsZero() {
