@@ -232,7 +232,13 @@ func newRun(pr *prepared, tr *trace) (*run, error) {
 	}
 	r.cloud = &forecastCloud{w: pr.w, ctx: pr.ctx, clk: r.clk, nodePools: pools, classes: classes, its: admitted(pools, pr.its),
 		ice: map[string]time.Time{}, instances: map[string]*instance{}}
+	r.cloud.drifts = map[string]time.Time{}
 	for _, e := range tr.Events {
+		if e.Kind == "drift" {
+			if _, ok := r.cloud.drifts[e.NodePool]; !ok {
+				r.cloud.drifts[e.NodePool] = at(e.At)
+			}
+		}
 		if e.Kind == "shortage" {
 			r.cloud.shortages = append(r.cloud.shortages, shortage{e.InstanceType, e.Zone, e.CapacityType, at(e.At), at(e.Until)})
 		}

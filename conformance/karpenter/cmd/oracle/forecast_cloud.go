@@ -73,6 +73,7 @@ type forecastCloud struct {
 	classes   map[string]*awsv1.EC2NodeClass // by NodePool
 	its       map[string][]*cloudprovider.InstanceType
 	shortages []shortage
+	drifts    map[string]time.Time // NodePool -> drifted from
 	ice       map[string]time.Time // type/zone/capacity -> unavailable until
 	instances map[string]*instance // by provider ID
 	order     []string             // provider IDs in launch order
@@ -197,7 +198,14 @@ func (c *forecastCloud) GetInstanceTypes(_ context.Context, np *karpv1.NodePool)
 	return c.withICE(c.its[np.Name]), nil
 }
 
-func (c *forecastCloud) IsDrifted(context.Context, *karpv1.NodeClaim) (cloudprovider.DriftReason, error) {
+// IsDrifted: a trace Drift event says the NodePool's NodeClass (or AMI) changed at a moment; the nodes launched
+// before it no longer match (the AWS provider's cloudprovider.go IsDrifted compares the NodeClass's hash and AMIs).
+func (c *forecastCloud) IsDrifted(_ context.Context, nc *karpv1.NodeClaim) (cloudprovider.DriftReason, error) {
+	at, ok := c.drifts[nc.Labels[karpv1.NodePoolLabelKey]]
+	inst := c.instances[nc.Status.ProviderID]
+	if ok && inst != nil && inst.launchedAt.Before(at) && !c.clk.Now().Before(at) {
+		return "NodeClassDrift", nil
+	}
 	return "", nil
 }
 func (c *forecastCloud) RepairPolicies() []cloudprovider.RepairPolicy { return nil }

@@ -140,6 +140,10 @@ func (r *run) applyEvents() error {
 		case "interruption":
 			r.interrupt(e)
 		case "shortage":
+		case "drift":
+			// IsDrifted answers from now on; the NodeClaim disruption controller notices it on its next reconcile
+			// (drift.go requeues every 5 minutes; the run reconciles every NodeClaim at every moment).
+			r.writes++
 		default:
 			return fmt.Errorf("unknown event kind %q", e.Kind)
 		}

@@ -42,6 +42,8 @@ type traceEvent struct {
 	Share        float64 `json:"share,omitempty"`
 	Until        uint64  `json:"until,omitempty"`
 	CapacityType string  `json:"capacity_type,omitempty"`
+	// drift
+	NodePool string `json:"nodepool,omitempty"`
 }
 
 // defaultStartupSeconds is trace.rs DEFAULT_STARTUP_SECONDS.
