@@ -145,13 +145,13 @@ impl Run<'_, '_> {
 
     /// singlenodeconsolidation.go `ComputeCommands`: the first candidate a command removes.
     pub(super) fn single_node(&self) -> Option<Command> {
-        let mut budgets = self.budget_mapping(EndedBy::Underutilized);
+        let budgets = self.budget_mapping(EndedBy::Underutilized);
         for n in self.candidates() {
             let t = self.nodes[n].template;
+            // singlenodeconsolidation.go checks the budget is not exhausted; it does not spend it per candidate tried.
             if !self.cluster.policies[t].consolidation.underutilized() || budgets[t] == 0 {
                 continue;
             }
-            budgets[t] -= 1;
             if let Some(cmd) = self.consolidate(&[n]).filter(|c| self.approved(c)) {
                 return Some(cmd);
             }

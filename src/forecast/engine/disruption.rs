@@ -160,7 +160,7 @@ impl Run<'_, '_> {
                 empty.push(n);
             }
         }
-        (!empty.is_empty()).then(|| Command { reason: EndedBy::Empty, candidates: empty, replacement: None })
+        (!empty.is_empty()).then_some(Command { reason: EndedBy::Empty, candidates: empty, replacement: None })
     }
 
     /// validation.go: 15 s later the candidates must still be candidates within the budgets, and the command still

@@ -6,7 +6,7 @@
 //! that respect PodDisruptionBudgets and skip `karpenter.sh/do-not-disrupt` pods, until `terminationGracePeriod`
 //! runs out (then every pod left is deleted); the instance is terminated once the node is drained.
 
-use super::state::{Deleting, Owner};
+use super::state::Deleting;
 use super::Run;
 use crate::forecast::timeline::{Decision, EndedBy};
 
@@ -148,11 +148,5 @@ impl Run<'_, '_> {
             .flatten()
             .filter(|t| *t > now)
             .min()
-    }
-
-    /// Whether the pod's owner is a workload (its pods are recreated when evicted).
-    #[allow(dead_code)]
-    fn owned_by_workload(&self, p: usize) -> bool {
-        matches!(self.pods[p].owner, Owner::Workload(_))
     }
 }

@@ -110,23 +110,20 @@ impl Policy {
 pub fn read(nodepool: &Value, horizon: u64) -> Policy {
     let d = nodepool.pointer("/spec/disruption");
     let spec = nodepool.pointer("/spec/template/spec");
-    let mut p = Policy::default();
-    p.consolidation = match d.and_then(|d| d.get("consolidationPolicy")).and_then(Value::as_str) {
+    let defaults = Policy::default();
+    let text = |v: Option<&Value>, key: &str| v.and_then(|v| v.get(key)).and_then(Value::as_str).map(str::to_string);
+    let consolidation = match text(d, "consolidationPolicy").as_deref() {
         Some("WhenEmpty") => Consolidation::WhenEmpty,
         Some("Balanced") => Consolidation::Balanced,
         _ => Consolidation::WhenEmptyOrUnderutilized,
     };
-    if let Some(after) = d.and_then(|d| d.get("consolidateAfter")).and_then(Value::as_str) {
-        p.consolidate_after = duration(after);
+    Policy {
+        consolidation,
+        consolidate_after: text(d, "consolidateAfter").map_or(defaults.consolidate_after, |a| duration(&a)),
+        budgets: d.and_then(|d| d.get("budgets")).and_then(Value::as_array).map_or(defaults.budgets, |b| b.iter().filter_map(|b| budget(b, horizon)).collect()),
+        expire_after: text(spec, "expireAfter").map_or(defaults.expire_after, |e| duration(&e)),
+        termination_grace: text(spec, "terminationGracePeriod").and_then(|g| duration(&g)),
     }
-    if let Some(budgets) = d.and_then(|d| d.get("budgets")).and_then(Value::as_array) {
-        p.budgets = budgets.iter().filter_map(|b| budget(b, horizon)).collect();
-    }
-    if let Some(expire) = spec.and_then(|s| s.get("expireAfter")).and_then(Value::as_str) {
-        p.expire_after = duration(expire);
-    }
-    p.termination_grace = spec.and_then(|s| s.get("terminationGracePeriod")).and_then(Value::as_str).and_then(duration);
-    p
 }
 
 fn budget(b: &Value, horizon: u64) -> Option<Budget> {

@@ -11,7 +11,8 @@ use super::state::Node;
 use super::Run;
 use crate::simulate::launch::launch;
 use crate::simulate::pods::Pod;
-use crate::simulate::scheduler::{Claim, Scheduler, Template};
+use crate::simulate::requirements::Toleration;
+use crate::simulate::scheduler::{admits, sum, Claim, Scheduler, Template};
 use crate::simulate::static_nodes;
 use crate::simulate::yaml::Resources;
 
@@ -151,6 +152,10 @@ impl Run<'_, '_> {
         let n = self.new_node(claim.template, ty, l.offering);
         for &p in &claim.pods {
             self.nominate(p, n);
+            // A NodePool with no start-up delay: the node is Ready as it launches.
+            if self.nodes[n].ready(self.now) {
+                self.start_running(p, n);
+            }
         }
         Some(n)
     }
@@ -174,15 +179,19 @@ impl Run<'_, '_> {
         let base = templates.len();
         let mut order: Vec<usize> = (0..self.nodes.len()).filter(|&n| self.nodes[n].schedulable() && !scope.without.contains(&n)).collect();
         order.retain(|&n| !scope.ready_only || self.nodes[n].ready(self.now));
+        // Without topology (whose domains existing nodes add to), a node that no pod could join alone changes nothing
+        // in the run: it is left out, which is most of a big cluster's nodes for any one pass.
+        if specs.iter().all(|p| p.topology.as_ref().is_none_or(|t| !t.constrains())) {
+            order.retain(|&n| specs.iter().any(|p| self.could_join(n, p)));
+        }
         order.sort_by_key(|&n| (!self.nodes[n].ready(self.now), n));
         let mut claims = Vec::with_capacity(order.len());
         for (k, &n) in order.iter().enumerate() {
             let node = &self.nodes[n];
             let pool = &self.cluster.prepared.templates()[node.template];
-            let mut ty = (*node.ty).clone();
-            // The node runs: its own offering is available whatever a shortage says of new launches.
-            ty.offerings.iter_mut().filter(|o| o.zone == node.offering.zone && o.capacity_type == node.offering.capacity_type).for_each(|o| o.available = true);
-            templates.push(Template { pool: Arc::clone(&pool.pool), types: vec![Arc::new(ty)], dropped: Some("an existing node".into()), provisioned: false });
+            // The type as it was launched, with its own offering available (a later shortage of that offering stops
+            // new launches, not the node that runs).
+            templates.push(Template { pool: Arc::clone(&pool.pool), types: vec![Arc::clone(&node.ty)], dropped: Some(String::new()), provisioned: false });
             claims.push(Claim {
                 template: base + k,
                 pods: Vec::new(),
@@ -209,6 +218,17 @@ impl Run<'_, '_> {
             }
         }
         placement
+    }
+
+    /// Whether the pod alone could join the node: it tolerates the node's taints (a PreferNoSchedule taint counts as
+    /// tolerated, as relaxation may tolerate it), its nodeSelector is compatible with the node (its affinity terms only
+    /// narrow that), and it fits beside the node's pods and daemons. A necessary condition of `Scheduler`'s `can_add`.
+    fn could_join(&self, n: usize, pod: &Pod) -> bool {
+        let node = &self.nodes[n];
+        let taints = &self.cluster.prepared.templates()[node.template].pool.taints;
+        let mut tolerations = pod.tolerations.clone();
+        tolerations.push(Toleration::prefer_no_schedule());
+        admits(taints, &node.requirements, &pod.node_selector, &tolerations).is_ok() && node.ty.daemons.fits(&sum(&node.requests, &pod.requests), &node.ty.allocatable)
     }
 
     /// Per template, its NodePool's limits less the capacity of its nodes (all but those being deleted, which

@@ -1,11 +1,16 @@
 //! What creates and deletes pods: a workload's replicas (the ReplicaSet controller) and Jobs (Kueue admission, then
 //! the Job controller).
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use super::cluster;
 use super::state::Owner;
 use super::{Job, Run};
+
+/// A pod's place in the ReplicaSet controller's deletion order (smallest first): placed, running, fewer of the
+/// workload's pods on its node, started earlier, created earlier.
+type DeletionRank = (bool, bool, Reverse<usize>, Reverse<u64>, Reverse<usize>);
 
 impl Run<'_, '_> {
     /// A workload's desired replicas from now: new pods pending, or the ReplicaSet controller's deletions.
@@ -34,11 +39,11 @@ impl Run<'_, '_> {
     /// `ActivePodsWithRanks`: unassigned before assigned, pending before running, then pods on nodes holding more of
     /// the workload's pods, then the newest (the pod that became ready last; here, that started last, then was
     /// created last).
-    fn deletion_rank(&self, w: usize, p: usize) -> (bool, bool, std::cmp::Reverse<usize>, std::cmp::Reverse<u64>, std::cmp::Reverse<usize>) {
+    fn deletion_rank(&self, w: usize, p: usize) -> DeletionRank {
         let pod = &self.pods[p];
         let on_same_node = pod.node.map_or(0, |n| self.replicas[w].iter().filter(|&&q| self.pods[q].node == Some(n)).count());
         let started = pod.node.filter(|_| pod.running).map_or(0, |n| self.nodes[n].ready_at.max(pod.created_at));
-        (pod.node.is_some(), pod.running, std::cmp::Reverse(on_same_node), std::cmp::Reverse(started), std::cmp::Reverse(p))
+        (pod.node.is_some(), pod.running, Reverse(on_same_node), Reverse(started), Reverse(p))
     }
 
     /// A Job submitted to its LocalQueue: Kueue decides when it is admitted.
