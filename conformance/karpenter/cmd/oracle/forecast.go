@@ -167,25 +167,35 @@ func newRun(pr *prepared, tr *trace) (*run, error) {
 	r.clk = &simClock{FakeClock: clocktesting.NewFakeClock(epoch)}
 	r.clk.advance = r.wait
 	// The indexes the operator's cache adds (pkg/operator/operator.go NewOperator: IndexField).
-	r.raw = fakecr.NewClientBuilder().
-		WithIndex(&corev1.Pod{}, "spec.nodeName", func(o crclient.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }).
-		WithIndex(&corev1.Node{}, "spec.providerID", func(o crclient.Object) []string { return []string{o.(*corev1.Node).Spec.ProviderID} }).
-		WithIndex(&karpv1.NodeClaim{}, "status.providerID", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Status.ProviderID} }).
-		WithIndex(&karpv1.NodeClaim{}, "spec.nodeClassRef.group", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Spec.NodeClassRef.Group} }).
-		WithIndex(&karpv1.NodeClaim{}, "spec.nodeClassRef.kind", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Spec.NodeClassRef.Kind} }).
-		WithIndex(&karpv1.NodeClaim{}, "spec.nodeClassRef.name", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Spec.NodeClassRef.Name} }).
-		WithIndex(&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.group", func(o crclient.Object) []string {
+	idx := []fieldIndex{
+		{&corev1.Pod{}, "spec.nodeName", func(o crclient.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }},
+		{&corev1.Node{}, "spec.providerID", func(o crclient.Object) []string { return []string{o.(*corev1.Node).Spec.ProviderID} }},
+		{&karpv1.NodeClaim{}, "status.providerID", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Status.ProviderID} }},
+		{&karpv1.NodeClaim{}, "spec.nodeClassRef.group", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Spec.NodeClassRef.Group} }},
+		{&karpv1.NodeClaim{}, "spec.nodeClassRef.kind", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Spec.NodeClassRef.Kind} }},
+		{&karpv1.NodeClaim{}, "spec.nodeClassRef.name", func(o crclient.Object) []string { return []string{o.(*karpv1.NodeClaim).Spec.NodeClassRef.Name} }},
+		{&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.group", func(o crclient.Object) []string {
 			return []string{o.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef.Group}
-		}).
-		WithIndex(&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.kind", func(o crclient.Object) []string {
+		}},
+		{&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.kind", func(o crclient.Object) []string {
 			return []string{o.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef.Kind}
-		}).
-		WithIndex(&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.name", func(o crclient.Object) []string {
+		}},
+		{&karpv1.NodePool{}, "spec.template.spec.nodeClassRef.name", func(o crclient.Object) []string {
 			return []string{o.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef.Name}
-		}).
-		WithIndex(&storagev1.VolumeAttachment{}, "spec.nodeName", func(o crclient.Object) []string { return []string{o.(*storagev1.VolumeAttachment).Spec.NodeName} }).
-		WithStatusSubresource(&karpv1.NodeClaim{}, &karpv1.NodePool{}, &corev1.Pod{}, &corev1.Node{}).
-		Build()
+		}},
+		{&storagev1.VolumeAttachment{}, "spec.nodeName", func(o crclient.Object) []string { return []string{o.(*storagev1.VolumeAttachment).Spec.NodeName} }},
+	}
+	builder := fakecr.NewClientBuilder()
+	for _, i := range idx {
+		builder = builder.WithIndex(i.obj, i.field, i.fn)
+	}
+	// Reads come from a typed cache kept current on every write, as the operator's informer cache serves them
+	// (forecast_cache.go): the fake client's JSON round trip on every read was most of a generated day's CPU.
+	cached, err := newCachedClient(builder.WithStatusSubresource(&karpv1.NodeClaim{}, &karpv1.NodePool{}, &corev1.Pod{}, &corev1.Node{}).Build(), idx)
+	if err != nil {
+		return nil, err
+	}
+	r.raw = cached
 	r.kube = interceptor.NewClient(r.raw, interceptor.Funcs{
 		Create: func(ctx context.Context, c crclient.WithWatch, obj crclient.Object, opts ...crclient.CreateOption) error {
 			// The API server names a generateName object and stamps its creation; the fake client draws a random
