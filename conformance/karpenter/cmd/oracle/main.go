@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"sort"
@@ -124,6 +125,11 @@ func main() {
 		if os.Getenv("GOGC") == "" {
 			debug.SetGCPercent(800)
 		}
+		// Karpenter creates a provisioning round's NodeClaims in parallel goroutines (pkg/controllers/provisioning/
+		// provisioner.go CreateNodeClaims: workqueue.ParallelizeUntil), and the run numbers generateName objects in
+		// creation order: one processor runs those goroutines in the order they were started, so the names, and every
+		// decision ordered by name, are the same on every run.
+		runtime.GOMAXPROCS(1)
 		if prof := os.Getenv("GPUPLAN_ORACLE_CPUPROFILE"); prof != "" {
 			f, err := os.Create(prof)
 			if err == nil && pprof.StartCPUProfile(f) == nil {
