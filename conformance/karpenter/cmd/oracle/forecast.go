@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/samber/lo"
@@ -203,6 +204,12 @@ func newRun(pr *prepared, tr *trace) (*run, error) {
 			if obj.GetName() == "" && obj.GetGenerateName() != "" {
 				r.names++
 				obj.SetName(fmt.Sprintf("%s%05d", obj.GetGenerateName(), r.names))
+			}
+			// The API server also gives every object a UID; the fake client does not, and Karpenter keys on it
+			// (nodeclaim/lifecycle/launch.go caches a launched instance by NodeClaim UID: with none, every NodeClaim
+			// launched within the cache's minute got the first one's instance).
+			if obj.GetUID() == "" {
+				obj.SetUID(types.UID(fmt.Sprintf("%s-%s", strings.ToLower(fmt.Sprintf("%T", obj)[1:]), obj.GetName())))
 			}
 			if ts := obj.GetCreationTimestamp(); ts.IsZero() {
 				obj.SetCreationTimestamp(metav1.NewTime(r.clk.Now()))
