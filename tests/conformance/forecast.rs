@@ -25,11 +25,18 @@ use super::go;
 mod differential;
 mod generated;
 
-/// Generated traces `cargo test` runs (each 24 simulated hours through both sides): none. The oracle drives
-/// Karpenter's controllers through controller-runtime's fake client, which round-trips every object through JSON on
-/// every Get and List; the disruption controller lists each node's pods on every poll, so one generated day costs
-/// 1–3 minutes of CPU, far over the 60 s budget. `conformance/run --forecast` runs them.
-pub const DEFAULT_CASES: u64 = 0;
+/// Generated traces `cargo test` runs (each 24 simulated hours through both sides): seed [`DEFAULT_SEED`]'s cases
+/// [`DEFAULT_FIRST`].. The oracle reads from a typed cache instead of the fake client's JSON round trip
+/// (cmd/oracle/forecast_cache.go), so a generated day costs 2–15 s of CPU (the largest, seed 34's case 0, 47 s, nearly
+/// all in Karpenter's own reconcilers). Generated traces still disagree (conformance/karpenter/README.md: the engine's
+/// Balanced and spot-replacement decisions), so the default corpus is a run of cases known to agree: a regression
+/// guard on both sides and the comparison, not a measure of agreement, which `conformance/run --forecast` gives.
+pub const DEFAULT_CASES: u64 = 3;
+/// The seed `cargo test` draws its generated traces from (`GPUPLAN_FORECAST_SEED` overrides it and starts at case 0).
+pub const DEFAULT_SEED: u64 = 3402;
+/// The first case `cargo test` runs: seed 3402's cases 8–11 agree (cases 0, 1, 3 and 7 are engine disagreements); 8–10 fit
+/// the budget (about 45 s wall on the shared 2-core machine; 8–11 took 63 s).
+pub const DEFAULT_FIRST: u64 = 8;
 
 /// The oracle's Timeline for `trace` on the manifests in `manifests` (written under target/conformance/forecast-cases/
 /// `name`/ with the trace, for a person to rerun).
@@ -238,15 +245,17 @@ fn the_oracle_is_deterministic() {
 }
 
 /// Generated traces (generated.rs) through both sides: per trace, cost within ±5% and node-hours within ±10%.
-/// `GPUPLAN_FORECAST_SEED` (default 34) and `GPUPLAN_FORECAST_CASES` (default [`DEFAULT_CASES`]) choose the corpus
+/// `GPUPLAN_FORECAST_SEED` (default [`DEFAULT_SEED`] from case [`DEFAULT_FIRST`]; set, from case 0) and
+/// `GPUPLAN_FORECAST_CASES` (default [`DEFAULT_CASES`]) choose the corpus
 /// (`conformance/run --forecast` sets them).
 #[test]
 fn generated_traces_agree_in_cost_and_node_hours() {
     let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
-    let (seed, cases) = (env("GPUPLAN_FORECAST_SEED", 34), env("GPUPLAN_FORECAST_CASES", DEFAULT_CASES));
+    let first = if std::env::var("GPUPLAN_FORECAST_SEED").is_ok() { 0 } else { DEFAULT_FIRST };
+    let (seed, cases) = (env("GPUPLAN_FORECAST_SEED", DEFAULT_SEED), env("GPUPLAN_FORECAST_CASES", DEFAULT_CASES));
     let mut agreed = 0;
     let mut failures = Vec::new();
-    for i in 0..cases {
+    for i in first..first + cases {
         let case = generated::case(seed, i);
         let name = format!("seed-{seed}-case-{i}");
         let Some((karpenter, _)) = oracle(&name, &case.manifests, &case.trace) else { return };
