@@ -35,7 +35,7 @@ pub const DEFAULT_CASES: u64 = 3;
 /// The seed `cargo test` draws its generated traces from (`GPUPLAN_FORECAST_SEED` overrides it and starts at case 0).
 pub const DEFAULT_SEED: u64 = 3402;
 /// The first case `cargo test` runs: seed 3402's cases 8–11 agree (cases 0, 1, 3 and 7 are engine disagreements); 8–10 fit
-/// the budget (about 45 s wall on the shared 2-core machine; 8–11 took 63 s).
+/// the budget (35 s on the shared 2-core machine; 8–11 took 63 s).
 pub const DEFAULT_FIRST: u64 = 8;
 
 /// The oracle's Timeline for `trace` on the manifests in `manifests` (written under target/conformance/forecast-cases/
