@@ -7,6 +7,7 @@
 //! - [`consumers`]: the API server's validation and kustomize against out/;
 //! - [`addons`]: the add-on charts' own values against what gpuplan encodes of them;
 //! - [`reach`]: Kubernetes' DaemonSet controller decides whether the GPU add-ons run on every pool's nodes;
+//! - [`forecast`]: Karpenter's own controllers over time (`oracle forecast`) on forecast traces;
 //! - [`kueue`]: Kueue's own scheduler (sigs.k8s.io/kueue) against `gpuplan simulate`'s admission.
 //! - [`hpa`]: Kubernetes' HorizontalPodAutoscaler controller code against the forecast's HPA port.
 //!
@@ -17,6 +18,7 @@ mod go;
 
 mod addons;
 mod consumers;
+mod forecast;
 mod hpa;
 mod karpenter;
 mod kueue;

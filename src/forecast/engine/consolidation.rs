@@ -44,7 +44,11 @@ impl Run<'_, '_> {
         };
         let template = &self.templates[claim.template];
         let all_spot = candidates.iter().all(|&n| self.nodes[n].offering.capacity_type == CapacityType::Spot);
-        if all_spot && offering_compatible(&claim.requirements, "", CapacityType::Spot.as_str()) {
+        // consolidation.go `computeConsolidation`: all candidates spot and a replacement that may be spot goes to
+        // `computeSpotToSpotConsolidation`, which does nothing with the SpotToSpotConsolidation gate off (the
+        // default). Only the capacity type is asked: the zone has no part in it.
+        let may_be_spot = claim.requirements.get("karpenter.sh/capacity-type").is_none_or(|r| r.has(CapacityType::Spot.as_str()));
+        if all_spot && may_be_spot {
             return None;
         }
         // filterByPrice: only types whose cheapest compatible available offering is cheaper than the candidates.

@@ -202,7 +202,10 @@ impl Run<'_, '_> {
                 fixed: true,
             });
         }
-        let remaining = self.remaining_limits(templates.len(), &[]);
+        // A consolidation's simulation leaves its candidates out of the NodePools' usage too (disruption/helpers.go
+        // `SimulateScheduling` drops `candidateNames` from the state nodes; scheduler.go `updateRemainingResources`
+        // subtracts only the nodes that remain).
+        let remaining = self.remaining_limits(templates.len(), scope.without);
         let outcome = Scheduler::new(&templates, &specs)
             .with_static_nodes(claims)
             .with_remaining(remaining)

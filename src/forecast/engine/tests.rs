@@ -275,3 +275,30 @@ fn kueue_holds_a_job_until_quota_frees() {
 
 mod examples;
 mod generated;
+
+/// consolidation.go `computeConsolidation` → `computeSpotToSpotConsolidation` with the SpotToSpotConsolidation gate
+/// off (the default; consolidation_test.go "spot to spot consolidation" context): the case of
+/// `an_underutilized_node_is_replaced_by_a_cheaper_one` on spot keeps its node. The NodePool names a zone, as every
+/// generated pool in the conformance oracle's traces does (the class the zone-blind check missed).
+#[test]
+fn a_spot_node_is_not_replaced_by_spot() {
+    let objects = objects(&[pool("a", &["m5.large", "m5.xlarge", "m5.2xlarge"], &["spot"], UNDERUTILIZED, "")]);
+    let t = trace(7200, &[("web", pod("web", 1500, "a", json!({})))], vec![replicas(0, "web", 3), replicas(1000, "web", 1)]);
+    let tl = run(&objects, &t);
+    assert_eq!(tl.nodes.len(), 1, "{tl:#?}");
+    assert!(tl.decisions.is_empty(), "{:#?}", tl.decisions);
+}
+
+/// disruption/helpers.go `SimulateScheduling` leaves the candidates out of the cluster state, so scheduler.go
+/// `updateRemainingResources` does not count them against the NodePool's limits: a pool at its cpu limit (8, one
+/// m5.2xlarge) still replaces that node by an m5.large.
+#[test]
+fn a_replacement_fits_the_limit_its_candidate_frees() {
+    let at_limit = format!("{UNDERUTILIZED}  limits:\n    cpu: \"8\"\n");
+    let objects = objects(&[pool("a", &["m5.large", "m5.xlarge", "m5.2xlarge"], &["on-demand"], &at_limit, "")]);
+    let t = trace(7200, &[("web", pod("web", 1500, "a", json!({})))], vec![replicas(0, "web", 3), replicas(1000, "web", 1)]);
+    let tl = run(&objects, &t);
+    let types: Vec<&str> = tl.nodes.iter().map(|n| n.instance_type.as_str()).collect();
+    assert_eq!(types, ["m5.2xlarge", "m5.large"], "{tl:#?}");
+    assert_eq!(tl.decisions[0].reason, EndedBy::Underutilized);
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -20,6 +21,7 @@ import (
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 	fakecr "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	// The AWS API package registers the karpenter.k8s.aws/* labels as well known (pkg/apis/v1/labels.go init);
 	// without it the instance-gpu-* requirements silently stop filtering.
@@ -42,6 +44,11 @@ import (
 )
 
 func init() {
+	if os.Getenv("GPUPLAN_ORACLE_VERBOSE") == "2" {
+		// Karpenter's own logs, for debugging a run (forecast.go).
+		log.SetLogger(zap.New(zap.UseDevMode(true)))
+		return
+	}
 	log.SetLogger(logging.NopLogger)
 }
 
@@ -278,7 +285,18 @@ func defaultRequests(spec *corev1.PodSpec) {
 	fix(spec.InitContainers)
 }
 
-func simulate(a args) (*report, error) {
+// prepared is what simulate and forecast both start from: the inputs, the world (catalog, prices, unavailable
+// offerings), the options context, and the NodePools with the instance types their NodeClasses offer (overlaid).
+type prepared struct {
+	in                     *inputs
+	w                      *world
+	ctx                    context.Context
+	gate                   bool
+	nodePools, staticPools []*karpv1.NodePool
+	its                    map[string][]*cloudprovider.InstanceType
+}
+
+func prepare(a args) (*prepared, error) {
 	in, err := readInputs(a.Manifests, a.Pods, a.DaemonSets)
 	if err != nil {
 		return nil, err
@@ -374,6 +392,15 @@ func simulate(a args) (*report, error) {
 	// The nodeoverlay controller lists every NodePool, static ones too (controller.go Reconcile), so an overlay in
 	// conflict on a static NodePool's types only is dropped everywhere; NewScheduler reads the types of the dynamic
 	// NodePools it is given (provisioner.go), the static ones' are for their replicas' launch (static.go).
+	return &prepared{in: in, w: w, ctx: ctx, gate: gate, nodePools: nodePools, staticPools: staticPools, its: its}, nil
+}
+
+func simulate(a args) (*report, error) {
+	pr, err := prepare(a)
+	if err != nil {
+		return nil, err
+	}
+	in, w, ctx, cat, nodePools, staticPools, its := pr.in, pr.w, pr.ctx, pr.w.cat, pr.nodePools, pr.staticPools, pr.its
 
 	uidKeys := map[types.UID]string{}
 	for _, p := range in.pods {
