@@ -88,6 +88,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         (Some(before), Some((shown, demand))) => Some(forecast_review(before, &compiled, shown, demand)?),
         _ => None,
     };
+    // A policy on `expected` with no forecast to judge (the base does not compile) would pass silently.
+    if needs_forecast && forecast.is_none() {
+        let rev = base.as_deref().unwrap_or_default();
+        return Err(CliError::msg(format!("a policy on `expected` needs the base's forecast, but the base ({rev}) does not compile: fix the base or drop the rule")));
+    }
     let tree = compiled.take_output_tree();
     let current = match &base {
         Some(rev) => gitops::out_at_revision(Path::new("."), &out, rev).map_err(CliError::msg)?,
@@ -153,7 +158,14 @@ fn forecast_review(before: &Compilation, after: &Compilation, shown: &str, deman
     }
     let opts = Options::default();
     let (b, a) = rayon::join(|| forecast(before, demand, shown, &opts), || forecast(after, demand, shown, &opts));
-    Ok(gpuplan::emit::diff::forecast::ForecastReview { before: b.map_err(CliError::msg)?, after: a.map_err(CliError::msg)? })
+    let after = a.map_err(CliError::msg)?;
+    // A base that compiles none of the demand's clusters (the change adds them) is compared with nothing: its
+    // forecast has no cluster, as a cluster the base lacks is shown new.
+    let before = match b {
+        Err(gpuplan::forecast::run::ForecastError::NoCluster) => gpuplan::forecast::report::Forecast { clusters: Vec::new(), ..after.clone() },
+        other => other.map_err(CliError::msg)?,
+    };
+    Ok(gpuplan::emit::diff::forecast::ForecastReview { before, after })
 }
 
 /// The head's committed out/ is not what its profiles compile to: the diff (from the base) is still right, but the

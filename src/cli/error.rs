@@ -52,7 +52,9 @@ impl CliError {
             CliError::Emit(err) => format!("error: {err}"),
             CliError::Demand(diagnostics) => {
                 let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-                let file = gpuplan::forecast::demand::DEMAND_FILE;
+                // The file the first error is in (`--demand` may name another, a CSV beside it may be the one).
+                let first = diagnostics.iter().find(|d| d.is_error()).map(|d| d.location.rsplitn(3, ':').last().unwrap_or_default().to_string());
+                let file = first.filter(|f| !f.is_empty()).unwrap_or_else(|| gpuplan::forecast::demand::DEMAND_FILE.to_string());
                 format!("{}error: {errors} error{} in {file}", super::messages::render(diagnostics, color), if errors == 1 { "" } else { "s" })
             }
             CliError::Then(err, line) => format!("{}\nerror: {line}", err.render(color)),

@@ -362,7 +362,12 @@ impl Parser<'_> {
             match child.name().value() {
                 "arrivals" => {
                     arrivals = true;
-                    let rate = prop(child, "per-hour").and_then(|e| self.expect_number(e, "`per-hour`"));
+                    let entry = prop(child, "per-hour");
+                    let rate = entry.and_then(|e| self.expect_number(e, "`per-hour`"));
+                    // Without a rate the queue would silently get no Job at all (a rate ≤ 0 is E0106 already).
+                    if entry.is_none() {
+                        self.error(self.span(child.span()), ErrorCode::E0107, "`arrivals` needs `per-hour`", "write the mean number of Jobs per hour, e.g. `arrivals per-hour=0.5`");
+                    }
                     queue.per_hour = rate.map_or(0.0, |r| r.value);
                     if child.children().is_some() {
                         if let Some(pattern) = self.series_node(child, &["per-hour"]) {

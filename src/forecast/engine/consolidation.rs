@@ -98,7 +98,7 @@ impl Run<'_, '_> {
     /// The candidates of NodePools that consolidate underutilized nodes, as many as the `Underutilized` budgets allow.
     fn underutilized_candidates(&self) -> Vec<usize> {
         let mut budgets = self.budget_mapping(EndedBy::Underutilized);
-        self.candidates()
+        self.by_savings_ratio(self.candidates())
             .into_iter()
             .filter(|&n| self.cluster.policies[self.nodes[n].template].consolidation.underutilized())
             .filter(|&n| {
@@ -108,6 +108,17 @@ impl Run<'_, '_> {
                 ok
             })
             .collect()
+    }
+
+    /// consolidation.go `ShouldDisrupt` and `sortCandidates`: empty nodes are Emptiness's alone (its budget, its
+    /// reason), and the rest go dearest per unit of disruption first: `SavingsRatio` = price / (1 + the pods'
+    /// eviction costs, 1 each without a deletion cost or priority in the trace), highest first (a stable sort, so
+    /// equal ratios keep the candidates' order). Single-node's interleaving by NodePool is not modelled.
+    fn by_savings_ratio(&self, candidates: Vec<usize>) -> Vec<usize> {
+        let ratio = |n: usize| self.nodes[n].price() / (1.0 + self.nodes[n].pods.len() as f64);
+        let mut out: Vec<usize> = candidates.into_iter().filter(|&n| !self.nodes[n].pods.is_empty()).collect();
+        out.sort_by(|&a, &b| ratio(b).total_cmp(&ratio(a)));
+        out
     }
 
     /// multinodeconsolidation.go `ComputeCommands` / `firstNConsolidationOption`.
@@ -150,7 +161,7 @@ impl Run<'_, '_> {
     /// singlenodeconsolidation.go `ComputeCommands`: the first candidate a command removes.
     pub(super) fn single_node(&self) -> Option<Command> {
         let budgets = self.budget_mapping(EndedBy::Underutilized);
-        for n in self.candidates() {
+        for n in self.by_savings_ratio(self.candidates()) {
             let t = self.nodes[n].template;
             // singlenodeconsolidation.go checks the budget is not exhausted; it does not spend it per candidate tried.
             if !self.cluster.policies[t].consolidation.underutilized() || budgets[t] == 0 {

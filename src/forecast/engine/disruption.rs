@@ -178,8 +178,25 @@ impl Run<'_, '_> {
         if cmd.reason == EndedBy::Empty {
             return cmd.candidates.iter().all(|&n| self.nodes[n].pods.is_empty()).then(|| cmd.clone());
         }
-        let again = self.consolidate(&cmd.candidates)?;
-        (again.replacement.is_some() == cmd.replacement.is_some()).then_some(again)
+        // validation.go `validateCandidates`: the simulation again, without the price filter; the command stands as it
+        // was decided when it still needs no new NodeClaim, or one whose types include every type the command chose.
+        let pods: Vec<usize> = cmd.candidates.iter().flat_map(|&n| self.nodes[n].pods.iter().copied()).collect();
+        let placement = self.schedule(&pods, super::provision::Scope { ready_only: false, provision: true, without: &cmd.candidates });
+        if !placement.pending.is_empty() || placement.new_claims.len() > 1 {
+            return None;
+        }
+        let names = |c: &crate::simulate::scheduler::Claim| -> Vec<(String, String)> {
+            let t = &self.templates[c.template];
+            c.types.iter().map(|&i| (t.pool.name.clone(), t.types[i].name.clone())).collect()
+        };
+        match (placement.new_claims.first(), &cmd.replacement) {
+            (None, None) => Some(cmd.clone()),
+            (Some(now), Some(chosen)) => {
+                let now = names(now);
+                names(chosen).iter().all(|t| now.contains(t)).then(|| cmd.clone())
+            }
+            _ => None,
+        }
     }
 
     /// queue.go `StartCommand`: replacements launched, candidates marked (tainted); without replacements they are
@@ -187,6 +204,10 @@ impl Run<'_, '_> {
     fn execute(&mut self, cmd: Command) {
         let now = self.now;
         let replacements: Vec<usize> = cmd.replacement.iter().filter_map(|c| self.launch_claim(&crate::simulate::scheduler::Claim { pods: Vec::new(), ..c.clone() })).collect();
+        // queue.go: a replacement that cannot launch abandons the command; its candidates stay.
+        if cmd.replacement.is_some() && replacements.is_empty() {
+            return;
+        }
         let drain_from = replacements.is_empty().then_some(now);
         for &n in &cmd.candidates {
             self.delete_node(n, cmd.reason, drain_from, None);
