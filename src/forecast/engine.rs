@@ -7,6 +7,7 @@
 //! | a pending pod binds to a Ready node it fits, its nominated one first | kube-scheduler | [`provision`] |
 //! | scale-down deletes pods in the ReplicaSet controller's order | kubernetes `pkg/controller/replicaset/replica_set.go` `getPodsToDelete`, `controller_utils.go` `ActivePodsWithRanks` | [`workloads`] |
 //! | Jobs admitted under quota, pods created on admission, quota back when they end | Kueue `pkg/scheduler` (the simulator's `admission`) | [`workloads`] |
+//! | drift (the NodePool's nodes launched before the change replaced one command at a time) | `pkg/controllers/disruption/drift.go`, `nodeclaim/disruption/drift.go` | [`drift`] |
 //! | emptiness, multi- and single-node consolidation, Balanced (k = 2), budgets, the 15 s validation, replacements Ready before candidates go | `pkg/controllers/disruption/` | [`disruption`], [`consolidation`] |
 //! | `expireAfter`, drain with PDBs and `terminationGracePeriod`, spot interruption (reclaimed 120 s after the notice) | `nodeclaim/expiration`, `node/termination`, `interruption` (aws provider) | [`lifecycle`] |
 //!
@@ -32,6 +33,7 @@
 mod cluster;
 mod consolidation;
 mod disruption;
+mod drift;
 mod lifecycle;
 pub mod policy;
 mod provision;
@@ -199,8 +201,7 @@ impl<'a, 'c> Run<'a, 'c> {
                     self.shortages.push((*until, u));
                     self.refresh_templates();
                 }
-                // Merge stand-in (wt-s, until the engine models it): the draw's Drift (wt-d) is not replayed yet.
-                Event::Drift { .. } => {}
+                Event::Drift { nodepool, .. } => self.drift_nodepool(nodepool),
             }
         }
     }

@@ -73,6 +73,7 @@ impl Run<'_, '_> {
             last_pod_event: None,
             deleting: None,
             fixed: false,
+            drifted_at: None,
         });
         self.disruption.dirty = true;
         self.nodes.len() - 1

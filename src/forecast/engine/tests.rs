@@ -275,3 +275,31 @@ fn kueue_holds_a_job_until_quota_frees() {
 
 mod examples;
 mod generated;
+
+/// drift_test.go "should drift empty nodes before non-empty nodes", "should delete drifted nodes" (the empty one: no
+/// replacement), "should replace drifted nodes" (the other: its replacement Ready before it drains), one command per
+/// candidate within "should only consider 3 nodes allowed to be disrupted because of budgets" (here one node for
+/// reason Drifted), and nodeclaim/disruption drift_test.go (a NodeClaim launched after the change is not drifted: the
+/// replacement stays). A budget of 0 for `Drifted` keeps both nodes.
+#[test]
+fn drifted_nodes_are_replaced_one_at_a_time_empty_first() {
+    let drift_budget = |n: &str| format!("    consolidationPolicy: WhenEmpty\n    consolidateAfter: Never\n    budgets:\n    - nodes: \"{n}\"\n      reasons: [Drifted]\n");
+    let workloads = [("web", pod("web", 1500, "a", json!({}))), ("api", pod("api", 1500, "a", json!({})))];
+    let events = vec![replicas(0, "web", 1), replicas(0, "api", 1), replicas(1800, "api", 0), Event::Drift { at: 3600, nodepool: "a".into() }];
+    let t = trace(3 * 3600, &workloads, events);
+    let tl = run(&objects(&[pool("a", &["m5.large"], &["on-demand"], &drift_budget("1"), "")]), &t);
+    let drifts: Vec<_> = tl.decisions.iter().filter(|d| d.reason == EndedBy::Drifted).collect();
+    assert_eq!(drifts.len(), 2, "{tl:#?}");
+    assert_eq!((drifts[0].at, drifts[0].replacements.len(), drifts[1].replacements.len()), (3600, 0, 1), "{tl:#?}");
+    let life = |id: &str| tl.nodes.iter().find(|n| n.id == id).expect("a node of the timeline");
+    let (empty, busy, replacement) = (life(&drifts[0].nodes[0]), life(&drifts[1].nodes[0]), life(&drifts[1].replacements[0]));
+    // The budget of one: the second command waits for the first node to be gone.
+    assert!(drifts[1].at >= empty.terminated_at.expect("the empty node goes"), "{tl:#?}");
+    assert_eq!((empty.ended_by, busy.ended_by, replacement.terminated_at), (Some(EndedBy::Drifted), Some(EndedBy::Drifted), None));
+    assert_eq!(replacement.launched_at, drifts[1].at);
+    assert_eq!(busy.terminated_at, replacement.ready_at, "the drifted node drains once its replacement is Ready");
+    assert_eq!(tl.pending_pod_seconds["apps/web"], 61, "the web pod moves to a Ready replacement at once");
+    assert_eq!(tl.nodes.len(), 3);
+    let blocked = run(&objects(&[pool("a", &["m5.large"], &["on-demand"], &drift_budget("0"), "")]), &t);
+    assert!(blocked.decisions.is_empty() && blocked.nodes.iter().all(|n| n.terminated_at.is_none()), "{blocked:#?}");
+}
