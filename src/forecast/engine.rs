@@ -9,7 +9,7 @@
 //! | Jobs admitted under quota, pods created on admission, quota back when they end | Kueue `pkg/scheduler` (the simulator's `admission`) | [`workloads`] |
 //! | drift (the NodePool's nodes launched before the change replaced one command at a time) | `pkg/controllers/disruption/drift.go`, `nodeclaim/disruption/drift.go` | [`drift`] |
 //! | emptiness, multi- and single-node consolidation, Balanced (k = 2), budgets, the 15 s validation, replacements Ready before candidates go | `pkg/controllers/disruption/` | [`disruption`], [`consolidation`] |
-//! | `expireAfter`, drain with PDBs and `terminationGracePeriod`, spot interruption (reclaimed 120 s after the notice) | `nodeclaim/expiration`, `node/termination`, `interruption` (aws provider) | [`lifecycle`] |
+//! | `expireAfter`, drain with PDBs and `terminationGracePeriod`, spot interruption (reclaimed 120 s after the notice; its offering unavailable for 3 min) | `nodeclaim/expiration`, `node/termination`, `interruption` (aws provider, `markUnavailableOfferings`) | [`lifecycle`] |
 //!
 //! Event-driven: time jumps to the earliest of the trace's next event, a node's Ready, the batch window's end, a
 //! drain deadline or reclaim, a shortage's end, a Job's end, the validation's end and the disruption controller's next

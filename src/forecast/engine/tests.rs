@@ -216,8 +216,18 @@ fn a_spot_interruption_reschedules_pods() {
     assert_eq!(tl.nodes.len(), 3, "{tl:#?}");
     let interrupted: Vec<&str> = tl.nodes.iter().filter(|n| n.ended_by == Some(EndedBy::Interrupted)).map(|n| n.id.as_str()).collect();
     assert_eq!(interrupted.len(), 1, "share 0.5 of two nodes: the oldest one");
-    assert_eq!(tl.nodes[2].launched_at, 1001);
     assert!(tl.nodes.iter().all(|n| n.capacity_type == "spot"));
+    // interruption/suite_test.go "should mark the ICE cache for the offering when getting a spot interruption
+    // warning" (utils.go `markUnavailableOfferings`, cache.go `UnavailableOfferingsTTL` = 3 min): the pool's only
+    // offering is unavailable over [1000, 1180), so the replacement launches when it is back (1 s batch after), ...
+    assert_eq!((tl.nodes[2].instance_type.as_str(), tl.nodes[2].launched_at), ("m5.large", 1181));
+    // ... and with another type in the pool, at once on that one: the m5.xlarge holding both pods is interrupted,
+    // and its pods go to two m5.large.
+    let objects = objects_of_pool(pool("a", &["m5.large", "m5.xlarge"], &["spot"], WHEN_EMPTY_30S, ""));
+    let events = vec![replicas(0, "web", 2), Event::Interruption { at: 1000, instance_type: "m5.xlarge".into(), zone: "us-east-1a".into(), share: 1.0 }];
+    let tl = run(&objects, &trace(7200, &[("web", pod("web", 1500, "a", json!({})))], events));
+    let launched: Vec<(&str, u64)> = tl.nodes.iter().map(|n| (n.instance_type.as_str(), n.launched_at)).collect();
+    assert_eq!(launched, [("m5.xlarge", 1), ("m5.large", 1001), ("m5.large", 1001)], "{tl:#?}");
 }
 
 /// provisioning/suite_test.go "should launch on the next offering when one is unavailable" (the ICE cache,
