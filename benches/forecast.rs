@@ -58,7 +58,7 @@ fn trace(days: u64) -> Trace {
         }
     }
     events.sort_by_key(Event::at);
-    Trace { version: VERSION, cluster: "bench".into(), seed: 1, horizon_seconds: days * DAY, workloads: workloads.into_iter().collect(), startup_seconds: Default::default(), events }
+    Trace { version: VERSION, cluster: "bench".into(), seed: 1, horizon_seconds: days * DAY, start_unix: gpuplan::forecast::trace::START_UNIX, workloads: workloads.into_iter().collect(), startup_seconds: Default::default(), events }
 }
 
 fn main() {

@@ -71,7 +71,7 @@ pub fn replay(c: &Compilation, cluster: &str, trace: &Trace) -> Timeline {
 
 /// [`replay`] with the disruption controller's polls run as `mode` says.
 pub fn replay_with(c: &Compilation, cluster: &str, trace: &Trace, mode: Mode) -> Timeline {
-    let Some(cluster) = Cluster::read(c, cluster, trace.horizon_seconds) else {
+    let Some(cluster) = Cluster::read(c, cluster, trace.horizon_seconds, trace.start_unix) else {
         return Timeline { horizon_seconds: trace.horizon_seconds, ..Timeline::default() };
     };
     Run::new(&cluster, trace, mode).replay()
@@ -81,7 +81,7 @@ pub fn replay_with(c: &Compilation, cluster: &str, trace: &Trace, mode: Mode) ->
 /// catalog, with no EKS node DaemonSets: for benchmarks and tests that write their own cluster.
 pub fn replay_objects(catalog: &crate::catalog::Catalog, objects: &[serde_json::Value], trace: &Trace, mode: Mode) -> Timeline {
     let labels = crate::simulate::instances::TypeLabels::new(catalog);
-    let cluster = Cluster::from_manifests(catalog, &labels, &cluster::manifests(objects), &[], trace.horizon_seconds);
+    let cluster = Cluster::from_manifests(catalog, &labels, &cluster::manifests(objects), &[], trace.horizon_seconds, trace.start_unix);
     Run::new(&cluster, trace, mode).replay()
 }
 

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::{replay_objects, Mode};
 use crate::catalog::Catalog;
 use crate::forecast::timeline::{EndedBy, Timeline};
-use crate::forecast::trace::{Event, Trace, VERSION};
+use crate::forecast::trace::{Event, Trace, START_UNIX, VERSION};
 
 fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
@@ -56,6 +56,7 @@ fn trace(horizon: u64, workloads: &[(&str, Value)], events: Vec<Event>) -> Trace
         cluster: "test".into(),
         seed: 1,
         horizon_seconds: horizon,
+        start_unix: START_UNIX,
         workloads: workloads.iter().map(|(k, v)| (format!("apps/{k}"), v.clone())).collect(),
         startup_seconds: BTreeMap::from([("a".to_string(), 60), ("b".to_string(), 60)]),
         events,
@@ -312,4 +313,16 @@ fn drifted_nodes_are_replaced_one_at_a_time_empty_first() {
     assert_eq!(tl.nodes.len(), 3);
     let blocked = run(&objects(&[pool("a", &["m5.large"], &["on-demand"], &drift_budget("0"), "")]), &t);
     assert!(blocked.decisions.is_empty() && blocked.nodes.iter().all(|n| n.terminated_at.is_none()), "{blocked:#?}");
+}
+
+/// nodepool_budgets_test.go `IsActive` on the calendar: a zero budget scheduled Wednesdays 00:00 for 23 h (cron day
+/// 3, read in UTC) blocks the empty node of a trace that starts on a Wednesday (`start_unix`, from the demand's start
+/// weekday) until 23:00, while the same trace starting on Monday (the default) is not blocked on its first day.
+#[test]
+fn a_budget_schedule_follows_the_trace_start_weekday() {
+    let objects = objects_of(&budget_yaml("    - nodes: \"0\"\n      schedule: \"0 0 * * 3\"\n      duration: 23h\n"));
+    let monday = one_pod_for_an_hour();
+    assert_eq!(run(&objects, &monday).nodes[0].terminated_at, Some(3645));
+    let wednesday = Trace { start_unix: crate::forecast::trace::start_unix_on(2), ..monday };
+    assert_eq!(run(&objects, &wednesday).nodes[0].terminated_at, Some(23 * 3600 + 15));
 }
