@@ -5,14 +5,18 @@
 //! hours, against the full us-east-1 catalog. Targets (issue 34, release build, one core: `RAYON_NUM_THREADS=1`):
 //! 30 days ≤ 10 s, ≤ 500 MiB peak RSS (`/usr/bin/time -v`), time linear in the horizon.
 //!
-//! Measured 2026-11-27 (release, `RAYON_NUM_THREADS=1`, on 2 cores shared with three other builds, load ~5):
-//! 7 days 7.0 s, 15 days 16.7 s, 30 days 37.8 s wall (1.0-1.26 s per simulated day: linear in the horizon; 40 s of
-//! user CPU for the three runs together, so ~23 s of CPU for 30 days); peak RSS 47 MiB (`/usr/bin/time -v`); 36,120
-//! events, 1,328 nodes, 17,286 node-hours, 1,187 disruption decisions over 30 days. NOT yet within the 10 s target:
-//! the time goes to the simulator's scheduler, once per single-node consolidation candidate per poll (requirement maps
-//! cloned per NodeClaim, reasons formatted per rejected NodeClaim). Next steps: skip the candidates `Balanced`'s
-//! `CanPassThreshold` rejects, share one scheduler state of the existing nodes per poll, and make `simulate`'s
-//! requirement maps cheap to clone (`Arc`).
+//! Measured 2026-11-27 12:08 UTC (release, `RAYON_NUM_THREADS=1`, 2 cores shared with three other engineers' builds,
+//! load average ~3): 7 days 3.7 s, 15 days 8.0 s, 30 days 18.9 s wall (0.53-0.63 s per simulated day: linear in the
+//! horizon); 29.3 s of user CPU for the three runs together, so ~17 s of CPU for 30 days; peak RSS 47 MiB
+//! (`/usr/bin/time -v`); 36,120 events, 1,328 nodes, 17,286 node-hours, 1,187 disruption decisions over 30 days. The
+//! first version measured 7.0 / 16.7 / 37.8 s wall (~23 s CPU for 30 days) at load ~5; since then single-node
+//! consolidation skips the candidates `Balanced`'s `CanPassThreshold` rejects (nothing here: the pools are
+//! WhenEmptyOrUnderutilized) and the existing-node pre-filter checks fits without building summed maps. NOT yet within
+//! the 10 s target: `perf` puts the time in the scheduler passes of single-node consolidation (one per candidate per
+//! poll): string-keyed map lookups (`memcmp` 17%), the existing-node pre-filter (`could_join`, 9%) and its
+//! requirement intersections (10%), requirement and resource map clones per existing NodeClaim (~10%) and the
+//! allocator (~12%). Next steps: one scheduler state of the existing nodes shared by a poll's passes, requirement
+//! maps cheap to clone (`Arc`) in `simulate`, interned resource and label keys.
 
 use std::path::Path;
 use std::time::Instant;
@@ -58,7 +62,7 @@ fn trace(days: u64) -> Trace {
         }
     }
     events.sort_by_key(Event::at);
-    Trace { version: VERSION, cluster: "bench".into(), seed: 1, horizon_seconds: days * DAY, workloads: workloads.into_iter().collect(), startup_seconds: Default::default(), events }
+    Trace { version: VERSION, cluster: "bench".into(), seed: 1, horizon_seconds: days * DAY, start_unix: gpuplan::forecast::trace::START_UNIX, workloads: workloads.into_iter().collect(), startup_seconds: Default::default(), events }
 }
 
 fn main() {

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use crate::compile::Compilation;
 use crate::forecast::demand::{self, ClusterDemand};
 use crate::forecast::scaler::Scaler;
-use crate::forecast::trace::{Event, Trace, VERSION};
+use crate::forecast::trace::{start_unix_on, Event, Trace, VERSION};
 
 pub mod capacity;
 pub mod hpa;
@@ -32,7 +32,7 @@ pub mod workload;
 /// The trace of `cluster` (a cluster of `c`) under `demand` for one seed. The demand must have passed
 /// [`demand::check`] against `c`: names it does not resolve are skipped.
 pub fn trace(c: &Compilation, cluster: &str, demand: &ClusterDemand, seed: u64, horizon_seconds: u64) -> Trace {
-    let mut trace = Trace { version: VERSION, cluster: cluster.to_string(), seed, horizon_seconds, workloads: BTreeMap::new(), startup_seconds: BTreeMap::new(), events: Vec::new() };
+    let mut trace = Trace { version: VERSION, cluster: cluster.to_string(), seed, horizon_seconds, start_unix: start_unix_on(demand.start_weekday), workloads: BTreeMap::new(), startup_seconds: BTreeMap::new(), events: Vec::new() };
     let Some(plan) = c.plan.clusters.iter().find(|p| p.name == cluster) else { return trace };
     let mut events: Vec<Event> = Vec::new();
     for w in &plan.ops.workloads {

@@ -7,8 +7,9 @@
 //! | a pending pod binds to a Ready node it fits, its nominated one first | kube-scheduler | [`provision`] |
 //! | scale-down deletes pods in the ReplicaSet controller's order | kubernetes `pkg/controller/replicaset/replica_set.go` `getPodsToDelete`, `controller_utils.go` `ActivePodsWithRanks` | [`workloads`] |
 //! | Jobs admitted under quota, pods created on admission, quota back when they end | Kueue `pkg/scheduler` (the simulator's `admission`) | [`workloads`] |
+//! | drift (the NodePool's nodes launched before the change replaced one command at a time) | `pkg/controllers/disruption/drift.go`, `nodeclaim/disruption/drift.go` | [`drift`] |
 //! | emptiness, multi- and single-node consolidation, Balanced (k = 2), budgets, the 15 s validation, replacements Ready before candidates go | `pkg/controllers/disruption/` | [`disruption`], [`consolidation`] |
-//! | `expireAfter`, drain with PDBs and `terminationGracePeriod`, spot interruption (reclaimed 120 s after the notice) | `nodeclaim/expiration`, `node/termination`, `interruption` (aws provider) | [`lifecycle`] |
+//! | `expireAfter`, drain with PDBs and `terminationGracePeriod`, spot interruption (reclaimed 120 s after the notice; its offering unavailable for 3 min) | `nodeclaim/expiration`, `node/termination`, `interruption` (aws provider, `markUnavailableOfferings`) | [`lifecycle`] |
 //!
 //! Event-driven: time jumps to the earliest of the trace's next event, a node's Ready, the batch window's end, a
 //! drain deadline or reclaim, a shortage's end, a Job's end, the validation's end and the disruption controller's next
@@ -32,6 +33,7 @@
 mod cluster;
 mod consolidation;
 mod disruption;
+mod drift;
 mod lifecycle;
 pub mod policy;
 mod provision;
@@ -69,7 +71,7 @@ pub fn replay(c: &Compilation, cluster: &str, trace: &Trace) -> Timeline {
 
 /// [`replay`] with the disruption controller's polls run as `mode` says.
 pub fn replay_with(c: &Compilation, cluster: &str, trace: &Trace, mode: Mode) -> Timeline {
-    let Some(cluster) = Cluster::read(c, cluster, trace.horizon_seconds) else {
+    let Some(cluster) = Cluster::read(c, cluster, trace.horizon_seconds, trace.start_unix) else {
         return Timeline { horizon_seconds: trace.horizon_seconds, ..Timeline::default() };
     };
     Run::new(&cluster, trace, mode).replay()
@@ -79,7 +81,7 @@ pub fn replay_with(c: &Compilation, cluster: &str, trace: &Trace, mode: Mode) ->
 /// catalog, with no EKS node DaemonSets: for benchmarks and tests that write their own cluster.
 pub fn replay_objects(catalog: &crate::catalog::Catalog, objects: &[serde_json::Value], trace: &Trace, mode: Mode) -> Timeline {
     let labels = crate::simulate::instances::TypeLabels::new(catalog);
-    let cluster = Cluster::from_manifests(catalog, &labels, &cluster::manifests(objects), &[], trace.horizon_seconds);
+    let cluster = Cluster::from_manifests(catalog, &labels, &cluster::manifests(objects), &[], trace.horizon_seconds, trace.start_unix);
     Run::new(&cluster, trace, mode).replay()
 }
 
@@ -199,8 +201,7 @@ impl<'a, 'c> Run<'a, 'c> {
                     self.shortages.push((*until, u));
                     self.refresh_templates();
                 }
-                // Merge stand-in (wt-s, until the engine models it): the draw's Drift (wt-d) is not replayed yet.
-                Event::Drift { .. } => {}
+                Event::Drift { nodepool, .. } => self.drift_nodepool(nodepool),
             }
         }
     }

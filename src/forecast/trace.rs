@@ -17,6 +17,12 @@ pub struct Trace {
     pub cluster: String,
     pub seed: u64,
     pub horizon_seconds: u64,
+    /// The calendar instant of second 0, in Unix seconds (UTC): where the NodePools' budget schedules (cron, which
+    /// Karpenter reads in UTC) fire and the pods' creation timestamps fall. The draw sets it from the demand's start
+    /// weekday ([`start_unix_on`]). Absent: [`START_UNIX`], a Monday; not written when it is that, so readers that
+    /// predate the field (the conformance oracle refuses unknown fields) still read Monday traces.
+    #[serde(default = "default_start_unix", skip_serializing_if = "is_default_start_unix")]
+    pub start_unix: i64,
     /// The pod each workload's replicas run (a core/v1 Pod object as `simulate --pods` reads it: requests,
     /// nodeSelector, tolerations, affinity, topology spread), by workload `namespace/name`.
     pub workloads: BTreeMap<String, serde_json::Value>,
@@ -25,6 +31,24 @@ pub struct Trace {
     pub startup_seconds: BTreeMap<String, u64>,
     /// Sorted by `at`, then in the order drawn; events at the same second apply in this order.
     pub events: Vec<Event>,
+}
+
+/// Where second 0 falls when nothing says otherwise: Monday 2026-01-05 00:00 UTC. A trace has no date of its own; a
+/// week starting on a Monday at midnight is the assumption, stated as one.
+pub const START_UNIX: i64 = 1_767_571_200;
+
+/// The second 0 of a run starting on `weekday` (0 = Monday … 6 = Sunday): that day of [`START_UNIX`]'s week, at
+/// midnight UTC.
+pub fn start_unix_on(weekday: u8) -> i64 {
+    START_UNIX + i64::from(weekday) * 86_400
+}
+
+fn default_start_unix() -> i64 {
+    START_UNIX
+}
+
+fn is_default_start_unix(start: &i64) -> bool {
+    *start == START_UNIX
 }
 
 /// Start-up delay when the demand file names none: EC2 launch and boot (~60 s), node registration and the GPU

@@ -84,20 +84,20 @@ pub struct Cluster<'c> {
 
 impl<'c> Cluster<'c> {
     /// The cluster `name` of a compilation; None when the compilation has no such cluster.
-    pub fn read(c: &'c Compilation, name: &str, horizon: u64) -> Option<Cluster<'c>> {
+    pub fn read(c: &'c Compilation, name: &str, horizon: u64, start_unix: i64) -> Option<Cluster<'c>> {
         let plan = c.plan.clusters.iter().find(|p| p.name == name)?;
         let (catalog, labels) = c.simulation_catalog(&plan.region)?;
-        Some(Cluster::from_manifests(catalog, labels, &c.manifests_of(name), &plan.node_daemons, horizon))
+        Some(Cluster::from_manifests(catalog, labels, &c.manifests_of(name), &plan.node_daemons, horizon, start_unix))
     }
 
     /// A cluster of these objects (NodePools, NodeClasses, Kueue objects, PodDisruptionBudgets) on a catalog, with
     /// the EKS node DaemonSets `node_daemons` (as `check::cluster_manifests` counts them).
-    pub fn from_manifests(catalog: &'c Catalog, labels: &TypeLabels, objects: &[Manifest], node_daemons: &[String], horizon: u64) -> Cluster<'c> {
+    pub fn from_manifests(catalog: &'c Catalog, labels: &TypeLabels, objects: &[Manifest], node_daemons: &[String], horizon: u64, start_unix: i64) -> Cluster<'c> {
         let m = crate::check::cluster_manifests(objects, node_daemons);
         let prepared = prepare(catalog, labels, &m, &m.node_pools);
         let by_name: BTreeMap<&str, &Value> =
             objects.iter().filter(|o| o.kind() == "NodePool").filter_map(|o| Some((o.object.pointer("/metadata/name")?.as_str()?, &o.object))).collect();
-        let policies = prepared.templates().iter().map(|t| by_name.get(t.pool.name.as_str()).map_or_else(Policy::default, |o| policy::read(o, horizon))).collect();
+        let policies = prepared.templates().iter().map(|t| by_name.get(t.pool.name.as_str()).map_or_else(Policy::default, |o| policy::read(o, horizon, start_unix))).collect();
         let pdbs = objects.iter().filter(|o| o.kind() == "PodDisruptionBudget").filter_map(|o| pdb(&o.object)).collect();
         Cluster { prepared, policies, pdbs, kueue: m.kueue }
     }

@@ -83,16 +83,30 @@ impl Run<'_, '_> {
             let in_pool: Vec<usize> = cmd.candidates.iter().copied().filter(|&n| self.nodes[n].template == t).collect();
             let pool_price: f64 = in_pool.iter().map(|&n| self.nodes[n].price()).sum();
             let pool_savings = if pools.len() > 1 && total_price > 0.0 { savings * pool_price / total_price } else { savings };
-            let pool_nodes = self.nodes.iter().filter(|n| n.template == t && n.live() && n.ready(self.now));
-            let (total_cost, total_disruption) = pool_nodes.fold((0.0, 0.0), |(c, d), n| (c + n.price(), d + 1.0 + n.pods.len() as f64));
             let move_disruption: f64 = in_pool.iter().map(|&n| 1.0 + self.nodes[n].pods.len() as f64).sum();
-            if total_cost <= 0.0 || total_disruption <= 0.0 {
-                return true;
-            }
-            let (savings_fraction, disruption_fraction) = (pool_savings / total_cost, move_disruption / total_disruption);
-            let score = if savings_fraction <= 0.0 { 0.0 } else if disruption_fraction == 0.0 { f64::INFINITY } else { savings_fraction / disruption_fraction };
-            score >= 1.0 / BALANCED_K
+            self.balanced_score_passes(t, pool_savings, move_disruption)
         })
+    }
+
+    /// balanced.go `ScoreMove(...).Approved()` for template `t`'s NodePool: the move's share of the NodePool's cost
+    /// saved over its share of the NodePool's disruption, at least 1/k.
+    fn balanced_score_passes(&self, t: usize, pool_savings: f64, move_disruption: f64) -> bool {
+        let pool_nodes = self.nodes.iter().filter(|n| n.template == t && n.live() && n.ready(self.now));
+        let (total_cost, total_disruption) = pool_nodes.fold((0.0, 0.0), |(c, d), n| (c + n.price(), d + 1.0 + n.pods.len() as f64));
+        if total_cost <= 0.0 || total_disruption <= 0.0 {
+            return true;
+        }
+        let (savings_fraction, disruption_fraction) = (pool_savings / total_cost, move_disruption / total_disruption);
+        let score = if savings_fraction <= 0.0 { 0.0 } else if disruption_fraction == 0.0 { f64::INFINITY } else { savings_fraction / disruption_fraction };
+        score >= 1.0 / BALANCED_K
+    }
+
+    /// balanced.go `CanPassThreshold`: a Balanced NodePool's candidate whose best move, a delete (its whole price
+    /// saved, nothing launched), scores below the threshold can give no approved command, so single-node
+    /// consolidation skips it before simulating (singlenodeconsolidation.go); other policies always pass.
+    fn can_pass_threshold(&self, n: usize) -> bool {
+        let node = &self.nodes[n];
+        self.cluster.policies[node.template].consolidation != Consolidation::Balanced || self.balanced_score_passes(node.template, node.price(), 1.0 + node.pods.len() as f64)
     }
 
     /// The candidates of NodePools that consolidate underutilized nodes, as many as the `Underutilized` budgets allow.
@@ -164,7 +178,7 @@ impl Run<'_, '_> {
         for n in self.by_savings_ratio(self.candidates()) {
             let t = self.nodes[n].template;
             // singlenodeconsolidation.go checks the budget is not exhausted; it does not spend it per candidate tried.
-            if !self.cluster.policies[t].consolidation.underutilized() || budgets[t] == 0 {
+            if !self.cluster.policies[t].consolidation.underutilized() || budgets[t] == 0 || !self.can_pass_threshold(n) {
                 continue;
             }
             if let Some(cmd) = self.consolidate(&[n]).filter(|c| self.approved(c)) {

@@ -87,11 +87,19 @@ impl Run<'_, '_> {
         }
     }
 
-    /// One reconcile: the methods in order; a command goes to validation.
+    /// One reconcile: the methods in order (controller.go `NewMethods`: emptiness, drift, multi-node, single-node);
+    /// a consolidation command goes to validation; drift has no validator, so its command executes at once and the
+    /// controller reconciles again.
     fn poll(&mut self) {
         let now = self.now;
         self.disruption.dirty = false;
-        let cmd = self.emptiness().or_else(|| self.multi_node()).or_else(|| self.single_node());
+        let mut cmd = self.emptiness();
+        while cmd.is_none() {
+            let Some((candidate, replacements)) = self.drift() else { break };
+            self.execute_with(EndedBy::Drifted, vec![candidate], &replacements);
+            cmd = self.emptiness();
+        }
+        let cmd = cmd.or_else(|| self.multi_node()).or_else(|| self.single_node());
         match cmd {
             Some(cmd) => self.disruption.validating = Some((now + VALIDATION_SECONDS, cmd)),
             None => self.disruption.next_poll = now + POLLING_SECONDS,
@@ -129,16 +137,22 @@ impl Run<'_, '_> {
     /// disruption cost (consolidation.go `sortCandidates`, stable).
     pub(super) fn candidates(&self) -> Vec<usize> {
         let now = self.now;
-        let mut out: Vec<usize> = (0..self.nodes.len())
-            .filter(|&n| {
-                let node = &self.nodes[n];
-                let Some(after) = self.cluster.policies[node.template].consolidate_after else { return false };
-                node.ready(now) && node.deleting.is_none() && !node.fixed && node.consolidatable_at(after) <= now
-            })
-            .filter(|&n| self.nodes[n].pods.iter().all(|&p| self.pods[p].running && !self.spec(p).do_not_disrupt && self.evictable(p)))
-            .collect();
+        let mut out = self.disruptable(|node| self.cluster.policies[node.template].consolidate_after.is_some_and(|after| node.consolidatable_at(after) <= now));
         out.sort_by(|&a, &b| self.disruption_cost(a).total_cmp(&self.disruption_cost(b)));
         out
+    }
+
+    /// The nodes any method may disrupt (types.go `NewCandidate`) that the method's `ShouldDisrupt` keeps, in launch
+    /// order.
+    pub(super) fn disruptable(&self, should_disrupt: impl Fn(&super::state::Node) -> bool) -> Vec<usize> {
+        let now = self.now;
+        (0..self.nodes.len())
+            .filter(|&n| {
+                let node = &self.nodes[n];
+                node.ready(now) && node.deleting.is_none() && !node.fixed && should_disrupt(node)
+            })
+            .filter(|&n| self.nodes[n].pods.iter().all(|&p| self.pods[p].running && !self.spec(p).do_not_disrupt && self.evictable(p)))
+            .collect()
     }
 
     /// types.go `NewCandidate` `DisruptionCost`: the pods' eviction costs (1 each: no deletion cost or priority in
@@ -202,24 +216,29 @@ impl Run<'_, '_> {
     /// queue.go `StartCommand`: replacements launched, candidates marked (tainted); without replacements they are
     /// deleted at once.
     fn execute(&mut self, cmd: Command) {
+        self.execute_with(cmd.reason, cmd.candidates, cmd.replacement.as_slice());
+    }
+
+    /// [`Self::execute`] for any command: these NodeClaims launched, the candidates marked.
+    pub(super) fn execute_with(&mut self, reason: EndedBy, candidates: Vec<usize>, claims: &[crate::simulate::scheduler::Claim]) {
         let now = self.now;
-        let replacements: Vec<usize> = cmd.replacement.iter().filter_map(|c| self.launch_claim(&crate::simulate::scheduler::Claim { pods: Vec::new(), ..c.clone() })).collect();
+        let replacements: Vec<usize> = claims.iter().filter_map(|c| self.launch_claim(&crate::simulate::scheduler::Claim { pods: Vec::new(), ..c.clone() })).collect();
         // queue.go: a replacement that cannot launch abandons the command; its candidates stay.
-        if cmd.replacement.is_some() && replacements.is_empty() {
+        if !claims.is_empty() && replacements.is_empty() {
             return;
         }
         let drain_from = replacements.is_empty().then_some(now);
-        for &n in &cmd.candidates {
-            self.delete_node(n, cmd.reason, drain_from, None);
+        for &n in &candidates {
+            self.delete_node(n, reason, drain_from, None);
         }
         self.decisions.push(Decision {
             at: now,
-            reason: cmd.reason,
-            nodes: cmd.candidates.iter().map(|&n| self.nodes[n].id.clone()).collect(),
+            reason,
+            nodes: candidates.iter().map(|&n| self.nodes[n].id.clone()).collect(),
             replacements: replacements.iter().map(|&n| self.nodes[n].id.clone()).collect(),
         });
         if !replacements.is_empty() {
-            self.disruption.orchestrating.push((cmd.candidates, replacements));
+            self.disruption.orchestrating.push((candidates, replacements));
         }
     }
 

@@ -13,6 +13,10 @@ use crate::forecast::timeline::{Decision, EndedBy};
 /// EC2 reclaims a spot instance two minutes after its interruption notice.
 pub const SPOT_NOTICE_SECONDS: u64 = 120;
 
+/// aws/karpenter-provider-aws v1.14.1 `pkg/cache/cache.go` `UnavailableOfferingsTTL`: how long an offering marked
+/// unavailable stays so.
+pub const UNAVAILABLE_OFFERINGS_TTL_SECONDS: u64 = 180;
+
 impl Run<'_, '_> {
     /// Expirations due now, then every draining node's evictions, deadlines and reclaims.
     pub(super) fn lifecycle(&mut self) {
@@ -114,7 +118,10 @@ impl Run<'_, '_> {
         }
     }
 
-    /// A spot interruption notice: the oldest `ceil(share × n)` of the live spot nodes of the type and zone.
+    /// A spot interruption notice: the oldest `ceil(share × n)` of the live spot nodes of the type and zone. The
+    /// interruption controller also marks the spot offering of that type and zone unavailable for the cache's TTL
+    /// (`pkg/controllers/interruption/utils.go` `markUnavailableOfferings`, once per interrupted NodeClaim): the
+    /// replacements launch on another offering, as under a shortage over `[notice, notice + 180)`.
     pub(super) fn interrupt(&mut self, instance_type: &str, zone: &str, share: f64) {
         let now = self.now;
         let mut hit: Vec<usize> = (0..self.nodes.len())
@@ -130,6 +137,9 @@ impl Run<'_, '_> {
             self.delete_node(n, EndedBy::Interrupted, Some(now), Some(now + SPOT_NOTICE_SECONDS));
         }
         if !hit.is_empty() {
+            let offering = crate::simulate::instances::Unavailable { instance_type: instance_type.to_string(), zone: zone.to_string(), capacity_type: crate::catalog::CapacityType::Spot.as_str().to_string() };
+            self.shortages.push((now + UNAVAILABLE_OFFERINGS_TTL_SECONDS, offering));
+            self.refresh_templates();
             self.decisions.push(Decision { at: now, reason: EndedBy::Interrupted, nodes: hit.iter().map(|&n| self.nodes[n].id.clone()).collect(), replacements: Vec::new() });
         }
     }

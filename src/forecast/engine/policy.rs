@@ -106,8 +106,8 @@ impl Policy {
 }
 
 /// Reads a NodePool object's policy; what it leaves out takes the API defaults. `horizon` bounds the cron schedules'
-/// fire times computed up front.
-pub fn read(nodepool: &Value, horizon: u64) -> Policy {
+/// fire times computed up front; `start_unix` is the run's second 0 on the calendar.
+pub fn read(nodepool: &Value, horizon: u64, start_unix: i64) -> Policy {
     let d = nodepool.pointer("/spec/disruption");
     let spec = nodepool.pointer("/spec/template/spec");
     let defaults = Policy::default();
@@ -120,13 +120,13 @@ pub fn read(nodepool: &Value, horizon: u64) -> Policy {
     Policy {
         consolidation,
         consolidate_after: text(d, "consolidateAfter").map_or(defaults.consolidate_after, |a| duration(&a)),
-        budgets: d.and_then(|d| d.get("budgets")).and_then(Value::as_array).map_or(defaults.budgets, |b| b.iter().filter_map(|b| budget(b, horizon)).collect()),
+        budgets: d.and_then(|d| d.get("budgets")).and_then(Value::as_array).map_or(defaults.budgets, |b| b.iter().filter_map(|b| budget(b, horizon, start_unix)).collect()),
         expire_after: text(spec, "expireAfter").map_or(defaults.expire_after, |e| duration(&e)),
         termination_grace: text(spec, "terminationGracePeriod").and_then(|g| duration(&g)),
     }
 }
 
-fn budget(b: &Value, horizon: u64) -> Option<Budget> {
+fn budget(b: &Value, horizon: u64, start_unix: i64) -> Option<Budget> {
     let nodes = match b.get("nodes")?.as_str()? {
         n if n.ends_with('%') => BudgetNodes::Percent(n.trim_end_matches('%').parse().ok()?),
         n => BudgetNodes::Count(n.parse().ok()?),
@@ -143,7 +143,7 @@ fn budget(b: &Value, horizon: u64) -> Option<Budget> {
             .collect()
     });
     let window = match (b.get("schedule").and_then(Value::as_str), b.get("duration").and_then(Value::as_str)) {
-        (Some(s), Some(d)) => Some((Cron::parse(s, horizon + duration(d).unwrap_or(0))?, duration(d)?)),
+        (Some(s), Some(d)) => Some((Cron::parse(s, horizon + duration(d).unwrap_or(0), start_unix)?, duration(d)?)),
         _ => None,
     };
     Some(Budget { nodes, reasons, window })
@@ -179,10 +179,6 @@ pub fn duration(text: &str) -> Option<u64> {
     number.is_empty().then_some(total as u64)
 }
 
-/// Where the run's second 0 falls on the calendar, for cron schedules: Monday 2026-01-05 00:00 UTC (Karpenter reads
-/// schedules in UTC). A trace has no date; a week starting on a Monday at midnight is the assumption, stated as one.
-pub const START_UNIX: i64 = 1_767_571_200;
-
 /// A budget's cron schedule (robfig/cron's standard 5-field parser, which Karpenter uses: minute, hour, day of month,
 /// month, day of week, with `*`, `a-b`, `*/n`, `a,b` and the `@daily`-style descriptors), as its fire times over the
 /// run, computed once.
@@ -193,7 +189,8 @@ pub struct Cron {
 }
 
 impl Cron {
-    pub fn parse(spec: &str, horizon: u64) -> Option<Cron> {
+    /// `start_unix`: the run's second 0 on the calendar (UTC, as Karpenter reads schedules).
+    pub fn parse(spec: &str, horizon: u64, start_unix: i64) -> Option<Cron> {
         let spec = match spec.trim() {
             "@yearly" | "@annually" => "0 0 1 1 *",
             "@monthly" => "0 0 1 * *",
@@ -212,7 +209,7 @@ impl Cron {
         // horizon, minute by minute: 80,000 checks for a 30-day run, once per budget.
         let first = -35 * 86_400;
         for minute_start in (first..=horizon as i64).step_by(60) {
-            let Ok(t) = time::OffsetDateTime::from_unix_timestamp(START_UNIX + minute_start) else { continue };
+            let Ok(t) = time::OffsetDateTime::from_unix_timestamp(start_unix + minute_start) else { continue };
             let dow_value = t.weekday().number_days_from_sunday() as usize;
             let dom_ok = fields[2][t.day() as usize];
             let dow_ok = fields[4][dow_value] || (dow_value == 0 && fields[4][7]);

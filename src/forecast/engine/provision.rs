@@ -11,7 +11,7 @@ use super::state::Node;
 use super::Run;
 use crate::simulate::launch::launch;
 use crate::simulate::pods::Pod;
-use crate::simulate::scheduler::{sum, Claim, Scheduler, Template};
+use crate::simulate::scheduler::{Claim, Scheduler, Template};
 use crate::simulate::static_nodes;
 use crate::simulate::yaml::Resources;
 
@@ -73,6 +73,7 @@ impl Run<'_, '_> {
             last_pod_event: None,
             deleting: None,
             fixed: false,
+            drifted_at: None,
         });
         self.disruption.dirty = true;
         self.nodes.len() - 1
@@ -229,7 +230,7 @@ impl Run<'_, '_> {
         let node = &self.nodes[n];
         let taints = &self.cluster.prepared.templates()[node.template].pool.taints;
         // Cheapest first, and none of them formats a reason (this runs for every node and pod of every pass).
-        node.ty.daemons.fits(&sum(&node.requests, &pod.requests), &node.ty.allocatable)
+        fits_beside(&node.ty.daemons, &node.requests, &pod.requests, &node.ty.allocatable)
             && taints.iter().all(|t| t.effect == "PreferNoSchedule" || pod.tolerations.iter().any(|x| x.tolerates(t)))
             && node.requirements.compatible(&pod.node_selector).is_ok()
     }
@@ -250,4 +251,18 @@ impl Run<'_, '_> {
         }
         out
     }
+}
+
+/// `daemons.fits(&sum(node, pod), allocatable)` without building the sum (this runs for every node and pod of every
+/// scheduling pass): every resource the node's pods, the pod or the daemons request, summed, is at most allocatable
+/// (or not positive).
+fn fits_beside(daemons: &crate::simulate::daemons::DaemonOverhead, node: &Resources, pod: &Resources, allocatable: &Resources) -> bool {
+    if !crate::simulate::yaml::allocatable_usable(allocatable) {
+        return false;
+    }
+    let within = |k: &String, v: i128| v <= 0 || allocatable.get(k).is_some_and(|a| v <= *a);
+    let total = |k: &String| node.get(k).copied().unwrap_or(0) + pod.get(k).copied().unwrap_or(0) + daemons.requests.get(k).copied().unwrap_or(0);
+    pod.keys().all(|k| within(k, total(k)))
+        && node.keys().filter(|k| !pod.contains_key(*k)).all(|k| within(k, total(k)))
+        && daemons.requests.keys().filter(|k| !pod.contains_key(*k) && !node.contains_key(*k)).all(|k| within(k, total(k)))
 }

@@ -33,6 +33,8 @@ pub struct Node {
     pub deleting: Option<Deleting>,
     /// A static NodePool's replica: never consolidated.
     pub fixed: bool,
+    /// NodeClaim `Drifted` condition: since when its NodePool's spec no longer matches it (None: not drifted).
+    pub drifted_at: Option<u64>,
 }
 
 /// A node on its way out.

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::{replay_objects, Mode};
 use crate::catalog::Catalog;
 use crate::forecast::timeline::{EndedBy, Timeline};
-use crate::forecast::trace::{Event, Trace, VERSION};
+use crate::forecast::trace::{Event, Trace, START_UNIX, VERSION};
 
 fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
@@ -56,6 +56,7 @@ fn trace(horizon: u64, workloads: &[(&str, Value)], events: Vec<Event>) -> Trace
         cluster: "test".into(),
         seed: 1,
         horizon_seconds: horizon,
+        start_unix: START_UNIX,
         workloads: workloads.iter().map(|(k, v)| (format!("apps/{k}"), v.clone())).collect(),
         startup_seconds: BTreeMap::from([("a".to_string(), 60), ("b".to_string(), 60)]),
         events,
@@ -216,8 +217,18 @@ fn a_spot_interruption_reschedules_pods() {
     assert_eq!(tl.nodes.len(), 3, "{tl:#?}");
     let interrupted: Vec<&str> = tl.nodes.iter().filter(|n| n.ended_by == Some(EndedBy::Interrupted)).map(|n| n.id.as_str()).collect();
     assert_eq!(interrupted.len(), 1, "share 0.5 of two nodes: the oldest one");
-    assert_eq!(tl.nodes[2].launched_at, 1001);
     assert!(tl.nodes.iter().all(|n| n.capacity_type == "spot"));
+    // interruption/suite_test.go "should mark the ICE cache for the offering when getting a spot interruption
+    // warning" (utils.go `markUnavailableOfferings`, cache.go `UnavailableOfferingsTTL` = 3 min): the pool's only
+    // offering is unavailable over [1000, 1180), so the replacement launches when it is back (1 s batch after), ...
+    assert_eq!((tl.nodes[2].instance_type.as_str(), tl.nodes[2].launched_at), ("m5.large", 1181));
+    // ... and with another type in the pool, at once on that one: the m5.xlarge holding both pods is interrupted,
+    // and its pods go to two m5.large.
+    let objects = objects_of_pool(pool("a", &["m5.large", "m5.xlarge"], &["spot"], WHEN_EMPTY_30S, ""));
+    let events = vec![replicas(0, "web", 2), Event::Interruption { at: 1000, instance_type: "m5.xlarge".into(), zone: "us-east-1a".into(), share: 1.0 }];
+    let tl = run(&objects, &trace(7200, &[("web", pod("web", 1500, "a", json!({})))], events));
+    let launched: Vec<(&str, u64)> = tl.nodes.iter().map(|n| (n.instance_type.as_str(), n.launched_at)).collect();
+    assert_eq!(launched, [("m5.xlarge", 1), ("m5.large", 1001), ("m5.large", 1001)], "{tl:#?}");
 }
 
 /// provisioning/suite_test.go "should launch on the next offering when one is unavailable" (the ICE cache,
@@ -275,6 +286,46 @@ fn kueue_holds_a_job_until_quota_frees() {
 
 mod examples;
 mod generated;
+
+/// drift_test.go "should drift empty nodes before non-empty nodes", "should delete drifted nodes" (the empty one: no
+/// replacement), "should replace drifted nodes" (the other: its replacement Ready before it drains), one command per
+/// candidate within "should only consider 3 nodes allowed to be disrupted because of budgets" (here one node for
+/// reason Drifted), and nodeclaim/disruption drift_test.go (a NodeClaim launched after the change is not drifted: the
+/// replacement stays). A budget of 0 for `Drifted` keeps both nodes.
+#[test]
+fn drifted_nodes_are_replaced_one_at_a_time_empty_first() {
+    let drift_budget = |n: &str| format!("    consolidationPolicy: WhenEmpty\n    consolidateAfter: Never\n    budgets:\n    - nodes: \"{n}\"\n      reasons: [Drifted]\n");
+    let workloads = [("web", pod("web", 1500, "a", json!({}))), ("api", pod("api", 1500, "a", json!({})))];
+    let events = vec![replicas(0, "web", 1), replicas(0, "api", 1), replicas(1800, "api", 0), Event::Drift { at: 3600, nodepool: "a".into() }];
+    let t = trace(3 * 3600, &workloads, events);
+    let tl = run(&objects(&[pool("a", &["m5.large"], &["on-demand"], &drift_budget("1"), "")]), &t);
+    let drifts: Vec<_> = tl.decisions.iter().filter(|d| d.reason == EndedBy::Drifted).collect();
+    assert_eq!(drifts.len(), 2, "{tl:#?}");
+    assert_eq!((drifts[0].at, drifts[0].replacements.len(), drifts[1].replacements.len()), (3600, 0, 1), "{tl:#?}");
+    let life = |id: &str| tl.nodes.iter().find(|n| n.id == id).expect("a node of the timeline");
+    let (empty, busy, replacement) = (life(&drifts[0].nodes[0]), life(&drifts[1].nodes[0]), life(&drifts[1].replacements[0]));
+    // The budget of one: the second command waits for the first node to be gone.
+    assert!(drifts[1].at >= empty.terminated_at.expect("the empty node goes"), "{tl:#?}");
+    assert_eq!((empty.ended_by, busy.ended_by, replacement.terminated_at), (Some(EndedBy::Drifted), Some(EndedBy::Drifted), None));
+    assert_eq!(replacement.launched_at, drifts[1].at);
+    assert_eq!(busy.terminated_at, replacement.ready_at, "the drifted node drains once its replacement is Ready");
+    assert_eq!(tl.pending_pod_seconds["apps/web"], 61, "the web pod moves to a Ready replacement at once");
+    assert_eq!(tl.nodes.len(), 3);
+    let blocked = run(&objects(&[pool("a", &["m5.large"], &["on-demand"], &drift_budget("0"), "")]), &t);
+    assert!(blocked.decisions.is_empty() && blocked.nodes.iter().all(|n| n.terminated_at.is_none()), "{blocked:#?}");
+}
+
+/// nodepool_budgets_test.go `IsActive` on the calendar: a zero budget scheduled Wednesdays 00:00 for 23 h (cron day
+/// 3, read in UTC) blocks the empty node of a trace that starts on a Wednesday (`start_unix`, from the demand's start
+/// weekday) until 23:00, while the same trace starting on Monday (the default) is not blocked on its first day.
+#[test]
+fn a_budget_schedule_follows_the_trace_start_weekday() {
+    let objects = objects_of(&budget_yaml("    - nodes: \"0\"\n      schedule: \"0 0 * * 3\"\n      duration: 23h\n"));
+    let monday = one_pod_for_an_hour();
+    assert_eq!(run(&objects, &monday).nodes[0].terminated_at, Some(3645));
+    let wednesday = Trace { start_unix: crate::forecast::trace::start_unix_on(2), ..monday };
+    assert_eq!(run(&objects, &wednesday).nodes[0].terminated_at, Some(23 * 3600 + 15));
+}
 
 /// consolidation.go `computeConsolidation` → `computeSpotToSpotConsolidation` with the SpotToSpotConsolidation gate
 /// off (the default; consolidation_test.go "spot to spot consolidation" context): the case of

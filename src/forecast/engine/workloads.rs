@@ -50,7 +50,7 @@ impl Run<'_, '_> {
     pub(super) fn submit_job(&mut self, name: &str, queue: &str, pods: u32, duration: u64, pod: &serde_json::Value) {
         let mut object = cluster::job_object(name, queue, pods, pod);
         // Kueue orders a queue's Workloads by creation: the run's clock as RFC 3339.
-        let created = time::OffsetDateTime::from_unix_timestamp(super::policy::START_UNIX + self.now as i64).ok();
+        let created = time::OffsetDateTime::from_unix_timestamp(self.trace.start_unix + self.now as i64).ok();
         let stamp = created.map(|t| format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", t.year(), u8::from(t.month()), t.day(), t.hour(), t.minute(), t.second()));
         if let (Some(meta), Some(stamp)) = (object.get_mut("metadata").and_then(|m| m.as_object_mut()), stamp) {
             meta.insert("creationTimestamp".into(), serde_json::Value::String(stamp));

@@ -151,6 +151,7 @@ mod tests {
             cluster: "c".into(),
             seed: 1,
             horizon_seconds: 100,
+            start_unix: crate::forecast::trace::START_UNIX,
             workloads: BTreeMap::new(),
             startup_seconds: BTreeMap::new(),
             events: vec![

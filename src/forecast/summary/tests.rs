@@ -13,7 +13,7 @@ fn examples() -> &'static Compilation {
 }
 
 fn trace(horizon_seconds: u64) -> Trace {
-    Trace { version: 1, cluster: "ml-prod".into(), seed: 7, horizon_seconds, workloads: BTreeMap::new(), startup_seconds: BTreeMap::new(), events: Vec::new() }
+    Trace { version: 1, cluster: "ml-prod".into(), seed: 7, horizon_seconds, start_unix: crate::forecast::trace::START_UNIX, workloads: BTreeMap::new(), startup_seconds: BTreeMap::new(), events: Vec::new() }
 }
 
 fn node(id: &str, pool: &str, instance_type: &str, capacity_type: &str, life: (u64, Option<u64>)) -> NodeLife {

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::compile::{compile, CompileOptions, Compilation};
 use crate::forecast::engine::replay;
 use crate::forecast::timeline::Timeline;
-use crate::forecast::trace::{Event, Trace, VERSION};
+use crate::forecast::trace::{Event, Trace, START_UNIX, VERSION};
 
 const DAY: u64 = 86_400;
 
@@ -60,7 +60,7 @@ fn day(c: &Compilation, cluster: &str) -> Trace {
     }
     events.push(Event::Interruption { at: 12 * 3600, instance_type: "g5.xlarge".into(), zone: "us-east-1a".into(), share: 0.5 });
     events.sort_by_key(Event::at);
-    Trace { version: VERSION, cluster: cluster.into(), seed: 1, horizon_seconds: DAY, workloads: workloads.into_iter().map(|(k, v, _)| (k, v)).collect(), startup_seconds: Default::default(), events }
+    Trace { version: VERSION, cluster: cluster.into(), seed: 1, horizon_seconds: DAY, start_unix: START_UNIX, workloads: workloads.into_iter().map(|(k, v, _)| (k, v)).collect(), startup_seconds: Default::default(), events }
 }
 
 /// Every node's life is in order and within the horizon; decisions name nodes that exist and are in time order.
