@@ -66,8 +66,9 @@ const pollingPeriod = 10 * time.Second
 // provisionRequeue is the provisioning pod and node controllers' requeue (provisioning/controller.go).
 const provisionRequeue = 10 * time.Second
 
-// epoch is second 0 of a trace.
-var epoch = time.Unix(1_767_225_600, 0).UTC() // 2026-01-01T00:00:00Z: budgets' schedules are cron in UTC
+// epoch is second 0 of a trace: its start_unix (readTrace sets it), so budgets' cron schedules (UTC) open at the
+// seconds gpuplan's engine opens them.
+var epoch = time.Unix(defaultStartUnix, 0).UTC()
 
 type forecastArgs struct {
 	args

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 )
 
 const traceVersion = 1
@@ -21,7 +22,13 @@ type trace struct {
 	Workloads      map[string]json.RawMessage `json:"workloads"`
 	StartupSeconds map[string]uint64          `json:"startup_seconds"`
 	Events         []traceEvent               `json:"events"`
+	// StartUnix is second 0 as a Unix time (trace.rs `start_unix`; absent: its default, Monday 2026-01-05 00:00 UTC):
+	// budgets' cron schedules are read against it.
+	StartUnix *int64 `json:"start_unix"`
 }
+
+// defaultStartUnix is trace.rs `START_UNIX`, the start of a trace that names none.
+const defaultStartUnix = 1_767_571_200
 
 // traceEvent is every variant of trace.rs's Event in one struct (serde's internally tagged enum, tag "kind").
 type traceEvent struct {
@@ -95,6 +102,11 @@ func readTrace(path string) (*trace, error) {
 	if err := dec.Decode(t); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	start := int64(defaultStartUnix)
+	if t.StartUnix != nil {
+		start = *t.StartUnix
+	}
+	epoch = time.Unix(start, 0).UTC()
 	if t.Version != traceVersion {
 		return nil, fmt.Errorf("%s: trace version %d, this oracle reads version %d", path, t.Version, traceVersion)
 	}
