@@ -139,6 +139,7 @@ fn web_trace(horizon: u64, events: Vec<Event>) -> Trace {
     let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
         "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1500m", "memory": "2Gi"}}}]}});
     Trace {
+        start_unix: gpuplan::forecast::trace::START_UNIX,
         version: VERSION,
         cluster: "test".into(),
         seed: 1,

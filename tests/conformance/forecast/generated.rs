@@ -100,6 +100,6 @@ pub fn case(seed: u64, index: u64) -> Case {
     }
     events.sort_by_key(Event::at);
     let startup_seconds = pools.iter().map(|p| (p.name.clone(), r.pick(&[60, 120, 180]))).collect();
-    let trace = Trace { version: VERSION, cluster: format!("seed-{seed}-{index}"), seed, horizon_seconds: HORIZON, workloads, startup_seconds, events };
+    let trace = Trace { version: VERSION, start_unix: gpuplan::forecast::trace::START_UNIX, cluster: format!("seed-{seed}-{index}"), seed, horizon_seconds: HORIZON, workloads, startup_seconds, events };
     Case { manifests: yaml.join("---\n"), trace }
 }
