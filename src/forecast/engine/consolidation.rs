@@ -12,7 +12,7 @@ use super::provision::Scope;
 use super::Run;
 use crate::catalog::CapacityType;
 use crate::forecast::timeline::EndedBy;
-use crate::simulate::requirements::offering_compatible;
+use crate::simulate::requirements::{offering_compatible, Requirements};
 use crate::simulate::scheduler::Claim;
 
 /// multinodeconsolidation.go `MaxMultiNodeConsolidationCandidates`... the batch bound (100).
@@ -42,7 +42,6 @@ impl Run<'_, '_> {
         let Some(mut claim) = placement.new_claims.into_iter().next() else {
             return Some(Command { reason: EndedBy::Underutilized, candidates: candidates.to_vec(), replacement: None });
         };
-        let template = &self.templates[claim.template];
         let all_spot = candidates.iter().all(|&n| self.nodes[n].offering.capacity_type == CapacityType::Spot);
         // consolidation.go `computeConsolidation`: all candidates spot and a replacement that may be spot goes to
         // `computeSpotToSpotConsolidation`, which does nothing with the SpotToSpotConsolidation gate off (the
@@ -52,9 +51,7 @@ impl Run<'_, '_> {
             return None;
         }
         // filterByPrice: only types whose cheapest compatible available offering is cheaper than the candidates.
-        claim.types.retain(|&i| {
-            template.types[i].offerings.iter().filter(|o| o.available && offering_compatible(&claim.requirements, &o.zone, o.capacity_type.as_str())).any(|o| o.usd_per_hour < price)
-        });
+        claim.types.retain(|&i| self.cheapest_offering(claim.template, &claim.requirements, i) < price);
         if claim.types.is_empty() {
             return None;
         }
@@ -64,11 +61,15 @@ impl Run<'_, '_> {
     /// The command's price saved per hour: the candidates' prices less the replacement's cheapest offering.
     fn savings(&self, cmd: &Command) -> f64 {
         let price: f64 = cmd.candidates.iter().map(|&n| self.nodes[n].price()).sum();
-        let replacement = cmd.replacement.as_ref().map_or(0.0, |c| {
-            let t = &self.templates[c.template];
-            c.types.iter().flat_map(|&i| t.types[i].offerings.iter().filter(|o| o.available && offering_compatible(&c.requirements, &o.zone, o.capacity_type.as_str()))).map(|o| o.usd_per_hour).fold(f64::MAX, f64::min)
-        });
+        let replacement = cmd.replacement.as_ref().map_or(0.0, |c| c.types.iter().map(|&i| self.cheapest_offering(c.template, &c.requirements, i)).fold(f64::MAX, f64::min));
         price - replacement
+    }
+
+    /// The price of type `i` of template `t` at its cheapest available offering these requirements allow (f64::MAX
+    /// when none): what `filterByPrice`, the savings and `filterOutSameInstanceType` all compare.
+    fn cheapest_offering(&self, t: usize, requirements: &Requirements, i: usize) -> f64 {
+        let offerings = self.templates[t].types[i].offerings.iter();
+        offerings.filter(|o| o.available && offering_compatible(requirements, &o.zone, o.capacity_type.as_str())).map(|o| o.usd_per_hour).fold(f64::MAX, f64::min)
     }
 
     /// balanced.go `EvaluateBalancedMove`: every Balanced NodePool among the candidates' approves its share of the
@@ -167,8 +168,7 @@ impl Run<'_, '_> {
         let template = &self.templates[claim.template];
         let options: Vec<&str> = claim.types.iter().map(|&i| template.types[i].name.as_str()).collect();
         let max_price = cmd.candidates.iter().map(|&n| &self.nodes[n]).filter(|n| options.contains(&n.ty.name.as_str())).map(|n| n.price()).fold(f64::MAX, f64::min);
-        let cheapest = |i: usize| template.types[i].offerings.iter().filter(|o| o.available && offering_compatible(&claim.requirements, &o.zone, o.capacity_type.as_str())).map(|o| o.usd_per_hour).fold(f64::MAX, f64::min);
-        claim.types.retain(|&i| cheapest(i) < max_price);
+        claim.types.retain(|&i| self.cheapest_offering(claim.template, &claim.requirements, i) < max_price);
         (!claim.types.is_empty()).then_some(cmd)
     }
 
