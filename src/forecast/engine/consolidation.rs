@@ -84,7 +84,7 @@ impl Run<'_, '_> {
             let in_pool: Vec<usize> = cmd.candidates.iter().copied().filter(|&n| self.nodes[n].template == t).collect();
             let pool_price: f64 = in_pool.iter().map(|&n| self.nodes[n].price()).sum();
             let pool_savings = if pools.len() > 1 && total_price > 0.0 { savings * pool_price / total_price } else { savings };
-            let move_disruption: f64 = in_pool.iter().map(|&n| 1.0 + self.nodes[n].pods.len() as f64).sum();
+            let move_disruption: f64 = in_pool.iter().map(|&n| self.nodes[n].reschedule_cost()).sum();
             self.balanced_score_passes(t, pool_savings, move_disruption)
         })
     }
@@ -93,7 +93,7 @@ impl Run<'_, '_> {
     /// saved over its share of the NodePool's disruption, at least 1/k.
     fn balanced_score_passes(&self, t: usize, pool_savings: f64, move_disruption: f64) -> bool {
         let pool_nodes = self.nodes.iter().filter(|n| n.template == t && n.live() && n.ready(self.now));
-        let (total_cost, total_disruption) = pool_nodes.fold((0.0, 0.0), |(c, d), n| (c + n.price(), d + 1.0 + n.pods.len() as f64));
+        let (total_cost, total_disruption) = pool_nodes.fold((0.0, 0.0), |(c, d), n| (c + n.price(), d + n.reschedule_cost()));
         if total_cost <= 0.0 || total_disruption <= 0.0 {
             return true;
         }
@@ -107,7 +107,7 @@ impl Run<'_, '_> {
     /// consolidation skips it before simulating (singlenodeconsolidation.go); other policies always pass.
     fn can_pass_threshold(&self, n: usize) -> bool {
         let node = &self.nodes[n];
-        self.cluster.policies[node.template].consolidation != Consolidation::Balanced || self.balanced_score_passes(node.template, node.price(), 1.0 + node.pods.len() as f64)
+        self.cluster.policies[node.template].consolidation != Consolidation::Balanced || self.balanced_score_passes(node.template, node.price(), node.reschedule_cost())
     }
 
     /// The candidates of NodePools that consolidate underutilized nodes, as many as the `Underutilized` budgets allow.
@@ -130,7 +130,7 @@ impl Run<'_, '_> {
     /// eviction costs, 1 each without a deletion cost or priority in the trace), highest first (a stable sort, so
     /// equal ratios keep the candidates' order). Single-node's interleaving by NodePool is not modelled.
     fn by_savings_ratio(&self, candidates: Vec<usize>) -> Vec<usize> {
-        let ratio = |n: usize| self.nodes[n].price() / (1.0 + self.nodes[n].pods.len() as f64);
+        let ratio = |n: usize| self.nodes[n].price() / self.nodes[n].reschedule_cost();
         let mut out: Vec<usize> = candidates.into_iter().filter(|&n| !self.nodes[n].pods.is_empty()).collect();
         out.sort_by(|&a, &b| ratio(b).total_cmp(&ratio(a)));
         out

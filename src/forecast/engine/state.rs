@@ -90,6 +90,12 @@ impl Node {
     pub fn price(&self) -> f64 {
         self.offering.usd_per_hour
     }
+
+    /// types.go `computeRescheduleDisruptionCost`: `PerNodeBaseDisruptionCost` (1) plus each pod's eviction cost (1:
+    /// the trace has no deletion cost or priority). Balanced's scores and `SavingsRatio` divide by it.
+    pub fn reschedule_cost(&self) -> f64 {
+        1.0 + self.pods.len() as f64
+    }
 }
 
 /// Who owns a pod.
