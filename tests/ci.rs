@@ -260,9 +260,9 @@ fn the_release_archive_installs_through_the_actions_step() {
     let gh = r#"#!/usr/bin/env bash
 set -euo pipefail
 if [ "$1" = attestation ]; then
-  file=$3; ref=; shift 3
-  while [ $# -gt 0 ]; do case "$1" in --source-ref) ref=$2; shift 2 ;; *) shift ;; esac; done
-  [ "$(cat "$GH_STUB_ATTESTED/${ref#refs/tags/}")" = "$(sha256sum "$file" | cut -d' ' -f1)" ]; exit
+  file=$3; identity=; shift 3
+  while [ $# -gt 0 ]; do case "$1" in --cert-identity) identity=$2; shift 2 ;; *) shift ;; esac; done
+  [ "$(cat "$GH_STUB_ATTESTED/${identity##*@refs/tags/}")" = "$(sha256sum "$file" | cut -d' ' -f1)" ]; exit
 fi
 [ "$1" = release ] || { echo "stub gh: only release and attestation" >&2; exit 2; }
 cmd=$2; dir="$GH_STUB_RELEASES/$3"; shift 3

@@ -190,14 +190,15 @@ case "$1" in
     while [ $# -gt 0 ]; do case "$1" in --pattern) patterns+=("$2"); shift 2 ;; --dir) dest=$2; shift 2 ;; --repo) shift 2 ;; *) shift ;; esac; done
     for p in "${patterns[@]}"; do cp "$dir/$p" "$dest/"; done ;;
   attestation)
-    # gh attestation verify FILE --repo R --signer-workflow R/.github/workflows/release.yml --source-ref refs/tags/T:
+    # gh attestation verify FILE --repo R --cert-identity https://github.com/R/.github/workflows/release.yml@refs/tags/T:
     # verified when the store holds FILE's digest for tag T, signed by R's release workflow.
     [ "$2" = verify ] || { echo "stand-in gh: attestation $2" >&2; exit 2; }
-    file=$3; shift 3; repo=; workflow=; ref=
-    while [ $# -gt 0 ]; do case "$1" in --repo) repo=$2; shift 2 ;; --signer-workflow) workflow=$2; shift 2 ;; --source-ref) ref=$2; shift 2 ;; *) shift ;; esac; done
-    [ "$repo" = "$GH_STUB_ACTION_REPOSITORY" ] && [ "$workflow" = "$repo/.github/workflows/release.yml" ] || { echo "stand-in gh: no attestation signed by $workflow for $repo" >&2; exit 1; }
+    file=$3; shift 3; repo=; identity=
+    while [ $# -gt 0 ]; do case "$1" in --repo) repo=$2; shift 2 ;; --cert-identity) identity=$2; shift 2 ;; *) shift ;; esac; done
+    signer="https://github.com/$GH_STUB_ACTION_REPOSITORY/.github/workflows/release.yml@refs/tags/"
+    [ "$repo" = "$GH_STUB_ACTION_REPOSITORY" ] && [[ "$identity" == "$signer"* ]] || { echo "stand-in gh: no attestation signed by $identity for $repo" >&2; exit 1; }
     digest=$(sha256sum "$file" | cut -d' ' -f1)
-    [ "$(cat "$GH_STUB/attested/${ref#refs/tags/}" 2>/dev/null)" = "$digest" ] || { echo "✗ Verification failed: no attestation matched sha256:$digest" >&2; exit 1; } ;;
+    [ "$(cat "$GH_STUB/attested/${identity#"$signer"}" 2>/dev/null)" = "$digest" ] || { echo "✗ Verification failed: no attestation matched sha256:$digest" >&2; exit 1; } ;;
   api)
     shift; method=GET; body=; path=
     while [ $# -gt 0 ]; do case "$1" in --method) method=$2; shift 2 ;; -F) body=${2#body=@}; shift 2 ;; -f) shift 2 ;; --paginate) shift ;; *) path=$1; shift ;; esac; done

@@ -49,7 +49,7 @@ fn an_empty_version_installs_the_release_of_the_actions_own_repository_and_tag()
     assert!(!run.failed, "{}", run.log);
     let calls = calls(&pr);
     assert!(calls.contains(&format!("gh release download {VERSION} --repo platform-team/gpuplan --pattern {ASSET} --pattern {ASSET}.sha256")), "{calls}");
-    let verify = format!("--repo platform-team/gpuplan --signer-workflow platform-team/gpuplan/.github/workflows/release.yml --source-ref refs/tags/{VERSION}");
+    let verify = format!("--repo platform-team/gpuplan --cert-identity https://github.com/platform-team/gpuplan/.github/workflows/release.yml@refs/tags/{VERSION}");
     assert!(calls.lines().any(|l| l.starts_with("gh attestation verify ") && l.ends_with(&verify)), "{calls}");
     only_comment(&pr, &run);
 }
