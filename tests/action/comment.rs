@@ -139,3 +139,25 @@ fn a_run_whose_head_is_no_open_pull_request_posts_nothing() {
     assert!(comments_with_authors(&root.path().join("gh")).is_empty());
     assert!(run.annotations.iter().any(|a| a.contains(&format!("no single open pull request has head {FORK}@{HEAD}"))), "{:?}", run.annotations);
 }
+
+/// A GitHub App's installation token comments as `<app>[bot]` (GraphQL `viewer` answers that login): the workflow
+/// bot's own marker comment from before the switch is another author's, left alone, and the app's comment is the one
+/// edited on the next run.
+#[test]
+fn an_app_tokens_comment_is_found_by_the_apps_own_login() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), true);
+    let ws = pr.checkout();
+    let stub = pr.root.path().join("gh");
+    seed_comment(&stub, 1, BOT, FORGED);
+    std::fs::create_dir_all(stub.join("logins")).unwrap();
+    std::fs::write(stub.join("logins/ghs_app"), "gpuplan-app[bot]").unwrap();
+    for _ in 0..2 {
+        let run = runner(&pr, &ws, "ghs_app", &[]).run(&crate::action());
+        assert!(!run.failed, "{}", run.log);
+    }
+    let posted = comments_with_authors(&stub);
+    assert_eq!(posted.len(), 2, "{posted:?}");
+    assert_eq!(posted[0], (1, BOT.to_string(), FORGED.to_string()));
+    assert_eq!((posted[1].0, posted[1].1.as_str()), (1, "gpuplan-app[bot]"));
+    assert!(posted[1].2.starts_with("<!-- gpuplan-diff -->\n## gpuplan: changes to out/"), "{}", posted[1].2);
+}
