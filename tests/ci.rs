@@ -166,6 +166,8 @@ fn every_gpuplan_command_in_the_ci_files_parses() {
 fn release_workflow_validates_against_the_github_workflows_schema() {
     let (ok, out) = schema_check("vendor.github-workflows", &repo().join(RELEASE_WORKFLOW));
     assert!(ok, "{out}");
+    let (ok, out) = schema_check("vendor.github-workflows", &repo().join(".github/workflows/ci.yml"));
+    assert!(ok, "{out}");
     let (_dir, broken) = broken_copy(RELEASE_WORKFLOW, "runs-on:", "run-on:");
     let (ok, out) = schema_check("vendor.github-workflows", &broken);
     assert!(!ok, "a broken release workflow passed:\n{out}");

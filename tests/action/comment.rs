@@ -161,3 +161,18 @@ fn an_app_tokens_comment_is_found_by_the_apps_own_login() {
     assert_eq!((posted[1].0, posted[1].1.as_str()), (1, "gpuplan-app[bot]"));
     assert!(posted[1].2.starts_with("<!-- gpuplan-diff -->\n## gpuplan: changes to out/"), "{}", posted[1].2);
 }
+
+/// An artifact whose report is a link (to a file of the runner that holds a secret) posts nothing: the link is not
+/// followed.
+#[test]
+fn a_report_that_is_a_link_is_not_followed() {
+    let root = tempfile::tempdir().unwrap();
+    let secret = root.path().join("secret");
+    std::fs::write(&secret, "CANARY-7f3a").unwrap();
+    std::fs::create_dir_all(root.path().join("workspace")).unwrap();
+    std::os::unix::fs::symlink(&secret, root.path().join("workspace/comment.md")).unwrap();
+    let run = run_comment_action(root.path(), &[]);
+    assert!(run.failed && run.outcome("Render the report inert") == "failure", "{}", run.log);
+    assert!(comments_with_authors(&root.path().join("gh")).is_empty());
+    assert!(!run.log.contains("CANARY-7f3a"), "{}", run.log);
+}
