@@ -4,8 +4,10 @@
 //! - the workspace as actions/checkout@v4 leaves it on `pull_request` (src/git-source-provider.ts with the default
 //!   `fetch-depth: 1`): `git init`, `git fetch --no-tags --prune --no-recurse-submodules --depth=1 origin
 //!   +<merge sha>:refs/remotes/pull/1/merge`, `git checkout --force refs/remotes/pull/1/merge`;
-//! - a stand-in `gh` that serves the release archive (`gh release download`) and records the comments
-//!   (`gh api`), refusing to write them with a read-only token, as GitHub does on a fork's pull request.
+//! - a stand-in `gh` that serves the release archive (`gh release download`) and its attestation (`gh attestation
+//!   verify`), answers the API calls of the comment (GraphQL `viewer`, a pull request's comments with their authors,
+//!   the open pull requests) and records the comments, refusing to write them with a read-only token, as GitHub
+//!   does on a fork's pull request.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -115,6 +117,7 @@ impl PullRequest {
             "sha": self.merge,
             "repository": "acme/platform",
             "action_repository": "gpuplan/gpuplan",
+            "action_ref": VERSION,
             "token": "ghs_test",
             "event": {"pull_request": {"number": 1, "base": {"sha": self.base}, "head": {"sha": self.head}}},
         })
@@ -142,55 +145,112 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The login GitHub shows as a comment's author for the tokens of these tests (GraphQL `viewer { login }` answers
+/// the same for a GITHUB_TOKEN and an app's installation token: `github-actions[bot]`, `my-app[bot]`).
+pub const BOT: &str = "github-actions[bot]";
+
 /// The stand-in `gh` in `dir/bin`, with the release (this test binary's gpuplan, packed as
-/// .github/workflows/release.yml packs it) in `dir/releases/<VERSION>/`, and the comments in `dir/comments/`.
+/// .github/workflows/release.yml packs it) in `dir/releases/<VERSION>/`, its attestation in `dir/attested/` (the
+/// digests GitHub's attestation store holds for `ACTION_REPOSITORY`: outside the release, which cannot replace
+/// them), and the comments in `dir/comments/<id>` (the body) beside `dir/meta/<id>` (`<pull request> <author>`).
+/// `dir/pulls.json` is the repository's open pull requests (`GET repos/…/pulls`).
 pub fn stand_in_gh(dir: &Path) -> PathBuf {
     let (bin, release, comments) = (dir.join("bin"), dir.join("releases").join(VERSION), dir.join("comments"));
-    for d in [&bin, &release, &comments] {
+    for d in [&bin, &release, &comments, &dir.join("meta"), &dir.join("attested")] {
         std::fs::create_dir_all(d).unwrap();
     }
-    std::fs::copy(env!("CARGO_BIN_EXE_gpuplan"), release.join("gpuplan")).unwrap();
-    let pack = Command::new("bash")
-        .args(["-c", &format!("tar -czf {ASSET} gpuplan && rm gpuplan && sha256sum {ASSET} > {ASSET}.sha256")])
-        .current_dir(&release)
-        .status()
-        .unwrap();
-    assert!(pack.success());
-    let gh = r#"#!/usr/bin/env bash
-# Stand-in gh: `release download` from $GH_STUB/releases, `api` on the comments in $GH_STUB/comments.
+    if !release.join(ASSET).exists() {
+        std::fs::copy(env!("CARGO_BIN_EXE_gpuplan"), release.join("gpuplan")).unwrap();
+        let pack = Command::new("bash")
+            .args(["-c", &format!("tar -czf {ASSET} gpuplan && rm gpuplan && sha256sum {ASSET} > {ASSET}.sha256 && sha256sum {ASSET} | cut -d' ' -f1 > ../../attested/{VERSION}")])
+            .current_dir(&release)
+            .status()
+            .unwrap();
+        assert!(pack.success());
+    }
+    if !dir.join("pulls.json").exists() {
+        std::fs::write(dir.join("pulls.json"), "[]").unwrap();
+    }
+    std::fs::write(bin.join("gh"), GH).unwrap();
+    std::fs::set_permissions(bin.join("gh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// The stand-in's script. `api` answers as GitHub's REST and GraphQL APIs do for what the action calls (JSON out;
+/// the action's own jq reads it): a token with write access may edit anyone's comment, as a maintainer can, so
+/// what keeps the action off another author's comment is its own selection.
+const GH: &str = r#"#!/usr/bin/env bash
 set -euo pipefail
 echo "gh $*" >> "$GH_STUB/calls"
+login() { cat "$GH_STUB/logins/$GH_TOKEN" 2>/dev/null || echo 'github-actions[bot]'; }
 case "$1" in
   release)
     [ "$2" = download ] || { echo "stand-in gh: release $2" >&2; exit 2; }
     dir="$GH_STUB/releases/$3"; shift 3; patterns=(); dest=.
     while [ $# -gt 0 ]; do case "$1" in --pattern) patterns+=("$2"); shift 2 ;; --dir) dest=$2; shift 2 ;; --repo) shift 2 ;; *) shift ;; esac; done
     for p in "${patterns[@]}"; do cp "$dir/$p" "$dest/"; done ;;
+  attestation)
+    # gh attestation verify FILE --repo R --cert-identity https://github.com/R/.github/workflows/release.yml@refs/tags/T:
+    # verified when the store holds FILE's digest for tag T, signed by R's release workflow.
+    [ "$2" = verify ] || { echo "stand-in gh: attestation $2" >&2; exit 2; }
+    file=$3; shift 3; repo=; identity=
+    while [ $# -gt 0 ]; do case "$1" in --repo) repo=$2; shift 2 ;; --cert-identity) identity=$2; shift 2 ;; *) shift ;; esac; done
+    signer="https://github.com/$GH_STUB_ACTION_REPOSITORY/.github/workflows/release.yml@refs/tags/"
+    [ "$repo" = "$GH_STUB_ACTION_REPOSITORY" ] && [[ "$identity" == "$signer"* ]] || { echo "stand-in gh: no attestation signed by $identity for $repo" >&2; exit 1; }
+    digest=$(sha256sum "$file" | cut -d' ' -f1)
+    [ "$(cat "$GH_STUB/attested/${identity#"$signer"}" 2>/dev/null)" = "$digest" ] || { echo "✗ Verification failed: no attestation matched sha256:$digest" >&2; exit 1; } ;;
   api)
     shift; method=GET; body=; path=
-    while [ $# -gt 0 ]; do case "$1" in --method) method=$2; shift 2 ;; -F) body=${2#body=@}; shift 2 ;; --jq|--paginate) [ "$1" = --jq ] && shift; shift ;; *) path=$1; shift ;; esac; done
-    if [ "$method" = GET ]; then
-      # The --jq of the action: the id of the first comment whose body starts with the marker.
-      for f in $(ls "$GH_STUB/comments" | sort -n); do head -c 21 "$GH_STUB/comments/$f" | grep -q '^<!-- gpuplan-diff -->' && { echo "$f"; break; }; done
-      exit 0
-    fi
+    while [ $# -gt 0 ]; do case "$1" in --method) method=$2; shift 2 ;; -F) body=${2#body=@}; shift 2 ;; -f) shift 2 ;; --paginate) shift ;; *) path=$1; shift ;; esac; done
+    path=${path%%\?*}
+    case "$method $path" in
+      "GET graphql") jq -n --arg login "$(login)" '{data: {viewer: {login: $login}}}'; exit 0 ;;
+      "GET repos/"*"/pulls") cat "$GH_STUB/pulls.json"; exit 0 ;;
+      "GET repos/"*"/issues/"*"/comments")
+        pr=${path%/comments}; pr=${pr##*/}
+        for f in $(ls "$GH_STUB/comments" | sort -n); do
+          read -r on author < "$GH_STUB/meta/$f"
+          if [ "$on" = "$pr" ]; then jq -Rs --argjson id "$f" --arg author "$author" '{id: $id, body: ., user: {login: $author}}' < "$GH_STUB/comments/$f"; fi
+        done | jq -s .
+        exit 0 ;;
+    esac
     if [ "$GH_TOKEN" = read-only ]; then echo "HTTP 403: Resource not accessible by integration" >&2; exit 1; fi
     case "$method $path" in
-      "POST repos/"*"/issues/"*"/comments") n=$(( $(ls "$GH_STUB/comments" | wc -l) + 1 )); cp "$body" "$GH_STUB/comments/$n" ;;
-      "PATCH repos/"*"/issues/comments/"*) cp "$body" "$GH_STUB/comments/${path##*/}" ;;
+      "POST repos/"*"/issues/"*"/comments")
+        pr=${path%/comments}; pr=${pr##*/}
+        n=$(( $(ls "$GH_STUB/comments" | wc -l) + 1 )); cp "$body" "$GH_STUB/comments/$n"; echo "$pr $(login)" > "$GH_STUB/meta/$n" ;;
+      "PATCH repos/"*"/issues/comments/"*) [ -f "$GH_STUB/comments/${path##*/}" ] || exit 1; cp "$body" "$GH_STUB/comments/${path##*/}" ;;
       *) echo "stand-in gh: api $method $path" >&2; exit 2 ;;
     esac ;;
   *) echo "stand-in gh: $1" >&2; exit 2 ;;
 esac
 "#;
-    std::fs::write(bin.join("gh"), gh).unwrap();
-    std::fs::set_permissions(bin.join("gh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    bin
-}
 
 /// The comments posted, in order.
 pub fn comments(dir: &Path) -> Vec<String> {
+    comments_with_authors(dir).into_iter().map(|(_, _, body)| body).collect()
+}
+
+/// The comments, in order: (pull request, author, body).
+pub fn comments_with_authors(dir: &Path) -> Vec<(u32, String, String)> {
     let mut names: Vec<u32> = std::fs::read_dir(dir.join("comments")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap()).collect();
     names.sort();
-    names.into_iter().map(|n| std::fs::read_to_string(dir.join("comments").join(n.to_string())).unwrap()).collect()
+    names
+        .into_iter()
+        .map(|n| {
+            let meta = std::fs::read_to_string(dir.join("meta").join(n.to_string())).unwrap();
+            let (pr, author) = meta.trim().split_once(' ').unwrap();
+            (pr.parse().unwrap(), author.to_string(), std::fs::read_to_string(dir.join("comments").join(n.to_string())).unwrap())
+        })
+        .collect()
+}
+
+/// A comment written on pull request `pr` by `author` before the action runs.
+pub fn seed_comment(dir: &Path, pr: u32, author: &str, body: &str) {
+    for d in ["comments", "meta"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    let n = std::fs::read_dir(dir.join("comments")).unwrap().count() + 1;
+    std::fs::write(dir.join("comments").join(n.to_string()), body).unwrap();
+    std::fs::write(dir.join("meta").join(n.to_string()), format!("{pr} {author}\n")).unwrap();
 }

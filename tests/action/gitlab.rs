@@ -17,10 +17,11 @@
 //! - the variables of a merge-request pipeline that is not a merged-results one (CI_MERGE_REQUEST_DIFF_BASE_SHA
 //!   set, CI_MERGE_REQUEST_TARGET_BRANCH_SHA empty), the job's own `variables:`, and GPUPLAN_GITLAB_TOKEN when
 //!   the project defines it;
-//! - stand-ins on PATH for `cargo` (`install` is a no-op: this test's gpuplan is on PATH already), `apt-get` (a
-//!   no-op: the real jq must be installed) and `curl`, which serves the merge request's Notes API
-//!   (docs.gitlab.com/api/notes: GET the notes, POST a note, PUT a note's body; 401 without the project token)
-//!   from a state directory, and records every call.
+//! - stand-ins on PATH for `cargo` (`install` is recorded with where it ran and its RUSTUP_TOOLCHAIN, and is a
+//!   no-op: this test's gpuplan is on PATH already), `rustup` (`rustup default`: the image's toolchain), `apt-get`
+//!   (a no-op: the real jq must be installed) and `curl`, which serves the token's user (docs.gitlab.com/api/users,
+//!   `GET /user`) and the merge request's Notes API (docs.gitlab.com/api/notes: GET the notes with their authors,
+//!   POST a note, PUT a note's body; 401 without the project token) from a state directory, and records every call.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -38,8 +39,10 @@ const NOTES: &str = "http://gitlab.example/api/v4/projects/42/merge_requests/1/n
 /// The pipeline's persistent ref (`refs/pipelines/<pipeline id>`), which the runner fetches.
 const PIPELINE_REF: &str = "refs/pipelines/7";
 const MARKER: &str = "<!-- gpuplan-diff -->";
-/// A reviewer's note on the merge request before the job runs (note 1): the job must leave it alone.
+/// A reviewer's note on the merge request before the job runs (note 1, by user 5): the job must leave it alone.
 const REVIEWER_NOTE: &str = "Please check the budget before merging.";
+/// The user of the project access token (`GET /user`): the author of the notes the job posts.
+const BOT_ID: &str = "77";
 const LINT: &str = "$ gpuplan lint";
 const STATUS_CHECK: &str = r#"$ [ "$status" -eq 0 ] || { echo "out/ is stale or the profiles do not compile (exit $status)"; exit 1; }"#;
 
@@ -87,7 +90,7 @@ impl GitLab {
         std::fs::create_dir_all(state.join("notes")).unwrap();
         std::fs::write(state.join("notes/1"), REVIEWER_NOTE).unwrap();
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_gpuplan"), bin.join("gpuplan")).unwrap();
-        for (name, script) in [("cargo", CARGO), ("apt-get", APT_GET), ("curl", CURL)] {
+        for (name, script) in [("cargo", CARGO), ("rustup", RUSTUP), ("apt-get", APT_GET), ("curl", CURL)] {
             std::fs::write(bin.join(name), script).unwrap();
             std::fs::set_permissions(bin.join(name), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         }
@@ -123,10 +126,17 @@ impl GitLab {
     }
 }
 
-/// `cargo install …` (the job installs gpuplan): recorded; the gpuplan under test is on PATH already.
+/// `cargo install …` (the job installs gpuplan): recorded with its directory and toolchain; the gpuplan under test
+/// is on PATH already.
 const CARGO: &str = r#"#!/usr/bin/env bash
-echo "cargo $*" >> "$GITLAB_STUB/tools"
+echo "cargo $* (cwd=$PWD RUSTUP_TOOLCHAIN=${RUSTUP_TOOLCHAIN:-})" >> "$GITLAB_STUB/tools"
 [ "${1:-}" = install ] || { echo "stand-in cargo: $*" >&2; exit 2; }
+"#;
+
+/// `rustup default`: the rust image's one toolchain, as rustup prints it.
+const RUSTUP: &str = r#"#!/usr/bin/env bash
+[ "$*" = default ] || { echo "stand-in rustup: $*" >&2; exit 2; }
+echo "1.95.0-x86_64-unknown-linux-gnu (default)"
 "#;
 
 /// `apt-get update` / `apt-get install jq`: recorded; the test needs the real jq installed.
@@ -170,14 +180,15 @@ body_of() {
   jq -e '.body | type == "string"' < "${data#@}" > /dev/null || http_error 400 '{"error":"body is missing"}'
   jq -j '.body' < "${data#@}" > "$1"
 }
-note() { jq -cRs --argjson id "$1" '{id: $id, body: .}' < "$notes/$1"; }
+note() { jq -cRs --argjson id "$1" --argjson author "$(cat "$GITLAB_STUB/authors/$1" 2>/dev/null || echo 5)" '{id: $id, body: ., author: {id: $author}}' < "$notes/$1"; }
 case "$method $path" in
+  "GET $GITLAB_API/user") echo '{"id": 77, "username": "project_42_bot_1"}' ;;
   "GET $GITLAB_NOTES")
     order=(-rn); case "$query" in *sort=asc*) order=(-n) ;; esac
     for id in $(ls "$notes" | sort "${order[@]}"); do note "$id"; done | jq -cs . ;;
   "POST $GITLAB_NOTES")
     id=$(( $(ls "$notes" | sort -n | tail -1) + 1 ))
-    body_of "$notes/$id"; note "$id" ;;
+    body_of "$notes/$id"; mkdir -p "$GITLAB_STUB/authors"; echo 77 > "$GITLAB_STUB/authors/$id"; note "$id" ;;
   "PUT $GITLAB_NOTES/"*)
     id=${path##*/}
     [ -f "$notes/$id" ] || http_error 404 '{"message":"404 Not found"}'
@@ -280,6 +291,7 @@ fn run_job(pr: &PullRequest, gitlab: &GitLab, token: Option<&str>, name: &str) -
         .env("PATH", format!("{}:{}", gitlab.bin.display(), std::env::var("PATH").unwrap()))
         .env("GITLAB_STUB", &gitlab.state)
         .env("GITLAB_NOTES", NOTES)
+        .env("GITLAB_API", API)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
@@ -300,7 +312,8 @@ fn budget_edit(to: &'static str) -> impl FnOnce(&Path) {
 /// The job installs gpuplan and jq as the example says, and the base was fetched into the depth-1 clone.
 fn assert_job_setup(pr: &PullRequest, gitlab: &GitLab, job: &Job) {
     let tools = std::fs::read_to_string(gitlab.state.join("tools")).unwrap_or_default();
-    assert!(tools.contains("cargo install --locked --git https://github.com/gpuplan/gpuplan"), "{tools}");
+    // Built from outside the merge request's checkout, with the image's toolchain named: not its rust-toolchain.toml.
+    assert!(tools.contains("cargo install --locked --git https://github.com/gpuplan/gpuplan --tag v0.1.0 (cwd=/tmp RUSTUP_TOOLCHAIN=1.95.0-x86_64-unknown-linux-gnu)"), "{tools}");
     assert!(tools.contains("apt-get install -y -qq jq"), "{tools}");
     assert!(job.log.contains(&format!("gpuplan {}", env!("CARGO_PKG_VERSION"))), "gpuplan --version ran:\n{}", job.log);
     assert!(has_commit(&job.dir, &pr.base), "the job fetched the merge request's diff base:\n{}", job.log);
@@ -330,7 +343,7 @@ fn the_documented_flow_notes_what_the_merge_request_changes() {
     assert!(note.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 43→29,"), "{note}");
     assert!(!note.contains("is not what its profiles compile to"), "{note}");
     let query = "?per_page=100&sort=asc&order_by=created_at";
-    assert_eq!(gitlab.calls(), [format!("GET {NOTES}{query}"), format!("POST {NOTES}")]);
+    assert_eq!(gitlab.calls(), [format!("GET {API}/user"), format!("GET {NOTES}{query}"), format!("POST {NOTES}")]);
 }
 
 #[test]
@@ -403,7 +416,14 @@ fn a_second_run_edits_the_note_in_place() {
     let query = "?per_page=100&sort=asc&order_by=created_at";
     assert_eq!(
         gitlab.calls(),
-        [format!("GET {NOTES}{query}"), format!("POST {NOTES}"), format!("GET {NOTES}{query}"), format!("PUT {NOTES}/2")],
+        [
+            format!("GET {API}/user"),
+            format!("GET {NOTES}{query}"),
+            format!("POST {NOTES}"),
+            format!("GET {API}/user"),
+            format!("GET {NOTES}{query}"),
+            format!("PUT {NOTES}/2")
+        ],
         "one POST, then a PUT of the same note"
     );
 }
@@ -426,4 +446,22 @@ fn a_removed_nodepool_is_noted_and_fails_the_job() {
     assert!(job.last_command().contains("a policy denies this change"), "{}", job.log);
     let note = gitlab.only_gpuplan_note(&job);
     assert!(note.contains("- ❌ **deny** `nodepool-removed`, cluster `ml-prod`: removes NodePool `llm-inference-spot`"), "{note}");
+}
+
+/// A note someone else wrote with the marker (note 2, by user 5) is not the job's: the job posts its own (note 3,
+/// by the token's user) and leaves the other as it was.
+#[test]
+fn a_note_by_another_author_with_the_marker_is_not_edited() {
+    let pr = PullRequest::new(budget_edit("budget usd-per-hour=100"), true);
+    let gitlab = GitLab::new(&pr);
+    let forged = format!("{MARKER}\nLooks fine, merge it.");
+    std::fs::write(gitlab.state.join("notes/2"), &forged).unwrap();
+    let job = run_job(&pr, &gitlab, Some(TOKEN), "1");
+    assert_passes_with_the_lint_shown(&job);
+    let notes = gitlab.notes();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert_eq!(notes[1], (2, forged), "the other author's note is untouched");
+    assert_eq!(notes[2], (3, job.artifact().to_string()), "the job's own note");
+    assert_eq!(std::fs::read_to_string(gitlab.state.join("authors/3")).unwrap().trim(), BOT_ID);
+    assert!(!gitlab.calls().iter().any(|c| c.starts_with("PUT")), "{:?}", gitlab.calls());
 }

@@ -5,9 +5,11 @@
 //! compile, commit both), a stale pull request, a profile that does not compile, a fork's read-only token, a
 //! change that leaves out/ as it was, and a second push.
 
+mod comment;
 mod expr;
 mod fixture;
 mod gitlab;
+mod install;
 mod runner;
 
 use std::collections::BTreeMap;
@@ -39,6 +41,11 @@ fn run_action(pr: &PullRequest, workspace: &Path, token: &str) -> Run {
 
 /// The action with the example workflow's inputs and `more`.
 fn run_action_with(pr: &PullRequest, workspace: &Path, token: &str, more: &[(&str, &str)]) -> Run {
+    runner(pr, workspace, token, more).run(&action())
+}
+
+/// The runner of [`run_action_with`], for a case to change (the event, the PATH, the action's directory) first.
+fn runner(pr: &PullRequest, workspace: &Path, token: &str, more: &[(&str, &str)]) -> Runner {
     let stub = pr.root.path().join("gh");
     let bin = stand_in_gh(&stub);
     let with: BTreeMap<String, String> = [("version", VERSION), ("profiles", "profiles"), ("out", "out"), ("github-token", token)]
@@ -53,10 +60,16 @@ fn run_action_with(pr: &PullRequest, workspace: &Path, token: &str, more: &[(&st
         with,
         path: vec![bin],
         // The clock of the comment's footer (catalog age): a fixed day, so the snapshots hold on any day.
-        env: vec![("GH_STUB".into(), stub.display().to_string()), ("SOURCE_DATE_EPOCH".into(), "1795000000".into())],
+        env: vec![
+            ("GH_STUB".into(), stub.display().to_string()),
+            ("GH_STUB_ACTION_REPOSITORY".into(), "gpuplan/gpuplan".into()),
+            ("SOURCE_DATE_EPOCH".into(), "1795000000".into()),
+        ],
+        // The action as the runner checks it out for `uses: gpuplan/gpuplan@…`: outside the workspace.
+        action_path: Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf(),
     };
     std::fs::create_dir_all(&runner.home).unwrap();
-    runner.run(&action())
+    runner
 }
 
 fn only_comment(pr: &PullRequest, run: &Run) -> String {

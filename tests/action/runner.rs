@@ -3,8 +3,9 @@
 //! actions/runner `src/Runner.Worker/Handlers/ScriptHandler.cs` for the shell line):
 //! - each step's `if:` is evaluated first (absent: `success()`), against the inputs (with their defaults), the
 //!   `github` context and the outputs of the steps before it;
-//! - a `run:` step's `${{ }}` are replaced, the script is written to a file and run as
-//!   `bash --noprofile --norc -eo pipefail <file>` in the workspace, with the step's `env:` and the runner's files:
+//! - a `run:` step's script (which holds no `${{ }}`: the harness refuses one) is written to a file and run as
+//!   `bash --noprofile --norc -eo pipefail <file>` in the workspace, with the step's `env:` (its `${{ }}`
+//!   evaluated), `GITHUB_ACTION_PATH` (the action's directory) and the runner's files:
 //!   `GITHUB_OUTPUT` (fresh per step, read back as the step's outputs, `name=value` and `name<<DELIM` blocks),
 //!   `GITHUB_STEP_SUMMARY`, `GITHUB_PATH` (its lines go in front of `PATH` for the later steps), `GITHUB_ENV`;
 //! - a failed step makes `success()` false for the rest; the action fails when a step failed.
@@ -48,6 +49,8 @@ pub struct Runner {
     pub path: Vec<PathBuf>,
     /// More environment for every step (the stand-in's state).
     pub env: Vec<(String, String)>,
+    /// The action's own directory (`GITHUB_ACTION_PATH`, `github.action_path`): where the runner checked it out.
+    pub action_path: PathBuf,
 }
 
 impl Runner {
@@ -115,11 +118,16 @@ impl Runner {
     fn command(&self, step: &Value, scope: &Scope, temp: &Path, i: usize) -> Command {
         assert_eq!(step["shell"], "bash", "every step of the action names its shell: {step}");
         let script = temp.join(format!("step-{i}.sh"));
-        std::fs::write(&script, interpolate(step["run"].as_str().expect("a run step"), scope)).unwrap();
+        let run = step["run"].as_str().expect("a run step");
+        // Inside a composite action's run: script, `${{ github.action_repository }}` and its kin are empty, and an
+        // input interpolated into a script is code: everything comes in through env: (tests/ci.rs checks it too).
+        assert!(!run.contains("${{"), "a run: script with ${{{{ }}}}: {run}");
+        std::fs::write(&script, run).unwrap();
         let mut cmd = Command::new("bash");
         cmd.args(["--noprofile", "--norc", "-eo", "pipefail"]).arg(&script).current_dir(&self.workspace);
         cmd.env_clear().env("HOME", &self.home).env("RUNNER_TEMP", temp).env("RUNNER_OS", "Linux").env("RUNNER_ARCH", "X64");
         cmd.env("GITHUB_WORKSPACE", &self.workspace).env("GITHUB_ACTIONS", "true").env("CI", "true");
+        cmd.env("GITHUB_ACTION_PATH", &self.action_path);
         cmd.env("GITHUB_EVENT_NAME", self.github["event_name"].as_str().unwrap_or_default());
         cmd.env("GITHUB_SHA", self.github["sha"].as_str().unwrap_or_default());
         cmd.env("GIT_CONFIG_NOSYSTEM", "1").env("GIT_CONFIG_GLOBAL", "/dev/null");
