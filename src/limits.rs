@@ -66,9 +66,10 @@ pub const CSV_BYTES: Limit = Limit { env: "GPUPLAN_MAX_CSV_BYTES", default: 64 <
 /// points: a year of one-minute samples is 525,600 rows).
 pub const CSV_ROWS: Limit = Limit { env: "GPUPLAN_MAX_CSV_ROWS", default: 2_000_000, counts: "rows of the CSV series of one demand file, counted per series naming the file" };
 
-/// Template instructions one render may run: minijinja's fuel (`Environment::set_fuel`; the shipped templates use
-/// under 10,000 for the largest example's object).
-pub const TEMPLATE_FUEL: Limit = Limit { env: "GPUPLAN_TEMPLATE_FUEL", default: 1_000_000, counts: "template instructions (minijinja fuel) one render of one object may run" };
+/// Template instructions the renders of one compile run together: minijinja's fuel (`Environment::set_fuel`, which
+/// stops one render), summed over the renders (`render::Renderer`), so that a loop in a template rendered once per
+/// pool cannot multiply by the pool limit.
+pub const TEMPLATE_FUEL: Limit = Limit { env: "GPUPLAN_TEMPLATE_FUEL", default: 10_000_000, counts: "template instructions (minijinja fuel) the renders of one compile run together" };
 
 /// Bytes of the base's out/ that `diff --base` reads from git, together (each blob's size read from its header
 /// before its content).

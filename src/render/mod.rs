@@ -104,6 +104,9 @@ pub struct Renderer {
     /// Each `--templates` override's path, by template name, for the fuel limit's file:line.
     overrides: Vec<(String, PathBuf)>,
     fuel: u64,
+    /// The instructions the renders so far ran, together: the fuel is for the whole compile, not per object (a loop
+    /// of 999,999 in a template rendered for each of 20,000 pools would otherwise run 2·10¹⁰).
+    used: std::sync::atomic::AtomicU64,
     /// (template, apiVersion, kind) as each template's text names them on literal top-level lines.
     kinds: Vec<(String, String, String)>,
 }
@@ -143,7 +146,7 @@ impl Renderer {
             env.add_template_owned(name.to_string(), text)
                 .map_err(|source| RenderError::Template { name: name.to_string(), source })?;
         }
-        Ok(Renderer { env, overrides, fuel, kinds })
+        Ok(Renderer { env, overrides, fuel, used: std::sync::atomic::AtomicU64::new(0), kinds })
     }
 
     /// The (apiVersion, kind) pairs the templates render, the GitOps apps' only when `gitops`: what the validator
@@ -164,13 +167,23 @@ impl Renderer {
         if source.kind() != minijinja::ErrorKind::OutOfFuel {
             return RenderError::Template { name: name.into(), source };
         }
+        self.out_of_fuel(name, source.line().unwrap_or(1))
+    }
+
+    fn out_of_fuel(&self, name: &str, line: usize) -> RenderError {
         let path = self.overrides.iter().find(|(n, _)| n == name).map_or_else(|| format!("templates/{name}"), |(_, p)| p.display().to_string());
-        RenderError::OutOfFuel { name: name.into(), path, line: source.line().unwrap_or(1), fuel: self.fuel }
+        RenderError::OutOfFuel { name: name.into(), path, line, fuel: self.fuel }
     }
 
     fn render(&self, name: &str, object: &str, context: Value) -> Result<Value, RenderError> {
         let template = self.env.get_template(name).map_err(|source| RenderError::Template { name: name.into(), source })?;
-        let text = template.render(minijinja::value::Serde(&context)).map_err(|source| self.render_error(name, source))?;
+        let captured = template.render_captured(minijinja::value::Serde(&context)).map_err(|source| self.render_error(name, source))?;
+        let consumed = captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed);
+        let used = self.used.fetch_add(consumed, std::sync::atomic::Ordering::Relaxed) + consumed;
+        if used > self.fuel {
+            return Err(self.out_of_fuel(name, 1));
+        }
+        let text = captured.into_output();
         #[cfg(test)]
         tests::record(&text);
         // Our templates render a small regular subset of YAML, which the fast path reads; anything else (a
