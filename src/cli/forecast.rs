@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let (shown, demand) = read_demand(demand.as_deref())?;
     let opts = Options { cluster, seed, seeds, horizon_seconds: horizon };
     // The names, and the work this run asks for against the limits (`forecast::budget`), before anything is drawn.
-    let problems = demand::check_run(&demand, &compiled, &opts);
+    let problems = gpuplan::forecast::run::check_demand(&compiled, &demand, &opts);
     if problems.iter().any(|d| d.is_error()) {
         return Err(CliError::Demand(problems));
     }

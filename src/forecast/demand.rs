@@ -22,12 +22,13 @@ use kdl::KdlNode;
 use crate::diagnostic::{ErrorCode, ProfileDiagnostic, Sources, Span, Spanned};
 use crate::profile::parser::{args, prop, Parser};
 
+pub mod budget;
 pub mod check;
 mod csv;
 mod series;
 mod time;
 
-pub use check::{check, check_run};
+pub use check::check;
 pub use series::{Daily, Series, Shape, WEEKDAYS};
 pub use time::{parse_duration, parse_rate_per_day, parse_time};
 
@@ -246,7 +247,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Demand, Vec<ProfileDiagnostic>> 
     let Some(mut demand) = demand else { return Err(diagnostics) };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     diagnostics.extend(csv::read_all(&mut demand, &dir, &mut sources));
-    diagnostics.extend(crate::forecast::budget::rates(&demand, &sources));
+    diagnostics.extend(budget::rates(&demand, &sources));
     if diagnostics.iter().any(ProfileDiagnostic::is_error) {
         return Err(crate::diagnostic::one_per_cause(diagnostics));
     }

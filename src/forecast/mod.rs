@@ -15,7 +15,6 @@
 //! (`conformance/karpenter`, `oracle forecast`): it replays the same trace through Karpenter v1.14.1's controllers and
 //! prints a `Timeline`, which `summary` prices the same way.
 
-pub mod budget;
 pub mod demand;
 pub mod draw;
 pub mod engine;

@@ -10,22 +10,9 @@ use crate::solve::queue::QueuePlan;
 use crate::forecast::scaler::Scaler;
 use crate::solve::ClusterPlan;
 
-/// Every name of `demand` that `c` does not define, one diagnostic each, and the work the demand file's own run asks
-/// for beyond a limit (`forecast::budget`).
+/// Every name of `demand` that `c` does not define, one diagnostic each. (The work a run asks for is checked apart,
+/// `run::budget`, against the run's options.)
 pub fn check(demand: &Demand, c: &Compilation) -> Vec<ProfileDiagnostic> {
-    check_run(demand, c, &crate::forecast::run::Options::default())
-}
-
-/// [`check`] for the run `opts` asks for (the command line's horizon, seeds and cluster).
-pub fn check_run(demand: &Demand, c: &Compilation, opts: &crate::forecast::run::Options) -> Vec<ProfileDiagnostic> {
-    let mut out = names(demand, c);
-    if !out.iter().any(ProfileDiagnostic::is_error) {
-        out.extend(crate::forecast::budget::check(c, demand, opts));
-    }
-    out
-}
-
-fn names(demand: &Demand, c: &Compilation) -> Vec<ProfileDiagnostic> {
     let mut out = Vec::new();
     let names: Vec<&str> = c.plan.clusters.iter().map(|p| p.name.as_str()).collect();
     for cluster in demand.clusters.values() {

@@ -34,7 +34,7 @@ pub fn interruptions(c: &Compilation, plan: &ClusterPlan, spot: &Spot, seed: u64
     let (lo, hi) = spot.share;
     let mean_share = (lo + hi) / 2.0;
     let mut out = Vec::new();
-    let stop = crate::forecast::budget::hard_stop();
+    let stop = super::hard_stop();
     for (instance_type, zone) in spot_offerings(c, plan) {
         let per_day = spot.rate_for(&instance_type) / mean_share.max(1e-9);
         let Ok(gap) = Exp::new(per_day / DAY) else { continue };
@@ -61,7 +61,7 @@ pub fn shortages(plan: &ClusterPlan, rules: &[ShortageRule], seed: u64, horizon:
     let all_zones: BTreeSet<&str> = plan.pools.iter().flat_map(|p| p.zones.iter().map(String::as_str)).collect();
     let mut out = Vec::new();
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
-    let stop = crate::forecast::budget::hard_stop();
+    let stop = super::hard_stop();
     for rule in rules {
         let zones: Vec<&str> = rule.zone.as_ref().map_or_else(|| all_zones.iter().copied().collect(), |z| vec![z.value.as_str()]);
         let capacity_types: Vec<&str> = rule.capacity_type.as_ref().map_or_else(|| vec!["spot", "on-demand"], |c| vec![c.value.as_str()]);

@@ -30,8 +30,8 @@ pub fn jobs(plan: &ClusterPlan, queue: &QueuePlan, demand: &QueueDemand, seed: u
         return out;
     }
     let mut t = 0.0;
-    // Candidates, kept or not: the work is theirs (see `forecast::budget`, which admits the rate).
-    let stop = crate::forecast::budget::hard_stop();
+    // Candidates, kept or not: the work is theirs (see `demand::budget`, which admits the rate).
+    let stop = super::hard_stop();
     for _ in 0..stop {
         t += rng.sample(gap);
         if t >= horizon as f64 {

@@ -5,18 +5,16 @@
 //! - [`crate::limits::FORECAST_EVENTS`]: the random events one draw (one cluster, one seed) is expected to produce,
 //!   from each rate × the horizon (a queue's candidates at its pattern's peak, which its thinning draws; each spot
 //!   type×zone the cluster may launch; each zone and capacity type of a shortage rule). The draw's loops also stop at
-//!   [`hard_stop`] events, a safety net a Poisson count reaches with negligible probability once the mean passed.
+//!   `draw::hard_stop` events, a safety net a Poisson count reaches with negligible probability once the mean passed.
 //! - [`crate::limits::SIMULATED_DAYS`]: clusters × horizon days × seeds, what the replay's time grows with.
 //!
-//! Each is E0451 at the value that asks for the work (the rate, the horizon; with the command line's `--horizon` or
+//! Here: each rate alone at parse time ([`rates`]), and the figures and diagnostics; `run::budget` checks a run's
+//! totals against one compile's plan (its spot type×zone pairs and zones). Each is E0451 at the value that asks for the work (the rate, the horizon; with the command line's `--horizon` or
 //! `--seeds`, the demand file's start), naming the limit and its variable.
 
-use super::demand::{ClusterDemand, Demand, ShortageWhen};
-use super::run::Options;
-use crate::compile::Compilation;
+use super::{ClusterDemand, Demand, ShortageWhen};
 use crate::diagnostic::{ErrorCode, ProfileDiagnostic, Sources, Span};
 use crate::limits::{Limit, FORECAST_EVENTS, SIMULATED_DAYS};
-use crate::solve::ClusterPlan;
 
 const DAY: f64 = 86_400.0;
 
@@ -28,16 +26,16 @@ pub struct EventSource {
     pub expected: f64,
 }
 
-/// The most events a draw's loop makes before it stops: far past the limit's mean (a Poisson count with mean λ
-/// passes λ + 10√λ with probability below 10⁻²⁰), so it never cuts an admitted draw short.
-pub fn hard_stop() -> usize {
-    let limit = FORECAST_EVENTS.value_or_default();
-    usize::try_from(limit.saturating_mul(2).saturating_add(1_000)).unwrap_or(usize::MAX)
+/// What of a compile's cluster multiplies the rates: the spot type×zone pairs its NodePools may launch (their
+/// instance types) and its zones. None at parse time: one pair and one zone.
+#[derive(Debug, Clone, Default)]
+pub struct Offerings {
+    pub spot_types: Vec<String>,
+    pub zones: usize,
 }
 
-/// The expected random events of one draw of cluster `d` over `horizon` seconds, per source. With the cluster's
-/// plan, spot and shortages count the type×zone pairs and zones it has; without (at parse time), one each.
-pub fn event_sources(c: Option<(&Compilation, &ClusterPlan)>, d: &ClusterDemand, horizon: u64) -> Vec<EventSource> {
+/// The expected random events of one draw of cluster `d` over `horizon` seconds, per source.
+pub fn event_sources(plan: Option<&Offerings>, d: &ClusterDemand, horizon: u64) -> Vec<EventSource> {
     let days = horizon as f64 / DAY;
     let mut out: Vec<EventSource> = d
         .queues
@@ -45,14 +43,12 @@ pub fn event_sources(c: Option<(&Compilation, &ClusterPlan)>, d: &ClusterDemand,
         .map(|q| EventSource { span: q.rate_span, what: format!("queue `{}`'s arrivals (per-hour at the pattern's peak)", q.name.value), expected: q.per_hour * q.pattern.max() * 24.0 * days })
         .collect();
     let mean_share = ((d.spot.share.0 + d.spot.share.1) / 2.0).max(1e-9);
-    let pairs: Vec<String> = match c {
-        Some((c, plan)) => super::draw::capacity::spot_offerings(c, plan).into_iter().map(|(t, _)| t).collect(),
-        None => vec![String::new()],
-    };
+    let one = vec![String::new()];
+    let pairs: &[String] = plan.map_or(&one, |p| &p.spot_types);
     let spot: f64 = pairs.iter().map(|t| d.spot.rate_for(t) / mean_share * days).sum();
     let spot_span = d.spot.rate_span.or_else(|| d.spot.overrides.first().map(|o| o.rate_span)).unwrap_or(d.name.span);
     out.push(EventSource { span: Some(spot_span), what: format!("spot interruptions over {} type×zone pairs", pairs.len()), expected: spot });
-    let all_zones = c.map_or(1, |(_, plan)| plan.pools.iter().flat_map(|p| p.zones.iter()).collect::<std::collections::BTreeSet<_>>().len());
+    let all_zones = plan.map_or(1, |p| p.zones);
     for rule in &d.shortages {
         let ShortageWhen::Rate(per_day) = rule.when else { continue };
         let zones = if rule.zone.is_some() { 1 } else { all_zones };
@@ -79,38 +75,7 @@ pub fn rates(demand: &Demand, sources: &Sources) -> Vec<ProfileDiagnostic> {
     out
 }
 
-/// The run `opts` asks of `demand` under `c`, against both limits: one diagnostic per cause.
-pub fn check(c: &Compilation, demand: &Demand, opts: &Options) -> Vec<ProfileDiagnostic> {
-    let sources = &demand.sources;
-    let (events_limit, days_limit) = match (FORECAST_EVENTS.value(), SIMULATED_DAYS.value()) {
-        (Ok(e), Ok(d)) => (e, d),
-        (Err(e), _) | (_, Err(e)) => return vec![limit_unreadable(sources, &e)],
-    };
-    let horizon = opts.horizon_seconds.unwrap_or(demand.horizon_seconds);
-    let seeds = opts.seeds.unwrap_or(demand.seeds).max(1);
-    let clusters: Vec<(&ClusterDemand, &ClusterPlan)> = demand
-        .clusters
-        .values()
-        .filter(|d| opts.cluster.as_ref().is_none_or(|w| *w == d.name.value))
-        .filter_map(|d| c.plan.clusters.iter().find(|p| p.name == d.name.value).map(|p| (d, p)))
-        .collect();
-    let mut out = Vec::new();
-    let days = clusters.len() as f64 * horizon as f64 / DAY * f64::from(seeds);
-    if days > days_limit as f64 {
-        out.push(over_days(demand, opts, clusters.len(), seeds, days, days_limit));
-    }
-    for (d, plan) in clusters {
-        let found = event_sources(Some((c, plan)), d, horizon);
-        let total: f64 = found.iter().map(|s| s.expected).sum();
-        if !(total <= events_limit as f64) {
-            let worst = found.iter().max_by(|a, b| a.expected.total_cmp(&b.expected)).expect("a cluster has its spot source");
-            out.push(over_events(sources, d, worst, total, events_limit, horizon));
-        }
-    }
-    out
-}
-
-fn over_events(sources: &Sources, d: &ClusterDemand, worst: &EventSource, total: f64, limit: u64, horizon: u64) -> ProfileDiagnostic {
+pub fn over_events(sources: &Sources, d: &ClusterDemand, worst: &EventSource, total: f64, limit: u64, horizon: u64) -> ProfileDiagnostic {
     let message = format!(
         "cluster `{}` would draw about {} random events per seed over {} days (the most from {}: about {}), more than the {limit} a forecast draw takes",
         d.name.value,
@@ -122,12 +87,12 @@ fn over_events(sources: &Sources, d: &ClusterDemand, worst: &EventSource, total:
     sources.error(worst.span.unwrap_or(d.name.span), ErrorCode::E0451, message).help(format!("lower the rate or the horizon; {}", FORECAST_EVENTS.how_to_raise()))
 }
 
-fn over_days(demand: &Demand, opts: &Options, clusters: usize, seeds: u32, days: f64, limit: u64) -> ProfileDiagnostic {
-    let (span, from) = match (opts.horizon_seconds, opts.seeds) {
+pub fn over_days(demand: &Demand, horizon_flag: Option<u64>, seeds_flag: Option<u32>, clusters: usize, seeds: u32, days: f64, limit: u64) -> ProfileDiagnostic {
+    let (span, from) = match (horizon_flag, seeds_flag) {
         (None, None) => (demand.horizon_span.or(demand.seeds_span), "the demand file's"),
         _ => (None, "the command line's"),
     };
-    let horizon_days = opts.horizon_seconds.unwrap_or(demand.horizon_seconds) as f64 / DAY;
+    let horizon_days = horizon_flag.unwrap_or(demand.horizon_seconds) as f64 / DAY;
     let message = format!(
         "{clusters} clusters × {} days ({from} horizon) × {seeds} seeds is {} simulated days, more than the {limit} a forecast replays",
         round(horizon_days),
@@ -137,7 +102,7 @@ fn over_days(demand: &Demand, opts: &Options, clusters: usize, seeds: u32, days:
     demand.sources.error(span.unwrap_or(Span { file: 0, offset: 0, len: 0 }), ErrorCode::E0451, message).help(help)
 }
 
-fn limit_unreadable(sources: &Sources, e: &std::io::Error) -> ProfileDiagnostic {
+pub fn limit_unreadable(sources: &Sources, e: &std::io::Error) -> ProfileDiagnostic {
     let envs: Vec<&str> = [FORECAST_EVENTS, SIMULATED_DAYS].iter().map(|l: &Limit| l.env).collect();
     sources.error(Span { file: 0, offset: 0, len: 0 }, ErrorCode::E0451, format!("a forecast limit cannot be read: {e}")).help(format!("set {} to a positive whole number, or unset it", envs.join(" or ")))
 }
