@@ -5,7 +5,16 @@
 //!   after solving every pool — the part that was quadratic: 20,000 pools took 51 s);
 //! - one profile with 20,000 errors (printing them was quadratic: 10 s);
 //! - `adopt` of one NodePool with 10,000 requirements (quadratic: 14 s);
-//! - `simulate` of a Deployment with `replicas: 2000000000` (6 GiB before the pod cap).
+//! - `simulate` of a Deployment with `replicas: 2000000000` (6 GiB before the pod cap);
+//!
+//! and the largest inputs issue 42's limits allow (`src/limits.rs`), each at its maximum, with the one just past it
+//! refused:
+//! - a forecast whose queue is expected to draw the event limit's 20,000 Jobs in one run;
+//! - a forecast of the simulated-day limit's 1,500 days (one cluster, 300 days × 5 seeds);
+//! - a demand file whose CSV series hold the row limit's 2,000,000 rows;
+//! - a `--templates` override whose loops burn the whole fuel;
+//! - 20,000 pools (the pool limit) in one compile, and 20,001 refused;
+//! - `diff --base` of a base out/ of 256 MiB (the base out/ limit: four files of 64 MiB, the input cap).
 //!
 //! Environment: `GPUPLAN_BENCH_POOLS` (default `20000,200000`), `GPUPLAN_BENCH_RUNS` (default 3). `cargo test --bench
 //! bounded` runs the same program against the debug binary (the figures README.md quotes as debug).
@@ -48,8 +57,73 @@ fn gpuplan() -> Command {
     Command::new(env!("CARGO_BIN_EXE_gpuplan"))
 }
 
+/// The scratch repository of the limit cases: one cluster, one A10G pool with room for a busy queue, its catalog.
+fn limit_repo(dir: &Path, demand: &str) -> std::path::PathBuf {
+    let repo = dir.join(format!("repo{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()));
+    std::fs::create_dir_all(repo.join("profiles")).unwrap();
+    std::fs::create_dir_all(repo.join("catalogs")).unwrap();
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs/us-east-1.json"), repo.join("catalogs/us-east-1.json")).unwrap();
+    let profile = "cluster \"ml-prod\" {\n    region \"us-east-1\"\n    zones \"us-east-1a\" \"us-east-1b\"\n    ami \"al2023@v20251023\"\n}\npool \"llm\" preset=\"inference-on-demand\" {\n    gpu { name \"A10G\"; per-node max=1 }\n    max-accelerators 64\n}\nqueue \"batch\" namespace=\"ml\" pool=\"llm\" {\n    gpus nominal=8\n}\n";
+    std::fs::write(repo.join("profiles/ml.kdl"), profile).unwrap();
+    std::fs::write(repo.join("gpuplan.demand.kdl"), demand).unwrap();
+    let git = |args: &[&str]| assert!(Command::new("git").args(["-c", "user.name=b", "-c", "user.email=b@example.com"]).args(args).current_dir(&repo).status().unwrap().success());
+    git(&["init", "-q"]);
+    repo
+}
+
+fn in_repo(repo: &Path, args: &[&str]) -> Command {
+    let mut c = gpuplan();
+    c.args(args).current_dir(repo);
+    c
+}
+
+/// Each limit of issue 42 at its maximum (exit 0), and just past it where that is cheap to show (exit 2).
+fn limits(dir: &Path, runs: usize) {
+    // 27.7 Jobs an hour × 720 hours = 20,000 expected: the event limit. 28 an hour is past it.
+    let events = |rate: &str| format!("horizon \"30d\"\nseeds 1\ncluster \"ml-prod\" {{\n    queue \"batch\" {{\n        arrivals per-hour={rate}\n        gpus-per-pod 1\n        duration \"10m\"\n    }}\n}}\n");
+    let repo = limit_repo(dir, &events("27.7"));
+    measure("forecast: 20,000 expected Jobs (the event limit)", runs, 0, || in_repo(&repo, &["forecast"]));
+    let repo = limit_repo(dir, &events("28"));
+    measure("forecast: 20,160 expected Jobs (refused)", runs, 2, || in_repo(&repo, &["forecast"]));
+
+    let days = "horizon \"300d\"\nseeds 5\ncluster \"ml-prod\" {\n    queue \"batch\" {\n        arrivals per-hour=0.5\n        duration \"1h\"\n    }\n}\n";
+    let repo = limit_repo(dir, days);
+    measure("forecast: 1,500 simulated days (the day limit)", runs, 0, || in_repo(&repo, &["forecast"]));
+
+    let repo = limit_repo(dir, "horizon \"1d\"\nseeds 1\ncluster \"ml-prod\" {\n    queue \"batch\" {\n        arrivals per-hour=0.5 {\n            csv \"big.csv\"\n        }\n    }\n}\n");
+    let rows: String = (0..2_000_000u64).map(|i| format!("{},1\n", 1_700_000_000 + i)).collect();
+    std::fs::write(repo.join("big.csv"), rows).unwrap();
+    measure("forecast: 2,000,000 CSV rows (the row limit)", runs, 0, || in_repo(&repo, &["forecast"]));
+
+    let repo = limit_repo(dir, "cluster \"ml-prod\" {\n}\n");
+    std::fs::create_dir_all(repo.join("templates")).unwrap();
+    let template = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/nodepool.yaml.j2")).unwrap();
+    std::fs::write(repo.join("templates/nodepool.yaml.j2"), format!("{{% for i in range(100000) %}}{{% for j in range(100000) %}}{{% endfor %}}{{% endfor %}}{template}")).unwrap();
+    measure("compile: a template loop burning the whole fuel (refused)", runs, 2, || in_repo(&repo, &["compile", "--templates", "templates"]));
+
+    let pools = |n: usize| -> String { (0..n).map(|i| format!("pool \"p{i}\" preset=\"inference-on-demand\" {{ gpu {{ name \"A10G\" }}; max-accelerators 8 }}\n")).collect() };
+    let repo = limit_repo(dir, "cluster \"ml-prod\" {\n}\n");
+    std::fs::write(repo.join("profiles/pools.kdl"), format!("profile \"many\"\ncluster \"ml-prod\"\n{}", pools(19_999))).unwrap();
+    measure("compile: 20,000 pools (the pool limit)", runs, 2, || in_repo(&repo, &["compile", "--check"]));
+    std::fs::write(repo.join("profiles/pools.kdl"), format!("profile \"many\"\ncluster \"ml-prod\"\n{}", pools(20_000))).unwrap();
+    measure("compile: 20,001 pools (refused)", runs, 2, || in_repo(&repo, &["compile", "--check"]));
+
+    let repo = limit_repo(dir, "cluster \"ml-prod\" {\n}\n");
+    std::fs::create_dir_all(repo.join("out/ml-prod")).unwrap();
+    for i in 0..4 {
+        let line = format!("# {}\n", "x".repeat(1022));
+        std::fs::write(repo.join(format!("out/ml-prod/big{i}.yaml")), line.repeat(64 << 10)).unwrap();
+    }
+    let git = |args: &[&str]| assert!(Command::new("git").args(["-c", "user.name=b", "-c", "user.email=b@example.com"]).args(args).current_dir(&repo).status().unwrap().success());
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "base"]);
+    measure("diff --base: a 256 MiB base out/ (the base out/ limit)", runs, 0, || in_repo(&repo, &["diff", "--base", "HEAD", "--format", "json"]));
+}
+
 fn main() {
     let runs: usize = std::env::var("GPUPLAN_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let dir = tempfile::tempdir().expect("tempdir");
+    limits(dir.path(), runs);
     let sizes: Vec<usize> = std::env::var("GPUPLAN_BENCH_POOLS").unwrap_or_else(|_| "20000,200000".into()).split(',').filter_map(|s| s.trim().parse().ok()).collect();
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path();

@@ -160,6 +160,9 @@ pub fn compile_with_config(opts: &CompileOptions, config: Option<&Path>) -> Resu
     if diagnostics.iter().any(ProfileDiagnostic::is_error) {
         return Err(CompileError::profiles(diagnostics));
     }
+    if let Some(over) = too_many_pools(&profiles, &sources) {
+        return Err(CompileError::profiles(vec![over]));
+    }
     let warnings = diagnostics;
 
     // A template error is reported after any catalog or profile error, as when rendering came after solving.
@@ -199,6 +202,22 @@ pub fn compile_with_config(opts: &CompileOptions, config: Option<&Path>) -> Resu
     compilation.warnings.sort_by_cached_key(|d| (d.src.name().to_string(), d.span.offset(), d.code));
     compilation.warnings = crate::diagnostic::one_per_cause(std::mem::take(&mut compilation.warnings));
     Ok(compilation)
+}
+
+/// E0451 at the first pool past [`crate::limits::POOLS`], counted over every profile, before any is solved.
+fn too_many_pools(profiles: &[Profile], sources: &Sources) -> Option<ProfileDiagnostic> {
+    let limit = crate::limits::POOLS;
+    let cap = match limit.value() {
+        Ok(cap) => usize::try_from(cap).unwrap_or(usize::MAX),
+        Err(e) => {
+            let span = profiles.first()?.name.span;
+            return Some(sources.error(span, ErrorCode::E0451, format!("the pool limit cannot be read: {e}")).help(format!("set {} to a positive whole number, or unset it", limit.env)));
+        }
+    };
+    let first_over = profiles.iter().flat_map(|p| p.pools.iter()).nth(cap)?;
+    let total: usize = profiles.iter().map(|p| p.pools.len()).sum();
+    let message = format!("{total} pools in this compile, more than the {cap} {}", limit.counts);
+    Some(sources.error(first_over.name.span, ErrorCode::E0451, message).help(format!("split the profiles into repositories or merge pools that ask for the same; {}", limit.how_to_raise())))
 }
 
 /// One catalog per region the profiles use (each region on its own core), and the plan solved against them.

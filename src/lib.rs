@@ -9,6 +9,7 @@
 //! | stage | reads | gives |
 //! |---|---|---|
 //! | [`input`] | files | bounded reads: a hostile input cannot hang or exhaust the process |
+//! | [`limits`] | – | every limit on the work an input may ask for, its default and how to raise it |
 //! | [`names`] | – | the Kubernetes and AWS name rules |
 //! | [`diagnostic`] | – | `ProfileDiagnostic` at file:line:col, with an `ErrorCode` from the table |
 //! | [`layout`] | – | where files go in out/, their header and digest (`OutputTree`) |
@@ -79,6 +80,7 @@ pub mod emit;
 pub mod forecast;
 pub mod input;
 pub mod layout;
+pub mod limits;
 pub mod lint;
 pub mod names;
 pub mod ops;
@@ -95,6 +97,7 @@ pub mod validate;
 /// against this order, and on any circle of files inside a stage.
 pub const LAYERS: &[&[&str]] = &[
     &["input"],
+    &["limits"],
     &["names"],
     &["diagnostic"],
     &["layout"],

@@ -70,7 +70,8 @@ fn check_demand(compiled: &gpuplan::compile::Compilation) -> Result<(), CliError
         return Ok(());
     }
     let found = demand::load(&root).map_err(CliError::Demand)?;
-    let problems = found.map(|d| demand::check(&d, compiled)).unwrap_or_default();
+    // The names, and the work the file's own forecast asks for against the limits (what the diff step would replay).
+    let problems = found.map(|d| gpuplan::forecast::run::check_demand(compiled, &d, &Default::default())).unwrap_or_default();
     if problems.is_empty() { Ok(()) } else { Err(CliError::Demand(problems)) }
 }
 

@@ -152,11 +152,12 @@ fn refuse_expected_without_forecast(needs_forecast: bool, demand: bool, base: bo
 /// have yet is skipped by the draw.
 fn forecast_review(before: &Compilation, after: &Compilation, shown: &str, demand: &gpuplan::forecast::demand::Demand) -> Result<gpuplan::emit::diff::forecast::ForecastReview, CliError> {
     use gpuplan::forecast::run::{forecast, Options};
-    let problems = gpuplan::forecast::demand::check(demand, after);
+    let opts = Options::default();
+    // The names, then the work the replays ask for against the limits (before either is drawn).
+    let problems = gpuplan::forecast::run::check_demand(after, demand, &opts);
     if problems.iter().any(|d| d.is_error()) {
         return Err(CliError::Demand(problems));
     }
-    let opts = Options::default();
     let (b, a) = rayon::join(|| forecast(before, demand, shown, &opts), || forecast(after, demand, shown, &opts));
     let after = a.map_err(CliError::msg)?;
     // A base that compiles none of the demand's clusters (the change adds them) is compared with nothing: its

@@ -63,11 +63,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let Args { inputs, demand, cluster, seed, seeds, horizon, format, svg } = args;
     let compiled = inputs.compile()?;
     let (shown, demand) = read_demand(demand.as_deref())?;
-    let problems = demand::check(&demand, &compiled);
+    let opts = Options { cluster, seed, seeds, horizon_seconds: horizon };
+    // The names, and the work this run asks for against the limits (`forecast::budget`), before anything is drawn.
+    let problems = gpuplan::forecast::run::check_demand(&compiled, &demand, &opts);
     if problems.iter().any(|d| d.is_error()) {
         return Err(CliError::Demand(problems));
     }
-    let forecast = forecast(&compiled, &demand, &shown, &Options { cluster, seed, seeds, horizon_seconds: horizon }).map_err(CliError::msg)?;
+    let forecast = forecast(&compiled, &demand, &shown, &opts).map_err(CliError::msg)?;
     print!("{}", report::render(&forecast, format.into()));
     if let Some(path) = svg {
         std::fs::write(&path, gpuplan::forecast::picture::svg(&forecast)).map_err(CliError::io("write", &path))?;

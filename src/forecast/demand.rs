@@ -22,6 +22,7 @@ use kdl::KdlNode;
 use crate::diagnostic::{ErrorCode, ProfileDiagnostic, Sources, Span, Spanned};
 use crate::profile::parser::{args, prop, Parser};
 
+pub mod budget;
 pub mod check;
 mod csv;
 mod series;
@@ -62,6 +63,9 @@ pub struct Demand {
     pub seeds: u32,
     /// The weekday of second 0 (0 = Monday … 6 = Sunday): where weekly patterns start.
     pub start_weekday: u8,
+    /// Where `horizon` and `seeds` are written (None: the default), for the limits' diagnostics (`budget`).
+    pub horizon_span: Option<Span>,
+    pub seeds_span: Option<Span>,
     pub clusters: BTreeMap<String, ClusterDemand>,
     /// The demand file and the CSVs it read, for diagnostics that point into them.
     pub sources: Sources,
@@ -111,6 +115,8 @@ pub struct QueueDemand {
     pub name: Spanned<String>,
     /// Mean Jobs per hour (a Poisson process), before `pattern`.
     pub per_hour: f64,
+    /// Where `per-hour` is written, for the event limit's diagnostic.
+    pub rate_span: Option<Span>,
     /// A multiplier of the rate over the day and the week (constant 1 when none is written).
     pub pattern: Series,
     /// Pods per Job (None: 1).
@@ -146,13 +152,15 @@ pub struct Spot {
     pub rate_per_day: f64,
     /// The share of the type×zone's nodes one event reclaims: uniform in `[min, max]`.
     pub share: (f64, f64),
+    /// Where `rate` is written (None: the default rate).
+    pub rate_span: Option<Span>,
     /// Per type (`g5.xlarge`) or family (`g5`), the most specific first when drawn.
     pub overrides: Vec<SpotOverride>,
 }
 
 impl Default for Spot {
     fn default() -> Self {
-        Spot { rate_per_day: DEFAULT_SPOT_RATE_PER_DAY, share: DEFAULT_SPOT_SHARE, overrides: Vec::new() }
+        Spot { rate_per_day: DEFAULT_SPOT_RATE_PER_DAY, share: DEFAULT_SPOT_SHARE, rate_span: None, overrides: Vec::new() }
     }
 }
 
@@ -162,6 +170,7 @@ pub struct SpotOverride {
     pub family: bool,
     pub name: Spanned<String>,
     pub rate_per_day: f64,
+    pub rate_span: Span,
 }
 
 impl Spot {
@@ -183,6 +192,8 @@ pub struct ShortageRule {
     /// `spot` or `on-demand` (None: both).
     pub capacity_type: Option<Spanned<String>>,
     pub when: ShortageWhen,
+    /// Where the rate (`per-month=…`) is written, when it has one.
+    pub rate_span: Option<Span>,
     pub for_seconds: u64,
 }
 
@@ -236,6 +247,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Demand, Vec<ProfileDiagnostic>> 
     let Some(mut demand) = demand else { return Err(diagnostics) };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     diagnostics.extend(csv::read_all(&mut demand, &dir, &mut sources));
+    diagnostics.extend(budget::rates(&demand, &sources));
     if diagnostics.iter().any(ProfileDiagnostic::is_error) {
         return Err(crate::diagnostic::one_per_cause(diagnostics));
     }
@@ -245,7 +257,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Demand, Vec<ProfileDiagnostic>> 
 
 impl Parser<'_> {
     fn demand(&mut self, doc: &kdl::KdlDocument) -> Demand {
-        let mut demand = Demand { horizon_seconds: DEFAULT_HORIZON_SECONDS, seed: 1, seeds: DEFAULT_SEEDS, start_weekday: 0, clusters: BTreeMap::new(), sources: Sources::default() };
+        let mut demand = Demand { horizon_seconds: DEFAULT_HORIZON_SECONDS, seed: 1, seeds: DEFAULT_SEEDS, start_weekday: 0, horizon_span: None, seeds_span: None, clusters: BTreeMap::new(), sources: Sources::default() };
         let mut clusters = Vec::new();
         for node in doc.nodes() {
             let name = node.name().value();
@@ -254,8 +266,11 @@ impl Parser<'_> {
             }
             match name {
                 "horizon" => {
-                    if let Some(h) = self.single_string(node).and_then(|v| self.duration_value(&v)) {
-                        demand.horizon_seconds = h.max(1);
+                    if let Some(v) = self.single_string(node) {
+                        demand.horizon_span = Some(v.span);
+                        if let Some(h) = self.duration_value(&v) {
+                            demand.horizon_seconds = h.max(1);
+                        }
                     }
                 }
                 "seed" => {
@@ -264,7 +279,11 @@ impl Parser<'_> {
                         demand.seed = s.value as u64;
                     }
                 }
-                "seeds" => demand.seeds = self.bounded_u32(node, "`seeds`", 1..=1000).map_or(DEFAULT_SEEDS, |s| s.value),
+                "seeds" => {
+                    let seeds = self.bounded_u32(node, "`seeds`", 1..=1000);
+                    demand.seeds_span = seeds.as_ref().map(|s| s.span);
+                    demand.seeds = seeds.map_or(DEFAULT_SEEDS, |s| s.value);
+                }
                 "start" => {
                     if let Some(day) = self.single_string(node) {
                         let days: Vec<(&str, u8)> = WEEKDAYS.iter().enumerate().map(|(i, d)| (*d, i as u8)).collect();
@@ -356,7 +375,7 @@ impl Parser<'_> {
     /// `queue "name" { arrivals per-hour=… { daily …; weekly … }; pods 2; gpus-per-pod 8; duration … }`.
     fn queue_demand(&mut self, node: &KdlNode) -> Option<QueueDemand> {
         let name = self.block_name(node)?;
-        let mut queue = QueueDemand { name, per_hour: 0.0, pattern: Series::constant(1.0), pods: None, gpus_per_pod: None, duration: JobDuration::Fixed(DEFAULT_JOB_SECONDS) };
+        let mut queue = QueueDemand { name, per_hour: 0.0, rate_span: None, pattern: Series::constant(1.0), pods: None, gpus_per_pod: None, duration: JobDuration::Fixed(DEFAULT_JOB_SECONDS) };
         let mut arrivals = false;
         for child in node.children().map(|c| c.nodes()).unwrap_or_default() {
             match child.name().value() {
@@ -368,6 +387,7 @@ impl Parser<'_> {
                     if entry.is_none() {
                         self.error(self.span(child.span()), ErrorCode::E0107, "`arrivals` needs `per-hour`", "write the mean number of Jobs per hour, e.g. `arrivals per-hour=0.5`");
                     }
+                    queue.rate_span = rate.as_ref().map(|r| r.span);
                     queue.per_hour = rate.map_or(0.0, |r| r.value);
                     if child.children().is_some() {
                         if let Some(pattern) = self.series_node(child, &["per-hour"]) {

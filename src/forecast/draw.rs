@@ -61,5 +61,13 @@ pub fn trace(c: &Compilation, cluster: &str, demand: &ClusterDemand, seed: u64, 
     trace
 }
 
+/// The most events a draw's loop makes before it stops: far past the event limit's mean (a Poisson count with mean
+/// λ passes λ + 10√λ with probability below 10⁻²⁰), so it never cuts an admitted draw short (`demand::budget` admits
+/// the rates before anything is drawn).
+pub fn hard_stop() -> usize {
+    let limit = crate::limits::FORECAST_EVENTS.value_or_default();
+    usize::try_from(limit.saturating_mul(2).saturating_add(1_000)).unwrap_or(usize::MAX)
+}
+
 #[cfg(test)]
 mod tests;

@@ -8,12 +8,13 @@
 
 use rayon::prelude::*;
 
-use super::demand::{ClusterDemand, Demand};
+use super::demand::{budget, ClusterDemand, Demand};
 use super::report::Forecast;
 use super::summary::{summarize_seeds, ClusterForecast};
 use super::timeline::Timeline;
 use super::trace::Trace;
 use crate::compile::Compilation;
+use crate::diagnostic::ProfileDiagnostic;
 
 /// What the command line may change of the demand file's run.
 #[derive(Debug, Clone, Default)]
@@ -69,6 +70,52 @@ pub fn forecast_with(c: &Compilation, demand: &Demand, demand_path: &str, opts: 
         })
         .collect();
     Ok(Forecast::new(demand_path.to_string(), horizon, seeds, per_cluster))
+}
+
+/// Everything a run of `demand` under `c` is checked for before it starts: the names (`demand::check`), then, when
+/// they resolve, the work `opts` asks for against the limits ([`budget`]).
+pub fn check_demand(c: &Compilation, demand: &Demand, opts: &Options) -> Vec<ProfileDiagnostic> {
+    let mut problems = super::demand::check(demand, c);
+    if !problems.iter().any(ProfileDiagnostic::is_error) {
+        problems.extend(budget(c, demand, opts));
+    }
+    problems
+}
+
+/// The run `opts` asks of `demand` under `c`, against the forecast's limits (`demand::budget`: the simulated days,
+/// and each cluster's expected random events with its own spot type×zone pairs and zones), before anything is drawn:
+/// E0451 per cause.
+pub fn budget(c: &Compilation, demand: &Demand, opts: &Options) -> Vec<ProfileDiagnostic> {
+    use crate::limits::{FORECAST_EVENTS, SIMULATED_DAYS};
+    use budget::{event_sources, limit_unreadable, over_days, over_events, Offerings};
+    let (events_limit, days_limit) = match (FORECAST_EVENTS.value(), SIMULATED_DAYS.value()) {
+        (Ok(e), Ok(d)) => (e, d),
+        (Err(e), _) | (_, Err(e)) => return vec![limit_unreadable(&demand.sources, &e)],
+    };
+    let horizon = opts.horizon_seconds.unwrap_or(demand.horizon_seconds);
+    let seeds = opts.seeds.unwrap_or(demand.seeds).max(1);
+    let clusters: Vec<(&ClusterDemand, &crate::solve::ClusterPlan)> = demand
+        .clusters
+        .values()
+        .filter(|d| opts.cluster.as_ref().is_none_or(|w| *w == d.name.value))
+        .filter_map(|d| c.plan.clusters.iter().find(|p| p.name == d.name.value).map(|p| (d, p)))
+        .collect();
+    let mut out = Vec::new();
+    let days = clusters.len() as f64 * horizon as f64 / 86_400.0 * f64::from(seeds);
+    if days > days_limit as f64 {
+        out.push(over_days(demand, opts.horizon_seconds, opts.seeds, clusters.len(), seeds, days, days_limit));
+    }
+    for (d, plan) in clusters {
+        let spot_types = super::draw::capacity::spot_offerings(c, plan).into_iter().map(|(t, _)| t).collect();
+        let zones = plan.pools.iter().flat_map(|p| p.zones.iter()).collect::<std::collections::BTreeSet<_>>().len();
+        let found = event_sources(Some(&Offerings { spot_types, zones }), d, horizon);
+        let total: f64 = found.iter().map(|s| s.expected).sum();
+        if !(total <= events_limit as f64) {
+            let worst = found.iter().max_by(|a, b| a.expected.total_cmp(&b.expected)).expect("a cluster has its spot source");
+            out.push(over_events(&demand.sources, d, worst, total, events_limit, horizon));
+        }
+    }
+    out
 }
 
 /// The clusters to forecast: the demand file's that the compile has (in name order), or the one `--cluster` names.

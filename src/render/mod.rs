@@ -89,12 +89,24 @@ pub enum RenderError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("template {name}: {source:#}")]
     Template { name: String, source: minijinja::Error },
+    /// A render that ran past [`crate::limits::TEMPLATE_FUEL`] (a `--templates` loop of a billion rounds), at the
+    /// template's file and line.
+    #[error("{path}:{line}: template {name} ran more than the {fuel} {counts}: bound the template's loops, or {raise}", counts = crate::limits::TEMPLATE_FUEL.counts, raise = crate::limits::TEMPLATE_FUEL.how_to_raise())]
+    OutOfFuel { name: String, path: String, line: usize, fuel: u64 },
+    #[error("{0}")]
+    Limit(std::io::Error),
     #[error("template {name} rendered YAML that does not parse for {object}: {message}\n--- rendered ---\n{text}")]
     Yaml { name: String, object: String, message: String, text: String },
 }
 
 pub struct Renderer {
     env: Environment<'static>,
+    /// Each `--templates` override's path, by template name, for the fuel limit's file:line.
+    overrides: Vec<(String, PathBuf)>,
+    fuel: u64,
+    /// The instructions the renders so far ran, together: the fuel is for the whole compile, not per object (a loop
+    /// of 999,999 in a template rendered for each of 20,000 pools would otherwise run 2·10¹⁰).
+    used: std::sync::atomic::AtomicU64,
     /// (template, apiVersion, kind) as each template's text names them on literal top-level lines.
     kinds: Vec<(String, String, String)>,
 }
@@ -114,10 +126,18 @@ impl Renderer {
     pub fn new(template_dir: Option<&Path>, more: &[&[(&str, &str)]]) -> Result<Renderer, RenderError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        // minijinja counts each instruction a render runs against its fuel (`Environment::set_fuel`, docs.rs
+        // minijinja "fuel" feature): a template loop cannot run without end.
+        let fuel = crate::limits::TEMPLATE_FUEL.value().map_err(RenderError::Limit)?;
+        env.set_fuel(Some(fuel));
         let mut kinds = Vec::new();
+        let mut overrides = Vec::new();
         for (name, builtin) in BUILTIN_TEMPLATES.iter().chain(more.iter().copied().flatten()) {
             let text = match template_dir.map(|d| d.join(name)).filter(|p| p.exists()) {
-                Some(path) => crate::input::read_to_string(&path).map_err(|source| RenderError::Read { path, source })?,
+                Some(path) => {
+                    overrides.push((name.to_string(), path.clone()));
+                    crate::input::read_to_string(&path).map_err(|source| RenderError::Read { path, source })?
+                }
                 None => builtin.to_string(),
             };
             if let Some((api_version, kind)) = literal_kind(&text) {
@@ -126,7 +146,7 @@ impl Renderer {
             env.add_template_owned(name.to_string(), text)
                 .map_err(|source| RenderError::Template { name: name.to_string(), source })?;
         }
-        Ok(Renderer { env, kinds })
+        Ok(Renderer { env, overrides, fuel, used: std::sync::atomic::AtomicU64::new(0), kinds })
     }
 
     /// The (apiVersion, kind) pairs the templates render, the GitOps apps' only when `gitops`: what the validator
@@ -143,9 +163,27 @@ impl Renderer {
         self.render(name, object, context)
     }
 
+    fn render_error(&self, name: &str, source: minijinja::Error) -> RenderError {
+        if source.kind() != minijinja::ErrorKind::OutOfFuel {
+            return RenderError::Template { name: name.into(), source };
+        }
+        self.out_of_fuel(name, source.line().unwrap_or(1))
+    }
+
+    fn out_of_fuel(&self, name: &str, line: usize) -> RenderError {
+        let path = self.overrides.iter().find(|(n, _)| n == name).map_or_else(|| format!("templates/{name}"), |(_, p)| p.display().to_string());
+        RenderError::OutOfFuel { name: name.into(), path, line, fuel: self.fuel }
+    }
+
     fn render(&self, name: &str, object: &str, context: Value) -> Result<Value, RenderError> {
         let template = self.env.get_template(name).map_err(|source| RenderError::Template { name: name.into(), source })?;
-        let text = template.render(minijinja::value::Serde(&context)).map_err(|source| RenderError::Template { name: name.into(), source })?;
+        let captured = template.render_captured(minijinja::value::Serde(&context)).map_err(|source| self.render_error(name, source))?;
+        let consumed = captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed);
+        let used = self.used.fetch_add(consumed, std::sync::atomic::Ordering::Relaxed) + consumed;
+        if used > self.fuel {
+            return Err(self.out_of_fuel(name, 1));
+        }
+        let text = captured.into_output();
         #[cfg(test)]
         tests::record(&text);
         // Our templates render a small regular subset of YAML, which the fast path reads; anything else (a

@@ -146,7 +146,21 @@ pub fn tree_from_git(
         }
         TreeWalkResult::Ok
     })?;
+    let odb = repo.odb()?;
+    let (cap, total_cap) = (blob_limit(crate::limits::INPUT_BYTES)?, blob_limit(crate::limits::BASE_OUT_BYTES)?);
+    let mut total = 0u64;
     for (path, id) in blobs {
+        // The size from the object's header, before its content is read: a 1 GiB file in the base's out/ (a pull
+        // request's base is anyone's branch) is refused without being loaded.
+        let (size, _) = odb.read_header(id)?;
+        let shown = prefix.join(&path);
+        total += size as u64;
+        if size as u64 > cap {
+            return Err(too_large(&shown, size as u64, cap, crate::limits::INPUT_BYTES));
+        }
+        if total > total_cap {
+            return Err(too_large(&shown, total, total_cap, crate::limits::BASE_OUT_BYTES));
+        }
         let blob = repo.find_blob(id)?;
         out.files.insert(
             PathBuf::from(path),
@@ -154,6 +168,15 @@ pub fn tree_from_git(
         );
     }
     Ok(out)
+}
+
+fn blob_limit(limit: crate::limits::Limit) -> Result<u64, git2::Error> {
+    limit.value().map_err(|e| git2::Error::from_str(&e.to_string()))
+}
+
+fn too_large(path: &Path, size: u64, cap: u64, limit: crate::limits::Limit) -> git2::Error {
+    let (size, cap) = (crate::input::human_bytes(size), crate::input::human_bytes(cap));
+    git2::Error::from_str(&format!("{}: {size} in git, more than the {cap} of the {}: {}", path.display(), limit.counts, limit.how_to_raise()))
 }
 
 fn signature(repo: &Repository) -> Result<(Signature<'static>, Signature<'static>), GitopsError> {

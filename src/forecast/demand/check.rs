@@ -10,7 +10,8 @@ use crate::solve::queue::QueuePlan;
 use crate::forecast::scaler::Scaler;
 use crate::solve::ClusterPlan;
 
-/// Every name of `demand` that `c` does not define, one diagnostic each.
+/// Every name of `demand` that `c` does not define, one diagnostic each. (The work a run asks for is checked apart,
+/// `run::budget`, against the run's options.)
 pub fn check(demand: &Demand, c: &Compilation) -> Vec<ProfileDiagnostic> {
     let mut out = Vec::new();
     let names: Vec<&str> = c.plan.clusters.iter().map(|p| p.name.as_str()).collect();

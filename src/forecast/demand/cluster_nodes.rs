@@ -24,8 +24,11 @@ impl Parser<'_> {
     pub(super) fn spot(&mut self, node: &KdlNode) -> Spot {
         self.check_entries(node, &["rate", "share-min", "share-max"], 0);
         let mut spot = Spot::default();
-        if let Some(rate) = prop(node, "rate").and_then(|e| self.expect_string(e, "`rate`")).and_then(|v| self.rate_value(&v)) {
+        if let Some(v) = prop(node, "rate").and_then(|e| self.expect_string(e, "`rate`"))
+            && let Some(rate) = self.rate_value(&v)
+        {
             spot.rate_per_day = rate;
+            spot.rate_span = Some(v.span);
         }
         let share = |p: &mut Self, key: &str| prop(node, key).and_then(|e| p.expect_number(e, &format!("`{key}`")));
         let (lo, hi) = (share(self, "share-min"), share(self, "share-max"));
@@ -53,9 +56,9 @@ impl Parser<'_> {
             self.no_children(child);
             self.check_entries(child, &["rate"], 1);
             let name = crate::profile::parser::args(child).next().and_then(|e| self.expect_string(e, &format!("`{}`", child.name().value())));
-            let rate = prop(child, "rate").and_then(|e| self.expect_string(e, "`rate`")).and_then(|v| self.rate_value(&v));
+            let rate = prop(child, "rate").and_then(|e| self.expect_string(e, "`rate`")).and_then(|v| Some((self.rate_value(&v)?, v.span)));
             match (name, rate) {
-                (Some(name), Some(rate_per_day)) => spot.overrides.push(SpotOverride { family, name, rate_per_day }),
+                (Some(name), Some((rate_per_day, rate_span))) => spot.overrides.push(SpotOverride { family, name, rate_per_day, rate_span }),
                 (Some(_), None) if prop(child, "rate").is_none() => {
                     let help = format!("write {} \"…\" rate=\"10%/month\"", child.name().value());
                     self.error(self.span(child.span()), ErrorCode::E0107, "a spot override needs `rate`", help);
@@ -81,6 +84,7 @@ impl Parser<'_> {
         let rates = [("per-day", 1.0), ("per-week", 1.0 / 7.0), ("per-month", 1.0 / 30.0)];
         let rate = rates.iter().find_map(|(key, scale)| prop(node, key).map(|e| (self.expect_number(e, &format!("`{key}`")), scale)));
         let wrote_at = prop(node, "at").is_some();
+        let rate_span = rate.as_ref().and_then(|(r, _)| r.as_ref().map(|r| r.span));
         let when = match (at, rate) {
             (Some(at), None) => ShortageWhen::At(at),
             (None, Some((Some(r), scale))) if !wrote_at => ShortageWhen::Rate(r.value * scale),
@@ -98,7 +102,7 @@ impl Parser<'_> {
             }
             return None;
         };
-        Some(ShortageRule { instance_type, zone, capacity_type, when, for_seconds })
+        Some(ShortageRule { instance_type, zone, capacity_type, when, rate_span, for_seconds })
     }
 
     /// `drift nodepool="training" at="day 10"`.

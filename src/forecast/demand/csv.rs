@@ -4,15 +4,20 @@
 //! timestamps as Unix seconds (Prometheus' own, fractional allowed), Unix milliseconds (Grafana's) or RFC 3339.
 //! Times count from the first row; the last value holds to the horizon. Paths are relative to the demand file.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use super::{Demand, Drive, Shape};
 use crate::diagnostic::{ErrorCode, ProfileDiagnostic, Sources, Span};
+use crate::limits::{Limit, CSV_BYTES, CSV_ROWS};
 
 /// Reads every CSV series of `demand` into its points, adding each file to `sources` so that a bad row is reported
-/// at the CSV's own file:line.
+/// at the CSV's own file:line. Each distinct file is read once however many series name it (one large CSV named
+/// forty times is one read), the files' bytes together are bounded by [`CSV_BYTES`] (checked on the size before a
+/// file is read) and the series' rows together by [`CSV_ROWS`] (counted per series: each holds its points).
 pub(super) fn read_all(demand: &mut Demand, dir: &Path, sources: &mut Sources) -> Vec<ProfileDiagnostic> {
     let mut diagnostics = Vec::new();
+    let mut reader = Reader { dir, read: BTreeMap::new(), bytes: 0, rows: 0 };
     for cluster in demand.clusters.values_mut() {
         let workload_series = cluster.workloads.iter_mut().flat_map(|w| match &mut w.drive {
             Drive::Replicas(s) => vec![s],
@@ -21,8 +26,10 @@ pub(super) fn read_all(demand: &mut Demand, dir: &Path, sources: &mut Sources) -
         let series: Vec<_> = workload_series.chain(cluster.queues.iter_mut().map(|q| &mut q.pattern)).collect();
         for s in series {
             if let Shape::Csv { path, points } = &mut s.shape {
-                match read(dir, &path.value, path.span, sources) {
-                    Ok(read) => *points = read,
+                match reader.series(&path.value, path.span, sources) {
+                    Ok(Some(read)) => *points = read,
+                    // Refused already, at the series that named the file first.
+                    Ok(None) => {}
                     Err(d) => diagnostics.push(d),
                 }
             }
@@ -31,17 +38,67 @@ pub(super) fn read_all(demand: &mut Demand, dir: &Path, sources: &mut Sources) -
     diagnostics
 }
 
-fn read(dir: &Path, name: &str, at: Span, sources: &mut Sources) -> Result<Vec<(u64, f64)>, ProfileDiagnostic> {
-    let path = dir.join(name);
-    let text = crate::input::read_to_string(&path).map_err(|err| {
-        let message = format!("cannot read the CSV `{name}`: {err}");
-        sources.error(at, ErrorCode::E0427, message).help("the path is relative to the demand file's directory")
-    })?;
-    let file = sources.add(&path, name.to_string(), text.clone());
-    parse(&text).map_err(|(offset, len, message)| {
-        let help = "each row is timestamp,value: Unix seconds, Unix milliseconds or RFC 3339, then a number (a header row is allowed first)";
-        sources.error(Span { file, offset, len }, ErrorCode::E0427, message).help(help)
-    })
+/// The CSVs read so far (None: refused, reported once) and the bytes and rows taken.
+struct Reader<'d> {
+    dir: &'d Path,
+    read: BTreeMap<PathBuf, Option<Vec<(u64, f64)>>>,
+    bytes: u64,
+    rows: u64,
+}
+
+impl Reader<'_> {
+    fn series(&mut self, name: &str, at: Span, sources: &mut Sources) -> Result<Option<Vec<(u64, f64)>>, ProfileDiagnostic> {
+        let path = self.dir.join(name);
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let points = match self.read.get(&key) {
+            Some(points) => points.clone(),
+            None => {
+                let read = self.file(&path, name, at, sources);
+                self.read.insert(key, read.as_ref().ok().cloned());
+                Some(read?)
+            }
+        };
+        let Some(points) = points else { return Ok(None) };
+        let (rows, cap) = (self.rows + points.len() as u64, over(CSV_ROWS, at, sources)?);
+        if rows > cap {
+            let message = format!("the CSV `{name}` brings the demand file's series to {rows} rows, more than the {cap} {}", CSV_ROWS.counts);
+            return Err(sources.error(at, ErrorCode::E0451, message).help(format!("downsample the series (one row a minute is enough) or name it fewer times; {}", CSV_ROWS.how_to_raise())));
+        }
+        self.rows = rows;
+        Ok(Some(points))
+    }
+
+    fn file(&mut self, path: &Path, name: &str, at: Span, sources: &mut Sources) -> Result<Vec<(u64, f64)>, ProfileDiagnostic> {
+        let cap = over(CSV_BYTES, at, sources)?;
+        let too_big = |sources: &Sources, bytes: u64| {
+            let message = format!("the CSV `{name}` brings the CSVs read to {} bytes, more than the {cap} {}", bytes, CSV_BYTES.counts);
+            sources.error(at, ErrorCode::E0451, message).help(format!("downsample the series; {}", CSV_BYTES.how_to_raise()))
+        };
+        // The size first, so that a file past the cap is refused without being read.
+        if let Ok(meta) = std::fs::metadata(path)
+            && self.bytes + meta.len() > cap
+        {
+            return Err(too_big(sources, self.bytes + meta.len()));
+        }
+        let text = crate::input::read_to_string(path).map_err(|err| {
+            let message = format!("cannot read the CSV `{name}`: {err}");
+            sources.error(at, ErrorCode::E0427, message).help("the path is relative to the demand file's directory")
+        })?;
+        self.bytes += text.len() as u64;
+        if self.bytes > cap {
+            return Err(too_big(sources, self.bytes));
+        }
+        let file = sources.add(path, name.to_string(), text.clone());
+        parse(&text).map_err(|(offset, len, message)| {
+            let help = "each row is timestamp,value: Unix seconds, Unix milliseconds or RFC 3339, then a number (a header row is allowed first)";
+            sources.error(Span { file, offset, len }, ErrorCode::E0427, message).help(help)
+        })
+    }
+}
+
+/// The limit in force, or E0451 at the series when its variable cannot be read.
+fn over(limit: Limit, at: Span, sources: &Sources) -> Result<u64, ProfileDiagnostic> {
+    limit.value().map_err(|e| sources.error(at, ErrorCode::E0451, format!("the CSV limit cannot be read: {e}")).help(format!("set {} to a positive whole number, or unset it", limit.env)))
 }
 
 /// The rows as (seconds from the first row, value); on a bad row its byte offset, length and what is wrong.

@@ -34,6 +34,7 @@ pub fn interruptions(c: &Compilation, plan: &ClusterPlan, spot: &Spot, seed: u64
     let (lo, hi) = spot.share;
     let mean_share = (lo + hi) / 2.0;
     let mut out = Vec::new();
+    let stop = super::hard_stop();
     for (instance_type, zone) in spot_offerings(c, plan) {
         let per_day = spot.rate_for(&instance_type) / mean_share.max(1e-9);
         let Ok(gap) = Exp::new(per_day / DAY) else { continue };
@@ -44,7 +45,7 @@ pub fn interruptions(c: &Compilation, plan: &ClusterPlan, spot: &Spot, seed: u64
         let mut t = 0.0;
         loop {
             t += rng.sample(gap);
-            if t >= horizon as f64 {
+            if t >= horizon as f64 || out.len() >= stop {
                 break;
             }
             let share = if hi > lo { rng.random_range(lo..=hi) } else { lo };
@@ -60,6 +61,7 @@ pub fn shortages(plan: &ClusterPlan, rules: &[ShortageRule], seed: u64, horizon:
     let all_zones: BTreeSet<&str> = plan.pools.iter().flat_map(|p| p.zones.iter().map(String::as_str)).collect();
     let mut out = Vec::new();
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+    let stop = super::hard_stop();
     for rule in rules {
         let zones: Vec<&str> = rule.zone.as_ref().map_or_else(|| all_zones.iter().copied().collect(), |z| vec![z.value.as_str()]);
         let capacity_types: Vec<&str> = rule.capacity_type.as_ref().map_or_else(|| vec!["spot", "on-demand"], |c| vec![c.value.as_str()]);
@@ -76,7 +78,7 @@ pub fn shortages(plan: &ClusterPlan, rules: &[ShortageRule], seed: u64, horizon:
                         let mut rng = stream(seed, &format!("{key}/{n}"));
                         let Ok(gap) = Exp::new(per_day / DAY) else { continue };
                         let mut t = rng.sample(gap);
-                        while per_day > 0.0 && t < horizon as f64 {
+                        while per_day > 0.0 && t < horizon as f64 && out.len() < stop {
                             out.push(event(t as u64));
                             t += rng.sample(gap);
                         }

@@ -30,7 +30,9 @@ pub fn jobs(plan: &ClusterPlan, queue: &QueuePlan, demand: &QueueDemand, seed: u
         return out;
     }
     let mut t = 0.0;
-    loop {
+    // Candidates, kept or not: the work is theirs (see `demand::budget`, which admits the rate).
+    let stop = super::hard_stop();
+    for _ in 0..stop {
         t += rng.sample(gap);
         if t >= horizon as f64 {
             return out;
@@ -44,6 +46,7 @@ pub fn jobs(plan: &ClusterPlan, queue: &QueuePlan, demand: &QueueDemand, seed: u
         let name = format!("{}-{}", queue.name, out.len());
         out.push(Event::Job { at, name, queue: key.clone(), pods, duration_seconds, pod: pod.clone() });
     }
+    out
 }
 
 /// One draw of a Job's duration.

@@ -176,7 +176,7 @@ fn interruptions_reclaim_the_stated_rate() {
     let plan = c.plan.clusters.iter().find(|p| p.name == "ml-vision").unwrap();
     let pairs = super::capacity::spot_offerings(c, plan);
     assert!(!pairs.is_empty());
-    let spot = crate::forecast::demand::Spot { rate_per_day: 0.01, share: (0.2, 0.6), overrides: Vec::new() };
+    let spot = crate::forecast::demand::Spot { rate_per_day: 0.01, share: (0.2, 0.6), rate_span: None, overrides: Vec::new() };
     let horizon = 365 * 86_400;
     let mut reclaimed = 0.0;
     for seed in 0..10 {
