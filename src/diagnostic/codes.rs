@@ -216,6 +216,7 @@ error_codes! {
     E0428: "a minimum above its maximum in the demand file",
     E0429: "a demand metric that no autoscaler of the workload reads",
     E0430: "the demand file names an instance type, family or zone the cluster's NodePools cannot launch",
+    E0440: "a path in gpuplan.kdl or the demand file leads outside the repository",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

@@ -72,6 +72,7 @@ pub fn parse_config(path: &Path, sources: &mut Sources) -> (Option<Config>, Vec<
         for node in doc.nodes() {
             parser.config_node(node, &mut config);
         }
+        parser.confined_paths(&config, path.parent().unwrap_or(Path::new("")));
         config
     });
     let failed = parser.diagnostics.iter().any(ProfileDiagnostic::is_error);
@@ -79,6 +80,17 @@ pub fn parse_config(path: &Path, sources: &mut Sources) -> (Option<Config>, Vec<
 }
 
 impl Parser<'_> {
+    /// E0440 at each path of the config that is absolute or climbs out of the repository (`crate::confine`): the
+    /// config is the pull request's, so it can never name a place outside the checkout.
+    fn confined_paths(&mut self, config: &Config, dir: &Path) {
+        let paths = config.profiles.iter().chain(&config.out).chain(&config.catalogs).chain(&config.templates);
+        for written in paths {
+            if let Err((message, help)) = crate::confine::check_written(&written.value, dir) {
+                self.error(written.span, ErrorCode::E0440, message, help);
+            }
+        }
+    }
+
     /// One top-level node of the config into `config`.
     fn config_node(&mut self, node: &KdlNode, config: &mut Config) {
         let name = node.name().value();

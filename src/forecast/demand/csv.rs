@@ -32,6 +32,11 @@ pub(super) fn read_all(demand: &mut Demand, dir: &Path, sources: &mut Sources) -
 }
 
 fn read(dir: &Path, name: &str, at: Span, sources: &mut Sources) -> Result<Vec<(u64, f64)>, ProfileDiagnostic> {
+    // The demand file is the pull request's: its CSVs stay inside the repository (`crate::confine`); a symlink
+    // leading out is refused when the file is read.
+    if let Err((message, help)) = crate::confine::check_written(name, dir) {
+        return Err(sources.error(at, ErrorCode::E0440, message).help(help));
+    }
     let path = dir.join(name);
     let text = crate::input::read_to_string(&path).map_err(|err| {
         let message = format!("cannot read the CSV `{name}`: {err}");
