@@ -49,6 +49,23 @@ struct Confinement {
 
 static INSTALLED: OnceLock<Confinement> = OnceLock::new();
 
+/// Directories gpuplan itself made and filled (`diff --base` compiles the base's profiles in one), allowed as the
+/// root is: what is in them was written by gpuplan from git objects (a base's symlink becomes its link text).
+static SCRATCH: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Allows reading below `dir`, a directory this process created (see [`SCRATCH`]).
+pub fn allow_scratch(dir: &Path) -> io::Result<()> {
+    let dir = std::fs::canonicalize(dir)?;
+    SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(dir);
+    Ok(())
+}
+
+/// `path` relative to the root, with `.` and `..` applied to the text; None outside it or when none is installed.
+pub fn relative_to_root(path: &Path) -> Option<PathBuf> {
+    let c = INSTALLED.get()?;
+    lexical(&c.cwd, path).strip_prefix(&c.root).ok().map(Path::to_path_buf)
+}
+
 /// The root for a run from `cwd`: `explicit` (`--root`) when given, else the top of the git work tree holding `cwd`
 /// (the nearest ancestor with a `.git` directory, or file for a linked work tree), else `cwd`.
 pub fn find_root(cwd: &Path, explicit: Option<&Path>) -> PathBuf {
@@ -105,7 +122,9 @@ fn check(path: &Path, write: bool) -> io::Result<()> {
 
 impl Confinement {
     fn allows(&self, resolved: &Path, write: bool) -> bool {
-        (resolved.starts_with(&self.root) && !(write && resolved == self.root)) || self.typed.iter().any(|t| resolved.starts_with(t))
+        (resolved.starts_with(&self.root) && !(write && resolved == self.root))
+            || self.typed.iter().any(|t| resolved.starts_with(t))
+            || SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|s| resolved.starts_with(s))
     }
 
     /// The error for `path`: naming the first symlink on it that leads outside, else the path itself.
@@ -141,7 +160,8 @@ pub fn check_written(written: &str, base: &Path) -> Result<(), (String, String)>
         return Err((format!("`{}` is an absolute path, and a path written in a file must stay inside the repository", shorten(written)), help));
     }
     let lexical = lexical(&c.cwd, &base.join(written));
-    if !lexical.starts_with(&c.root) {
+    let scratch = SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|s| lexical.starts_with(s));
+    if !lexical.starts_with(&c.root) && !scratch {
         return Err((format!("`{}` leads outside the repository ({}) through `..`", shorten(written), c.root.display()), help));
     }
     Ok(())
