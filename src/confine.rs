@@ -105,9 +105,15 @@ pub fn check_read(path: &Path) -> io::Result<()> {
     check(path, false)
 }
 
-/// Refuses a write to `path` (a file or directory, existing or not) that resolves outside the root or is the root
-/// itself (out/ is replaced whole: the root cannot be). A no-op when none is installed.
+/// Refuses a write to `path` (a file or directory, existing or not) that resolves outside the root. A no-op when
+/// none is installed.
 pub fn check_write(path: &Path) -> io::Result<()> {
+    check(path, false)
+}
+
+/// [`check_write`] for a directory replaced whole (out/): the root itself is refused too. A no-op when none is
+/// installed.
+pub fn check_replace(path: &Path) -> io::Result<()> {
     check(path, true)
 }
 

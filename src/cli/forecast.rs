@@ -70,6 +70,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let forecast = forecast(&compiled, &demand, &shown, &Options { cluster, seed, seeds, horizon_seconds: horizon }).map_err(CliError::msg)?;
     print!("{}", report::render(&forecast, format.into()));
     if let Some(path) = svg {
+        gpuplan::confine::check_write(&path).map_err(CliError::io("write", &path))?;
         std::fs::write(&path, gpuplan::forecast::picture::svg(&forecast)).map_err(CliError::io("write", &path))?;
         super::inform(format!("wrote {}", path.display()));
     }
