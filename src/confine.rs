@@ -168,7 +168,7 @@ pub fn check_written(written: &str, base: &Path) -> Result<(), (String, String)>
     let lexical = lexical(&c.cwd, &base.join(written));
     let scratch = SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|s| lexical.starts_with(s));
     if !lexical.starts_with(&c.root) && !scratch {
-        return Err((format!("`{}` leads outside the repository ({}) through `..`", shorten(written), c.root.display()), help));
+        return Err((format!("`{}` leads outside the repository through `..`", shorten(written)), help));
     }
     Ok(())
 }
