@@ -217,6 +217,7 @@ error_codes! {
     E0429: "a demand metric that no autoscaler of the workload reads",
     E0430: "the demand file names an instance type, family or zone the cluster's NodePools cannot launch",
     E0440: "a path in gpuplan.kdl or the demand file leads outside the repository",
+    E0441: "a setting that takes one value is written twice",
 }
 
 /// The line that ends the explanation and starts the failing example in `codes/<code>.md`.

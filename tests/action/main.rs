@@ -5,6 +5,7 @@
 //! compile, commit both), a stale pull request, a profile that does not compile, a fork's read-only token, a
 //! change that leaves out/ as it was, and a second push.
 
+mod confinement;
 mod expr;
 mod fixture;
 mod gitlab;
