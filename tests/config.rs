@@ -299,7 +299,7 @@ fn a_setting_written_twice_is_one_e0441_at_the_second() {
 /// subdirectory too, where the paths start with `..`.
 #[test]
 fn the_markdown_diff_compiles_the_base_under_a_config() {
-    let dir = repository("max-catalog-age-days 100000\n");
+    let dir = repository("max-catalog-age-days 36500\n");
     run_ok(dir.path(), &["compile", "-q"]);
     for git in [&["add", "-A"][..], &["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base"]] {
         assert!(std::process::Command::new("git").args(git).current_dir(dir.path()).status().unwrap().success());
