@@ -1,11 +1,16 @@
 //! Bounded reading of user inputs (profiles, catalogs, pods and manifests YAML, templates, CRDs): a leaf module every
 //! stage that opens a file the user named goes through, so a hostile pull request cannot hang or exhaust CI.
 //!
+//! - Every path is confined to the repository first ([`crate::confine::check_read`]: a symlink or path that leads
+//!   outside it is refused before anything is opened).
 //! - Only regular files are read. git carries symlinks, so `profiles/x.kdl -> /dev/zero` arrives in a pull request;
 //!   a FIFO would block the `open` itself. The type is checked on the metadata *after* following symlinks, before
 //!   the file is opened.
 //! - A read stops at a cap ([`max_input_bytes`], 64 MiB unless `GPUPLAN_MAX_INPUT_BYTES` says otherwise), reading at
 //!   most one byte past it, so even a file that grows while it is read is bounded.
+//! - [`read_to_string`] reads text only: UTF-8 without control characters other than tab, line feed, vertical tab,
+//!   form feed and carriage return. Diagnostics print excerpts of the sources they point into, so a binary file
+//!   (`/proc/self/environ` is NUL-separated UTF-8) or terminal escapes never reach a log or a comment.
 //! - [`excerpt`] shortens a value quoted in a message (a 50 MB label value is not echoed whole to stderr).
 //! - [`nesting_depth`] finds the first `{` nested deeper than a limit in KDL text, so that neither parser recurses
 //!   past the stack (see `profile::parse_profile`).
@@ -42,11 +47,26 @@ pub fn env_limit(var: &str, default: u64) -> io::Result<u64> {
 /// Reads a whole UTF-8 file the user named, bounded (see the module doc).
 pub fn read_to_string(path: &Path) -> io::Result<String> {
     let bytes = read(path)?;
-    String::from_utf8(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+    let text = String::from_utf8(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))?;
+    require_text(&text)?;
+    Ok(text)
+}
+
+/// Refuses text holding a control character other than tab, line feed, vertical tab, form feed and carriage return
+/// (see the module doc): the error names its byte offset and code, never the text around it.
+pub fn require_text(text: &str) -> io::Result<()> {
+    match text.bytes().position(|b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r')) || b == 0x7f) {
+        None => Ok(()),
+        Some(at) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("is not text: control character 0x{:02x} at byte {at}; gpuplan reads only UTF-8 text (and prints no excerpt of this file)", text.as_bytes()[at]),
+        )),
+    }
 }
 
 /// Reads a whole file the user named, bounded (see the module doc).
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    crate::confine::check_read(path)?;
     let cap = max_input_bytes()?;
     require_regular_file(path)?;
     let file = std::fs::File::open(path)?;

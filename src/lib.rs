@@ -8,6 +8,7 @@
 //!
 //! | stage | reads | gives |
 //! |---|---|---|
+//! | [`confine`] | paths | every path read or written resolved and kept inside the repository root |
 //! | [`input`] | files | bounded reads: a hostile input cannot hang or exhaust the process |
 //! | [`limits`] | – | every limit on the work an input may ask for, its default and how to raise it |
 //! | [`names`] | – | the Kubernetes and AWS name rules |
@@ -75,6 +76,7 @@ pub mod catalog;
 pub mod charts;
 pub mod check;
 pub mod compile;
+pub mod confine;
 pub mod diagnostic;
 pub mod emit;
 pub mod forecast;
@@ -96,6 +98,7 @@ pub mod validate;
 /// its own layer, never one above). `tests/layering.rs` reads every import of the library and fails on any edge
 /// against this order, and on any circle of files inside a stage.
 pub const LAYERS: &[&[&str]] = &[
+    &["confine"],
     &["input"],
     &["limits"],
     &["names"],

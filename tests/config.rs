@@ -280,3 +280,35 @@ fn a_list_setting_gives_a_single_valued_argument_its_first_entry() {
     let into = help.lines().skip_while(|l| !l.contains("--into")).take(3).collect::<Vec<_>>().join(" ");
     assert!(into.contains("[default: a]"), "{into}");
 }
+
+/// A setting written twice is one E0441 at the second, naming the first: the last one no longer silently wins (here
+/// `out "deploy"` would have been written).
+#[test]
+fn a_setting_written_twice_is_one_e0441_at_the_second() {
+    let dir = repository("out \"out\"\nout \"deploy\"\n");
+    let out = gpuplan(dir.path(), &["compile"]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(shown.contains("E0441") && shown.contains("gpuplan.kdl:2:1: `out` is written twice: it takes one value, first written at gpuplan.kdl:1:1"), "{shown}");
+    assert_eq!(shown.matches("is written twice").count(), 1, "one diagnostic: {shown}");
+    assert!(!dir.path().join("deploy").exists() && !dir.path().join("out").exists(), "nothing written");
+}
+
+/// With a gpuplan.kdl, `diff --base --format markdown` still compiles the base (for the workloads' costs): the config
+/// at the repository's top was copied as its whole directory, which failed silently and dropped the table. From a
+/// subdirectory too, where the paths start with `..`.
+#[test]
+fn the_markdown_diff_compiles_the_base_under_a_config() {
+    let dir = repository("max-catalog-age-days 36500\n");
+    run_ok(dir.path(), &["compile", "-q"]);
+    for git in [&["add", "-A"][..], &["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base"]] {
+        assert!(std::process::Command::new("git").args(git).current_dir(dir.path()).status().unwrap().success());
+    }
+    let profile = dir.path().join("profiles/llm-inference.kdl");
+    std::fs::write(&profile, std::fs::read_to_string(&profile).unwrap().replacen("replicas min=2 max=12", "replicas min=2 max=20", 1)).unwrap();
+    for cwd in [dir.path().to_path_buf(), dir.path().join("profiles")] {
+        let out = run_ok(&cwd, &["diff", "--base", "HEAD", "--format", "markdown"]);
+        let comment = String::from_utf8_lossy(&out.stdout);
+        assert!(comment.contains("| Workload at max replicas |") && comment.contains("| `inference/llm-server` | 12 → 20 |"), "from {}:\n{comment}", cwd.display());
+    }
+}

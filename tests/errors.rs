@@ -249,3 +249,11 @@ fn a_budget_written_with_a_dollar_sign_says_to_write_the_number() {
     let run = compile_bad(&format!("{CLUSTER}\nbudget usd-per-hour=$50\npool \"llm\" {{\n    gpu {{ name \"A10G\" }}\n}}\n"));
     assert_diagnostic(&run, "E0105", "8:8", &["found the string \"$50\"", "`usd-per-hour=50`"]);
 }
+
+/// A profile's `budget` written twice is one E0441 at the second, naming the first (the last silently won before).
+#[test]
+fn a_budget_written_twice_is_one_e0441_at_the_second() {
+    let run = compile_bad(&format!("{CLUSTER}\nbudget usd-per-hour=50\nbudget usd-per-hour=500\npool \"llm\" preset=\"inference-spot\" {{\n    gpu {{ name \"A10G\" }}\n}}\n"));
+    assert_diagnostic(&run, "E0441", "9:1", &["`budget` is written twice: it takes one value, first written at profiles/bad.kdl:8:1"]);
+    assert_eq!(run.stderr.matches("is written twice").count(), 1, "{}", run.stderr);
+}

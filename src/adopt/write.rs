@@ -127,6 +127,10 @@ impl Written {
     /// Writes `files` (file name → text) into `into`; on failure, the error and the path it failed on (what was
     /// written before is taken back).
     pub fn new(into: &Path, files: &BTreeMap<String, String>) -> Result<Written, (std::io::Error, PathBuf)> {
+        crate::confine::check_write(into).map_err(|e| (e, into.to_path_buf()))?;
+        for name in files.keys() {
+            crate::confine::check_write(&into.join(name)).map_err(|e| (e, into.join(name)))?;
+        }
         let created_dir = (!into.exists()).then(|| into.to_path_buf());
         std::fs::create_dir_all(into).map_err(|e| (e, into.to_path_buf()))?;
         let mut written = Written { files: Vec::new(), created_dir, kept: false };

@@ -505,6 +505,7 @@ pub fn snapshot_digest(text: &str) -> String {
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    crate::confine::check_write(path)?;
     std::fs::create_dir_all(dir)?;
     let name = path.file_name().map_or_else(|| "catalog".into(), |n| n.to_string_lossy().into_owned());
     let mut file = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir)?;

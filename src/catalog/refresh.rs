@@ -177,7 +177,8 @@ pub struct CallTiming {
 pub fn refresh(opts: &RefreshOptions) -> Result<RefreshReport, RefreshError> {
     let started = Instant::now();
     let regions = checked_regions(&opts.regions)?;
-    std::fs::create_dir_all(&opts.out_dir)
+    crate::confine::check_write(&opts.out_dir)
+        .and_then(|()| std::fs::create_dir_all(&opts.out_dir))
         .map_err(|error| RefreshError::OutDir { path: opts.out_dir.clone(), error })?;
     let now = opts.clock.now();
     let fetched_at = aws::rfc3339(now);

@@ -240,20 +240,23 @@ fn priced_types(compiled: &Compilation) -> BTreeMap<(String, String), (bool, Opt
 /// when they cannot be read or do not compile there): the "before" of the workloads' costs, which out/ cannot give.
 fn compile_at(inputs: &Inputs, rev: &str) -> Option<Compilation> {
     let dir = tempfile::tempdir().ok()?;
+    // gpuplan's own directory, outside the repository, holding only what it writes from git objects.
+    gpuplan::confine::allow_scratch(dir.path()).ok()?;
     let copy = |path: &Path| -> Option<PathBuf> {
-        // Only plain relative paths: an absolute or `..` path would be joined outside the temporary directory.
-        if !path.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir)) {
-            return None;
+        // The path's place in the repository, from any subdirectory (`../profiles`, `../gpuplan.kdl`); a path
+        // outside it has no revision.
+        let target = dir.path().join(gpuplan::confine::relative_to_root(path)?);
+        // A file is read alone: its directory may be the whole repository (`gpuplan.kdl` at its top).
+        let files: Vec<(PathBuf, String)> = if path.is_file() {
+            vec![(target.clone(), gitops::file_at_revision(Path::new("."), path, rev).ok()??)]
+        } else {
+            gitops::out_at_revision(Path::new("."), path, rev).ok()?.files.into_iter().map(|(rel, text)| (target.join(rel), text)).collect()
+        };
+        for (file, text) in files {
+            std::fs::create_dir_all(file.parent()?).ok()?;
+            std::fs::write(&file, text).ok()?;
         }
-        // A profile path names a directory or a file; a file is read from its directory.
-        let (tree_dir, only) = if path.is_file() { (path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")), path.file_name()) } else { (path, None) };
-        let tree = gitops::out_at_revision(Path::new("."), tree_dir, rev).ok()?;
-        let target = dir.path().join(tree_dir.strip_prefix(".").unwrap_or(tree_dir));
-        for (rel, text) in tree.files.iter().filter(|(rel, _)| only.is_none_or(|name| rel.as_os_str() == name)) {
-            std::fs::create_dir_all(target.join(rel).parent()?).ok()?;
-            std::fs::write(target.join(rel), text).ok()?;
-        }
-        Some(only.map_or(target.clone(), |name| target.join(name)))
+        Some(target)
     };
     let profiles: Vec<PathBuf> = inputs.profile_paths().iter().map(|p| copy(p)).collect::<Option<_>>()?;
     let catalogs_dir = copy(&inputs.data.catalogs)?;

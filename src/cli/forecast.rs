@@ -72,6 +72,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let forecast = forecast(&compiled, &demand, &shown, &opts).map_err(CliError::msg)?;
     print!("{}", report::render(&forecast, format.into()));
     if let Some(path) = svg {
+        gpuplan::confine::check_write(&path).map_err(CliError::io("write", &path))?;
         std::fs::write(&path, gpuplan::forecast::picture::svg(&forecast)).map_err(CliError::io("write", &path))?;
         super::inform(format!("wrote {}", path.display()));
     }

@@ -78,6 +78,9 @@ fn write_starter(dir: Option<&Path>, starter: &Starter, force: bool) -> Result<V
             existing.join(", ")
         )));
     }
+    for path in &paths {
+        gpuplan::confine::check_write(path).map_err(CliError::io("write", path))?;
+    }
     for (file, path) in starter.files.iter().zip(&paths) {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(CliError::io("create", parent))?;

@@ -56,6 +56,12 @@ pub struct Cli {
     /// warning included), notes, progress or status lines such as `wrote out`. Exit codes are unchanged.
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// The repository root: every path gpuplan reads or writes stays inside it (default: the top of the git work
+    /// tree holding the working directory, else the working directory). Paths in gpuplan.kdl and the demand file
+    /// must stay inside it; a path typed on the command line may name a directory outside it (a shared catalog
+    /// directory), and what is under that directory must stay under it.
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -132,6 +138,11 @@ pub fn parse() -> Cli {
     };
     let color = term::use_color_here(choice);
     let mut command = Cli::command().color(term::clap_color(color));
+    // Before anything is read, the repository config included.
+    confine().unwrap_or_else(|error| {
+        let _ = exit_code(Err(error));
+        std::process::exit(2)
+    });
     command = inputs::with_repository_defaults(command).unwrap_or_else(|error| {
         let _ = exit_code(Err(error));
         std::process::exit(2)
@@ -147,6 +158,21 @@ pub fn parse() -> Cli {
     let _ = QUIET.set(cli.quiet);
     messages::set(cli.message_format);
     cli
+}
+
+/// Installs the confinement ([`gpuplan::confine`]): the root from `--root` (read before clap parses, since the
+/// repository config is read to decide clap's defaults), the command line's words as what it may name outside.
+fn confine() -> Result<(), CliError> {
+    let words: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let explicit = words.iter().enumerate().find_map(|(i, w)| match w.strip_prefix("--root") {
+        Some("") => words.get(i + 1).cloned(),
+        Some(v) => v.strip_prefix('=').map(str::to_string),
+        None => None,
+    });
+    let cwd = std::env::current_dir().map_err(CliError::io("read", Path::new(".")))?;
+    let root = gpuplan::confine::find_root(&cwd, explicit.as_deref().map(Path::new));
+    gpuplan::confine::install(&root, words).map_err(CliError::io("read", &root))?;
+    Ok(())
 }
 
 /// The process's exit code: the command's, or 2 after printing its error (`error:` in red when colouring).

@@ -216,6 +216,8 @@ error_codes! {
     E0428: "a minimum above its maximum in the demand file",
     E0429: "a demand metric that no autoscaler of the workload reads",
     E0430: "the demand file names an instance type, family or zone the cluster's NodePools cannot launch",
+    E0440: "a path in gpuplan.kdl or the demand file leads outside the repository",
+    E0441: "a setting that takes one value is written twice",
     E0451: "an input asks for more work than one of gpuplan's limits allows",
 }
 

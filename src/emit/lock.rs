@@ -93,8 +93,14 @@ pub fn acquire(out_dir: &Path, timeout: Duration, waiting: impl FnOnce(&str)) ->
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io_error(parent))?;
     }
-    // Never truncated on open: the holder's pid stays readable for the message.
-    let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io_error(&path))?;
+    crate::confine::check_write(&path).map_err(io_error(&path))?;
+    // Never truncated on open: the holder's pid stays readable for the message. Never through a link either: a
+    // `.gpuplan.lock` symlink (a pull request can commit one) would have the pid written where it points.
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(target_os = "linux")]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    let mut file = options.open(&path).map_err(io_error(&path))?;
     let started = Instant::now();
     let mut waiting = Some(waiting);
     loop {

@@ -132,6 +132,7 @@ pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
 /// is not a directory.
 fn files_under(out_dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
+    crate::confine::check_read(out_dir)?;
     match fs::metadata(out_dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(files),
         Err(e) => return Err(e),
@@ -144,12 +145,26 @@ fn files_under(out_dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Below out/, links are never followed (`crate::confine`): gpuplan writes only directories and regular files there,
+/// so a symlink is the pull request's, and following it would print its target as the diff. It is an error naming
+/// the link, its target neither read nor shown.
 fn list_files(root: &Path, rel: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
     let mut entries: Vec<_> = fs::read_dir(root.join(rel))?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let rel = rel.join(entry.file_name());
-        if fs::metadata(root.join(&rel))?.is_dir() {
+        let file_type = fs::symlink_metadata(root.join(&rel))?.file_type();
+        if file_type.is_symlink() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} is a symbolic link: gpuplan writes only files and directories in out/ and never follows a link there ({}); remove the link and run `gpuplan compile`",
+                    root.join(&rel).display(),
+                    crate::confine::RULE
+                ),
+            ));
+        }
+        if file_type.is_dir() {
             list_files(root, &rel, files)?;
         } else {
             files.push(rel);

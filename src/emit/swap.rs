@@ -32,6 +32,9 @@ pub struct OutPlace {
 
 impl OutPlace {
     pub fn of(out_dir: &Path) -> io::Result<OutPlace> {
+        // Before the link is resolved (its target is never named) and before anything beside out/ is created: the
+        // new tree, the backup and the lock go where out/ really is.
+        crate::confine::check_replace(out_dir)?;
         let dir = match fs::symlink_metadata(out_dir) {
             Ok(m) if m.file_type().is_symlink() => fs::canonicalize(out_dir)?,
             _ => out_dir.to_path_buf(),

@@ -259,7 +259,11 @@ impl Parser<'_> {
     fn demand(&mut self, doc: &kdl::KdlDocument) -> Demand {
         let mut demand = Demand { horizon_seconds: DEFAULT_HORIZON_SECONDS, seed: 1, seeds: DEFAULT_SEEDS, start_weekday: 0, horizon_span: None, seeds_span: None, clusters: BTreeMap::new(), sources: Sources::default() };
         let mut clusters = Vec::new();
+        let mut seen = crate::profile::config::Seen::new();
         for node in doc.nodes() {
+            if self.repeated(node, &mut seen, &["horizon", "seed", "seeds", "start"]) {
+                continue;
+            }
             let name = node.name().value();
             if name != "cluster" {
                 self.no_children(node);

@@ -48,6 +48,12 @@ pub struct Config {
     pub clusters: SharedClusters,
 }
 
+/// The config's nodes written at most once (every one but `cluster`).
+const SINGLE_NODES: &[&str] = &["profiles", "out", "catalogs", "templates", "max-catalog-age-days"];
+
+/// The single-valued nodes met so far in a document, by name, at their name's span: see [`Parser::repeated`].
+pub(crate) type Seen = BTreeMap<String, Span>;
+
 /// Whether gpuplan reads `path` as something other than a profile: `gpuplan.kdl`, or `gpuplan.<what>.kdl` (a name
 /// kept for the repository's other inputs, such as a demand file).
 pub fn is_repository_file(path: &Path) -> bool {
@@ -69,9 +75,13 @@ pub fn parse_config(path: &Path, sources: &mut Sources) -> (Option<Config>, Vec<
     let mut parser = Parser::new(&*sources, file);
     let config = parser.read_document().map(|doc| {
         let mut config = Config::default();
+        let mut seen = Seen::new();
         for node in doc.nodes() {
-            parser.config_node(node, &mut config);
+            if !parser.repeated(node, &mut seen, SINGLE_NODES) {
+                parser.config_node(node, &mut config);
+            }
         }
+        parser.confined_paths(&config, path.parent().unwrap_or(Path::new("")));
         config
     });
     let failed = parser.diagnostics.iter().any(ProfileDiagnostic::is_error);
@@ -79,6 +89,35 @@ pub fn parse_config(path: &Path, sources: &mut Sources) -> (Option<Config>, Vec<
 }
 
 impl Parser<'_> {
+    /// E0441 when `node` is one of `single` (the document's nodes that take one value) and `seen` has it already:
+    /// true, and the caller skips it. One diagnostic, at the second node, naming the first; the last one silently
+    /// winning would hide the first from its reader. Used by gpuplan.kdl, the demand file and a profile's top level.
+    pub(crate) fn repeated(&mut self, node: &KdlNode, seen: &mut Seen, single: &[&str]) -> bool {
+        let name = node.name().value();
+        if !single.contains(&name) {
+            return false;
+        }
+        let span = self.span(node.name().span());
+        let Some(first) = seen.get(name).copied() else {
+            seen.insert(name.to_string(), span);
+            return false;
+        };
+        let message = format!("`{name}` is written twice: it takes one value, first written at {}", self.sources.location(first));
+        self.error_labelled(span, ErrorCode::E0441, message, "written again here", &format!("keep one `{name}`: remove this one, or the first"));
+        true
+    }
+
+    /// E0440 at each path of the config that is absolute or climbs out of the repository (`crate::confine`): the
+    /// config is the pull request's, so it can never name a place outside the checkout.
+    fn confined_paths(&mut self, config: &Config, dir: &Path) {
+        let paths = config.profiles.iter().chain(&config.out).chain(&config.catalogs).chain(&config.templates);
+        for written in paths {
+            if let Err((message, help)) = crate::confine::check_written(&written.value, dir) {
+                self.error(written.span, ErrorCode::E0440, message, help);
+            }
+        }
+    }
+
     /// One top-level node of the config into `config`.
     fn config_node(&mut self, node: &KdlNode, config: &mut Config) {
         let name = node.name().value();

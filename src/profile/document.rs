@@ -51,8 +51,12 @@ impl Parser<'_> {
             queues: Vec::new(),
             shared,
         };
+        let mut seen = super::config::Seen::new();
         for node in doc.nodes() {
-            self.top_level_node(node, &mut top);
+            // `cluster` has its own error (E0109, a profile has one cluster).
+            if !self.repeated(node, &mut seen, &["profile", "budget"]) {
+                self.top_level_node(node, &mut top);
+            }
         }
         let Some(cluster) = top.cluster.take() else {
             if self.failed.cluster {

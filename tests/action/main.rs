@@ -6,6 +6,7 @@
 //! change that leaves out/ as it was, and a second push.
 
 mod comment;
+mod confinement;
 mod expr;
 mod fixture;
 mod gitlab;

@@ -51,7 +51,7 @@ use crate::layout::OutputTree;
 pub use error::GitopsError;
 pub use message::commit_message;
 pub use repo::tree_from_git;
-pub use revision::out_at_revision;
+pub use revision::{file_at_revision, out_at_revision};
 
 /// Options of [`commit`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

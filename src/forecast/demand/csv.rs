@@ -48,6 +48,11 @@ struct Reader<'d> {
 
 impl Reader<'_> {
     fn series(&mut self, name: &str, at: Span, sources: &mut Sources) -> Result<Option<Vec<(u64, f64)>>, ProfileDiagnostic> {
+        // The demand file is the pull request's: its CSVs stay inside the repository (`crate::confine`); a symlink
+        // leading out is refused when the file is read.
+        if let Err((message, help)) = crate::confine::check_written(name, self.dir) {
+            return Err(sources.error(at, ErrorCode::E0440, message).help(help));
+        }
         let path = self.dir.join(name);
         let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
         let points = match self.read.get(&key) {

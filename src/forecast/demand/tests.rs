@@ -131,3 +131,14 @@ fn the_demand_file_is_not_a_profile() {
     assert_eq!(files, [dir.path().join("ml.kdl")]);
     assert!(crate::compile::profile_files(&[PathBuf::from(DEMAND_FILE)]).is_err());
 }
+
+/// A top-level setting written twice is one E0441 at the second, naming the first (the last silently won before).
+#[test]
+fn a_setting_written_twice_is_one_e0441_at_the_second() {
+    for twice in ["horizon \"7d\"\nhorizon \"30d\"\n", "seed 1\nseed 2\n", "seeds 3\nseeds 4\n", "start \"mon\"\nstart \"sat\"\n"] {
+        let errors = read(twice).unwrap_err();
+        assert_eq!(errors.len(), 1, "{twice}: {errors:?}");
+        let name = twice.split(' ').next().unwrap();
+        assert_eq!(errors[0], format!("E0441 `{name}` is written twice: it takes one value, first written at gpuplan.demand.kdl:1:1"), "{twice}");
+    }
+}
