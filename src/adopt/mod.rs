@@ -210,7 +210,11 @@ pub fn parse_reservation(arg: &str) -> Result<(String, ReservationArg), String> 
 }
 
 pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
-    let mut read = read::read(&options.paths, &options.set)?;
+    adopt_read(read::read(&options.paths, &options.set)?, options)
+}
+
+/// [`adopt`] of inputs already read ([`read::read_texts`]: the fuzz targets, fuzz/, give it text in memory).
+pub fn adopt_read(mut read: read::Read, options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     let class_texts = with_classes(&mut read, options)?;
     check_inputs(&read, options)?;
     let mut catalogs = BTreeMap::new();

@@ -23,7 +23,7 @@ use crate::diagnostic::{ErrorCode, ProfileDiagnostic, Sources, Span, Spanned};
 use crate::profile::parser::{args, prop, Parser};
 
 pub mod check;
-mod csv;
+pub mod csv;
 mod series;
 mod time;
 
