@@ -4,6 +4,10 @@
 //! (a stack overflow kills this binary: that fails the suite too), and every error must be located: `file:line:col`
 //! for a profile, `file:line` for YAML. About 4,000 cases in all; under 30 s in a debug build, so CI runs it on every
 //! change (`cargo test --test fuzz`). `PROPTEST_CASES` scales every property for a longer local run.
+//!
+//! Issue 42: the coverage-guided fuzz targets (fuzz/, cargo-fuzz on nightly) keep a minimised corpus per target in
+//! fuzz/corpus/<target>/; the `fuzz_corpus_*` tests replay every file of it through the targets' own functions
+//! (fuzz/src/lib.rs, included here), so stable CI covers what the fuzzer found too.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -11,6 +15,10 @@ use std::sync::OnceLock;
 use gpuplan::diagnostic::Sources;
 use gpuplan::simulate::{manifests, pods, yaml};
 use proptest::prelude::*;
+
+/// The fuzz targets' functions (fuzz/src/lib.rs): each panics on a crash or an unlocated error.
+#[path = "../fuzz/src/lib.rs"]
+mod targets;
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -194,4 +202,43 @@ proptest! {
         let text = mutations.iter().fold(yaml[seed % yaml.len()].clone(), |t, m| apply(&t, m));
         check_yaml(&bounded(text))?;
     }
+}
+
+/// Every file of fuzz/corpus/<target>/, sorted, fed to `run`; a panic names the file (`cargo +nightly fuzz run
+/// <target> <file>` replays it under the fuzzer).
+fn replay(target: &str, run: impl Fn(&[u8]) + std::panic::RefUnwindSafe) {
+    let dir = repo().join("fuzz/corpus").join(target);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    assert!(paths.len() >= 5, "fuzz/corpus/{target} holds {} inputs: the committed corpus is missing", paths.len());
+    for path in paths {
+        let data = std::fs::read(&path).unwrap();
+        let outcome = std::panic::catch_unwind(|| run(&data));
+        assert!(outcome.is_ok(), "fuzz/corpus/{target}/{} fails its target", path.file_name().unwrap().to_string_lossy());
+    }
+}
+
+#[test]
+fn fuzz_corpus_profile_replays() {
+    replay("profile", targets::profile);
+}
+
+#[test]
+fn fuzz_corpus_config_replays() {
+    replay("config", targets::config);
+}
+
+#[test]
+fn fuzz_corpus_demand_replays() {
+    replay("demand", |data| targets::demand(&repo().join("fuzz/csv"), data));
+}
+
+#[test]
+fn fuzz_corpus_demand_csv_replays() {
+    replay("demand_csv", targets::demand_csv);
+}
+
+#[test]
+fn fuzz_corpus_adopt_yaml_replays() {
+    replay("adopt_yaml", targets::adopt_yaml);
 }

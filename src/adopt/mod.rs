@@ -210,7 +210,12 @@ pub fn parse_reservation(arg: &str) -> Result<(String, ReservationArg), String> 
 }
 
 pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
-    let mut read = read::read(&options.paths, &options.set)?;
+    adopt_read(read::read(&options.paths, &options.set)?, options, &|region| Catalog::load(&options.catalogs_dir, region))
+}
+
+/// [`adopt`] of inputs already read ([`read::read_texts`]), each region's catalog from `load`: the fuzz targets
+/// (fuzz/) give it text in memory and the built-in catalog parsed once.
+pub fn adopt_read(mut read: read::Read, options: &AdoptOptions, load: &dyn Fn(&str) -> Result<Catalog, crate::catalog::CatalogError>) -> Result<Adoption, AdoptError> {
     let class_texts = with_classes(&mut read, options)?;
     check_inputs(&read, options)?;
     let mut catalogs = BTreeMap::new();
@@ -239,7 +244,7 @@ pub fn adopt(options: &AdoptOptions) -> Result<Adoption, AdoptError> {
     for (name, pools) in groups {
         let region = region(options, &pools);
         if !catalogs.contains_key(&region) {
-            catalogs.insert(region.clone(), Catalog::load(&options.catalogs_dir, &region)?);
+            catalogs.insert(region.clone(), load(&region)?);
         }
         admits_nothing.extend(pools.iter().filter_map(|np| empty::why(np, &catalogs[&region], &read.overlays)));
         let input = ProfileInput::new(&name, &pools, &read.node_classes, &class_facts, &catalogs[&region], options);

@@ -86,10 +86,16 @@ pub fn read(paths: &[PathBuf], set: &BTreeMap<String, String>) -> Result<Read, R
     for path in paths {
         collect(path, &mut files)?;
     }
+    // Each file read when its turn comes: a read error stops at that file, as a bad document does.
+    read_texts(files.into_iter().map(|file| crate::input::read_to_string(&file).map(|raw| (file.clone(), raw)).map_err(|e| ReadError::Io(file, e))), set)
+}
+
+/// [`read`] of files already read, `(path, text)` each (the fuzz targets, fuzz/, give it text in memory).
+pub fn read_texts(files: impl IntoIterator<Item = Result<(PathBuf, String), ReadError>>, set: &BTreeMap<String, String>) -> Result<Read, ReadError> {
     let mut read = Read::default();
     let mut unfilled: BTreeMap<String, super::placeholders::Unfilled> = BTreeMap::new();
     for file in files {
-        let raw = crate::input::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
+        let (file, raw) = file?;
         let shown = file.display().to_string();
         let (text, inserted) = super::placeholders::fill_tracked(&super::placeholders::decide_conditionals(&raw, set), set);
         // What a value inserted is its own text, not a placeholder.

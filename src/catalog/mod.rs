@@ -8,6 +8,7 @@
 //! incompatible change.
 
 pub mod auto_mode;
+#[cfg(feature = "aws")]
 pub mod aws;
 pub mod changes;
 pub mod cost;
@@ -16,6 +17,7 @@ pub mod efa;
 pub mod import;
 pub mod plausible;
 pub mod query;
+#[cfg(feature = "aws")]
 pub mod refresh;
 
 use std::collections::BTreeMap;

@@ -24,7 +24,7 @@ use crate::profile::parser::{args, prop, Parser};
 
 pub mod budget;
 pub mod check;
-mod csv;
+pub mod csv;
 mod series;
 mod time;
 

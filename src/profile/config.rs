@@ -72,7 +72,13 @@ pub fn parse_config(path: &Path, sources: &mut Sources) -> (Option<Config>, Vec<
         }
     };
     let file = sources.add(path, name, text);
-    let mut parser = Parser::new(&*sources, file);
+    parse_config_source(sources, file)
+}
+
+/// The config whose text is already `file` of `sources`: [`parse_config`] once the file is read (the fuzz targets,
+/// fuzz/, call it on text in memory).
+pub fn parse_config_source(sources: &Sources, file: usize) -> (Option<Config>, Vec<ProfileDiagnostic>) {
+    let mut parser = Parser::new(sources, file);
     let config = parser.read_document().map(|doc| {
         let mut config = Config::default();
         let mut seen = Seen::new();

@@ -147,11 +147,7 @@ pub fn parse_files_sharing(paths: &[&Path], sources: &mut Sources, shared: &conf
     let sources: &Sources = sources;
     let parsed: Vec<(Option<Profile>, Vec<ProfileDiagnostic>)> = readable
         .par_iter()
-        .map(|&(file, path)| {
-            let mut parser = Parser::new(sources, file);
-            let profile = parser.parse_profile(path, shared);
-            (profile, parser.diagnostics)
-        })
+        .map(|&(file, path)| parse_source(sources, file, path, shared))
         .collect();
     let mut profiles = Vec::with_capacity(parsed.len());
     for (profile, found) in parsed {
@@ -159,4 +155,12 @@ pub fn parse_files_sharing(paths: &[&Path], sources: &mut Sources, shared: &conf
         profiles.extend(profile);
     }
     (profiles, diagnostics)
+}
+
+/// One profile whose text is already `file` of `sources` (`path` names it: its stem is the profile's name): what
+/// [`parse_files_sharing`] does for each file it has read. The fuzz targets (fuzz/) call it on text in memory.
+pub fn parse_source(sources: &Sources, file: usize, path: &Path, shared: &config::SharedClusters) -> (Option<Profile>, Vec<ProfileDiagnostic>) {
+    let mut parser = Parser::new(sources, file);
+    let profile = parser.parse_profile(path, shared);
+    (profile, parser.diagnostics)
 }
