@@ -32,7 +32,7 @@
 //! (its text goes before the file's), `--- append PATH` (after it), `--- copy PATH` (a file or directory of this repository, copied to the same
 //! path), `--- symlink PATH -> TARGET`, `--- outside PATH` (a file *outside* the scratch repository: the target a
 //! confinement case's symlink or `..` reaches for), `--- generate PATH lines=N` (its one line, `{i}` replaced by
-//! 0‥N-1 and `\n` by a newline, written N times after what the file holds: big inputs are made here rather than
+//! 0‥N-1, `\n` by a newline and `\0` by a NUL, written N times after what the file holds: big inputs are made here rather than
 //! committed), `--- generate PATH
 //! bytes=N` (N zero bytes, sparse), `--- commit` (everything so far committed: the base of a `diff --base HEAD`).
 //! In every text, argument and value, `{outside}` is the outside directory and `{canary}` the canary string.
@@ -216,7 +216,7 @@ impl Scratch {
             }
             Section::Outside(p, t) => self.write(&self.outside, p, self.subst(t).as_bytes()),
             Section::Lines(p, n, line) => {
-                let line = self.subst(line).replace("\\n", "\n");
+                let line = self.subst(line).replace("\\n", "\n").replace("\\0", "\0");
                 let text: String = (0..*n).map(|i| format!("{}\n", line.replace("{i}", &i.to_string()))).collect();
                 let old = std::fs::read(self.repo.join(p)).unwrap_or_default();
                 self.write(&self.repo, p, &[old, text.into_bytes()].concat());

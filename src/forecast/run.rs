@@ -110,7 +110,7 @@ pub fn budget(c: &Compilation, demand: &Demand, opts: &Options) -> Vec<ProfileDi
         let zones = plan.pools.iter().flat_map(|p| p.zones.iter()).collect::<std::collections::BTreeSet<_>>().len();
         let found = event_sources(Some(&Offerings { spot_types, zones }), d, horizon);
         let total: f64 = found.iter().map(|s| s.expected).sum();
-        if !(total <= events_limit as f64) {
+        if total.is_nan() || total > events_limit as f64 {
             let worst = found.iter().max_by(|a, b| a.expected.total_cmp(&b.expected)).expect("a cluster has its spot source");
             out.push(over_events(&demand.sources, d, worst, total, events_limit, horizon));
         }

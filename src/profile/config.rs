@@ -87,7 +87,7 @@ pub fn parse_config_source(sources: &Sources, file: usize) -> (Option<Config>, V
                 parser.config_node(node, &mut config);
             }
         }
-        parser.confined_paths(&config, path.parent().unwrap_or(Path::new("")));
+        parser.confined_paths(&config, sources.path(file).parent().unwrap_or(Path::new("")));
         config
     });
     let failed = parser.diagnostics.iter().any(ProfileDiagnostic::is_error);

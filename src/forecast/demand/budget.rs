@@ -65,7 +65,8 @@ pub fn rates(demand: &Demand, sources: &Sources) -> Vec<ProfileDiagnostic> {
         Ok(l) => l,
         Err(e) => return vec![limit_unreadable(sources, &e)],
     };
-    let too_many = |s: &EventSource| !(s.expected <= limit as f64);
+    // NaN counts as too many: a rate nobody can bound is refused too.
+    let too_many = |s: &EventSource| s.expected.is_nan() || s.expected > limit as f64;
     let mut out = Vec::new();
     for cluster in demand.clusters.values() {
         for s in event_sources(None, cluster, demand.horizon_seconds).iter().filter(|s| too_many(s)) {
