@@ -65,6 +65,9 @@
 //! 5. **emit.** [`emit`] writes `out/ml-prod/nodepool-llm-inference-spot.yaml` (and `…-on-demand.yaml`);
 //!    `report::explain` prints the same figures with the reason for each.
 
+// No unsafe code: every input a pull request controls meets only safe Rust (which is also why the fuzz targets, fuzz/,
+// run without AddressSanitizer).
+#![forbid(unsafe_code)]
 #![deny(clippy::too_many_lines)]
 #![allow(
     clippy::result_large_err,

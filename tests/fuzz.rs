@@ -242,3 +242,25 @@ fn fuzz_corpus_demand_csv_replays() {
 fn fuzz_corpus_adopt_yaml_replays() {
     replay("adopt_yaml", targets::adopt_yaml);
 }
+
+/// `name version` of every package in a Cargo.lock.
+fn locked_packages(path: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let value = |line: &str, key: &str| line.strip_prefix(key).map(|v| v.trim_matches('"').to_string());
+    let lines: Vec<&str> = text.lines().collect();
+    lines.windows(2).filter_map(|w| Some((value(w[0], "name = ")?, value(w[1], "version = ")?))).collect()
+}
+
+/// The fuzz crate has its own workspace and Cargo.lock (fuzz/Cargo.toml says why): every package it shares with
+/// the product must be locked at the product's version, or the fuzzer tests code the binary does not ship (its lock
+/// was made from a copy of the product's; `cargo +nightly fuzz build` only adds libfuzzer-sys and its own crate).
+#[test]
+fn the_fuzz_crate_locks_the_products_versions() {
+    let product = locked_packages(&repo().join("Cargo.lock"));
+    let fuzz = locked_packages(&repo().join("fuzz/Cargo.lock"));
+    assert!(fuzz.len() > 50, "fuzz/Cargo.lock holds {} packages", fuzz.len());
+    let shared: Vec<_> = fuzz.iter().filter(|(name, _)| product.iter().any(|(n, _)| n == name)).collect();
+    let differ: Vec<_> = shared.iter().filter(|p| !product.contains(p)).collect();
+    assert!(differ.is_empty(), "fuzz/Cargo.lock locks other versions than Cargo.lock: {differ:?} (copy Cargo.lock to fuzz/ and build the fuzz crate again)");
+    assert!(shared.len() > 50, "only {} packages shared", shared.len());
+}

@@ -99,7 +99,9 @@ pub fn adopt_yaml(data: &[u8]) {
         Err(gpuplan::adopt::read::ReadError::Input(e)) => {
             // YAML breaks lines at `\r` as well as `\n` (an upper bound: `\r\n` counts twice).
             let lines = text.split(['\n', '\r']).count();
-            let line = e.location.strip_prefix("karpenter/fuzz.yaml:").and_then(|l| l.parse::<usize>().ok());
+            // `file:line` or `file:line:col`.
+            let position = e.location.strip_prefix("karpenter/fuzz.yaml:");
+            let line = position.and_then(|p| p.split(':').next()).and_then(|l| l.parse::<usize>().ok());
             assert!(line.is_some_and(|l| (1..=lines + 1).contains(&l)), "unlocated YAML error: {e}");
             return;
         }
