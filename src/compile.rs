@@ -117,7 +117,7 @@ pub fn profile_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CompileError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let entries = std::fs::read_dir(path).map_err(|source| CompileError::Read { path: path.clone(), source })?;
+            let entries = crate::confine::read_dir(path).map_err(|source| CompileError::Read { path: path.clone(), source })?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|e| e == "kdl") && !profile::config::is_repository_file(p))

@@ -10,9 +10,12 @@
 //! - A path written in a file (gpuplan.kdl's `profiles`, `out`, `catalogs`, `templates`; the demand file's `csv`) is
 //!   relative and stays inside the root: an absolute path or a `..` past the root is a located error at that path
 //!   ([`check_written`], which says what is wrong and what to do).
-//! - Every file read and every directory written is resolved, symlinks followed, and must land inside the root; a
-//!   symlink whose target is outside is named by its own path, never by its target ([`check_read`],
-//!   [`check_write`]). A dangling symlink counts as outside: creating through it would write where it points.
+//! - Every file read and every directory written is resolved as the kernel walks it (each symlink followed where it
+//!   stands, a `..` climbing from where the link led, [`resolve`]) and must land inside the root; a symlink whose
+//!   target is outside is named by its own path, never by its target ([`check_read`], [`check_write`]). A dangling
+//!   symlink counts as outside: creating through it would write where it points.
+//! - The root's `.git/` counts as outside: it is not the pull request's content but the checkout's, and its
+//!   `config` holds the CI token (`http.<url>.extraheader`) that `actions/checkout` persists by default.
 //! - A path typed on the command line is the caller's choice, not the pull request's: one that lies outside the root
 //!   as typed (a shared catalog directory, a scratch directory) is allowed, and what is found under it must stay under
 //!   it ([`install`]'s `typed`). Only the command line can widen the rule; no file can.
@@ -89,7 +92,7 @@ pub fn install(root: &Path, typed: impl IntoIterator<Item = String>) -> io::Resu
         }
         let lexical = lexical(&cwd, Path::new(word));
         if !lexical.starts_with(&root) {
-            outside.extend(resolve(&lexical).ok());
+            outside.extend(resolve(&cwd.join(word)).ok());
         }
     }
     Ok(&INSTALLED.get_or_init(|| Confinement { root, cwd, typed: outside }).root)
@@ -103,6 +106,13 @@ pub fn root() -> Option<&'static Path> {
 /// Refuses a read of `path` that resolves outside the root (see the module doc). A no-op when none is installed.
 pub fn check_read(path: &Path) -> io::Result<()> {
     check(path, false)
+}
+
+/// Lists directory `path` once [`check_read`] allows it: a directory's entries are its files' names, which a
+/// directory outside the repository must not give away either.
+pub fn read_dir(path: &Path) -> io::Result<std::fs::ReadDir> {
+    check_read(path)?;
+    std::fs::read_dir(path)
 }
 
 /// Refuses a write to `path` (a file or directory, existing or not) that resolves outside the root. A no-op when
@@ -119,8 +129,7 @@ pub fn check_replace(path: &Path) -> io::Result<()> {
 
 fn check(path: &Path, write: bool) -> io::Result<()> {
     let Some(c) = INSTALLED.get() else { return Ok(()) };
-    let lexical = lexical(&c.cwd, path);
-    match resolve(&lexical) {
+    match resolve(&c.cwd.join(path)) {
         Ok(resolved) if c.allows(&resolved, write) => Ok(()),
         _ => Err(c.escape(path, write)),
     }
@@ -128,7 +137,7 @@ fn check(path: &Path, write: bool) -> io::Result<()> {
 
 impl Confinement {
     fn allows(&self, resolved: &Path, write: bool) -> bool {
-        (resolved.starts_with(&self.root) && !(write && resolved == self.root))
+        (resolved.starts_with(&self.root) && !resolved.starts_with(self.root.join(".git")) && !(write && resolved == self.root))
             || self.typed.iter().any(|t| resolved.starts_with(t))
             || SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|s| resolved.starts_with(s))
     }
@@ -139,20 +148,28 @@ impl Confinement {
         prefixes.reverse();
         let link = prefixes.into_iter().find(|a| {
             std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink())
-                && !resolve(&lexical(&self.cwd, a)).is_ok_and(|r| self.allows(&r, false))
+                && !resolve(&self.cwd.join(a)).is_ok_and(|r| self.allows(&r, false))
         });
+        let resolved = |p: &Path| resolve(&self.cwd.join(p)).ok();
         let (what, help) = match link {
-            Some(link) => (
-                format!("{} is a symbolic link that leads outside the repository ({})", link.display(), self.root.display()),
-                "replace the link with the file or directory itself",
-            ),
-            None if write && resolve(&lexical(&self.cwd, path)).is_ok_and(|r| r == self.root) => {
+            Some(link) => (format!("{} is a symbolic link that leads {}", link.display(), self.place(resolved(link), "into")), "replace the link with the file or directory itself"),
+            None if write && resolved(path).is_some_and(|r| r == self.root) => {
                 (format!("{} is the repository root ({}), which gpuplan never replaces", path.display(), self.root.display()), "name a directory inside it")
             }
-            None => (format!("{} is outside the repository ({})", path.display(), self.root.display()), "move it inside the repository"),
+            None => (format!("{} is {}", path.display(), self.place(resolved(path), "in")), "move it inside the repository"),
         };
         let message = format!("{what}: {RULE} (see {DOCS}); {help}, or name a path outside the repository on the command line");
         io::Error::new(io::ErrorKind::PermissionDenied, message)
+    }
+
+    /// Where a refused path lands, as its error says it: the git directory (which holds the checkout's
+    /// configuration, a CI token in `extraheader` included) is named as such; anything else is outside.
+    fn place(&self, resolved: Option<PathBuf>, preposition: &str) -> String {
+        let git = self.root.join(".git");
+        match resolved {
+            Some(r) if r.starts_with(&git) => format!("{preposition} the repository's git directory ({}), which holds its configuration and credentials", git.display()),
+            _ => format!("outside the repository ({})", self.root.display()),
+        }
     }
 }
 
@@ -198,25 +215,30 @@ fn lexical(cwd: &Path, path: &Path) -> PathBuf {
     out
 }
 
-/// Where an absolute, lexical path really is: its longest existing prefix canonicalized (every symlink followed),
-/// the rest appended. Err on a dangling symlink, which a create would follow.
-fn resolve(lexical: &Path) -> io::Result<PathBuf> {
-    let mut rest = Vec::new();
-    let mut existing = lexical;
-    loop {
-        match std::fs::canonicalize(existing) {
-            Ok(mut resolved) => {
-                resolved.extend(rest.iter().rev());
-                return Ok(resolved);
+/// Where an absolute path really is, as the kernel walks it: component by component, each symlink followed where it
+/// stands, so that a `..` after a link climbs from the link's target (`l -> .` makes `l/../x` the root's parent's
+/// `x`), never from the link's text. A component that does not exist is kept as written, and a `..` after it pops it,
+/// as `create_dir_all` would make it a real directory first. Err on a dangling symlink, which a create would follow.
+fn resolve(path: &Path) -> io::Result<PathBuf> {
+    let mut resolved = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop();
             }
-            Err(e) if std::fs::symlink_metadata(existing).is_ok() => return Err(e),
-            Err(e) => {
-                let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else { return Err(e) };
-                rest.push(name);
-                existing = parent;
+            Component::Normal(name) => {
+                resolved.push(name);
+                // `resolved` holds no link up to its last component, so canonicalizing it follows only that one (and
+                // whatever its target chains to).
+                if std::fs::symlink_metadata(&resolved).is_ok_and(|m| m.file_type().is_symlink()) {
+                    resolved = std::fs::canonicalize(&resolved)?;
+                }
             }
+            root => resolved.push(root),
         }
     }
+    Ok(resolved)
 }
 
 #[cfg(test)]

@@ -71,12 +71,22 @@ pub const CSV_ROWS: Limit = Limit { env: "GPUPLAN_MAX_CSV_ROWS", default: 2_000_
 /// pool cannot multiply by the pool limit.
 pub const TEMPLATE_FUEL: Limit = Limit { env: "GPUPLAN_TEMPLATE_FUEL", default: 10_000_000, counts: "template instructions (minijinja fuel) the renders of one compile run together" };
 
+/// Bytes the template renders of one compile write, together (each render writes into a buffer that refuses the
+/// byte past what is left), so that `{{ "x" * 100000000 }}` in a loop stops at the limit instead of at the
+/// machine's memory.
+pub const RENDERED_BYTES: Limit = Limit { env: "GPUPLAN_MAX_RENDERED_BYTES", default: 256 << 20, counts: "bytes the template renders of one compile write together" };
+
+/// Bytes of memory the `gpuplan` process holds at once, the backstop for growth no count above sees (a template
+/// that doubles a string in a loop writes nothing until it is done): past it the process stops with exit 2 and a
+/// message naming the limit (`src/main.rs`'s allocator), never a crash.
+pub const MEMORY_BYTES: Limit = Limit { env: "GPUPLAN_MAX_MEMORY_BYTES", default: 4 << 30, counts: "bytes of memory the gpuplan process holds at once" };
+
 /// Bytes of the base's out/ that `diff --base` reads from git, together (each blob's size read from its header
 /// before its content).
 pub const BASE_OUT_BYTES: Limit = Limit { env: "GPUPLAN_MAX_BASE_OUT_BYTES", default: 256 << 20, counts: "bytes of the base's out/ (and base profiles) read from git by `diff --base`, together" };
 
 /// Every limit, in the order the docs list them.
-pub const ALL: &[Limit] = &[INPUT_BYTES, PODS, POOLS, FORECAST_EVENTS, SIMULATED_DAYS, CSV_BYTES, CSV_ROWS, TEMPLATE_FUEL, BASE_OUT_BYTES];
+pub const ALL: &[Limit] = &[INPUT_BYTES, PODS, POOLS, FORECAST_EVENTS, SIMULATED_DAYS, CSV_BYTES, CSV_ROWS, TEMPLATE_FUEL, RENDERED_BYTES, BASE_OUT_BYTES, MEMORY_BYTES];
 
 #[cfg(test)]
 mod tests {

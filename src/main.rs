@@ -7,10 +7,7 @@
 
 #![deny(clippy::too_many_lines)]
 
-// See Cargo.toml: faster than glibc's malloc on both cores, same peak memory.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
+mod bounded_memory;
 mod cli;
 
 use std::process::ExitCode;
@@ -18,6 +15,10 @@ use std::process::ExitCode;
 use cli::Command;
 
 fn main() -> ExitCode {
+    if let Err(err) = bounded_memory::install() {
+        eprintln!("error: {err}");
+        return ExitCode::from(2);
+    }
     let cli = cli::parse();
     let result = match cli.command {
         Command::Init(args) => cli::init::run(args),

@@ -218,6 +218,96 @@ fn a_profile_that_is_not_text_is_refused_without_an_excerpt() {
     s.refused(&["compile", "--check"], "is not text: control character 0x00 at byte 9");
 }
 
+// --- a symlink, then `..` ------------------------------------------------------------------------------------------
+// The kernel resolves `l/..` from where `l` leads (path_resolution(7): "..", in a directory reached through a
+// symbolic link, is that directory's parent, not the link's), so with `l -> .` the path `l/../outside` is the root's
+// parent's `outside`, though applying `..` to the text keeps it inside. Each is refused as the kernel walks it.
+
+/// `l -> .` in the repository: the link every case below climbs out through.
+fn link_to_the_root(s: &Setup) {
+    s.link("l", Path::new("."));
+}
+
+#[test]
+fn a_config_profiles_path_through_a_link_and_dotdot_is_refused() {
+    let s = Setup::new();
+    link_to_the_root(&s);
+    s.write("gpuplan.kdl", "profiles \"l/../outside\"\n");
+    s.refused(&["compile", "--check"], "l/../outside is outside the repository");
+}
+
+#[test]
+fn a_demand_csv_through_a_link_and_dotdot_is_refused() {
+    let s = Setup::new();
+    link_to_the_root(&s);
+    s.write("gpuplan.demand.kdl", &demand("l/../outside/secret.csv"));
+    s.refused(&["forecast", "--horizon", "1d"], "is outside the repository");
+}
+
+#[test]
+fn a_config_out_through_a_link_and_dotdot_writes_nothing_there() {
+    let s = Setup::new();
+    link_to_the_root(&s);
+    s.write("gpuplan.kdl", "out \"l/../x\"\n");
+    s.refused(&["compile"], "is outside the repository");
+    assert!(!s.dir.path().join("x").exists());
+}
+
+#[test]
+fn a_catalogs_path_through_a_link_and_dotdot_is_refused() {
+    let s = Setup::new();
+    link_to_the_root(&s);
+    s.write("gpuplan.kdl", "catalogs \"l/../outside\"\n");
+    s.refused(&["compile", "--check"], "is outside the repository");
+}
+
+// --- the git directory ----------------------------------------------------------------------------------------------
+// .git/ is the checkout's, not the pull request's: actions/checkout persists the job's token in .git/config
+// (`http.https://github.com/.extraheader`) unless `persist-credentials: false`.
+
+/// Puts a credential line holding the canary into the repository's .git/config.
+fn persist_a_credential(s: &Setup) {
+    let config = s.repo().join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {CANARY}\n"));
+    std::fs::write(config, text).unwrap();
+}
+
+const GIT_DIR: &str = "the repository's git directory";
+
+#[test]
+fn a_profile_symlinked_into_the_git_directory_is_refused() {
+    let s = Setup::new();
+    persist_a_credential(&s);
+    s.link("profiles/zz.kdl", Path::new("../.git/config"));
+    s.refused(&["compile", "--check"], &format!("profiles/zz.kdl is a symbolic link that leads into {GIT_DIR}"));
+}
+
+#[test]
+fn a_config_profiles_path_in_the_git_directory_is_refused() {
+    let s = Setup::new();
+    persist_a_credential(&s);
+    s.write("gpuplan.kdl", "profiles \".git\"\n");
+    s.refused(&["compile", "--check"], &format!("is in {GIT_DIR}"));
+}
+
+#[test]
+fn a_demand_csv_in_the_git_directory_is_refused() {
+    let s = Setup::new();
+    persist_a_credential(&s);
+    s.write("gpuplan.demand.kdl", &demand(".git/config"));
+    s.refused(&["forecast", "--horizon", "1d"], &format!("is in {GIT_DIR}"));
+}
+
+#[test]
+fn a_config_out_in_the_git_directory_writes_nothing_there() {
+    let s = Setup::new();
+    let before = tree_bytes(s.repo().join(".git"));
+    s.write("gpuplan.kdl", "out \".git/hooks\"\n");
+    s.refused(&["compile"], &format!("is in {GIT_DIR}"));
+    assert_eq!(tree_bytes(s.repo().join(".git")), before, "nothing written into .git");
+}
+
 // --- writes -----------------------------------------------------------------------------------------------------
 
 #[test]

@@ -37,8 +37,9 @@
 //! bytes=N` (N zero bytes, sparse), `--- commit` (everything so far committed: the base of a `diff --base HEAD`).
 //! In every text, argument and value, `{outside}` is the outside directory and `{canary}` the canary string.
 //!
-//! Every case also checks that the canary (which only files outside the repository hold) is in neither stream, and,
-//! when it exits 2, that out/ (read without following links) and the git status are as they were before the run.
+//! Every case also checks that the canary (which only files outside the repository hold) is in neither stream, that
+//! the outside directory is as it was (nothing written there), and, when it exits 2, that out/ (read without
+//! following links) and the git status are as they were before the run.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -327,9 +328,12 @@ fn check(case: &Case) -> Vec<String> {
     for s in &case.sections {
         scratch.apply(s);
     }
-    let (before, status_before) = (snapshot(&scratch.repo), status(&scratch.repo));
+    let (before, status_before, outside_before) = (snapshot(&scratch.repo), status(&scratch.repo), snapshot(&scratch.outside));
     let got = run(case, &scratch);
     let mut problems = Vec::new();
+    if snapshot(&scratch.outside) != outside_before {
+        problems.push("the directory outside the repository changed: the run wrote outside it".to_string());
+    }
     if got.code != case.exit {
         problems.push(format!("exit {:?} (after {:.1} s), expected {:?}", got.code, got.took.as_secs_f64(), case.exit));
     }

@@ -201,6 +201,10 @@ fn auto_mode_storage_defaults(doc: &Doc) -> Option<(Doc, Vec<String>)> {
     let mut with = doc.clone();
     let mut defaulted = Vec::new();
     let storage = &mut with.object["spec"]["ephemeralStorage"];
+    // Anything but a map (or absent) is the original's schema error, which validation reports as written.
+    if !(storage.is_null() || storage.is_object()) {
+        return None;
+    }
     for (field, default) in [("size", serde_json::json!("80Gi")), ("iops", serde_json::json!(3000)), ("throughput", serde_json::json!(125))] {
         if storage.get(field).is_none_or(Value::is_null) {
             storage[field] = default;

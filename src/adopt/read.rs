@@ -232,7 +232,7 @@ fn sharing_overlay(o: &Value) -> bool {
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
     if path.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        let mut entries: Vec<PathBuf> = crate::confine::read_dir(path)
             .map_err(|e| ReadError::Io(path.to_path_buf(), e))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();

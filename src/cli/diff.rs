@@ -76,7 +76,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // The base's profiles compiled, for the comment's workloads and the forecast; a base that cannot be compiled
     // gives neither, rather than every workload shown as new.
     let base_compiled = match &base {
-        Some(rev) if matches!(format, Format::Markdown) || needs_forecast => compile_at(&inputs, rev),
+        Some(rev) if matches!(format, Format::Markdown) || needs_forecast => compile_at(&inputs, rev)?,
         _ => None,
     };
     // Before the output tree is taken: the workloads are simulated on the compiled objects.
@@ -236,36 +236,55 @@ fn priced_types(compiled: &Compilation) -> BTreeMap<(String, String), (bool, Opt
 }
 
 
-/// The profiles and catalogs as revision `rev` holds them, compiled by this binary in a temporary directory (None
-/// when they cannot be read or do not compile there): the "before" of the workloads' costs, which out/ cannot give.
-fn compile_at(inputs: &Inputs, rev: &str) -> Option<Compilation> {
-    let dir = tempfile::tempdir().ok()?;
+/// The profiles, catalogs, templates and gpuplan.kdl as revision `rev` holds them, compiled by this binary in a
+/// temporary directory: the "before" of the workloads' costs, which out/ cannot give. None when they do not compile
+/// there (or a path has no place in the repository); an error when git cannot give them or they pass a limit on what
+/// is read from git (`GPUPLAN_MAX_BASE_OUT_BYTES`), which a comment without its "before" would hide.
+fn compile_at(inputs: &Inputs, rev: &str) -> Result<Option<Compilation>, CliError> {
+    let dir = tempfile::tempdir().map_err(CliError::msg)?;
     // gpuplan's own directory, outside the repository, holding only what it writes from git objects.
-    gpuplan::confine::allow_scratch(dir.path()).ok()?;
-    let copy = |path: &Path| -> Option<PathBuf> {
-        // The path's place in the repository, from any subdirectory (`../profiles`, `../gpuplan.kdl`); a path
-        // outside it has no revision.
-        let target = dir.path().join(gpuplan::confine::relative_to_root(path)?);
-        // A file is read alone: its directory may be the whole repository (`gpuplan.kdl` at its top).
-        let files: Vec<(PathBuf, String)> = if path.is_file() {
-            vec![(target.clone(), gitops::file_at_revision(Path::new("."), path, rev).ok()??)]
-        } else {
-            gitops::out_at_revision(Path::new("."), path, rev).ok()?.files.into_iter().map(|(rel, text)| (target.join(rel), text)).collect()
-        };
-        for (file, text) in files {
-            std::fs::create_dir_all(file.parent()?).ok()?;
-            std::fs::write(&file, text).ok()?;
-        }
-        Some(target)
-    };
-    let profiles: Vec<PathBuf> = inputs.profile_paths().iter().map(|p| copy(p)).collect::<Option<_>>()?;
-    let catalogs_dir = copy(&inputs.data.catalogs)?;
-    // The clusters the profiles share, as the revision defines them.
-    let config = match super::inputs::config_path() {
-        Some(path) => Some(copy(path)?),
+    gpuplan::confine::allow_scratch(dir.path()).map_err(CliError::msg)?;
+    let copy = |path: &Path| -> Result<Option<PathBuf>, CliError> { copy_at_revision(path, rev, dir.path()) };
+    let mut profiles = Vec::new();
+    for path in inputs.profile_paths() {
+        let Some(copied) = copy(&path)? else { return Ok(None) };
+        profiles.push(copied);
+    }
+    let Some(catalogs_dir) = copy(&inputs.data.catalogs)? else { return Ok(None) };
+    // The base's own templates: the head's (the pull request's) would render the base's objects otherwise.
+    let templates_dir = match &inputs.data.templates {
+        Some(path) => copy(path)?,
         None => None,
     };
-    gpuplan::compile::compile_with_config(&CompileOptions { profiles, catalogs_dir, templates_dir: inputs.data.templates.clone() }, config.as_deref()).ok()
+    // The clusters the profiles share, as the revision defines them.
+    let config = match super::inputs::config_path() {
+        Some(path) => copy(path)?,
+        None => None,
+    };
+    let options = CompileOptions { profiles, catalogs_dir, templates_dir };
+    Ok(gpuplan::compile::compile_with_config(&options, config.as_deref()).ok())
+}
+
+/// Writes `path` (a file, or a directory's files) as revision `rev` holds it below `scratch`, at its place in the
+/// repository (from any subdirectory: `../profiles`, `../gpuplan.kdl`); returns where. None for a path outside the
+/// repository, which has no revision.
+fn copy_at_revision(path: &Path, rev: &str, scratch: &Path) -> Result<Option<PathBuf>, CliError> {
+    let Some(rel) = gpuplan::confine::relative_to_root(path) else { return Ok(None) };
+    let target = scratch.join(rel);
+    // A file is read alone: its directory may be the whole repository (`gpuplan.kdl` at its top).
+    let files: Vec<(PathBuf, String)> = if path.is_file() {
+        match gitops::file_at_revision(Path::new("."), path, rev).map_err(CliError::msg)? {
+            Some(text) => vec![(target.clone(), text)],
+            None => Vec::new(),
+        }
+    } else {
+        gitops::out_at_revision(Path::new("."), path, rev).map_err(CliError::msg)?.files.into_iter().map(|(rel, text)| (target.join(rel), text)).collect()
+    };
+    for (file, text) in files {
+        let parent = file.parent().unwrap_or(scratch);
+        std::fs::create_dir_all(parent).and_then(|()| std::fs::write(&file, text)).map_err(CliError::msg)?;
+    }
+    Ok(Some(target))
 }
 
 /// Each workload at max replicas in `before` (the base) and `after`, by cluster, profile and name.

@@ -14,7 +14,7 @@ pub fn long_version(catalogs_dir: &Path) -> String {
     if let Ok(builtin) = Catalog::from_json(EMBEDDED_US_EAST_1, Path::new("<built-in>")) {
         lines.push(format!("catalog us-east-1@{} (built in)", builtin.digest()));
     }
-    let mut files: Vec<_> = std::fs::read_dir(catalogs_dir)
+    let mut files: Vec<_> = gpuplan::confine::read_dir(catalogs_dir)
         .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect())
         .unwrap_or_default();
     files.sort();

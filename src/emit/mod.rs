@@ -95,7 +95,7 @@ pub fn read_tree(out_dir: &Path) -> io::Result<OutputTree> {
     let mut tree = OutputTree::default();
     for rel in files_under(out_dir)? {
         let full = out_dir.join(&rel);
-        let text = String::from_utf8(fs::read(&full)?)
+        let text = String::from_utf8(read_out_file(&full)?)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, format!("{} is not UTF-8", full.display())))?;
         tree.files.insert(rel, text);
     }
@@ -117,7 +117,7 @@ pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
     let first_difference = files
         .par_iter()
         .map(|rel| match tree.files.get(rel) {
-            Some(expected) => fs::read(out_dir.join(rel)).map(|text| text == expected.as_bytes()),
+            Some(expected) => read_out_file(&out_dir.join(rel)).map(|text| text == expected.as_bytes()),
             None => Ok(false),
         })
         .find_first(|same| !matches!(same, Ok(true)));
@@ -130,6 +130,12 @@ pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
 
 /// Every file under `out_dir` (recursively, sorted, relative to it); none when it does not exist, an error when it
 /// is not a directory.
+/// One file of out/, read as every input is (`crate::input::read`: a regular file, at most the input cap, so a
+/// pull request's 1 GiB file in out/ is an error naming it, not a GiB in memory).
+fn read_out_file(path: &Path) -> io::Result<Vec<u8>> {
+    crate::input::read(path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
 fn files_under(out_dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     crate::confine::check_read(out_dir)?;

@@ -93,6 +93,9 @@ pub enum RenderError {
     /// template's file and line.
     #[error("{path}:{line}: template {name} ran more than the {fuel} {counts}: bound the template's loops, or {raise}", counts = crate::limits::TEMPLATE_FUEL.counts, raise = crate::limits::TEMPLATE_FUEL.how_to_raise())]
     OutOfFuel { name: String, path: String, line: usize, fuel: u64 },
+    /// A render that wrote past what [`crate::limits::RENDERED_BYTES`] had left.
+    #[error("{path}: template {name} wrote past the {limit} {counts}: bound what the template writes, or {raise}", counts = crate::limits::RENDERED_BYTES.counts, raise = crate::limits::RENDERED_BYTES.how_to_raise())]
+    TooLarge { name: String, path: String, limit: u64 },
     #[error("{0}")]
     Limit(std::io::Error),
     #[error("template {name} rendered YAML that does not parse for {object}: {message}\n--- rendered ---\n{text}")]
@@ -104,6 +107,9 @@ pub struct Renderer {
     /// Each `--templates` override's path, by template name, for the fuel limit's file:line.
     overrides: Vec<(String, PathBuf)>,
     fuel: u64,
+    /// [`crate::limits::RENDERED_BYTES`] in force, and the bytes the renders so far wrote.
+    rendered_limit: u64,
+    rendered: std::sync::atomic::AtomicU64,
     /// The instructions the renders so far ran, together: the fuel is for the whole compile, not per object (a loop
     /// of 999,999 in a template rendered for each of 20,000 pools would otherwise run 2·10¹⁰).
     used: std::sync::atomic::AtomicU64,
@@ -120,6 +126,28 @@ fn literal_kind(text: &str) -> Option<(String, String)> {
     Some((field("apiVersion:")?.to_string(), field("kind:")?.to_string()))
 }
 
+/// What one render writes into: a buffer that refuses the write that would pass `left` bytes, which minijinja turns
+/// into `ErrorKind::WriteFailure` and the render stops (before the byte is kept, so the limit is never passed).
+struct CappedBuffer {
+    bytes: Vec<u8>,
+    left: usize,
+}
+
+impl std::io::Write for CappedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() > self.left {
+            return Err(std::io::Error::other("the rendered-bytes limit"));
+        }
+        self.left -= buf.len();
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Renderer {
     /// The built-in templates, then those of each list of `more` (the stages that render with this one pass
     /// theirs: compile hands over the ops and queue templates), each replaced by `<dir>/<name>` when that file exists.
@@ -130,6 +158,7 @@ impl Renderer {
         // minijinja "fuel" feature): a template loop cannot run without end.
         let fuel = crate::limits::TEMPLATE_FUEL.value().map_err(RenderError::Limit)?;
         env.set_fuel(Some(fuel));
+        let rendered_limit = crate::limits::RENDERED_BYTES.value().map_err(RenderError::Limit)?;
         let mut kinds = Vec::new();
         let mut overrides = Vec::new();
         for (name, builtin) in BUILTIN_TEMPLATES.iter().chain(more.iter().copied().flatten()) {
@@ -146,7 +175,7 @@ impl Renderer {
             env.add_template_owned(name.to_string(), text)
                 .map_err(|source| RenderError::Template { name: name.to_string(), source })?;
         }
-        Ok(Renderer { env, overrides, fuel, used: std::sync::atomic::AtomicU64::new(0), kinds })
+        Ok(Renderer { env, overrides, fuel, rendered_limit, rendered: Default::default(), used: Default::default(), kinds })
     }
 
     /// The (apiVersion, kind) pairs the templates render, the GitOps apps' only when `gitops`: what the validator
@@ -164,26 +193,37 @@ impl Renderer {
     }
 
     fn render_error(&self, name: &str, source: minijinja::Error) -> RenderError {
-        if source.kind() != minijinja::ErrorKind::OutOfFuel {
-            return RenderError::Template { name: name.into(), source };
+        match source.kind() {
+            minijinja::ErrorKind::OutOfFuel => self.out_of_fuel(name, source.line().unwrap_or(1)),
+            // The only writer is the capped buffer, whose one failure is the limit.
+            minijinja::ErrorKind::WriteFailure => RenderError::TooLarge { name: name.into(), path: self.template_path(name), limit: self.rendered_limit },
+            _ => RenderError::Template { name: name.into(), source },
         }
-        self.out_of_fuel(name, source.line().unwrap_or(1))
     }
 
     fn out_of_fuel(&self, name: &str, line: usize) -> RenderError {
-        let path = self.overrides.iter().find(|(n, _)| n == name).map_or_else(|| format!("templates/{name}"), |(_, p)| p.display().to_string());
-        RenderError::OutOfFuel { name: name.into(), path, line, fuel: self.fuel }
+        RenderError::OutOfFuel { name: name.into(), path: self.template_path(name), line, fuel: self.fuel }
+    }
+
+    /// Where template `name` comes from, as its errors name it: the `--templates` override's path, else the built-in's.
+    fn template_path(&self, name: &str) -> String {
+        self.overrides.iter().find(|(n, _)| n == name).map_or_else(|| format!("templates/{name}"), |(_, p)| p.display().to_string())
     }
 
     fn render(&self, name: &str, object: &str, context: Value) -> Result<Value, RenderError> {
         let template = self.env.get_template(name).map_err(|source| RenderError::Template { name: name.into(), source })?;
-        let captured = template.render_captured(minijinja::value::Serde(&context)).map_err(|source| self.render_error(name, source))?;
+        let left = self.rendered_limit.saturating_sub(self.rendered.load(std::sync::atomic::Ordering::Relaxed));
+        let mut out = CappedBuffer { bytes: Vec::new(), left: usize::try_from(left).unwrap_or(usize::MAX) };
+        let captured = template.render_captured_to(minijinja::value::Serde(&context), &mut out).map_err(|source| self.render_error(name, source))?;
+        self.rendered.fetch_add(out.bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let consumed = captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed);
         let used = self.used.fetch_add(consumed, std::sync::atomic::Ordering::Relaxed) + consumed;
         if used > self.fuel {
             return Err(self.out_of_fuel(name, 1));
         }
-        let text = captured.into_output();
+        drop(captured);
+        // minijinja writes `str`s only, so the bytes are UTF-8.
+        let text = String::from_utf8(out.bytes).expect("minijinja writes UTF-8");
         #[cfg(test)]
         tests::record(&text);
         // Our templates render a small regular subset of YAML, which the fast path reads; anything else (a

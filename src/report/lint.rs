@@ -81,7 +81,7 @@ fn yaml_files(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, S
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            let mut entries: Vec<std::path::PathBuf> = crate::confine::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
             entries.sort();
             let entries: Vec<_> = entries.into_iter().filter(|e| e.is_dir() || e.extension().is_some_and(|x| x == "yaml" || x == "yml")).collect();
             out.extend(yaml_files(&entries)?);

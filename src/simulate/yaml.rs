@@ -74,7 +74,7 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         out.push(path.to_path_buf());
         return Ok(());
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    let mut entries: Vec<PathBuf> = crate::confine::read_dir(path)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for entry in entries {
         let yaml = entry.extension().is_some_and(|e| e == "yaml" || e == "yml");

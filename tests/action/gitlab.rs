@@ -377,6 +377,20 @@ fn a_profile_that_does_not_compile_gets_a_note_saying_so() {
     assert!(!note.contains("changes to out/"), "{note}");
 }
 
+/// As on GitHub (tests/action/main.rs): an error quoting a run of backticks from the merge request's profile stays
+/// inside the note's error block, whose fence is longer.
+#[test]
+fn an_error_quoting_a_fence_stays_inside_the_notes_error_block() {
+    let pr = PullRequest::new(budget_edit("budget usd-per-hour=-5 // ```` [x](https://evil.example)"), true);
+    let gitlab = GitLab::new(&pr);
+    let job = run_job(&pr, &gitlab, Some(TOKEN), "1");
+    assert_eq!(job.code, Some(1), "{}", job.log);
+    let note = gitlab.only_gpuplan_note(&job);
+    assert!(note.starts_with("<!-- gpuplan-diff -->\n## gpuplan: the profiles do not compile\n\n`````text\n"), "{note}");
+    assert!(note.contains("budget usd-per-hour=-5 // ```` [x](https://evil.example)"), "{note}");
+    assert!(note.ends_with("\n`````\n"), "the block is closed by its own fence:\n{note}");
+}
+
 #[test]
 fn without_a_token_the_report_is_the_artifact() {
     let pr = PullRequest::new(budget_edit("budget usd-per-hour=100"), true);

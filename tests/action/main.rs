@@ -178,6 +178,21 @@ fn a_profile_that_does_not_compile_gets_a_comment_saying_so() {
     insta::assert_snapshot!("does_not_compile", comment);
 }
 
+/// The errors quote the pull request's own lines (miette's excerpt of the profile): a line holding a run of
+/// backticks cannot close the comment's error block and make what follows Markdown (CommonMark 0.31, "Fenced code
+/// blocks": the closing fence is at least as long as the opening one).
+#[test]
+fn an_error_quoting_a_fence_stays_inside_the_comments_error_block() {
+    let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=-5 // ```` <b>[x](https://evil.example)</b>"), true);
+    let run = run_action(&pr, &pr.checkout(), "ghs_test");
+    assert!(run.failed && run.outcome("Fail when the profiles do not compile") == "failure", "{}", run.log);
+    let comment = only_comment(&pr, &run);
+    let (_, block) = comment.split_once("\n`````text\n").unwrap_or_else(|| panic!("a fence longer than the quoted one:\n{comment}"));
+    let (inside, after) = block.split_once("\n`````\n").unwrap_or_else(|| panic!("the block is closed by its own fence:\n{comment}"));
+    assert!(inside.contains("budget usd-per-hour=-5 // ```` <b>[x](https://evil.example)</b>"), "the quoted line, inside the block:\n{comment}");
+    assert!(!after.contains("evil.example"), "nothing of the quoted line after the block:\n{comment}");
+}
+
 #[test]
 fn a_forks_read_only_token_loses_the_comment_not_the_job() {
     let pr = PullRequest::new(edit_profile("budget usd-per-hour=150", "budget usd-per-hour=100"), true);

@@ -146,21 +146,8 @@ pub fn tree_from_git(
         }
         TreeWalkResult::Ok
     })?;
-    let odb = repo.odb()?;
-    let (cap, total_cap) = (blob_limit(crate::limits::INPUT_BYTES)?, blob_limit(crate::limits::BASE_OUT_BYTES)?);
-    let mut total = 0u64;
     for (path, id) in blobs {
-        // The size from the object's header, before its content is read: a 1 GiB file in the base's out/ (a pull
-        // request's base is anyone's branch) is refused without being loaded.
-        let (size, _) = odb.read_header(id)?;
-        let shown = prefix.join(&path);
-        total += size as u64;
-        if size as u64 > cap {
-            return Err(too_large(&shown, size as u64, cap, crate::limits::INPUT_BYTES));
-        }
-        if total > total_cap {
-            return Err(too_large(&shown, total, total_cap, crate::limits::BASE_OUT_BYTES));
-        }
+        charge_blob(repo, id, &prefix.join(&path))?;
         let blob = repo.find_blob(id)?;
         out.files.insert(
             PathBuf::from(path),
@@ -168,6 +155,28 @@ pub fn tree_from_git(
         );
     }
     Ok(out)
+}
+
+/// Bytes this process has read from git objects so far (`tree_from_git`, `file_at_revision`): the
+/// [`crate::limits::BASE_OUT_BYTES`] limit is on one run's reads together, whichever call makes them (`diff`
+/// reads the base's out/, then each profile path, the catalogs and gpuplan.kdl at the base, each a call of its own).
+static READ_FROM_GIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Admits blob `id` (shown as `shown`) before its content is read: its size from the object's header (a 1 GiB file
+/// in the base's out/, where a pull request's base is anyone's branch, is refused without being loaded) against the
+/// one-file cap, and the run's total against the base limit.
+pub(super) fn charge_blob(repo: &Repository, id: git2::Oid, shown: &Path) -> Result<(), git2::Error> {
+    let (cap, total_cap) = (blob_limit(crate::limits::INPUT_BYTES)?, blob_limit(crate::limits::BASE_OUT_BYTES)?);
+    let (size, _) = repo.odb()?.read_header(id)?;
+    let size = size as u64;
+    if size > cap {
+        return Err(too_large(shown, size, cap, crate::limits::INPUT_BYTES));
+    }
+    let total = READ_FROM_GIT.fetch_add(size, std::sync::atomic::Ordering::Relaxed) + size;
+    if total > total_cap {
+        return Err(too_large(shown, total, total_cap, crate::limits::BASE_OUT_BYTES));
+    }
+    Ok(())
 }
 
 fn blob_limit(limit: crate::limits::Limit) -> Result<u64, git2::Error> {

@@ -37,6 +37,7 @@ pub fn file_at_revision(repo_dir: &Path, path: &Path, rev: &str) -> Result<Optio
         Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(GitopsError::Git(e)),
     };
+    super::repo::charge_blob(&git, entry.id(), path).map_err(GitopsError::Git)?;
     let blob = git.find_blob(entry.id()).map_err(GitopsError::Git)?;
     Ok(Some(String::from_utf8_lossy(blob.content()).into_owned()))
 }
