@@ -75,7 +75,14 @@ pub fn find_root(cwd: &Path, explicit: Option<&Path>) -> PathBuf {
     if let Some(root) = explicit {
         return cwd.join(root);
     }
-    cwd.ancestors().find(|a| a.join(".git").exists()).unwrap_or(cwd).to_path_buf()
+    git_top(cwd).unwrap_or(cwd).to_path_buf()
+}
+
+/// The top of the git work tree holding `dir`: the nearest ancestor with a `.git` directory (or file, for a linked
+/// work tree). The one place gpuplan looks for it (the root here, the config's search in the command line, the
+/// diagnostics' repository-relative paths).
+pub fn git_top(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|a| a.join(".git").exists())
 }
 
 /// Installs the confinement for this process: `root`, and the command line's words `typed` (every argument, and

@@ -1,4 +1,5 @@
-//! The catalog importer against the real data in ../shared/data, and the committed snapshot.
+//! The catalog importer against the real data (tests/fixtures/shared/data, copied from ../shared/data), and the
+//! committed snapshot.
 
 use std::path::{Path, PathBuf};
 
@@ -6,7 +7,7 @@ use gpuplan::catalog::{AcceleratorKind, Catalog, CapacityType};
 use gpuplan::catalog::import::{import, ImportInputs, SOURCE_SPOT_ESTIMATE};
 
 fn shared(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(path)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/shared/data").join(path)
 }
 
 fn imported() -> Catalog {
@@ -26,7 +27,7 @@ fn committed_snapshot_is_what_import_produces() {
     let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogs/us-east-1.json")).unwrap();
     assert!(
         fresh.to_json() == committed,
-        "catalogs/us-east-1.json is stale: run `gpuplan catalog import --region us-east-1 --instance-types ../shared/data/ec2-instance-types.json --offerings ../shared/data/offerings/availability-zone/us-east-1.json --prices ../shared/data/ec2-ondemand-prices.json`"
+        "catalogs/us-east-1.json is stale: run `gpuplan catalog import --region us-east-1 --instance-types tests/fixtures/shared/data/ec2-instance-types.json --offerings tests/fixtures/shared/data/offerings/availability-zone/us-east-1.json --prices tests/fixtures/shared/data/ec2-ondemand-prices.json`"
     );
     // The embedded copy is the committed file.
     assert_eq!(gpuplan::catalog::EMBEDDED_US_EAST_1, committed);

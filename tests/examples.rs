@@ -49,7 +49,7 @@ fn output_is_the_same_on_any_number_of_threads() {
 
 #[test]
 fn every_file_in_out_validates_against_the_shared_crds() {
-    let schemas = root().join("../shared/schemas");
+    let schemas = root().join("tests/fixtures/shared/schemas");
     let crds: Vec<PathBuf> = ["karpenter/karpenter.sh_nodepools.yaml", "karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml", "karpenter/karpenter.sh_nodeoverlays.yaml", "argo-cd/application-crd.yaml", "flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml", "gpu-operator/nvidia.com_clusterpolicies.yaml", "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml", "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml", "prometheus-operator/monitoring.coreos.com_podmonitors.yaml", "kueue/kueue.x-k8s.io_clusterqueues.yaml", "kueue/kueue.x-k8s.io_localqueues.yaml", "kueue/kueue.x-k8s.io_resourceflavors.yaml", "keda/keda.sh_scaledobjects.yaml"]
         .iter()
         .map(|p| schemas.join(p))

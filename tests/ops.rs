@@ -33,7 +33,7 @@ fn cluster_of(path: &Path) -> String {
 
 /// The CRD's openAPIV3Schema for its served version.
 fn crd_schema(file: &str) -> Value {
-    let candidates = [root().join("src/crds").join(file), PathBuf::from("/work/shared/schemas").join(file)];
+    let candidates = [root().join("src/crds").join(file), root().join("tests/fixtures/shared/schemas").join(file)];
     let path = candidates.iter().find(|p| p.exists()).unwrap_or_else(|| panic!("CRD {file} not found in {candidates:?}"));
     let crd: Value = serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone()

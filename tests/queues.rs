@@ -66,7 +66,7 @@ fn a_share_resolves_against_each_flavors_nodepool_limit() {
 /// validates against the embedded copies; `tests/validate.rs` proves they are the same bytes).
 #[test]
 fn every_kueue_object_of_the_examples_passes_the_shared_crd_schemas() {
-    let dir = repo().join("../shared/schemas/kueue");
+    let dir = repo().join("tests/fixtures/shared/schemas/kueue");
     let crds: Vec<_> = ["clusterqueues", "localqueues", "resourceflavors"].iter().map(|k| dir.join(format!("kueue.x-k8s.io_{k}.yaml"))).collect();
     let validator = gpuplan::validate::Validator::from_crd_files(&crds).unwrap();
     let c = gpuplan::compile::compile(&gpuplan::compile::CompileOptions::default()).unwrap();

@@ -235,7 +235,7 @@ fn init_containers_and_sidecars() {
 // /work/shared/data/karpenter-instance-types.json): cpu, memory and pods allocatable match for the catalog's types.
 #[test]
 fn allocatable_matches_karpenter_reference() {
-    let reference: serde_json::Value = serde_json::from_str(&std::fs::read_to_string("/work/shared/data/karpenter-instance-types.json").or_else(|_| std::fs::read_to_string("../shared/data/karpenter-instance-types.json")).expect("reference data")).unwrap();
+    let reference: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/shared/data/karpenter-instance-types.json")).expect("reference data")).unwrap();
     let catalog = catalog();
     let class = manifests::NodeClass { eni_limited_pods: true, eni_limited_memory_overhead: true, pods_per_core_enabled: true, ..Default::default() };
     let (mut checked, mut mismatched) = (0, Vec::new());

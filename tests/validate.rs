@@ -7,7 +7,7 @@ use std::time::Instant;
 use gpuplan::validate::{EMBEDDED_CRDS, ValidateError, Validator, Violation};
 use serde_json::{Value, json};
 
-const SCHEMAS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/schemas");
+const SCHEMAS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/shared/schemas");
 
 const CRD_FILES: &[&str] = &[
     "karpenter/karpenter.sh_nodepools.yaml",
@@ -703,7 +703,7 @@ fn embedded_crds_equal_shared_schemas() {
         let path = crd.path;
         let shared = std::fs::read_to_string(PathBuf::from(SCHEMAS).join(path)).unwrap();
         let on_disk = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/crds").join(path)).unwrap();
-        assert!(on_disk == shared, "src/crds/{path} differs from ../shared/schemas/{path}");
+        assert!(on_disk == shared, "src/crds/{path} differs from tests/fixtures/shared/schemas/{path}");
         let parsed: Vec<serde_json::Value> = serde_saphyr::from_multiple(&shared).unwrap();
         let embedded: serde_json::Value = serde_json::from_str(crd.json).unwrap();
         assert_eq!(parsed.into_iter().filter(|d| !d.is_null()).collect::<Vec<_>>(), vec![embedded], "the embedded JSON of {path} is not its YAML");

@@ -116,13 +116,13 @@ pub fn config_path() -> Option<&'static Path> {
 /// such as the home directory, is not this repository's. Outside any git repository only `dir` itself is looked at,
 /// so a stray `gpuplan.kdl` in /tmp or the home directory never takes over a run below it.
 pub fn find_root(dir: &Path) -> Option<(PathBuf, Option<PathBuf>)> {
-    let in_git = dir.ancestors().any(|a| a.join(".git").exists());
-    for ancestor in dir.ancestors().take(if in_git { usize::MAX } else { 1 }) {
+    let top = gpuplan::confine::git_top(dir);
+    for ancestor in dir.ancestors().take(if top.is_some() { usize::MAX } else { 1 }) {
         let candidate = ancestor.join(CONFIG_FILE);
         if candidate.is_file() {
             return Some((ancestor.to_path_buf(), Some(candidate)));
         }
-        if ancestor.join(".git").exists() {
+        if Some(ancestor) == top {
             return ancestor.join("profiles").is_dir().then(|| (ancestor.to_path_buf(), None));
         }
     }

@@ -43,7 +43,7 @@ impl RepositoryPaths {
     /// The path of the file `path` names, as generated files write it.
     pub fn resolve(&self, path: &Path) -> String {
         let absolute = self.canonical(path);
-        let root = absolute.parent().and_then(|dir| cached(&self.roots, dir, || dir.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)));
+        let root = absolute.parent().and_then(|dir| cached(&self.roots, dir, || crate::confine::git_top(dir).map(Path::to_path_buf)));
         let base = root.or_else(|| absolute.parent().and_then(Path::parent).map(Path::to_path_buf));
         let relative = base.as_deref().and_then(|b| absolute.strip_prefix(b).ok()).unwrap_or(&absolute);
         let parts: Vec<String> = relative

@@ -149,6 +149,9 @@ fn copy_dir(from: &Path, to: &Path) {
 /// the same for a GITHUB_TOKEN and an app's installation token: `github-actions[bot]`, `my-app[bot]`).
 pub const BOT: &str = "github-actions[bot]";
 
+/// The commit the stand-in release was built from, as its attestation names it (the tag's commit).
+pub const RELEASE_COMMIT: &str = "5e1ea5e0000000000000000000000000000c0de1";
+
 /// The stand-in `gh` in `dir/bin`, with the release (this test binary's gpuplan, packed as
 /// .github/workflows/release.yml packs it) in `dir/releases/<VERSION>/`, its attestation in `dir/attested/` (the
 /// digests GitHub's attestation store holds for `ACTION_REPOSITORY`: outside the release, which cannot replace
@@ -162,7 +165,7 @@ pub fn stand_in_gh(dir: &Path) -> PathBuf {
     if !release.join(ASSET).exists() {
         std::fs::copy(env!("CARGO_BIN_EXE_gpuplan"), release.join("gpuplan")).unwrap();
         let pack = Command::new("bash")
-            .args(["-c", &format!("tar -czf {ASSET} gpuplan && rm gpuplan && sha256sum {ASSET} > {ASSET}.sha256 && sha256sum {ASSET} | cut -d' ' -f1 > ../../attested/{VERSION}")])
+            .args(["-c", &format!("tar -czf {ASSET} gpuplan && rm gpuplan && sha256sum {ASSET} > {ASSET}.sha256 && sha256sum {ASSET} | cut -d' ' -f1 > ../../attested/{VERSION} && echo {RELEASE_COMMIT} > ../../attested/{VERSION}.source")])
             .current_dir(&release)
             .status()
             .unwrap();
@@ -190,11 +193,13 @@ case "$1" in
     while [ $# -gt 0 ]; do case "$1" in --pattern) patterns+=("$2"); shift 2 ;; --dir) dest=$2; shift 2 ;; --repo) shift 2 ;; *) shift ;; esac; done
     for p in "${patterns[@]}"; do cp "$dir/$p" "$dest/"; done ;;
   attestation)
-    # gh attestation verify FILE --repo R --cert-identity https://github.com/R/.github/workflows/release.yml@refs/tags/T:
-    # verified when the store holds FILE's digest for tag T, signed by R's release workflow.
+    # gh attestation verify FILE --repo R --cert-identity https://github.com/R/.github/workflows/release.yml@refs/tags/T
+    # [--source-digest C]: verified when the store holds FILE's digest for tag T, signed by R's release workflow (and,
+    # with --source-digest, built from commit C: attested/T.source).
     [ "$2" = verify ] || { echo "stand-in gh: attestation $2" >&2; exit 2; }
-    file=$3; shift 3; repo=; identity=
-    while [ $# -gt 0 ]; do case "$1" in --repo) repo=$2; shift 2 ;; --cert-identity) identity=$2; shift 2 ;; *) shift ;; esac; done
+    file=$3; shift 3; repo=; identity=; source=
+    while [ $# -gt 0 ]; do case "$1" in --repo) repo=$2; shift 2 ;; --cert-identity) identity=$2; shift 2 ;; --source-digest) source=$2; shift 2 ;; *) shift ;; esac; done
+    [ -z "$source" ] || [ "$(cat "$GH_STUB/attested/${identity##*/}.source")" = "$source" ] || { echo "✗ Verification failed: the attestation's source digest is not $source" >&2; exit 1; }
     signer="https://github.com/$GH_STUB_ACTION_REPOSITORY/.github/workflows/release.yml@refs/tags/"
     [ "$repo" = "$GH_STUB_ACTION_REPOSITORY" ] && [[ "$identity" == "$signer"* ]] || { echo "stand-in gh: no attestation signed by $identity for $repo" >&2; exit 1; }
     digest=$(sha256sum "$file" | cut -d' ' -f1)

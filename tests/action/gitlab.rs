@@ -185,7 +185,10 @@ case "$method $path" in
   "GET $GITLAB_API/user") echo '{"id": 77, "username": "project_42_bot_1"}' ;;
   "GET $GITLAB_NOTES")
     order=(-rn); case "$query" in *sort=asc*) order=(-n) ;; esac
-    for id in $(ls "$notes" | sort "${order[@]}"); do note "$id"; done | jq -cs . ;;
+    # Pages as the Notes API gives them (`per_page`, default 20; `page`, default 1).
+    per_page=$(printf '%s' "$query" | sed -n 's/.*[?&]per_page=\([0-9]*\).*/\1/p'); per_page=${per_page:-20}
+    page=$(printf '%s' "$query" | sed -n 's/.*[?&]page=\([0-9]*\).*/\1/p'); page=${page:-1}
+    for id in $(ls "$notes" | sort "${order[@]}" | tail -n +$(( (page - 1) * per_page + 1 )) | head -n "$per_page"); do note "$id"; done | jq -cs . ;;
   "POST $GITLAB_NOTES")
     id=$(( $(ls "$notes" | sort -n | tail -1) + 1 ))
     body_of "$notes/$id"; mkdir -p "$GITLAB_STUB/authors"; echo 77 > "$GITLAB_STUB/authors/$id"; note "$id" ;;
@@ -342,7 +345,7 @@ fn the_documented_flow_notes_what_the_merge_request_changes() {
     assert!(note.contains("#### Profile `llm-inference`: budget $150.00/h → $100.00/h"), "{note}");
     assert!(note.contains("| ✏️ | NodePool `llm-inference-spot` | limit nvidia.com/gpu 43→29,"), "{note}");
     assert!(!note.contains("is not what its profiles compile to"), "{note}");
-    let query = "?per_page=100&sort=asc&order_by=created_at";
+    let query = "?per_page=100&page=1&sort=asc&order_by=created_at";
     assert_eq!(gitlab.calls(), [format!("GET {API}/user"), format!("GET {NOTES}{query}"), format!("POST {NOTES}")]);
 }
 
@@ -427,7 +430,7 @@ fn a_second_run_edits_the_note_in_place() {
     let job = run_job(&pr, &gitlab, Some(TOKEN), "2");
     let note = gitlab.only_gpuplan_note(&job);
     assert_eq!(note, job.artifact(), "the note is the second run's report");
-    let query = "?per_page=100&sort=asc&order_by=created_at";
+    let query = "?per_page=100&page=1&sort=asc&order_by=created_at";
     assert_eq!(
         gitlab.calls(),
         [
@@ -478,4 +481,26 @@ fn a_note_by_another_author_with_the_marker_is_not_edited() {
     assert_eq!(notes[2], (3, job.artifact().to_string()), "the job's own note");
     assert_eq!(std::fs::read_to_string(gitlab.state.join("authors/3")).unwrap().trim(), BOT_ID);
     assert!(!gitlab.calls().iter().any(|c| c.starts_with("PUT")), "{:?}", gitlab.calls());
+}
+
+/// A merge request with more notes than one page of the Notes API holds (100, docs.gitlab.com/api/rest#pagination):
+/// the job's own note, the 120th, is found on the second page and edited, not a second one posted.
+#[test]
+fn the_jobs_note_past_the_first_page_is_found_and_edited() {
+    let pr = PullRequest::new(budget_edit("budget usd-per-hour=100"), true);
+    let gitlab = GitLab::new(&pr);
+    std::fs::create_dir_all(gitlab.state.join("authors")).unwrap();
+    for id in 2..=150 {
+        std::fs::write(gitlab.state.join(format!("notes/{id}")), format!("review comment {id}")).unwrap();
+    }
+    std::fs::write(gitlab.state.join("notes/120"), format!("{MARKER}\nan earlier run's report")).unwrap();
+    std::fs::write(gitlab.state.join("authors/120"), BOT_ID).unwrap();
+    let job = run_job(&pr, &gitlab, Some(TOKEN), "1");
+    assert_passes_with_the_lint_shown(&job);
+    let notes = gitlab.notes();
+    assert_eq!(notes.len(), 150, "no second note posted");
+    assert_eq!(notes.iter().find(|(id, _)| *id == 120).map(|(_, body)| body.as_str()), Some(job.artifact()), "the job's note, edited");
+    assert!(notes.iter().filter(|(id, _)| *id != 120).all(|(_, body)| !body.starts_with(MARKER)), "no other note holds the marker");
+    let page = |n: u32| format!("GET {NOTES}?per_page=100&page={n}&sort=asc&order_by=created_at");
+    assert_eq!(gitlab.calls(), [format!("GET {API}/user"), page(1), page(2), format!("PUT {NOTES}/120")]);
 }

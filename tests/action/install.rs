@@ -64,6 +64,25 @@ fn an_action_pinned_by_commit_without_a_version_is_an_error_asking_for_one() {
     assert!(!calls(&pr).contains("release download"), "nothing was downloaded");
 }
 
+/// Pinned by commit (`uses: gpuplan/gpuplan@<sha> # v0.1.0`, as the examples advise) with `version` naming the
+/// release: the attestation must name that commit as the build's source (`gh attestation verify --source-digest`),
+/// so a tag moved and released again from other code is not installed.
+#[test]
+fn an_action_pinned_by_commit_installs_only_the_release_built_from_that_commit() {
+    let pr = budget_change();
+    let mut pinned = runner(&pr, &pr.checkout(), "ghs_test", &[]);
+    pinned.github["action_ref"] = crate::fixture::RELEASE_COMMIT.into();
+    let run = pinned.run(&crate::action());
+    assert!(!run.failed, "{}", run.log);
+    assert!(calls(&pr).lines().any(|l| l.starts_with("gh attestation verify ") && l.ends_with(&format!("--source-digest {}", crate::fixture::RELEASE_COMMIT))), "{}", calls(&pr));
+
+    let pr = budget_change();
+    let mut moved = runner(&pr, &pr.checkout(), "ghs_test", &[]);
+    let other = "0123456789abcdef0123456789abcdef01234567";
+    moved.github["action_ref"] = other.into();
+    assert_refused(&moved.run(&crate::action()), &format!("for v0.1.0 built from the action's commit {other}: not installed"));
+}
+
 #[test]
 fn a_release_whose_archive_does_not_match_its_checksum_is_refused() {
     let pr = budget_change();

@@ -54,6 +54,11 @@ impl Reader<'_> {
             return Err(sources.error(at, ErrorCode::E0440, message).help(help));
         }
         let path = self.dir.join(name);
+        // Before anything looks at the file (its size below, its canonical path here): an outside file's size is
+        // not for the error to give away either.
+        if let Err(err) = crate::confine::check_read(&path) {
+            return Err(sources.error(at, ErrorCode::E0440, format!("cannot read the CSV `{name}`: {err}")));
+        }
         let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
         let points = match self.read.get(&key) {
             Some(points) => points.clone(),
