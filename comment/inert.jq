@@ -8,11 +8,11 @@
 # - raw HTML: every `<` becomes `&lt;`, except the attribute-free tags the report itself writes (<details>,
 #   <summary>, <sub>, <code>, <b> and their closing tags), which load nothing and link nowhere; an HTML comment (a
 #   second marker) shows as text;
-# - mentions and references: a zero-width space after `@` and before a `#`'s digits, so nobody is notified and no
-#   issue is cross-referenced;
+# - mentions and references: a zero-width space after `@`, before a `#`'s digits and after `GH-`, so nobody is
+#   notified and no issue is cross-referenced;
 # - links and images: `](` is broken (inline links and images), `]:` too (a reference definition, without which
-#   `[text][ref]` and `![][ref]` stay text), and a zero-width space goes into `://` and after `www` (GitHub's
-#   autolinks of bare URLs), so the comment links nowhere and loads no image the artifact names.
+#   `[text][ref]` and `![][ref]` stay text), and a zero-width space goes into `://` and after every `www` (GitHub's
+#   autolinks of bare URLs, after `_`, `*` or `(` too), so the comment links nowhere and loads no image the artifact names.
 # Invalid UTF-8 has already become U+FFFD (jq -R). The result is cut at $cut characters (GitHub's limit is 65,536).
 def inert:
   gsub("<(?!/?(details|summary|sub|code|b)>)"; "&lt;")
@@ -21,7 +21,8 @@ def inert:
   | gsub("\\]\\("; "]\u200b(")
   | gsub("\\]:"; "]\u200b:")
   | gsub("://"; ":\u200b//")
-  | gsub("(?<w>\\b[Ww]{3})\\."; "\(.w)\u200b.");
+  | gsub("(?<w>[Ww]{3})\\."; "\(.w)\u200b.")
+  | gsub("(?<g>[Gg][Hh])-(?=[0-9])"; "\(.g)-\u200b");
 (sub("^<!-- gpuplan-diff -->\r?\n"; "") | inert) as $text
 | ($cut | tonumber) as $n
 | if ($text | length) > $n then $text[0:$n] + "\n\n… cut at \($n) characters." else $text end

@@ -9,7 +9,8 @@
 //! unchanged (see Cargo.toml: faster than glibc's malloc on both cores, same peak memory).
 
 use std::alloc::{GlobalAlloc, Layout};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 struct Bounded;
 
@@ -30,21 +31,38 @@ pub fn install() -> std::io::Result<()> {
 /// Counts `size` more bytes held, stopping the run when that passes the limit.
 fn hold(size: usize) {
     let held = HELD.fetch_add(size, Relaxed).saturating_add(size);
-    if held > LIMIT.load(Relaxed) {
-        out_of_memory(size);
+    let limit = LIMIT.load(Relaxed);
+    if held > limit {
+        out_of_memory(limit, size);
     }
 }
 
+/// Counts `size` bytes fewer held: freed, or never handed out (the allocation failed).
+fn release(size: usize) {
+    HELD.fetch_sub(size, Relaxed);
+}
+
+/// Whether a thread is already ending the run: the others wait for the exit rather than print twice.
+static EXITING: AtomicBool = AtomicBool::new(false);
+
 /// Ends the run: the limit is lifted first, so the message (and whatever exit runs) may allocate.
 #[cold]
-fn out_of_memory(size: usize) -> ! {
+fn out_of_memory(limit_in_force: usize, size: usize) -> ! {
     LIMIT.store(usize::MAX, Relaxed);
+    if EXITING.swap(true, Relaxed) {
+        loop {
+            std::thread::park();
+        }
+    }
     let limit = gpuplan::limits::MEMORY_BYTES;
-    eprintln!(
+    // `writeln!` to a locked stderr, its error ignored: `eprintln!` panics when stderr is closed, and a panic must
+    // not unwind out of an allocator.
+    let _ = writeln!(
+        std::io::stderr().lock(),
         "error: gpuplan stopped: one more allocation ({}) would hold more than the {} {} (an input that grows without \
          end: a template that doubles a string in a loop?); bound the input, or {}",
         gpuplan::input::human_bytes(size as u64),
-        gpuplan::input::human_bytes(limit.value_or_default()),
+        gpuplan::input::human_bytes(limit_in_force as u64),
         limit.counts,
         limit.how_to_raise()
     );
@@ -57,29 +75,40 @@ unsafe impl GlobalAlloc for Bounded {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         hold(layout.size());
         // SAFETY: the caller's contract for `alloc`, passed on.
-        unsafe { mimalloc::MiMalloc.alloc(layout) }
+        let ptr = unsafe { mimalloc::MiMalloc.alloc(layout) };
+        if ptr.is_null() {
+            release(layout.size());
+        }
+        ptr
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         hold(layout.size());
         // SAFETY: as for `alloc`.
-        unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
+        let ptr = unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) };
+        if ptr.is_null() {
+            release(layout.size());
+        }
+        ptr
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        HELD.fetch_sub(layout.size(), Relaxed);
+        release(layout.size());
         // SAFETY: the caller's contract for `dealloc`, passed on.
         unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        match new_size.checked_sub(layout.size()) {
-            Some(grown) => hold(grown),
-            None => {
-                HELD.fetch_sub(layout.size() - new_size, Relaxed);
-            }
-        }
+        let grown = new_size.saturating_sub(layout.size());
+        hold(grown);
         // SAFETY: the caller's contract for `realloc`, passed on.
-        unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
+        let new = unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) };
+        match (new.is_null(), layout.size().checked_sub(new_size)) {
+            // Failed: the old block stays as it was, and so does the count.
+            (true, _) => release(grown),
+            (false, Some(shrunk)) => release(shrunk),
+            (false, None) => {}
+        }
+        new
     }
 }

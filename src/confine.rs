@@ -144,9 +144,10 @@ fn check(path: &Path, write: bool) -> io::Result<()> {
 
 impl Confinement {
     fn allows(&self, resolved: &Path, write: bool) -> bool {
-        (resolved.starts_with(&self.root) && !resolved.starts_with(self.root.join(".git")) && !(write && resolved == self.root))
-            || self.typed.iter().any(|t| resolved.starts_with(t))
-            || SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|s| resolved.starts_with(s))
+        let below = |base: &Path| resolved.strip_prefix(base).is_ok_and(|rel| !in_a_git_dir(rel));
+        (below(&self.root) && !(write && resolved == self.root))
+            || self.typed.iter().any(|t| below(t))
+            || SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|s| below(s))
     }
 
     /// The error for `path`: naming the first symlink on it that leads outside, else the path itself.
@@ -172,12 +173,18 @@ impl Confinement {
     /// Where a refused path lands, as its error says it: the git directory (which holds the checkout's
     /// configuration, a CI token in `extraheader` included) is named as such; anything else is outside.
     fn place(&self, resolved: Option<PathBuf>, preposition: &str) -> String {
-        let git = self.root.join(".git");
         match resolved {
-            Some(r) if r.starts_with(&git) => format!("{preposition} the repository's git directory ({}), which holds its configuration and credentials", git.display()),
+            Some(r) if r.strip_prefix(&self.root).is_ok_and(in_a_git_dir) => format!("{preposition} a git directory (.git), which holds a checkout's configuration and credentials"),
             _ => format!("outside the repository ({})", self.root.display()),
         }
     }
+}
+
+/// Whether `rel` (below an allowed base) passes through a git directory: `.git` at any depth (a second repository
+/// checked out inside the work tree keeps its token in its own `.git/config`), in any case (`.GIT` is `.git` on a
+/// case-insensitive file system). git tracks no path through one, so no pull request's content lives there.
+fn in_a_git_dir(rel: &Path) -> bool {
+    rel.components().any(|c| c.as_os_str().to_str().is_some_and(|name| name.eq_ignore_ascii_case(".git")))
 }
 
 /// Checks a path written in a file (`written`, relative to `base`, the file's directory): Err with what is wrong and
@@ -267,6 +274,48 @@ mod tests {
         {
             std::os::unix::fs::symlink(real.join("nowhere"), real.join("dangling")).unwrap();
             assert!(resolve(&real.join("dangling")).is_err(), "a dangling link is followed by a create");
+        }
+    }
+
+    /// `resolve` walks as the kernel does (path_resolution(7)): each link where it stands, `..` from its target.
+    #[cfg(unix)]
+    #[test]
+    fn paths_resolve_as_the_kernel_walks_them() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(real.join("repo/a/b")).unwrap();
+        std::fs::write(real.join("repo/file"), "").unwrap();
+        symlink(".", real.join("repo/here")).unwrap();
+        symlink("a/b", real.join("repo/deep")).unwrap();
+        symlink("deep", real.join("repo/chain")).unwrap();
+        symlink("file", real.join("repo/to-file")).unwrap();
+        let r = |p: &str| resolve(&real.join(p)).unwrap();
+        for (path, kernel) in [
+            // `..` after a link to the directory itself climbs from the directory: out of repo/.
+            ("repo/here/../x", "x"),
+            // A relative target is read from the link's directory; `..` climbs from where it led.
+            ("repo/deep/..", "repo/a"),
+            // A chain of links is followed to its end.
+            ("repo/chain/../..", "repo"),
+            // A missing component is kept; a `..` after it pops it (create_dir_all makes it a directory first).
+            ("repo/missing/../a", "repo/a"),
+            ("repo/here/missing/../../y", "y"),
+        ] {
+            assert_eq!(r(path), real.join(kernel), "{path}");
+        }
+        assert_eq!(resolve(Path::new("/../..")).unwrap(), PathBuf::from("/"), "`..` at / stays at /");
+        // Through a link to a file, nothing below it exists; it resolves to the file's own path with the rest.
+        assert_eq!(r("repo/to-file/x"), real.join("repo/file/x"));
+    }
+
+    #[test]
+    fn git_directories_are_found_at_any_depth_and_in_any_case() {
+        for rel in [".git", ".git/config", "tools/.git/config", "vendor/.GIT", "a/.Git/hooks"] {
+            assert!(in_a_git_dir(Path::new(rel)), "{rel}");
+        }
+        for rel in ["", "profiles/x.kdl", ".github/workflows", "a.git/x", "git/config", ".gitignore"] {
+            assert!(!in_a_git_dir(Path::new(rel)), "{rel}");
         }
     }
 

@@ -273,7 +273,7 @@ fn persist_a_credential(s: &Setup) {
     std::fs::write(config, text).unwrap();
 }
 
-const GIT_DIR: &str = "the repository's git directory";
+const GIT_DIR: &str = "a git directory (.git)";
 
 #[test]
 fn a_profile_symlinked_into_the_git_directory_is_refused() {
@@ -287,8 +287,26 @@ fn a_profile_symlinked_into_the_git_directory_is_refused() {
 fn a_config_profiles_path_in_the_git_directory_is_refused() {
     let s = Setup::new();
     persist_a_credential(&s);
+    // A profile there: without the rule it would be read, and its canary printed as a KDL error.
+    std::fs::write(s.repo().join(".git/zz.kdl"), format!("{CANARY}\n")).unwrap();
     s.write("gpuplan.kdl", "profiles \".git\"\n");
     s.refused(&["compile", "--check"], &format!("is in {GIT_DIR}"));
+}
+
+/// A second repository checked out inside the work tree (`actions/checkout` with `path: tools`) keeps its own token
+/// in `tools/.git/config`: a `.git` at any depth is refused, and in any case (`.GIT` is `.git` on macOS).
+#[test]
+fn a_nested_or_differently_cased_git_directory_is_refused() {
+    let s = Setup::new();
+    for dir in ["tools/.git", "vendor/.GIT"] {
+        std::fs::create_dir_all(s.repo().join(dir)).unwrap();
+        std::fs::write(s.repo().join(dir).join("config"), format!("[http]\n\textraheader = AUTHORIZATION: basic {CANARY}\n")).unwrap();
+        s.write("gpuplan.demand.kdl", &demand(&format!("{dir}/config")));
+        s.refused(&["forecast", "--horizon", "1d"], &format!("is in {GIT_DIR}"));
+    }
+    std::fs::remove_file(s.repo().join("gpuplan.demand.kdl")).unwrap();
+    s.link("profiles/zz.kdl", Path::new("../tools/.git/config"));
+    s.refused(&["compile", "--check"], &format!("profiles/zz.kdl is a symbolic link that leads into {GIT_DIR}"));
 }
 
 #[test]

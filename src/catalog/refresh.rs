@@ -395,7 +395,9 @@ struct Previous {
 }
 
 fn read_previous(path: &Path, warnings: &mut Vec<String>) -> Option<Previous> {
-    let text = match std::fs::read_to_string(path) {
+    // Through the input reader: the snapshot is the pull request's file (a link to /proc/self/environ, where refresh
+    // keeps its AWS credentials, is refused), bounded.
+    let text = match crate::input::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
         Err(err) => {

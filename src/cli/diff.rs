@@ -251,14 +251,15 @@ fn compile_at(inputs: &Inputs, rev: &str) -> Result<Option<Compilation>, CliErro
         profiles.push(copied);
     }
     let Some(catalogs_dir) = copy(&inputs.data.catalogs)? else { return Ok(None) };
-    // The base's own templates: the head's (the pull request's) would render the base's objects otherwise.
+    // The base's own templates: the head's (the pull request's) would render the base's objects otherwise. A
+    // directory outside the repository (typed on the command line) has no revision: it serves both.
     let templates_dir = match &inputs.data.templates {
-        Some(path) => copy(path)?,
+        Some(path) => Some(copy(path)?.unwrap_or_else(|| path.clone())),
         None => None,
     };
-    // The clusters the profiles share, as the revision defines them.
+    // The clusters the profiles share, as the revision defines them (a config outside the repository, as is).
     let config = match super::inputs::config_path() {
-        Some(path) => copy(path)?,
+        Some(path) => Some(copy(path)?.unwrap_or_else(|| path.to_path_buf())),
         None => None,
     };
     let options = CompileOptions { profiles, catalogs_dir, templates_dir };
@@ -281,6 +282,12 @@ fn copy_at_revision(path: &Path, rev: &str, scratch: &Path) -> Result<Option<Pat
         gitops::out_at_revision(Path::new("."), path, rev).map_err(CliError::msg)?.files.into_iter().map(|(rel, text)| (target.join(rel), text)).collect()
     };
     for (file, text) in files {
+        // Tree entry names come from git objects, which libgit2 does not vet: a `..` or an absolute name in a crafted
+        // base would write outside the scratch directory.
+        let plain = file.strip_prefix(scratch).is_ok_and(|rel| rel.components().all(|c| matches!(c, std::path::Component::Normal(_))));
+        if !plain {
+            return Err(CliError::msg(format!("{}: the base ({rev}) holds a path that is not a plain relative one", file.display())));
+        }
         let parent = file.parent().unwrap_or(scratch);
         std::fs::create_dir_all(parent).and_then(|()| std::fs::write(&file, text)).map_err(CliError::msg)?;
     }

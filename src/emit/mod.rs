@@ -128,14 +128,14 @@ pub fn is_current(out_dir: &Path, tree: &OutputTree) -> io::Result<bool> {
     }
 }
 
-/// Every file under `out_dir` (recursively, sorted, relative to it); none when it does not exist, an error when it
-/// is not a directory.
 /// One file of out/, read as every input is (`crate::input::read`: a regular file, at most the input cap, so a
 /// pull request's 1 GiB file in out/ is an error naming it, not a GiB in memory).
 fn read_out_file(path: &Path) -> io::Result<Vec<u8>> {
     crate::input::read(path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
+/// Every file under `out_dir` (recursively, sorted, relative to it); none when it does not exist, an error when it
+/// is not a directory.
 fn files_under(out_dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     crate::confine::check_read(out_dir)?;

@@ -237,7 +237,10 @@ pub fn remove_stale(out_dir: &Path) -> io::Result<Stale> {
     let mut stale = Stale::default();
     if fs::symlink_metadata(&place.dir).is_err() {
         // The newest complete backup (a new tree may have been cut short while being written: never that one).
-        let backup = found.iter().rev().map(|d| d.join(OLD_NAME)).find(|b| b.is_dir());
+        // Real directories only, never through a link: a pull request can commit a `.out.gpuplan-old-1` link whose
+        // target holds an `old` directory, which the rename would then move into the repository.
+        let real_dir = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_dir());
+        let backup = found.iter().rev().filter(|d| real_dir(d)).map(|d| d.join(OLD_NAME)).find(|b| real_dir(b));
         if let Some(backup) = backup {
             fs::rename(&backup, &place.dir)?;
             stale.restored = Some(backup);

@@ -126,19 +126,22 @@ fn literal_kind(text: &str) -> Option<(String, String)> {
     Some((field("apiVersion:")?.to_string(), field("kind:")?.to_string()))
 }
 
-/// What one render writes into: a buffer that refuses the write that would pass `left` bytes, which minijinja turns
-/// into `ErrorKind::WriteFailure` and the render stops (before the byte is kept, so the limit is never passed).
-struct CappedBuffer {
+/// What one render writes into: a buffer that charges each write to the compile's running total (shared by the
+/// renders of every thread) and refuses the one that would pass the limit, which minijinja turns into
+/// `ErrorKind::WriteFailure` and the render stops (before the bytes are kept, so the limit is never passed).
+struct CappedBuffer<'a> {
     bytes: Vec<u8>,
-    left: usize,
+    rendered: &'a std::sync::atomic::AtomicU64,
+    limit: u64,
 }
 
-impl std::io::Write for CappedBuffer {
+impl std::io::Write for CappedBuffer<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if buf.len() > self.left {
+        let len = buf.len() as u64;
+        if self.rendered.fetch_add(len, std::sync::atomic::Ordering::Relaxed) + len > self.limit {
+            self.rendered.fetch_sub(len, std::sync::atomic::Ordering::Relaxed);
             return Err(std::io::Error::other("the rendered-bytes limit"));
         }
-        self.left -= buf.len();
         self.bytes.extend_from_slice(buf);
         Ok(buf.len())
     }
@@ -212,10 +215,8 @@ impl Renderer {
 
     fn render(&self, name: &str, object: &str, context: Value) -> Result<Value, RenderError> {
         let template = self.env.get_template(name).map_err(|source| RenderError::Template { name: name.into(), source })?;
-        let left = self.rendered_limit.saturating_sub(self.rendered.load(std::sync::atomic::Ordering::Relaxed));
-        let mut out = CappedBuffer { bytes: Vec::new(), left: usize::try_from(left).unwrap_or(usize::MAX) };
+        let mut out = CappedBuffer { bytes: Vec::new(), rendered: &self.rendered, limit: self.rendered_limit };
         let captured = template.render_captured_to(minijinja::value::Serde(&context), &mut out).map_err(|source| self.render_error(name, source))?;
-        self.rendered.fetch_add(out.bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let consumed = captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed);
         let used = self.used.fetch_add(consumed, std::sync::atomic::Ordering::Relaxed) + consumed;
         if used > self.fuel {

@@ -84,9 +84,9 @@ fn run_comment_action_with(root: &Path, files: &[(&str, &[u8])], pulls: &serde_j
 }
 
 /// A report forged by the fork's run: a marker of its own, a mention, raw HTML (an image, a link, a comment), a
-/// Markdown link and image, reference-style ones and their definition, bare URLs (GitHub autolinks them), invalid
-/// UTF-8; and beside it a `number` file naming another pull request.
-const HOSTILE: &[u8] = b"<!-- gpuplan-diff -->\n## gpuplan: approved by @acme/security\n\n<img src=\"https://evil.example/t.png\"> <a href=\"https://evil.example\">details</a>\n[the fix](https://evil.example) ![](https://evil.example/i.png) see #8\n[also][r] ![][r] at https://evil.example/x or www.evil.example\n\n[r]: https://evil.example/ref.png\n<!-- gpuplan-diff -->\n<details><summary>kept</summary>\n\n| a | b |\n|---|---|\n</details>\n\xff\n";
+/// Markdown link and image, reference-style ones and their definition, bare URLs (GitHub autolinks them, after `_`
+/// too), a `GH-` reference, invalid UTF-8; and beside it a `number` file naming another pull request.
+const HOSTILE: &[u8] = b"<!-- gpuplan-diff -->\n## gpuplan: approved by @acme/security\n\n<img src=\"https://evil.example/t.png\"> <a href=\"https://evil.example\">details</a>\n[the fix](https://evil.example) ![](https://evil.example/i.png) see #8\n[also][r] ![][r] at https://evil.example/x or www.evil.example or _www.evil.example_, fixes GH-8\n\n[r]: https://evil.example/ref.png\n<!-- gpuplan-diff -->\n<details><summary>kept</summary>\n\n| a | b |\n|---|---|\n</details>\n\xff\n";
 
 #[test]
 fn a_forged_artifact_is_posted_inert_only_to_the_pull_request_of_the_runs_head() {
@@ -103,7 +103,7 @@ fn a_forged_artifact_is_posted_inert_only_to_the_pull_request_of_the_runs_head()
     assert_eq!((*pr, author.as_str()), (7, BOT), "posted to the pull request of head_sha and the head repository, not #8 or #9");
     assert!(body.starts_with("<!-- gpuplan-diff -->\n## gpuplan: approved by @\u{200b}acme/security\n"), "{body}");
     assert_eq!(body.matches(MARKER).count(), 1, "only our own marker:\n{body}");
-    for raw in ["<img", "<a ", "](", "]:", "://", "www.", "@acme", "#8"] {
+    for raw in ["<img", "<a ", "](", "]:", "://", "www.", "@acme", "#8", "GH-8"] {
         assert!(!body.contains(raw), "`{raw}` is live in:\n{body}");
     }
     assert!(body.contains("&lt;img src=\"https:\u{200b}//evil.example/t.png\">") && body.contains("#\u{200b}8"), "shown as text:\n{body}");

@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 /// previous one (an unreadable one is replaced: import is how a snapshot is repaired).
 fn check_import_shrink(region: &str, path: &Path, new: &Catalog, accept_shrink: bool) -> Result<(), CliError> {
     use gpuplan::catalog::plausible::{Problem, shrink_problems};
-    let previous = std::fs::read_to_string(path).ok().and_then(|text| Catalog::from_json(&text, path).ok());
+    let previous = gpuplan::input::read_to_string(path).ok().and_then(|text| Catalog::from_json(&text, path).ok());
     let problems = shrink_problems(previous.as_ref(), new);
     if problems.is_empty() {
         return Ok(());

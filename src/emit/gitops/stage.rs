@@ -113,7 +113,7 @@ fn add_work_tree_path(idx: &mut Index, repo: &Repository, workdir: &Path, p: &st
             Ok(idx.add(&index_entry(p, repo.blob(&bytes)?, 0o120000, bytes.len()))?)
         }
         Ok(m) => {
-            let bytes = fs::read(&full).map_err(read_error)?;
+            let bytes = crate::input::read(&full).map_err(read_error)?;
             #[cfg(unix)]
             let exec = std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0;
             #[cfg(not(unix))]
