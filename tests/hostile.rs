@@ -259,6 +259,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// out/ as it is, read without following links: each path with its link target or its bytes.
 fn snapshot(repo: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    tree(&repo.join("out"))
+}
+
+/// Everything under `dir` (itself included), read without following links.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     fn walk(path: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
         let Ok(meta) = std::fs::symlink_metadata(path) else { return };
         if meta.file_type().is_symlink() {
@@ -273,7 +278,7 @@ fn snapshot(repo: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         }
     }
     let mut out = BTreeMap::new();
-    walk(&repo.join("out"), &mut out);
+    walk(dir, &mut out);
     out
 }
 
@@ -328,10 +333,13 @@ fn check(case: &Case) -> Vec<String> {
     for s in &case.sections {
         scratch.apply(s);
     }
-    let (before, status_before, outside_before) = (snapshot(&scratch.repo), status(&scratch.repo), snapshot(&scratch.outside));
+    // The outside directory's parent: what a run writes beside the repository shows there too.
+    let beside = scratch.outside.parent().unwrap().to_path_buf();
+    let outside_now = || tree(&beside).into_iter().filter(|(p, _)| !p.starts_with(&scratch.repo)).collect::<BTreeMap<_, _>>();
+    let (before, status_before, outside_before) = (snapshot(&scratch.repo), status(&scratch.repo), outside_now());
     let got = run(case, &scratch);
     let mut problems = Vec::new();
-    if snapshot(&scratch.outside) != outside_before {
+    if outside_now() != outside_before {
         problems.push("the directory outside the repository changed: the run wrote outside it".to_string());
     }
     if got.code != case.exit {

@@ -90,10 +90,18 @@ pub fn acquire(out_dir: &Path, timeout: Duration, waiting: impl FnOnce(&str)) ->
         move |source| LockError::Io { path, source }
     };
     let path = lock_path(out_dir).map_err(io_error(out_dir))?;
+    // The lock's place is out/'s, beside it: allowed when out/ is (inside the repository, or typed on the command
+    // line with the lock beside it), and checked before anything is created there (`out "l/../new/out"` with
+    // `l -> .` would otherwise make `new/` beside the repository first).
+    crate::confine::check_replace(out_dir).map_err(io_error(out_dir))?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io_error(parent))?;
     }
-    crate::confine::check_write(&path).map_err(io_error(&path))?;
+    // A link in the lock's place (a pull request can commit one) is named as the confinement names links; one that
+    // stays inside still fails the open below, which never follows a link.
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        crate::confine::check_write(&path).map_err(io_error(&path))?;
+    }
     // Never truncated on open: the holder's pid stays readable for the message. Never through a link either: a
     // `.gpuplan.lock` symlink (a pull request can commit one) would have the pid written where it points.
     let mut options = OpenOptions::new();
