@@ -12,7 +12,8 @@
 //! - a forecast whose queue is expected to draw the event limit's 20,000 Jobs in one run;
 //! - a forecast of the simulated-day limit's 1,500 days (one cluster, 300 days × 5 seeds);
 //! - a demand file whose CSV series hold the row limit's 2,000,000 rows;
-//! - a `--templates` override whose loops burn the whole fuel;
+//! - a `--templates` override whose loops burn the whole fuel, one that writes 100 × 100 MB (the rendered-bytes limit)
+//!   and one that doubles a string forty times (the memory limit, lowered to 1 GiB);
 //! - 20,000 pools (the pool limit) in one compile, and 20,001 refused;
 //! - `diff --base` of a base out/ of 256 MiB (the base out/ limit: four files of 64 MiB, the input cap).
 //!
@@ -100,6 +101,15 @@ fn limits(dir: &Path, runs: usize) {
     let template = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/nodepool.yaml.j2")).unwrap();
     std::fs::write(repo.join("templates/nodepool.yaml.j2"), format!("{{% for i in range(100000) %}}{{% for j in range(100000) %}}{{% endfor %}}{{% endfor %}}{template}")).unwrap();
     measure("compile: a template loop burning the whole fuel (refused)", runs, 2, || in_repo(&repo, &["compile", "--templates", "templates"]));
+    std::fs::write(repo.join("templates/nodepool.yaml.j2"), format!("{{% for i in range(100) %}}{{{{ \"x\" * 100000000 }}}}{{% endfor %}}{template}")).unwrap();
+    measure("compile: a template writing 100 × 100 MB (refused at 256 MiB)", runs, 2, || in_repo(&repo, &["compile", "--templates", "templates"]));
+    let doubling = "{% set ns = namespace(s=\"x\") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}";
+    std::fs::write(repo.join("templates/nodepool.yaml.j2"), format!("{doubling}{template}")).unwrap();
+    measure("compile: a template doubling a string 40 times (memory 1 GiB, refused)", runs, 2, || {
+        let mut c = in_repo(&repo, &["compile", "--templates", "templates"]);
+        c.env("GPUPLAN_MAX_MEMORY_BYTES", (1u64 << 30).to_string());
+        c
+    });
 
     let pools = |n: usize| -> String { (0..n).map(|i| format!("pool \"p{i}\" preset=\"inference-on-demand\" {{ gpu {{ name \"A10G\" }}; max-accelerators 8 }}\n")).collect() };
     let repo = limit_repo(dir, "cluster \"ml-prod\" {\n}\n");
@@ -111,7 +121,8 @@ fn limits(dir: &Path, runs: usize) {
     let repo = limit_repo(dir, "cluster \"ml-prod\" {\n}\n");
     std::fs::create_dir_all(repo.join("out/ml-prod")).unwrap();
     for i in 0..4 {
-        let line = format!("# {}\n", "x".repeat(1022));
+        // 1,024 bytes a line, 65,536 lines: each file exactly the 64 MiB input cap, the four exactly the 256 MiB limit.
+        let line = format!("# {}\n", "x".repeat(1021));
         std::fs::write(repo.join(format!("out/ml-prod/big{i}.yaml")), line.repeat(64 << 10)).unwrap();
     }
     let git = |args: &[&str]| assert!(Command::new("git").args(["-c", "user.name=b", "-c", "user.email=b@example.com"]).args(args).current_dir(&repo).status().unwrap().success());
