@@ -42,6 +42,16 @@ fn release(size: usize) {
     HELD.fetch_sub(size, Relaxed);
 }
 
+/// A new block of `size` bytes from `allocate`, counted while it lives (a failed allocation is not).
+fn counted(size: usize, allocate: impl FnOnce() -> *mut u8) -> *mut u8 {
+    hold(size);
+    let ptr = allocate();
+    if ptr.is_null() {
+        release(size);
+    }
+    ptr
+}
+
 /// Whether a thread is already ending the run: the others wait for the exit rather than print twice.
 static EXITING: AtomicBool = AtomicBool::new(false);
 
@@ -73,23 +83,13 @@ fn out_of_memory(limit_in_force: usize, size: usize) -> ! {
 // atomics and never the memory.
 unsafe impl GlobalAlloc for Bounded {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        hold(layout.size());
         // SAFETY: the caller's contract for `alloc`, passed on.
-        let ptr = unsafe { mimalloc::MiMalloc.alloc(layout) };
-        if ptr.is_null() {
-            release(layout.size());
-        }
-        ptr
+        counted(layout.size(), || unsafe { mimalloc::MiMalloc.alloc(layout) })
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        hold(layout.size());
         // SAFETY: as for `alloc`.
-        let ptr = unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) };
-        if ptr.is_null() {
-            release(layout.size());
-        }
-        ptr
+        counted(layout.size(), || unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) })
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
