@@ -4,6 +4,8 @@
 //! - one profile with N pools and a budget (`compile`; it ends in E0153, since one cluster has room for 100 weights,
 //!   after solving every pool — the part that was quadratic: 20,000 pools took 51 s);
 //! - one profile with 20,000 errors (printing them was quadratic: 10 s);
+//! - a malformed profile of 1,000 copies of kdl-rs#177's nested slashdashed blocks (exponential in kdl-rs 6.7.1's
+//!   error recovery; linear in the patched copy gpuplan builds with, vendor/kdl);
 //! - `adopt` of one NodePool with 10,000 requirements (quadratic: 14 s);
 //! - `simulate` of a Deployment with `replicas: 2000000000` (6 GiB before the pod cap);
 //!
@@ -155,6 +157,18 @@ fn main() {
     let file = dir.join("errors.kdl");
     std::fs::write(&file, format!("{CLUSTER}pool \"g\" {{ max-accelerators 8 }}\n{errors}")).unwrap();
     measure("compile: 20,000 errors in one file", runs, 2, || {
+        let mut c = gpuplan();
+        c.arg("compile").arg(&file).arg("--catalogs").arg(&catalogs).arg("--out").arg(dir.join("out"));
+        c
+    });
+
+    // kdl-rs#177's two shapes at the nesting limit (16), each around a stray `=`: published kdl-rs took about 4 s a
+    // copy; gpuplan's patched copy (vendor/kdl) recovers in linear time.
+    let nested = |level: &str| format!("{}=\n{}", level.repeat(16), "}\n".repeat(16));
+    let malformed = format!("{}{}", nested("a /-{\n"), nested("/- a {\n b\n")).repeat(1000);
+    let file = dir.join("malformed.kdl");
+    std::fs::write(&file, malformed).unwrap();
+    measure("compile: 1,000 copies of kdl-rs#177's malformed nested slashdashes (E0101)", runs, 2, || {
         let mut c = gpuplan();
         c.arg("compile").arg(&file).arg("--catalogs").arg(&catalogs).arg("--out").arg(dir.join("out"));
         c

@@ -1,6 +1,6 @@
 //! Fast path for parsing profile files into `kdl` crate types.
 //!
-//! `kdl::KdlDocument::parse` (kdl-rs 6.7.1, a winnow parser with error recovery and
+//! `kdl::KdlDocument::parse` (kdl-rs 6.7.1, vendor/kdl; a winnow parser with error recovery and
 //! format preservation) costs about 5,000 CPU instructions per input byte: roughly
 //! 180 µs for a 350-byte profile, 17% of a whole `gpuplan` compile. Profiles use a
 //! small, regular subset of KDL v2, so this module parses that subset directly.
