@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long)]
     exit_code: bool,
     /// Deny the change (exit 3) when RULE holds in any cluster or profile: over-budget, estimated-prices,
-    /// nodepool-removed, or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month> (expected: the
+    /// nodepool-removed, drift (any running node replaced), or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month> (expected: the
     /// forecast, with a demand file). Repeatable.
     /// `nodepool-removed` is always a deny rule (see --allow-removal).
     #[arg(long, value_name = "RULE")]
@@ -114,12 +114,20 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         gpuplan::emit::diff::forecast::with_expected(&mut figures_before, &review.before);
         gpuplan::emit::diff::forecast::with_expected(&mut figures_after, &review.after);
     }
-    let verdict = Policy { fail_on, warn_on, allow_removal }.evaluate(&current, &tree, &figures_before, &figures_after);
+    // What merging does to the running nodes, judged on the head's catalogs (Karpenter's drift rules).
+    let drift = gpuplan::emit::diff::drift_review::pool_drifts(&current, &tree, &|region: &str| compiled.simulation_catalog(region));
+    if matches!(format, Format::Unified) {
+        // A patch has no place for it: said on stderr, as a removal is.
+        for d in drift.iter().filter(|d| d.drifts()) {
+            super::inform(format!("note: NodePool {}/{}: {}", d.cluster, d.nodepool, d.sentence()));
+        }
+    }
+    let verdict = Policy { fail_on, warn_on, allow_removal }.evaluate(&current, &tree, &figures_before, &figures_after, &drift);
     for f in &verdict.findings {
         let line = format!("policy `{}`, {}: {}", f.rule, f.scope, f.why);
         if f.level == Level::Deny { eprintln!("error: {line}") } else { super::inform(format!("warning: {line}")) }
     }
-    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled, &tree, comment_clock()?)), workloads, forecast };
+    let review = ReviewContext { verdict: Some(&verdict), footer: Some(footer(&compiled, &tree, comment_clock()?)), workloads, forecast, drift: Some(drift) };
     let rendered = emit::placement::render_with_placement(&current, &tree, format.into(), placement, &review).map_err(CliError::msg)?;
     match format {
         Format::Markdown if stale => print!("> [!CAUTION]\n> {}\n\n{rendered}", stale_message(&out)),

@@ -18,8 +18,13 @@ pub fn render_with_placement(
     placement: Option<(&[PlacementChange], &[PathBuf])>,
     review: &ReviewContext,
 ) -> serde_json::Result<String> {
-    let diff = match format {
-        DiffFormat::Markdown => render_review(old, new, review),
+    let diff = match (format, &review.drift) {
+        (DiffFormat::Markdown, _) => render_review(old, new, review),
+        (DiffFormat::Json, Some(drift)) => {
+            let mut objects = super::diff::semantic_changes(old, new);
+            super::diff::drift_review::attach(&mut objects, drift.clone());
+            serde_json::to_string_pretty(&objects)? + "\n"
+        }
         _ => render_diff(old, new, format),
     };
     Ok(match (placement, format) {

@@ -320,6 +320,20 @@ impl Validator {
         Ok(())
     }
 
+    /// The object as the API server stores it: every schema default applied (what a controller reads, and so what
+    /// Karpenter's hash functions see). An object of a kind without a schema comes back as it is.
+    pub fn defaulted(&self, object: &Value) -> Value {
+        let mut copy = object.clone();
+        let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let key = (api_version.to_owned(), kind.to_owned());
+        let entry = self.kinds.get(&key).or_else(|| self.lazy_for(api_version, kind).and_then(|v| v.kinds.get(&key)));
+        if let Some(st) = entry.and_then(|e| e.structural.as_ref()) {
+            schema::apply_defaults(st, &mut copy);
+        }
+        copy
+    }
+
     /// All violations of one object (parsed from the rendered YAML). Empty = valid.
     pub fn validate(&self, object: &Value) -> Vec<Violation> {
         let mut out = Vec::new();

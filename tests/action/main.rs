@@ -308,6 +308,27 @@ fn the_comments_charts_parse_with_mermaid() {
 }
 
 
+/// An AMI bump (the alias pinned to another release) replaces every node of the NodePools whose class it pins
+/// (karpenter-provider-aws pkg/cloudprovider/drift.go isAMIDrifted): the comment's first section says which NodePools,
+/// the field and Karpenter's reason, before any cost; `fail-on: drift` denies the change after the comment is posted.
+/// The budget cut of the documented flow drifts nothing: its first section says so in one line, and that the lower
+/// limits save nothing until nodes leave (see its snapshot).
+#[test]
+fn an_ami_bump_is_a_disruption_and_fail_on_drift_denies_it() {
+    let pr = PullRequest::new(edit_profile("ami \"al2023@v20251023\"", "ami \"al2023@v20251111\""), true);
+    let run = run_action_with(&pr, &pr.checkout(), "ghs_test", &[("fail-on", "drift")]);
+    assert!(run.failed && run.outcome("Fail when the policy denies the change") == "failure", "{}", run.log);
+    let comment = only_comment(&pr, &run);
+    let first = comment.split("| | Before").next().unwrap();
+    assert!(first.contains("### Disruption\n"), "the disruption section comes before the costs:\n{comment}");
+    for pool in ["llm-inference-on-demand", "llm-inference-spot"] {
+        assert!(first.contains(&format!("| `ml-prod` | `{pool}` | every node")) && first.contains("`spec.amiSelectorTerms` → `AMIDrift`"), "{comment}");
+    }
+    assert!(comment.contains("- ❌ **deny** `drift`, cluster `ml-prod`: replaces nodes of NodePool `llm-inference-spot`"), "{comment}");
+    let documented = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/action/snapshots/action__documented_flow.snap")).unwrap();
+    assert!(documented.contains("**Disruption:** no running node is replaced") && documented.contains("lower limit (nvidia.com/gpu): removes no running node"), "{documented}");
+}
+
 /// docs/src/pull-request-review.md shows the comment of the example change: it is the one the documented flow gets.
 #[test]
 fn the_docs_show_the_real_comment() {

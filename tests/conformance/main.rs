@@ -8,6 +8,8 @@
 //! - [`addons`]: the add-on charts' own values against what gpuplan encodes of them;
 //! - [`reach`]: Kubernetes' DaemonSet controller decides whether the GPU add-ons run on every pool's nodes;
 //! - [`forecast`]: Karpenter's own controllers over time (`oracle forecast`) on forecast traces;
+//! - [`drift`]: Karpenter's drift decision (its hash functions and the NodeClaim disruption controller) against
+//!   `emit::diff::drift`;
 //! - [`kueue`]: Kueue's own scheduler (sigs.k8s.io/kueue) against `gpuplan simulate`'s admission.
 //! - [`hpa`]: Kubernetes' HorizontalPodAutoscaler controller code against the forecast's HPA port.
 //!
@@ -18,6 +20,7 @@ mod go;
 
 mod addons;
 mod consumers;
+mod drift;
 mod forecast;
 mod hpa;
 mod karpenter;

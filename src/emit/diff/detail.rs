@@ -138,6 +138,10 @@ pub struct ObjectChange {
     pub details: Vec<Detail>,
     /// The one-line description: `NodePool gpu-inference-spot: +g6e.xlarge, limit nvidia.com/gpu 40→48, …`.
     pub summary: String,
+    /// What applying the change does to running nodes (`diff` with a compiled head): on a NodePool its own verdict,
+    /// on a node class the verdicts of the NodePools that drift through it alone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<super::drift::PoolDrift>,
 }
 
 impl ObjectChange {

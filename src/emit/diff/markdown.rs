@@ -25,6 +25,8 @@ pub struct ReviewContext<'a> {
     pub workloads: Vec<WorkloadRow>,
     /// Both sides forecast on the same seeds, when the repository has a demand file: the expected cost.
     pub forecast: Option<super::forecast::ForecastReview>,
+    /// What merging does to running nodes, when the caller has the catalogs to judge it (`drift_review`).
+    pub drift: Option<Vec<super::drift_review::PoolDrift>>,
 }
 
 /// One workload of a profile at max replicas, on each side of the change (None: not declared there).
@@ -72,7 +74,12 @@ pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) ->
     let removed = removed_node_pools(old, new);
     let clusters: BTreeSet<String> = files.iter().map(|f| cluster_of(&f.path).unwrap_or_default()).chain(objects.iter().map(|o| o.cluster.clone())).collect();
     let count = |k: ChangeKind| objects.iter().filter(|o| o.change == k).count();
-    let mut s = format!("## gpuplan: changes to out/\n\n{}", headline(&before, &after));
+    let mut s = String::from("## gpuplan: changes to out/\n");
+    if let Some(drift) = &ctx.drift {
+        s.push_str(&super::drift_review::markdown_section(drift));
+    }
+    s.push('\n');
+    s.push_str(&headline(&before, &after));
     if let Some(review) = &ctx.forecast {
         s.push_str(&super::forecast::section(review));
     }

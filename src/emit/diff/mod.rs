@@ -9,6 +9,8 @@
 
 mod compare;
 mod detail;
+pub mod drift;
+pub mod drift_review;
 pub mod forecast;
 mod markdown;
 mod objects;

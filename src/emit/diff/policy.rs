@@ -43,6 +43,8 @@ pub enum Rule {
     OverBudget,
     EstimatedPrices,
     NodePoolRemoved,
+    /// Any running node is replaced (Karpenter's drift: `drift_review`), proven or not.
+    Drift,
     Increase { metric: Metric, inclusive: bool, amount: Amount },
 }
 
@@ -63,9 +65,10 @@ impl std::str::FromStr for Rule {
             "over-budget" => return Ok(Rule::OverBudget),
             "estimated-prices" => return Ok(Rule::EstimatedPrices),
             "nodepool-removed" => return Ok(Rule::NodePoolRemoved),
+            "drift" => return Ok(Rule::Drift),
             _ => {}
         }
-        let help = "a rule is over-budget, estimated-prices, nodepool-removed, or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month>, e.g. worst-case.increase > 10%";
+        let help = "a rule is over-budget, estimated-prices, nodepool-removed, drift, or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month>, e.g. worst-case.increase > 10%";
         let (metric, rest) = t.split_once(".increase").ok_or_else(|| format!("`{text}` is not a rule: {help}"))?;
         let metric = match metric {
             "worst-case" => Metric::Cost(CostMeasure::WorstCase),
@@ -100,6 +103,7 @@ impl fmt::Display for Rule {
             Rule::OverBudget => f.write_str("over-budget"),
             Rule::EstimatedPrices => f.write_str("estimated-prices"),
             Rule::NodePoolRemoved => f.write_str("nodepool-removed"),
+            Rule::Drift => f.write_str("drift"),
             Rule::Increase { metric, inclusive, amount } => {
                 let metric = match metric {
                     Metric::Cost(CostMeasure::WorstCase) => "worst-case",
@@ -156,8 +160,9 @@ impl Verdict {
 }
 
 impl Policy {
-    /// Evaluates every rule per cluster and per profile of `before` → `after`.
-    pub fn evaluate(&self, old: &OutputTree, new: &OutputTree, before: &Figures, after: &Figures) -> Verdict {
+    /// Evaluates every rule per cluster and per profile of `before` → `after`; `drift` is what the change does to
+    /// running nodes (`drift_review::pool_drifts`).
+    pub fn evaluate(&self, old: &OutputTree, new: &OutputTree, before: &Figures, after: &Figures, drift: &[super::drift_review::PoolDrift]) -> Verdict {
         let mut verdict = Verdict::default();
         let mut fail_on = self.fail_on.clone();
         if !fail_on.contains(&Rule::NodePoolRemoved) {
@@ -168,6 +173,7 @@ impl Policy {
                 verdict.rules.push((level, rule.to_string()));
                 let findings = match rule {
                     Rule::NodePoolRemoved => self.removals(old, new),
+                    Rule::Drift => drift.iter().filter(|d| d.drifts()).map(|d| (format!("cluster `{}`", d.cluster), format!("replaces nodes of NodePool `{}`: {}", d.nodepool, d.sentence()))).collect(),
                     _ => scoped(rule, before, after),
                 };
                 verdict.findings.extend(findings.into_iter().map(|(scope, why)| Finding { level, rule: rule.to_string(), scope, why }));
@@ -227,7 +233,7 @@ fn profile_rule(rule: &Rule, before: &ProfileFigures, after: &ProfileFigures) ->
             let estimated: Vec<&str> = after.pools.iter().filter(|(_, p)| p.estimated_prices).map(|(n, _)| n.as_str()).collect();
             (!estimated.is_empty()).then(|| format!("costs from estimated spot prices: {}", estimated.join(", ")))
         }
-        Rule::NodePoolRemoved => None,
+        Rule::NodePoolRemoved | Rule::Drift => None,
     }
 }
 
@@ -275,9 +281,9 @@ mod tests {
         };
         let policy = Policy { fail_on: vec!["expected.increase > 5%".parse().unwrap()], ..Policy::default() };
         let empty = OutputTree::default();
-        let verdict = policy.evaluate(&empty, &empty, &figures(10.0), &figures(11.0));
+        let verdict = policy.evaluate(&empty, &empty, &figures(10.0), &figures(11.0), &[]);
         assert!(verdict.denied(), "+10% of the forecast: {:?}", verdict.findings);
-        assert!(!policy.evaluate(&empty, &empty, &figures(10.0), &figures(10.4)).denied(), "+4% holds nothing");
+        assert!(!policy.evaluate(&empty, &empty, &figures(10.0), &figures(10.4), &[]).denied(), "+4% holds nothing");
     }
 
     #[test]

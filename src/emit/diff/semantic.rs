@@ -116,6 +116,7 @@ pub fn semantic_changes(old: &OutputTree, new: &OutputTree) -> Vec<ObjectChange>
             change,
             details,
             summary,
+            drift: Vec::new(),
         });
     }
     out

@@ -7,6 +7,7 @@
 //
 //	oracle simulate --manifests F… --pods F… [--daemonsets F…] [--region R] [--catalogs DIR] [--unavailable T:Z:C…] --format json
 //	oracle forecast --manifests DIR… --trace trace.json [--region R] [--catalogs DIR]   (forecast.go)
+//	oracle drift --cases FILE --crds DIR [--catalogs DIR] [--region R]   (drift.go)
 //	oracle batch DIR   (each DIR/<case>/ holds args.json; writes DIR/<case>/oracle.json: one process for many cases)
 package main
 
@@ -139,6 +140,17 @@ func main() {
 		if err := forecastMain(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			pprof.StopCPUProfile()
+			os.Exit(2)
+		}
+	case "drift":
+		if prof := os.Getenv("GPUPLAN_ORACLE_CPUPROFILE"); prof != "" {
+			f, err := os.Create(prof)
+			if err == nil && pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+		if err := driftMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
 			os.Exit(2)
 		}
 	case "batch":
