@@ -115,8 +115,8 @@ pub struct Comparison {
     pub class_fields: Vec<String>,
     /// The provider's resolved-state checks the class's terms call for, with the fields behind each.
     pub resolved: Vec<(DriftRule, Vec<String>)>,
-    /// A requirement names a label gpuplan's catalog does not carry ([`UNCARRIED_LABELS`]): the requirement verdict
-    /// is not proven.
+    /// A requirement names a label gpuplan's catalog does not carry ([`UNCARRIED_LABELS`]), or changes one whose
+    /// value Karpenter drew: the requirement verdict is not proven.
     pub uncarried_labels: bool,
     head_requirements: Requirements,
 }
@@ -147,7 +147,11 @@ impl Comparison {
             _ => (Vec::new(), Vec::new()),
         };
         let head_requirements = pool_requirements(&head_pool);
-        let uncarried_labels = [&base_pool, &head_pool].iter().any(|p| pool_requirements(p).0.keys().any(|k| UNCARRIED_LABELS.contains(&k.as_str())));
+        let base_requirements = pool_requirements(&base_pool);
+        // A custom label whose value Karpenter drew (an `In` list, a complement) is known here only as one the base
+        // admits: a change of that requirement is not judged.
+        let drawn = base_requirements.0.iter().any(|(k, r)| is_custom(k) && (r.complement || r.values.len() != 1) && head_requirements.get(k) != Some(r));
+        let uncarried_labels = drawn || [&base_requirements, &head_requirements].iter().any(|r| r.0.keys().any(|k| UNCARRIED_LABELS.contains(&k.as_str())));
         Comparison { pool_fields, class_fields, resolved, uncarried_labels, head_requirements }
     }
 
@@ -224,7 +228,10 @@ fn simulated(base: Side) -> Option<(NodePool, NodeClass)> {
 }
 
 /// nodeclaimtemplate.go `NewNodeClaimTemplate` and `ToNodeClaim`: the template labels, the NodePool and node class
-/// labels, and every custom (not well-known) label the requirements give one value.
+/// labels, and a label for every custom (not well-known) requirement (`resolveCustomLabelsFromRequirements`:
+/// `Requirement.Any()`, one of an `In` list's values or a random integer the requirement admits). Which value Karpenter
+/// drew is not known here: the label takes one the base admits, and [`Comparison`] marks a requirement verdict on such a
+/// key not proven when the change touches it.
 fn claim_labels(pool_value: &Value, pool: &NodePool) -> BTreeMap<String, String> {
     let mut labels = pool.labels.clone();
     labels.insert("karpenter.sh/nodepool".into(), pool.name.clone());
@@ -232,12 +239,28 @@ fn claim_labels(pool_value: &Value, pool: &NodePool) -> BTreeMap<String, String>
     let kind = str_at(pool_value, "/spec/template/spec/nodeClassRef/kind").unwrap_or_default().to_ascii_lowercase();
     labels.insert(format!("{group}/{kind}"), pool.node_class.clone());
     for (key, req) in &pool_requirements(pool_value).0 {
-        let custom = !WELL_KNOWN.contains(&key.as_str()) && !key.starts_with("karpenter.sh/") && !key.contains("kubernetes.io/");
-        if custom && !req.complement && req.values.len() == 1 && !labels.contains_key(key) {
-            labels.insert(key.clone(), req.values.iter().next().cloned().unwrap_or_default());
+        if is_custom(key) && !labels.contains_key(key)
+            && let Some(value) = any_value(req)
+        {
+            labels.insert(key.clone(), value);
         }
     }
     labels
+}
+
+/// A label key that is neither well known nor Karpenter's or Kubernetes' own.
+fn is_custom(key: &str) -> bool {
+    !WELL_KNOWN.contains(&key) && !key.starts_with("karpenter.sh/") && !key.contains("kubernetes.io/") && !key.starts_with("karpenter.k8s.aws/")
+}
+
+/// requirement.go `Any`: a value the requirement admits (the first of an `In` list; for a complement, the first
+/// integer within its bounds it does not exclude); none for `DoesNotExist`.
+fn any_value(req: &Requirement) -> Option<String> {
+    if !req.complement {
+        return req.values.iter().next().cloned();
+    }
+    let from = req.gte.unwrap_or(0);
+    (from..from.saturating_add(64)).map(|n| n.to_string()).find(|v| req.has(v))
 }
 
 /// karpenter-provider-aws `pkg/cloudprovider/cloudprovider.go` `instanceToNodeClaim`: the type's single-valued
@@ -475,6 +498,9 @@ pub struct DriftCause {
     /// Decided from the objects and checked against Karpenter's code (`tests/conformance/drift.rs`); otherwise the
     /// verdict depends on what AWS resolves the terms to, or on code that is not public.
     pub proven: bool,
+    /// Why it is not proven.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unproven: Option<String>,
     pub source: &'static str,
 }
 

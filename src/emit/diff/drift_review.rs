@@ -34,7 +34,8 @@ pub fn pool_drifts(old: &OutputTree, new: &OutputTree, catalog_for: &CatalogFor)
         let base = Side { pool: &base_pool, class: base_class.as_ref() };
         let head = Side { pool: &head_pool, class: head_class.as_ref() };
         let region = base_pool.pointer("/metadata/annotations/gpuplan.dev~1catalog").and_then(Value::as_str).and_then(|c| c.split('@').next()).unwrap_or("us-east-1");
-        let nodes = catalog_for(region).map(|(c, l)| base_nodes(base, c, l));
+        // No node listed (the class is not in out/, or the region has no offering for it) is not known, not none.
+        let nodes = catalog_for(region).map(|(c, l)| base_nodes(base, c, l)).filter(|ns| !ns.is_empty());
         let mut drift = judge(&key.cluster, &key.name, base, head, nodes.as_deref());
         let class = class_key(&head_pool);
         drift.node_class = format!("{} {}", class.kind, class.name);
@@ -49,26 +50,46 @@ pub fn pool_drifts(old: &OutputTree, new: &OutputTree, catalog_for: &CatalogFor)
 fn judge(cluster: &str, nodepool: &str, base: Side, head: Side, nodes: Option<&[Node]>) -> PoolDrift {
     let cmp = Comparison::new(base, head);
     let mut causes = Vec::new();
-    let cause = |rule: DriftRule, fields: Vec<String>, nodes: String| DriftCause { rule, reason: rule.reason(), fields, nodes, proven: rule.proven(), source: rule.source() };
+    let cause = |rule: DriftRule, fields: Vec<String>, nodes: String| {
+        let unproven = match rule {
+            DriftRule::AutoModeNodeClass => Some("EKS Auto Mode's rules are not public code".to_owned()),
+            r if !r.proven() => Some("depends on what AWS resolves the terms to".to_owned()),
+            _ => None,
+        };
+        DriftCause { rule, reason: rule.reason(), fields, nodes, proven: unproven.is_none(), unproven, source: rule.source() }
+    };
     if !cmp.pool_fields.is_empty() {
         causes.push(cause(DriftRule::NodePoolHash, cmp.pool_fields.clone(), "every node".into()));
     }
     let mismatched: Vec<&Node> = nodes.unwrap_or_default().iter().filter(|n| cmp.requirement_mismatch(n).is_some()).collect();
     if !mismatched.is_empty() {
         let mut c = cause(DriftRule::Requirements, vec![format!("spec.template.spec.requirements ({})", cmp.requirement_mismatch(mismatched[0]).unwrap_or_default())], types_of(&mismatched));
-        c.proven = !cmp.uncarried_labels;
+        if cmp.uncarried_labels {
+            c.proven = false;
+            c.unproven = Some("a label whose node value gpuplan does not know (not in its catalog, or drawn by Karpenter)".into());
+        }
         causes.push(c);
     } else if nodes.is_none() && requirements_changed(base.pool, head.pool) {
-        let mut c = cause(DriftRule::Requirements, vec!["spec.template.spec.requirements".into()], "the nodes the new requirements no longer admit (no catalog to list them)".into());
+        let mut c = cause(DriftRule::Requirements, vec!["spec.template.spec.requirements".into()], "the nodes the new requirements no longer admit".into());
         c.proven = false;
+        c.unproven = Some("the nodes the base can run are not known (no catalog, or its node class is not in out/)".into());
         causes.push(c);
     }
     if !cmp.class_fields.is_empty() {
         causes.push(cause(DriftRule::NodeClassHash, cmp.class_fields.clone(), "every node".into()));
     }
-    for (rule, fields) in &cmp.resolved {
+    let any_reserved = nodes.is_none_or(|ns| ns.iter().any(|n| n.capacity_type == "reserved"));
+    for (rule, fields) in cmp.resolved.iter().filter(|(r, _)| *r != DriftRule::CapacityReservations || any_reserved) {
         let which = if *rule == DriftRule::CapacityReservations { "reserved nodes" } else { "every node" };
         causes.push(cause(*rule, fields.clone(), which.into()));
+    }
+    // EKS Auto Mode runs its own Karpenter, of a version AWS does not publish: the core rules are its documented
+    // behaviour there, not proven against its code.
+    if [base.class, head.class].iter().flatten().any(|c| c.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("eks.amazonaws.com/"))) {
+        for c in causes.iter_mut().filter(|c| c.proven) {
+            c.proven = false;
+            c.unproven = Some("EKS Auto Mode runs its own Karpenter, not public code".into());
+        }
     }
     let drifting = nodes.map(|ns| ns.iter().filter(|n| !cmp.rules(n).is_empty()).count());
     PoolDrift { cluster: cluster.into(), nodepool: nodepool.into(), node_class: String::new(), causes, offerings_drifting: drifting, offerings: nodes.map(<[Node]>::len), effects: effects(base.pool, head.pool) }
@@ -113,7 +134,8 @@ fn effects(base: &Value, head: &Value) -> Vec<String> {
 fn lowered_limits(base: &Value, head: &Value) -> Vec<String> {
     let limits = |v: &Value| v.pointer("/spec/limits").and_then(Value::as_object).cloned().unwrap_or_default();
     let (b, h) = (limits(base), limits(head));
-    let milli = |v: Option<&Value>| v.and_then(Value::as_str).and_then(crate::simulate::yaml::milli);
+    // A limit is a quantity, written as a string or (in hand-written YAML) a number.
+    let milli = |v: Option<&Value>| v.and_then(|v| v.as_str().map(str::to_owned).or_else(|| v.is_number().then(|| v.to_string()))).and_then(|q| crate::simulate::yaml::milli(&q));
     h.keys()
         .filter(|k| match (milli(b.get(*k)), milli(h.get(*k))) {
             (Some(x), Some(y)) => y < x,
@@ -148,12 +170,7 @@ pub fn markdown_section(drifts: &[PoolDrift]) -> String {
                 share.replace('|', "\\|"),
                 c.fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ").replace('|', "\\|"),
                 c.reason,
-                match (c.proven, c.rule) {
-                    (true, _) => "yes",
-                    (false, DriftRule::AutoModeNodeClass) => "no: EKS Auto Mode's rules are not public code",
-                    (false, DriftRule::Requirements) => "no: a label gpuplan's catalog does not carry",
-                    (false, _) => "no: depends on what AWS resolves the terms to",
-                }
+                c.unproven.as_ref().map_or_else(|| "yes".to_owned(), |why| format!("no: {why}"))
             ));
         }
     }

@@ -234,6 +234,8 @@ func (d *drifter) objects(o driftObjects) (*karpv1.NodePool, *awsv1.EC2NodeClass
 	if err := defaulted(o.NodeClass, d.nodeClassSchema, nc); err != nil {
 		return nil, nil, fmt.Errorf("nodeclass: %w", err)
 	}
+	// Both kinds are cluster-scoped: the API server stores them without the namespace a manifest may carry.
+	np.Namespace, nc.Namespace = "", ""
 	return np, nc, nil
 }
 
