@@ -92,20 +92,14 @@ fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// xorshift64*: the cases of a seed are the same on every machine.
-struct Rng(u64);
+/// The conformance tests' generator (reach.rs: xorshift64*), with what these mutations draw.
+use super::reach::Rng;
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    fn pick_of<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }
 }
@@ -145,12 +139,12 @@ fn edit_map(rng: &mut Rng, map: &mut serde_json::Map<String, Value>, what: &str)
     let keys: Vec<String> = map.keys().cloned().collect();
     match rng.below(3) {
         0 if !keys.is_empty() => {
-            let k = rng.pick(&keys).clone();
+            let k = rng.pick_of(&keys).clone();
             map.remove(&k);
             format!("{what}: removed {k}")
         }
         1 if !keys.is_empty() => {
-            let k = rng.pick(&keys).clone();
+            let k = rng.pick_of(&keys).clone();
             map.insert(k.clone(), json!(format!("v{}", rng.below(3))));
             format!("{what}: {k} changed")
         }
@@ -181,7 +175,7 @@ fn edit_taints(rng: &mut Rng, list: &mut Vec<Value>, what: &str) -> String {
         }
         3 if !list.is_empty() => {
             let i = rng.below(list.len());
-            list[i]["effect"] = json!(rng.pick(EFFECTS));
+            list[i]["effect"] = json!(rng.pick_of(EFFECTS));
             format!("{what}: #{i} effect")
         }
         4 if !list.is_empty() => {
@@ -190,7 +184,7 @@ fn edit_taints(rng: &mut Rng, list: &mut Vec<Value>, what: &str) -> String {
             format!("{what}: #{i} value")
         }
         _ => {
-            let mut t = json!({"key": rng.pick(TAINT_KEYS), "effect": rng.pick(EFFECTS)});
+            let mut t = json!({"key": rng.pick_of(TAINT_KEYS), "effect": rng.pick_of(EFFECTS)});
             if rng.below(2) == 0 {
                 t["value"] = json!("true");
             }
@@ -218,8 +212,8 @@ const POOL_MUTATIONS: &[Mutation] = &[
     |rng, pool, _| requirement(rng, list_at(pool, &["spec", "template", "spec", "requirements"])),
     |rng, pool, _| {
         let limits = map_at(pool, &["spec", "limits"]);
-        let k = rng.pick(&["nvidia.com/gpu", "cpu", "memory"]).to_string();
-        limits.insert(k.clone(), json!(rng.pick(&["8", "16", "1000", "4000Gi"])));
+        let k = rng.pick_of(&["nvidia.com/gpu", "cpu", "memory"]).to_string();
+        limits.insert(k.clone(), json!(rng.pick_of(&["8", "16", "1000", "4000Gi"])));
         format!("limits.{k}")
     },
     |rng, pool, _| {
@@ -229,9 +223,9 @@ const POOL_MUTATIONS: &[Mutation] = &[
     |rng, pool, _| {
         let d = map_at(pool, &["spec", "disruption"]);
         match rng.below(3) {
-            0 => d.insert("consolidateAfter".into(), json!(rng.pick(&["Never", "30s", "5m", "1h"]))),
-            1 => d.insert("consolidationPolicy".into(), json!(rng.pick(&["WhenEmpty", "WhenEmptyOrUnderutilized"]))),
-            _ => d.insert("budgets".into(), json!([{"nodes": rng.pick(&["10%", "1", "0"])}])),
+            0 => d.insert("consolidateAfter".into(), json!(rng.pick_of(&["Never", "30s", "5m", "1h"]))),
+            1 => d.insert("consolidationPolicy".into(), json!(rng.pick_of(&["WhenEmpty", "WhenEmptyOrUnderutilized"]))),
+            _ => d.insert("budgets".into(), json!([{"nodes": rng.pick_of(&["10%", "1", "0"])}])),
         };
         "disruption".into()
     },
@@ -244,7 +238,7 @@ fn duration(rng: &mut Rng, spec: &mut serde_json::Map<String, Value>, key: &str,
         spec.remove(key);
         return format!("{key} removed (the CRD's default)");
     }
-    let d = *rng.pick(&choices);
+    let d = *rng.pick_of(&choices);
     spec.insert(key.into(), json!(d));
     format!("{key}={d}")
 }
@@ -270,12 +264,12 @@ fn requirement(rng: &mut Rng, reqs: &mut Vec<Value>) -> String {
         2 if !reqs.is_empty() => {
             let i = rng.below(reqs.len());
             if let Some(values) = reqs[i]["values"].as_array_mut() {
-                values.push(json!(rng.pick(&["g6e.xlarge", "spot", "on-demand", "us-east-1b", "p5", "arm64", "p4d.24xlarge"])));
+                values.push(json!(rng.pick_of(&["g6e.xlarge", "spot", "on-demand", "us-east-1b", "p5", "arm64", "p4d.24xlarge"])));
             }
             format!("requirement {}: a value added", reqs[i]["key"])
         }
         3 => {
-            let (key, op, values) = *rng.pick(&[
+            let (key, op, values) = *rng.pick_of(&[
                 ("karpenter.k8s.aws/instance-generation", "Gt", &["4"][..]),
                 ("karpenter.k8s.aws/instance-gpu-count", "Gt", &["0"][..]),
                 ("karpenter.k8s.aws/instance-gpu-count", "Lt", &["5"][..]),
@@ -292,7 +286,7 @@ fn requirement(rng: &mut Rng, reqs: &mut Vec<Value>) -> String {
             format!("requirement {key} {op} added")
         }
         _ => {
-            let key = *rng.pick(&keys);
+            let key = *rng.pick_of(&keys);
             let options: &[&[&str]] = match key {
                 "karpenter.sh/capacity-type" => &[&["spot"], &["on-demand"], &["spot", "on-demand"], &["reserved", "on-demand"]],
                 "topology.kubernetes.io/zone" => &[&["us-east-1a"], &["us-east-1b", "us-east-1c"]],
@@ -300,7 +294,7 @@ fn requirement(rng: &mut Rng, reqs: &mut Vec<Value>) -> String {
                 "karpenter.k8s.aws/instance-family" => &[&["g6e"], &["p5", "p4d"], &["g5", "g6", "g6e"]],
                 _ => &[&["g6e.xlarge", "g6e.2xlarge"], &["p5.48xlarge"]],
             };
-            let values = *rng.pick(options);
+            let values = *rng.pick_of(options);
             reqs.retain(|r| r["key"] != key);
             reqs.push(json!({"key": key, "operator": "In", "values": values}));
             format!("requirement {key} In {values:?}")
@@ -332,7 +326,7 @@ const CLASS_MUTATIONS: &[Mutation] = &[
             ("encrypted", json!(false)),
             ("deleteOnTermination", json!(false)),
         ];
-        let (k, v) = rng.pick(&options);
+        let (k, v) = rng.pick_of(&options);
         ebs.insert((*k).into(), v.clone());
         format!("blockDeviceMappings[{i}].ebs.{k}")
     },
@@ -352,7 +346,7 @@ const CLASS_MUTATIONS: &[Mutation] = &[
                 "metadataOptions.httpPutResponseHopLimit".into()
             }
             1 => {
-                m.insert("httpTokens".into(), json!(rng.pick(&["required", "optional"])));
+                m.insert("httpTokens".into(), json!(rng.pick_of(&["required", "optional"])));
                 "metadataOptions.httpTokens".into()
             }
             _ => {
@@ -364,14 +358,14 @@ const CLASS_MUTATIONS: &[Mutation] = &[
     |rng, _, class| {
         let k = map_at(class, &["spec", "kubelet"]);
         match rng.below(3) {
-            0 => k.insert("maxPods".into(), json!(rng.pick(&[58, 110]))),
-            1 => k.insert("systemReserved".into(), json!({"cpu": rng.pick(&["100m", "200m"])})),
+            0 => k.insert("maxPods".into(), json!(rng.pick_of(&[58, 110]))),
+            1 => k.insert("systemReserved".into(), json!({"cpu": rng.pick_of(&["100m", "200m"])})),
             _ => k.insert("imageGCHighThresholdPercent".into(), json!(85)),
         };
         "kubelet".into()
     },
     |rng, _, class| {
-        let alias = *rng.pick(&["al2023@latest", "al2023@v20251023", "al2023@v20251111", "bottlerocket@latest", "al2@latest"]);
+        let alias = *rng.pick_of(&["al2023@latest", "al2023@v20251023", "al2023@v20251111", "bottlerocket@latest", "al2@latest"]);
         class["spec"]["amiSelectorTerms"] = json!([{"alias": alias}]);
         format!("amiSelectorTerms alias {alias}")
     },
@@ -399,7 +393,7 @@ const CLASS_MUTATIONS: &[Mutation] = &[
             ("instanceStorePolicy", json!("RAID0")),
             ("userData", json!("#!/bin/bash\necho hi\n")),
         ];
-        let (k, v) = rng.pick(&options);
+        let (k, v) = rng.pick_of(&options);
         if spec.get(*k) == Some(v) {
             spec.remove(*k);
             return format!("{k} removed");
@@ -421,13 +415,13 @@ struct Change {
 
 /// Change `i` of a seed: one to four mutations of a source, redrawn until the CRDs accept both objects.
 fn change(seed: u64, i: u64, sources: &[Source], nodes_of: &[Vec<Node>], rejected: &mut usize) -> Change {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i + 1).wrapping_mul(0xD1B5_4A32_D192_ED03) | 1);
+    let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i + 1).wrapping_mul(0xD1B5_4A32_D192_ED03) | 1);
     for _ in 0..100 {
         let s = rng.below(sources.len());
         let (mut pool, mut class) = (sources[s].pool.clone(), sources[s].class.clone());
         let what: Vec<String> = (0..rng.below(4) + 1)
             .map(|_| {
-                let m = if rng.below(2) == 0 { *rng.pick(POOL_MUTATIONS) } else { *rng.pick(CLASS_MUTATIONS) };
+                let m = if rng.below(2) == 0 { *rng.pick_of(POOL_MUTATIONS) } else { *rng.pick_of(CLASS_MUTATIONS) };
                 m(&mut rng, &mut pool, &mut class)
             })
             .collect();

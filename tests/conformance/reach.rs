@@ -114,11 +114,14 @@ fn at_the_charts_defaults_the_nfd_worker_stays_off_every_pool_with_a_pool_taint(
     assert_eq!(kept_off, expected.iter().map(|s| s.to_string()).collect());
 }
 
-/// A small deterministic generator (xorshift64*), seeded like the other conformance tests.
-struct Rng(u64);
+/// A small deterministic generator (xorshift64*), seeded like the other conformance tests (drift.rs draws with it too).
+pub struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

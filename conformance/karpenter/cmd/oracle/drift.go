@@ -34,7 +34,6 @@ import (
 
 	"github.com/awslabs/operatorpkg/status"
 	"github.com/samber/lo"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -316,20 +315,9 @@ func baseNodeClaim(np *karpv1.NodePool, nc *awsv1.EC2NodeClass, it *cloudprovide
 	claim := scheduling.NewNodeClaimTemplate(np).ToNodeClaim()
 	claim.Name = fmt.Sprintf("%s-%d", np.Name, i)
 	claim.CreationTimestamp = metav1.NewTime(driftNow)
-	// pkg/cloudprovider/cloudprovider.go instanceToNodeClaim: the instance type's single-valued labels but the
-	// reservation's, then zone, zone ID (the oracle's subnets carry the zone's name as its ID: simulate.go), capacity
-	// type, tenancy and, when reserved, the reservation's labels.
-	resolved := map[string]string{}
-	for key, req := range it.Requirements {
-		if req.Len() == 1 && !lo.Contains([]string{cloudprovider.ReservationIDLabel, awsv1.LabelCapacityReservationType, awsv1.LabelCapacityReservationInterruptible}, req.Key) {
-			resolved[key] = req.Values()[0]
-		}
-	}
-	resolved[corev1.LabelTopologyZone] = n.Zone
-	resolved[awsv1.LabelTopologyZoneID] = n.Zone
-	resolved[karpv1.CapacityTypeLabelKey] = n.CapacityType
-	// v1.14.1's EC2NodeClass has no tenancy field: every instance is launched with the default tenancy.
-	resolved[awsv1.LabelInstanceTenancy] = "default"
+	// pkg/cloudprovider/cloudprovider.go instanceToNodeClaim (static.go instanceLabels), and when reserved the
+	// reservation's labels.
+	resolved := instanceLabels(it, n.Zone, n.CapacityType)
 	if n.CapacityType == karpv1.CapacityTypeReserved {
 		resolved[cloudprovider.ReservationIDLabel] = n.ReservationID
 		resolved[awsv1.LabelCapacityReservationType] = string(awsv1.CapacityReservationTypeDefault)

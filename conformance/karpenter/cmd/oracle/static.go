@@ -91,18 +91,7 @@ func (w *world) launchStatic(ctx context.Context, cluster *state.Cluster, pools 
 // replicaObjects is the launched NodeClaim and its registered, initialized Node.
 func replicaObjects(claim *karpv1.NodeClaim, class *awsv1.EC2NodeClass, it *cloudprovider.InstanceType, l *nodeClaimReport, name string) (*karpv1.NodeClaim, *corev1.Node) {
 	providerID := fmt.Sprintf("aws:///%s/i-%s", l.Zone, name)
-	// cloudprovider.go instanceToNodeClaim: the type's single-valued requirements (but the reservation ones), zone,
-	// zone ID, capacity type and tenancy.
-	labels := map[string]string{}
-	for key, req := range it.Requirements {
-		if req.Len() == 1 && !lo.Contains([]string{cloudprovider.ReservationIDLabel, awsv1.LabelCapacityReservationType, awsv1.LabelCapacityReservationInterruptible}, key) {
-			labels[key] = req.Values()[0]
-		}
-	}
-	labels[corev1.LabelTopologyZone] = l.Zone
-	labels[awsv1.LabelTopologyZoneID] = l.Zone
-	labels[karpv1.CapacityTypeLabelKey] = l.CapacityType
-	labels[awsv1.LabelInstanceTenancy] = "default"
+	labels := instanceLabels(it, l.Zone, l.CapacityType)
 	if l.CapacityType == karpv1.CapacityTypeReserved {
 		for _, o := range it.Offerings.Available() {
 			if o.CapacityType() == karpv1.CapacityTypeReserved && o.Zone() == l.Zone {
@@ -144,4 +133,23 @@ func replicaObjects(claim *karpv1.NodeClaim, class *awsv1.EC2NodeClass, it *clou
 		Status:     corev1.NodeStatus{Capacity: nc.Status.Capacity, Allocatable: nc.Status.Allocatable, Phase: corev1.NodeRunning},
 	}
 	return nc, node
+}
+
+// instanceLabels is what karpenter-provider-aws pkg/cloudprovider/cloudprovider.go instanceToNodeClaim labels a
+// launched instance with: the type's single-valued requirements but the reservation ones, zone, zone ID (the
+// oracle's subnets carry the zone's name as its ID: simulate.go), capacity type and tenancy (v1.14.1's EC2NodeClass
+// has no tenancy field: every instance has the default one). A reserved instance's reservation labels are the
+// caller's.
+func instanceLabels(it *cloudprovider.InstanceType, zone, capacityType string) map[string]string {
+	labels := map[string]string{}
+	for key, req := range it.Requirements {
+		if req.Len() == 1 && !lo.Contains([]string{cloudprovider.ReservationIDLabel, awsv1.LabelCapacityReservationType, awsv1.LabelCapacityReservationInterruptible}, key) {
+			labels[key] = req.Values()[0]
+		}
+	}
+	labels[corev1.LabelTopologyZone] = zone
+	labels[awsv1.LabelTopologyZoneID] = zone
+	labels[karpv1.CapacityTypeLabelKey] = capacityType
+	labels[awsv1.LabelInstanceTenancy] = "default"
+	return labels
 }
