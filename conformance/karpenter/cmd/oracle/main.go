@@ -131,35 +131,20 @@ func main() {
 		// creation order: one processor runs those goroutines in the order they were started, so the names, and every
 		// decision ordered by name, are the same on every run.
 		runtime.GOMAXPROCS(1)
-		if prof := os.Getenv("GPUPLAN_ORACLE_CPUPROFILE"); prof != "" {
-			f, err := os.Create(prof)
-			if err == nil && pprof.StartCPUProfile(f) == nil {
-				defer pprof.StopCPUProfile()
-			}
-		}
+		defer profileCPU()()
 		if err := forecastMain(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			pprof.StopCPUProfile()
 			os.Exit(2)
 		}
 	case "drift":
-		if prof := os.Getenv("GPUPLAN_ORACLE_CPUPROFILE"); prof != "" {
-			f, err := os.Create(prof)
-			if err == nil && pprof.StartCPUProfile(f) == nil {
-				defer pprof.StopCPUProfile()
-			}
-		}
+		defer profileCPU()()
 		if err := driftMain(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			os.Exit(2)
 		}
 	case "batch":
-		if prof := os.Getenv("GPUPLAN_ORACLE_CPUPROFILE"); prof != "" {
-			f, err := os.Create(prof)
-			if err == nil && pprof.StartCPUProfile(f) == nil {
-				defer pprof.StopCPUProfile()
-			}
-		}
+		defer profileCPU()()
 		if len(os.Args) != 3 {
 			fmt.Fprintln(os.Stderr, "usage: oracle batch DIR")
 			os.Exit(2)
@@ -222,4 +207,17 @@ func batch(dir string) error {
 		}
 	}
 	return nil
+}
+
+// profileCPU starts a CPU profile into $GPUPLAN_ORACLE_CPUPROFILE when it is set, and returns what stops it.
+func profileCPU() func() {
+	prof := os.Getenv("GPUPLAN_ORACLE_CPUPROFILE")
+	if prof == "" {
+		return func() {}
+	}
+	f, err := os.Create(prof)
+	if err != nil || pprof.StartCPUProfile(f) != nil {
+		return func() {}
+	}
+	return pprof.StopCPUProfile
 }
