@@ -31,7 +31,7 @@ fn time(options: &Options) -> (Duration, Duration, String) {
 }
 
 fn options(manifests: PathBuf, pods: PathBuf) -> Options {
-    Options { manifests: vec![manifests], pods: vec![pods], region: None, catalogs_dir: PathBuf::from("catalogs"), unavailable: Vec::new(), daemonsets: Vec::new(), add_on_daemonsets: true }
+    Options { manifests: vec![manifests], pods: vec![pods], region: None, catalogs_dir: PathBuf::from("catalogs"), unavailable: Vec::new(), daemonsets: Vec::new(), add_on_daemonsets: true, node_daemons: None }
 }
 
 fn main() {

@@ -86,7 +86,7 @@ pub fn git_top(dir: &Path) -> Option<&Path> {
 }
 
 /// Installs the confinement for this process: `root`, and the command line's words `typed` (every argument, and
-/// the value of each `--flag=value`); those that name a path outside the root as typed widen it by what they
+/// the value of each `--flag=value` and `NAME=value`); those that name a path outside the root as typed widen it by what they
 /// resolve to. Returns the canonical root. A second call changes nothing.
 pub fn install(root: &Path, typed: impl IntoIterator<Item = String>) -> io::Result<&'static Path> {
     let cwd = std::env::current_dir()?;
@@ -94,6 +94,8 @@ pub fn install(root: &Path, typed: impl IntoIterator<Item = String>) -> io::Resu
     let mut outside = Vec::new();
     for word in typed {
         let word = word.split_once('=').filter(|(flag, _)| flag.starts_with("--")).map_or(word.as_str(), |(_, v)| v);
+        // A `NAME=PATH` value (`--cluster-state ml-prod=/tmp/nodeclaims.json`) names PATH.
+        let word = word.split_once('=').filter(|(name, _)| !name.is_empty() && !name.contains('/')).map_or(word, |(_, v)| v);
         if word.is_empty() || (word.starts_with('-') && !word.contains('/')) {
             continue;
         }

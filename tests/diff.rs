@@ -429,3 +429,39 @@ fn queue_quota_changes_are_a_table_in_the_comment() {
     assert!(md.contains("#### Queues\n\n| ClusterQueue | Flavor | Resource | Nominal quota |\n|---|---|---|---|\n| `team-a` | `training` | nvidia.com/gpu | 16 → 8 |\n"), "{md}");
     assert!(!md.contains("| cpu |"), "{md}");
 }
+
+/// The examples' out/ with the llm-inference AMI bumped and a taint added to the training pool, drift judged on the
+/// committed catalog: the JSON is docs/diff.schema.json's shape, and carries each verdict's roll or stuck drift.
+#[test]
+fn json_with_drift_matches_the_documented_schema() {
+    use gpuplan::emit::diff::drift_review::{Running, attach, pool_drifts};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let old = gpuplan::emit::read_tree(&root.join("out")).unwrap();
+    let mut new = old.clone();
+    let edit = |tree: &mut OutputTree, file: &str, from: &str, to: &str| {
+        let text = tree.files.get_mut(Path::new(file)).unwrap();
+        assert!(text.contains(from), "{file} has no {from}");
+        *text = text.replacen(from, to, 1);
+    };
+    edit(&mut new, "ml-prod/ec2nodeclass-llm-inference.yaml", "alias: al2023@v20251023", "alias: al2023@v20251111");
+    // Both tiers of the pool: with one left as it was, the pods still fit there.
+    for tier in ["ml-prod/nodepool-training.yaml", "ml-prod/nodepool-training-reserved.yaml"] {
+        edit(&mut new, tier, "      taints:\n", "      taints:\n      - effect: NoSchedule\n        key: dedicated\n");
+    }
+    let catalog = gpuplan::catalog::Catalog::load(&root.join("catalogs"), "us-east-1").unwrap();
+    let labels = gpuplan::simulate::instances::TypeLabels::new(&catalog);
+    let running = Running { merge_unix: gpuplan::forecast::trace::START_UNIX, ..Running::default() };
+    let drifts = pool_drifts(&old, &new, &|region: &str| (region == "us-east-1").then_some((&catalog, &labels)), &running);
+    let roll = drifts.iter().find(|d| d.nodepool == "llm-inference-spot").and_then(|d| d.roll.clone()).expect("the AMI bump's roll");
+    assert!(roll.replaced == roll.drifting && roll.drifting > 0 && roll.at_once >= 1, "{roll:?}");
+    assert!(drifts.iter().any(|d| d.nodepool == "training" && d.stuck() && d.roll.is_none()), "{drifts:#?}");
+    let mut changes = semantic_changes(&old, &new);
+    attach(&mut changes, drifts);
+    let value = serde_json::to_value(&changes).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join("docs/diff.schema.json")).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let errors: Vec<String> = validator.iter_errors(&value).map(|e| format!("{e} at {}", e.instance_path())).take(10).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let plain = serde_json::from_str::<serde_json::Value>(&render_diff(&old, &new, DiffFormat::Json)).unwrap();
+    assert!(validator.is_valid(&plain), "the list without drift is the same shape");
+}

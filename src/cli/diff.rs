@@ -33,9 +33,9 @@ pub struct Args {
     #[arg(long)]
     exit_code: bool,
     /// Deny the change (exit 3) when RULE holds in any cluster or profile: over-budget, estimated-prices,
-    /// nodepool-removed, drift (any running node replaced), or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month> (expected: the
+    /// nodepool-removed, drift (any running node replaced), stuck-drift (a drift that cannot finish), drift.nodes > N, drift.share > P%, or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month> (expected: the
     /// forecast, with a demand file). Repeatable.
-    /// `nodepool-removed` is always a deny rule (see --allow-removal).
+    /// `nodepool-removed` and `stuck-drift` are always deny rules (see --allow-removal, --allow-stuck-drift).
     #[arg(long, value_name = "RULE")]
     fail_on: Vec<Rule>,
     /// Warn (in the comment and on stderr) when RULE holds; same rules as --fail-on. Repeatable.
@@ -44,6 +44,15 @@ pub struct Args {
     /// Allow the removal of this NodePool (NAME or CLUSTER/NAME): removing one deletes all its nodes at once.
     #[arg(long, value_name = "NODEPOOL")]
     allow_removal: Vec<String>,
+    /// Allow a drift of this NodePool (NAME or CLUSTER/NAME) that cannot finish: its pods fit no NodePool after the
+    /// change (`stuck-drift`, always a deny rule otherwise).
+    #[arg(long, value_name = "NODEPOOL")]
+    allow_stuck_drift: Vec<String>,
+    /// What runs now, for the drift roll's node count: the JSON of `kubectl get nodeclaims -o json` (`kubectl
+    /// --context CTX get nodeclaims -o json > nodeclaims.json`), as CLUSTER=FILE, or FILE when out/ holds one
+    /// cluster. Without it the roll counts the most nodes the limits allow. Repeatable, one per cluster.
+    #[arg(long, value_name = "[CLUSTER=]FILE")]
+    cluster_state: Vec<String>,
     /// Also simulate these pods (Pod/Deployment/StatefulSet/ReplicaSet/Job YAML) on out/ and on the new output,
     /// and list every pod whose placement changes, with the $/h change (see `gpuplan simulate`).
     #[arg(long, num_args = 1..)]
@@ -68,7 +77,7 @@ impl From<Format> for DiffFormat {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let Args { inputs, out, base, format, exit_code, fail_on, warn_on, allow_removal, pods } = args;
+    let Args { inputs, out, base, format, exit_code, fail_on, warn_on, allow_removal, allow_stuck_drift, cluster_state, pods } = args;
     let mut compiled = inputs.compile()?;
     let needs_forecast = fail_on.iter().chain(&warn_on).any(Rule::needs_forecast);
     let demand = super::forecast::repository_demand()?;
@@ -115,14 +124,15 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         gpuplan::emit::diff::forecast::with_expected(&mut figures_after, &review.after);
     }
     // What merging does to the running nodes, judged on the head's catalogs (Karpenter's drift rules).
-    let drift = gpuplan::emit::diff::drift_review::pool_drifts(&current, &tree, &|region: &str| compiled.simulation_catalog(region));
+    let running = running(&cluster_state, &tree)?;
+    let drift = gpuplan::emit::diff::drift_review::pool_drifts(&current, &tree, &|region: &str| compiled.simulation_catalog(region), &running);
     if matches!(format, Format::Unified) {
         // A patch has no place for it: said on stderr, as a removal is.
         for d in drift.iter().filter(|d| d.drifts()) {
             super::inform(format!("note: NodePool {}/{}: {}", d.cluster, d.nodepool, d.sentence()));
         }
     }
-    let verdict = Policy { fail_on, warn_on, allow_removal }.evaluate(&current, &tree, &figures_before, &figures_after, &drift);
+    let verdict = Policy { fail_on, warn_on, allow_removal, allow_stuck_drift }.evaluate(&current, &tree, &figures_before, &figures_after, &drift);
     for f in &verdict.findings {
         let line = format!("policy `{}`, {}: {}", f.rule, f.scope, f.why);
         if f.level == Level::Deny { eprintln!("error: {line}") } else { super::inform(format!("warning: {line}")) }
@@ -140,6 +150,26 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The NodeClaims of `--cluster-state` by cluster, and the merge's time (the comment's clock).
+fn running(states: &[String], tree: &OutputTree) -> Result<gpuplan::emit::diff::drift_review::Running, CliError> {
+    let clusters: std::collections::BTreeSet<String> = tree.files.keys().filter_map(|p| p.components().next()).map(|c| c.as_os_str().to_string_lossy().into_owned()).filter(|c| !c.contains('.')).collect();
+    let mut running = gpuplan::emit::diff::drift_review::Running { merge_unix: comment_clock()?.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64), ..Default::default() };
+    for state in states {
+        let (cluster, file) = match state.split_once('=') {
+            Some((c, f)) => (c.to_owned(), f),
+            None if clusters.len() == 1 => (clusters.iter().next().cloned().unwrap_or_default(), state.as_str()),
+            None => return Err(CliError::msg(format!("--cluster-state {state}: out/ holds {} clusters ({}); name the one it is: --cluster-state CLUSTER={state}", clusters.len(), clusters.iter().cloned().collect::<Vec<_>>().join(", ")))),
+        };
+        if !clusters.contains(&cluster) {
+            return Err(CliError::msg(format!("--cluster-state {state}: out/ has no cluster `{cluster}` (it has {})", clusters.iter().cloned().collect::<Vec<_>>().join(", "))));
+        }
+        let text = gpuplan::input::read_to_string(Path::new(file)).map_err(|e| CliError::msg(format!("--cluster-state {file}: {e}")))?;
+        let claims = gpuplan::emit::diff::roll::nodeclaims(&text).map_err(|e| CliError::msg(format!("--cluster-state {file}: {e}")))?;
+        running.nodeclaims.insert(cluster, claims);
+    }
+    Ok(running)
 }
 
 /// `expected.increase` is on the forecast, which needs the demand file and a base to compile: without them the rule

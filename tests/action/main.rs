@@ -327,6 +327,30 @@ fn an_ami_bump_is_a_disruption_and_fail_on_drift_denies_it() {
     assert!(comment.contains("- ❌ **deny** `drift`, cluster `ml-prod`: replaces nodes of NodePool `llm-inference-spot`"), "{comment}");
     let documented = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/action/snapshots/action__documented_flow.snap")).unwrap();
     assert!(documented.contains("**Disruption:** no running node is replaced") && documented.contains("lower limit (nvidia.com/gpu): removes no running node"), "{documented}");
+    // The headline's saving is the bound's: merging makes none of it at once.
+    let headline = documented.split("### Policies").next().unwrap();
+    assert!(headline.contains("**Not saved at merge:** the lower limits of NodePool `llm-inference-on-demand`, `llm-inference-spot`"), "{documented}");
+}
+
+/// A taint added to a pool: every node drifts (the template hash), and the pods running there, which tolerate the
+/// old taints only, fit no NodePool after the change, so Karpenter skips each drifted node (sigs.k8s.io/karpenter
+/// v1.14.1 pkg/controllers/disruption/drift.go: `DisruptionBlocked` when the pods do not all reschedule).
+/// `stuck-drift` denies it with no input asking for it; `allow-stuck-drift` naming both NodePools lets it through.
+#[test]
+fn a_taint_the_pods_do_not_tolerate_is_a_stuck_drift_and_denied_by_default() {
+    let pr = PullRequest::new(edit_profile("label \"workload\" \"llm-serving\"", "label \"workload\" \"llm-serving\"\n    taint \"dedicated\" value=\"llm\" effect=\"NoSchedule\""), true);
+    let workspace = pr.checkout();
+    let run = run_action(&pr, &workspace, "ghs_test");
+    assert!(run.failed && run.outcome("Fail when the policy denies the change") == "failure", "{}", run.log);
+    let comment = only_comment(&pr, &run);
+    let first = comment.split("| | Before").next().unwrap();
+    for pool in ["llm-inference-on-demand", "llm-inference-spot"] {
+        assert!(first.contains(&format!("- `ml-prod` NodePool `{pool}` **cannot finish**: ")), "stuck drifts come first:\n{comment}");
+        assert!(comment.contains(&format!("- ❌ **deny** `stuck-drift`, cluster `ml-prod`: the drift of NodePool `{pool}` cannot finish")), "{comment}");
+    }
+    assert!(first.contains("did not tolerate taint dedicated=llm:NoSchedule") && first.contains("Safely: make the workloads tolerate"), "{comment}");
+    let allowed = run_action_with(&pr, &workspace, "ghs_test", &[("allow-stuck-drift", "llm-inference-spot ml-prod/llm-inference-on-demand")]);
+    assert!(!allowed.failed, "{}", allowed.log);
 }
 
 /// docs/src/pull-request-review.md shows the comment of the example change: it is the one the documented flow gets.

@@ -24,6 +24,7 @@ use super::go;
 
 mod differential;
 mod generated;
+mod roll;
 
 /// Generated traces `cargo test` runs (each 24 simulated hours through both sides): seed [`DEFAULT_SEED`]'s cases
 /// [`DEFAULT_FIRST`].. The oracle reads from a typed cache instead of the fake client's JSON round trip

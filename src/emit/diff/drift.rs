@@ -483,6 +483,15 @@ pub struct PoolDrift {
     pub offerings: Option<usize>,
     /// What the fields that drift nothing do to running nodes.
     pub effects: Vec<String>,
+    /// Why the drift cannot finish (or cannot when a condition holds): `stuck`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stuck: Vec<super::stuck::StuckDrift>,
+    /// The head's `expireAfter` (`720h` when left out): when its nodes leave at the latest.
+    #[serde(skip)]
+    pub expire_after: Option<String>,
+    /// The roll replayed (`roll`): none when the drift cannot finish or no count of nodes is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roll: Option<super::roll::Roll>,
 }
 
 /// One rule that drifts nodes of the pool.
@@ -510,6 +519,11 @@ impl PoolDrift {
         !self.causes.is_empty()
     }
 
+    /// Whether the drift certainly cannot finish (given the pods as gpuplan places them).
+    pub fn stuck(&self) -> bool {
+        self.stuck.iter().any(|s| s.certain)
+    }
+
     /// The one line a reviewer reads: `every node is replaced: spec.template.spec.expireAfter (NodePoolDrifted)`.
     pub fn sentence(&self) -> String {
         if self.causes.is_empty() {
@@ -524,7 +538,12 @@ impl PoolDrift {
             (Some(d), Some(n)) if n > 0 => format!(" ({d} of the {n} offerings it can run)"),
             _ => String::new(),
         };
-        format!("nodes drift and are replaced{share}: {}", why.join("; "))
+        let stuck: Vec<String> = self.stuck.iter().map(|s| match &s.when {
+            None => format!("; CANNOT FINISH: {}", s.why),
+            Some(when) => format!("; cannot finish when {when}: {}", s.why),
+        }).collect();
+        let roll = self.roll.as_ref().map_or_else(String::new, |r| format!("; the roll: {} replaced, {} at once, {}, ${:.2} extra ({})", r.nodes_words(), r.at_once, r.duration_words(), r.extra_usd, r.source.words()));
+        format!("nodes drift and are replaced{share}: {}{}{roll}", why.join("; "), stuck.concat())
     }
 }
 

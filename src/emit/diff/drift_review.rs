@@ -14,9 +14,18 @@ use crate::simulate::instances::TypeLabels;
 /// The catalog of a region and its types' labels, for the nodes a base NodePool could run.
 pub type CatalogFor<'a> = dyn Fn(&str) -> Option<(&'a Catalog, &'a TypeLabels)> + 'a;
 
+/// What runs when the change merges: the NodeClaims given (`--cluster-state`), by cluster, and the merge's time (the
+/// budgets' schedules are read at it).
+#[derive(Debug, Clone, Default)]
+pub struct Running {
+    /// Per cluster, its NodeClaims' NodePools and nodes ([`super::roll::nodeclaims`]).
+    pub nodeclaims: std::collections::BTreeMap<String, Vec<(String, Node)>>,
+    pub merge_unix: i64,
+}
+
 /// Every NodePool in both trees whose change (or its class's) drifts nodes or acts on running nodes, sorted by
 /// cluster and name. A NodePool only one side has is added or removed, not drifted (removal is said apart).
-pub fn pool_drifts(old: &OutputTree, new: &OutputTree, catalog_for: &CatalogFor) -> Vec<PoolDrift> {
+pub fn pool_drifts(old: &OutputTree, new: &OutputTree, catalog_for: &CatalogFor, running: &Running) -> Vec<PoolDrift> {
     let (before, after) = (objects(old), objects(new));
     let value = |m: &std::collections::BTreeMap<ObjKey, super::objects::Obj>, k: &ObjKey| m.get(k).and_then(|o| o.value.as_ref().ok()).cloned();
     let mut out = Vec::new();
@@ -34,16 +43,46 @@ pub fn pool_drifts(old: &OutputTree, new: &OutputTree, catalog_for: &CatalogFor)
         let base = Side { pool: &base_pool, class: base_class.as_ref() };
         let head = Side { pool: &head_pool, class: head_class.as_ref() };
         let region = base_pool.pointer("/metadata/annotations/gpuplan.dev~1catalog").and_then(Value::as_str).and_then(|c| c.split('@').next()).unwrap_or("us-east-1");
+        let catalog = catalog_for(region);
         // No node listed (the class is not in out/, or the region has no offering for it) is not known, not none.
-        let nodes = catalog_for(region).map(|(c, l)| base_nodes(base, c, l)).filter(|ns| !ns.is_empty());
+        let nodes = catalog.map(|(c, l)| base_nodes(base, c, l)).filter(|ns| !ns.is_empty());
         let mut drift = judge(&key.cluster, &key.name, base, head, nodes.as_deref());
         let class = class_key(&head_pool);
         drift.node_class = format!("{} {}", class.kind, class.name);
+        if drift.drifts() {
+            // The head's cluster as Karpenter sees it after the merge: every NodePool and node class.
+            let cluster: Vec<Value> = after.iter().filter(|(k, _)| k.cluster == key.cluster && matches!(k.kind.as_str(), "NodePool" | "EC2NodeClass" | "NodeClass")).filter_map(|(k, _)| value(&after, k)).collect();
+            let pools: Vec<&Value> = cluster.iter().filter(|o| o["kind"] == "NodePool").collect();
+            drift.stuck = super::stuck::stuck(&base_pool, &pools, &key.name, &lowered_limits(&base_pool, &head_pool));
+            if let (false, Some((c, l))) = (drift.stuck(), catalog) {
+                let claims = running.nodeclaims.get(&key.cluster);
+                drift.roll = roll(c, l, &cluster, base, head, &key.name, claims.map(Vec::as_slice), running.merge_unix);
+            }
+        }
         if drift.drifts() || !drift.effects.is_empty() {
             out.push(drift);
         }
     }
     out
+}
+
+/// The roll of a drifting NodePool, replayed on its cluster's head objects, with the nodes that drift counted from the
+/// NodeClaims given (those of the NodePool whose labels a rule drifts) or else the base's limits' worst case.
+#[allow(clippy::too_many_arguments)]
+fn roll(catalog: &Catalog, labels: &TypeLabels, cluster: &[Value], base: Side, head: Side, nodepool: &str, claims: Option<&[(String, Node)]>, merge_unix: i64) -> Option<super::roll::Roll> {
+    use super::roll::NodeSource;
+    // The base's NodePool among the head's classes: what runs at the merge, and its limits bound it.
+    let objects: Vec<Value> = cluster.iter().filter(|o| o["kind"] != "NodePool").cloned().chain([base.pool.clone()]).collect();
+    let (node, limit) = super::roll::worst_case(catalog, labels, &objects, nodepool)?;
+    let (count, source) = match claims {
+        Some(claims) => {
+            let cmp = Comparison::new(base, head);
+            let of_pool: Vec<&Node> = claims.iter().filter(|(p, _)| p == nodepool).map(|(_, n)| n).collect();
+            ((of_pool.iter().filter(|n| !cmp.rules(n).is_empty()).count() as u32, of_pool.len() as u32), NodeSource::ClusterState)
+        }
+        None => ((limit?, limit?), NodeSource::Limits),
+    };
+    super::roll::replay(catalog, labels, cluster, nodepool, &node, count, source, merge_unix)
 }
 
 /// One NodePool's verdict, from the nodes its base could run (None: no catalog to list them).
@@ -92,7 +131,7 @@ fn judge(cluster: &str, nodepool: &str, base: Side, head: Side, nodes: Option<&[
         }
     }
     let drifting = nodes.map(|ns| ns.iter().filter(|n| !cmp.rules(n).is_empty()).count());
-    PoolDrift { cluster: cluster.into(), nodepool: nodepool.into(), node_class: String::new(), causes, offerings_drifting: drifting, offerings: nodes.map(<[Node]>::len), effects: effects(base.pool, head.pool) }
+    PoolDrift { cluster: cluster.into(), nodepool: nodepool.into(), node_class: String::new(), causes, offerings_drifting: drifting, offerings: nodes.map(<[Node]>::len), effects: effects(base.pool, head.pool), stuck: Vec::new(), roll: None, expire_after: expire_after(head.pool) }
 }
 
 /// "p5.48xlarge (reserved), g6e.xlarge" and how many more: the types of the drifting nodes.
@@ -104,6 +143,11 @@ fn types_of(nodes: &[&Node]) -> String {
     let more = types.len().saturating_sub(5);
     let shown = types.into_iter().take(5).collect::<Vec<_>>().join(", ");
     if more > 0 { format!("nodes of {shown} and {more} more types") } else { format!("nodes of {shown}") }
+}
+
+/// The head NodePool's `expireAfter` as the API server stores it (`720h` when left out).
+fn expire_after(pool: &Value) -> Option<String> {
+    Some(pool.pointer("/spec/template/spec/expireAfter").and_then(Value::as_str).unwrap_or("720h").to_owned())
 }
 
 fn requirements_changed(base: &Value, head: &Value) -> bool {
@@ -128,6 +172,34 @@ fn effects(base: &Value, head: &Value) -> Vec<String> {
         out.push("weight changes only which pool new launches use".into());
     }
     out
+}
+
+/// Under the headline, when the bound falls: which part of it merging does not save at once. A lower limit removes
+/// no running node (sigs.k8s.io/karpenter v1.14.1: limits are read when the provisioner launches, `scheduler.go`
+/// `remainingResources`; no controller deletes nodes above them), so the spend follows only as nodes leave for
+/// other reasons, at the latest when they expire; the NodePools whose nodes drift are replaced by the roll instead.
+pub fn savings_note(drifts: &[PoolDrift], worst_case_delta: f64) -> Option<String> {
+    if worst_case_delta >= 0.0 {
+        return None;
+    }
+    let lowered: Vec<&PoolDrift> = drifts.iter().filter(|d| !d.drifts() && d.effects.iter().any(|e| e.starts_with("lower limit"))).collect();
+    if lowered.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = lowered.iter().map(|d| format!("`{}`", d.nodepool)).collect();
+    let expiry: std::collections::BTreeSet<&str> = lowered.iter().filter_map(|d| d.expire_after.as_deref()).collect();
+    let latest = match expiry.iter().copied().collect::<Vec<_>>().as_slice() {
+        [] => String::new(),
+        ["Never"] => "; their nodes never expire, so it may never follow in full".into(),
+        [one] => format!(", at the latest when they expire (`expireAfter` {one})"),
+        many => format!(", at the latest when they expire (`expireAfter` {})", many.join(", ")),
+    };
+    Some(format!(
+        "
+**Not saved at merge:** the lower limits of NodePool {} lower the bound at once, but remove no running node; the spend follows as nodes leave (consolidation, interruptions{latest}).
+",
+        names.join(", ")
+    ))
 }
 
 /// The resources whose limit the head lowers, or sets where the base had none (no limit is unbounded).
@@ -156,7 +228,9 @@ pub fn markdown_section(drifts: &[PoolDrift]) -> String {
         }
         return s;
     }
-    let mut s = format!("\n### Disruption\n\nMerging replaces running nodes (Karpenter {KARPENTER}'s drift: each drifted node is replaced as the NodePool's disruption budgets allow).\n\n| Cluster | NodePool | Nodes replaced | Why (field → Karpenter's reason) | Proven |\n|---|---|---|---|---|\n");
+    let mut s = format!("\n### Disruption\n\nMerging replaces running nodes (Karpenter {KARPENTER}'s drift: each drifted node is replaced as the NodePool's disruption budgets allow).\n");
+    s.push_str(&stuck_list(&drifting));
+    s.push_str("\n| Cluster | NodePool | Nodes replaced | Why (field → Karpenter's reason) | Proven |\n|---|---|---|---|---|\n");
     for d in &drifting {
         for c in &d.causes {
             let share = match (d.offerings_drifting, d.offerings) {
@@ -174,10 +248,71 @@ pub fn markdown_section(drifts: &[PoolDrift]) -> String {
             ));
         }
     }
+    s.push_str(&roll_table(&drifting));
+    s.push_str(&role_prerequisites(&drifting));
     for d in drifts.iter().filter(|d| !d.effects.is_empty()) {
         s.push_str(&format!("\n- `{}` NodePool `{}`: {}", d.cluster, d.nodepool, d.effects.join("; ")));
     }
     s.push('\n');
+    s
+}
+
+/// A new node role replaces every node, and the replacements launch with it only if it is ready first: Karpenter
+/// passes the role to the instance profile it creates (the controller needs `iam:PassRole` on it,
+/// karpenter-provider-aws `pkg/providers/instanceprofile`), and the nodes join only with an EKS access entry of type
+/// `EC2_LINUX` for it (or an `aws-auth` mapping). Without them the replacements never become Ready and the roll stalls.
+fn role_prerequisites(drifting: &[&PoolDrift]) -> String {
+    let pools: Vec<String> = drifting.iter().filter(|d| d.causes.iter().any(|c| c.fields.iter().any(|f| f == "spec.role"))).map(|d| format!("`{}`", d.nodepool)).collect();
+    if pools.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n**Before merging** (a new node role, NodePool {}): give the Karpenter controller's IAM role `iam:PassRole` on the new role, and the cluster an EKS access entry of type `EC2_LINUX` for it (or an `aws-auth` mapping); without them no replacement joins and the roll stalls with every old node still running.\n",
+        pools.join(", ")
+    )
+}
+
+/// The rolls replayed: per drifting NodePool, the nodes replaced, at once, how long, and the extra $ meanwhile.
+fn roll_table(drifting: &[&PoolDrift]) -> String {
+    let rolls: Vec<(&PoolDrift, &super::roll::Roll)> = drifting.iter().filter_map(|d| Some((*d, d.roll.as_ref()?))).collect();
+    if rolls.is_empty() {
+        return String::new();
+    }
+    let mut s = "\nThe roll, replayed through the forecast engine (Karpenter's drift method, the NodePool's budgets at the merge's time, each replacement Ready before its node drains; one pod per node of the smallest type, the workloads' PDBs not counted; above one node at a time, at once is an upper bound and the duration a lower one):\n\n| Cluster | NodePool | Nodes replaced | At once | Duration | Extra during the roll | Counted from |\n|---|---|---|---|---|---|---|\n".to_owned();
+    for (d, r) in rolls {
+        let capped = if r.capped { format!(" (replayed at {})", super::roll::MAX_NODES) } else { String::new() };
+        s.push_str(&format!(
+            "| `{}` | `{}` | {}{capped} | {} | {} | ${:.2} | {} |\n",
+            d.cluster,
+            d.nodepool,
+            r.nodes_words(),
+            r.at_once,
+            r.duration_words(),
+            r.extra_usd,
+            r.source.words()
+        ));
+    }
+    s
+}
+
+/// The drifts that cannot finish, certain ones first: what stops them, what Karpenter does, how to change safely.
+fn stuck_list(drifting: &[&PoolDrift]) -> String {
+    let mut rows: Vec<(bool, String)> = Vec::new();
+    for d in drifting {
+        for st in &d.stuck {
+            let what = match &st.when {
+                None => "**cannot finish**".to_owned(),
+                Some(when) => format!("cannot finish when {when}"),
+            };
+            rows.push((!st.certain, format!("- `{}` NodePool `{}` {what}: {}. Then {}. Safely: {}. ({})\n", d.cluster, d.nodepool, st.why, st.next, st.fix, st.source)));
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    rows.sort_by_key(|(conditional, _)| *conditional);
+    let mut s = "\nDrift that cannot finish (Karpenter replaces a drifted node only once its pods fit elsewhere):\n\n".to_owned();
+    s.extend(rows.into_iter().map(|(_, row)| row));
     s
 }
 
@@ -190,5 +325,41 @@ pub fn attach(changes: &mut [super::detail::ObjectChange], drifts: Vec<PoolDrift
         if let Some(i) = own.or(class) {
             changes[i].drift.push(d);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pool(limit: &str, expire: Option<&str>) -> Value {
+        let mut spec = json!({"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "c"}, "requirements": []});
+        if let Some(e) = expire {
+            spec["expireAfter"] = json!(e);
+        }
+        json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"}, "spec": {"limits": {"nvidia.com/gpu": limit}, "template": {"spec": spec}}})
+    }
+
+    /// A lower limit removes no node (limits are read at launch, scheduler.go `remainingResources`): the headline's
+    /// saving is said not to be made at merge, with the expiry that bounds when it is.
+    #[test]
+    fn a_lowered_limit_is_not_a_saving_at_merge() {
+        let (base, head) = (pool("40", None), pool("20", None));
+        let d = judge("c", "p", Side { pool: &base, class: None }, Side { pool: &head, class: None }, None);
+        assert!(!d.drifts() && d.effects[0].starts_with("lower limit (nvidia.com/gpu)"), "{d:?}");
+        let note = savings_note(std::slice::from_ref(&d), -10.0).unwrap();
+        assert!(note.contains("**Not saved at merge:**") && note.contains("`expireAfter` 720h"), "{note}");
+        assert!(savings_note(std::slice::from_ref(&d), 5.0).is_none(), "a rise is no saving");
+        let never = judge("c", "p", Side { pool: &pool("40", Some("Never")), class: None }, Side { pool: &pool("20", Some("Never")), class: None }, None);
+        assert!(savings_note(&[never], -10.0).unwrap().contains("never expire"));
+    }
+
+    #[test]
+    fn a_new_node_role_names_what_must_exist_first() {
+        let mut d = judge("c", "p", Side { pool: &pool("4", None), class: None }, Side { pool: &pool("4", None), class: None }, None);
+        d.causes.push(DriftCause { rule: DriftRule::NodeClassHash, reason: "NodeClassDrift", fields: vec!["spec.role".into()], nodes: "every node".into(), proven: true, unproven: None, source: "" });
+        let text = role_prerequisites(&[&d]);
+        assert!(text.contains("iam:PassRole") && text.contains("EC2_LINUX") && text.contains("`p`"), "{text}");
     }
 }

@@ -80,6 +80,10 @@ pub fn render_review(old: &OutputTree, new: &OutputTree, ctx: &ReviewContext) ->
     }
     s.push('\n');
     s.push_str(&headline(&before, &after));
+    let worst = |f: &super::pools::Figures| f.values().flat_map(|p| p.values()).map(|p| p.total(CostMeasure::WorstCase)).sum::<f64>();
+    if let Some(note) = ctx.drift.as_deref().and_then(|d| super::drift_review::savings_note(d, cents(worst(&after) - worst(&before)))) {
+        s.push_str(&note);
+    }
     if let Some(review) = &ctx.forecast {
         s.push_str(&super::forecast::section(review));
     }

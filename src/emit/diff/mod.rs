@@ -16,7 +16,9 @@ mod markdown;
 mod objects;
 pub mod policy;
 pub mod pools;
+pub mod roll;
 mod semantic;
+pub mod stuck;
 mod unified;
 
 pub use detail::{

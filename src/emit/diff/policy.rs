@@ -6,6 +6,10 @@
 //! check  := "over-budget"        a profile's worst case after the change is above its budget
 //!         | "estimated-prices"   a NodePool's prices are estimated (not observed) spot prices
 //!         | "nodepool-removed"   the change deletes a NodePool (and with it every node it launched)
+//!         | "drift"              the change replaces running nodes (Karpenter's drift)
+//!         | "stuck-drift"        the change drifts nodes whose pods then fit no NodePool: the drift cannot finish
+//!         | "drift.nodes" (">" | ">=") N     a NodePool's roll replaces more than N nodes
+//!         | "drift.share" (">" | ">=") N "%" a NodePool's roll replaces more than N% of its nodes
 //! metric := "worst-case" | "drain-peak" | "at-limit"
 //!         | "expected"           the forecast's mean $/h (`forecast`): needs a demand file, gpuplan.demand.kdl
 //! amount := N "%"                of the cost before (from nothing, any increase is above every percentage)
@@ -16,7 +20,9 @@
 //! change that raises one profile's worst case by 11% even when the cluster's total rises by 2%. The change is
 //! denied when any `--fail-on` rule holds anywhere, warned when any `--warn-on` rule does. `nodepool-removed` is a
 //! `--fail-on` rule unless the removed NodePools are each allowed by name (`--allow-removal NAME` or
-//! `CLUSTER/NAME`): a removal cannot be undone by reverting the pull request (the nodes are gone).
+//! `CLUSTER/NAME`): a removal cannot be undone by reverting the pull request (the nodes are gone). `stuck-drift` is
+//! one too unless each NodePool is allowed by name (`--allow-stuck-drift`): its old nodes stay, and their pods go
+//! pending as the nodes leave for other reasons, long after the merge.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -45,6 +51,12 @@ pub enum Rule {
     NodePoolRemoved,
     /// Any running node is replaced (Karpenter's drift: `drift_review`), proven or not.
     Drift,
+    /// A drift that certainly cannot finish (`stuck`).
+    StuckDrift,
+    /// A NodePool's roll replaces more than (or at least) this many nodes.
+    DriftNodes { inclusive: bool, nodes: u32 },
+    /// A NodePool's roll replaces more than (or at least) this share of its nodes, in percent.
+    DriftShare { inclusive: bool, percent: f64 },
     Increase { metric: Metric, inclusive: bool, amount: Amount },
 }
 
@@ -66,9 +78,13 @@ impl std::str::FromStr for Rule {
             "estimated-prices" => return Ok(Rule::EstimatedPrices),
             "nodepool-removed" => return Ok(Rule::NodePoolRemoved),
             "drift" => return Ok(Rule::Drift),
+            "stuck-drift" => return Ok(Rule::StuckDrift),
             _ => {}
         }
-        let help = "a rule is over-budget, estimated-prices, nodepool-removed, drift, or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month>, e.g. worst-case.increase > 10%";
+        if let Some(rule) = drift_threshold(&t) {
+            return rule.ok_or_else(|| format!("`{text}`: drift.nodes takes a whole number (drift.nodes > 10), drift.share a percentage (drift.share > 25%)"));
+        }
+        let help = "a rule is over-budget, estimated-prices, nodepool-removed, drift, stuck-drift, drift.nodes > N, drift.share > N%, or <worst-case|drain-peak|at-limit|expected>.increase > <N%|$N/h|$N/month>, e.g. worst-case.increase > 10%";
         let (metric, rest) = t.split_once(".increase").ok_or_else(|| format!("`{text}` is not a rule: {help}"))?;
         let metric = match metric {
             "worst-case" => Metric::Cost(CostMeasure::WorstCase),
@@ -83,6 +99,20 @@ impl std::str::FromStr for Rule {
         };
         Ok(Rule::Increase { metric, inclusive, amount: amount_of(amount).ok_or_else(|| format!("`{amount}` in `{text}` is not an amount: N%, $N/h or $N/month"))? })
     }
+}
+
+/// `drift.nodes > N` / `drift.share > P%` (spaces already removed); None when the text is neither, Some(None) when it
+/// is one with a bad number.
+fn drift_threshold(t: &str) -> Option<Option<Rule>> {
+    let (metric, rest) = t.strip_prefix("drift.nodes").map(|r| ("nodes", r)).or_else(|| t.strip_prefix("drift.share").map(|r| ("share", r)))?;
+    let (inclusive, number) = match rest.strip_prefix(">=") {
+        Some(n) => (true, n),
+        None => (false, rest.strip_prefix('>')?),
+    };
+    Some(match metric {
+        "nodes" => number.parse::<u32>().ok().map(|nodes| Rule::DriftNodes { inclusive, nodes }),
+        _ => number.strip_suffix('%').and_then(|p| p.parse::<f64>().ok()).filter(|p| p.is_finite() && *p >= 0.0).map(|percent| Rule::DriftShare { inclusive, percent }),
+    })
 }
 
 fn amount_of(text: &str) -> Option<Amount> {
@@ -104,6 +134,9 @@ impl fmt::Display for Rule {
             Rule::EstimatedPrices => f.write_str("estimated-prices"),
             Rule::NodePoolRemoved => f.write_str("nodepool-removed"),
             Rule::Drift => f.write_str("drift"),
+            Rule::StuckDrift => f.write_str("stuck-drift"),
+            Rule::DriftNodes { inclusive, nodes } => write!(f, "drift.nodes {} {nodes}", if *inclusive { ">=" } else { ">" }),
+            Rule::DriftShare { inclusive, percent } => write!(f, "drift.share {} {percent}%", if *inclusive { ">=" } else { ">" }),
             Rule::Increase { metric, inclusive, amount } => {
                 let metric = match metric {
                     Metric::Cost(CostMeasure::WorstCase) => "worst-case",
@@ -135,6 +168,8 @@ pub struct Policy {
     pub warn_on: Vec<Rule>,
     /// NodePools whose removal is allowed: `NAME` or `CLUSTER/NAME`.
     pub allow_removal: Vec<String>,
+    /// NodePools whose drift may be stuck: `NAME` or `CLUSTER/NAME`.
+    pub allow_stuck_drift: Vec<String>,
 }
 
 /// One rule that held, where, and why.
@@ -165,14 +200,18 @@ impl Policy {
     pub fn evaluate(&self, old: &OutputTree, new: &OutputTree, before: &Figures, after: &Figures, drift: &[super::drift_review::PoolDrift]) -> Verdict {
         let mut verdict = Verdict::default();
         let mut fail_on = self.fail_on.clone();
-        if !fail_on.contains(&Rule::NodePoolRemoved) {
-            fail_on.push(Rule::NodePoolRemoved);
+        for always in [Rule::NodePoolRemoved, Rule::StuckDrift] {
+            if !fail_on.contains(&always) {
+                fail_on.push(always);
+            }
         }
         for (level, rules) in [(Level::Deny, &fail_on), (Level::Warn, &self.warn_on)] {
             for rule in rules.iter() {
                 verdict.rules.push((level, rule.to_string()));
                 let findings = match rule {
                     Rule::NodePoolRemoved => self.removals(old, new),
+                    Rule::StuckDrift => self.stuck_drifts(drift),
+                    Rule::DriftNodes { .. } | Rule::DriftShare { .. } => drift.iter().filter(|d| d.drifts()).filter_map(|d| drift_size(rule, d).map(|why| (format!("cluster `{}`", d.cluster), why))).collect(),
                     Rule::Drift => drift.iter().filter(|d| d.drifts()).map(|d| (format!("cluster `{}`", d.cluster), format!("replaces nodes of NodePool `{}`: {}", d.nodepool, d.sentence()))).collect(),
                     _ => scoped(rule, before, after),
                 };
@@ -182,6 +221,18 @@ impl Policy {
         verdict
     }
 
+    fn stuck_drifts(&self, drift: &[super::drift_review::PoolDrift]) -> Vec<(String, String)> {
+        let allowed = |cluster: &str, name: &str| self.allow_stuck_drift.iter().any(|a| a == name || *a == format!("{cluster}/{name}"));
+        drift
+            .iter()
+            .filter(|d| d.stuck() && !allowed(&d.cluster, &d.nodepool))
+            .flat_map(|d| d.stuck.iter().filter(|s| s.certain).map(move |s| (d, s)))
+            .map(|(d, s)| {
+                (format!("cluster `{}`", d.cluster), format!("the drift of NodePool `{}` cannot finish: {} (allow it by name: --allow-stuck-drift {}/{})", d.nodepool, s.why, d.cluster, d.nodepool))
+            })
+            .collect()
+    }
+
     fn removals(&self, old: &OutputTree, new: &OutputTree) -> Vec<(String, String)> {
         let allowed = |cluster: &str, name: &str| self.allow_removal.iter().any(|a| a == name || *a == format!("{cluster}/{name}"));
         removed_node_pools(old, new)
@@ -189,6 +240,27 @@ impl Policy {
             .filter(|r| !allowed(&r.cluster, &r.name))
             .map(|r| (format!("cluster `{}`", r.cluster), format!("removes NodePool `{}` (allow it by name: --allow-removal {}/{})", r.name, r.cluster, r.name)))
             .collect()
+    }
+}
+
+/// Whether a size rule holds for one drifting NodePool, and why. A count nobody knows (no limit bounds the pool, no
+/// cluster state, no catalog) holds: the rule exists to stop what nobody has measured.
+fn drift_size(rule: &Rule, d: &super::drift_review::PoolDrift) -> Option<String> {
+    let above = |value: f64, limit: f64, inclusive: bool| if inclusive { value >= limit } else { value > limit };
+    let every = d.causes.iter().any(|c| c.nodes == "every node");
+    match (rule, &d.roll) {
+        (Rule::DriftNodes { inclusive, nodes }, Some(r)) => above(f64::from(r.drifting), f64::from(*nodes), *inclusive)
+            .then(|| format!("NodePool `{}` replaces {} ({})", d.nodepool, r.nodes_words(), r.source.words())),
+        (Rule::DriftShare { inclusive, percent }, Some(r)) if r.source == super::roll::NodeSource::ClusterState => {
+            let share = if r.running == 0 { 0.0 } else { f64::from(r.drifting) / f64::from(r.running) * 100.0 };
+            above(share, *percent, *inclusive).then(|| format!("NodePool `{}` replaces {share:.0}% of its nodes ({})", d.nodepool, r.nodes_words()))
+        }
+        (Rule::DriftShare { inclusive, percent }, _) => above(100.0, *percent, *inclusive).then(|| {
+            let why = if every { "every node" } else { "up to every node: which nodes run is not known without --cluster-state" };
+            format!("NodePool `{}` replaces {why}", d.nodepool)
+        }),
+        (Rule::DriftNodes { .. }, None) => Some(format!("NodePool `{}` replaces nodes, how many is not known (no limit bounds it; give --cluster-state)", d.nodepool)),
+        _ => None,
     }
 }
 
@@ -233,7 +305,7 @@ fn profile_rule(rule: &Rule, before: &ProfileFigures, after: &ProfileFigures) ->
             let estimated: Vec<&str> = after.pools.iter().filter(|(_, p)| p.estimated_prices).map(|(n, _)| n.as_str()).collect();
             (!estimated.is_empty()).then(|| format!("costs from estimated spot prices: {}", estimated.join(", ")))
         }
-        Rule::NodePoolRemoved | Rule::Drift => None,
+        Rule::NodePoolRemoved | Rule::Drift | Rule::StuckDrift | Rule::DriftNodes { .. } | Rule::DriftShare { .. } => None,
     }
 }
 
@@ -271,6 +343,13 @@ mod tests {
             assert!(rule(bad).is_err(), "{bad} was read");
         }
         assert_eq!(rule("worst-case.increase >= $2.5/h").unwrap().to_string(), "worst-case.increase >= $2.5/h");
+        assert_eq!(rule("drift.nodes > 10"), Ok(Rule::DriftNodes { inclusive: false, nodes: 10 }));
+        assert_eq!(rule("drift.share>=25%"), Ok(Rule::DriftShare { inclusive: true, percent: 25.0 }));
+        assert_eq!(rule("drift.share >= 25%").unwrap().to_string(), "drift.share >= 25%");
+        assert_eq!(rule(" stuck-drift "), Ok(Rule::StuckDrift));
+        for bad in ["drift.nodes > ten", "drift.nodes > 1.5", "drift.share > 25", "drift.share > -1%"] {
+            assert!(rule(bad).is_err(), "{bad} was read");
+        }
     }
 
     #[test]

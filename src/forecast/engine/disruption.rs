@@ -142,16 +142,26 @@ impl Run<'_, '_> {
         out
     }
 
-    /// The nodes any method may disrupt (types.go `NewCandidate`) that the method's `ShouldDisrupt` keeps, in launch
-    /// order.
+    /// The nodes any graceful method may disrupt (types.go `NewCandidate`) that the method's `ShouldDisrupt` keeps, in
+    /// launch order.
     pub(super) fn disruptable(&self, should_disrupt: impl Fn(&super::state::Node) -> bool) -> Vec<usize> {
+        self.disruptable_as(false, should_disrupt)
+    }
+
+    /// [`Run::disruptable`] for a method of the eventual class (drift): types.go `NewCandidate` keeps a node whose pods
+    /// a PDB or `do-not-disrupt` holds when its NodeClaim has a `terminationGracePeriod` (`EventualDisruptionClass`:
+    /// bounded by it, whatever the PDBs say).
+    pub(super) fn disruptable_as(&self, eventual: bool, should_disrupt: impl Fn(&super::state::Node) -> bool) -> Vec<usize> {
         let now = self.now;
         (0..self.nodes.len())
             .filter(|&n| {
                 let node = &self.nodes[n];
                 node.ready(now) && node.deleting.is_none() && !node.fixed && should_disrupt(node)
             })
-            .filter(|&n| self.nodes[n].pods.iter().all(|&p| self.pods[p].running && !self.spec(p).do_not_disrupt && self.evictable(p)))
+            .filter(|&n| {
+                let bounded = eventual && self.cluster.policies[self.nodes[n].template].termination_grace.is_some();
+                self.nodes[n].pods.iter().all(|&p| self.pods[p].running && (bounded || (!self.spec(p).do_not_disrupt && self.evictable(p))))
+            })
             .collect()
     }
 

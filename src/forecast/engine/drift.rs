@@ -7,7 +7,6 @@
 //! replacements, any number of them) gives the command. Drift has no validator: the command executes at once
 //! (replacements launched, the candidate drained once they are Ready, `queue.go`), and the controller reconciles again.
 
-use super::provision::Scope;
 use super::Run;
 use crate::forecast::timeline::EndedBy;
 use crate::simulate::scheduler::Claim;
@@ -28,7 +27,7 @@ impl Run<'_, '_> {
 
     /// drift.go `ComputeCommands`: the candidate to replace and its replacements, if any candidate can go now.
     pub(super) fn drift(&self) -> Option<(usize, Vec<Claim>)> {
-        let mut candidates = self.disruptable(|node| node.drifted_at.is_some());
+        let mut candidates = self.disruptable_as(true, |node| node.drifted_at.is_some());
         if candidates.is_empty() {
             return None;
         }
@@ -37,8 +36,7 @@ impl Run<'_, '_> {
         candidates.sort_by_key(|&n| (!self.nodes[n].pods.is_empty(), self.nodes[n].drifted_at, n));
         let budgets = self.budget_mapping(EndedBy::Drifted);
         candidates.into_iter().filter(|&n| budgets[self.nodes[n].template] > 0).find_map(|n| {
-            let pods: Vec<usize> = self.nodes[n].pods.iter().copied().collect();
-            let placement = self.schedule(&pods, Scope { ready_only: false, provision: true, without: &[n] });
+            let placement = self.simulate_without(&[n]);
             placement.pending.is_empty().then_some((n, placement.new_claims))
         })
     }

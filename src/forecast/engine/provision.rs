@@ -223,6 +223,21 @@ impl Run<'_, '_> {
         placement
     }
 
+    /// disruption/helpers.go `SimulateScheduling`: the candidates' pods scheduled together with the pods pending now
+    /// (`GetPendingPods`) and those on nodes already deleting (`deletingNodePods`), without the candidates; a command
+    /// needs every pod but the pending ones to fit (`AllNonPendingPodsScheduled`), so those are left out of
+    /// `pending`. The new NodeClaims include what the pending pods need: Karpenter launches them with the command.
+    pub(super) fn simulate_without(&self, candidates: &[usize]) -> Placement {
+        let mut pods: Vec<usize> = candidates.iter().flat_map(|&n| self.nodes[n].pods.iter().copied()).collect();
+        let deleting = self.nodes.iter().enumerate().filter(|(n, node)| node.live() && node.deleting.is_some() && !candidates.contains(n));
+        pods.extend(deleting.flat_map(|(_, node)| node.pods.iter().copied()));
+        let pending = self.unplaced();
+        pods.extend(pending.iter().copied());
+        let mut placement = self.schedule(&pods, Scope { ready_only: false, provision: true, without: candidates });
+        placement.pending.retain(|p| !pending.contains(p));
+        placement
+    }
+
     /// Whether the pod alone could join the node: it tolerates the node's taints (a PreferNoSchedule taint counts as
     /// tolerated, as relaxation may tolerate it), its nodeSelector is compatible with the node (its affinity terms only
     /// narrow that), and it fits beside the node's pods and daemons. A necessary condition of `Scheduler`'s `can_add`.

@@ -63,6 +63,9 @@ import (
 // pollingPeriod is the disruption singleton's (disruption/controller.go pollingPeriod).
 const pollingPeriod = 10 * time.Second
 
+// maxRoundsPerPoll bounds the immediate requeues of one poll (each starts a command for other candidates).
+const maxRoundsPerPoll = 1000
+
 // provisionRequeue is the provisioning pod and node controllers' requeue (provisioning/controller.go).
 const provisionRequeue = 10 * time.Second
 
@@ -403,15 +406,23 @@ func (r *run) advanceTo(until time.Time, poll bool) error {
 				continue
 			}
 			commands := len(r.decisions)
-			if _, err := r.disruption.Reconcile(r.ctx); err != nil {
-				return fmt.Errorf("disruption at %ds: %w", r.seconds(next), err)
-			}
-			if r.failure != nil {
-				return r.failure
-			}
-			r.recordCommands()
-			if err := r.settle(); err != nil {
-				return err
+			// disruption/controller.go Reconcile: a method that started a command requeues at once
+			// (singleton.RequeueImmediately), so the controller runs again in the same moment until one finds nothing.
+			for round := 0; round < maxRoundsPerPoll; round++ {
+				before := len(r.decisions)
+				if _, err := r.disruption.Reconcile(r.ctx); err != nil {
+					return fmt.Errorf("disruption at %ds: %w", r.seconds(next), err)
+				}
+				if r.failure != nil {
+					return r.failure
+				}
+				r.recordCommands()
+				if err := r.settle(); err != nil {
+					return err
+				}
+				if len(r.decisions) == before {
+					break
+				}
 			}
 			if len(r.decisions) == commands && r.queue.IsEmpty() {
 				r.quietWrites = r.writes
