@@ -86,16 +86,21 @@ pub fn git_top(dir: &Path) -> Option<&Path> {
 }
 
 /// Installs the confinement for this process: `root`, and the command line's words `typed` (every argument, and
-/// the value of each `--flag=value` and `NAME=value`); those that name a path outside the root as typed widen it by what they
+/// the value of each `--flag=value`, and the PATH of `--cluster-state CLUSTER=PATH`); those that name a path outside the root as typed widen it by what they
 /// resolve to. Returns the canonical root. A second call changes nothing.
+/// The one flag whose value is `NAME=PATH` (`gpuplan diff --cluster-state`).
+const CLUSTER_STATE_FLAG: &str = "--cluster-state";
+
 pub fn install(root: &Path, typed: impl IntoIterator<Item = String>) -> io::Result<&'static Path> {
     let cwd = std::env::current_dir()?;
     let root = std::fs::canonicalize(cwd.join(root)).map_err(|e| io::Error::new(e.kind(), format!("the repository root {}: {e}", root.display())))?;
     let mut outside = Vec::new();
+    let mut after_cluster_state = false;
     for word in typed {
+        let named = std::mem::replace(&mut after_cluster_state, word == CLUSTER_STATE_FLAG) || word.starts_with(&format!("{CLUSTER_STATE_FLAG}="));
         let word = word.split_once('=').filter(|(flag, _)| flag.starts_with("--")).map_or(word.as_str(), |(_, v)| v);
-        // A `NAME=PATH` value (`--cluster-state ml-prod=/tmp/nodeclaims.json`) names PATH.
-        let word = word.split_once('=').filter(|(name, _)| !name.is_empty() && !name.contains('/')).map_or(word, |(_, v)| v);
+        // `--cluster-state CLUSTER=PATH` names PATH (only that flag's value: elsewhere a word with `=` is a path).
+        let word = if named { word.split_once('=').filter(|(name, _)| !name.is_empty() && !name.contains('/')).map_or(word, |(_, v)| v) } else { word };
         if word.is_empty() || (word.starts_with('-') && !word.contains('/')) {
             continue;
         }

@@ -45,7 +45,7 @@ pub struct Args {
     #[arg(long, value_name = "NODEPOOL")]
     allow_removal: Vec<String>,
     /// Allow a drift of this NodePool (NAME or CLUSTER/NAME) that cannot finish: its pods fit no NodePool after the
-    /// change (`stuck-drift`, always a deny rule otherwise).
+    /// change, or a static NodePool's node limit leaves no room (`stuck-drift`, always a deny rule otherwise).
     #[arg(long, value_name = "NODEPOOL")]
     allow_stuck_drift: Vec<String>,
     /// What runs now, for the drift roll's node count: the JSON of `kubectl get nodeclaims -o json` (`kubectl

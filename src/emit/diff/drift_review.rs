@@ -71,9 +71,11 @@ pub fn pool_drifts(old: &OutputTree, new: &OutputTree, catalog_for: &CatalogFor,
 #[allow(clippy::too_many_arguments)]
 fn roll(catalog: &Catalog, labels: &TypeLabels, cluster: &[Value], base: Side, head: Side, nodepool: &str, claims: Option<&[(String, Node)]>, merge_unix: i64) -> Option<super::roll::Roll> {
     use super::roll::NodeSource;
-    // The base's NodePool among the head's classes: what runs at the merge, and its limits bound it.
+    // The base's NodePool among the head's classes bounds what runs at the merge; the node replayed is one the head
+    // launches (the replay runs on the head's objects).
     let objects: Vec<Value> = cluster.iter().filter(|o| o["kind"] != "NodePool").cloned().chain([base.pool.clone()]).collect();
-    let (node, limit) = super::roll::worst_case(catalog, labels, &objects, nodepool)?;
+    let (_, limit) = super::roll::worst_case(catalog, labels, &objects, nodepool)?;
+    let (node, _) = super::roll::worst_case(catalog, labels, cluster, nodepool)?;
     let (count, source) = match claims {
         Some(claims) => {
             let cmp = Comparison::new(base, head);
@@ -278,7 +280,7 @@ fn roll_table(drifting: &[&PoolDrift]) -> String {
     if rolls.is_empty() {
         return String::new();
     }
-    let mut s = "\nThe roll, replayed through the forecast engine (Karpenter's drift method, the NodePool's budgets at the merge's time, each replacement Ready before its node drains; one pod per node of the smallest type, the workloads' PDBs not counted; above one node at a time, at once is an upper bound and the duration a lower one):\n\n| Cluster | NodePool | Nodes replaced | At once | Duration | Extra during the roll | Counted from |\n|---|---|---|---|---|---|---|\n".to_owned();
+    let mut s = "\nThe roll, replayed through the forecast engine (Karpenter's drift method, the NodePool's budgets at the merge's time, each replacement Ready before its node drains; one pod per node of the smallest type, the workloads' PDBs not counted; above one node at a time, Karpenter may start fewer at once and take longer):\n\n| Cluster | NodePool | Nodes replaced | At once | Duration | Extra during the roll | Counted from |\n|---|---|---|---|---|---|---|\n".to_owned();
     for (d, r) in rolls {
         let capped = if r.capped { format!(" (replayed at {})", super::roll::MAX_NODES) } else { String::new() };
         s.push_str(&format!(

@@ -259,7 +259,7 @@ fn drift_size(rule: &Rule, d: &super::drift_review::PoolDrift) -> Option<String>
             let why = if every { "every node" } else { "up to every node: which nodes run is not known without --cluster-state" };
             format!("NodePool `{}` replaces {why}", d.nodepool)
         }),
-        (Rule::DriftNodes { .. }, None) => Some(format!("NodePool `{}` replaces nodes, how many is not known (no limit bounds it; give --cluster-state)", d.nodepool)),
+        (Rule::DriftNodes { .. }, None) => Some(format!("NodePool `{}` replaces nodes, how many is not known (its roll was not replayed: stuck, no accelerator limit, or no catalog)", d.nodepool)),
         _ => None,
     }
 }

@@ -8,12 +8,13 @@
 //!
 //! The node count comes from what runs (`--cluster-state`: `kubectl get nodeclaims -o json`), else from the limits'
 //! worst case: the most nodes the base NodePool's limits allow on its smallest type. Each replayed node is of that
-//! type and holds one pod of its own. With a cluster state, the replay runs the drifting nodes alone: a budget's
-//! percentage is then of fewer nodes, so fewer go at once and the duration is an upper bound. Not modelled: the workloads' own PodDisruptionBudgets and pods, the types the
+//! type (the smallest the head's NodePool launches) and holds one pod of its own. A NodePool without an accelerator
+//! limit, or whose head cannot bring up the nodes the base runs (a limit lowered below them), is not replayed. With a
+//! cluster state, the replay runs the drifting nodes alone: a budget's percentage is then of fewer nodes. Not modelled: the workloads' own PodDisruptionBudgets and pods, the types the
 //! nodes really run (a larger type takes as long to replace, and costs more during the roll), pods' start-up after
 //! binding. Where the replay is not yet Karpenter's (tests/conformance/forecast/roll.rs): with a budget above one
-//! node, the engine starts every allowed replacement at once where Karpenter starts a few per poll, so "at once" is
-//! then an upper bound and the duration a lower bound.
+//! node, the engine starts every allowed replacement at once where Karpenter starts a few per poll, so "at once" may
+//! be more and the duration less than Karpenter's.
 
 use std::collections::BTreeMap;
 
@@ -54,9 +55,11 @@ pub struct Roll {
     pub source: NodeSource,
     /// The NodePool's nodes when the change merges (the drifting ones and the rest).
     pub running: u32,
-    /// The nodes running before the merge that drift.
+    /// The nodes running before the merge that drift (as counted, before any cap).
     pub drifting: u32,
-    /// Of them, replaced by the end of the replay.
+    /// Of them, the nodes the replay ran (`drifting`, or [`MAX_NODES`] when capped).
+    pub replayed: u32,
+    /// Of those, replaced by the end of the replay.
     pub replaced: u32,
     /// The most replacements in flight together (launched, the old node not yet gone).
     pub at_once: u32,
@@ -81,8 +84,8 @@ impl Roll {
         if self.drifting == 0 {
             return "–".into();
         }
-        if self.replaced < self.drifting {
-            return format!("not finished after {:.1} days of replay ({} of {} replaced)", s / 86_400.0, self.replaced, self.drifting);
+        if self.replaced < self.replayed {
+            return format!("not finished after {:.1} days of replay ({} of {} replaced)", s / 86_400.0, self.replaced, self.replayed);
         }
         match s {
             s if s < 5_400.0 => format!("{:.0} min", s / 60.0),
@@ -155,7 +158,9 @@ pub fn replay(catalog: &Catalog, labels: &TypeLabels, objects: &[Value], nodepoo
     let objects = objects.as_slice();
     let timeline = replay_objects(catalog, objects, &trace, Mode::EventDriven);
     let price = prices(catalog, labels, objects);
-    Some(Roll { source, running, capped: nodes > MAX_NODES, ..measure(&timeline, nodepool, at, &price) })
+    let measured = measure(&timeline, nodepool, at, &price);
+    // The head could not bring up what runs (a limit lowered below it): the roll is not what this replay shows.
+    (measured.replayed == count).then_some(Roll { source, running, drifting: nodes, capped: nodes > MAX_NODES, ..measured })
 }
 
 fn without_min_values(mut object: Value) -> Value {
@@ -212,6 +217,7 @@ pub fn measure(timeline: &Timeline, nodepool: &str, at: u64, price: &dyn Fn(&cra
         source: NodeSource::Limits,
         running: old.len() as u32,
         drifting: old.len() as u32,
+        replayed: old.len() as u32,
         replaced: replaced.len() as u32,
         at_once: most as u32,
         duration_seconds: end - at,
@@ -221,7 +227,7 @@ pub fn measure(timeline: &Timeline, nodepool: &str, at: u64, price: &dyn Fn(&cra
 }
 
 /// The node a roll of `nodepool` replays ([`PerNode`]) and the most of them its limits allow (None for the count: no
-/// limit bounds it), from `objects` holding the NodePool and node classes.
+/// limit bounds it), from `objects` holding the NodePool and node classes; None without an accelerator limit.
 pub fn worst_case(catalog: &Catalog, labels: &TypeLabels, objects: &[Value], nodepool: &str) -> Option<(PerNode, Option<u32>)> {
     let docs: Vec<crate::simulate::yaml::Doc> = objects
         .iter()
@@ -231,7 +237,9 @@ pub fn worst_case(catalog: &Catalog, labels: &TypeLabels, objects: &[Value], nod
     let manifests = crate::simulate::manifests::manifests(&docs).ok()?;
     let prepared = crate::simulate::prepare(catalog, labels, &manifests, &manifests.node_pools);
     let template = prepared.templates().first()?;
-    let resource = template.pool.limits.keys().find(|k| k.contains('/')).cloned().unwrap_or_else(|| "cpu".into());
+    // One pod per node needs a resource no two pods share a node of: the accelerator the NodePool limits. A NodePool
+    // without one is not replayed.
+    let resource = template.pool.limits.keys().find(|k| k.contains('/')).cloned()?;
     // In milli-units, as the simulator keeps quantities.
     let smallest = template.types.iter().filter(|t| t.offerings.iter().any(|o| o.available)).filter_map(|t| Some((t.capacity.get(&resource).copied().filter(|c| *c > 0)?, t))).min_by_key(|(c, t)| (*c, t.name.clone()))?;
     let node = PerNode { instance_type: smallest.1.name.clone(), resource: resource.clone(), amount: smallest.0 / 1000 };

@@ -49,7 +49,10 @@ const BLOCKED: &str = "Karpenter skips the node (a DisruptionBlocked event) and 
 /// Why the drift of `nodepool` (base → head) cannot finish, given every NodePool of the head's cluster; `lowered`
 /// names the limits the head lowers.
 pub fn stuck(base: &Value, head_pools: &[&Value], nodepool: &str, lowered: &[String]) -> Vec<StuckDrift> {
-    let (Some(base), Some(pools)) = (read(base), head_pools.iter().map(|p| read(p)).collect::<Option<Vec<NodePool>>>()) else { return Vec::new() };
+    // A head NodePool that does not read is left out: it could only hold more pods, never fewer (a pool that fits
+    // none reads fine), so a verdict without it errs towards "cannot finish".
+    let Some(base) = read(base) else { return Vec::new() };
+    let pools: Vec<NodePool> = head_pools.iter().filter_map(|p| read(p)).collect();
     let Some(head) = pools.iter().find(|p| p.name == nodepool) else { return Vec::new() };
     // One certain cause is the verdict: what else could also stop it does not matter then.
     // A static NodePool's drift launches from the template without simulating the pods (staticdrift.go): it is
@@ -86,12 +89,15 @@ fn placed_pods(base: &NodePool) -> (Requirements, Vec<Toleration>) {
     if let Some(pool) = base.labels.get(POOL_LABEL) {
         selector.add(POOL_LABEL, Requirement::is_in([pool.clone()]));
     }
-    let tolerations = base
+    let mut tolerations: Vec<Toleration> = base
         .taints
         .iter()
         .filter(|t| t.effect != "PreferNoSchedule")
         .map(|t| Toleration { key: t.key.clone(), operator: if t.value.is_empty() { "Exists".into() } else { "Equal".into() }, value: t.value.clone(), effect: t.effect.clone() })
         .collect();
+    // Karpenter's relaxation tolerates PreferNoSchedule taints when nothing else fits (scheduling/scheduler.go
+    // `toleratePreferNoSchedule`): they never keep a pod off a NodePool.
+    tolerations.push(Toleration::prefer_no_schedule());
     (selector, tolerations)
 }
 
@@ -107,7 +113,7 @@ fn unplaceable(base: &NodePool, pools: &[NodePool], head: &NodePool) -> Option<S
         Some(pool) => format!("nodeSelector {POOL_LABEL}={pool}"),
         None => "no nodeSelector".into(),
     };
-    let tolerated: Vec<String> = tolerations.iter().map(|t| format!("{}:{}", t.key, t.effect)).collect();
+    let tolerated: Vec<String> = tolerations.iter().filter(|t| !t.key.is_empty()).map(|t| format!("{}:{}", t.key, t.effect)).collect();
     Some(StuckDrift {
         certain: true,
         why: format!(
@@ -187,6 +193,14 @@ mod tests {
         assert!(stuck(&base, &[&base], "a", &[]).is_empty(), "the same taint fits");
         let tolerant = pool("a", Some("gpu"), Some("a"));
         assert!(stuck(&base, &[&head, &tolerant], "a", &[]).is_empty(), "another NodePool holds the pods");
+    }
+
+    /// scheduler.go `toleratePreferNoSchedule`: a PreferNoSchedule taint on both sides keeps no pod off.
+    #[test]
+    fn a_prefer_no_schedule_taint_is_no_stuck_drift() {
+        let mut p = pool("a", Some("gpu"), Some("a"));
+        p["spec"]["template"]["spec"]["taints"] = json!([{"key": "spare", "effect": "PreferNoSchedule"}]);
+        assert!(stuck(&p, &[&p], "a", &[]).is_empty());
     }
 
     #[test]
