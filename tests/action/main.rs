@@ -325,6 +325,8 @@ fn an_ami_bump_is_a_disruption_and_fail_on_drift_denies_it() {
         assert!(first.contains(&format!("| `ml-prod` | `{pool}` | every node")) && first.contains("`spec.amiSelectorTerms` → `AMIDrift`"), "{comment}");
     }
     assert!(comment.contains("- ❌ **deny** `drift`, cluster `ml-prod`: replaces nodes of NodePool `llm-inference-spot`"), "{comment}");
+    assert!(first.contains("| `ml-prod` | `llm-inference-spot` | at most 43 of 43 nodes | 5 |"), "the roll, replayed:\n{comment}");
+    insta::assert_snapshot!("ami_bump", comment);
     let documented = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/action/snapshots/action__documented_flow.snap")).unwrap();
     assert!(documented.contains("**Disruption:** no running node is replaced") && documented.contains("lower limit (nvidia.com/gpu): removes no running node"), "{documented}");
     // The headline's saving is the bound's: merging makes none of it at once.
@@ -362,6 +364,9 @@ fn the_docs_show_the_real_comment() {
     let snapshot = std::fs::read_to_string(root.join("tests/action/snapshots/action__documented_flow.snap")).unwrap();
     let comment = snapshot.splitn(3, "---\n").nth(2).unwrap();
     assert_eq!(shown, comment, "copy tests/action/snapshots/action__documented_flow.snap into the page");
+    let shown = doc.split("<!-- ami-comment:begin -->\n").nth(1).and_then(|s| s.split("<!-- ami-comment:end -->").next()).expect("the AMI comment's markers");
+    let snapshot = std::fs::read_to_string(root.join("tests/action/snapshots/action__ami_bump.snap")).unwrap();
+    assert_eq!(shown, snapshot.splitn(3, "---\n").nth(2).unwrap(), "copy tests/action/snapshots/action__ami_bump.snap into the page");
 }
 
 /// A change that leaves the NodePools as they were but lets a workload grow: the comment shows the workload at
