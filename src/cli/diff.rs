@@ -166,7 +166,7 @@ fn running(states: &[String], tree: &OutputTree) -> Result<gpuplan::emit::diff::
             return Err(CliError::msg(format!("--cluster-state {state}: out/ has no cluster `{cluster}` (it has {})", clusters.iter().cloned().collect::<Vec<_>>().join(", "))));
         }
         let text = gpuplan::input::read_to_string(Path::new(file)).map_err(|e| CliError::msg(format!("--cluster-state {file}: {e}")))?;
-        let claims = gpuplan::emit::diff::roll::nodeclaims(&text).map_err(|e| CliError::msg(format!("--cluster-state {file}: {e}")))?;
+        let claims = gpuplan::emit::diff::drift_review::nodeclaims(&text).map_err(|e| CliError::msg(format!("--cluster-state {file}: {e}")))?;
         running.nodeclaims.insert(cluster, claims);
     }
     Ok(running)

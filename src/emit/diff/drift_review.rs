@@ -18,7 +18,7 @@ pub type CatalogFor<'a> = dyn Fn(&str) -> Option<(&'a Catalog, &'a TypeLabels)> 
 /// budgets' schedules are read at it).
 #[derive(Debug, Clone, Default)]
 pub struct Running {
-    /// Per cluster, its NodeClaims' NodePools and nodes ([`super::roll::nodeclaims`]).
+    /// Per cluster, its NodeClaims' NodePools and nodes ([`nodeclaims`]).
     pub nodeclaims: std::collections::BTreeMap<String, Vec<(String, Node)>>,
     pub merge_unix: i64,
 }
@@ -328,6 +328,31 @@ pub fn attach(changes: &mut [super::detail::ObjectChange], drifts: Vec<PoolDrift
             changes[i].drift.push(d);
         }
     }
+}
+
+/// The NodeClaims of `kubectl get nodeclaims -o json` (a `List` of `karpenter.sh/v1` NodeClaims): per NodeClaim its
+/// NodePool and the labels drift reads (its instance type, zone, capacity type, reservation and template labels).
+pub fn nodeclaims(text: &str) -> Result<Vec<(String, Node)>, String> {
+    let list: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e}): give the output of `kubectl get nodeclaims -o json`"))?;
+    let items = list.get("items").and_then(Value::as_array).ok_or("no `items` list: give the output of `kubectl get nodeclaims -o json`")?;
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let labels: std::collections::BTreeMap<String, String> =
+            item.pointer("/metadata/labels").and_then(Value::as_object).into_iter().flatten().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect();
+        let label = |k: &str| labels.get(k).cloned();
+        let Some(nodepool) = label("karpenter.sh/nodepool") else {
+            return Err(format!("items[{i}] has no karpenter.sh/nodepool label: is it a NodeClaim?"));
+        };
+        let node = Node {
+            instance_type: label("node.kubernetes.io/instance-type").unwrap_or_default(),
+            zone: label("topology.kubernetes.io/zone").unwrap_or_default(),
+            capacity_type: label("karpenter.sh/capacity-type").unwrap_or_default(),
+            reservation_id: label("karpenter.k8s.aws/capacity-reservation-id"),
+            labels,
+        };
+        out.push((nodepool, node));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
