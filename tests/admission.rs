@@ -1,6 +1,6 @@
 //! `gpuplan simulate` with Kueue: which queued Workloads a ClusterQueue admits before Karpenter provisions. One Kueue
 //! rule per test, each naming the Kueue source (kubernetes-sigs/kueue v0.19.2, commit 8eab68778fc1, the version of the
-//! CRDs in ../shared/schemas/kueue) or documentation page it follows.
+//! CRDs in tests/fixtures/shared/schemas/kueue) or documentation page it follows.
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! The catalog importer against the real data (tests/fixtures/shared/data, copied from ../shared/data), and the
+//! The catalog importer against the real data (tests/fixtures/shared/data, vendored from the workplace shared data, origin in its README), and the
 //! committed snapshot.
 
 use std::path::{Path, PathBuf};

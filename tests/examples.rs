@@ -1,5 +1,5 @@
 //! The example profiles end to end: out/ is current, every generated file validates against the real CRDs in
-//! ../shared/schemas, compiles are byte-identical, snapshots of the rendered objects, and the CLI's exit codes.
+//! tests/fixtures/shared/schemas, compiles are byte-identical, snapshots of the rendered objects, and the CLI's exit codes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -67,7 +67,7 @@ fn every_file_in_out_validates_against_the_shared_crds() {
         }
         let object: serde_json::Value = serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         // The GitOps objects point at their cluster's directory; Flux's GitRepository has no CRD in
-        // ../shared/schemas, so its fields are checked here (source-controller docs, spec/v1/gitrepositories.md).
+        // tests/fixtures/shared/schemas, so its fields are checked here (source-controller docs, spec/v1/gitrepositories.md).
         if path.components().any(|c| c.as_os_str() == "gitops") {
             let cluster = path.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
             // The cluster's own, or the Flux Kustomization of its add-on values (out/<cluster>/values).

@@ -1,7 +1,7 @@
 //! Kueue queues (issue 20): the `queue` profile block → ResourceFlavor, ClusterQueue and LocalQueue; the checks
 //! against the NodePools (E0210, E0211); located parse errors (E0200–E0209); the lint rules on edited objects
 //! (GP020, GP021); `explain`; the kustomization's prerequisites. Kueue semantics are those of
-//! kubernetes-sigs/kueue v0.19.2, the release whose CRDs `../shared/schemas/kueue` holds.
+//! kubernetes-sigs/kueue v0.19.2, the release whose CRDs `tests/fixtures/shared/schemas/kueue` holds.
 
 mod common;
 
@@ -62,7 +62,7 @@ fn a_share_resolves_against_each_flavors_nodepool_limit() {
     assert_eq!((b.name.as_str(), b.flavors[0].limit, b.flavors[0].nominal, b.flavors[0].lending_limit), ("team-b", 8, 4, Some(1)));
 }
 
-/// Every Kueue object the examples emit passes the CRDs of `../shared/schemas/kueue` read from disk (compile
+/// Every Kueue object the examples emit passes the CRDs of `tests/fixtures/shared/schemas/kueue` read from disk (compile
 /// validates against the embedded copies; `tests/validate.rs` proves they are the same bytes).
 #[test]
 fn every_kueue_object_of_the_examples_passes_the_shared_crd_schemas() {

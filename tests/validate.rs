@@ -1,4 +1,4 @@
-//! The validate stage against the real CRDs in ../shared/schemas and the vendored built-in schemas.
+//! The validate stage against the real CRDs in tests/fixtures/shared/schemas and the vendored built-in schemas.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -694,7 +694,7 @@ fn kustomization_rejects_unknown_fields() {
 
 // ---- embedding and speed ------------------------------------------------------------------------
 
-/// src/crds/ holds byte-for-byte copies of ../shared/schemas, and what the binary embeds (build.rs's JSON) is exactly
+/// src/crds/ holds byte-for-byte copies of tests/fixtures/shared/schemas, and what the binary embeds (build.rs's JSON) is exactly
 /// what those YAML files parse to.
 #[test]
 fn embedded_crds_equal_shared_schemas() {

@@ -9,7 +9,7 @@
 //! - [`render`]: the Kueue v1beta2 objects — a `ResourceFlavor` per NodePool a queue uses, a `ClusterQueue` per
 //!   queue, a `LocalQueue` in the queue's namespace.
 //!
-//! The Kueue API is the one `../shared/schemas/kueue` defines (kubernetes-sigs/kueue v0.19.2,
+//! The Kueue API is the one `tests/fixtures/shared/schemas/kueue` defines (kubernetes-sigs/kueue v0.19.2,
 //! `apis/kueue/v1beta2`). Error codes E0200–E0219 belong to queues (parsing in `profile/queue.rs`; E0205 across
 //! profiles, E0208 once shares resolve, E0210–E0212 in `solve::queue`); lint codes GP020–GP021 read the rendered objects (`report/lint.rs`).
 

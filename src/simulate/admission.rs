@@ -1,6 +1,6 @@
 //! Kueue admission before Karpenter: which queued Workloads (`pods::Queued`) a ClusterQueue admits under its
 //! quotas, as Kueue's scheduler decides it (kubernetes-sigs/kueue v0.19.2, commit 8eab68778fc1, the version of the
-//! CRDs in `../shared/schemas/kueue`):
+//! CRDs in `tests/fixtures/shared/schemas/kueue`):
 //!
 //! - A Workload's quota is its pods' requests times its pod count, admitted whole or not at all
 //!   (pkg/workload `TotalRequests`; no partial admission: the `job-min-parallelism` annotation is not read).

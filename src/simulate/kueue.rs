@@ -1,7 +1,7 @@
 //! Kueue input: `kueue.x-k8s.io/v1beta2` ResourceFlavor, ClusterQueue, LocalQueue and WorkloadPriorityClass, and
 //! `scheduling.k8s.io/v1` PriorityClass (what a pod's `priorityClassName` means to Kueue) and `v1` Namespace (labels
 //! for namespaceSelectors), as the CRDs in
-//! `../shared/schemas/kueue` (kubernetes-sigs/kueue v0.19.2) define them. Other versions of Kueue's kinds are an error
+//! `tests/fixtures/shared/schemas/kueue` (kubernetes-sigs/kueue v0.19.2) define them. Other versions of Kueue's kinds are an error
 //! (a v1beta1 ClusterQueue read as nothing would leave every queued pod "LocalQueue not found"); a Cohort object is an
 //! error too: cohorts here are flat, the implicit cohort a `cohortName` creates, with no quota of its own.
 //! `admission` decides with what is read here.

@@ -1,7 +1,7 @@
 //! The validate stage: every generated manifest is checked against the real schemas before it is
 //! written, as strictly as the Kubernetes API server with strict field validation would.
 //!
-//! - Custom resources: the CRDs under `src/crds/` (byte-for-byte copies of `../shared/schemas`,
+//! - Custom resources: the CRDs under `src/crds/` (byte-for-byte copies of `tests/fixtures/shared/schemas`,
 //!   compiled in). Each served version's `openAPIV3Schema` becomes a JSON Schema (unknown fields
 //!   rejected unless `x-kubernetes-preserve-unknown-fields`, int-or-string, nullable, ...; see
 //!   [`schema`]), defaults are applied first as the API server does, and every

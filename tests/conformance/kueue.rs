@@ -1,5 +1,5 @@
 //! `gpuplan simulate`'s Kueue admission against Kueue's own scheduler (conformance/kueue: sigs.k8s.io/kueue v0.19.2,
-//! the version of ../shared/schemas/kueue). Both read the same ResourceFlavors, ClusterQueues, LocalQueues, priority
+//! the version of tests/fixtures/shared/schemas/kueue). Both read the same ResourceFlavors, ClusterQueues, LocalQueues, priority
 //! classes and queued Jobs; per Workload they must agree on admitted or not, and on the flavor of each resource.
 //! Inputs: the README's example (tests/fixtures/kueue) and generated scenarios (flat cohorts, nominal quotas,
 //! borrowing and lending limits, several flavors with taints and nodeLabels, StrictFIFO and BestEffortFIFO,
