@@ -98,6 +98,13 @@ pub struct Manifests {
     pub kueue: super::kueue::Kueue,
 }
 
+/// [`manifests`] of objects already parsed (generated ones, out/'s), each read as a document of `out` (a location
+/// only errors name, which schema-valid objects do not have).
+pub fn of_objects<'v>(objects: impl IntoIterator<Item = &'v Value>) -> Result<Manifests, InputError> {
+    let docs: Vec<Doc> = objects.into_iter().map(|o| Doc { path: "out".into(), line: 1, text: String::new(), value: std::borrow::Cow::Borrowed(o) }).collect();
+    manifests(&docs)
+}
+
 pub fn manifests(docs: &[Doc]) -> Result<Manifests, InputError> {
     let mut m = Manifests::default();
     for doc in docs {

@@ -28,7 +28,6 @@ use crate::catalog::Catalog;
 use crate::simulate::instances::{TypeLabels, may_match, offerings};
 use crate::simulate::manifests::{self, NodeClass, NodePool};
 use crate::simulate::requirements::{Requirement, Requirements, WELL_KNOWN, normalize, offering_compatible};
-use crate::simulate::yaml::Doc;
 use crate::validate::Validator;
 
 /// The Karpenter release whose rules these are (the conformance harness's pinned modules).
@@ -219,9 +218,7 @@ pub fn base_nodes(base: Side, catalog: &Catalog, type_labels: &TypeLabels) -> Ve
 
 /// The base's NodePool and class as the simulator reads them.
 fn simulated(base: Side) -> Option<(NodePool, NodeClass)> {
-    let doc = |v: &Value| Doc { path: "out".into(), line: 1, text: String::new(), value: std::borrow::Cow::Owned(v.clone()) };
-    let docs: Vec<Doc> = std::iter::once(base.pool).chain(base.class).map(doc).collect();
-    let m = manifests::manifests(&docs).ok()?;
+    let m = manifests::of_objects(std::iter::once(base.pool).chain(base.class)).ok()?;
     let pool = m.node_pools.into_iter().next()?;
     let class = m.node_classes.into_iter().find(|c| c.serves(&pool))?;
     Some((pool, class))
@@ -488,7 +485,7 @@ pub struct PoolDrift {
     pub stuck: Vec<super::stuck::StuckDrift>,
     /// The head's `expireAfter` (`720h` when left out): when its nodes leave at the latest.
     #[serde(skip)]
-    pub expire_after: Option<String>,
+    pub expire_after: String,
     /// The roll replayed (`roll`): none when the drift cannot finish or no count of nodes is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roll: Option<super::roll::Roll>,

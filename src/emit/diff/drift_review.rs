@@ -28,6 +28,8 @@ pub struct Running {
 pub fn pool_drifts(old: &OutputTree, new: &OutputTree, catalog_for: &CatalogFor, running: &Running) -> Vec<PoolDrift> {
     let (before, after) = (objects(old), objects(new));
     let value = |m: &std::collections::BTreeMap<ObjKey, super::objects::Obj>, k: &ObjKey| m.get(k).and_then(|o| o.value.as_ref().ok()).cloned();
+    // Per cluster, its head as Karpenter sees it after the merge (every NodePool and node class), read once.
+    let mut heads: std::collections::BTreeMap<String, Vec<Value>> = std::collections::BTreeMap::new();
     let mut out = Vec::new();
     for key in before.keys().filter(|k| k.kind == "NodePool" && after.contains_key(k)) {
         let (Some(base_pool), Some(head_pool)) = (value(&before, key), value(&after, key)) else { continue };
@@ -50,13 +52,14 @@ pub fn pool_drifts(old: &OutputTree, new: &OutputTree, catalog_for: &CatalogFor,
         let class = class_key(&head_pool);
         drift.node_class = format!("{} {}", class.kind, class.name);
         if drift.drifts() {
-            // The head's cluster as Karpenter sees it after the merge: every NodePool and node class.
-            let cluster: Vec<Value> = after.iter().filter(|(k, _)| k.cluster == key.cluster && matches!(k.kind.as_str(), "NodePool" | "EC2NodeClass" | "NodeClass")).filter_map(|(k, _)| value(&after, k)).collect();
+            let cluster = heads.entry(key.cluster.clone()).or_insert_with(|| {
+                after.iter().filter(|(k, _)| k.cluster == key.cluster && matches!(k.kind.as_str(), "NodePool" | "EC2NodeClass" | "NodeClass")).filter_map(|(k, _)| value(&after, k)).collect()
+            });
             let pools: Vec<&Value> = cluster.iter().filter(|o| o["kind"] == "NodePool").collect();
             drift.stuck = super::stuck::stuck(&base_pool, &pools, &key.name, &lowered_limits(&base_pool, &head_pool));
             if let (false, Some((c, l))) = (drift.stuck(), catalog) {
                 let claims = running.nodeclaims.get(&key.cluster);
-                drift.roll = roll(c, l, &cluster, base, head, &key.name, claims.map(Vec::as_slice), running.merge_unix);
+                drift.roll = roll(c, l, cluster, base, head, &key.name, claims.map(Vec::as_slice), running.merge_unix);
             }
         }
         if drift.drifts() || !drift.effects.is_empty() {
@@ -148,8 +151,8 @@ fn types_of(nodes: &[&Node]) -> String {
 }
 
 /// The head NodePool's `expireAfter` as the API server stores it (`720h` when left out).
-fn expire_after(pool: &Value) -> Option<String> {
-    Some(pool.pointer("/spec/template/spec/expireAfter").and_then(Value::as_str).unwrap_or("720h").to_owned())
+fn expire_after(pool: &Value) -> String {
+    pool.pointer("/spec/template/spec/expireAfter").and_then(Value::as_str).unwrap_or("720h").to_owned()
 }
 
 fn requirements_changed(base: &Value, head: &Value) -> bool {
@@ -189,9 +192,8 @@ pub fn savings_note(drifts: &[PoolDrift], worst_case_delta: f64) -> Option<Strin
         return None;
     }
     let names: Vec<String> = lowered.iter().map(|d| format!("`{}`", d.nodepool)).collect();
-    let expiry: std::collections::BTreeSet<&str> = lowered.iter().filter_map(|d| d.expire_after.as_deref()).collect();
+    let expiry: std::collections::BTreeSet<&str> = lowered.iter().map(|d| d.expire_after.as_str()).collect();
     let latest = match expiry.iter().copied().collect::<Vec<_>>().as_slice() {
-        [] => String::new(),
         ["Never"] => "; their nodes never expire, so it may never follow in full".into(),
         [one] => format!(", at the latest when they expire (`expireAfter` {one})"),
         many => format!(", at the latest when they expire (`expireAfter` {})", many.join(", ")),

@@ -157,8 +157,8 @@ pub fn replay(catalog: &Catalog, labels: &TypeLabels, objects: &[Value], nodepoo
     let objects: Vec<Value> = objects.iter().cloned().map(without_min_values).collect();
     let objects = objects.as_slice();
     let timeline = replay_objects(catalog, objects, &trace, Mode::EventDriven);
-    let price = prices(catalog, labels, objects);
-    let measured = measure(&timeline, nodepool, at, &price);
+    let prices = crate::forecast::summary::Prices::of_objects(catalog, labels, objects);
+    let measured = measure(&timeline, nodepool, at, &|n| prices.of(n).usd_per_hour);
     // The head could not bring up what runs (a limit lowered below it): the roll is not what this replay shows.
     (measured.replayed == count).then_some(Roll { source, running, drifting: nodes, capped: nodes > MAX_NODES, ..measured })
 }
@@ -170,22 +170,6 @@ fn without_min_values(mut object: Value) -> Value {
         }
     }
     object
-}
-
-/// The $/h of a node of the timeline, as `simulate` bills its offering.
-fn prices<'a>(catalog: &'a Catalog, labels: &TypeLabels, objects: &[Value]) -> impl Fn(&crate::forecast::timeline::NodeLife) -> f64 + 'a {
-    let docs: Vec<crate::simulate::yaml::Doc> = objects
-        .iter()
-        .map(|o| crate::simulate::yaml::Doc { path: "out".into(), line: 1, text: String::new(), value: std::borrow::Cow::Owned(o.clone()) })
-        .collect();
-    let manifests = crate::simulate::manifests::manifests(&docs).unwrap_or_default();
-    let prepared = crate::simulate::prepare(catalog, labels, &manifests, &manifests.node_pools);
-    let table: BTreeMap<(String, String, String, String), f64> = prepared
-        .templates()
-        .iter()
-        .flat_map(|t| t.types.iter().flat_map(move |it| it.offerings.iter().map(move |o| ((t.pool.name.clone(), it.name.clone(), o.zone.clone(), o.capacity_type.as_str().to_owned()), o.billed_usd_per_hour))))
-        .collect();
-    move |n| table.get(&(n.nodepool.clone(), n.instance_type.clone(), n.zone.clone(), n.capacity_type.clone())).copied().unwrap_or(0.0)
 }
 
 /// The roll's figures from a timeline whose `nodepool` drifted at `at`.
@@ -229,12 +213,8 @@ pub fn measure(timeline: &Timeline, nodepool: &str, at: u64, price: &dyn Fn(&cra
 /// The node a roll of `nodepool` replays ([`PerNode`]) and the most of them its limits allow (None for the count: no
 /// limit bounds it), from `objects` holding the NodePool and node classes; None without an accelerator limit.
 pub fn worst_case(catalog: &Catalog, labels: &TypeLabels, objects: &[Value], nodepool: &str) -> Option<(PerNode, Option<u32>)> {
-    let docs: Vec<crate::simulate::yaml::Doc> = objects
-        .iter()
-        .filter(|o| o["kind"] != "NodePool" || o.pointer("/metadata/name").and_then(Value::as_str) == Some(nodepool))
-        .map(|o| crate::simulate::yaml::Doc { path: "out".into(), line: 1, text: String::new(), value: std::borrow::Cow::Borrowed(o) })
-        .collect();
-    let manifests = crate::simulate::manifests::manifests(&docs).ok()?;
+    let own = objects.iter().filter(|o| o["kind"] != "NodePool" || o.pointer("/metadata/name").and_then(Value::as_str) == Some(nodepool));
+    let manifests = crate::simulate::manifests::of_objects(own).ok()?;
     let prepared = crate::simulate::prepare(catalog, labels, &manifests, &manifests.node_pools);
     let template = prepared.templates().first()?;
     // One pod per node needs a resource no two pods share a node of: the accelerator the NodePool limits. A NodePool

@@ -11,16 +11,12 @@
 //! NoExecute taints. A workload that tolerates more, or selects less, may still fit: the verdict says whose pods it
 //! judges.
 
-use std::borrow::Cow;
-use std::path::PathBuf;
-
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::simulate::manifests::{self, NodePool};
 use crate::simulate::requirements::{Requirement, Requirements, Toleration};
 use crate::simulate::scheduler::admits;
-use crate::simulate::yaml::Doc;
 use crate::solve::POOL_LABEL;
 
 /// One reason a NodePool's drift cannot finish, or cannot when a condition the objects do not show holds.
@@ -79,8 +75,7 @@ pub fn stuck(base: &Value, head_pools: &[&Value], nodepool: &str, lowered: &[Str
 }
 
 fn read(object: &Value) -> Option<NodePool> {
-    let doc = Doc { path: PathBuf::from("out"), line: 1, text: String::new(), value: Cow::Borrowed(object) };
-    manifests::manifests(std::slice::from_ref(&doc)).ok()?.node_pools.pop()
+    manifests::of_objects([object]).ok()?.node_pools.pop()
 }
 
 /// The pods on the base's nodes as gpuplan places them: its pool label selected, its taints tolerated.

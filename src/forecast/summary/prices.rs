@@ -28,6 +28,14 @@ impl<'c> Prices<'c> {
         Prices { catalog: Some(catalog), prepared: Some(prepared) }
     }
 
+    /// The prices of a cluster given as objects (NodePools and node classes), as [`Prices::new`] resolves a compiled
+    /// one's (with no EKS node DaemonSets, as `engine::replay_objects` replays such a cluster).
+    pub fn of_objects(catalog: &'c Catalog, labels: &crate::simulate::instances::TypeLabels, objects: &[serde_json::Value]) -> Prices<'c> {
+        let manifests = crate::simulate::manifests::of_objects(objects).unwrap_or_default();
+        let prepared = crate::simulate::prepare(catalog, labels, &manifests, &manifests.node_pools);
+        Prices { catalog: Some(catalog), prepared: Some(prepared) }
+    }
+
     /// The node's offering's billed price (NodeOverlays applied, a reservation at the on-demand price); for an
     /// offering its NodePool does not list (a timeline from another simulator), the catalog's price of that
     /// type, zone and capacity type as `simulate::instances::offerings` reads it. Zero for a type the catalog lacks.
